@@ -1,0 +1,53 @@
+/* chakra.c - the chakra program: dispatches to one cmd_<name>() per
+ * subcommand, git style. Nothing else lives here. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+} command;
+
+static const command commands[] = {
+    {"jsonize", cmd_jsonize, "write a trace as JSON Lines (or one document, or the reference layout)"},
+    {"pack", cmd_pack, "turn JSON back into a .et trace"},
+
+
+    {"gen", cmd_gen, "generate workloads (microbench: one collective per rank)"},
+};
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: chakra [--version] [--help] <command> [<args>]\n\n"
+          "Tools for Chakra execution traces (.et). Commands:\n");
+  for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+    fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf(f, "\n'chakra <command> --help' describes one command.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (cli_is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
+    if (argc > 2) {
+      char *help[] = {argv[2], "--help", NULL};
+      for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (strcmp(commands[i].name, argv[2]) == 0) return commands[i].run(2, help);
+    }
+    usage(stdout);
+    return 0;
+  }
+  if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+    printf("chakra %s\n", CHAKRA_VERSION);
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+    if (strcmp(commands[i].name, argv[1]) == 0) return commands[i].run(argc - 1, argv + 1);
+  cli_error("'%s' is not a command; see 'chakra --help'", argv[1]);
+  return 2;
+}

@@ -1,0 +1,79 @@
+/* attr.h - the standard node attributes, resolved once per node.
+ *
+ * Producers disagree on attribute kinds (STAGE writes is_cpu_op as int32,
+ * MSCCL puts NodeType numbers in comm_type on send/recv, some write sizes as
+ * doubles). This module applies the format spec's tolerance rules in one
+ * place: integers of any kind with range checks, bools from any integer
+ * kind, integral doubles with a warning, strings for numbers refused, first
+ * occurrence of a duplicated name wins. */
+#ifndef CHAKRA_ATTR_H
+#define CHAKRA_ATTR_H
+
+#include <stdint.h>
+
+#include "chakra/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bits of chakra_std_attrs.present. */
+enum {
+  CHAKRA_HAS_IS_CPU_OP = 1u << 0,
+  CHAKRA_HAS_COMM_TYPE = 1u << 1,
+  CHAKRA_HAS_COMM_SIZE = 1u << 2,
+  CHAKRA_HAS_COMM_SRC = 1u << 3,
+  CHAKRA_HAS_COMM_DST = 1u << 4,
+  CHAKRA_HAS_COMM_TAG = 1u << 5,
+  CHAKRA_HAS_PG_NAME = 1u << 6,
+  CHAKRA_HAS_INVOLVED_DIM = 1u << 7,
+  CHAKRA_HAS_NUM_OPS = 1u << 8,
+  CHAKRA_HAS_TENSOR_SIZE = 1u << 9,
+  CHAKRA_HAS_COMM_PRIORITY = 1u << 10
+};
+
+#define CHAKRA_MAX_DIMS 32
+
+typedef struct chakra_std_attrs {
+  uint32_t present;       /* CHAKRA_HAS_* bits */
+  int is_cpu_op;          /* absent = false */
+  int64_t comm_type;      /* CollectiveCommType; only read on COMM_COLL_NODE */
+  uint64_t comm_size;     /* bytes (elements for STAGE traces) */
+  int32_t comm_src, comm_dst, comm_tag, comm_priority;
+  uint64_t num_ops;
+  uint64_t tensor_size;
+  const char *pg_name;    /* points into the node, or into pg_buf */
+  uint32_t involved_dim;  /* bit d = dimension d involved */
+  int n_involved_dim;     /* list length; 0 when absent (= all dimensions) */
+  char pg_buf[24];        /* pg_name made from a legacy int comm_group */
+} chakra_std_attrs;
+
+enum { CHAKRA_ISSUE_WARNING = 1, CHAKRA_ISSUE_ERROR = 2 };
+
+/* Called once per problem found while resolving; name is the attribute. */
+typedef void (*chakra_attr_issue_fn)(void *ctx, int severity, const char *name, const char *what);
+
+/* Resolves the standard attributes of node into out. Problems are passed to
+ * issue (may be NULL); returns CHAKRA_OK, or CHAKRA_EFORMAT if any problem
+ * was an error (out still holds everything that could be read). */
+int chakra_std_attrs_resolve(const chakra_node *node, chakra_std_attrs *out,
+                             chakra_attr_issue_fn issue, void *ctx);
+
+/* The first attribute called name, or NULL. */
+const chakra_attr *chakra_attr_find(const chakra_node *node, const char *name);
+
+/* Reads an attribute as a signed integer from any integer or bool kind (an
+ * integral double is accepted and *inexact set). Returns 0, or -1 when the
+ * kind is not numeric, the value is absent, or it does not fit int64. */
+int chakra_attr_as_int(const chakra_attr *a, int64_t *out, int *from_double);
+
+/* Names of enum values, or NULL when v is outside the schema. */
+const char *chakra_node_type_name(int v);
+const char *chakra_comm_type_name(int64_t v);
+/* Parses a name ("ALL_REDUCE", "all_reduce") to its value, or -1. */
+int chakra_comm_type_parse(const char *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

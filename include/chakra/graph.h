@@ -1,0 +1,106 @@
+/* graph.h - one rank's Chakra ET as an in-memory DAG in compact arrays.
+ *
+ * Nodes live in arrays indexed 0..n-1 in file order; ids map to indexes
+ * through a hash. Dependencies are index lists (CSR): for node i,
+ * deps[dep_off[i] .. dep_off[i]+n_data[i]) are its data deps and the rest up
+ * to dep_off[i+1] its control deps that are not also data deps. children
+ * is the reverse relation. Standard attributes are resolved once at load;
+ * the full node is one chakra_graph_read_node() away (via file offsets).
+ * No recursion anywhere: traces with million-node chains are fine. */
+#ifndef CHAKRA_GRAPH_H
+#define CHAKRA_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chakra/attr.h"
+#include "chakra/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+  CHAKRA_GNODE_CPU = 1u << 0,        /* is_cpu_op */
+  CHAKRA_GNODE_BAD_ATTRS = 1u << 1   /* an attribute could not be read */
+};
+
+/* One node, resolved (about 64 bytes). */
+typedef struct chakra_gnode {
+  uint64_t id;
+  uint64_t duration_micros;
+  uint64_t size;          /* comm_size for COMM nodes, tensor_size otherwise */
+  uint64_t num_ops;
+  uint64_t offset;        /* file offset of the node's length prefix */
+  int32_t comm_src, comm_dst, comm_tag;
+  int32_t type;           /* NodeType number as on the wire (may be unknown) */
+  uint32_t pg;            /* index into chakra_graph.pg_names; 0 = none */
+  uint32_t present;       /* CHAKRA_HAS_* bits of chakra_std_attrs */
+  uint32_t involved_dim;  /* mask; see n_involved_dim */
+  uint8_t n_involved_dim; /* 0 = attribute absent (all dimensions) */
+  int8_t comm_type;       /* CollectiveCommType, -1 if absent or unknown */
+  uint8_t flags;          /* CHAKRA_GNODE_* */
+  uint8_t pad_;
+} chakra_gnode;
+
+typedef struct chakra_graph {
+  char *path;
+  size_t n;
+  chakra_gnode *nodes;
+  uint32_t *dep_off;      /* n + 1 entries */
+  uint32_t *n_data;       /* data deps of each node (prefix of its list) */
+  uint32_t *deps;
+  uint32_t *child_off;    /* n + 1 entries */
+  uint32_t *children;
+  uint32_t *topo;         /* indexes in topological order, ties by id */
+  char **pg_names;        /* [0] = NULL; distinct pg_name strings */
+  size_t n_pg_names;
+  /* What loading saw. */
+  uint64_t raw_data_deps, raw_ctrl_deps;
+  uint64_t missing_ctrl_deps, missing_data_deps_dropped, duplicate_deps;
+  uint64_t forward_deps;
+  chakra_metadata *metadata;   /* copy of the file's GlobalMetadata */
+  struct idmap *idmap_;        /* private */
+} chakra_graph;
+
+/* Problems found while loading; severity is CHAKRA_ISSUE_*. */
+typedef void (*chakra_graph_problem_fn)(void *ctx, int severity, uint64_t node_id,
+                                        uint64_t offset, const char *what);
+
+typedef struct chakra_graph_options {
+  int drop_missing_data_deps;  /* drop deps on absent ids (counted) */
+  /* If set, every problem is passed here and loading goes on where it can
+   * (validate mode): the graph is returned whenever it could be built, with
+   * bad deps dropped and cycle members appended to topo. Otherwise the
+   * first error fails the load and warnings are summarised through warn. */
+  chakra_graph_problem_fn problem;
+  void *problem_ctx;
+  void (*warn)(void *ctx, const char *msg);
+  void *warn_ctx;
+} chakra_graph_options;
+
+/* Loads path ("-" = stdin). On error *out is NULL and err says what and
+ * where (file, offset, node id). opt may be NULL. */
+int chakra_graph_load(chakra_graph **out, const char *path, const chakra_graph_options *opt,
+                      chakra_error *err);
+void chakra_graph_free(chakra_graph *g);
+
+/* Index of id, or UINT32_MAX. */
+uint32_t chakra_graph_find(const chakra_graph *g, uint64_t id);
+
+/* Re-reads node i from the file in full (name, inputs, all attributes).
+ * Free the result with protobuf_c_message_free_unpacked(). */
+int chakra_graph_read_node(const chakra_graph *g, uint32_t i, chakra_node **out,
+                           chakra_error *err);
+
+/* Longest path through the DAG weighted by duration_micros (microseconds);
+ * *end receives the index of the last node of that path (UINT32_MAX if empty). */
+uint64_t chakra_graph_critical_path(const chakra_graph *g, uint32_t *end);
+
+/* Memory held by g, in bytes (arrays only). */
+size_t chakra_graph_memory(const chakra_graph *g);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

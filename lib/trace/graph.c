@@ -1,0 +1,471 @@
+/* graph.c - loading one rank into compact arrays; see include/chakra/graph.h. */
+#include "chakra/graph.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/idmap.h"
+
+
+typedef struct loader {
+  chakra_graph *g;
+  const chakra_graph_options *opt;
+  chakra_error *err;
+  uint64_t *dep_ids;      /* raw ids, resolved to indexes later */
+  size_t n_dep_ids, cap_dep_ids, cap_nodes;
+  uint64_t cur_id, cur_offset;
+  int failed;             /* an error was reported (validate mode keeps going) */
+} loader;
+
+static int problem(loader *L, int sev, uint64_t id, uint64_t off, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* Reports a problem; returns nonzero when loading must stop. */
+static int problem(loader *L, int sev, uint64_t id, uint64_t off, const char *fmt, ...) {
+  char msg[600];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (L->opt && L->opt->problem) {
+    L->opt->problem(L->opt->problem_ctx, sev, id, off, msg);
+    if (sev == CHAKRA_ISSUE_ERROR) L->failed = 1;
+    return 0;
+  }
+  if (sev == CHAKRA_ISSUE_WARNING) {
+    if (L->opt && L->opt->warn) {
+      char line[800];
+      snprintf(line, sizeof line, "%s: node %llu at offset %llu: %s", L->g->path,
+               (unsigned long long)id, (unsigned long long)off, msg);
+      L->opt->warn(L->opt->warn_ctx, line);
+    }
+    return 0;
+  }
+  chakra_error_set(L->err, CHAKRA_EGRAPH, "%s: node %llu at offset %llu: %s", L->g->path,
+                   (unsigned long long)id, (unsigned long long)off, msg);
+  L->failed = 1;
+  return 1;
+}
+
+static void attr_issue(void *ctx, int sev, const char *name, const char *what) {
+  loader *L = ctx;
+  /* Unreadable attributes matter to validate; loading itself only needs the
+   * values, so errors here are downgraded unless validate asked. */
+  if (L->opt && L->opt->problem)
+    problem(L, sev, L->cur_id, L->cur_offset, "attribute '%s': %s", name, what);
+}
+
+static uint32_t intern_pg(chakra_graph *g, const char *name) {
+  for (size_t i = 1; i < g->n_pg_names; i++)
+    if (strcmp(g->pg_names[i], name) == 0) return (uint32_t)i;
+  char **np = realloc(g->pg_names, (g->n_pg_names + 1) * sizeof *np);
+  if (!np) return 0;
+  g->pg_names = np;
+  if (!(np[g->n_pg_names] = strdup(name))) return 0;
+  return (uint32_t)g->n_pg_names++;
+}
+
+/* Makes room for node number g->n in every per-node array. */
+static int reserve_node(loader *L) {
+  chakra_graph *g = L->g;
+  if (g->n < L->cap_nodes) return 0;
+  size_t nc = L->cap_nodes ? L->cap_nodes * 2 : 1024;
+  chakra_gnode *nodes = realloc(g->nodes, nc * sizeof *nodes);
+  if (nodes) g->nodes = nodes;
+  uint32_t *nd = realloc(g->n_data, nc * sizeof *nd);
+  if (nd) g->n_data = nd;
+  uint32_t *off = realloc(g->dep_off, (nc + 1) * sizeof *off);
+  if (off) g->dep_off = off;
+  if (!nodes || !nd || !off) return -1;
+  L->cap_nodes = nc;
+  return 0;
+}
+
+static int reserve_deps(loader *L, size_t need) {
+  if (need <= L->cap_dep_ids) return 0;
+  size_t nc = L->cap_dep_ids ? L->cap_dep_ids : 4096;
+  while (nc < need) nc *= 2;
+  uint64_t *p = realloc(L->dep_ids, nc * sizeof *p);
+  if (!p) return -1;
+  L->dep_ids = p;
+  L->cap_dep_ids = nc;
+  return 0;
+}
+
+static void fill_gnode(chakra_gnode *n, const chakra_node *nd, const chakra_std_attrs *a,
+                       uint64_t offset, int bad_attrs) {
+  memset(n, 0, sizeof *n);
+  n->id = nd->id;
+  n->duration_micros = nd->duration_micros;
+  n->type = (int32_t)nd->type;
+  n->offset = offset;
+  n->present = a->present;
+  n->flags = (uint8_t)((a->is_cpu_op ? CHAKRA_GNODE_CPU : 0) | (bad_attrs ? CHAKRA_GNODE_BAD_ATTRS : 0));
+  int is_comm = nd->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE ||
+                nd->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE ||
+                nd->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE;
+  n->size = is_comm ? a->comm_size : a->tensor_size;
+  n->num_ops = a->num_ops;
+  n->comm_src = a->comm_src;
+  n->comm_dst = a->comm_dst;
+  n->comm_tag = a->comm_tag;
+  n->comm_type = (a->present & CHAKRA_HAS_COMM_TYPE) && a->comm_type >= 0 && a->comm_type < 10
+                     ? (int8_t)a->comm_type : -1;
+  n->involved_dim = a->involved_dim;
+  n->n_involved_dim = (uint8_t)a->n_involved_dim;
+}
+
+static int add_node(loader *L, const chakra_node *nd, uint64_t offset) {
+  chakra_graph *g = L->g;
+  if (g->n >= UINT32_MAX - 1)
+    return chakra_error_set(L->err, CHAKRA_EINVAL, "%s: more than 4 billion nodes", g->path);
+  size_t need = L->n_dep_ids + nd->n_data_deps + nd->n_ctrl_deps;
+  if (need > UINT32_MAX)
+    return chakra_error_set(L->err, CHAKRA_EINVAL, "%s: more than 4 billion dependencies", g->path);
+  if (reserve_node(L) || reserve_deps(L, need))
+    return chakra_error_set(L->err, CHAKRA_ENOMEM, "%s: out of memory", g->path);
+  L->cur_id = nd->id;
+  L->cur_offset = offset;
+  chakra_std_attrs a;
+  int arc = chakra_std_attrs_resolve(nd, &a, attr_issue, L);
+  chakra_gnode *n = &g->nodes[g->n];
+  fill_gnode(n, nd, &a, offset, arc != 0);
+  if (a.pg_name && a.pg_name[0] && !(n->pg = intern_pg(g, a.pg_name)))
+    return chakra_error_set(L->err, CHAKRA_ENOMEM, "%s: out of memory", g->path);
+  g->dep_off[g->n] = (uint32_t)L->n_dep_ids;
+  memcpy(L->dep_ids + L->n_dep_ids, nd->data_deps, nd->n_data_deps * sizeof(uint64_t));
+  L->n_dep_ids += nd->n_data_deps;
+  memcpy(L->dep_ids + L->n_dep_ids, nd->ctrl_deps, nd->n_ctrl_deps * sizeof(uint64_t));
+  L->n_dep_ids += nd->n_ctrl_deps;
+  g->n_data[g->n] = (uint32_t)nd->n_data_deps;
+  g->raw_data_deps += nd->n_data_deps;
+  g->raw_ctrl_deps += nd->n_ctrl_deps;
+  g->n++;
+  return 0;
+}
+
+static int copy_metadata(chakra_graph *g, const chakra_metadata *m) {
+  size_t len = protobuf_c_message_get_packed_size(&m->base);
+  uint8_t *buf = malloc(len ? len : 1);
+  if (!buf) return -1;
+  protobuf_c_message_pack(&m->base, buf);
+  g->metadata = chakra_proto_msg__global_metadata__unpack(NULL, len, buf);
+  free(buf);
+  return g->metadata ? 0 : -1;
+}
+
+static int read_nodes(loader *L, const char *path) {
+  chakra_reader *r;
+  int rc = chakra_reader_open(&r, path, NULL, L->err);
+  if (rc) return rc;
+  if (copy_metadata(L->g, chakra_reader_metadata(r))) {
+    chakra_reader_close(r);
+    return chakra_error_set(L->err, CHAKRA_ENOMEM, "%s: out of memory", path);
+  }
+  chakra_node *nd;
+  while ((rc = chakra_reader_next(r, &nd, L->err)) == 1)
+    if ((rc = add_node(L, nd, chakra_reader_message_offset(r))) != 0) break;
+  chakra_reader_close(r);
+  if (rc < 0) return rc;
+  if (reserve_node(L)) return chakra_error_set(L->err, CHAKRA_ENOMEM, "%s: out of memory", path);
+  L->g->dep_off[L->g->n] = (uint32_t)L->n_dep_ids;
+  return 0;
+}
+
+static int map_ids(loader *L) {
+  chakra_graph *g = L->g;
+  g->idmap_ = malloc(sizeof *g->idmap_);
+  if (!g->idmap_ || idmap_init(g->idmap_, g->n, g->nodes, sizeof *g->nodes))
+    return chakra_error_set(L->err, CHAKRA_ENOMEM, "%s: out of memory", g->path);
+  for (uint32_t i = 0; i < g->n; i++) {
+    uint32_t prev = idmap_insert(g->idmap_, i);
+    if (prev != IDMAP_NONE &&
+        problem(L, CHAKRA_ISSUE_ERROR, g->nodes[i].id, g->nodes[i].offset,
+                "duplicate node id (first defined at offset %llu)",
+                (unsigned long long)g->nodes[prev].offset))
+      return CHAKRA_EGRAPH;
+  }
+  return 0;
+}
+
+/* Turns raw dep ids into indexes, in place: drops missing ctrl deps (they
+ * are common in real traces), fails or drops missing data deps, removes
+ * duplicates (a ctrl dep that is also a data dep counts once). stamp[] is
+ * scratch marking the deps already kept for the current node. */
+static int resolve_deps(loader *L) {
+  chakra_graph *g = L->g;
+  uint32_t *stamp = malloc((g->n ? g->n : 1) * sizeof *stamp);
+  /* 32-bit indexes overwrite the 64-bit ids in place: index w is written
+   * at byte 4w, never past the id at k >= w still to be read. */
+  unsigned char *out = (unsigned char *)L->dep_ids;
+  if (!stamp) return chakra_error_set(L->err, CHAKRA_ENOMEM, "%s: out of memory", g->path);
+  memset(stamp, 0xff, (g->n ? g->n : 1) * sizeof *stamp);
+  size_t w = 0;
+  int rc = 0;
+  for (uint32_t i = 0; i < g->n && !rc; i++) {
+    size_t b = g->dep_off[i], e = g->dep_off[i + 1], nd = g->n_data[i];
+    g->dep_off[i] = (uint32_t)w;
+    uint32_t kept_data = 0;
+    for (size_t k = b; k < e; k++) {
+      int is_data = k - b < nd;
+      uint64_t id = L->dep_ids[k];
+      uint32_t j = idmap_find(g->idmap_, id);
+      if (j == IDMAP_NONE) {
+        if (!is_data) {
+          g->missing_ctrl_deps++;
+        } else if (L->opt && L->opt->drop_missing_data_deps) {
+          g->missing_data_deps_dropped++;
+        } else if (problem(L, CHAKRA_ISSUE_ERROR, g->nodes[i].id, g->nodes[i].offset,
+                           "data dep %llu not found", (unsigned long long)id)) {
+          rc = CHAKRA_EGRAPH;
+          break;
+        }
+        continue;
+      }
+      if (j == i) {
+        if (problem(L, CHAKRA_ISSUE_ERROR, g->nodes[i].id, g->nodes[i].offset,
+                    "depends on itself")) {
+          rc = CHAKRA_EGRAPH;
+          break;
+        }
+        continue;
+      }
+      if (stamp[j] == i) {
+        g->duplicate_deps++;
+        continue;
+      }
+      stamp[j] = i;
+      if (j > i) g->forward_deps++;
+      memcpy(out + 4 * w++, &j, sizeof j);
+      kept_data += is_data;
+    }
+    g->n_data[i] = kept_data;
+  }
+  g->dep_off[g->n] = (uint32_t)w;
+  free(stamp);
+  if (rc) return rc;
+  g->deps = realloc(L->dep_ids, (w ? w : 1) * sizeof *g->deps);
+  if (!g->deps) g->deps = (uint32_t *)out;
+  L->dep_ids = NULL;
+  return 0;
+}
+
+static int build_children(loader *L) {
+  chakra_graph *g = L->g;
+  size_t m = g->dep_off[g->n];
+  g->child_off = calloc(g->n + 1, sizeof *g->child_off);
+  g->children = malloc((m ? m : 1) * sizeof *g->children);
+  if (!g->child_off || !g->children)
+    return chakra_error_set(L->err, CHAKRA_ENOMEM, "%s: out of memory", g->path);
+  for (size_t k = 0; k < m; k++) g->child_off[g->deps[k] + 1]++;
+  for (size_t i = 0; i < g->n; i++) g->child_off[i + 1] += g->child_off[i];
+  uint32_t *fill = malloc((g->n ? g->n : 1) * sizeof *fill);
+  if (!fill) return chakra_error_set(L->err, CHAKRA_ENOMEM, "%s: out of memory", g->path);
+  memcpy(fill, g->child_off, g->n * sizeof *fill);
+  for (uint32_t i = 0; i < g->n; i++)
+    for (uint32_t k = g->dep_off[i]; k < g->dep_off[i + 1]; k++) g->children[fill[g->deps[k]]++] = i;
+  free(fill);
+  return 0;
+}
+
+/* Min-heap of node indexes ordered by id: Kahn's algorithm with ties
+ * broken by ascending id gives the canonical order writers use. */
+static void heap_push(uint32_t *h, size_t *n, uint32_t v, const chakra_gnode *nodes) {
+  size_t i = (*n)++;
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (nodes[h[p]].id <= nodes[v].id) break;
+    h[i] = h[p];
+    i = p;
+  }
+  h[i] = v;
+}
+
+static uint32_t heap_pop(uint32_t *h, size_t *n, const chakra_gnode *nodes) {
+  uint32_t top = h[0], last = h[--*n];
+  size_t i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= *n) break;
+    if (c + 1 < *n && nodes[h[c + 1]].id < nodes[h[c]].id) c++;
+    if (nodes[last].id <= nodes[h[c]].id) break;
+    h[i] = h[c];
+    i = c;
+  }
+  if (*n) h[i] = last;
+  return top;
+}
+
+/* Follows unfinished deps from a node Kahn could not order until a node
+ * repeats: that node is on a cycle. */
+static uint32_t find_cycle_node(const chakra_graph *g, const uint32_t *indeg, uint32_t start,
+                                uint32_t *seen) {
+  uint32_t v = start;
+  for (;;) {
+    if (seen[v]) return v;
+    seen[v] = 1;
+    uint32_t next = v;
+    for (uint32_t k = g->dep_off[v]; k < g->dep_off[v + 1]; k++)
+      if (indeg[g->deps[k]] > 0) {
+        next = g->deps[k];
+        break;
+      }
+    if (next == v) return v;
+    v = next;
+  }
+}
+
+static int topo_sort(loader *L) {
+  chakra_graph *g = L->g;
+  size_t n = g->n;
+  uint32_t *indeg = malloc((n ? n : 1) * sizeof *indeg);
+  uint32_t *heap = malloc((n ? n : 1) * sizeof *heap);
+  g->topo = malloc((n ? n : 1) * sizeof *g->topo);
+  if (!indeg || !heap || !g->topo) {
+    free(indeg);
+    free(heap);
+    return chakra_error_set(L->err, CHAKRA_ENOMEM, "%s: out of memory", g->path);
+  }
+  size_t hn = 0, done = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    indeg[i] = g->dep_off[i + 1] - g->dep_off[i];
+    if (!indeg[i]) heap_push(heap, &hn, i, g->nodes);
+  }
+  while (hn) {
+    uint32_t v = heap_pop(heap, &hn, g->nodes);
+    g->topo[done++] = v;
+    for (uint32_t k = g->child_off[v]; k < g->child_off[v + 1]; k++)
+      if (--indeg[g->children[k]] == 0) heap_push(heap, &hn, g->children[k], g->nodes);
+  }
+  int rc = 0;
+  if (done < n) {
+    uint32_t start = 0;
+    while (indeg[start] == 0) start++;
+    memset(heap, 0, n * sizeof *heap);
+    uint32_t c = find_cycle_node(g, indeg, start, heap);
+    if (problem(L, CHAKRA_ISSUE_ERROR, g->nodes[c].id, g->nodes[c].offset,
+                "dependency cycle through this node (%zu nodes cannot be ordered)", n - done))
+      rc = CHAKRA_EGRAPH;
+    /* Append the unordered rest so topo still lists every node once. */
+    for (uint32_t i = 0; i < n; i++)
+      if (indeg[i]) g->topo[done++] = i;
+  }
+  free(indeg);
+  free(heap);
+  return rc;
+}
+
+static void summarise(loader *L) {
+  chakra_graph *g = L->g;
+  char msg[300];
+  if (!L->opt || L->opt->problem || !L->opt->warn) return;
+  if (g->missing_ctrl_deps) {
+    snprintf(msg, sizeof msg, "%s: %llu control deps on absent ids ignored", g->path,
+             (unsigned long long)g->missing_ctrl_deps);
+    L->opt->warn(L->opt->warn_ctx, msg);
+  }
+  if (g->duplicate_deps) {
+    snprintf(msg, sizeof msg, "%s: %llu duplicate deps removed", g->path,
+             (unsigned long long)g->duplicate_deps);
+    L->opt->warn(L->opt->warn_ctx, msg);
+  }
+  if (g->missing_data_deps_dropped) {
+    snprintf(msg, sizeof msg, "%s: %llu data deps on absent ids dropped", g->path,
+             (unsigned long long)g->missing_data_deps_dropped);
+    L->opt->warn(L->opt->warn_ctx, msg);
+  }
+}
+
+int chakra_graph_load(chakra_graph **out, const char *path, const chakra_graph_options *opt,
+                      chakra_error *err) {
+  *out = NULL;
+  chakra_graph *g = calloc(1, sizeof *g);
+  if (!g) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
+  g->path = strdup(strcmp(path, "-") == 0 ? "<stdin>" : path);
+  g->pg_names = calloc(1, sizeof *g->pg_names);
+  g->n_pg_names = 1;
+  loader L = {.g = g, .opt = opt, .err = err};
+  int rc = !g->path || !g->pg_names ? chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path)
+                                    : read_nodes(&L, path);
+  if (!rc) rc = map_ids(&L);
+  if (!rc) rc = resolve_deps(&L);
+  if (!rc) rc = build_children(&L);
+  if (!rc) rc = topo_sort(&L);
+  free(L.dep_ids);
+  if (rc) {
+    chakra_graph_free(g);
+    return rc;
+  }
+  summarise(&L);
+  *out = g;
+  return 0;
+}
+
+void chakra_graph_free(chakra_graph *g) {
+  if (!g) return;
+  free(g->nodes);
+  free(g->dep_off);
+  free(g->n_data);
+  free(g->deps);
+  free(g->child_off);
+  free(g->children);
+  free(g->topo);
+  for (size_t i = 1; i < g->n_pg_names; i++) free(g->pg_names[i]);
+  free(g->pg_names);
+  if (g->metadata) protobuf_c_message_free_unpacked(&g->metadata->base, NULL);
+  if (g->idmap_) idmap_free(g->idmap_);
+  free(g->idmap_);
+  free(g->path);
+  free(g);
+}
+
+uint32_t chakra_graph_find(const chakra_graph *g, uint64_t id) {
+  return idmap_find(g->idmap_, id);
+}
+
+int chakra_graph_read_node(const chakra_graph *g, uint32_t i, chakra_node **out, chakra_error *err) {
+  *out = NULL;
+  chakra_reader *r;
+  int rc = chakra_reader_open(&r, g->path, NULL, err);
+  if (rc) return rc;
+  const uint8_t *data;
+  size_t len;
+  rc = chakra_reader_seek(r, g->nodes[i].offset, err);
+  if (!rc) rc = chakra_reader_next_raw(r, &data, &len, err);
+  if (rc == 1) {
+    *out = chakra_node_decode(data, len);
+    rc = *out ? 0 : chakra_error_set(err, CHAKRA_EFORMAT, "%s: node at offset %llu no longer decodes",
+                                     g->path, (unsigned long long)g->nodes[i].offset);
+  } else if (rc == 0) {
+    rc = chakra_error_set(err, CHAKRA_EIO, "%s: file changed since it was loaded", g->path);
+  }
+  chakra_reader_close(r);
+  return rc;
+}
+
+uint64_t chakra_graph_critical_path(const chakra_graph *g, uint32_t *end) {
+  *end = UINT32_MAX;
+  if (!g->n) return 0;
+  uint64_t *dist = malloc(g->n * sizeof *dist);
+  if (!dist) return 0;
+  uint64_t best = 0;
+  for (size_t t = 0; t < g->n; t++) {
+    uint32_t v = g->topo[t];
+    uint64_t d = 0;
+    for (uint32_t k = g->dep_off[v]; k < g->dep_off[v + 1]; k++)
+      if (dist[g->deps[k]] > d) d = dist[g->deps[k]];
+    dist[v] = d + g->nodes[v].duration_micros;
+    if (*end == UINT32_MAX || dist[v] > best) best = dist[v], *end = v;
+  }
+  free(dist);
+  return best;
+}
+
+size_t chakra_graph_memory(const chakra_graph *g) {
+  size_t m = g->n * (sizeof(chakra_gnode) + 4 * sizeof(uint32_t)) + 2 * sizeof(uint32_t);
+  m += 2 * (size_t)g->dep_off[g->n] * sizeof(uint32_t);
+  m += (g->idmap_->mask + 1) * sizeof(uint32_t);
+  return m;
+}

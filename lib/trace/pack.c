@@ -1,0 +1,523 @@
+/* pack.c - JSON to .et; see include/chakra/json.h.
+ *
+ * yajl parses the text as a stream of events; messages are built from the
+ * protobuf-c descriptors (one generic builder for every message type) in an
+ * arena that is reset after each top-level message is written, so memory
+ * stays at one node whatever the input size. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_parse.h>
+
+#include "../util/arena.h"
+#include "../util/instream.h"
+#include "../util/utf8.h"
+#include "chakra/json.h"
+#include "chakra/trace.h"
+
+#define MAX_DEPTH 8
+
+typedef struct frame {
+  ProtobufCMessage *msg;
+  const ProtobufCFieldDescriptor *field; /* set by the last key */
+  int in_array;
+  unsigned char *items;                  /* repeated values being collected */
+  size_t n_items, cap_bytes;
+} frame;
+
+enum { TOP_IDLE, TOP_PENDING, TOP_DOC, TOP_DOC_META, TOP_DOC_NODES_KEY, TOP_DOC_NODES };
+
+typedef struct packer {
+  yajl_handle y;
+  arena a;
+  frame stack[MAX_DEPTH];
+  int depth;             /* open messages */
+  int top;               /* TOP_*: where we are outside messages */
+  int document;          /* the input is the one-document layout */
+  uint64_t written;      /* messages written (0: next is the GlobalMetadata) */
+  chakra_writer *w;
+  const char *path;
+  const unsigned char *chunk;
+  uint64_t chunk_base, lines_before;
+  chakra_json_stats *st;
+  chakra_warn_fn warn;
+  void *warn_ctx;
+  chakra_error *err;
+  int rc;
+  uint64_t bad_utf8_msg; /* replacements in the current message */
+} packer;
+
+static void where(packer *p, char *buf, size_t n) {
+  size_t used = p->chunk ? yajl_get_bytes_consumed(p->y) : 0;
+  uint64_t line = p->lines_before + 1;
+  for (size_t i = 0; i < used; i++) line += p->chunk[i] == '\n';
+  snprintf(buf, n, "line %llu (byte %llu)", (unsigned long long)line,
+           (unsigned long long)(p->chunk_base + used));
+}
+
+static int fail(packer *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(packer *p, const char *fmt, ...) {
+  char msg[600], pos[64];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  where(p, pos, sizeof pos);
+  p->rc = chakra_error_set(p->err, CHAKRA_EFORMAT, "%s: %s: %s", p->path, pos, msg);
+  return 0; /* stops yajl */
+}
+
+static const ProtobufCMessageDescriptor *next_top_desc(packer *p) {
+  return p->written == 0 ? &chakra_proto_msg__global_metadata__descriptor
+                         : &chakra_proto_msg__node__descriptor;
+}
+
+static int open_message(packer *p, const ProtobufCMessageDescriptor *d) {
+  if (p->depth == MAX_DEPTH) return fail(p, "objects nested too deeply");
+  ProtobufCMessage *m = arena_alloc(&p->a, d->sizeof_message);
+  if (!m) return fail(p, "out of memory");
+  protobuf_c_message_init(d, m);
+  frame *f = &p->stack[p->depth++];
+  f->msg = m;
+  f->field = NULL;
+  f->in_array = 0;
+  f->n_items = 0;
+  return 1;
+}
+
+static size_t elem_size(const ProtobufCFieldDescriptor *f) {
+  switch (f->type) {
+    case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_SFIXED64:
+    case PROTOBUF_C_TYPE_UINT64: case PROTOBUF_C_TYPE_FIXED64: case PROTOBUF_C_TYPE_DOUBLE:
+      return 8;
+    case PROTOBUF_C_TYPE_STRING: case PROTOBUF_C_TYPE_MESSAGE:
+      return sizeof(void *);
+    case PROTOBUF_C_TYPE_BYTES:
+      return sizeof(ProtobufCBinaryData);
+    case PROTOBUF_C_TYPE_BOOL:
+      return sizeof(protobuf_c_boolean);
+    default:
+      return 4;
+  }
+}
+
+/* Stores one value (elem_size bytes at v) into the current field. */
+static int store(packer *p, const void *v) {
+  frame *f = &p->stack[p->depth - 1];
+  const ProtobufCFieldDescriptor *fd = f->field;
+  size_t sz = elem_size(fd);
+  if (f->in_array) {
+    if ((f->n_items + 1) * sz > f->cap_bytes) {
+      size_t nc = f->cap_bytes ? f->cap_bytes * 2 : 256;
+      unsigned char *q = realloc(f->items, nc);
+      if (!q) return fail(p, "out of memory");
+      f->items = q;
+      f->cap_bytes = nc;
+    }
+    memcpy(f->items + f->n_items++ * sz, v, sz);
+    return 1;
+  }
+  if (fd->label == PROTOBUF_C_LABEL_REPEATED)
+    return fail(p, "field '%s' is repeated: expected an array", fd->name);
+  memcpy((char *)f->msg + fd->offset, v, sz);
+  if (fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
+    *(uint32_t *)((char *)f->msg + fd->quantifier_offset) = fd->id;
+  return 1;
+}
+
+static int parse_int_text(const char *s, size_t n, int is_signed, int64_t *iv, uint64_t *uv) {
+  char buf[64];
+  if (n == 0 || n >= sizeof buf) return -1;
+  memcpy(buf, s, n);
+  buf[n] = 0;
+  char *end;
+  errno = 0;
+  if (strpbrk(buf, ".eE")) { /* "3.0", "1e3": accepted only when integral */
+    double d = strtod(buf, &end);
+    if (*end || errno || d != floor(d) || fabs(d) > 9.007199254740992e15) return -1;
+    if (!is_signed && d < 0) return -1;
+    *iv = (int64_t)d;
+    *uv = (uint64_t)*iv;
+    return 0;
+  }
+  if (is_signed) {
+    *iv = strtoll(buf, &end, 10);
+  } else {
+    if (buf[0] == '-') return -1;
+    *uv = strtoull(buf, &end, 10);
+  }
+  return *end || errno ? -1 : 0;
+}
+
+static int set_number(packer *p, const char *s, size_t n, int quoted) {
+  const ProtobufCFieldDescriptor *fd = p->stack[p->depth - 1].field;
+  int64_t iv = 0;
+  uint64_t uv = 0;
+  union { int32_t i32; uint32_t u32; int64_t i64; uint64_t u64; float f; double d; int e; } v;
+  int sgn = 1;
+  switch (fd->type) {
+    case PROTOBUF_C_TYPE_UINT32: case PROTOBUF_C_TYPE_FIXED32:
+    case PROTOBUF_C_TYPE_UINT64: case PROTOBUF_C_TYPE_FIXED64:
+      sgn = 0; /* fall through */
+    case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32: case PROTOBUF_C_TYPE_SFIXED32:
+    case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_SFIXED64:
+    case PROTOBUF_C_TYPE_ENUM:
+      if (parse_int_text(s, n, sgn, &iv, &uv))
+        return fail(p, "field '%s': '%.*s' is not an integer of that type", fd->name, (int)(n > 40 ? 40 : n), s);
+      break;
+    case PROTOBUF_C_TYPE_FLOAT: case PROTOBUF_C_TYPE_DOUBLE: {
+      char buf[128];
+      if (n >= sizeof buf) return fail(p, "field '%s': number too long", fd->name);
+      memcpy(buf, s, n);
+      buf[n] = 0;
+      char *end;
+      double d = strcmp(buf, "NaN") == 0 ? NAN : strcmp(buf, "Infinity") == 0 ? INFINITY
+                 : strcmp(buf, "-Infinity") == 0 ? -INFINITY : strtod(buf, &end);
+      if (!isnan(d) && !isinf(d) && *end) return fail(p, "field '%s': '%s' is not a number", fd->name, buf);
+      if (fd->type == PROTOBUF_C_TYPE_FLOAT) v.f = (float)d;
+      else v.d = d;
+      return store(p, &v);
+    }
+    default:
+      return fail(p, "field '%s': a number is not allowed here", fd->name);
+  }
+  (void)quoted;
+  switch (fd->type) {
+    case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32: case PROTOBUF_C_TYPE_SFIXED32:
+    case PROTOBUF_C_TYPE_ENUM:
+      if (iv < INT32_MIN || iv > INT32_MAX) return fail(p, "field '%s': value out of 32-bit range", fd->name);
+      v.i32 = (int32_t)iv;
+      break;
+    case PROTOBUF_C_TYPE_UINT32: case PROTOBUF_C_TYPE_FIXED32:
+      if (uv > UINT32_MAX) return fail(p, "field '%s': value out of 32-bit range", fd->name);
+      v.u32 = (uint32_t)uv;
+      break;
+    case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_SFIXED64:
+      v.i64 = iv;
+      break;
+    default:
+      v.u64 = uv;
+  }
+  return store(p, &v);
+}
+
+static int b64val(unsigned char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+' || c == '-') return 62;
+  if (c == '/' || c == '_') return 63;
+  return -1;
+}
+
+static int set_bytes(packer *p, const unsigned char *s, size_t n) {
+  ProtobufCBinaryData b = {0, arena_alloc(&p->a, n * 3 / 4 + 3)};
+  if (!b.data) return fail(p, "out of memory");
+  uint32_t acc = 0;
+  int bits = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] == '=') break;
+    int v = b64val(s[i]);
+    if (v < 0) return fail(p, "field '%s': invalid base64", p->stack[p->depth - 1].field->name);
+    acc = acc << 6 | (uint32_t)v;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      b.data[b.len++] = (uint8_t)(acc >> bits);
+    }
+  }
+  return store(p, &b);
+}
+
+static int set_string(packer *p, const unsigned char *s, size_t n) {
+  size_t bad = utf8_count_invalid(s, n);
+  char *copy = arena_alloc(&p->a, bad ? n * 3 + 1 : n + 1);
+  if (!copy) return fail(p, "out of memory");
+  if (bad) {
+    utf8_sanitize(s, n, copy);
+    p->bad_utf8_msg += bad;
+  } else {
+    memcpy(copy, s, n);
+    copy[n] = 0;
+  }
+  return store(p, &copy);
+}
+
+static int set_enum_name(packer *p, const char *s, size_t n) {
+  const ProtobufCFieldDescriptor *fd = p->stack[p->depth - 1].field;
+  char buf[128];
+  if (n >= sizeof buf) return fail(p, "field '%s': enum name too long", fd->name);
+  memcpy(buf, s, n);
+  buf[n] = 0;
+  const ProtobufCEnumValue *ev = protobuf_c_enum_descriptor_get_value_by_name(fd->descriptor, buf);
+  if (!ev) {
+    if (buf[0] == '-' || (buf[0] >= '0' && buf[0] <= '9')) return set_number(p, s, n, 1);
+    return fail(p, "field '%s': '%s' is not a %s value", fd->name, buf,
+                ((const ProtobufCEnumDescriptor *)fd->descriptor)->name);
+  }
+  int v = ev->value;
+  return store(p, &v);
+}
+
+static int need_field(packer *p) {
+  if (p->depth == 0) return fail(p, "expected an object");
+  if (!p->stack[p->depth - 1].field) return fail(p, "value without a key");
+  return 1;
+}
+
+static int cb_null(void *ctx) {
+  packer *p = ctx;
+  if (!need_field(p)) return 0;
+  if (p->stack[p->depth - 1].in_array) return fail(p, "null inside an array");
+  return 1; /* null = default value = unset */
+}
+
+static int cb_bool(void *ctx, int b) {
+  packer *p = ctx;
+  if (!need_field(p)) return 0;
+  const ProtobufCFieldDescriptor *fd = p->stack[p->depth - 1].field;
+  if (fd->type != PROTOBUF_C_TYPE_BOOL) return fail(p, "field '%s': a boolean is not allowed here", fd->name);
+  protobuf_c_boolean v = b ? 1 : 0;
+  return store(p, &v);
+}
+
+static int cb_number(void *ctx, const char *s, size_t n) {
+  packer *p = ctx;
+  return need_field(p) && set_number(p, s, n, 0);
+}
+
+static int cb_string(void *ctx, const unsigned char *s, size_t n) {
+  packer *p = ctx;
+  if (!need_field(p)) return 0;
+  const ProtobufCFieldDescriptor *fd = p->stack[p->depth - 1].field;
+  switch (fd->type) {
+    case PROTOBUF_C_TYPE_STRING: return set_string(p, s, n);
+    case PROTOBUF_C_TYPE_BYTES: return set_bytes(p, s, n);
+    case PROTOBUF_C_TYPE_ENUM: return set_enum_name(p, (const char *)s, n);
+    case PROTOBUF_C_TYPE_BOOL: case PROTOBUF_C_TYPE_MESSAGE:
+      return fail(p, "field '%s': a string is not allowed here", fd->name);
+    default: return set_number(p, (const char *)s, n, 1);
+  }
+}
+
+static int cb_start_map(void *ctx) {
+  packer *p = ctx;
+  if (p->depth == 0) {
+    switch (p->top) {
+      case TOP_IDLE: p->top = TOP_PENDING; return 1; /* kind decided by the first key */
+      case TOP_DOC_META: return open_message(p, &chakra_proto_msg__global_metadata__descriptor);
+      case TOP_DOC_NODES:
+        if (p->written == 0) return fail(p, "\"nodes\" before \"global_metadata\"");
+        return open_message(p, &chakra_proto_msg__node__descriptor);
+      default: return fail(p, "unexpected object");
+    }
+  }
+  const ProtobufCFieldDescriptor *fd = p->stack[p->depth - 1].field;
+  if (!fd) return fail(p, "object without a key");
+  if (fd->type != PROTOBUF_C_TYPE_MESSAGE) return fail(p, "field '%s': an object is not allowed here", fd->name);
+  return open_message(p, fd->descriptor);
+}
+
+/* Accepts proto names (ctrl_deps) and lowerCamelCase JSON names (ctrlDeps). */
+static const ProtobufCFieldDescriptor *find_field(const ProtobufCMessageDescriptor *d,
+                                                  const unsigned char *k, size_t n) {
+  char name[128];
+  size_t o = 0;
+  for (size_t i = 0; i < n && o < sizeof name - 2; i++) {
+    if (k[i] >= 'A' && k[i] <= 'Z') {
+      name[o++] = '_';
+      name[o++] = (char)(k[i] + 32);
+    } else {
+      name[o++] = (char)k[i];
+    }
+  }
+  name[o] = 0;
+  if (o >= sizeof name - 2) return NULL;
+  return protobuf_c_message_descriptor_get_field_by_name(d, name);
+}
+
+static int cb_map_key(void *ctx, const unsigned char *k, size_t n) {
+  packer *p = ctx;
+  if (p->depth == 0) {
+    int is_doc_key = (n == 15 && memcmp(k, "global_metadata", 15) == 0) ||
+                     (n == 14 && memcmp(k, "globalMetadata", 14) == 0) ||
+                     (n == 5 && memcmp(k, "nodes", 5) == 0);
+    if (p->top == TOP_PENDING && is_doc_key) p->document = 1, p->top = TOP_DOC;
+    if (p->top == TOP_DOC) {
+      if (!is_doc_key) return fail(p, "unknown key '%.*s' in the document", (int)n, k);
+      p->top = k[0] == 'n' ? TOP_DOC_NODES_KEY : TOP_DOC_META;
+      return 1;
+    }
+    if (p->top != TOP_PENDING) return fail(p, "unexpected key");
+    p->top = TOP_IDLE;
+    if (!open_message(p, next_top_desc(p))) return 0;
+  }
+  frame *f = &p->stack[p->depth - 1];
+  f->field = find_field(f->msg->descriptor, k, n);
+  if (!f->field)
+    return fail(p, "unknown field '%.*s' in %s", (int)(n > 60 ? 60 : n), k, f->msg->descriptor->short_name);
+  return 1;
+}
+
+static int write_top(packer *p, ProtobufCMessage *m) {
+  if (p->bad_utf8_msg && p->warn) {
+    char msg[300];
+    snprintf(msg, sizeof msg, "%s: message %llu (node %llu): %llu invalid UTF-8 sequence(s) replaced by U+FFFD",
+             p->path, (unsigned long long)p->written,
+             p->written ? (unsigned long long)((chakra_node *)m)->id : 0ull,
+             (unsigned long long)p->bad_utf8_msg);
+    p->warn(p->warn_ctx, msg);
+  }
+  p->st->bad_utf8 += p->bad_utf8_msg;
+  p->bad_utf8_msg = 0;
+  if (chakra_writer_put(p->w, m, p->err)) {
+    p->rc = p->err ? p->err->code : CHAKRA_EIO;
+    return 0;
+  }
+  if (p->written++) p->st->nodes++;
+  arena_reset(&p->a);
+  return 1;
+}
+
+static int cb_end_map(void *ctx) {
+  packer *p = ctx;
+  if (p->depth == 0) {
+    if (p->top == TOP_PENDING) { /* "{}": an all-default message */
+      p->top = TOP_IDLE;
+      return open_message(p, next_top_desc(p)) && cb_end_map(ctx);
+    }
+    if (p->top == TOP_DOC) {
+      p->top = TOP_IDLE;
+      return 1;
+    }
+    return fail(p, "unexpected '}'");
+  }
+  ProtobufCMessage *m = p->stack[--p->depth].msg;
+  if (p->depth == 0) {
+    if (p->top == TOP_DOC_META) p->top = TOP_DOC;
+    if (p->document && p->top == TOP_DOC && p->written > 0)
+      return fail(p, "\"global_metadata\" given twice");
+    return write_top(p, m);
+  }
+  return store(p, &m);
+}
+
+static int cb_start_array(void *ctx) {
+  packer *p = ctx;
+  if (p->depth == 0) {
+    if (p->top != TOP_DOC_NODES_KEY) return fail(p, "unexpected array");
+    p->top = TOP_DOC_NODES;
+    return 1;
+  }
+  frame *f = &p->stack[p->depth - 1];
+  if (!f->field) return fail(p, "array without a key");
+  if (f->field->label != PROTOBUF_C_LABEL_REPEATED)
+    return fail(p, "field '%s' is not repeated: an array is not allowed here", f->field->name);
+  if (f->in_array) return fail(p, "nested arrays are not allowed");
+  f->in_array = 1;
+  f->n_items = 0;
+  return 1;
+}
+
+static int cb_end_array(void *ctx) {
+  packer *p = ctx;
+  if (p->depth == 0) {
+    if (p->top != TOP_DOC_NODES) return fail(p, "unexpected ']'");
+    p->top = TOP_DOC;
+    return 1;
+  }
+  frame *f = &p->stack[p->depth - 1];
+  const ProtobufCFieldDescriptor *fd = f->field;
+  size_t bytes = f->n_items * elem_size(fd);
+  void *arr = NULL;
+  if (f->n_items) {
+    if (!(arr = arena_alloc(&p->a, bytes))) return fail(p, "out of memory");
+    memcpy(arr, f->items, bytes);
+  }
+  *(size_t *)((char *)f->msg + fd->quantifier_offset) = f->n_items;
+  *(void **)((char *)f->msg + fd->offset) = arr;
+  f->in_array = 0;
+  return 1;
+}
+
+static const yajl_callbacks callbacks = {
+    cb_null, cb_bool, NULL, NULL, cb_number, cb_string,
+    cb_start_map, cb_map_key, cb_end_map, cb_start_array, cb_end_array};
+
+static int parse_error(packer *p, const unsigned char *chunk, size_t n) {
+  if (p->rc) return p->rc;
+  unsigned char *msg = yajl_get_error(p->y, 0, chunk, n);
+  char pos[64];
+  where(p, pos, sizeof pos);
+  p->rc = chakra_error_set(p->err, CHAKRA_EFORMAT, "%s: %s: invalid JSON: %s", p->path, pos,
+                           msg ? (const char *)msg : "parse error");
+  if (msg) yajl_free_error(p->y, msg);
+  return p->rc;
+}
+
+static int pack_stream(packer *p, instream *in) {
+  enum { CHUNK = 256 * 1024 };
+  unsigned char *buf = malloc(CHUNK);
+  if (!buf) return chakra_error_set(p->err, CHAKRA_ENOMEM, "out of memory");
+  int rc = 0;
+  for (;;) {
+    ssize_t n = instream_read(in, buf, CHUNK, p->err);
+    if (n < 0) {
+      rc = (int)n;
+      break;
+    }
+    p->chunk = buf;
+    yajl_status s = n ? yajl_parse(p->y, buf, (size_t)n) : yajl_complete_parse(p->y);
+    if (s != yajl_status_ok) {
+      rc = parse_error(p, buf, (size_t)n);
+      break;
+    }
+    if (n == 0) break;
+    for (ssize_t i = 0; i < n; i++) p->lines_before += buf[i] == '\n';
+    p->chunk_base += (uint64_t)n;
+  }
+  p->chunk = NULL;
+  free(buf);
+  if (!rc && (p->depth || p->top != TOP_IDLE)) rc = fail(p, "input ends inside a message"), rc = p->rc;
+  if (!rc && p->written == 0)
+    rc = chakra_error_set(p->err, CHAKRA_EFORMAT, "%s: no GlobalMetadata object in the input", p->path);
+  return rc;
+}
+
+int chakra_pack(const char *in_path, const char *out_path, int write_flags,
+                chakra_json_stats *stats, chakra_warn_fn warn, void *warn_ctx,
+                chakra_error *err) {
+  chakra_json_stats local;
+  packer p = {.path = in_path, .st = stats ? stats : &local, .warn = warn, .warn_ctx = warn_ctx,
+              .err = err};
+  memset(p.st, 0, sizeof *p.st);
+  instream *in;
+  int rc = instream_open(&in, in_path, err);
+  if (rc) return rc;
+  rc = chakra_writer_open(&p.w, out_path, write_flags, err);
+  if (rc) {
+    instream_close(in);
+    return rc;
+  }
+  arena_init(&p.a, 64 * 1024);
+  p.y = yajl_alloc(&callbacks, NULL, &p);
+  if (!p.y) {
+    rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  } else {
+    yajl_config(p.y, yajl_allow_multiple_values, 1);
+    yajl_config(p.y, yajl_dont_validate_strings, 1); /* we replace bad UTF-8 ourselves */
+    rc = pack_stream(&p, in);
+    yajl_free(p.y);
+  }
+  for (int i = 0; i < MAX_DEPTH; i++) free(p.stack[i].items);
+  arena_free(&p.a);
+  instream_close(in);
+  if (rc) {
+    chakra_writer_discard(p.w);
+    return rc;
+  }
+  return chakra_writer_close(p.w, err);
+}

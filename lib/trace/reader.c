@@ -1,0 +1,206 @@
+/* reader.c - streaming .et reader; see include/chakra/trace.h.
+ *
+ * Messages are decoded in place from one growing buffer. Each node is
+ * unpacked into an arena that the next call resets: memory stays at the
+ * size of the largest message, whatever the length of the trace. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/arena.h"
+#include "../util/instream.h"
+#include "chakra/trace.h"
+#include "wirediag.h"
+
+#define READ_CHUNK (1u << 20)
+
+struct chakra_reader {
+  instream *in;
+  unsigned char *buf;
+  size_t cap, pos, end;
+  uint64_t buf_base;      /* stream offset of buf[0] */
+  int eof;
+  size_t max_msg;
+  uint64_t msg_offset;    /* offset of the last message's length prefix */
+  uint64_t msg_index;     /* index of the last message; UINT64_MAX after seek */
+  uint64_t next_index;    /* index the next framed message gets */
+  int index_known;        /* 0 after a seek: indexes are then unknown */
+  arena node_arena;
+  arena meta_arena;
+  chakra_metadata *meta;
+};
+
+/* Makes at least `need` bytes available at buf[pos]; returns how many are
+ * (fewer only at end of input). */
+static int reader_fill(chakra_reader *r, size_t need, size_t *avail, chakra_error *err) {
+  while (r->end - r->pos < need && !r->eof) {
+    if (r->pos > 0 && (r->cap - r->end < READ_CHUNK || r->cap - r->pos < need)) {
+      memmove(r->buf, r->buf + r->pos, r->end - r->pos);
+      r->buf_base += r->pos;
+      r->end -= r->pos;
+      r->pos = 0;
+    }
+    if (r->cap - r->end < READ_CHUNK || r->cap < need) {
+      size_t ncap = r->cap ? r->cap : READ_CHUNK * 4;
+      while (ncap - r->end < READ_CHUNK || ncap < need) ncap *= 2;
+      unsigned char *nb = realloc(r->buf, ncap);
+      if (!nb) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", instream_path(r->in));
+      r->buf = nb;
+      r->cap = ncap;
+    }
+    ssize_t k = instream_read(r->in, r->buf + r->end, r->cap - r->end, err);
+    if (k < 0) return (int)k;
+    if (k == 0) r->eof = 1;
+    r->end += (size_t)k;
+  }
+  *avail = r->end - r->pos;
+  return 0;
+}
+
+/* Frames the next message: returns 1 with data and len set, 0 at a clean end. */
+static int reader_frame(chakra_reader *r, const uint8_t **data, size_t *len, chakra_error *err) {
+  size_t avail;
+  int rc = reader_fill(r, 5, &avail, err);
+  if (rc) return rc;
+  if (avail == 0) return 0;
+  uint64_t off = r->buf_base + r->pos;
+  uint64_t index = r->index_known ? r->next_index : UINT64_MAX;
+  const unsigned char *p = r->buf + r->pos;
+  uint64_t v = 0;
+  size_t k = 0;
+  for (;;) {
+    if (k == avail)
+      return chakra_error_set(err, CHAKRA_EFORMAT,
+                              "%s: offset %llu: message %llu: length varint truncated by end of file",
+                              instream_path(r->in), (unsigned long long)off, (unsigned long long)index);
+    if (k == 5)
+      return chakra_error_set(err, CHAKRA_EFORMAT,
+                              "%s: offset %llu: message %llu: length varint longer than 5 bytes",
+                              instream_path(r->in), (unsigned long long)off, (unsigned long long)index);
+    v |= (uint64_t)(p[k] & 0x7f) << (7 * k);
+    if (!(p[k++] & 0x80)) break;
+  }
+  if (v >= (1ull << 31) || v > r->max_msg)
+    return chakra_error_set(err, CHAKRA_EFORMAT,
+                            "%s: offset %llu: message %llu: length %llu exceeds the limit of %zu bytes",
+                            instream_path(r->in), (unsigned long long)off, (unsigned long long)index,
+                            (unsigned long long)v, r->max_msg);
+  rc = reader_fill(r, k + (size_t)v, &avail, err);
+  if (rc) return rc;
+  if (avail < k + v)
+    return chakra_error_set(err, CHAKRA_EFORMAT,
+                            "%s: offset %llu: message %llu: truncated, declares %llu bytes but only %zu remain",
+                            instream_path(r->in), (unsigned long long)off, (unsigned long long)index,
+                            (unsigned long long)v, avail - k);
+  *data = r->buf + r->pos + k;
+  *len = (size_t)v;
+  r->pos += k + (size_t)v;
+  r->msg_offset = off;
+  r->msg_index = index;
+  r->next_index++;
+  return 1;
+}
+
+static int reader_decode_error(chakra_reader *r, const ProtobufCMessageDescriptor *d,
+                               const uint8_t *data, size_t len, chakra_error *err) {
+  char why[256];
+  size_t at = 0;
+  wirediag_explain(d, data, len, why, sizeof why, &at);
+  size_t prefix = 0;
+  for (uint64_t v = len; prefix == 0 || v; v >>= 7) prefix++;
+  return chakra_error_set(err, CHAKRA_EFORMAT, "%s: offset %llu: message %llu (%s): %s",
+                          instream_path(r->in),
+                          (unsigned long long)(r->msg_offset + prefix + at),
+                          (unsigned long long)r->msg_index, d->short_name, why);
+}
+
+int chakra_reader_open(chakra_reader **out, const char *path, const chakra_reader_options *opt,
+                       chakra_error *err) {
+  *out = NULL;
+  chakra_reader *r = calloc(1, sizeof *r);
+  if (!r) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
+  r->max_msg = opt && opt->max_message_size ? opt->max_message_size : CHAKRA_DEFAULT_MAX_MESSAGE;
+  r->index_known = 1;
+  arena_init(&r->node_arena, 64 * 1024);
+  arena_init(&r->meta_arena, 4 * 1024);
+  int rc = instream_open(&r->in, path, err);
+  if (rc) {
+    free(r);
+    return rc;
+  }
+  const uint8_t *data;
+  size_t len;
+  rc = reader_frame(r, &data, &len, err);
+  if (rc == 0)
+    rc = chakra_error_set(err, CHAKRA_EFORMAT, "%s: offset 0: no GlobalMetadata (empty file)", path);
+  if (rc < 0) {
+    chakra_reader_close(r);
+    return rc;
+  }
+  r->meta = chakra_proto_msg__global_metadata__unpack(&r->meta_arena.pb, len, data);
+  if (!r->meta) {
+    rc = r->meta_arena.failed
+             ? chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path)
+             : reader_decode_error(r, &chakra_proto_msg__global_metadata__descriptor, data, len, err);
+    chakra_reader_close(r);
+    return rc;
+  }
+  *out = r;
+  return CHAKRA_OK;
+}
+
+const chakra_metadata *chakra_reader_metadata(const chakra_reader *r) { return r->meta; }
+
+int chakra_reader_next_raw(chakra_reader *r, const uint8_t **data, size_t *len, chakra_error *err) {
+  return reader_frame(r, data, len, err);
+}
+
+int chakra_reader_next(chakra_reader *r, chakra_node **node, chakra_error *err) {
+  const uint8_t *data;
+  size_t len;
+  *node = NULL;
+  int rc = reader_frame(r, &data, &len, err);
+  if (rc <= 0) return rc;
+  arena_reset(&r->node_arena);
+  *node = chakra_proto_msg__node__unpack(&r->node_arena.pb, len, data);
+  if (!*node) {
+    if (r->node_arena.failed)
+      return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", instream_path(r->in));
+    return reader_decode_error(r, &chakra_proto_msg__node__descriptor, data, len, err);
+  }
+  return 1;
+}
+
+uint64_t chakra_reader_message_offset(const chakra_reader *r) { return r->msg_offset; }
+uint64_t chakra_reader_message_index(const chakra_reader *r) { return r->msg_index; }
+uint64_t chakra_reader_offset(const chakra_reader *r) { return r->buf_base + r->pos; }
+int chakra_reader_is_gzip(const chakra_reader *r) { return instream_is_gzip(r->in); }
+const char *chakra_reader_path(const chakra_reader *r) { return instream_path(r->in); }
+
+int chakra_reader_seek(chakra_reader *r, uint64_t offset, chakra_error *err) {
+  uint64_t here = r->buf_base;
+  if (offset >= here && offset <= r->buf_base + r->end) {
+    r->pos = (size_t)(offset - here);
+  } else {
+    int rc = instream_seek(r->in, offset, err);
+    if (rc) return rc;
+    r->pos = r->end = 0;
+    r->buf_base = offset;
+    r->eof = 0;
+  }
+  r->msg_index = UINT64_MAX;
+  r->index_known = 0;
+  return 0;
+}
+
+void chakra_reader_close(chakra_reader *r) {
+  if (!r) return;
+  instream_close(r->in);
+  arena_free(&r->node_arena);
+  arena_free(&r->meta_arena);
+  free(r->buf);
+  free(r);
+}
+
+chakra_node *chakra_node_decode(const uint8_t *data, size_t len) {
+  return chakra_proto_msg__node__unpack(NULL, len, data);
+}

@@ -1,0 +1,31 @@
+/* arena.h - bump allocator (private to libchakra).
+ *
+ * Decoding a trace allocates many small objects per node that all die
+ * together; an arena turns that into pointer bumps and one reset per node,
+ * which keeps iteration in constant memory and off malloc's hot path. */
+#ifndef CHAKRA_ARENA_H
+#define CHAKRA_ARENA_H
+
+#include <protobuf-c/protobuf-c.h>
+#include <stddef.h>
+
+typedef struct arena_block arena_block;
+
+typedef struct arena {
+  arena_block *head;   /* block being filled; older blocks follow */
+  size_t used;         /* bytes used in head */
+  size_t default_size; /* size of ordinary blocks */
+  int failed;          /* an allocation failed since the last reset */
+  ProtobufCAllocator pb; /* protobuf-c view of this arena */
+} arena;
+
+void arena_init(arena *a, size_t default_block_size);
+/* Returns 16-byte aligned memory, or NULL when out of memory. */
+void *arena_alloc(arena *a, size_t size);
+char *arena_strndup(arena *a, const char *s, size_t n);
+/* Frees everything allocated since init but keeps the largest block, so a
+ * steady stream of similar nodes never touches malloc again. */
+void arena_reset(arena *a);
+void arena_free(arena *a);
+
+#endif

@@ -1,0 +1,203 @@
+/* instream.c - buffered, gzip-transparent input; see instream.h. */
+#include "instream.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define IN_BUF (256 * 1024)
+
+struct instream {
+  int fd;
+  int own_fd;
+  int seekable;
+  int gzip;
+  int eof_raw;        /* the file itself has no more bytes */
+  int member_done;    /* a gzip member ended; next bytes decide what follows */
+  uint64_t raw_off;   /* compressed bytes consumed from the file */
+  z_stream z;
+  int z_ready;
+  unsigned char *in;  /* raw bytes read but not yet consumed */
+  size_t in_pos, in_end;
+  char *path;
+};
+
+static int fill_raw(instream *s, chakra_error *err) {
+  if (s->in_pos < s->in_end || s->eof_raw) return 0;
+  for (;;) {
+    ssize_t n = read(s->fd, s->in, IN_BUF);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      return chakra_error_set(err, CHAKRA_EIO, "%s: read failed: %s", s->path, strerror(errno));
+    s->in_pos = 0;
+    s->in_end = (size_t)n;
+    if (n == 0) s->eof_raw = 1;
+    return 0;
+  }
+}
+
+static int detect(instream *s, chakra_error *err) {
+  /* Two bytes decide; a one-byte file simply is not gzip. */
+  while (s->in_end - s->in_pos < 2 && !s->eof_raw) {
+    if (s->in_end == IN_BUF) break;
+    ssize_t n = read(s->fd, s->in + s->in_end, IN_BUF - s->in_end);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      return chakra_error_set(err, CHAKRA_EIO, "%s: read failed: %s", s->path, strerror(errno));
+    if (n == 0) s->eof_raw = 1;
+    s->in_end += (size_t)n;
+  }
+  s->gzip = s->in_end - s->in_pos >= 2 && s->in[s->in_pos] == 0x1f && s->in[s->in_pos + 1] == 0x8b;
+  if (!s->gzip) return 0;
+  memset(&s->z, 0, sizeof s->z);
+  if (inflateInit2(&s->z, 15 + 16) != Z_OK)
+    return chakra_error_set(err, CHAKRA_ENOMEM, "%s: cannot start gzip decoder", s->path);
+  s->z_ready = 1;
+  return 0;
+}
+
+int instream_open(instream **out, const char *path, chakra_error *err) {
+  *out = NULL;
+  instream *s = calloc(1, sizeof *s);
+  if (!s) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
+  s->path = strdup(strcmp(path, "-") == 0 ? "<stdin>" : path);
+  s->in = malloc(IN_BUF);
+  if (!s->path || !s->in) {
+    instream_close(s);
+    return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
+  }
+  if (strcmp(path, "-") == 0) {
+    s->fd = 0;
+  } else {
+    s->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (s->fd < 0) {
+      int e = errno;
+      instream_close(s);
+      return chakra_error_set(err, CHAKRA_EIO, "%s: cannot open: %s", path, strerror(e));
+    }
+    s->own_fd = 1;
+  }
+  s->seekable = lseek(s->fd, 0, SEEK_CUR) >= 0;
+  int rc = detect(s, err);
+  if (rc) {
+    instream_close(s);
+    return rc;
+  }
+  *out = s;
+  return CHAKRA_OK;
+}
+
+static ssize_t read_plain(instream *s, unsigned char *buf, size_t n, chakra_error *err) {
+  if (s->in_pos < s->in_end) {
+    size_t k = s->in_end - s->in_pos;
+    if (k > n) k = n;
+    memcpy(buf, s->in + s->in_pos, k);
+    s->in_pos += k;
+    return (ssize_t)k;
+  }
+  if (s->eof_raw) return 0;
+  for (;;) {
+    ssize_t k = read(s->fd, buf, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0)
+      return chakra_error_set(err, CHAKRA_EIO, "%s: read failed: %s", s->path, strerror(errno));
+    if (k == 0) s->eof_raw = 1;
+    return k;
+  }
+}
+
+/* After a member ends, the stream may hold another member (concatenated
+ * gzip) or nothing; anything else is corrupt, not silently ignored. */
+static int next_member(instream *s, chakra_error *err, int *more) {
+  *more = 0;
+  int rc = fill_raw(s, err);
+  if (rc) return rc;
+  if (s->in_pos == s->in_end) return 0;
+  if (s->in[s->in_pos] != 0x1f)
+    return chakra_error_set(err, CHAKRA_EFORMAT,
+                            "%s: compressed offset %llu: data after the end of the gzip stream",
+                            s->path, (unsigned long long)(s->raw_off));
+  inflateReset(&s->z);
+  s->member_done = 0;
+  *more = 1;
+  return 0;
+}
+
+static ssize_t read_gzip(instream *s, unsigned char *buf, size_t n, chakra_error *err) {
+  s->z.next_out = buf;
+  s->z.avail_out = (uInt)(n > (1u << 30) ? (1u << 30) : n);
+  uInt want = s->z.avail_out;
+  while (s->z.avail_out == want) {
+    if (s->member_done) {
+      int more, rc = next_member(s, err, &more);
+      if (rc) return rc;
+      if (!more) break;
+    }
+    int rc = fill_raw(s, err);
+    if (rc) return rc;
+    if (s->in_pos == s->in_end)
+      return chakra_error_set(err, CHAKRA_EFORMAT, "%s: compressed offset %llu: gzip stream truncated",
+                              s->path, (unsigned long long)s->raw_off);
+    s->z.next_in = s->in + s->in_pos;
+    s->z.avail_in = (uInt)(s->in_end - s->in_pos);
+    int zr = inflate(&s->z, Z_NO_FLUSH);
+    size_t used = (s->in_end - s->in_pos) - s->z.avail_in;
+    s->in_pos += used;
+    s->raw_off += used;
+    if (zr == Z_STREAM_END) {
+      s->member_done = 1;
+    } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
+      return chakra_error_set(err, CHAKRA_EFORMAT, "%s: compressed offset %llu: gzip data corrupt (%s)",
+                              s->path, (unsigned long long)s->raw_off,
+                              s->z.msg ? s->z.msg : "inflate failed");
+    }
+  }
+  return (ssize_t)(want - s->z.avail_out);
+}
+
+ssize_t instream_read(instream *s, void *buf, size_t n, chakra_error *err) {
+  if (n == 0) return 0;
+  return s->gzip ? read_gzip(s, buf, n, err) : read_plain(s, buf, n, err);
+}
+
+int instream_seek(instream *s, uint64_t offset, chakra_error *err) {
+  if (!s->seekable)
+    return chakra_error_set(err, CHAKRA_EINVAL, "%s: cannot seek in a pipe", s->path);
+  if (!s->gzip) {
+    if (lseek(s->fd, (off_t)offset, SEEK_SET) < 0)
+      return chakra_error_set(err, CHAKRA_EIO, "%s: seek failed: %s", s->path, strerror(errno));
+    s->in_pos = s->in_end = 0;
+    s->eof_raw = 0;
+    return 0;
+  }
+  if (lseek(s->fd, 0, SEEK_SET) < 0)
+    return chakra_error_set(err, CHAKRA_EIO, "%s: seek failed: %s", s->path, strerror(errno));
+  s->in_pos = s->in_end = 0;
+  s->eof_raw = 0;
+  s->raw_off = 0;
+  s->member_done = 0;
+  inflateReset(&s->z);
+  unsigned char skip[16384];
+  while (offset > 0) {
+    ssize_t k = read_gzip(s, skip, offset < sizeof skip ? (size_t)offset : sizeof skip, err);
+    if (k < 0) return (int)k;
+    if (k == 0) return chakra_error_set(err, CHAKRA_EINVAL, "%s: seek past the end", s->path);
+    offset -= (uint64_t)k;
+  }
+  return 0;
+}
+
+int instream_is_gzip(const instream *s) { return s->gzip; }
+const char *instream_path(const instream *s) { return s->path; }
+
+void instream_close(instream *s) {
+  if (!s) return;
+  if (s->z_ready) inflateEnd(&s->z);
+  if (s->own_fd) close(s->fd);
+  free(s->in);
+  free(s->path);
+  free(s);
+}
