@@ -16,6 +16,8 @@ static const command commands[] = {
     {"pack", cmd_pack, "turn JSON back into a .et trace"},
 
 
+    {"validate", cmd_validate, "check traces: framing, ids, deps, cycles, attributes, cross-rank matching"},
+    {"stats", cmd_stats, "per-rank and total statistics of a workload"},
     {"gen", cmd_gen, "generate workloads (microbench: one collective per rank)"},
 };
 

@@ -58,6 +58,8 @@ typedef struct chakra_graph {
   /* What loading saw. */
   uint64_t raw_data_deps, raw_ctrl_deps;
   uint64_t missing_ctrl_deps, missing_data_deps_dropped, duplicate_deps;
+  uint64_t self_ctrl_deps;     /* a node's control dep on itself: ignored */
+  size_t unordered;            /* nodes on or behind a cycle (tolerant mode only) */
   uint64_t forward_deps;
   chakra_metadata *metadata;   /* copy of the file's GlobalMetadata */
   struct idmap *idmap_;        /* private */
@@ -69,6 +71,7 @@ typedef void (*chakra_graph_problem_fn)(void *ctx, int severity, uint64_t node_i
 
 typedef struct chakra_graph_options {
   int drop_missing_data_deps;  /* drop deps on absent ids (counted) */
+  int ignore_ctrl_deps;        /* data deps only, as the mlcommons feeder reads */
   /* If set, every problem is passed here and loading goes on where it can
    * (validate mode): the graph is returned whenever it could be built, with
    * bad deps dropped and cycle members appended to topo. Otherwise the

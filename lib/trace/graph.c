@@ -210,6 +210,7 @@ static int resolve_deps(loader *L) {
     uint32_t kept_data = 0;
     for (size_t k = b; k < e; k++) {
       int is_data = k - b < nd;
+      if (!is_data && L->opt && L->opt->ignore_ctrl_deps) break;
       uint64_t id = L->dep_ids[k];
       uint32_t j = idmap_find(g->idmap_, id);
       if (j == IDMAP_NONE) {
@@ -224,9 +225,13 @@ static int resolve_deps(loader *L) {
         }
         continue;
       }
+      if (j == i && !is_data) {
+        g->self_ctrl_deps++; /* older converters emit these; nothing to wait for */
+        continue;
+      }
       if (j == i) {
         if (problem(L, CHAKRA_ISSUE_ERROR, g->nodes[i].id, g->nodes[i].offset,
-                    "depends on itself")) {
+                    "data dep on itself")) {
           rc = CHAKRA_EGRAPH;
           break;
         }
@@ -340,6 +345,7 @@ static int topo_sort(loader *L) {
       if (--indeg[g->children[k]] == 0) heap_push(heap, &hn, g->children[k], g->nodes);
   }
   int rc = 0;
+  g->unordered = n - done;
   if (done < n) {
     uint32_t start = 0;
     while (indeg[start] == 0) start++;
@@ -364,6 +370,11 @@ static void summarise(loader *L) {
   if (g->missing_ctrl_deps) {
     snprintf(msg, sizeof msg, "%s: %llu control deps on absent ids ignored", g->path,
              (unsigned long long)g->missing_ctrl_deps);
+    L->opt->warn(L->opt->warn_ctx, msg);
+  }
+  if (g->self_ctrl_deps) {
+    snprintf(msg, sizeof msg, "%s: %llu control deps of nodes on themselves ignored", g->path,
+             (unsigned long long)g->self_ctrl_deps);
     L->opt->warn(L->opt->warn_ctx, msg);
   }
   if (g->duplicate_deps) {

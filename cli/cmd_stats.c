@@ -1,0 +1,207 @@
+/* cmd_stats.c - chakra stats: per-rank and total statistics. */
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_gen.h>
+
+#include "chakra/attr.h"
+#include "chakra/stats.h"
+#include "cli.h"
+
+static const char usage[] =
+    "usage: chakra stats [--json] [--ignore-ctrl-deps] FILE.et... | PREFIX\n"
+    "\n"
+    "Per rank and in total: nodes by type and collective type, communication\n"
+    "bytes by type and group, compute nodes, ops and recorded durations,\n"
+    "dependency counts and the critical path (longest chain of duration_micros).\n"
+    "PREFIX means PREFIX.0.et, PREFIX.1.et, ...\n"
+    "\n"
+    "  --json              machine-readable output on stdout\n"
+    "  --ignore-ctrl-deps  use data deps only (some older traces are cyclic\n"
+    "                      through their control deps; the critical path is then\n"
+    "                      undefined unless this is given)\n";
+
+static const char *const type_names[CHAKRA_STATS_TYPES] = {
+    "INVALID_NODE", "METADATA_NODE", "MEM_LOAD_NODE", "MEM_STORE_NODE", "COMP_NODE",
+    "COMM_SEND_NODE", "COMM_RECV_NODE", "COMM_COLL_NODE", "UNKNOWN_TYPE"};
+
+static const char *coll_name(int i) { return i < 10 ? chakra_comm_type_name(i) : "UNSPECIFIED"; }
+
+static void print_text(const char *title, const chakra_rank_stats *s, int is_file) {
+  printf("%s\n", title);
+  if (is_file) printf("  version %s, schema %s\n", *s->version ? s->version : "(unset)",
+                            *s->schema ? s->schema : "(unset)");
+  printf("  nodes           %llu:", (unsigned long long)s->nodes);
+  for (int i = 0; i < CHAKRA_STATS_TYPES; i++)
+    if (s->by_type[i]) printf(" %s %llu", type_names[i], (unsigned long long)s->by_type[i]);
+  printf("\n");
+  for (int i = 0; i < CHAKRA_STATS_COLLS; i++)
+    if (s->coll_ops[i])
+      printf("  collective      %-20s %llu ops, %llu bytes\n", coll_name(i),
+             (unsigned long long)s->coll_ops[i], (unsigned long long)s->coll_bytes[i]);
+  if (s->send_ops || s->recv_ops)
+    printf("  point-to-point  send %llu ops, %llu bytes; recv %llu ops, %llu bytes\n",
+           (unsigned long long)s->send_ops, (unsigned long long)s->send_bytes,
+           (unsigned long long)s->recv_ops, (unsigned long long)s->recv_bytes);
+  if (s->mem_ops)
+    printf("  remote memory   %llu ops, %llu bytes\n", (unsigned long long)s->mem_ops,
+           (unsigned long long)s->mem_bytes);
+  for (uint64_t i = 0; i < s->n_groups; i++)
+    printf("  group %-9s %llu ops, %llu bytes sent\n",
+           s->groups[i].name[0] ? s->groups[i].name : "(all)", (unsigned long long)s->groups[i].ops,
+           (unsigned long long)s->groups[i].bytes);
+  printf("  compute         GPU %llu nodes, %llu us; CPU %llu nodes, %llu us; %llu ops, %llu tensor bytes\n",
+         (unsigned long long)s->gpu_ops, (unsigned long long)s->gpu_us,
+         (unsigned long long)s->cpu_ops, (unsigned long long)s->cpu_us,
+         (unsigned long long)s->num_ops, (unsigned long long)s->tensor_bytes);
+  printf("  dependencies    %llu data, %llu ctrl as written; %llu edges used (%llu forward); "
+         "max %llu on a node; %llu roots, %llu leaves\n",
+         (unsigned long long)s->data_deps, (unsigned long long)s->ctrl_deps,
+         (unsigned long long)s->edges, (unsigned long long)s->forward_deps,
+         (unsigned long long)s->max_deps, (unsigned long long)s->roots, (unsigned long long)s->leaves);
+  if (s->missing_ctrl_deps || s->self_ctrl_deps || s->duplicate_deps)
+    printf("  ignored deps    %llu ctrl on absent ids, %llu ctrl on self, %llu duplicates\n",
+           (unsigned long long)s->missing_ctrl_deps, (unsigned long long)s->self_ctrl_deps,
+           (unsigned long long)s->duplicate_deps);
+  if (s->unordered)
+    printf("  critical path   undefined: %llu nodes are on dependency cycles (try --ignore-ctrl-deps)\n",
+           (unsigned long long)s->unordered);
+  else if (is_file)
+    printf("  critical path   %llu us (ends at node %llu)\n", (unsigned long long)s->critical_path_us,
+           (unsigned long long)s->critical_end_id);
+  else
+    printf("  critical path   %llu us (longest rank)\n", (unsigned long long)s->critical_path_us);
+}
+
+static void jkey_u(yajl_gen g, const char *k, uint64_t v) {
+  yajl_gen_string(g, (const unsigned char *)k, strlen(k));
+  yajl_gen_integer(g, (long long)v);
+}
+
+static void jkey_s(yajl_gen g, const char *k, const char *v) {
+  yajl_gen_string(g, (const unsigned char *)k, strlen(k));
+  yajl_gen_string(g, (const unsigned char *)v, strlen(v));
+}
+
+static void json_stats(yajl_gen g, const char *path, const chakra_rank_stats *s) {
+  yajl_gen_map_open(g);
+  if (path) jkey_s(g, "file", path);
+  if (path) jkey_s(g, "version", s->version), jkey_s(g, "schema", s->schema);
+  else jkey_u(g, "ranks", (uint64_t)s->ranks);
+  jkey_u(g, "nodes", s->nodes);
+  yajl_gen_string(g, (const unsigned char *)"nodes_by_type", 13);
+  yajl_gen_map_open(g);
+  for (int i = 0; i < CHAKRA_STATS_TYPES; i++)
+    if (s->by_type[i]) jkey_u(g, type_names[i], s->by_type[i]);
+  yajl_gen_map_close(g);
+  yajl_gen_string(g, (const unsigned char *)"collectives", 11);
+  yajl_gen_map_open(g);
+  for (int i = 0; i < CHAKRA_STATS_COLLS; i++) {
+    if (!s->coll_ops[i]) continue;
+    yajl_gen_string(g, (const unsigned char *)coll_name(i), strlen(coll_name(i)));
+    yajl_gen_map_open(g);
+    jkey_u(g, "ops", s->coll_ops[i]);
+    jkey_u(g, "bytes", s->coll_bytes[i]);
+    yajl_gen_map_close(g);
+  }
+  yajl_gen_map_close(g);
+  jkey_u(g, "send_ops", s->send_ops), jkey_u(g, "send_bytes", s->send_bytes);
+  jkey_u(g, "recv_ops", s->recv_ops), jkey_u(g, "recv_bytes", s->recv_bytes);
+  jkey_u(g, "remote_mem_ops", s->mem_ops), jkey_u(g, "remote_mem_bytes", s->mem_bytes);
+  yajl_gen_string(g, (const unsigned char *)"groups", 6);
+  yajl_gen_map_open(g);
+  for (uint64_t i = 0; i < s->n_groups; i++) {
+    yajl_gen_string(g, (const unsigned char *)s->groups[i].name, strlen(s->groups[i].name));
+    yajl_gen_map_open(g);
+    jkey_u(g, "ops", s->groups[i].ops);
+    jkey_u(g, "bytes", s->groups[i].bytes);
+    yajl_gen_map_close(g);
+  }
+  yajl_gen_map_close(g);
+  jkey_u(g, "gpu_compute_nodes", s->gpu_ops), jkey_u(g, "gpu_compute_us", s->gpu_us);
+  jkey_u(g, "cpu_compute_nodes", s->cpu_ops), jkey_u(g, "cpu_compute_us", s->cpu_us);
+  jkey_u(g, "num_ops", s->num_ops), jkey_u(g, "tensor_bytes", s->tensor_bytes);
+  jkey_u(g, "data_deps", s->data_deps), jkey_u(g, "ctrl_deps", s->ctrl_deps);
+  jkey_u(g, "edges", s->edges), jkey_u(g, "forward_deps", s->forward_deps);
+  jkey_u(g, "missing_ctrl_deps", s->missing_ctrl_deps), jkey_u(g, "self_ctrl_deps", s->self_ctrl_deps);
+  jkey_u(g, "duplicate_deps", s->duplicate_deps), jkey_u(g, "max_deps_per_node", s->max_deps);
+  jkey_u(g, "roots", s->roots), jkey_u(g, "leaves", s->leaves);
+  yajl_gen_string(g, (const unsigned char *)"critical_path_us", 16);
+  if (s->unordered) yajl_gen_null(g);
+  else yajl_gen_integer(g, (long long)s->critical_path_us);
+  jkey_u(g, "nodes_on_cycles", s->unordered);
+  yajl_gen_map_close(g);
+}
+
+static void print_json(char **paths, int n, const chakra_rank_stats *ranks, const chakra_rank_stats *total) {
+  yajl_gen g = yajl_gen_alloc(NULL);
+  yajl_gen_config(g, yajl_gen_beautify, 1);
+  yajl_gen_map_open(g);
+  yajl_gen_string(g, (const unsigned char *)"ranks", 5);
+  yajl_gen_array_open(g);
+  for (int r = 0; r < n; r++) json_stats(g, paths[r], &ranks[r]);
+  yajl_gen_array_close(g);
+  yajl_gen_string(g, (const unsigned char *)"total", 5);
+  json_stats(g, NULL, total);
+  yajl_gen_map_close(g);
+  const unsigned char *buf;
+  size_t len;
+  yajl_gen_get_buf(g, &buf, &len);
+  fwrite(buf, 1, len, stdout);
+  yajl_gen_free(g);
+}
+
+int cmd_stats(int argc, char **argv) {
+  int json = 0, ignore_ctrl = 0, nargs = 0;
+  char **args = calloc((size_t)argc, sizeof *args);
+  for (int i = 1; i < argc; i++) {
+    if (cli_is_help(argv[i])) {
+      fputs(usage, stdout);
+      free(args);
+      return 0;
+    } else if (strcmp(argv[i], "--json") == 0) {
+      json = 1;
+    } else if (strcmp(argv[i], "--ignore-ctrl-deps") == 0) {
+      ignore_ctrl = 1;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      cli_error("stats: unknown option '%s'\n%s", argv[i], usage);
+      free(args);
+      return 2;
+    } else {
+      args[nargs++] = argv[i];
+    }
+  }
+  if (!nargs) {
+    free(args);
+    cli_error("stats: no input\n%s", usage);
+    return 2;
+  }
+  char **paths;
+  int n = cli_expand_traces(nargs, args, &paths);
+  free(args);
+  if (n < 0) return 2;
+  chakra_rank_stats *ranks = calloc((size_t)n, sizeof *ranks), total;
+  memset(&total, 0, sizeof total);
+  chakra_error err = {0};
+  int rc = 0;
+  for (int r = 0; r < n && !rc; r++) {
+    rc = chakra_stats_file(paths[r], ignore_ctrl, &ranks[r], &err);
+    if (!rc && chakra_stats_add(&total, &ranks[r])) rc = chakra_error_set(&err, CHAKRA_ENOMEM, "out of memory");
+  }
+  if (!rc) {
+    if (json) {
+      print_json(paths, n, ranks, &total);
+    } else {
+      for (int r = 0; r < n; r++) {
+        char title[4200];
+        snprintf(title, sizeof title, "rank %d: %s", r, paths[r]);
+        print_text(title, &ranks[r], 1);
+      }
+      if (n > 1) print_text("total", &total, 0);
+    }
+  }
+  for (int r = 0; r < n; r++) chakra_stats_free(&ranks[r]);
+  chakra_stats_free(&total);
+  free(ranks);
+  cli_free_paths(paths, n);
+  return rc ? cli_fail(&err) : 0;
+}

@@ -1,0 +1,57 @@
+/* stats.h - what a workload contains, per rank and in total.
+ *
+ * Node counts by type and collective type, communication bytes by type and
+ * by group, compute nodes, ops and recorded durations, dependency counts,
+ * and the critical path (longest chain of duration_micros). */
+#ifndef CHAKRA_STATS_H
+#define CHAKRA_STATS_H
+
+#include <stdint.h>
+
+#include "chakra/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CHAKRA_STATS_TYPES 9   /* the 8 NodeTypes + [8] = not in the schema */
+#define CHAKRA_STATS_COLLS 11  /* the 10 CollectiveCommTypes + [10] = missing/unknown */
+
+typedef struct chakra_group_stats {
+  char *name;                  /* pg_name; "" = all ranks */
+  uint64_t ops, bytes;
+} chakra_group_stats;
+
+typedef struct chakra_rank_stats {
+  int ranks;                   /* 1 per file; summed in totals */
+  char *version, *schema;      /* GlobalMetadata version and `schema` attribute */
+  uint64_t nodes;
+  uint64_t by_type[CHAKRA_STATS_TYPES];
+  uint64_t coll_ops[CHAKRA_STATS_COLLS], coll_bytes[CHAKRA_STATS_COLLS];
+  uint64_t send_ops, send_bytes, recv_ops, recv_bytes;
+  uint64_t mem_ops, mem_bytes;
+  uint64_t cpu_ops, gpu_ops;   /* COMP nodes by is_cpu_op */
+  uint64_t cpu_us, gpu_us;     /* their duration_micros sums */
+  uint64_t num_ops, tensor_bytes;
+  uint64_t data_deps, ctrl_deps;          /* as written */
+  uint64_t edges;                          /* distinct, resolved */
+  uint64_t missing_ctrl_deps, self_ctrl_deps, duplicate_deps, forward_deps;
+  uint64_t max_deps, roots, leaves;
+  uint64_t critical_path_us, critical_end_id;
+  uint64_t unordered;          /* nodes on cycles: critical path not defined */
+  chakra_group_stats *groups;
+  uint64_t n_groups;
+} chakra_rank_stats;
+
+/* Statistics of one file. ignore_ctrl_deps: data deps only (the graph of
+ * some older traces is cyclic through their control deps). */
+int chakra_stats_file(const char *path, int ignore_ctrl_deps, chakra_rank_stats *out,
+                      chakra_error *err);
+/* total += r: counts summed, critical path and max_deps maximised. */
+int chakra_stats_add(chakra_rank_stats *total, const chakra_rank_stats *r);
+void chakra_stats_free(chakra_rank_stats *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,138 @@
+/* stats.c - per-rank statistics; see include/chakra/stats.h. */
+#include "chakra/stats.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "chakra/graph.h"
+
+static int add_group(chakra_rank_stats *s, const char *name, uint64_t ops, uint64_t bytes) {
+  for (uint64_t i = 0; i < s->n_groups; i++)
+    if (strcmp(s->groups[i].name, name) == 0) {
+      s->groups[i].ops += ops;
+      s->groups[i].bytes += bytes;
+      return 0;
+    }
+  chakra_group_stats *g = realloc(s->groups, (s->n_groups + 1) * sizeof *g);
+  if (!g) return -1;
+  s->groups = g;
+  if (!(g[s->n_groups].name = strdup(name))) return -1;
+  g[s->n_groups].ops = ops;
+  g[s->n_groups].bytes = bytes;
+  s->n_groups++;
+  return 0;
+}
+
+static int count_node(chakra_rank_stats *s, const chakra_graph *g, uint32_t i) {
+  const chakra_gnode *n = &g->nodes[i];
+  s->by_type[n->type >= 0 && n->type < 8 ? n->type : 8]++;
+  const char *pg = n->pg ? g->pg_names[n->pg] : "";
+  switch (n->type) {
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
+      if (n->flags & CHAKRA_GNODE_CPU) s->cpu_ops++, s->cpu_us += n->duration_micros;
+      else s->gpu_ops++, s->gpu_us += n->duration_micros;
+      s->num_ops += n->num_ops;
+      s->tensor_bytes += n->size;
+      return 0;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE: {
+      int t = n->comm_type >= 0 ? n->comm_type : 10;
+      s->coll_ops[t]++;
+      s->coll_bytes[t] += n->size;
+      return add_group(s, pg, 1, n->size);
+    }
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
+      s->send_ops++, s->send_bytes += n->size;
+      return add_group(s, pg, 1, n->size);
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE:
+      s->recv_ops++, s->recv_bytes += n->size;
+      return 0; /* bytes counted once, at the sender */
+    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE:
+      s->mem_ops++, s->mem_bytes += n->size;
+      return 0;
+    default:
+      return 0;
+  }
+}
+
+static char *attr_string(const chakra_metadata *m, const char *name) {
+  for (size_t i = 0; i < m->n_attr; i++)
+    if (m->attr[i]->name && strcmp(m->attr[i]->name, name) == 0 &&
+        m->attr[i]->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL)
+      return strdup(m->attr[i]->string_val);
+  return strdup("");
+}
+
+static void tolerate(void *ctx, int sev, uint64_t id, uint64_t off, const char *what) {
+  /* stats describes what is there; validate is the tool that judges. */
+  (void)ctx, (void)sev, (void)id, (void)off, (void)what;
+}
+
+int chakra_stats_file(const char *path, int ignore_ctrl_deps, chakra_rank_stats *s,
+                      chakra_error *err) {
+  memset(s, 0, sizeof *s);
+  chakra_graph_options opt = {.ignore_ctrl_deps = ignore_ctrl_deps, .problem = tolerate};
+  chakra_graph *g;
+  int rc = chakra_graph_load(&g, path, &opt, err);
+  if (rc) return rc;
+  s->ranks = 1;
+  s->version = strdup(g->metadata->version ? g->metadata->version : "");
+  s->schema = attr_string(g->metadata, "schema");
+  s->nodes = g->n;
+  s->data_deps = g->raw_data_deps;
+  s->ctrl_deps = g->raw_ctrl_deps;
+  s->edges = g->dep_off[g->n];
+  s->missing_ctrl_deps = g->missing_ctrl_deps;
+  s->self_ctrl_deps = g->self_ctrl_deps;
+  s->duplicate_deps = g->duplicate_deps;
+  s->forward_deps = g->forward_deps;
+  s->unordered = g->unordered;
+  for (uint32_t i = 0; i < g->n && !rc; i++) {
+    uint32_t nd = g->dep_off[i + 1] - g->dep_off[i];
+    if (nd > s->max_deps) s->max_deps = nd;
+    s->roots += nd == 0;
+    s->leaves += g->child_off[i + 1] == g->child_off[i];
+    if (count_node(s, g, i)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
+  if (!g->unordered) {
+    uint32_t end;
+    s->critical_path_us = chakra_graph_critical_path(g, &end);
+    s->critical_end_id = end == UINT32_MAX ? 0 : g->nodes[end].id;
+  }
+  chakra_graph_free(g);
+  if (!rc && (!s->version || !s->schema)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  return rc;
+}
+
+int chakra_stats_add(chakra_rank_stats *t, const chakra_rank_stats *r) {
+  t->ranks += r->ranks;
+  t->nodes += r->nodes;
+  for (int i = 0; i < CHAKRA_STATS_TYPES; i++) t->by_type[i] += r->by_type[i];
+  for (int i = 0; i < CHAKRA_STATS_COLLS; i++) {
+    t->coll_ops[i] += r->coll_ops[i];
+    t->coll_bytes[i] += r->coll_bytes[i];
+  }
+  t->send_ops += r->send_ops, t->send_bytes += r->send_bytes;
+  t->recv_ops += r->recv_ops, t->recv_bytes += r->recv_bytes;
+  t->mem_ops += r->mem_ops, t->mem_bytes += r->mem_bytes;
+  t->cpu_ops += r->cpu_ops, t->gpu_ops += r->gpu_ops;
+  t->cpu_us += r->cpu_us, t->gpu_us += r->gpu_us;
+  t->num_ops += r->num_ops, t->tensor_bytes += r->tensor_bytes;
+  t->data_deps += r->data_deps, t->ctrl_deps += r->ctrl_deps, t->edges += r->edges;
+  t->missing_ctrl_deps += r->missing_ctrl_deps, t->self_ctrl_deps += r->self_ctrl_deps;
+  t->duplicate_deps += r->duplicate_deps, t->forward_deps += r->forward_deps;
+  t->roots += r->roots, t->leaves += r->leaves, t->unordered += r->unordered;
+  if (r->max_deps > t->max_deps) t->max_deps = r->max_deps;
+  if (r->critical_path_us > t->critical_path_us) t->critical_path_us = r->critical_path_us;
+  for (uint64_t i = 0; i < r->n_groups; i++)
+    if (add_group(t, r->groups[i].name, r->groups[i].ops, r->groups[i].bytes)) return CHAKRA_ENOMEM;
+  return 0;
+}
+
+void chakra_stats_free(chakra_rank_stats *s) {
+  for (uint64_t i = 0; i < s->n_groups; i++) free(s->groups[i].name);
+  free(s->groups);
+  free(s->version);
+  free(s->schema);
+  memset(s, 0, sizeof *s);
+}

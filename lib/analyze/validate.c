@@ -1,0 +1,293 @@
+/* validate.c - per-file and cross-rank trace checks; see include/chakra/validate.h. */
+#include "chakra/validate.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chakra/graph.h"
+
+typedef struct p2p {
+  int32_t src, dst, tag;
+  uint64_t size, node_id, offset;
+  int file;
+} p2p;
+
+typedef struct coll {
+  uint32_t group;  /* index into vstate.groups */
+  int32_t type;
+  uint64_t size, node_id, offset;
+} coll;
+
+typedef struct rank_colls {
+  coll *v;
+  size_t n, cap;
+} rank_colls;
+
+typedef struct vstate {
+  char *const *paths;
+  int n_files, cur;
+  chakra_problem_fn fn;
+  void *ctx;
+  chakra_validate_summary *sum;
+  p2p *sends, *recvs;
+  size_t n_sends, n_recvs, cap_sends, cap_recvs;
+  rank_colls *colls;
+  char **groups;
+  size_t n_groups;
+  int oom;
+} vstate;
+
+static void report(vstate *s, int sev, int file, int has_node, uint64_t id, uint64_t off,
+                   const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+
+static void report(vstate *s, int sev, int file, int has_node, uint64_t id, uint64_t off,
+                   const char *fmt, ...) {
+  char what[700];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  if (sev == CHAKRA_PROBLEM_WARNING) s->sum->warnings++;
+  else s->sum->errors++;
+  chakra_problem p = {sev, s->paths[file], has_node, id, off, what};
+  s->fn(s->ctx, &p);
+}
+
+static void graph_problem(void *ctx, int sev, uint64_t id, uint64_t off, const char *what) {
+  vstate *s = ctx;
+  report(s, sev == CHAKRA_ISSUE_WARNING ? CHAKRA_PROBLEM_WARNING : CHAKRA_PROBLEM_ERROR, s->cur, 1,
+         id, off, "%s", what);
+}
+
+static int push(void **v, size_t *n, size_t *cap, size_t elem, const void *x) {
+  if (*n == *cap) {
+    size_t nc = *cap ? *cap * 2 : 64;
+    void *q = realloc(*v, nc * elem);
+    if (!q) return -1;
+    *v = q;
+    *cap = nc;
+  }
+  memcpy((char *)*v + *n * elem, x, elem);
+  (*n)++;
+  return 0;
+}
+
+static uint32_t group_index(vstate *s, const char *name) {
+  /* "" and "0" both mean all ranks, as in ASTRA-sim. */
+  if (!name || !*name || strcmp(name, "0") == 0) name = "";
+  for (size_t i = 0; i < s->n_groups; i++)
+    if (strcmp(s->groups[i], name) == 0) return (uint32_t)i;
+  char **g = realloc(s->groups, (s->n_groups + 1) * sizeof *g);
+  if (!g || !(g[s->n_groups] = strdup(name))) {
+    if (g) s->groups = g;
+    s->oom = 1;
+    return 0;
+  }
+  s->groups = g;
+  return (uint32_t)s->n_groups++;
+}
+
+static void require(vstate *s, const chakra_gnode *n, uint32_t bit, const char *name, int sev) {
+  if (!(n->present & bit))
+    report(s, sev, s->cur, 1, n->id, n->offset, "%s: required attribute '%s' is missing",
+           chakra_node_type_name(n->type), name);
+}
+
+static void check_send_recv(vstate *s, const chakra_gnode *n, int is_send) {
+  require(s, n, CHAKRA_HAS_COMM_SIZE, "comm_size", CHAKRA_PROBLEM_ERROR);
+  require(s, n, is_send ? CHAKRA_HAS_COMM_DST : CHAKRA_HAS_COMM_SRC, is_send ? "comm_dst" : "comm_src",
+          CHAKRA_PROBLEM_ERROR);
+  require(s, n, CHAKRA_HAS_COMM_TAG, "comm_tag", CHAKRA_PROBLEM_WARNING);
+  uint32_t own_bit = is_send ? CHAKRA_HAS_COMM_SRC : CHAKRA_HAS_COMM_DST;
+  int32_t own = is_send ? n->comm_src : n->comm_dst;
+  if ((n->present & own_bit) && own != s->cur && s->n_files > 1)
+    report(s, CHAKRA_PROBLEM_ERROR, s->cur, 1, n->id, n->offset,
+           "%s is %d but this file is rank %d", is_send ? "comm_src" : "comm_dst", own, s->cur);
+  int32_t peer = is_send ? n->comm_dst : n->comm_src;
+  uint32_t peer_bit = is_send ? CHAKRA_HAS_COMM_DST : CHAKRA_HAS_COMM_SRC;
+  if ((n->present & peer_bit) && s->n_files > 1 && (peer < 0 || peer >= s->n_files))
+    report(s, CHAKRA_PROBLEM_ERROR, s->cur, 1, n->id, n->offset, "%s %d is not a rank of this workload (0..%d)",
+           is_send ? "comm_dst" : "comm_src", peer, s->n_files - 1);
+  p2p m = {is_send ? s->cur : peer, is_send ? peer : s->cur, n->comm_tag, n->size, n->id,
+           n->offset, s->cur};
+  if (!(n->present & peer_bit)) return;
+  if (push(is_send ? (void **)&s->sends : (void **)&s->recvs, is_send ? &s->n_sends : &s->n_recvs,
+           is_send ? &s->cap_sends : &s->cap_recvs, sizeof m, &m))
+    s->oom = 1;
+}
+
+static void check_node(vstate *s, const chakra_graph *g, const chakra_gnode *n) {
+  switch (n->type) {
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
+      require(s, n, CHAKRA_HAS_COMM_TYPE, "comm_type", CHAKRA_PROBLEM_ERROR);
+      require(s, n, CHAKRA_HAS_COMM_SIZE, "comm_size", CHAKRA_PROBLEM_ERROR);
+      if ((n->present & CHAKRA_HAS_COMM_TYPE) && n->comm_type < 0)
+        report(s, CHAKRA_PROBLEM_ERROR, s->cur, 1, n->id, n->offset,
+               "comm_type is not a CollectiveCommType value (0..9)");
+      if ((n->present & CHAKRA_HAS_COMM_TYPE) && (n->present & CHAKRA_HAS_COMM_SIZE) && n->comm_type >= 0) {
+        coll c = {group_index(s, n->pg ? g->pg_names[n->pg] : ""), n->comm_type, n->size, n->id, n->offset};
+        rank_colls *rc = &s->colls[s->cur];
+        if (push((void **)&rc->v, &rc->n, &rc->cap, sizeof c, &c)) s->oom = 1;
+      }
+      break;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE: check_send_recv(s, n, 1); break;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE: check_send_recv(s, n, 0); break;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE:
+      require(s, n, CHAKRA_HAS_TENSOR_SIZE, "tensor_size", CHAKRA_PROBLEM_ERROR);
+      break;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
+      if ((n->present & CHAKRA_HAS_NUM_OPS) != 0 && !(n->present & CHAKRA_HAS_TENSOR_SIZE))
+        report(s, CHAKRA_PROBLEM_WARNING, s->cur, 1, n->id, n->offset,
+               "num_ops without tensor_size: the roofline model cannot time this node");
+      break;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
+      break;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE:
+      report(s, CHAKRA_PROBLEM_WARNING, s->cur, 1, n->id, n->offset, "INVALID_NODE (runs as a no-op)");
+      break;
+    default:
+      report(s, CHAKRA_PROBLEM_WARNING, s->cur, 1, n->id, n->offset,
+             "node type %d is not in the schema (simulators refuse it)", n->type);
+  }
+  int is_comm = n->type >= CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE &&
+                n->type <= CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;
+  if (is_comm && (n->flags & CHAKRA_GNODE_CPU))
+    report(s, CHAKRA_PROBLEM_ERROR, s->cur, 1, n->id, n->offset,
+           "communication node with is_cpu_op = true (simulators refuse it)");
+}
+
+static void validate_file(vstate *s, int r) {
+  s->cur = r;
+  chakra_graph_options opt = {.problem = graph_problem, .problem_ctx = s};
+  chakra_graph *g;
+  chakra_error err = {0};
+  if (chakra_graph_load(&g, s->paths[r], &opt, &err)) {
+    /* The message already names the file and offset; strip the file name. */
+    const char *what = err.msg;
+    size_t plen = strlen(s->paths[r]);
+    if (strncmp(what, s->paths[r], plen) == 0 && what[plen] == ':') what += plen + 2;
+    s->sum->unreadable++;
+    report(s, CHAKRA_PROBLEM_UNREADABLE, r, 0, 0, 0, "%s", what);
+    return;
+  }
+  s->sum->nodes += g->n;
+  if (g->missing_ctrl_deps)
+    report(s, CHAKRA_PROBLEM_WARNING, r, 0, 0, 0, "%llu control deps on absent ids (ignored)",
+           (unsigned long long)g->missing_ctrl_deps);
+  if (g->self_ctrl_deps)
+    report(s, CHAKRA_PROBLEM_WARNING, r, 0, 0, 0, "%llu control deps of nodes on themselves (ignored)",
+           (unsigned long long)g->self_ctrl_deps);
+  if (g->duplicate_deps)
+    report(s, CHAKRA_PROBLEM_WARNING, r, 0, 0, 0, "%llu duplicate deps (counted once)",
+           (unsigned long long)g->duplicate_deps);
+  for (uint32_t t = 0; t < g->n; t++) check_node(s, g, &g->nodes[g->topo[t]]);
+  chakra_graph_free(g);
+}
+
+static int cmp_p2p(const void *a, const void *b) {
+  const p2p *x = a, *y = b;
+  if (x->src != y->src) return x->src < y->src ? -1 : 1;
+  if (x->dst != y->dst) return x->dst < y->dst ? -1 : 1;
+  if (x->tag != y->tag) return x->tag < y->tag ? -1 : 1;
+  if (x->size != y->size) return x->size < y->size ? -1 : 1;
+  return x->node_id < y->node_id ? -1 : x->node_id > y->node_id;
+}
+
+static void unmatched(vstate *s, const p2p *m, int is_send) {
+  if (is_send)
+    report(s, CHAKRA_PROBLEM_ERROR, m->file, 1, m->node_id, m->offset,
+           "send to rank %d (tag %d, %llu bytes) has no matching receive", m->dst, m->tag,
+           (unsigned long long)m->size);
+  else
+    report(s, CHAKRA_PROBLEM_ERROR, m->file, 1, m->node_id, m->offset,
+           "receive from rank %d (tag %d, %llu bytes) has no matching send", m->src, m->tag,
+           (unsigned long long)m->size);
+}
+
+static void match_p2p(vstate *s) {
+  qsort(s->sends, s->n_sends, sizeof *s->sends, cmp_p2p);
+  qsort(s->recvs, s->n_recvs, sizeof *s->recvs, cmp_p2p);
+  size_t i = 0, j = 0;
+  while (i < s->n_sends || j < s->n_recvs) {
+    int c = i == s->n_sends ? 1 : j == s->n_recvs ? -1 : 0;
+    if (!c) {
+      p2p a = s->sends[i], b = s->recvs[j];
+      a.node_id = b.node_id = 0;
+      c = cmp_p2p(&a, &b);
+    }
+    if (c == 0) i++, j++;
+    else if (c < 0) unmatched(s, &s->sends[i++], 1);
+    else unmatched(s, &s->recvs[j++], 0);
+  }
+}
+
+/* Compares rank r's collectives of group gi against the reference rank's. */
+static void compare_group(vstate *s, uint32_t gi, int ref, int r) {
+  const rank_colls *a = &s->colls[ref], *b = &s->colls[r];
+  size_t i = 0, j = 0, pos = 0;
+  const char *gname = s->groups[gi][0] ? s->groups[gi] : "(all ranks)";
+  for (;; pos++) {
+    while (i < a->n && a->v[i].group != gi) i++;
+    while (j < b->n && b->v[j].group != gi) j++;
+    if (i == a->n && j == b->n) return;
+    if (i == a->n || j == b->n) {
+      report(s, CHAKRA_PROBLEM_ERROR, r, j < b->n, j < b->n ? b->v[j].node_id : 0,
+             j < b->n ? b->v[j].offset : 0,
+             "group %s: this rank has %s collectives than rank %d (first difference at collective #%zu)",
+             gname, j == b->n ? "fewer" : "more", ref, pos);
+      return;
+    }
+    const coll *x = &a->v[i++], *y = &b->v[j++];
+    if (x->type != y->type || x->size != y->size) {
+      report(s, CHAKRA_PROBLEM_ERROR, r, 1, y->node_id, y->offset,
+             "group %s: collective #%zu is %s of %llu bytes, but rank %d has %s of %llu bytes (node %llu)",
+             gname, pos, chakra_comm_type_name(y->type), (unsigned long long)y->size, ref,
+             chakra_comm_type_name(x->type), (unsigned long long)x->size, (unsigned long long)x->node_id);
+      return;
+    }
+  }
+}
+
+static int rank_has_group(const rank_colls *c, uint32_t gi) {
+  for (size_t i = 0; i < c->n; i++)
+    if (c->v[i].group == gi) return 1;
+  return 0;
+}
+
+static void match_collectives(vstate *s) {
+  for (uint32_t gi = 0; gi < s->n_groups; gi++) {
+    int all = s->groups[gi][0] == 0;
+    int ref = -1;
+    for (int r = 0; r < s->n_files; r++) {
+      if (!all && !rank_has_group(&s->colls[r], gi)) continue;
+      if (ref < 0) ref = r;
+      else compare_group(s, gi, ref, r);
+    }
+  }
+}
+
+int chakra_validate(char *const *paths, int n, chakra_problem_fn fn, void *ctx,
+                    chakra_validate_summary *sum, chakra_error *err) {
+  memset(sum, 0, sizeof *sum);
+  vstate s = {.paths = paths, .n_files = n, .fn = fn, .ctx = ctx, .sum = sum};
+  s.colls = calloc(n ? (size_t)n : 1, sizeof *s.colls);
+  if (!s.colls) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (int r = 0; r < n && !s.oom; r++) {
+    validate_file(&s, r);
+    sum->files++;
+  }
+  if (n > 1 && !s.oom && !sum->unreadable) {
+    match_p2p(&s);
+    match_collectives(&s);
+  }
+  for (int r = 0; r < n; r++) free(s.colls[r].v);
+  for (size_t i = 0; i < s.n_groups; i++) free(s.groups[i]);
+  free(s.groups);
+  free(s.colls);
+  free(s.sends);
+  free(s.recvs);
+  return s.oom ? chakra_error_set(err, CHAKRA_ENOMEM, "out of memory") : 0;
+}
