@@ -18,6 +18,7 @@ static const command commands[] = {
 
     {"validate", cmd_validate, "check traces: framing, ids, deps, cycles, attributes, cross-rank matching"},
     {"stats", cmd_stats, "per-rank and total statistics of a workload"},
+    {"sim", cmd_sim, "simulate per-rank traces on a modelled system (ASTRA-sim compatible)"},
     {"gen", cmd_gen, "generate workloads (microbench: one collective per rank)"},
 };
 

@@ -1,0 +1,153 @@
+/* cmd_sim.c - chakra sim: ASTRA-sim-compatible simulation of per-rank ETs. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "chakra/sim.h"
+#include "cli.h"
+
+static const char usage[] =
+    "usage: chakra sim --workload-configuration=PREFIX --system-configuration=SYS.json\n"
+    "                  --network-configuration=NET.yml [--remote-memory-configuration=MEM.json]\n"
+    "                  [--comm-group-configuration=GROUPS.json] [--network-model=aware|unaware]\n"
+    "                  [--num-queues-per-dim=N] [--injection-scale=X] [options]\n"
+    "\n"
+    "Simulates the per-rank traces PREFIX.0.et .. PREFIX.<N-1>.et (N = product of the\n"
+    "network's npus_count) on the modelled system and prints, per rank, the line\n"
+    "ASTRA-sim prints:  sys[R] finished, T cycles, exposed communication E cycles.\n"
+    "followed by its statistics lines. 1 cycle = 1 ns. Options take '=VALUE' or a\n"
+    "separate argument.\n"
+    "\n"
+    "  --workload-configuration      trace prefix (required)\n"
+    "  --system-configuration        system JSON (required)\n"
+    "  --network-configuration       network YAML (required)\n"
+    "  --remote-memory-configuration remote memory JSON (default: none)\n"
+    "  --comm-group-configuration    communicator groups JSON\n"
+    "  --network-model               aware (default) or unaware\n"
+    "  --num-queues-per-dim          scheduling queues per dimension (default 1)\n"
+    "  --injection-scale             multiplies endpoint-delay (default 1)\n"
+    "  --rendezvous-protocol         true|false (true is not supported yet)\n"
+    "  --logging-folder, --logging-configuration, --comm-scale, --compute-scale\n"
+    "                                accepted for ASTRA-sim compatibility; no effect\n"
+    "  -q, --quiet                   only the 'finished' lines\n"
+    "\n"
+    "Exit status: 0 when every rank finished; 1 when some could not (a report of\n"
+    "the stuck ranks and unmatched messages goes to stderr); 2 bad input.\n";
+
+typedef struct sim_args {
+  chakra_sim_options o;
+  int quiet;
+} sim_args;
+
+static int set_opt(sim_args *a, const char *key, const char *val) {
+  chakra_sim_options *o = &a->o;
+  char *end;
+  if (strcmp(key, "workload-configuration") == 0) o->workload = val;
+  else if (strcmp(key, "system-configuration") == 0) o->system = val;
+  else if (strcmp(key, "network-configuration") == 0) o->network = val;
+  else if (strcmp(key, "remote-memory-configuration") == 0) o->remote_memory = val;
+  else if (strcmp(key, "comm-group-configuration") == 0) o->comm_groups = val;
+  else if (strcmp(key, "network-model") == 0) {
+    if (strcmp(val, "aware") == 0) o->network_model = CHAKRA_NET_AWARE;
+    else if (strcmp(val, "unaware") == 0) o->network_model = CHAKRA_NET_UNAWARE;
+    else return cli_error("sim: --network-model '%s': expected aware or unaware", val), 2;
+  } else if (strcmp(key, "num-queues-per-dim") == 0) {
+    long v = strtol(val, &end, 10);
+    if (*end || v < 1 || v > 64) return cli_error("sim: --num-queues-per-dim '%s': expected 1..64", val), 2;
+    o->queues_per_dim = (uint32_t)v;
+  } else if (strcmp(key, "injection-scale") == 0) {
+    double v = strtod(val, &end);
+    if (*end || !(v > 0)) return cli_error("sim: --injection-scale '%s': expected a positive number", val), 2;
+    o->injection_scale = v;
+  } else if (strcmp(key, "rendezvous-protocol") == 0) {
+    if (strcasecmp(val, "true") == 0 || strcmp(val, "1") == 0) o->rendezvous = 1;
+    else if (strcasecmp(val, "false") == 0 || strcmp(val, "0") == 0) o->rendezvous = 0;
+    else return cli_error("sim: --rendezvous-protocol '%s': expected true or false", val), 2;
+  } else if (strcmp(key, "logging-folder") == 0 || strcmp(key, "logging-configuration") == 0 ||
+             strcmp(key, "comm-scale") == 0 || strcmp(key, "compute-scale") == 0) {
+    cli_warn("sim: --%s has no effect in chakra sim", key);
+  } else {
+    return cli_error("sim: unknown option '--%s'\n%s", key, usage), 2;
+  }
+  return 0;
+}
+
+static void print_rank(uint32_t r, const chakra_sim_rank *k, int quiet) {
+  printf("sys[%u] finished, %llu cycles, exposed communication %llu cycles.\n", r,
+         (unsigned long long)k->finish_ns, (unsigned long long)k->exposed_comm_ns);
+  if (quiet) return;
+  static const char *const cat[CHAKRA_CAT_N] = {"GPU", "CPU", "Comm", "Remote mem", "Invalid"};
+  static const int order[CHAKRA_CAT_N] = {CHAKRA_CAT_CPU, CHAKRA_CAT_GPU, CHAKRA_CAT_COMM, CHAKRA_CAT_MEM, CHAKRA_CAT_INVALID};
+  printf("sys[%u], Wall time: %llu\n", r, (unsigned long long)k->wall_ns);
+  for (int i = 0; i < CHAKRA_CAT_N; i++)
+    if (k->busy_ns[order[i]]) printf("sys[%u], %s time: %llu\n", r, cat[order[i]], (unsigned long long)k->busy_ns[order[i]]);
+  uint64_t both = k->busy_ns[CHAKRA_CAT_GPU] + k->busy_ns[CHAKRA_CAT_COMM];
+  if (both > k->wall_ns)
+    printf("sys[%u], Total compute-communication overlap: %llu\n", r, (unsigned long long)(both - k->wall_ns));
+}
+
+static int cmp_finish(const void *a, const void *b, void *ctx) {
+  const chakra_sim_rank *r = ctx;
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  if (r[x].finish_ns != r[y].finish_ns) return r[x].finish_ns < r[y].finish_ns ? -1 : 1;
+  return x < y ? -1 : x > y;
+}
+
+int cmd_sim(int argc, char **argv) {
+  sim_args a;
+  memset(&a, 0, sizeof a);
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    if (cli_is_help(arg)) {
+      fputs(usage, stdout);
+      return 0;
+    }
+    if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) {
+      a.quiet = 1;
+      continue;
+    }
+    if (strncmp(arg, "--", 2) != 0) {
+      cli_error("sim: unexpected argument '%s'\n%s", arg, usage);
+      return 2;
+    }
+    char key[64];
+    const char *eq = strchr(arg, '='), *val;
+    size_t kl = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+    if (kl >= sizeof key) kl = sizeof key - 1;
+    memcpy(key, arg + 2, kl);
+    key[kl] = 0;
+    if (eq) val = eq + 1;
+    else if (i + 1 < argc) val = argv[++i];
+    else {
+      cli_error("sim: --%s needs a value", key);
+      return 2;
+    }
+    int rc = set_opt(&a, key, val);
+    if (rc) return rc;
+  }
+  if (!a.o.workload || !a.o.system || !a.o.network) {
+    cli_error("sim: --workload-configuration, --system-configuration and --network-configuration are required\n%s", usage);
+    return 2;
+  }
+  chakra_sim_result res;
+  chakra_error err = {0};
+  if (chakra_sim_run(&a.o, &res, cli_warn_cb, NULL, &err)) {
+    cli_error("%s", err.msg);
+    return 2;
+  }
+  uint32_t *order = malloc(res.npus * sizeof *order);
+  uint32_t n = 0;
+  for (uint32_t r = 0; order && r < res.npus; r++)
+    if (res.ranks[r].finished) order[n++] = r;
+  if (order) qsort_r(order, n, sizeof *order, cmp_finish, res.ranks);
+  for (uint32_t k = 0; order && k < n; k++) print_rank(order[k], &res.ranks[order[k]], a.quiet);
+  free(order);
+  int status = 0;
+  if (res.n_stuck) {
+    cli_error("sim: %u of %u ranks did not finish (deadlock or unmatched communication):", res.npus - n, res.npus);
+    for (uint32_t i = 0; i < res.n_stuck; i++) fprintf(stderr, "  %s\n", res.stuck[i]);
+    status = 1;
+  }
+  chakra_sim_result_free(&res);
+  return status;
+}

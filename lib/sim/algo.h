@@ -1,0 +1,75 @@
+/* algo.h - one phase of a built-in collective algorithm on one NPU
+ * (private).
+ *
+ * Ring, direct and halving-doubling share ASTRA-sim's packet engine: P
+ * packets in flight, each waiting the endpoint delay (plus the local
+ * reduction cost when it carries reduced data) before it may be sent; every
+ * send posts the receive of the next expected message, every receipt
+ * inserts a packet. The double binary tree has its own up/down schedule.
+ * When the phase is over the engine calls sys_phase_done(). */
+#ifndef CHAKRA_SIM_ALGO_H
+#define CHAKRA_SIM_ALGO_H
+
+#include "core.h"
+
+/* The NPUs of one logical ring (or tree) as seen from one member. */
+typedef struct lring {
+  uint32_t n, idx;              /* members, own position */
+  uint32_t base, stride;        /* member k = base + k * stride ... */
+  const uint32_t *members;      /* ... or members[k] for group rings */
+} lring;
+
+static inline uint32_t lring_member(const lring *r, uint32_t k) {
+  return r->members ? r->members[k] : r->base + k * r->stride;
+}
+
+typedef struct phase_spec {
+  sim_algo algo;
+  int type;                     /* SIM_AR, SIM_AG, SIM_RS, SIM_A2A */
+  int dim;                      /* network dimension (queue choice) */
+  lring ring;
+  uint64_t in_bytes;
+  int queue;
+  int dir;                      /* +1 clockwise, -1 anticlockwise */
+  uint64_t ep;                  /* endpoint delay per packet */
+  int group_ring;               /* ring of a proper-subset group */
+  int tree;                     /* double binary tree: 0 max, 1 min */
+} phase_spec;
+
+typedef struct pkt {
+  uint32_t dst, src;
+  uint64_t bytes;
+} pkt;
+
+struct stream;
+
+typedef struct algo_run {
+  struct stream *st;
+  const phase_spec *ph;
+  uint32_t me;
+  uint64_t tag;
+  uint64_t msg;                 /* ring/direct message size */
+  int P, NZ;
+  uint32_t sends_left, received;
+  int free_, zero_left, nonzero_left, toggle;
+  pkt *fifo;
+  uint32_t fifo_head, fifo_n, fifo_cap;
+  uint32_t dst_off, src_off;    /* direct: next peers */
+  uint64_t hd_size;             /* halving-doubling: next size and distance */
+  uint32_t hd_dist;
+  int hd_grow;                  /* 1: distance doubles, 0: halves */
+  /* double binary tree */
+  int role;                     /* 0 leaf, 1 inner, 2 top */
+  uint32_t parent, child[2];
+  int waits_left, got_parent;
+} algo_run;
+
+void algo_start(sim *s, algo_run *r, struct stream *st, const phase_spec *ph, uint32_t me, uint64_t tag);
+void algo_free(algo_run *r);
+/* Output size of a phase of type `type` with input c on n NPUs. */
+uint64_t algo_out_bytes(int type, uint64_t c, uint32_t n);
+
+/* Implemented by sys.c: the phase of st has finished. */
+void sys_phase_done(sim *s, struct stream *st);
+
+#endif

@@ -1,0 +1,99 @@
+/* config.h - the simulator's input files, parsed and checked (private).
+ *
+ * ASTRA-sim's formats with its units: system JSON, network YAML, remote
+ * memory JSON, comm-group JSON, per-node custom YAML. Every mistake is an
+ * error naming the file and the key (and the line for YAML): unknown keys,
+ * missing required keys, list lengths that disagree, bad values. Keys the
+ * reference reads but ignores are accepted with a warning. */
+#ifndef CHAKRA_SIM_CONFIG_H
+#define CHAKRA_SIM_CONFIG_H
+
+#include <stdint.h>
+
+#include "chakra/error.h"
+#include "chakra/json.h"
+
+#define SIM_MAX_DIMS 8
+
+enum { TOPO_RING, TOPO_FULLY_CONNECTED, TOPO_SWITCH };
+
+typedef struct sim_net_config {
+  int dims;
+  int topo[SIM_MAX_DIMS];
+  uint32_t npus[SIM_MAX_DIMS];
+  double bandwidth[SIM_MAX_DIMS]; /* GB/s with GB = 2^30 bytes, as the reference */
+  double latency[SIM_MAX_DIMS];   /* ns */
+  uint64_t total_npus;
+} sim_net_config;
+
+enum { ALGO_RING, ALGO_DIRECT, ALGO_HALVING_DOUBLING, ALGO_DOUBLE_BINARY_TREE };
+
+typedef struct sim_algo {
+  int kind;    /* ALGO_* */
+  int window;  /* direct: parallel peers, 0 = all */
+  int one;     /* one* variant: one ring of all NPUs */
+} sim_algo;
+
+/* Collective types the simulator runs natively, in CollectiveCommType order
+ * of their config keys. */
+enum { SIM_AR, SIM_AG, SIM_RS, SIM_A2A, SIM_NCOLL };
+
+typedef struct sim_coll_impl {
+  int n;                      /* entries in the native list (0 = not given) */
+  sim_algo algo[SIM_MAX_DIMS];
+  char *custom;               /* *-implementation-custom prefix, resolved */
+} sim_coll_impl;
+
+enum { POLICY_LIFO, POLICY_FIFO, POLICY_EXPLICIT };
+
+typedef struct sim_sys_config {
+  int policy;
+  int local_bw_aware;
+  double endpoint_delay;      /* ns per packet before --injection-scale */
+  uint32_t active_chunks;
+  uint32_t splits;            /* 0 = not given */
+  double local_mem_bw;        /* GB/s, GB = 10^9 */
+  double peak_perf;           /* TFLOP/s */
+  int roofline, replay_only, trace_enabled, track_local_mem;
+  sim_coll_impl impl[SIM_NCOLL];
+  /* per-node custom implementations (workload node id -> prefix) */
+  uint64_t *per_node_ids;
+  char **per_node_prefix;
+  int n_per_node;
+} sim_sys_config;
+
+enum { MEM_NONE, MEM_PER_NPU, MEM_PER_NODE, MEM_POOL };
+
+typedef struct sim_mem_config {
+  int type;
+  double latency;             /* ns */
+  double bandwidth;           /* bytes per ns */
+  uint32_t num_nodes, npus_per_node;
+} sim_mem_config;
+
+typedef struct sim_group {
+  char *name;                 /* key in the file ("1") or PyTorch pg_name */
+  uint32_t *members;          /* in file order */
+  uint32_t n;
+} sim_group;
+
+typedef struct sim_groups {
+  sim_group *v;
+  int n;
+} sim_groups;
+
+int sim_config_network(const char *path, sim_net_config *out, chakra_error *err);
+/* Paths inside the system file are tried against cwd, then against the
+ * file's folder. warn may be NULL. */
+int sim_config_system(const char *path, sim_sys_config *out, chakra_warn_fn warn, void *ctx,
+                      chakra_error *err);
+int sim_config_memory(const char *path, sim_mem_config *out, chakra_error *err);
+int sim_config_groups(const char *path, uint64_t npus, sim_groups *out, chakra_error *err);
+void sim_config_system_free(sim_sys_config *c);
+void sim_config_groups_free(sim_groups *g);
+
+/* Resolves a trace prefix: as given if PREFIX.0.et exists relative to the
+ * working directory, else relative to base_dir. Returns a malloc'd string. */
+char *sim_config_resolve_prefix(const char *prefix, const char *base_dir);
+
+#endif

@@ -1,0 +1,188 @@
+/* custom.c - algorithm ETs as collectives; see custom.h. */
+#include "custom.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chakra/graph.h"
+#include "net.h"
+
+enum { CK_SEND, CK_RECV, CK_COMP };
+
+typedef struct calgo {   /* one algorithm file, as loaded */
+  char *prefix;
+  uint32_t pos, n;
+  uint8_t *kind;
+  uint32_t *peer;        /* algorithm rank */
+  uint64_t *value;       /* bytes or ns */
+  int32_t *tag;
+  uint32_t *indeg, *child_off, *children;
+} calgo;
+
+struct custom_lib {
+  calgo *v;
+  size_t n, cap;
+};
+
+typedef struct crun {    /* one NPU's run of one collective */
+  const calgo *a;
+  uint32_t rank, left;
+  const uint32_t *members;
+  uint32_t *indeg;
+  void *coll;
+} crun;
+
+int custom_lib_init(sim *s, custom_lib **out) {
+  *out = calloc(1, sizeof **out);
+  return *out ? 0 : chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+}
+
+void custom_lib_free(custom_lib *lib) {
+  if (!lib) return;
+  for (size_t i = 0; i < lib->n; i++) {
+    calgo *a = &lib->v[i];
+    free(a->prefix), free(a->kind), free(a->peer), free(a->value), free(a->tag);
+    free(a->indeg), free(a->child_off), free(a->children);
+  }
+  free(lib->v);
+  free(lib);
+}
+
+static int calgo_fill(sim *s, calgo *a, const chakra_graph *g, const char *path, uint32_t n_members) {
+  a->n = (uint32_t)g->n;
+  size_t n = g->n ? g->n : 1, m = g->child_off[g->n] ? g->child_off[g->n] : 1;
+  a->kind = malloc(n);
+  a->peer = malloc(n * sizeof *a->peer);
+  a->value = malloc(n * sizeof *a->value);
+  a->tag = malloc(n * sizeof *a->tag);
+  a->indeg = malloc(n * sizeof *a->indeg);
+  a->child_off = malloc((n + 1) * sizeof *a->child_off);
+  a->children = malloc(m * sizeof *a->children);
+  if (!a->kind || !a->peer || !a->value || !a->tag || !a->indeg || !a->child_off || !a->children)
+    return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+  for (uint32_t i = 0; i < g->n; i++) {
+    const chakra_gnode *x = &g->nodes[i];
+    a->indeg[i] = g->dep_off[i + 1] - g->dep_off[i];
+    a->tag[i] = x->comm_tag;
+    a->value[i] = x->size;
+    a->peer[i] = 0;
+    if (x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE) {
+      a->kind[i] = CK_COMP;
+      a->value[i] = x->duration_micros ? x->duration_micros * 1000 : 1;
+      continue;
+    }
+    int send = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
+    if (!send && x->type != CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE)
+      return chakra_error_set(s->err, CHAKRA_EINVAL, "%s: node %llu: custom collectives may hold only send, receive and compute nodes",
+                              path, (unsigned long long)x->id);
+    uint32_t bit = send ? CHAKRA_HAS_COMM_DST : CHAKRA_HAS_COMM_SRC;
+    int32_t peer = send ? x->comm_dst : x->comm_src;
+    if (!(x->present & bit) || !(x->present & CHAKRA_HAS_COMM_SIZE) || peer < 0 || (uint32_t)peer >= n_members)
+      return chakra_error_set(s->err, CHAKRA_EINVAL, "%s: node %llu: %s and comm_size must name an algorithm rank in 0..%u and a size",
+                              path, (unsigned long long)x->id, send ? "comm_dst" : "comm_src", n_members - 1);
+    a->kind[i] = send ? CK_SEND : CK_RECV;
+    a->peer[i] = (uint32_t)peer;
+  }
+  memcpy(a->child_off, g->child_off, (g->n + 1) * sizeof *a->child_off);
+  memcpy(a->children, g->children, g->child_off[g->n] * sizeof *a->children);
+  return 0;
+}
+
+static const calgo *calgo_get(sim *s, custom_lib *lib, const char *prefix, uint32_t pos, uint32_t n_members) {
+  for (size_t i = 0; i < lib->n; i++)
+    if (lib->v[i].pos == pos && strcmp(lib->v[i].prefix, prefix) == 0) return &lib->v[i];
+  if (lib->n == lib->cap) {
+    size_t nc = lib->cap ? lib->cap * 2 : 16;
+    calgo *v = realloc(lib->v, nc * sizeof *v);
+    if (!v) return NULL;
+    lib->v = v;
+    lib->cap = nc;
+  }
+  size_t plen = strlen(prefix) + 24;
+  char *path = malloc(plen);
+  if (!path) return NULL;
+  snprintf(path, plen, "%s.%u.et", prefix, pos);
+  chakra_graph *g;
+  int rc = chakra_graph_load(&g, path, NULL, s->err);
+  if (rc) {
+    chakra_error_prefix(s->err, "custom collective: ");
+    free(path);
+    return NULL;
+  }
+  calgo *a = &lib->v[lib->n];
+  memset(a, 0, sizeof *a);
+  a->prefix = strdup(prefix);
+  a->pos = pos;
+  rc = calgo_fill(s, a, g, path, n_members);
+  chakra_graph_free(g);
+  free(path);
+  lib->n++; /* kept even on error so that it is freed */
+  return rc || !a->prefix ? NULL : a;
+}
+
+static void crun_issue(sim *s, crun *r, uint32_t i);
+
+static void crun_node_done(sim *s, void *obj, uint64_t i) {
+  crun *r = obj;
+  const calgo *a = r->a;
+  for (uint32_t k = a->child_off[i]; k < a->child_off[i + 1]; k++)
+    if (--r->indeg[a->children[k]] == 0) crun_issue(s, r, a->children[k]);
+  if (--r->left == 0) {
+    void *coll = r->coll;
+    free(r->indeg);
+    free(r);
+    sys_custom_done(s, coll);
+  }
+}
+
+static void crun_issue(sim *s, crun *r, uint32_t i) {
+  const calgo *a = r->a;
+  uint32_t peer = r->members ? r->members[a->peer[i]] : a->peer[i];
+  switch (a->kind[i]) {
+    case CK_COMP:
+      eventq_npu_after(&s->q, r->rank, a->value[i], crun_node_done, r, i);
+      break;
+    case CK_SEND:
+      net_send(s, r->rank, peer, a->value[i], NET_TAG_NATIVE | (uint32_t)a->tag[i], crun_node_done, r, i);
+      break;
+    default:
+      net_recv(s, r->rank, peer, a->value[i], NET_TAG_NATIVE | (uint32_t)a->tag[i], crun_node_done, r, i);
+  }
+}
+
+void custom_run(sim *s, custom_lib *lib, const char *prefix, uint32_t rank, const uint32_t *members,
+                uint32_t n_members, uint64_t node_id, void *coll) {
+  uint32_t pos = rank;
+  if (members) {
+    pos = 0;
+    while (pos < n_members && members[pos] != rank) pos++;
+  }
+  const calgo *a = calgo_get(s, lib, prefix, pos, n_members);
+  if (!a) {
+    if (!s->failed) { /* s->err holds the loader's message; keep it, add the node */
+      char why[sizeof s->err->msg];
+      snprintf(why, sizeof why, "%s", s->err->msg[0] ? s->err->msg : "out of memory");
+      sim_fail(s, s->err->code ? s->err->code : CHAKRA_ENOMEM, "%s (collective node %llu)", why,
+               (unsigned long long)node_id);
+    }
+    return;
+  }
+  crun *r = calloc(1, sizeof *r);
+  uint32_t *indeg = r ? malloc((a->n ? a->n : 1) * sizeof *indeg) : NULL;
+  if (!indeg) {
+    free(r);
+    s->q.oom = 1;
+    return;
+  }
+  memcpy(indeg, a->indeg, a->n * sizeof *indeg);
+  *r = (crun){a, rank, a->n, members, indeg, coll};
+  if (a->n == 0) {
+    free(indeg);
+    free(r);
+    sys_custom_done(s, coll);
+    return;
+  }
+  for (uint32_t i = 0; i < a->n; i++)
+    if (a->indeg[i] == 0) crun_issue(s, r, i);
+}

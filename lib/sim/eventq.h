@@ -1,0 +1,64 @@
+/* eventq.h - the simulator's clock: one global queue of timed events, plus
+ * ASTRA-sim's per-NPU batching (private).
+ *
+ * Events with equal time run in the order they were scheduled. Work an NPU
+ * registers for time t through eventq_npu_after() is appended to that NPU's
+ * batch for t; only the first registration for (NPU, t) queues a global
+ * event, and when it fires the whole batch runs in registration order,
+ * including work appended while it runs. The reference breaks ties this
+ * way, and congested links see messages in exactly that order. */
+#ifndef CHAKRA_SIM_EVENTQ_H
+#define CHAKRA_SIM_EVENTQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sim;
+typedef void (*sim_fn)(struct sim *s, void *obj, uint64_t arg);
+
+typedef struct sim_event {
+  uint64_t time, seq;
+  sim_fn fn;
+  void *obj;
+  uint64_t arg;
+} sim_event;
+
+typedef struct batch_cb {
+  sim_fn fn;
+  void *obj;
+  uint64_t arg;
+  uint32_t next;
+} batch_cb;
+
+typedef struct npu_batch {
+  uint64_t time;
+  uint32_t head, tail;
+} npu_batch;
+
+typedef struct npu_batches {
+  npu_batch *v;
+  uint32_t n, cap;
+} npu_batches;
+
+typedef struct eventq {
+  sim_event *heap;
+  size_t n, cap;
+  uint64_t seq, now, fired;
+  batch_cb *pool;       /* batched callbacks; index 0 unused (= end of list) */
+  uint32_t pool_n, pool_cap, pool_free;
+  npu_batches *npus;    /* per NPU */
+  uint32_t n_npus;
+  int oom;              /* an allocation failed; the run must stop */
+} eventq;
+
+int eventq_init(eventq *q, uint32_t npus);
+void eventq_free(eventq *q);
+/* Schedules fn(obj, arg) as a global event at absolute time t (>= now). */
+void eventq_at(eventq *q, uint64_t t, sim_fn fn, void *obj, uint64_t arg);
+/* Schedules fn on npu's batch for now + delay. */
+void eventq_npu_after(eventq *q, uint32_t npu, uint64_t delay, sim_fn fn, void *obj, uint64_t arg);
+/* Runs events until the queue is empty; s is passed to every callback.
+ * progress (may be NULL) is called about every 2^20 events. */
+void eventq_run(eventq *q, struct sim *s, void (*progress)(struct sim *s));
+
+#endif

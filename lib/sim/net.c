@@ -1,0 +1,374 @@
+/* net.c - matching and the two analytical network models; see net.h. */
+#include "net.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct net_msg {
+  uint32_t src, dst;
+  uint64_t bytes, tag;
+  sim_fn cb;
+  void *obj;
+  uint64_t arg;
+  uint32_t cur;        /* aware: the NPU the message is at */
+  int8_t at_switch;    /* aware: -1, or the dimension whose switch holds it */
+  uint32_t next;       /* link queue / free list */
+} net_msg;
+
+typedef struct recv_wait {
+  sim_fn cb;
+  void *obj;
+  uint64_t arg;
+  uint32_t next;
+} recv_wait;
+
+/* One (tag, src, dst, bytes) key with messages or receives waiting. */
+typedef struct match_slot {
+  uint64_t tag, bytes;
+  uint32_t src, dst;
+  uint32_t arrived;        /* messages arrived with no receive yet */
+  uint32_t head, tail;     /* receives posted with no message yet */
+  uint32_t used;
+} match_slot;
+
+typedef struct link {
+  double latency, bw;      /* ns, bytes per ns */
+  int busy;
+  uint32_t head, tail;     /* waiting messages */
+} link;
+
+typedef struct net {
+  double bw[SIM_MAX_DIMS]; /* bytes per ns */
+  net_msg *msgs;
+  uint32_t n_msgs, cap_msgs, free_msgs;
+  recv_wait *waits;
+  uint32_t n_waits, cap_waits, free_waits;
+  match_slot *slots;
+  size_t mask, used;
+  link *links;
+  uint64_t link_base[SIM_MAX_DIMS];
+} net;
+
+/* ---- pools ---- */
+
+static uint32_t msg_alloc(sim *s) {
+  net *n = s->net;
+  if (n->free_msgs) {
+    uint32_t i = n->free_msgs;
+    n->free_msgs = n->msgs[i].next;
+    return i;
+  }
+  if (n->n_msgs >= n->cap_msgs) {
+    uint32_t nc = n->cap_msgs ? n->cap_msgs * 2 : 1024;
+    net_msg *m = realloc(n->msgs, nc * sizeof *m);
+    if (!m) return s->q.oom = 1, 0;
+    n->msgs = m;
+    n->cap_msgs = nc;
+  }
+  return n->n_msgs++;
+}
+
+static void msg_free(net *n, uint32_t i) {
+  n->msgs[i].next = n->free_msgs;
+  n->free_msgs = i;
+}
+
+static uint32_t wait_alloc(sim *s) {
+  net *n = s->net;
+  if (n->free_waits) {
+    uint32_t i = n->free_waits;
+    n->free_waits = n->waits[i].next;
+    return i;
+  }
+  if (n->n_waits >= n->cap_waits) {
+    uint32_t nc = n->cap_waits ? n->cap_waits * 2 : 1024;
+    recv_wait *w = realloc(n->waits, nc * sizeof *w);
+    if (!w) return s->q.oom = 1, 0;
+    n->waits = w;
+    n->cap_waits = nc;
+  }
+  return n->n_waits++;
+}
+
+/* ---- matching table: open addressing, backward-shift deletion ---- */
+
+static size_t key_hash(uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes) {
+  uint64_t h = tag * 0x9e3779b97f4a7c15ull ^ ((uint64_t)src << 32 | dst) * 0xc2b2ae3d27d4eb4full ^
+               bytes * 0x165667b19e3779f9ull;
+  h ^= h >> 29;
+  return (size_t)(h * 0xbf58476d1ce4e5b9ull >> 7);
+}
+
+static int table_grow(net *n) {
+  size_t ncap = n->slots ? (n->mask + 1) * 2 : 1024;
+  match_slot *ns = calloc(ncap, sizeof *ns);
+  if (!ns) return -1;
+  for (size_t i = 0; n->slots && i <= n->mask; i++) {
+    match_slot *o = &n->slots[i];
+    if (!o->used) continue;
+    size_t h = key_hash(o->tag, o->src, o->dst, o->bytes) & (ncap - 1);
+    while (ns[h].used) h = (h + 1) & (ncap - 1);
+    ns[h] = *o;
+  }
+  free(n->slots);
+  n->slots = ns;
+  n->mask = ncap - 1;
+  return 0;
+}
+
+static match_slot *slot_get(sim *s, uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes) {
+  net *n = s->net;
+  if ((n->used + 1) * 2 > n->mask + 1 && table_grow(n)) return s->q.oom = 1, NULL;
+  size_t h = key_hash(tag, src, dst, bytes) & n->mask;
+  for (;; h = (h + 1) & n->mask) {
+    match_slot *m = &n->slots[h];
+    if (!m->used) {
+      *m = (match_slot){tag, bytes, src, dst, 0, 0, 0, 1};
+      n->used++;
+      return m;
+    }
+    if (m->tag == tag && m->src == src && m->dst == dst && m->bytes == bytes) return m;
+  }
+}
+
+static void slot_release(net *n, match_slot *m) {
+  if (m->arrived || m->head) return;
+  size_t i = (size_t)(m - n->slots);
+  n->used--;
+  for (size_t j = (i + 1) & n->mask;; j = (j + 1) & n->mask) {
+    match_slot *c = &n->slots[j];
+    if (!c->used) break;
+    size_t home = key_hash(c->tag, c->src, c->dst, c->bytes) & n->mask;
+    /* c may move to i if i lies cyclically in [home, j). */
+    if (((j - home) & n->mask) >= ((j - i) & n->mask)) {
+      n->slots[i] = *c;
+      i = j;
+    }
+  }
+  n->slots[i].used = 0;
+}
+
+/* ---- delivery ---- */
+
+static void deliver(sim *s, uint32_t mi) {
+  net *n = s->net;
+  net_msg m = n->msgs[mi];
+  msg_free(n, mi);
+  if (m.cb) m.cb(s, m.obj, m.arg);
+  match_slot *sl = slot_get(s, m.tag, m.src, m.dst, m.bytes);
+  if (!sl) return;
+  if (!sl->head) {
+    sl->arrived++;
+    return;
+  }
+  uint32_t wi = sl->head;
+  recv_wait w = n->waits[wi];
+  sl->head = w.next;
+  if (!sl->head) sl->tail = 0;
+  n->waits[wi].next = n->free_waits;
+  n->free_waits = wi;
+  slot_release(n, sl);
+  w.cb(s, w.obj, w.arg);
+}
+
+static void on_arrival_unaware(sim *s, void *obj, uint64_t mi) {
+  (void)obj;
+  deliver(s, (uint32_t)mi);
+}
+
+static uint32_t ring_hops(uint32_t a, uint32_t b, uint32_t n) {
+  uint32_t d = a > b ? a - b : b - a;
+  return d < n - d ? d : n - d;
+}
+
+static uint64_t unaware_delay(sim *s, uint32_t src, uint32_t dst, uint64_t bytes) {
+  int d = 0;
+  while (d < s->net_cfg.dims - 1 && sim_coord(s, src, d) == sim_coord(s, dst, d)) d++;
+  uint32_t a = sim_coord(s, src, d), b = sim_coord(s, dst, d);
+  double hops;
+  switch (s->net_cfg.topo[d]) {
+    case TOPO_RING: hops = ring_hops(a, b, s->net_cfg.npus[d]); break;
+    case TOPO_FULLY_CONNECTED: hops = 1; break;
+    default: hops = 2; break;
+  }
+  if (src == dst) hops = 0;
+  return (uint64_t)floor(hops * s->net_cfg.latency[d] + (double)bytes / s->net->bw[d]);
+}
+
+/* ---- congestion-aware links ---- */
+
+static uint64_t instance_of(const sim *s, uint32_t id, int d) {
+  uint64_t off = s->offset[d], n = s->net_cfg.npus[d];
+  return (id / (off * n)) * off + id % off;
+}
+
+/* Picks the next link for a message at its current device, or returns
+ * UINT64_MAX when it has reached its destination. */
+static uint64_t next_link(sim *s, net_msg *m) {
+  net *n = s->net;
+  if (m->at_switch >= 0) {
+    int d = m->at_switch;
+    uint64_t inst = instance_of(s, m->cur, d);
+    uint32_t to = sim_coord(s, m->dst, d);
+    m->cur = m->cur - sim_coord(s, m->cur, d) * s->offset[d] + to * s->offset[d];
+    m->at_switch = -1;
+    return n->link_base[d] + (inst * s->net_cfg.npus[d] + to) * 2 + 1;
+  }
+  int d = 0;
+  while (d < s->net_cfg.dims && sim_coord(s, m->cur, d) == sim_coord(s, m->dst, d)) d++;
+  if (d == s->net_cfg.dims) return UINT64_MAX;
+  uint32_t nd = s->net_cfg.npus[d], a = sim_coord(s, m->cur, d), b = sim_coord(s, m->dst, d);
+  uint64_t inst = instance_of(s, m->cur, d);
+  uint32_t base = m->cur - a * s->offset[d];
+  switch (s->net_cfg.topo[d]) {
+    case TOPO_RING: {
+      uint32_t fwd = (b + nd - a) % nd;
+      int cw = fwd <= nd - fwd; /* shorter way; ties go clockwise */
+      uint32_t next = cw ? (a + 1) % nd : (a + nd - 1) % nd;
+      m->cur = base + next * s->offset[d];
+      return n->link_base[d] + (inst * nd + a) * 2 + (cw ? 0 : 1);
+    }
+    case TOPO_FULLY_CONNECTED:
+      m->cur = base + b * s->offset[d];
+      return n->link_base[d] + (inst * nd + a) * nd + b;
+    default:
+      m->at_switch = (int8_t)d;
+      return n->link_base[d] + (inst * nd + a) * 2;
+  }
+}
+
+static void link_start(sim *s, uint64_t li, uint32_t mi);
+static void on_hop_arrival(sim *s, void *obj, uint64_t mi);
+
+static void link_enter(sim *s, uint64_t li, uint32_t mi) {
+  link *l = &s->net->links[li];
+  if (!l->busy) {
+    link_start(s, li, mi);
+    return;
+  }
+  s->net->msgs[mi].next = 0;
+  if (l->tail) s->net->msgs[l->tail].next = mi;
+  else l->head = mi;
+  l->tail = mi;
+}
+
+static void on_link_free(sim *s, void *obj, uint64_t li) {
+  (void)obj;
+  link *l = &s->net->links[li];
+  l->busy = 0;
+  if (!l->head) return;
+  uint32_t mi = l->head;
+  l->head = s->net->msgs[mi].next;
+  if (!l->head) l->tail = 0;
+  link_start(s, li, mi);
+}
+
+static void link_start(sim *s, uint64_t li, uint32_t mi) {
+  link *l = &s->net->links[li];
+  double ser = (double)s->net->msgs[mi].bytes / l->bw;
+  l->busy = 1;
+  /* The arrival is queued before the link-free event, as the reference does. */
+  eventq_at(&s->q, s->q.now + (uint64_t)floor(l->latency + ser), on_hop_arrival, NULL, mi);
+  eventq_at(&s->q, s->q.now + (uint64_t)floor(ser), on_link_free, NULL, li);
+}
+
+static void on_hop_arrival(sim *s, void *obj, uint64_t mi) {
+  (void)obj;
+  uint64_t li = next_link(s, &s->net->msgs[mi]);
+  if (li == UINT64_MAX) deliver(s, (uint32_t)mi);
+  else link_enter(s, li, (uint32_t)mi);
+}
+
+static int build_links(sim *s) {
+  net *n = s->net;
+  uint64_t total = 0;
+  for (int d = 0; d < s->net_cfg.dims; d++) {
+    uint64_t nd = s->net_cfg.npus[d], inst = s->npus / nd;
+    n->link_base[d] = total;
+    total += s->net_cfg.topo[d] == TOPO_FULLY_CONNECTED ? inst * nd * nd : inst * nd * 2;
+  }
+  n->links = calloc(total ? total : 1, sizeof *n->links);
+  if (!n->links) return -1;
+  for (int d = 0; d < s->net_cfg.dims; d++) {
+    uint64_t end = d + 1 < s->net_cfg.dims ? n->link_base[d + 1] : total;
+    for (uint64_t i = n->link_base[d]; i < end; i++) {
+      n->links[i].latency = s->net_cfg.latency[d];
+      n->links[i].bw = n->bw[d];
+    }
+  }
+  return 0;
+}
+
+/* ---- public ---- */
+
+int net_init(sim *s) {
+  net *n = calloc(1, sizeof *n);
+  if (!n) return -1;
+  s->net = n;
+  for (int d = 0; d < s->net_cfg.dims; d++)
+    n->bw[d] = s->net_cfg.bandwidth[d] * 1073741824.0 / 1e9; /* GB = 2^30 B */
+  n->n_msgs = n->n_waits = 1; /* index 0 means "none" */
+  if (table_grow(n)) return -1;
+  return s->opt.aware ? build_links(s) : 0;
+}
+
+void net_free(sim *s) {
+  net *n = s->net;
+  if (!n) return;
+  free(n->msgs);
+  free(n->waits);
+  free(n->slots);
+  free(n->links);
+  free(n);
+  s->net = NULL;
+}
+
+void net_send(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag, sim_fn cb,
+              void *obj, uint64_t arg) {
+  uint32_t mi = msg_alloc(s);
+  if (!mi) return;
+  s->net->msgs[mi] = (net_msg){src, dst, bytes, tag, cb, obj, arg, src, -1, 0};
+  s->messages++;
+  if (!s->opt.aware) {
+    eventq_at(&s->q, s->q.now + unaware_delay(s, src, dst, bytes), on_arrival_unaware, NULL, mi);
+    return;
+  }
+  uint64_t li = next_link(s, &s->net->msgs[mi]);
+  if (li == UINT64_MAX) eventq_at(&s->q, s->q.now, on_arrival_unaware, NULL, mi);
+  else link_enter(s, li, mi);
+}
+
+void net_recv(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag, sim_fn cb,
+              void *obj, uint64_t arg) {
+  net *n = s->net;
+  match_slot *sl = slot_get(s, tag, src, dst, bytes);
+  if (!sl) return;
+  if (sl->arrived) {
+    sl->arrived--;
+    slot_release(n, sl);
+    eventq_at(&s->q, s->q.now, cb, obj, arg);
+    return;
+  }
+  uint32_t wi = wait_alloc(s);
+  if (!wi) return;
+  n->waits[wi] = (recv_wait){cb, obj, arg, 0};
+  if (sl->tail) n->waits[sl->tail].next = wi;
+  else sl->head = wi;
+  sl->tail = wi;
+}
+
+uint64_t net_pending(const sim *s, int (*visit)(void *ctx, int is_send, uint32_t src, uint32_t dst,
+                                              uint64_t bytes, uint64_t tag), void *ctx) {
+  const net *n = s->net;
+  uint64_t count = 0;
+  for (size_t i = 0; n && i <= n->mask; i++) {
+    const match_slot *m = &n->slots[i];
+    if (!m->used) continue;
+    uint64_t k = m->arrived;
+    for (uint32_t w = m->head; w; w = n->waits[w].next) k++;
+    count += k;
+    if (visit) visit(ctx, m->arrived > 0, m->src, m->dst, m->bytes, m->tag);
+  }
+  return count;
+}

@@ -1,0 +1,31 @@
+/* net.h - the analytical network: message matching and delivery (private).
+ *
+ * A send and a receive match on (tag, src, dst, bytes): the k-th send of a
+ * key is received by the k-th receive of that key. Both callbacks run at
+ * arrival time; a receive posted after the arrival gets its callback as a
+ * new event at posting time. Delivery time comes from one of two models:
+ * congestion-unaware (one formula per message, lowest differing dimension)
+ * or congestion-aware (store-and-forward over FIFO links per dimension). */
+#ifndef CHAKRA_SIM_NET_H
+#define CHAKRA_SIM_NET_H
+
+#include "core.h"
+
+/* Tag spaces: native (workload send/recv, custom collectives) and
+ * collective (stream ids of built-in algorithms) never match each other. */
+#define NET_TAG_NATIVE 0ull
+#define NET_TAG_COLLECTIVE (1ull << 40)
+#define NET_TAG_RENDEZVOUS (2ull << 40)
+
+int net_init(sim *s);
+void net_free(sim *s);
+/* cb may be NULL. */
+void net_send(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag, sim_fn cb,
+              void *obj, uint64_t arg);
+void net_recv(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag, sim_fn cb,
+              void *obj, uint64_t arg);
+/* Unmatched sends/receives left at the end (for deadlock reports). */
+uint64_t net_pending(const sim *s, int (*visit)(void *ctx, int is_send, uint32_t src, uint32_t dst,
+                                              uint64_t bytes, uint64_t tag), void *ctx);
+
+#endif

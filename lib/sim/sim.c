@@ -1,0 +1,163 @@
+/* sim.c - setting up and running a simulation; see include/chakra/sim.h. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chakra/sim.h"
+#include "core.h"
+#include "net.h"
+#include "sys.h"
+#include "workload.h"
+
+void sim_fail(sim *s, int code, const char *fmt, ...) {
+  if (s->failed) return;
+  s->failed = 1;
+  s->q.oom = 1; /* stops the event loop */
+  va_list ap;
+  va_start(ap, fmt);
+  char msg[sizeof s->err->msg];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  chakra_error_set(s->err, code, "%s", msg);
+}
+
+void sim_warn(sim *s, const char *fmt, ...) {
+  if (!s->warn) return;
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  s->warn(s->warn_ctx, msg);
+}
+
+static char *dir_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
+}
+
+static int setup(sim *s, const chakra_sim_options *o) {
+  int rc = sim_config_network(o->network, &s->net_cfg, s->err);
+  if (!rc) rc = sim_config_system(o->system, &s->sys_cfg, s->warn, s->warn_ctx, s->err);
+  if (!rc) rc = sim_config_memory(o->remote_memory, &s->mem_cfg, s->err);
+  if (rc) return rc;
+  s->npus = (uint32_t)s->net_cfg.total_npus;
+  rc = sim_config_groups(o->comm_groups, s->npus, &s->groups, s->err);
+  if (rc) return rc;
+  for (int d = 0, off = 1; d < s->net_cfg.dims; d++) {
+    s->offset[d] = (uint32_t)off;
+    off *= (int)s->net_cfg.npus[d];
+  }
+  if (s->opt.aware && s->net_cfg.dims > 1)
+    sim_warn(s, "the congestion-aware model on a %d-dimensional network is a chakra-c extension (ASTRA-sim supports 1-D only): dimension-ordered routing, no reference numbers",
+             s->net_cfg.dims);
+  for (int t = 0; t < SIM_NCOLL; t++) {
+    const sim_coll_impl *im = &s->sys_cfg.impl[t];
+    if (im->n > s->net_cfg.dims && !im->algo[0].one)
+      return chakra_error_set(s->err, CHAKRA_EINVAL, "%s: an implementation list has %d entries but the network has %d dimensions",
+                              o->system, im->n, s->net_cfg.dims);
+  }
+  if (net_init(s)) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+  if (eventq_init(&s->q, s->npus)) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+  char *dir = dir_of(o->system);
+  rc = sys_init(s, dir);
+  char *prefix = rc ? NULL : sim_config_resolve_prefix(o->workload, NULL);
+  free(dir);
+  if (!rc) rc = prefix ? wl_load(s, prefix) : chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+  free(prefix);
+  return rc;
+}
+
+static void teardown(sim *s) {
+  wl_free(s);
+  sys_free(s);
+  net_free(s);
+  eventq_free(&s->q);
+  sim_config_system_free(&s->sys_cfg);
+  sim_config_groups_free(&s->groups);
+}
+
+typedef struct stuck_lines {
+  chakra_sim_result *r;
+} stuck_lines;
+
+static void add_stuck(void *ctx, const char *msg) {
+  chakra_sim_result *r = ctx;
+  char **v = realloc(r->stuck, (r->n_stuck + 1) * sizeof *v);
+  if (!v) return;
+  r->stuck = v;
+  if ((v[r->n_stuck] = strdup(msg))) r->n_stuck++;
+}
+
+static int unmatched_line(void *ctx, int is_send, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag) {
+  char msg[256];
+  snprintf(msg, sizeof msg, "unmatched %s: %u -> %u, %llu bytes, tag %llu%s", is_send ? "message" : "receive", src, dst,
+           (unsigned long long)bytes, (unsigned long long)(tag & ((1ull << 40) - 1)),
+           tag >= NET_TAG_COLLECTIVE ? " (collective stream)" : "");
+  add_stuck(ctx, msg);
+  return 0;
+}
+
+static int collect(sim *s, chakra_sim_result *r) {
+  r->npus = s->npus;
+  r->ranks = calloc(s->npus, sizeof *r->ranks);
+  if (!r->ranks) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+  r->events = s->q.fired;
+  r->messages = s->messages;
+  int all = 1;
+  for (uint32_t k = 0; k < s->npus; k++) {
+    wl_rank_result w;
+    wl_result(s, k, &w);
+    chakra_sim_rank *o = &r->ranks[k];
+    o->finished = w.finished;
+    o->finish_ns = w.finish;
+    o->exposed_comm_ns = w.finish - w.gpu_time;
+    for (int c = 0; c < CAT_N; c++) o->busy_ns[c] = w.busy[c];
+    o->wall_ns = w.finish;
+    o->nodes = w.nodes;
+    o->nodes_done = w.done;
+    all &= w.finished;
+  }
+  if (!all) {
+    wl_report_stuck(s, add_stuck, r);
+    net_pending(s, unmatched_line, r);
+  }
+  return 0;
+}
+
+int chakra_sim_run(const chakra_sim_options *o, chakra_sim_result *r, chakra_warn_fn warn, void *warn_ctx,
+                   chakra_error *err) {
+  memset(r, 0, sizeof *r);
+  chakra_error local = {0};
+  sim *s = calloc(1, sizeof *s);
+  if (!s) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  s->err = err ? err : &local;
+  s->warn = warn;
+  s->warn_ctx = warn_ctx;
+  s->opt.aware = o->network_model == CHAKRA_NET_AWARE;
+  s->opt.queues_per_dim = o->queues_per_dim ? o->queues_per_dim : 1;
+  s->opt.injection_scale = o->injection_scale > 0 ? o->injection_scale : 1;
+  s->opt.rendezvous = o->rendezvous;
+  int rc = 0;
+  if (o->rendezvous)
+    rc = chakra_error_set(s->err, CHAKRA_EINVAL, "--rendezvous-protocol=true is not supported by chakra sim yet");
+  if (!rc) rc = setup(s, o);
+  if (!rc) {
+    wl_start(s);
+    eventq_run(&s->q, s, NULL);
+    if (s->failed) rc = s->err->code ? s->err->code : CHAKRA_EINVAL;
+    else if (s->q.oom) rc = chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory during the simulation");
+  }
+  if (!rc) rc = collect(s, r);
+  teardown(s);
+  free(s);
+  return rc;
+}
+
+void chakra_sim_result_free(chakra_sim_result *r) {
+  for (uint32_t i = 0; i < r->n_stuck; i++) free(r->stuck[i]);
+  free(r->stuck);
+  free(r->ranks);
+  memset(r, 0, sizeof *r);
+}

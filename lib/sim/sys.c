@@ -1,0 +1,541 @@
+/* sys.c - collectives: chunking, phases, queues, streams; see sys.h. */
+#include "sys.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_tree.h>
+
+#include "algo.h"
+#include "custom.h"
+#include "net.h"
+
+typedef struct coll_inst {
+  uint32_t rank;
+  int streams_left;
+  sim_fn done;
+  void *obj;
+  uint64_t arg;
+} coll_inst;
+
+typedef struct stream {
+  coll_inst *coll;
+  uint64_t tag;
+  int64_t prio;
+  int n_phases, cur;
+  phase_spec ph[2 * SIM_MAX_DIMS];
+  algo_run run;
+  struct stream *next;
+} stream;
+
+typedef struct squeue {
+  stream *wait_head;
+  uint32_t running;
+} squeue;
+
+typedef struct sys_npu {
+  squeue *queues;
+  uint32_t *rr;          /* per dimension: all, first half, second half */
+  uint64_t stream_ctr;
+  int64_t prio_ctr;
+  uint32_t tree_ctr;
+  uint64_t *group_ctr;   /* per group */
+} sys_npu;
+
+typedef struct sys {
+  sys_npu *npu;
+  uint32_t K, per_queue;
+  uint64_t ep;
+  custom_lib *custom;
+  /* groups: the comm-group file first, then PyTorch METADATA groups */
+  int n_file_groups;
+  uint32_t **sorted;     /* member lists sorted ascending, per group */
+} sys;
+
+/* ---- groups ---- */
+
+static int find_group(const sim *s, const char *name) {
+  for (int i = 0; i < s->groups.n; i++)
+    if (strcmp(s->groups.v[i].name, name) == 0) return i;
+  return -1;
+}
+
+static int is_all(const char *pg) { return !pg || !*pg || strcmp(pg, "0") == 0; }
+
+int sys_group_known(const sim *s, const char *pg_name) {
+  return is_all(pg_name) || find_group(s, pg_name) >= 0;
+}
+
+static int add_group(sim *s, const char *name, const uint32_t *ranks, uint32_t n) {
+  sim_group *v = realloc(s->groups.v, (size_t)(s->groups.n + 1) * sizeof *v);
+  if (!v) return -1;
+  s->groups.v = v;
+  sim_group *g = &v[s->groups.n];
+  g->name = strdup(name);
+  g->members = malloc((n ? n : 1) * sizeof *g->members);
+  if (!g->name || !g->members) return -1;
+  memcpy(g->members, ranks, n * sizeof *ranks);
+  g->n = n;
+  s->groups.n++;
+  return 0;
+}
+
+int sys_parse_pg_json(sim *s, const char *json, uint32_t rank, chakra_error *err) {
+  char why[256];
+  yajl_val v = yajl_tree_parse(json, why, sizeof why);
+  if (!v || !YAJL_IS_ARRAY(v)) {
+    if (v) yajl_tree_free(v);
+    return chakra_error_set(err, CHAKRA_EFORMAT, "rank %u: METADATA node: process groups are not a JSON list", rank);
+  }
+  int rc = 0;
+  for (size_t i = 0; i < v->u.array.len && !rc; i++) {
+    const char *pn[] = {"pg_name", NULL}, *rk[] = {"ranks", NULL};
+    yajl_val name = yajl_tree_get(v->u.array.values[i], pn, yajl_t_any);
+    yajl_val ranks = yajl_tree_get(v->u.array.values[i], rk, yajl_t_array);
+    char buf[32];
+    const char *nm = name && YAJL_IS_STRING(name) ? name->u.string : NULL;
+    if (name && YAJL_IS_INTEGER(name)) snprintf(buf, sizeof buf, "%lld", YAJL_GET_INTEGER(name)), nm = buf;
+    if (!nm || !ranks) {
+      rc = chakra_error_set(err, CHAKRA_EFORMAT, "rank %u: METADATA node: a process group without pg_name or ranks", rank);
+      break;
+    }
+    if (find_group(s, nm) >= 0 || is_all(nm)) continue;
+    size_t n = ranks->u.array.len;
+    uint32_t *m = malloc((n ? n : s->npus) * sizeof *m);
+    if (!m) { rc = CHAKRA_ENOMEM; break; }
+    if (n == 0) for (uint32_t k = 0; k < s->npus; k++) m[k] = k;
+    for (size_t k = 0; k < n; k++) {
+      yajl_val r = ranks->u.array.values[k];
+      if (!YAJL_IS_INTEGER(r) || YAJL_GET_INTEGER(r) < 0 || (uint64_t)YAJL_GET_INTEGER(r) >= s->npus)
+        rc = chakra_error_set(err, CHAKRA_EFORMAT, "rank %u: METADATA node: group '%s' lists a rank outside 0..%u", rank, nm, s->npus - 1);
+      else m[k] = (uint32_t)YAJL_GET_INTEGER(r);
+    }
+    if (!rc && add_group(s, nm, m, n ? (uint32_t)n : s->npus)) rc = CHAKRA_ENOMEM;
+    free(m);
+  }
+  yajl_tree_free(v);
+  if (rc == CHAKRA_ENOMEM) chakra_error_set(err, rc, "out of memory");
+  return rc;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Sorted member lists and counters for groups known at run start. */
+static int groups_ready(sim *s) {
+  sys *y = s->sys;
+  if (y->sorted) return 0;
+  y->sorted = calloc((size_t)s->groups.n + 1, sizeof *y->sorted);
+  if (!y->sorted) return -1;
+  for (int i = 0; i < s->groups.n; i++) {
+    sim_group *g = &s->groups.v[i];
+    if (!(y->sorted[i] = malloc(g->n * sizeof(uint32_t)))) return -1;
+    memcpy(y->sorted[i], g->members, g->n * sizeof(uint32_t));
+    qsort(y->sorted[i], g->n, sizeof(uint32_t), cmp_u32);
+  }
+  for (uint32_t r = 0; r < s->npus; r++) {
+    y->npu[r].group_ctr = calloc((size_t)s->groups.n + 1, sizeof(uint64_t));
+    if (!y->npu[r].group_ctr) return -1;
+    for (int i = 0; i < s->groups.n; i++) y->npu[r].group_ctr[i] = (uint64_t)(i + 1) * 1000000u;
+  }
+  return 0;
+}
+
+/* ---- remote memory ---- */
+
+typedef struct mem_req {
+  uint32_t rank;
+  uint64_t bytes;
+  sim_fn done;
+  void *obj;
+  uint64_t arg;
+  struct mem_req *next;
+} mem_req;
+
+typedef struct mem_line {
+  int busy;
+  mem_req *head, *tail;
+} mem_line;
+
+typedef struct mem {
+  mem_line *lines; /* per node (PER_NODE) or one (POOL) */
+} mem;
+
+/* ---- init ---- */
+
+int sys_init(sim *s, const char *config_dir) {
+  (void)config_dir;
+  sys *y = calloc(1, sizeof *y);
+  if (!y) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+  s->sys = y;
+  y->K = s->opt.queues_per_dim ? s->opt.queues_per_dim : 1;
+  y->per_queue = (s->sys_cfg.active_chunks + y->K - 1) / y->K;
+  y->ep = (uint64_t)floor(s->sys_cfg.endpoint_delay * s->opt.injection_scale);
+  y->n_file_groups = s->groups.n;
+  y->npu = calloc(s->npus, sizeof *y->npu);
+  if (!y->npu) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+  uint32_t nq = (uint32_t)s->net_cfg.dims * y->K;
+  for (uint32_t r = 0; r < s->npus; r++) {
+    y->npu[r].queues = calloc(nq, sizeof(squeue));
+    y->npu[r].rr = calloc((size_t)s->net_cfg.dims * 3, sizeof(uint32_t));
+    if (!y->npu[r].queues || !y->npu[r].rr) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+  }
+  return custom_lib_init(s, &y->custom);
+}
+
+void sys_free(sim *s) {
+  sys *y = s->sys;
+  if (!y) return;
+  for (uint32_t r = 0; r < s->npus; r++) {
+    free(y->npu[r].queues);
+    free(y->npu[r].rr);
+    free(y->npu[r].group_ctr);
+  }
+  for (int i = 0; y->sorted && i < s->groups.n; i++) free(y->sorted[i]);
+  free(y->sorted);
+  free(y->npu);
+  custom_lib_free(y->custom);
+  free(y);
+  s->sys = NULL;
+  if (s->mem) {
+    free(s->mem->lines);
+    free(s->mem);
+    s->mem = NULL;
+  }
+}
+
+/* ---- queues and streams ---- */
+
+static void queue_insert(squeue *q, stream *st) {
+  stream **pp = &q->wait_head;
+  while (*pp && (*pp)->prio >= st->prio) pp = &(*pp)->next;
+  st->next = *pp;
+  *pp = st;
+}
+
+static void stream_begin_phase(sim *s, stream *st) {
+  const phase_spec *ph = &st->ph[st->cur];
+  algo_start(s, &st->run, st, ph, st->coll->rank, st->tag);
+}
+
+static void queue_pump(sim *s, uint32_t rank, int qi) {
+  sys *y = s->sys;
+  squeue *q = &y->npu[rank].queues[qi];
+  while (q->wait_head && q->running < y->per_queue) {
+    stream *st = q->wait_head;
+    q->wait_head = st->next;
+    q->running++;
+    stream_begin_phase(s, st);
+  }
+}
+
+static void coll_finished(sim *s, coll_inst *c) {
+  eventq_npu_after(&s->q, c->rank, 0, c->done, c->obj, c->arg);
+  free(c);
+}
+
+void sys_phase_done(sim *s, stream *st) {
+  sys *y = s->sys;
+  uint32_t rank = st->coll->rank;
+  int old_q = st->ph[st->cur].queue;
+  y->npu[rank].queues[old_q].running--;
+  st->cur++;
+  if (st->cur < st->n_phases) {
+    int new_q = st->ph[st->cur].queue;
+    queue_insert(&y->npu[rank].queues[new_q], st);
+    queue_pump(s, rank, old_q);
+    queue_pump(s, rank, new_q);
+    return;
+  }
+  coll_inst *c = st->coll;
+  algo_free(&st->run);
+  free(st);
+  queue_pump(s, rank, old_q);
+  if (--c->streams_left == 0) coll_finished(s, c);
+}
+
+/* ---- planning ---- */
+
+static lring dim_ring(const sim *s, uint32_t rank, int d) {
+  lring r;
+  r.n = s->net_cfg.npus[d];
+  r.idx = sim_coord(s, rank, d);
+  r.stride = s->offset[d];
+  r.base = rank - r.idx * r.stride;
+  r.members = NULL;
+  return r;
+}
+
+typedef struct plan {
+  int n;
+  phase_spec ph[2 * SIM_MAX_DIMS];
+} plan;
+
+static void add_phase(sim *s, uint32_t rank, plan *p, sim_algo a, int type, int dim, lring ring,
+                      int half, int group_ring) {
+  sys *y = s->sys;
+  uint32_t *rr = &y->npu[rank].rr[dim * 3];
+  uint32_t K = y->K, local;
+  int dir;
+  if (half == 0) { /* plain round robin */
+    local = rr[0]++ % K;
+    dir = K > 1 && local >= K / 2 ? -1 : 1;
+  } else if (half == 1) { /* localBWAware RS/AR: first half, clockwise */
+    uint32_t h = K / 2 ? K / 2 : 1;
+    local = rr[1]++ % h;
+    dir = 1;
+  } else { /* localBWAware AG: second half, anticlockwise */
+    local = K / 2 + rr[2]++ % (K - K / 2);
+    dir = -1;
+  }
+  phase_spec *ph = &p->ph[p->n++];
+  memset(ph, 0, sizeof *ph);
+  ph->algo = a;
+  ph->type = type;
+  ph->dim = dim;
+  ph->ring = ring;
+  ph->queue = (int)(dim * K + local);
+  ph->dir = dir;
+  ph->ep = group_ring ? 10 : y->ep;
+  ph->group_ring = group_ring;
+}
+
+/* Phases of one chunk; sizes are filled in per chunk. */
+static int plan_phases(sim *s, const coll_request *rq, int group, plan *p) {
+  const sim_coll_impl *impl = &s->sys_cfg.impl[rq->type];
+  p->n = 0;
+  if (group >= 0) { /* proper subset: one flat ring in list order */
+    const sim_group *g = &s->groups.v[group];
+    lring r = {g->n, 0, 0, 0, g->members};
+    while (r.idx < g->n && g->members[r.idx] != rq->rank) r.idx++;
+    sim_algo a = impl->n == 1 ? impl->algo[0] : (sim_algo){ALGO_RING, 0, 0};
+    if (g->n > 1) add_phase(s, rq->rank, p, a, rq->type, 0, r, 0, 1);
+    return 0;
+  }
+  if (impl->algo[0].one) {
+    lring r = {s->npus, rq->rank, 0, 1, NULL};
+    if (s->npus > 1) add_phase(s, rq->rank, p, impl->algo[0], rq->type, 0, r, 0, 0);
+    return 0;
+  }
+  int active[SIM_MAX_DIMS], na = 0;
+  for (int d = 0; d < impl->n; d++) {
+    int inv = rq->n_involved == 0 || (d < rq->n_involved && ((rq->involved >> d) & 1));
+    if (s->net_cfg.npus[d] > 1 && inv) active[na++] = d;
+  }
+  if (rq->type == SIM_AR && s->sys_cfg.local_bw_aware && na > 0) {
+    for (int k = 0; k < na - 1; k++)
+      add_phase(s, rq->rank, p, impl->algo[active[k]], SIM_RS, active[k], dim_ring(s, rq->rank, active[k]), 1, 0);
+    add_phase(s, rq->rank, p, impl->algo[active[na - 1]], SIM_AR, active[na - 1], dim_ring(s, rq->rank, active[na - 1]), 1, 0);
+    for (int k = na - 2; k >= 0; k--)
+      add_phase(s, rq->rank, p, impl->algo[active[k]], SIM_AG, active[k], dim_ring(s, rq->rank, active[k]), 2, 0);
+    return 0;
+  }
+  for (int k = 0; k < na; k++) {
+    int d = rq->type == SIM_AG ? active[na - 1 - k] : active[k];
+    add_phase(s, rq->rank, p, impl->algo[d], rq->type, d, dim_ring(s, rq->rank, d), 0, 0);
+  }
+  return 0;
+}
+
+static int resolve_group(sim *s, const coll_request *rq, int *group) {
+  *group = -1;
+  if (is_all(rq->pg_name)) return 0;
+  int g = find_group(s, rq->pg_name);
+  if (g < 0) {
+    sim_fail(s, CHAKRA_EINVAL, "rank %u: node %llu: pg_name '%s' names no communicator group", rq->rank,
+             (unsigned long long)rq->node_id, rq->pg_name);
+    return -1;
+  }
+  if (s->groups.v[g].n == s->npus) return 0; /* the whole world: global plan */
+  int member = 0;
+  for (uint32_t k = 0; k < s->groups.v[g].n; k++) member |= s->groups.v[g].members[k] == rq->rank;
+  if (!member) {
+    sim_fail(s, CHAKRA_EINVAL, "rank %u: node %llu: this rank is not a member of group '%s'", rq->rank,
+             (unsigned long long)rq->node_id, rq->pg_name);
+    return -1;
+  }
+  *group = g;
+  return 0;
+}
+
+static const char *custom_prefix(const sim *s, const coll_request *rq) {
+  const sim_sys_config *c = &s->sys_cfg;
+  for (int i = 0; i < c->n_per_node; i++)
+    if (c->per_node_ids[i] == rq->node_id) return c->per_node_prefix[i];
+  return c->impl[rq->type].custom;
+}
+
+static int check_native(sim *s, const coll_request *rq) {
+  static const char *const names[SIM_NCOLL] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"};
+  const sim_coll_impl *impl = &s->sys_cfg.impl[rq->type];
+  if (impl->n == 0) {
+    sim_fail(s, CHAKRA_EINVAL, "rank %u: node %llu: the system configuration has no \"%s-implementation\"",
+             rq->rank, (unsigned long long)rq->node_id, names[rq->type]);
+    return -1;
+  }
+  /* Shipped configs list every algorithm for every collective, so an
+   * algorithm that cannot run is refused only when a collective needs it. */
+  for (int d = 0; d < impl->n; d++) {
+    const sim_algo *a = &impl->algo[d];
+    uint32_t n = a->one ? s->npus : s->net_cfg.npus[d];
+    const char *why = NULL;
+    if (a->kind == ALGO_DOUBLE_BINARY_TREE && rq->type != SIM_AR) why = "doubleBinaryTree exists only for all-reduce";
+    else if (a->kind == ALGO_HALVING_DOUBLING && rq->type == SIM_A2A) why = "halvingDoubling does not exist for all-to-all";
+    else if ((a->kind == ALGO_HALVING_DOUBLING || a->kind == ALGO_DOUBLE_BINARY_TREE) && n > 1 && (n & (n - 1)))
+      why = "halvingDoubling and doubleBinaryTree need a power-of-two number of NPUs";
+    if (why) {
+      sim_fail(s, CHAKRA_EINVAL, "rank %u: node %llu: \"%s-implementation\"[%d]: %s (%u NPUs)", rq->rank,
+               (unsigned long long)rq->node_id, names[rq->type], d, why, n);
+      return -1;
+    }
+    if (a->one) break;
+  }
+  if (!s->sys_cfg.splits) {
+    sim_fail(s, CHAKRA_EINVAL, "the system configuration has no \"preferred-dataset-splits\", needed by collectives");
+    return -1;
+  }
+  return 0;
+}
+
+void sys_collective(sim *s, const coll_request *rq) {
+  sys *y = s->sys;
+  int group;
+  if (groups_ready(s)) {
+    s->q.oom = 1;
+    return;
+  }
+  if (resolve_group(s, rq, &group)) return;
+  coll_inst *c = calloc(1, sizeof *c);
+  if (!c) {
+    s->q.oom = 1;
+    return;
+  }
+  *c = (coll_inst){rq->rank, 0, rq->done, rq->obj, rq->arg};
+  const char *custom = custom_prefix(s, rq);
+  if (custom) {
+    const uint32_t *members = group >= 0 ? y->sorted[group] : NULL;
+    uint32_t n = group >= 0 ? s->groups.v[group].n : s->npus;
+    custom_run(s, y->custom, custom, rq->rank, members, n, rq->node_id, c);
+    return;
+  }
+  if (check_native(s, rq)) {
+    free(c);
+    return;
+  }
+  plan p;
+  plan_phases(s, rq, group, &p);
+  if (p.n == 0) {
+    coll_finished(s, c);
+    return;
+  }
+  /* Chunking: every chunk is a full `chunk` bytes; the minimum chunk is N. */
+  uint64_t S = rq->bytes, splits = s->sys_cfg.splits, N = s->npus;
+  uint64_t chunk = S / splits;
+  if (rq->type != SIM_AG && chunk < N) {
+    chunk = N;
+    S = splits * N;
+  }
+  if (chunk == 0) chunk = 1;
+  uint64_t chunks = (S + chunk - 1) / chunk;
+  if (chunks == 0) chunks = 1;
+  sys_npu *np = &y->npu[rq->rank];
+  int64_t prio = s->sys_cfg.policy == POLICY_EXPLICIT ? rq->priority
+                 : s->sys_cfg.policy == POLICY_FIFO   ? --np->prio_ctr
+                                                      : ++np->prio_ctr;
+  c->streams_left = (int)chunks;
+  int touched[2 * SIM_MAX_DIMS * 16], nt = 0;
+  for (uint64_t k = 0; k < chunks; k++) {
+    stream *st = calloc(1, sizeof *st);
+    if (!st) {
+      s->q.oom = 1;
+      return;
+    }
+    st->coll = c;
+    st->prio = prio;
+    st->tag = NET_TAG_COLLECTIVE | (group >= 0 ? np->group_ctr[group]++ : ++np->stream_ctr);
+    st->n_phases = p.n;
+    memcpy(st->ph, p.ph, sizeof p.ph[0] * (size_t)p.n);
+    uint64_t size = chunk;
+    for (int i = 0; i < p.n; i++) {
+      st->ph[i].in_bytes = size;
+      if (st->ph[i].algo.kind == ALGO_DOUBLE_BINARY_TREE) st->ph[i].tree = (int)(np->tree_ctr++ & 1);
+      size = algo_out_bytes(st->ph[i].type, size, st->ph[i].ring.n);
+    }
+    queue_insert(&np->queues[st->ph[0].queue], st);
+    int seen = 0;
+    for (int t = 0; t < nt; t++) seen |= touched[t] == st->ph[0].queue;
+    if (!seen && nt < (int)(sizeof touched / sizeof *touched)) touched[nt++] = st->ph[0].queue;
+  }
+  for (int t = 0; t < nt; t++) queue_pump(s, rq->rank, touched[t]);
+}
+
+/* Called by custom.c when an NPU's part of a custom collective is done. */
+void sys_custom_done(sim *s, void *coll) { coll_finished(s, coll); }
+
+static uint64_t mem_time(const sim *s, uint64_t bytes) {
+  const sim_mem_config *m = &s->mem_cfg;
+  uint64_t t = (uint64_t)m->latency;
+  if (m->bandwidth > 0) t += (uint64_t)floor((double)bytes / m->bandwidth);
+  return t;
+}
+
+static void mem_start(sim *s, mem_line *l);
+
+static void mem_finish(sim *s, void *obj, uint64_t arg) {
+  (void)arg;
+  mem_req *rq = obj;
+  mem_line *l = NULL;
+  if (s->mem_cfg.type != MEM_PER_NPU) {
+    uint32_t line = s->mem_cfg.type == MEM_POOL ? 0 : rq->rank / s->mem_cfg.npus_per_node;
+    l = &s->mem->lines[line];
+  }
+  sim_fn done = rq->done;
+  void *o = rq->obj;
+  uint64_t a = rq->arg;
+  free(rq);
+  done(s, o, a);
+  if (l) {
+    l->busy = 0;
+    mem_start(s, l);
+  }
+}
+
+static void mem_start(sim *s, mem_line *l) {
+  if (l->busy || !l->head) return;
+  mem_req *rq = l->head;
+  l->head = rq->next;
+  if (!l->head) l->tail = NULL;
+  l->busy = 1;
+  eventq_npu_after(&s->q, rq->rank, mem_time(s, rq->bytes), mem_finish, rq, 0);
+}
+
+void mem_access(sim *s, uint32_t rank, uint64_t bytes, sim_fn done, void *obj, uint64_t arg) {
+  mem_req *rq = calloc(1, sizeof *rq);
+  if (!rq) {
+    s->q.oom = 1;
+    return;
+  }
+  *rq = (mem_req){rank, bytes, done, obj, arg, NULL};
+  if (s->mem_cfg.type == MEM_PER_NPU) {
+    eventq_npu_after(&s->q, rank, mem_time(s, bytes), mem_finish, rq, 0);
+    return;
+  }
+  if (!s->mem) {
+    uint32_t lines = s->mem_cfg.type == MEM_POOL ? 1 : (s->npus + s->mem_cfg.npus_per_node - 1) / s->mem_cfg.npus_per_node;
+    s->mem = calloc(1, sizeof *s->mem);
+    if (s->mem) s->mem->lines = calloc(lines, sizeof(mem_line));
+    if (!s->mem || !s->mem->lines) {
+      s->q.oom = 1;
+      return;
+    }
+  }
+  uint32_t line = s->mem_cfg.type == MEM_POOL ? 0 : rank / s->mem_cfg.npus_per_node;
+  mem_line *l = &s->mem->lines[line];
+  if (l->tail) l->tail->next = rq;
+  else l->head = rq;
+  l->tail = rq;
+  mem_start(s, l);
+}

@@ -1,0 +1,467 @@
+/* workload.c - per-NPU DAG execution; see workload.h. */
+#include "workload.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chakra/graph.h"
+#include "net.h"
+#include "sys.h"
+
+enum { WK_DELAY, WK_ROOFLINE, WK_COLL, WK_SEND, WK_RECV, WK_MEM, WK_NOOP };
+enum { SLOT_CPU, SLOT_GPU, SLOT_COMM, SLOT_NONE, SLOT_N };
+
+typedef struct wl_node {
+  uint64_t id;
+  uint64_t value;       /* DELAY: ns; COLL/SEND/RECV/MEM: bytes; ROOFLINE: tensor_size */
+  uint64_t num_ops;
+  int32_t peer, tag;
+  uint32_t involved_dim;
+  uint32_t pg;          /* index into the rank's pg_names (0 = all) */
+  int32_t priority;
+  uint8_t kind, slot, cat, coll, n_involved;
+} wl_node;
+
+typedef struct heap {
+  uint32_t *v;
+  uint32_t n, cap;
+} heap;
+
+typedef struct wl_npu {
+  uint32_t rank, n;
+  wl_node *nodes;
+  uint32_t *indeg, *child_off, *children;
+  uint64_t *start, *end;
+  char **pg_names;
+  uint32_t n_pg;
+  heap ready[SLOT_N];
+  int busy[SLOT_N];
+  uint32_t in_flight, done;
+  uint64_t gpu_time;
+  int finished;
+  uint64_t finish;
+} wl_npu;
+
+typedef struct wl {
+  wl_npu *npu;
+} wl;
+
+/* ---- ready heaps, ordered by node id ---- */
+
+static int heap_push(heap *h, uint32_t v, const wl_node *nodes) {
+  if (h->n == h->cap) {
+    uint32_t nc = h->cap ? h->cap * 2 : 16;
+    uint32_t *p = realloc(h->v, nc * sizeof *p);
+    if (!p) return -1;
+    h->v = p;
+    h->cap = nc;
+  }
+  uint32_t i = h->n++;
+  while (i > 0) {
+    uint32_t p = (i - 1) / 2;
+    if (nodes[h->v[p]].id <= nodes[v].id) break;
+    h->v[i] = h->v[p];
+    i = p;
+  }
+  h->v[i] = v;
+  return 0;
+}
+
+static uint32_t heap_pop(heap *h, const wl_node *nodes) {
+  uint32_t top = h->v[0], last = h->v[--h->n], i = 0;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= h->n) break;
+    if (c + 1 < h->n && nodes[h->v[c + 1]].id < nodes[h->v[c]].id) c++;
+    if (nodes[last].id <= nodes[h->v[c]].id) break;
+    h->v[i] = h->v[c];
+    i = c;
+  }
+  if (h->n) h->v[i] = last;
+  return top;
+}
+
+/* ---- loading ---- */
+
+typedef struct load_ctx {
+  sim *s;
+  uint32_t rank;
+  const char *path;
+} load_ctx;
+
+static void load_warn(void *ctx, const char *msg) {
+  load_ctx *L = ctx;
+  sim_warn(L->s, "%s", msg);
+}
+
+static int node_error(load_ctx *L, const chakra_gnode *g, const char *what) {
+  return chakra_error_set(L->s->err, CHAKRA_EINVAL, "%s: rank %u: node %llu: %s", L->path, L->rank,
+                          (unsigned long long)g->id, what);
+}
+
+static int convert_comm(load_ctx *L, const chakra_gnode *g, wl_node *n) {
+  char msg[160];
+  if (g->flags & CHAKRA_GNODE_CPU) return node_error(L, g, "communication node with is_cpu_op = true");
+  if (g->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE) {
+    if (!(g->present & CHAKRA_HAS_COMM_TYPE)) return node_error(L, g, "collective without comm_type");
+    static const int map[10] = {SIM_AR, -1, SIM_AG, -1, -1, -2, SIM_A2A, SIM_RS, -1, -1};
+    int c = g->comm_type >= 0 ? map[g->comm_type] : -1;
+    if (c == -1) {
+      snprintf(msg, sizeof msg, "unsupported collective comm type %s",
+               g->comm_type >= 0 ? chakra_comm_type_name(g->comm_type) : "(unknown value)");
+      return node_error(L, g, msg);
+    }
+    if (c == -2) { /* BROADCAST is replayed with its recorded duration */
+      n->kind = WK_DELAY;
+      n->value = g->duration_micros ? g->duration_micros * 1000 : 1;
+      return 0;
+    }
+    if (!(g->present & CHAKRA_HAS_COMM_SIZE)) return node_error(L, g, "collective without comm_size");
+    n->kind = WK_COLL;
+    n->coll = (uint8_t)c;
+    n->value = g->size;
+    n->involved_dim = g->involved_dim;
+    n->n_involved = g->n_involved_dim;
+    n->priority = 0;
+    return 0;
+  }
+  int send = g->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
+  uint32_t peer_bit = send ? CHAKRA_HAS_COMM_DST : CHAKRA_HAS_COMM_SRC;
+  if (!(g->present & peer_bit)) return node_error(L, g, send ? "send without comm_dst" : "receive without comm_src");
+  if (!(g->present & CHAKRA_HAS_COMM_SIZE)) return node_error(L, g, "send/receive without comm_size");
+  int32_t own = send ? g->comm_src : g->comm_dst;
+  if ((g->present & (send ? CHAKRA_HAS_COMM_SRC : CHAKRA_HAS_COMM_DST)) && own != (int32_t)L->rank)
+    return node_error(L, g, send ? "comm_src is not this rank" : "comm_dst is not this rank");
+  int32_t peer = send ? g->comm_dst : g->comm_src;
+  if (peer < 0 || (uint32_t)peer >= L->s->npus) return node_error(L, g, "peer rank outside the network");
+  if (!(g->present & CHAKRA_HAS_COMM_TAG))
+    sim_warn(L->s, "%s: node %llu: no comm_tag; using 0", L->path, (unsigned long long)g->id);
+  n->kind = send ? WK_SEND : WK_RECV;
+  n->peer = peer;
+  n->tag = g->comm_tag;
+  n->value = g->size;
+  return 0;
+}
+
+static int convert_node(load_ctx *L, const chakra_gnode *g, wl_node *n) {
+  const sim_sys_config *c = &L->s->sys_cfg;
+  memset(n, 0, sizeof *n);
+  n->id = g->id;
+  int cpu = (g->flags & CHAKRA_GNODE_CPU) != 0;
+  n->slot = cpu ? SLOT_CPU : SLOT_COMM;
+  n->priority = 0;
+  n->pg = g->pg;
+  uint64_t replay = g->duration_micros ? g->duration_micros * 1000 : 1;
+  switch (g->type) {
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
+      n->cat = cpu ? CAT_CPU : CAT_GPU;
+      n->slot = cpu ? SLOT_CPU : SLOT_GPU;
+      if (c->roofline && !cpu && !c->replay_only) {
+        if (!(g->present & CHAKRA_HAS_NUM_OPS) || !(g->present & CHAKRA_HAS_TENSOR_SIZE))
+          return node_error(L, g, "roofline compute needs num_ops and tensor_size");
+        n->kind = WK_ROOFLINE;
+        n->num_ops = g->num_ops;
+        n->value = g->size;
+      } else {
+        n->kind = WK_DELAY;
+        n->value = replay;
+      }
+      return 0;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE:
+      n->cat = CAT_COMM;
+      if (g->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE) n->slot = SLOT_NONE;
+      if (c->replay_only) {
+        n->kind = WK_DELAY;
+        n->value = replay;
+        return 0;
+      }
+      return convert_comm(L, g, n);
+    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE:
+      n->cat = CAT_MEM;
+      if (c->replay_only) {
+        n->kind = WK_DELAY;
+        n->value = replay;
+        return 0;
+      }
+      if (L->s->mem_cfg.type == MEM_NONE) return node_error(L, g, "remote memory access, but the remote memory configuration has no memory expansion");
+      if (!(g->present & CHAKRA_HAS_TENSOR_SIZE)) return node_error(L, g, "memory node without tensor_size");
+      n->kind = WK_MEM;
+      n->value = g->size;
+      return 0;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE:
+      n->cat = CAT_INVALID;
+      n->kind = c->replay_only ? WK_DELAY : WK_NOOP;
+      n->value = replay;
+      return 0;
+    default: {
+      char msg[64];
+      snprintf(msg, sizeof msg, "unknown node type %d", g->type);
+      return node_error(L, g, msg);
+    }
+  }
+}
+
+/* PyTorch METADATA nodes carry process groups in inputs.values. */
+static int read_metadata_groups(load_ctx *L, const chakra_graph *g, uint32_t i);
+
+static int load_rank(sim *s, wl_npu *w, const char *path) {
+  load_ctx L = {s, w->rank, path};
+  chakra_graph_options opt = {.warn = load_warn, .warn_ctx = &L};
+  chakra_graph *g;
+  int rc = chakra_graph_load(&g, path, &opt, s->err);
+  if (rc) return rc;
+  w->n = (uint32_t)g->n;
+  size_t n = g->n ? g->n : 1;
+  w->nodes = malloc(n * sizeof *w->nodes);
+  w->indeg = malloc(n * sizeof *w->indeg);
+  w->start = malloc(n * sizeof *w->start);
+  w->end = malloc(n * sizeof *w->end);
+  if (w->start) memset(w->start, 0xff, n * sizeof *w->start); /* UINT64_MAX = not yet */
+  if (w->end) memset(w->end, 0xff, n * sizeof *w->end);
+  w->child_off = malloc((n + 1) * sizeof *w->child_off);
+  w->children = malloc((g->child_off[g->n] ? g->child_off[g->n] : 1) * sizeof *w->children);
+  if (!w->nodes || !w->indeg || !w->start || !w->end || !w->child_off || !w->children)
+    rc = chakra_error_set(s->err, CHAKRA_ENOMEM, "%s: out of memory", path);
+  for (uint32_t i = 0; i < g->n && !rc; i++) {
+    rc = convert_node(&L, &g->nodes[i], &w->nodes[i]);
+    if (!rc && g->nodes[i].type == CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE) rc = read_metadata_groups(&L, g, i);
+    w->indeg[i] = g->dep_off[i + 1] - g->dep_off[i];
+  }
+  if (!rc) {
+    memcpy(w->child_off, g->child_off, (g->n + 1) * sizeof *w->child_off);
+    memcpy(w->children, g->children, g->child_off[g->n] * sizeof *w->children);
+    /* Keep the group names; the graph goes away. */
+    w->n_pg = (uint32_t)g->n_pg_names;
+    w->pg_names = calloc(g->n_pg_names + 1, sizeof *w->pg_names);
+    for (size_t k = 1; w->pg_names && k < g->n_pg_names; k++) w->pg_names[k] = strdup(g->pg_names[k]);
+    if (!w->pg_names) rc = chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+  }
+  for (uint32_t k = 1; !rc && k < w->n_pg; k++)
+    if (!sys_group_known(s, w->pg_names[k]))
+      rc = chakra_error_set(s->err, CHAKRA_EINVAL,
+                            "%s: rank %u: pg_name '%s' names no communicator group (give --comm-group-configuration, or a METADATA node defining it)",
+                            path, w->rank, w->pg_names[k]);
+  chakra_graph_free(g);
+  return rc;
+}
+
+static int read_metadata_groups(load_ctx *L, const chakra_graph *g, uint32_t i) {
+  chakra_node *full;
+  chakra_error e;
+  if (chakra_graph_read_node(g, i, &full, &e)) return chakra_error_set(L->s->err, e.code, "%s", e.msg);
+  int rc = 0;
+  const char *v = full->inputs ? full->inputs->values : NULL;
+  /* "['[{...}]']": strip the Python list and quotes, parse the JSON list. */
+  size_t len = v ? strlen(v) : 0;
+  if (len > 4 && strstr(v, "pg_name")) {
+    char *json = strndup(v + 2, len - 4);
+    rc = json ? sys_parse_pg_json(L->s, json, L->rank, L->s->err) : CHAKRA_ENOMEM;
+    free(json);
+  }
+  protobuf_c_message_free_unpacked(&full->base, NULL);
+  return rc;
+}
+
+int wl_load(sim *s, const char *prefix) {
+  s->wl = calloc(1, sizeof *s->wl);
+  if (!s->wl || !(s->wl->npu = calloc(s->npus, sizeof *s->wl->npu)))
+    return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+  size_t plen = strlen(prefix) + 24;
+  char *path = malloc(plen);
+  if (!path) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+  int rc = 0;
+  for (uint32_t r = 0; r < s->npus && !rc; r++) {
+    s->wl->npu[r].rank = r;
+    snprintf(path, plen, "%s.%u.et", prefix, r);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+      rc = chakra_error_set(s->err, CHAKRA_EIO, "workload file %s does not exist (the network has %u NPUs, so ranks 0..%u are needed)",
+                            path, s->npus, s->npus - 1);
+      break;
+    }
+    fclose(f);
+    rc = load_rank(s, &s->wl->npu[r], path);
+  }
+  free(path);
+  return rc;
+}
+
+void wl_free(sim *s) {
+  if (!s->wl) return;
+  for (uint32_t r = 0; r < s->npus; r++) {
+    wl_npu *w = &s->wl->npu[r];
+    free(w->nodes), free(w->indeg), free(w->child_off), free(w->children);
+    free(w->start), free(w->end);
+    for (uint32_t k = 1; w->pg_names && k < w->n_pg; k++) free(w->pg_names[k]);
+    free(w->pg_names);
+    for (int c = 0; c < SLOT_N; c++) free(w->ready[c].v);
+  }
+  free(s->wl->npu);
+  free(s->wl);
+  s->wl = NULL;
+}
+
+const char *wl_pg_name(const sim *s, uint32_t rank, uint32_t pg) {
+  return pg ? s->wl->npu[rank].pg_names[pg] : NULL;
+}
+
+/* ---- execution ---- */
+
+static void wl_on_complete(sim *s, void *obj, uint64_t idx);
+static void wl_issue_ready(sim *s, wl_npu *w);
+
+static uint64_t roofline_ns(const sim *s, const wl_node *n) {
+  if (n->num_ops == 0) return 1; /* the reference divides 0 by 0 */
+  double oi = (double)n->num_ops / (double)n->value;
+  double bw = s->sys_cfg.local_mem_bw * 1e9, peak = s->sys_cfg.peak_perf * 1e12;
+  double perf = bw * oi < peak ? bw * oi : peak;
+  return (uint64_t)floor((double)n->num_ops / perf * 1e9);
+}
+
+/* Marks node i finished: frees its slot and readies its children. */
+static void wl_finish_node(sim *s, wl_npu *w, uint32_t i) {
+  wl_node *n = &w->nodes[i];
+  w->end[i] = s->q.now;
+  if (n->slot != SLOT_NONE) w->busy[n->slot] = 0;
+  w->in_flight--;
+  w->done++;
+  for (uint32_t k = w->child_off[i]; k < w->child_off[i + 1]; k++) {
+    uint32_t c = w->children[k];
+    if (--w->indeg[c] == 0 && heap_push(&w->ready[w->nodes[c].slot], c, w->nodes)) s->q.oom = 1;
+  }
+}
+
+static void wl_issue(sim *s, wl_npu *w, uint32_t i) {
+  wl_node *n = &w->nodes[i];
+  w->start[i] = s->q.now;
+  if (n->slot != SLOT_NONE) w->busy[n->slot] = 1;
+  w->in_flight++;
+  uint64_t ns;
+  switch (n->kind) {
+    case WK_DELAY:
+      if (n->cat == CAT_GPU) w->gpu_time += n->value;
+      eventq_npu_after(&s->q, w->rank, n->value, wl_on_complete, w, i);
+      return;
+    case WK_ROOFLINE:
+      if (n->value == 0) { /* tensor_size 0: skipped, takes no time */
+        wl_finish_node(s, w, i);
+        return;
+      }
+      ns = roofline_ns(s, n);
+      w->gpu_time += ns;
+      eventq_npu_after(&s->q, w->rank, ns, wl_on_complete, w, i);
+      return;
+    case WK_NOOP:
+      wl_finish_node(s, w, i);
+      return;
+    case WK_SEND:
+      net_send(s, w->rank, (uint32_t)n->peer, n->value, NET_TAG_NATIVE | (uint32_t)n->tag, wl_on_complete, w, i);
+      return;
+    case WK_RECV:
+      net_recv(s, w->rank, (uint32_t)n->peer, n->value, NET_TAG_NATIVE | (uint32_t)n->tag, wl_on_complete, w, i);
+      return;
+    case WK_MEM:
+      mem_access(s, w->rank, n->value, wl_on_complete, w, i);
+      return;
+    case WK_COLL: {
+      coll_request rq = {w->rank, n->coll, n->value, n->involved_dim, n->n_involved,
+                         wl_pg_name(s, w->rank, n->pg), n->priority, n->id, wl_on_complete, w, i};
+      sys_collective(s, &rq);
+      return;
+    }
+  }
+}
+
+/* Issues ready nodes in ascending id order while their slots are free. */
+static void wl_issue_ready(sim *s, wl_npu *w) {
+  for (;;) {
+    int best = -1;
+    for (int c = 0; c < SLOT_N; c++) {
+      if (!w->ready[c].n || (c != SLOT_NONE && w->busy[c])) continue;
+      if (best < 0 || w->nodes[w->ready[c].v[0]].id < w->nodes[w->ready[best].v[0]].id) best = c;
+    }
+    if (best < 0) break;
+    wl_issue(s, w, heap_pop(&w->ready[best], w->nodes));
+  }
+  if (!w->finished && w->in_flight == 0 && w->done == w->n) {
+    w->finished = 1;
+    w->finish = s->q.now;
+  }
+}
+
+static void wl_on_complete(sim *s, void *obj, uint64_t idx) {
+  wl_npu *w = obj;
+  wl_finish_node(s, w, (uint32_t)idx);
+  wl_issue_ready(s, w);
+}
+
+void wl_start(sim *s) {
+  for (uint32_t r = 0; r < s->npus; r++) {
+    wl_npu *w = &s->wl->npu[r];
+    for (uint32_t i = 0; i < w->n; i++)
+      if (w->indeg[i] == 0 && heap_push(&w->ready[w->nodes[i].slot], i, w->nodes)) s->q.oom = 1;
+    wl_issue_ready(s, w);
+  }
+}
+
+/* Length of the union of [start, end) over the nodes of one category. */
+static int cmp_u64pair(const void *a, const void *b) {
+  const uint64_t *x = a, *y = b;
+  return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+static uint64_t busy_union(const wl_npu *w, int cat) {
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < w->n; i++) m += w->nodes[i].cat == cat && w->end[i] != UINT64_MAX;
+  uint64_t *iv = malloc((m ? m : 1) * 2 * sizeof *iv);
+  if (!iv) return 0;
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < w->n; i++)
+    if (w->nodes[i].cat == cat && w->end[i] != UINT64_MAX) iv[2 * k] = w->start[i], iv[2 * k + 1] = w->end[i], k++;
+  qsort(iv, k, 2 * sizeof *iv, cmp_u64pair);
+  uint64_t total = 0, a = 0, b = 0;
+  for (uint32_t j = 0; j < k; j++) {
+    if (j == 0 || iv[2 * j] > b) {
+      total += b - a;
+      a = iv[2 * j];
+      b = iv[2 * j + 1];
+    } else if (iv[2 * j + 1] > b) {
+      b = iv[2 * j + 1];
+    }
+  }
+  total += b - a;
+  free(iv);
+  return total;
+}
+
+void wl_result(const sim *s, uint32_t rank, wl_rank_result *out) {
+  const wl_npu *w = &s->wl->npu[rank];
+  memset(out, 0, sizeof *out);
+  out->finished = w->finished;
+  out->finish = w->finish;
+  out->gpu_time = w->gpu_time;
+  out->nodes = w->n;
+  out->done = w->done;
+  for (int c = 0; c < CAT_N; c++) out->busy[c] = busy_union(w, c);
+}
+
+void wl_report_stuck(const sim *s, void (*line)(void *ctx, const char *msg), void *ctx) {
+  char msg[512];
+  for (uint32_t r = 0; r < s->npus; r++) {
+    const wl_npu *w = &s->wl->npu[r];
+    if (w->finished) continue;
+    int len = snprintf(msg, sizeof msg, "rank %u did not finish: %u of %u nodes done; in flight:", r, w->done, w->n);
+    int shown = 0;
+    for (uint32_t i = 0; i < w->n && shown < 8; i++)
+      if (w->start[i] != UINT64_MAX && w->end[i] == UINT64_MAX && len < (int)sizeof msg - 24)
+        len += snprintf(msg + len, sizeof msg - (size_t)len, " %llu", (unsigned long long)w->nodes[i].id), shown++;
+    if (!shown) len += snprintf(msg + len, sizeof msg - (size_t)len, " (none recorded)");
+    line(ctx, msg);
+  }
+}

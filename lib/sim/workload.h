@@ -1,0 +1,35 @@
+/* workload.h - the workload layer: each NPU's Chakra DAG and its issue
+ * rules (private).
+ *
+ * A node is issued when all its deps are done and its hardware slot is
+ * free: one CPU slot (is_cpu_op), one GPU compute slot, one GPU
+ * communication slot (collectives, sends, memory, no-op nodes); receives
+ * take no slot. Ready nodes issue in ascending id order. Compute is
+ * replayed (duration_micros) or timed by the roofline; communication goes
+ * to the system or network layer; remote memory to the memory model. */
+#ifndef CHAKRA_SIM_WORKLOAD_H
+#define CHAKRA_SIM_WORKLOAD_H
+
+#include "core.h"
+
+enum { CAT_GPU, CAT_CPU, CAT_COMM, CAT_MEM, CAT_INVALID, CAT_N };
+
+typedef struct wl_rank_result {
+  int finished;
+  uint64_t finish, gpu_time;
+  uint64_t busy[CAT_N];       /* union of node intervals per category */
+  uint64_t nodes, issued, done;
+} wl_rank_result;
+
+/* Loads PREFIX.<r>.et for every rank (trace paths already resolved). */
+int wl_load(sim *s, const char *prefix);
+void wl_free(sim *s);
+/* Issues every NPU's initial nodes (t = 0, rank order). */
+void wl_start(sim *s);
+void wl_result(const sim *s, uint32_t rank, wl_rank_result *out);
+/* Name of group index pg of rank (NULL for "all"). */
+const char *wl_pg_name(const sim *s, uint32_t rank, uint32_t pg);
+/* Reports nodes issued but never finished, up to max per rank. */
+void wl_report_stuck(const sim *s, void (*line)(void *ctx, const char *msg), void *ctx);
+
+#endif
