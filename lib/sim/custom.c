@@ -183,6 +183,8 @@ void custom_run(sim *s, custom_lib *lib, const char *prefix, uint32_t rank, cons
     sys_custom_done(s, coll);
     return;
   }
-  for (uint32_t i = 0; i < a->n; i++)
+  /* The reference starts the dependency-free nodes from the highest id down;
+   * on a congested link that order decides which message goes first. */
+  for (uint32_t i = a->n; i-- > 0;)
     if (a->indeg[i] == 0) crun_issue(s, r, i);
 }
