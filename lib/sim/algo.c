@@ -28,10 +28,12 @@ static uint32_t ilog2(uint32_t n) {
   return k;
 }
 
+/* Member `steps` positions away (|steps| < n) from this NPU. */
 static uint32_t ring_peer(const algo_run *r, int64_t steps) {
   const lring *g = &r->ph->ring;
-  int64_t k = ((int64_t)g->idx + steps) % (int64_t)g->n;
+  int64_t k = (int64_t)g->idx + steps;
   if (k < 0) k += g->n;
+  else if (k >= (int64_t)g->n) k -= g->n;
   return lring_member(g, (uint32_t)k);
 }
 

@@ -9,56 +9,168 @@ int eventq_init(eventq *q, uint32_t npus) {
   q->npus = calloc(npus ? npus : 1, sizeof *q->npus);
   q->n_npus = npus;
   q->pool_n = 1;
-  return q->npus ? 0 : -1;
+  q->ev_n = 1;
+  q->hash = calloc(64, sizeof *q->hash);
+  q->hash_mask = 63;
+  return q->npus && q->hash ? 0 : -1;
 }
 
 void eventq_free(eventq *q) {
   for (uint32_t i = 0; i < q->n_npus; i++) free(q->npus[i].v);
   free(q->npus);
+  free(q->ev);
+  free(q->buckets);
   free(q->heap);
+  free(q->hash);
   free(q->pool);
   memset(q, 0, sizeof *q);
 }
 
-static inline int ev_less(const sim_event *a, const sim_event *b) {
-  return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+static inline size_t time_hash(uint64_t t) {
+  t ^= t >> 31;
+  t *= 0x9e3779b97f4a7c15ull;
+  return (size_t)(t >> 17);
 }
 
-void eventq_at(eventq *q, uint64_t t, sim_fn fn, void *obj, uint64_t arg) {
-  if (q->n == q->cap) {
-    size_t nc = q->cap ? q->cap * 2 : 1024;
-    sim_event *h = realloc(q->heap, nc * sizeof *h);
-    if (!h) {
-      q->oom = 1;
-      return;
-    }
-    q->heap = h;
-    q->cap = nc;
+/* Finds the hash slot of time t (holding it, or empty). */
+static size_t hash_slot(const eventq *q, uint64_t t) {
+  size_t h = time_hash(t) & q->hash_mask;
+  while (q->hash[h] && q->buckets[q->hash[h] - 1].time != t) h = (h + 1) & q->hash_mask;
+  return h;
+}
+
+static int hash_grow(eventq *q) {
+  size_t ncap = (q->hash_mask + 1) * 2;
+  uint32_t *nh = calloc(ncap, sizeof *nh);
+  if (!nh) return -1;
+  for (size_t i = 0; i <= q->hash_mask; i++) {
+    if (!q->hash[i]) continue;
+    size_t h = time_hash(q->buckets[q->hash[i] - 1].time) & (ncap - 1);
+    while (nh[h]) h = (h + 1) & (ncap - 1);
+    nh[h] = q->hash[i];
   }
-  sim_event e = {t, q->seq++, fn, obj, arg};
-  size_t i = q->n++;
+  free(q->hash);
+  q->hash = nh;
+  q->hash_mask = ncap - 1;
+  return 0;
+}
+
+static void hash_remove(eventq *q, uint64_t t) {
+  size_t i = hash_slot(q, t);
+  q->hash[i] = 0;
+  q->hash_used--;
+  for (size_t j = (i + 1) & q->hash_mask; q->hash[j]; j = (j + 1) & q->hash_mask) {
+    size_t home = time_hash(q->buckets[q->hash[j] - 1].time) & q->hash_mask;
+    if (((j - home) & q->hash_mask) >= ((j - i) & q->hash_mask)) {
+      q->hash[i] = q->hash[j];
+      q->hash[j] = 0;
+      i = j;
+    }
+  }
+}
+
+static void heap_up(eventq *q, uint32_t i) {
+  uint32_t b = q->heap[i];
+  uint64_t t = q->buckets[b].time;
   while (i > 0) {
-    size_t p = (i - 1) / 2;
-    if (!ev_less(&e, &q->heap[p])) break;
+    uint32_t p = (i - 1) / 2;
+    if (q->buckets[q->heap[p]].time <= t) break;
     q->heap[i] = q->heap[p];
     i = p;
   }
-  q->heap[i] = e;
+  q->heap[i] = b;
 }
 
-static void ev_pop(eventq *q, sim_event *out) {
-  *out = q->heap[0];
-  sim_event last = q->heap[--q->n];
-  size_t i = 0, n = q->n;
+static void heap_pop_top(eventq *q) {
+  uint32_t last = q->heap[--q->heap_n], i = 0, n = q->heap_n;
+  uint64_t t = q->buckets[last].time;
   for (;;) {
-    size_t c = 2 * i + 1;
+    uint32_t c = 2 * i + 1;
     if (c >= n) break;
-    if (c + 1 < n && ev_less(&q->heap[c + 1], &q->heap[c])) c++;
-    if (!ev_less(&q->heap[c], &last)) break;
+    if (c + 1 < n && q->buckets[q->heap[c + 1]].time < q->buckets[q->heap[c]].time) c++;
+    if (q->buckets[q->heap[c]].time >= t) break;
     q->heap[i] = q->heap[c];
     i = c;
   }
   if (n) q->heap[i] = last;
+}
+
+static uint32_t bucket_lookup(eventq *q, uint64_t t);
+
+/* The bucket for time t, created (and put in the heap) if needed. */
+static uint32_t bucket_for(eventq *q, uint64_t t) {
+  unsigned c = (unsigned)(t & 3);
+  if (q->cache_bucket[c] && q->cache_time[c] == t) return q->cache_bucket[c] - 1;
+  uint32_t b = bucket_lookup(q, t);
+  if (b != UINT32_MAX) {
+    q->cache_time[c] = t;
+    q->cache_bucket[c] = b + 1;
+  }
+  return b;
+}
+
+static uint32_t bucket_lookup(eventq *q, uint64_t t) {
+  if ((q->hash_used + 1) * 2 > q->hash_mask + 1 && hash_grow(q)) return UINT32_MAX;
+  size_t h = hash_slot(q, t);
+  if (q->hash[h]) return q->hash[h] - 1;
+  uint32_t b;
+  if (q->b_free) {
+    b = q->b_free - 1;
+    q->b_free = q->buckets[b].head;
+  } else {
+    if (q->b_n == q->b_cap) {
+      uint32_t nc = q->b_cap ? q->b_cap * 2 : 256;
+      time_bucket *nb = realloc(q->buckets, nc * sizeof *nb);
+      if (!nb) return UINT32_MAX;
+      q->buckets = nb;
+      q->b_cap = nc;
+    }
+    b = q->b_n++;
+  }
+  if (q->heap_n == q->heap_cap) {
+    uint32_t nc = q->heap_cap ? q->heap_cap * 2 : 256;
+    uint32_t *nh = realloc(q->heap, nc * sizeof *nh);
+    if (!nh) return UINT32_MAX;
+    q->heap = nh;
+    q->heap_cap = nc;
+  }
+  q->buckets[b] = (time_bucket){t, 0, 0};
+  q->hash[h] = b + 1;
+  q->hash_used++;
+  q->heap[q->heap_n] = b;
+  heap_up(q, q->heap_n++);
+  return b;
+}
+
+void eventq_at(eventq *q, uint64_t t, sim_fn fn, void *obj, uint64_t arg) {
+  uint32_t e;
+  if (q->ev_free) {
+    e = q->ev_free;
+    q->ev_free = q->ev[e].next;
+  } else {
+    if (q->ev_n >= q->ev_cap) {
+      uint32_t nc = q->ev_cap ? q->ev_cap * 2 : 4096;
+      sim_event *ne = realloc(q->ev, nc * sizeof *ne);
+      if (!ne) {
+        q->oom = 1;
+        return;
+      }
+      q->ev = ne;
+      q->ev_cap = nc;
+    }
+    e = q->ev_n++;
+  }
+  uint32_t b = bucket_for(q, t);
+  if (b == UINT32_MAX) {
+    q->oom = 1;
+    return;
+  }
+  q->ev[e] = (sim_event){fn, obj, arg, 0};
+  time_bucket *bk = &q->buckets[b];
+  if (bk->tail) q->ev[bk->tail].next = e;
+  else bk->head = e;
+  bk->tail = e;
+  q->pending++;
 }
 
 static uint32_t cb_alloc(eventq *q) {
@@ -135,12 +247,27 @@ static void batch_fire(struct sim *s, void *obj, uint64_t t) {
 }
 
 void eventq_run(eventq *q, struct sim *s, void (*progress)(struct sim *s)) {
-  sim_event e;
-  while (q->n && !q->oom) {
-    ev_pop(q, &e);
-    q->now = e.time;
+  while (q->heap_n && !q->oom) {
+    uint32_t b = q->heap[0];
+    time_bucket *bk = &q->buckets[b];
+    q->now = bk->time;
+    uint32_t e = bk->head;
+    if (!e) { /* drained: the time is over */
+      if (q->cache_bucket[bk->time & 3] == b + 1) q->cache_bucket[bk->time & 3] = 0;
+      hash_remove(q, bk->time);
+      heap_pop_top(q);
+      bk->head = q->b_free;
+      q->b_free = b + 1;
+      continue;
+    }
+    sim_event ev = q->ev[e];
+    bk->head = ev.next;
+    if (!bk->head) bk->tail = 0;
+    q->ev[e].next = q->ev_free;
+    q->ev_free = e;
+    q->pending--;
     q->fired++;
-    e.fn(s, e.obj, e.arg);
+    ev.fn(s, ev.obj, ev.arg);
     if (progress && (q->fired & ((1u << 20) - 1)) == 0) progress(s);
   }
 }

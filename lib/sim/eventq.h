@@ -16,12 +16,20 @@
 struct sim;
 typedef void (*sim_fn)(struct sim *s, void *obj, uint64_t arg);
 
+/* Events live in one FIFO list per distinct time: a small heap orders the
+ * times, a hash finds a time's list. In symmetric collectives thousands of
+ * events share a time, so this beats one heap entry per event. */
 typedef struct sim_event {
-  uint64_t time, seq;
   sim_fn fn;
   void *obj;
   uint64_t arg;
+  uint32_t next;
 } sim_event;
+
+typedef struct time_bucket {
+  uint64_t time;
+  uint32_t head, tail;
+} time_bucket;
 
 typedef struct batch_cb {
   sim_fn fn;
@@ -41,9 +49,17 @@ typedef struct npu_batches {
 } npu_batches;
 
 typedef struct eventq {
-  sim_event *heap;
-  size_t n, cap;
-  uint64_t seq, now, fired;
+  sim_event *ev;        /* event pool; index 0 = end of list */
+  uint32_t ev_n, ev_cap, ev_free;
+  time_bucket *buckets; /* pool of time lists */
+  uint32_t b_n, b_cap, b_free;
+  uint32_t *heap;       /* bucket indexes ordered by time */
+  uint32_t heap_n, heap_cap;
+  uint32_t *hash;       /* time -> bucket index + 1 (0 = empty) */
+  size_t hash_mask, hash_used;
+  uint64_t now, fired, pending;
+  uint64_t cache_time[4];   /* recently used times ... */
+  uint32_t cache_bucket[4]; /* ... and their buckets + 1 (0 = none) */
   batch_cb *pool;       /* batched callbacks; index 0 unused (= end of list) */
   uint32_t pool_n, pool_cap, pool_free;
   npu_batches *npus;    /* per NPU */

@@ -33,13 +33,24 @@ typedef struct match_slot {
 } match_slot;
 
 typedef struct link {
-  double latency, bw;      /* ns, bytes per ns */
+  int dim;
   int busy;
   uint32_t head, tail;     /* waiting messages */
 } link;
 
+/* Delay memo: collectives send the same size over the same hop count
+ * millions of times; the formula's division and floor are worth skipping. */
+typedef struct delay_memo {
+  uint64_t bytes, delay;
+  uint32_t hops;
+  int32_t dim;
+} delay_memo;
+
+#define DELAY_MEMO 256
+
 typedef struct net {
   double bw[SIM_MAX_DIMS]; /* bytes per ns */
+  delay_memo memo[DELAY_MEMO];
   net_msg *msgs;
   uint32_t n_msgs, cap_msgs, free_msgs;
   recv_wait *waits;
@@ -100,13 +111,20 @@ static size_t key_hash(uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes)
   return (size_t)(h * 0xbf58476d1ce4e5b9ull >> 7);
 }
 
-static int table_grow(net *n) {
-  size_t ncap = n->slots ? (n->mask + 1) * 2 : 1024;
+/* Empty slots are not deleted when they empty (a stream's next message
+ * reuses the same key at once); they are dropped when the table is rebuilt,
+ * which sizes it to the live keys so memory stays bounded. */
+static int table_rebuild(net *n) {
+  size_t live = 0;
+  for (size_t i = 0; n->slots && i <= n->mask; i++)
+    live += n->slots[i].used && (n->slots[i].arrived || n->slots[i].head);
+  size_t ncap = 1024;
+  while (ncap < live * 4) ncap *= 2;
   match_slot *ns = calloc(ncap, sizeof *ns);
   if (!ns) return -1;
   for (size_t i = 0; n->slots && i <= n->mask; i++) {
     match_slot *o = &n->slots[i];
-    if (!o->used) continue;
+    if (!o->used || (!o->arrived && !o->head)) continue;
     size_t h = key_hash(o->tag, o->src, o->dst, o->bytes) & (ncap - 1);
     while (ns[h].used) h = (h + 1) & (ncap - 1);
     ns[h] = *o;
@@ -114,39 +132,26 @@ static int table_grow(net *n) {
   free(n->slots);
   n->slots = ns;
   n->mask = ncap - 1;
+  n->used = live;
   return 0;
 }
 
 static match_slot *slot_get(sim *s, uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes) {
   net *n = s->net;
-  if ((n->used + 1) * 2 > n->mask + 1 && table_grow(n)) return s->q.oom = 1, NULL;
   size_t h = key_hash(tag, src, dst, bytes) & n->mask;
   for (;; h = (h + 1) & n->mask) {
     match_slot *m = &n->slots[h];
-    if (!m->used) {
-      *m = (match_slot){tag, bytes, src, dst, 0, 0, 0, 1};
-      n->used++;
-      return m;
-    }
+    if (!m->used) break;
     if (m->tag == tag && m->src == src && m->dst == dst && m->bytes == bytes) return m;
   }
-}
-
-static void slot_release(net *n, match_slot *m) {
-  if (m->arrived || m->head) return;
-  size_t i = (size_t)(m - n->slots);
-  n->used--;
-  for (size_t j = (i + 1) & n->mask;; j = (j + 1) & n->mask) {
-    match_slot *c = &n->slots[j];
-    if (!c->used) break;
-    size_t home = key_hash(c->tag, c->src, c->dst, c->bytes) & n->mask;
-    /* c may move to i if i lies cyclically in [home, j). */
-    if (((j - home) & n->mask) >= ((j - i) & n->mask)) {
-      n->slots[i] = *c;
-      i = j;
-    }
+  if ((n->used + 1) * 2 > n->mask + 1) {
+    if (table_rebuild(n)) return s->q.oom = 1, NULL;
+    h = key_hash(tag, src, dst, bytes) & n->mask;
+    while (n->slots[h].used) h = (h + 1) & n->mask;
   }
-  n->slots[i].used = 0;
+  n->slots[h] = (match_slot){tag, bytes, src, dst, 0, 0, 0, 1};
+  n->used++;
+  return &n->slots[h];
 }
 
 /* ---- delivery ---- */
@@ -168,7 +173,6 @@ static void deliver(sim *s, uint32_t mi) {
   if (!sl->head) sl->tail = 0;
   n->waits[wi].next = n->free_waits;
   n->free_waits = wi;
-  slot_release(n, sl);
   w.cb(s, w.obj, w.arg);
 }
 
@@ -184,16 +188,23 @@ static uint32_t ring_hops(uint32_t a, uint32_t b, uint32_t n) {
 
 static uint64_t unaware_delay(sim *s, uint32_t src, uint32_t dst, uint64_t bytes) {
   int d = 0;
-  while (d < s->net_cfg.dims - 1 && sim_coord(s, src, d) == sim_coord(s, dst, d)) d++;
-  uint32_t a = sim_coord(s, src, d), b = sim_coord(s, dst, d);
-  double hops;
+  uint32_t a = src, b = dst, hops; /* 1-D: the coordinate is the id */
+  if (s->net_cfg.dims > 1) {
+    while (d < s->net_cfg.dims - 1 && sim_coord(s, src, d) == sim_coord(s, dst, d)) d++;
+    a = sim_coord(s, src, d);
+    b = sim_coord(s, dst, d);
+  }
   switch (s->net_cfg.topo[d]) {
     case TOPO_RING: hops = ring_hops(a, b, s->net_cfg.npus[d]); break;
     case TOPO_FULLY_CONNECTED: hops = 1; break;
     default: hops = 2; break;
   }
   if (src == dst) hops = 0;
-  return (uint64_t)floor(hops * s->net_cfg.latency[d] + (double)bytes / s->net->bw[d]);
+  delay_memo *m = &s->net->memo[(bytes * 31 + hops * 7 + (uint64_t)d) % DELAY_MEMO];
+  if (m->dim == d && m->hops == hops && m->bytes == bytes) return m->delay;
+  uint64_t delay = (uint64_t)floor((double)hops * s->net_cfg.latency[d] + (double)bytes / s->net->bw[d]);
+  *m = (delay_memo){bytes, delay, hops, d};
+  return delay;
 }
 
 /* ---- congestion-aware links ---- */
@@ -209,18 +220,26 @@ static uint64_t next_link(sim *s, net_msg *m) {
   net *n = s->net;
   if (m->at_switch >= 0) {
     int d = m->at_switch;
-    uint64_t inst = instance_of(s, m->cur, d);
-    uint32_t to = sim_coord(s, m->dst, d);
-    m->cur = m->cur - sim_coord(s, m->cur, d) * s->offset[d] + to * s->offset[d];
+    uint64_t inst = s->net_cfg.dims == 1 ? 0 : instance_of(s, m->cur, d);
+    uint32_t to = s->net_cfg.dims == 1 ? m->dst : sim_coord(s, m->dst, d);
+    m->cur = s->net_cfg.dims == 1 ? to : m->cur - sim_coord(s, m->cur, d) * s->offset[d] + to * s->offset[d];
     m->at_switch = -1;
     return n->link_base[d] + (inst * s->net_cfg.npus[d] + to) * 2 + 1;
   }
   int d = 0;
-  while (d < s->net_cfg.dims && sim_coord(s, m->cur, d) == sim_coord(s, m->dst, d)) d++;
-  if (d == s->net_cfg.dims) return UINT64_MAX;
-  uint32_t nd = s->net_cfg.npus[d], a = sim_coord(s, m->cur, d), b = sim_coord(s, m->dst, d);
-  uint64_t inst = instance_of(s, m->cur, d);
-  uint32_t base = m->cur - a * s->offset[d];
+  uint32_t a = m->cur, b = m->dst, base = 0;
+  uint64_t inst = 0;
+  if (s->net_cfg.dims == 1) { /* the coordinate is the id */
+    if (a == b) return UINT64_MAX;
+  } else {
+    while (d < s->net_cfg.dims && sim_coord(s, m->cur, d) == sim_coord(s, m->dst, d)) d++;
+    if (d == s->net_cfg.dims) return UINT64_MAX;
+    a = sim_coord(s, m->cur, d);
+    b = sim_coord(s, m->dst, d);
+    inst = instance_of(s, m->cur, d);
+    base = m->cur - a * s->offset[d];
+  }
+  uint32_t nd = s->net_cfg.npus[d];
   switch (s->net_cfg.topo[d]) {
     case TOPO_RING: {
       uint32_t fwd = (b + nd - a) % nd;
@@ -264,13 +283,29 @@ static void on_link_free(sim *s, void *obj, uint64_t li) {
   link_start(s, li, mi);
 }
 
+/* Busy time and hop time of `bytes` on a link of dimension d, memoised. */
+static void link_times(sim *s, int d, uint64_t bytes, uint64_t *busy, uint64_t *hop) {
+  delay_memo *m = &s->net->memo[(bytes * 31 + 5 + (uint64_t)d) % DELAY_MEMO];
+  if (m->dim == d && m->hops == UINT32_MAX && m->bytes == bytes) {
+    *busy = m->delay >> 32;
+    *hop = m->delay & 0xffffffffu;
+    return;
+  }
+  double ser = (double)bytes / s->net->bw[d];
+  *busy = (uint64_t)floor(ser);
+  *hop = (uint64_t)floor(s->net_cfg.latency[d] + ser);
+  if (*busy < (1ull << 32) && *hop < (1ull << 32))
+    *m = (delay_memo){bytes, *busy << 32 | *hop, UINT32_MAX, d};
+}
+
 static void link_start(sim *s, uint64_t li, uint32_t mi) {
   link *l = &s->net->links[li];
-  double ser = (double)s->net->msgs[mi].bytes / l->bw;
+  uint64_t busy, hop;
+  link_times(s, l->dim, s->net->msgs[mi].bytes, &busy, &hop);
   l->busy = 1;
   /* The arrival is queued before the link-free event, as the reference does. */
-  eventq_at(&s->q, s->q.now + (uint64_t)floor(l->latency + ser), on_hop_arrival, NULL, mi);
-  eventq_at(&s->q, s->q.now + (uint64_t)floor(ser), on_link_free, NULL, li);
+  eventq_at(&s->q, s->q.now + hop, on_hop_arrival, NULL, mi);
+  eventq_at(&s->q, s->q.now + busy, on_link_free, NULL, li);
 }
 
 static void on_hop_arrival(sim *s, void *obj, uint64_t mi) {
@@ -292,10 +327,7 @@ static int build_links(sim *s) {
   if (!n->links) return -1;
   for (int d = 0; d < s->net_cfg.dims; d++) {
     uint64_t end = d + 1 < s->net_cfg.dims ? n->link_base[d + 1] : total;
-    for (uint64_t i = n->link_base[d]; i < end; i++) {
-      n->links[i].latency = s->net_cfg.latency[d];
-      n->links[i].bw = n->bw[d];
-    }
+    for (uint64_t i = n->link_base[d]; i < end; i++) n->links[i].dim = d;
   }
   return 0;
 }
@@ -309,7 +341,8 @@ int net_init(sim *s) {
   for (int d = 0; d < s->net_cfg.dims; d++)
     n->bw[d] = s->net_cfg.bandwidth[d] * 1073741824.0 / 1e9; /* GB = 2^30 B */
   n->n_msgs = n->n_waits = 1; /* index 0 means "none" */
-  if (table_grow(n)) return -1;
+  for (int i = 0; i < DELAY_MEMO; i++) n->memo[i].dim = -1;
+  if (table_rebuild(n)) return -1;
   return s->opt.aware ? build_links(s) : 0;
 }
 
@@ -346,7 +379,6 @@ void net_recv(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag, 
   if (!sl) return;
   if (sl->arrived) {
     sl->arrived--;
-    slot_release(n, sl);
     eventq_at(&s->q, s->q.now, cb, obj, arg);
     return;
   }
