@@ -99,7 +99,8 @@ static void insert_packet(sim *s, algo_run *r) {
   }
   pkt p = next_packet(r);
   fifo_push(s, r, p);
-  uint64_t wait = r->ph->ep + (processed ? reduce_ns(s, p.bytes) : 0);
+  uint64_t wait = r->ph->ep;
+  if (processed) wait += p.bytes == r->msg ? r->reduce_msg : reduce_ns(s, p.bytes);
   eventq_npu_after(&s->q, r->me, wait, on_packet_ready, r, 0);
 }
 
@@ -209,7 +210,7 @@ static void tree_links(uint32_t n, int min_tree, uint32_t p, int *role, uint32_t
 static void tree_start(sim *s, algo_run *r) {
   const lring *g = &r->ph->ring;
   uint32_t parent, child[2];
-  tree_links(g->n, r->ph->tree, g->idx, &r->role, &parent, child);
+  tree_links(g->n, r->tree, g->idx, &r->role, &parent, child);
   r->parent = parent == UINT32_MAX ? UINT32_MAX : lring_member(g, parent);
   for (int k = 0; k < 2; k++) r->child[k] = child[k] == UINT32_MAX ? UINT32_MAX : lring_member(g, child[k]);
   uint64_t c = r->ph->in_bytes;
@@ -224,9 +225,15 @@ static void tree_start(sim *s, algo_run *r) {
 
 /* ---- start ---- */
 
-void algo_start(sim *s, algo_run *r, struct stream *st, const phase_spec *ph, uint32_t me, uint64_t tag) {
-  algo_free(r);
+void algo_start(sim *s, algo_run *r, struct stream *st, const phase_spec *ph, uint32_t me, uint64_t tag,
+                int tree) {
+  /* The packet buffer is kept across phases and streams. */
+  pkt *fifo = r->fifo;
+  uint32_t fifo_cap = r->fifo_cap;
   memset(r, 0, sizeof *r);
+  r->fifo = fifo;
+  r->fifo_cap = fifo_cap;
+  r->tree = tree;
   r->st = st;
   r->ph = ph;
   r->me = me;
@@ -238,6 +245,7 @@ void algo_start(sim *s, algo_run *r, struct stream *st, const phase_spec *ph, ui
     return;
   }
   r->msg = ph->type == SIM_AG ? c : c / n;
+  r->reduce_msg = reduce_ns(s, r->msg);
   switch (ph->algo.kind) {
     case ALGO_RING:
       r->P = 1;

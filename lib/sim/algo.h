@@ -33,7 +33,6 @@ typedef struct phase_spec {
   int dir;                      /* +1 clockwise, -1 anticlockwise */
   uint64_t ep;                  /* endpoint delay per packet */
   int group_ring;               /* ring of a proper-subset group */
-  int tree;                     /* double binary tree: 0 max, 1 min */
 } phase_spec;
 
 typedef struct pkt {
@@ -49,6 +48,8 @@ typedef struct algo_run {
   uint32_t me;
   uint64_t tag;
   uint64_t msg;                 /* ring/direct message size */
+  uint64_t reduce_msg;          /* local reduction cost of msg */
+  int tree;                     /* double binary tree: 0 max, 1 min */
   int P, NZ;
   uint32_t sends_left, received;
   int free_, zero_left, nonzero_left, toggle;
@@ -64,7 +65,8 @@ typedef struct algo_run {
   int waits_left, got_parent;
 } algo_run;
 
-void algo_start(sim *s, algo_run *r, struct stream *st, const phase_spec *ph, uint32_t me, uint64_t tag);
+void algo_start(sim *s, algo_run *r, struct stream *st, const phase_spec *ph, uint32_t me, uint64_t tag,
+                int tree);
 void algo_free(algo_run *r);
 /* Output size of a phase of type `type` with input c on n NPUs. */
 uint64_t algo_out_bytes(int type, uint64_t c, uint32_t n);

@@ -138,11 +138,16 @@ static int table_rebuild(net *n) {
 
 static match_slot *slot_get(sim *s, uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes) {
   net *n = s->net;
-  size_t h = key_hash(tag, src, dst, bytes) & n->mask;
+  size_t h = key_hash(tag, src, dst, bytes) & n->mask, dead = SIZE_MAX;
   for (;; h = (h + 1) & n->mask) {
     match_slot *m = &n->slots[h];
     if (!m->used) break;
     if (m->tag == tag && m->src == src && m->dst == dst && m->bytes == bytes) return m;
+    if (dead == SIZE_MAX && !m->arrived && !m->head) dead = h;
+  }
+  if (dead != SIZE_MAX) { /* absent: take the first dead slot on the path */
+    n->slots[dead] = (match_slot){tag, bytes, src, dst, 0, 0, 0, 1};
+    return &n->slots[dead];
   }
   if ((n->used + 1) * 2 > n->mask + 1) {
     if (table_rebuild(n)) return s->q.oom = 1, NULL;

@@ -11,22 +11,29 @@
 #include "custom.h"
 #include "net.h"
 
+typedef struct plan {
+  int n;
+  phase_spec ph[2 * SIM_MAX_DIMS];
+} plan;
+
+/* One NPU's part of one collective; its chunks (streams) share the plan. */
 typedef struct coll_inst {
   uint32_t rank;
   int streams_left;
   sim_fn done;
   void *obj;
   uint64_t arg;
+  plan p;
 } coll_inst;
 
 typedef struct stream {
   coll_inst *coll;
   uint64_t tag;
   int64_t prio;
-  int n_phases, cur;
-  phase_spec ph[2 * SIM_MAX_DIMS];
+  int cur;                /* index into coll->p.ph */
+  int tree;               /* double binary tree of this chunk: 0 max, 1 min */
   algo_run run;
-  struct stream *next;
+  struct stream *next;    /* queue link, or free list */
 } stream;
 
 typedef struct squeue {
@@ -45,6 +52,7 @@ typedef struct sys_npu {
 
 typedef struct sys {
   sys_npu *npu;
+  stream *free_streams;   /* recycled: collectives create millions */
   uint32_t K, per_queue;
   uint64_t ep;
   custom_lib *custom;
@@ -194,6 +202,11 @@ void sys_free(sim *s) {
     free(y->npu[r].rr);
     free(y->npu[r].group_ctr);
   }
+  for (stream *st = y->free_streams, *nx; st; st = nx) {
+    nx = st->next;
+    algo_free(&st->run);
+    free(st);
+  }
   for (int i = 0; y->sorted && i < s->groups.n; i++) free(y->sorted[i]);
   free(y->sorted);
   free(y->npu);
@@ -217,8 +230,27 @@ static void queue_insert(squeue *q, stream *st) {
 }
 
 static void stream_begin_phase(sim *s, stream *st) {
-  const phase_spec *ph = &st->ph[st->cur];
-  algo_start(s, &st->run, st, ph, st->coll->rank, st->tag);
+  const phase_spec *ph = &st->coll->p.ph[st->cur];
+  algo_start(s, &st->run, st, ph, st->coll->rank, st->tag, st->tree);
+}
+
+static stream *stream_new(sim *s) {
+  sys *y = s->sys;
+  stream *st = y->free_streams;
+  if (st) {
+    y->free_streams = st->next;
+    algo_run keep = st->run; /* keeps its packet buffer */
+    memset(st, 0, sizeof *st);
+    st->run.fifo = keep.fifo;
+    st->run.fifo_cap = keep.fifo_cap;
+    return st;
+  }
+  return calloc(1, sizeof *st);
+}
+
+static void stream_recycle(sim *s, stream *st) {
+  st->next = s->sys->free_streams;
+  s->sys->free_streams = st;
 }
 
 static void queue_pump(sim *s, uint32_t rank, int qi) {
@@ -240,19 +272,19 @@ static void coll_finished(sim *s, coll_inst *c) {
 void sys_phase_done(sim *s, stream *st) {
   sys *y = s->sys;
   uint32_t rank = st->coll->rank;
-  int old_q = st->ph[st->cur].queue;
+  const plan *p = &st->coll->p;
+  int old_q = p->ph[st->cur].queue;
   y->npu[rank].queues[old_q].running--;
   st->cur++;
-  if (st->cur < st->n_phases) {
-    int new_q = st->ph[st->cur].queue;
+  if (st->cur < p->n) {
+    int new_q = p->ph[st->cur].queue;
     queue_insert(&y->npu[rank].queues[new_q], st);
     queue_pump(s, rank, old_q);
     queue_pump(s, rank, new_q);
     return;
   }
   coll_inst *c = st->coll;
-  algo_free(&st->run);
-  free(st);
+  stream_recycle(s, st);
   queue_pump(s, rank, old_q);
   if (--c->streams_left == 0) coll_finished(s, c);
 }
@@ -268,11 +300,6 @@ static lring dim_ring(const sim *s, uint32_t rank, int d) {
   r.members = NULL;
   return r;
 }
-
-typedef struct plan {
-  int n;
-  phase_spec ph[2 * SIM_MAX_DIMS];
-} plan;
 
 static void add_phase(sim *s, uint32_t rank, plan *p, sim_algo a, int type, int dim, lring ring,
                       int half, int group_ring) {
@@ -413,7 +440,10 @@ void sys_collective(sim *s, const coll_request *rq) {
     s->q.oom = 1;
     return;
   }
-  *c = (coll_inst){rq->rank, 0, rq->done, rq->obj, rq->arg};
+  c->rank = rq->rank;
+  c->done = rq->done;
+  c->obj = rq->obj;
+  c->arg = rq->arg;
   const char *custom = custom_prefix(s, rq);
   if (custom) {
     const uint32_t *members = group >= 0 ? y->sorted[group] : NULL;
@@ -425,9 +455,8 @@ void sys_collective(sim *s, const coll_request *rq) {
     free(c);
     return;
   }
-  plan p;
-  plan_phases(s, rq, group, &p);
-  if (p.n == 0) {
+  plan_phases(s, rq, group, &c->p);
+  if (c->p.n == 0) {
     coll_finished(s, c);
     return;
   }
@@ -446,9 +475,15 @@ void sys_collective(sim *s, const coll_request *rq) {
                  : s->sys_cfg.policy == POLICY_FIFO   ? --np->prio_ctr
                                                       : ++np->prio_ctr;
   c->streams_left = (int)chunks;
+  uint64_t size = chunk;
+  for (int i = 0; i < c->p.n; i++) {
+    c->p.ph[i].in_bytes = size;
+    size = algo_out_bytes(c->p.ph[i].type, size, c->p.ph[i].ring.n);
+  }
+  int dbt = c->p.ph[0].algo.kind == ALGO_DOUBLE_BINARY_TREE;
   int touched[2 * SIM_MAX_DIMS * 16], nt = 0;
   for (uint64_t k = 0; k < chunks; k++) {
-    stream *st = calloc(1, sizeof *st);
+    stream *st = stream_new(s);
     if (!st) {
       s->q.oom = 1;
       return;
@@ -456,18 +491,11 @@ void sys_collective(sim *s, const coll_request *rq) {
     st->coll = c;
     st->prio = prio;
     st->tag = NET_TAG_COLLECTIVE | (group >= 0 ? np->group_ctr[group]++ : ++np->stream_ctr);
-    st->n_phases = p.n;
-    memcpy(st->ph, p.ph, sizeof p.ph[0] * (size_t)p.n);
-    uint64_t size = chunk;
-    for (int i = 0; i < p.n; i++) {
-      st->ph[i].in_bytes = size;
-      if (st->ph[i].algo.kind == ALGO_DOUBLE_BINARY_TREE) st->ph[i].tree = (int)(np->tree_ctr++ & 1);
-      size = algo_out_bytes(st->ph[i].type, size, st->ph[i].ring.n);
-    }
-    queue_insert(&np->queues[st->ph[0].queue], st);
+    if (dbt) st->tree = (int)(np->tree_ctr++ & 1);
+    queue_insert(&np->queues[c->p.ph[0].queue], st);
     int seen = 0;
-    for (int t = 0; t < nt; t++) seen |= touched[t] == st->ph[0].queue;
-    if (!seen && nt < (int)(sizeof touched / sizeof *touched)) touched[nt++] = st->ph[0].queue;
+    for (int t = 0; t < nt; t++) seen |= touched[t] == c->p.ph[0].queue;
+    if (!seen && nt < (int)(sizeof touched / sizeof *touched)) touched[nt++] = c->p.ph[0].queue;
   }
   for (int t = 0; t < nt; t++) queue_pump(s, rq->rank, touched[t]);
 }
