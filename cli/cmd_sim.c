@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "chakra/sim.h"
 #include "cli.h"
@@ -29,6 +30,12 @@ static const char usage[] =
     "  --rendezvous-protocol         true|false (true is not supported yet)\n"
     "  --logging-folder, --logging-configuration, --comm-scale, --compute-scale\n"
     "                                accepted for ASTRA-sim compatibility; no effect\n"
+    "  --report=FILE.json            per-rank times (finish, exposed communication,\n"
+    "                                compute, communication, overlap), collectives by\n"
+    "                                type (count, bytes, time) and run totals\n"
+    "  --timeline=FILE.json          Chrome trace-event timeline (open in Perfetto):\n"
+    "                                a process per rank, a track per hardware slot\n"
+    "  --summary                     a short human summary after the result lines\n"
     "  -q, --quiet                   only the 'finished' lines\n"
     "\n"
     "Exit status: 0 when every rank finished; 1 when some could not (a report of\n"
@@ -36,7 +43,8 @@ static const char usage[] =
 
 typedef struct sim_args {
   chakra_sim_options o;
-  int quiet;
+  int quiet, summary;
+  const char *report;
 } sim_args;
 
 static int set_opt(sim_args *a, const char *key, const char *val) {
@@ -47,6 +55,8 @@ static int set_opt(sim_args *a, const char *key, const char *val) {
   else if (strcmp(key, "network-configuration") == 0) o->network = val;
   else if (strcmp(key, "remote-memory-configuration") == 0) o->remote_memory = val;
   else if (strcmp(key, "comm-group-configuration") == 0) o->comm_groups = val;
+  else if (strcmp(key, "report") == 0) a->report = val;
+  else if (strcmp(key, "timeline") == 0) o->timeline = val;
   else if (strcmp(key, "network-model") == 0) {
     if (strcmp(val, "aware") == 0) o->network_model = CHAKRA_NET_AWARE;
     else if (strcmp(val, "unaware") == 0) o->network_model = CHAKRA_NET_UNAWARE;
@@ -86,6 +96,30 @@ static void print_rank(uint32_t r, const chakra_sim_rank *k, int quiet) {
     printf("sys[%u], Total compute-communication overlap: %llu\n", r, (unsigned long long)(both - k->wall_ns));
 }
 
+static void print_summary(const chakra_sim_result *r) {
+  static const char *const names[CHAKRA_SIM_COLLS] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"};
+  uint32_t slowest = 0, done = 0;
+  uint64_t exposed = 0, gpu = 0;
+  for (uint32_t k = 0; k < r->npus; k++) {
+    const chakra_sim_rank *x = &r->ranks[k];
+    done += (uint32_t)x->finished;
+    if (x->finish_ns > r->ranks[slowest].finish_ns) slowest = k;
+    exposed += x->exposed_comm_ns;
+    gpu += x->busy_ns[CHAKRA_CAT_GPU];
+  }
+  const chakra_sim_rank *s = &r->ranks[slowest];
+  printf("\nsummary: %u of %u ranks finished; the last, rank %u, at %.3f us\n", done, r->npus, slowest,
+         (double)s->finish_ns / 1000.0);
+  printf("  mean exposed communication %.3f us, mean GPU compute %.3f us per rank\n",
+         (double)exposed / r->npus / 1000.0, (double)gpu / r->npus / 1000.0);
+  for (int c = 0; c < CHAKRA_SIM_COLLS; c++)
+    if (s->coll_ops[c])
+      printf("  rank %u: %llu %s, %llu bytes, %.3f us in flight\n", slowest, (unsigned long long)s->coll_ops[c],
+             names[c], (unsigned long long)s->coll_bytes[c], (double)s->coll_ns[c] / 1000.0);
+  printf("  simulated %llu events and %llu messages in %.3f s\n", (unsigned long long)r->events,
+         (unsigned long long)r->messages, r->wall_seconds);
+}
+
 static int cmp_finish(const void *a, const void *b, void *ctx) {
   const chakra_sim_rank *r = ctx;
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -104,6 +138,10 @@ int cmd_sim(int argc, char **argv) {
     }
     if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) {
       a.quiet = 1;
+      continue;
+    }
+    if (strcmp(arg, "--summary") == 0) {
+      a.summary = 1;
       continue;
     }
     if (strncmp(arg, "--", 2) != 0) {
@@ -131,6 +169,7 @@ int cmd_sim(int argc, char **argv) {
   }
   chakra_sim_result res;
   chakra_error err = {0};
+  a.o.progress = isatty(2);
   if (chakra_sim_run(&a.o, &res, cli_warn_cb, NULL, &err)) {
     cli_error("%s", err.msg);
     return 2;
@@ -143,6 +182,11 @@ int cmd_sim(int argc, char **argv) {
   for (uint32_t k = 0; order && k < n; k++) print_rank(order[k], &res.ranks[order[k]], a.quiet);
   free(order);
   int status = 0;
+  if (a.report && chakra_sim_write_report(&res, a.report, &err)) {
+    cli_error("%s", err.msg);
+    status = 2;
+  }
+  if (a.summary) print_summary(&res);
   if (res.n_stuck) {
     cli_error("sim: %u of %u ranks did not finish (deadlock or unmatched communication):", res.npus - n, res.npus);
     for (uint32_t i = 0; i < res.n_stuck; i++) fprintf(stderr, "  %s\n", res.stuck[i]);

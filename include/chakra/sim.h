@@ -31,7 +31,13 @@ typedef struct chakra_sim_options {
   uint32_t queues_per_dim;     /* 0 = 1 */
   double injection_scale;      /* 0 = 1 */
   int rendezvous;
+  const char *timeline;        /* Chrome trace-event JSON to write, or NULL */
+  int progress;                /* progress line on stderr during the run */
 } chakra_sim_options;
+
+/* The built-in collective types, in the order of per-type arrays below. */
+enum { CHAKRA_SIM_ALL_REDUCE, CHAKRA_SIM_ALL_GATHER, CHAKRA_SIM_REDUCE_SCATTER, CHAKRA_SIM_ALL_TO_ALL,
+       CHAKRA_SIM_COLLS };
 
 enum { CHAKRA_CAT_GPU, CHAKRA_CAT_CPU, CHAKRA_CAT_COMM, CHAKRA_CAT_MEM, CHAKRA_CAT_INVALID, CHAKRA_CAT_N };
 
@@ -41,12 +47,16 @@ typedef struct chakra_sim_rank {
   uint64_t busy_ns[CHAKRA_CAT_N]; /* union of node intervals per category */
   uint64_t wall_ns;               /* latest node end */
   uint64_t nodes, nodes_done;
+  uint64_t coll_ops[CHAKRA_SIM_COLLS], coll_bytes[CHAKRA_SIM_COLLS];
+  uint64_t coll_ns[CHAKRA_SIM_COLLS];   /* issue to completion, summed */
+  uint64_t send_ops, send_bytes;        /* point-to-point sends */
 } chakra_sim_rank;
 
 typedef struct chakra_sim_result {
   uint32_t npus;
   chakra_sim_rank *ranks;
   uint64_t events, messages;
+  double wall_seconds;
   char **stuck;                  /* lines describing unfinished ranks */
   uint32_t n_stuck;
 } chakra_sim_result;
@@ -57,6 +67,11 @@ typedef struct chakra_sim_result {
 int chakra_sim_run(const chakra_sim_options *opt, chakra_sim_result *result, chakra_warn_fn warn,
                    void *warn_ctx, chakra_error *err);
 void chakra_sim_result_free(chakra_sim_result *r);
+
+/* Writes r as JSON (per rank: finish, exposed communication, compute,
+ * communication and overlap times, collectives by type; run totals),
+ * atomically. */
+int chakra_sim_write_report(const chakra_sim_result *r, const char *path, chakra_error *err);
 
 #ifdef __cplusplus
 }

@@ -3,10 +3,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "chakra/sim.h"
 #include "core.h"
 #include "net.h"
+#include "report.h"
 #include "sys.h"
 #include "workload.h"
 
@@ -35,6 +38,16 @@ void sim_warn(sim *s, const char *fmt, ...) {
 static char *dir_of(const char *path) {
   const char *slash = strrchr(path, '/');
   return slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
+}
+
+/* Called every 2^20 events: simulated time and ranks done so far. */
+static void progress_line(sim *s) {
+  uint32_t done = 0;
+  for (uint32_t r = 0; r < s->npus; r++) {
+    done += (uint32_t)wl_finished(s, r);
+  }
+  fprintf(stderr, "\rchakra sim: %llu ns simulated, %llu M events, %u/%u ranks done\033[K",
+          (unsigned long long)s->q.now, (unsigned long long)(s->q.fired >> 20), done, s->npus);
 }
 
 static int setup(sim *s, const chakra_sim_options *o) {
@@ -114,6 +127,13 @@ static int collect(sim *s, chakra_sim_result *r) {
     o->finish_ns = w.finish;
     o->exposed_comm_ns = w.finish - w.gpu_time;
     for (int c = 0; c < CAT_N; c++) o->busy_ns[c] = w.busy[c];
+    for (int c = 0; c < SIM_NCOLL; c++) {
+      o->coll_ops[c] = w.coll_ops[c];
+      o->coll_bytes[c] = w.coll_bytes[c];
+      o->coll_ns[c] = w.coll_ns[c];
+    }
+    o->send_ops = w.send_ops;
+    o->send_bytes = w.send_bytes;
     o->wall_ns = w.finish;
     o->nodes = w.nodes;
     o->nodes_done = w.done;
@@ -143,13 +163,19 @@ int chakra_sim_run(const chakra_sim_options *o, chakra_sim_result *r, chakra_war
   if (o->rendezvous)
     rc = chakra_error_set(s->err, CHAKRA_EINVAL, "--rendezvous-protocol=true is not supported by chakra sim yet");
   if (!rc) rc = setup(s, o);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   if (!rc) {
     wl_start(s);
-    eventq_run(&s->q, s, NULL);
+    eventq_run(&s->q, s, o->progress ? progress_line : NULL);
+    if (o->progress) fputs("\r\033[K", stderr);
     if (s->failed) rc = s->err->code ? s->err->code : CHAKRA_EINVAL;
     else if (s->q.oom) rc = chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory during the simulation");
   }
+  clock_gettime(CLOCK_MONOTONIC, &t1);
   if (!rc) rc = collect(s, r);
+  r->wall_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+  if (!rc && o->timeline) rc = report_timeline(s, o->workload, o->timeline);
   teardown(s);
   free(s);
   return rc;

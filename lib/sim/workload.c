@@ -42,6 +42,8 @@ typedef struct wl_npu {
   uint64_t gpu_time;
   int finished;
   uint64_t finish;
+  uint64_t coll_ops[SIM_NCOLL], coll_bytes[SIM_NCOLL], coll_ns[SIM_NCOLL];
+  uint64_t send_ops, send_bytes;
 } wl_npu;
 
 typedef struct wl {
@@ -329,6 +331,14 @@ static void wl_finish_node(sim *s, wl_npu *w, uint32_t i) {
   wl_node *n = &w->nodes[i];
   w->end[i] = s->q.now;
   if (n->slot != SLOT_NONE) w->busy[n->slot] = 0;
+  if (n->kind == WK_COLL) {
+    w->coll_ops[n->coll]++;
+    w->coll_bytes[n->coll] += n->value;
+    w->coll_ns[n->coll] += s->q.now - w->start[i];
+  } else if (n->kind == WK_SEND) {
+    w->send_ops++;
+    w->send_bytes += n->value;
+  }
   w->in_flight--;
   w->done++;
   for (uint32_t k = w->child_off[i]; k < w->child_off[i + 1]; k++) {
@@ -449,6 +459,25 @@ void wl_result(const sim *s, uint32_t rank, wl_rank_result *out) {
   out->nodes = w->n;
   out->done = w->done;
   for (int c = 0; c < CAT_N; c++) out->busy[c] = busy_union(w, c);
+  for (int c = 0; c < SIM_NCOLL; c++) {
+    out->coll_ops[c] = w->coll_ops[c];
+    out->coll_bytes[c] = w->coll_bytes[c];
+    out->coll_ns[c] = w->coll_ns[c];
+  }
+  out->send_ops = w->send_ops;
+  out->send_bytes = w->send_bytes;
+}
+
+uint32_t wl_nodes(const sim *s, uint32_t rank) { return s->wl->npu[rank].n; }
+int wl_finished(const sim *s, uint32_t rank) { return s->wl->npu[rank].finished; }
+
+void wl_node_at(const sim *s, uint32_t rank, uint32_t i, wl_node_view *out) {
+  const wl_npu *w = &s->wl->npu[rank];
+  out->id = w->nodes[i].id;
+  out->start = w->start[i];
+  out->end = w->end[i];
+  out->track = w->nodes[i].slot;
+  out->cat = w->nodes[i].cat;
 }
 
 void wl_report_stuck(const sim *s, void (*line)(void *ctx, const char *msg), void *ctx) {

@@ -19,7 +19,20 @@ typedef struct wl_rank_result {
   uint64_t finish, gpu_time;
   uint64_t busy[CAT_N];       /* union of node intervals per category */
   uint64_t nodes, issued, done;
+  uint64_t coll_ops[SIM_NCOLL], coll_bytes[SIM_NCOLL], coll_ns[SIM_NCOLL];
+  uint64_t send_ops, send_bytes;
 } wl_rank_result;
+
+/* Track of a node in timelines: 0 CPU, 1 GPU compute, 2 GPU communication,
+ * 3 receives (no slot). */
+typedef struct wl_node_view {
+  uint64_t id, start, end;   /* start/end UINT64_MAX if never issued/finished */
+  int track, cat;
+} wl_node_view;
+
+uint32_t wl_nodes(const sim *s, uint32_t rank);
+int wl_finished(const sim *s, uint32_t rank);
+void wl_node_at(const sim *s, uint32_t rank, uint32_t i, wl_node_view *out);
 
 /* Loads PREFIX.<r>.et for every rank (trace paths already resolved). */
 int wl_load(sim *s, const char *prefix);
