@@ -9,7 +9,6 @@ int eventq_init(eventq *q, uint32_t npus) {
   q->npus = calloc(npus ? npus : 1, sizeof *q->npus);
   q->n_npus = npus;
   q->pool_n = 1;
-  q->ev_n = 1;
   q->hash = calloc(64, sizeof *q->hash);
   q->hash_mask = 63;
   return q->npus && q->hash ? 0 : -1;
@@ -18,7 +17,7 @@ int eventq_init(eventq *q, uint32_t npus) {
 void eventq_free(eventq *q) {
   for (uint32_t i = 0; i < q->n_npus; i++) free(q->npus[i].v);
   free(q->npus);
-  free(q->ev);
+  for (uint32_t b = 0; b < q->b_n; b++) free(q->buckets[b].ev);
   free(q->buckets);
   free(q->heap);
   free(q->hash);
@@ -116,7 +115,7 @@ static uint32_t bucket_lookup(eventq *q, uint64_t t) {
   uint32_t b;
   if (q->b_free) {
     b = q->b_free - 1;
-    q->b_free = q->buckets[b].head;
+    q->b_free = q->buckets[b].next_free;
   } else {
     if (q->b_n == q->b_cap) {
       uint32_t nc = q->b_cap ? q->b_cap * 2 : 256;
@@ -126,6 +125,8 @@ static uint32_t bucket_lookup(eventq *q, uint64_t t) {
       q->b_cap = nc;
     }
     b = q->b_n++;
+    q->buckets[b].ev = NULL;
+    q->buckets[b].cap = 0;
   }
   if (q->heap_n == q->heap_cap) {
     uint32_t nc = q->heap_cap ? q->heap_cap * 2 : 256;
@@ -134,7 +135,8 @@ static uint32_t bucket_lookup(eventq *q, uint64_t t) {
     q->heap = nh;
     q->heap_cap = nc;
   }
-  q->buckets[b] = (time_bucket){t, 0, 0};
+  q->buckets[b].time = t;
+  q->buckets[b].n = q->buckets[b].pos = 0;
   q->hash[h] = b + 1;
   q->hash_used++;
   q->heap[q->heap_n] = b;
@@ -143,33 +145,23 @@ static uint32_t bucket_lookup(eventq *q, uint64_t t) {
 }
 
 void eventq_at(eventq *q, uint64_t t, sim_fn fn, void *obj, uint64_t arg) {
-  uint32_t e;
-  if (q->ev_free) {
-    e = q->ev_free;
-    q->ev_free = q->ev[e].next;
-  } else {
-    if (q->ev_n >= q->ev_cap) {
-      uint32_t nc = q->ev_cap ? q->ev_cap * 2 : 4096;
-      sim_event *ne = realloc(q->ev, nc * sizeof *ne);
-      if (!ne) {
-        q->oom = 1;
-        return;
-      }
-      q->ev = ne;
-      q->ev_cap = nc;
-    }
-    e = q->ev_n++;
-  }
   uint32_t b = bucket_for(q, t);
   if (b == UINT32_MAX) {
     q->oom = 1;
     return;
   }
-  q->ev[e] = (sim_event){fn, obj, arg, 0};
   time_bucket *bk = &q->buckets[b];
-  if (bk->tail) q->ev[bk->tail].next = e;
-  else bk->head = e;
-  bk->tail = e;
+  if (bk->n == bk->cap) {
+    uint32_t nc = bk->cap ? bk->cap * 2 : 16;
+    sim_event *ne = realloc(bk->ev, nc * sizeof *ne);
+    if (!ne) {
+      q->oom = 1;
+      return;
+    }
+    bk->ev = ne;
+    bk->cap = nc;
+  }
+  bk->ev[bk->n++] = (sim_event){fn, obj, arg};
   q->pending++;
 }
 
@@ -251,20 +243,16 @@ void eventq_run(eventq *q, struct sim *s, void (*progress)(struct sim *s)) {
     uint32_t b = q->heap[0];
     time_bucket *bk = &q->buckets[b];
     q->now = bk->time;
-    uint32_t e = bk->head;
-    if (!e) { /* drained: the time is over */
+    if (bk->pos == bk->n) { /* drained: the time is over */
       if (q->cache_bucket[bk->time & 3] == b + 1) q->cache_bucket[bk->time & 3] = 0;
       hash_remove(q, bk->time);
       heap_pop_top(q);
-      bk->head = q->b_free;
+      bk->next_free = q->b_free;
       q->b_free = b + 1;
       continue;
     }
-    sim_event ev = q->ev[e];
-    bk->head = ev.next;
-    if (!bk->head) bk->tail = 0;
-    q->ev[e].next = q->ev_free;
-    q->ev_free = e;
+    /* Copy first: the callback may append to this bucket and move it. */
+    sim_event ev = bk->ev[bk->pos++];
     q->pending--;
     q->fired++;
     ev.fn(s, ev.obj, ev.arg);

@@ -16,19 +16,20 @@
 struct sim;
 typedef void (*sim_fn)(struct sim *s, void *obj, uint64_t arg);
 
-/* Events live in one FIFO list per distinct time: a small heap orders the
- * times, a hash finds a time's list. In symmetric collectives thousands of
- * events share a time, so this beats one heap entry per event. */
+/* Events live in one FIFO array per distinct time: a small heap orders the
+ * times, a hash finds a time's array. In symmetric collectives thousands of
+ * events share a time; keeping them contiguous keeps the loop in cache. */
 typedef struct sim_event {
   sim_fn fn;
   void *obj;
   uint64_t arg;
-  uint32_t next;
 } sim_event;
 
 typedef struct time_bucket {
   uint64_t time;
-  uint32_t head, tail;
+  sim_event *ev;        /* kept across reuse of the bucket */
+  uint32_t n, cap, pos; /* events, capacity, next to run */
+  uint32_t next_free;   /* free list of buckets (index + 1) */
 } time_bucket;
 
 typedef struct batch_cb {
@@ -49,9 +50,7 @@ typedef struct npu_batches {
 } npu_batches;
 
 typedef struct eventq {
-  sim_event *ev;        /* event pool; index 0 = end of list */
-  uint32_t ev_n, ev_cap, ev_free;
-  time_bucket *buckets; /* pool of time lists */
+  time_bucket *buckets; /* pool of time arrays */
   uint32_t b_n, b_cap, b_free;
   uint32_t *heap;       /* bucket indexes ordered by time */
   uint32_t heap_n, heap_cap;

@@ -1,0 +1,214 @@
+#!/usr/bin/python3
+"""Pins what `chakra sim` does where ASTRA-sim has no defined answer
+(simulator spec section 11) and how it fails on bad input. Each test builds
+its traces from JSON Lines with `chakra pack`, so it needs no shared data.
+
+usage: sim_behaviour.py CHAKRA_BINARY"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+CHAKRA = os.path.abspath(sys.argv[1])
+LINE = re.compile(r"^sys\[(\d+)\] finished, (\d+) cycles, exposed communication (\d+) cycles\.$")
+SYSTEM = {
+    "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+    "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"],
+    "all-gather-implementation": ["ring"], "reduce-scatter-implementation": ["ring"],
+    "all-to-all-implementation": ["ring"], "collective-optimization": "localBWAware",
+    "local-mem-bw": 1600,
+}
+
+
+def attr_int(name, v, kind="int64_val"):
+    return {"name": name, kind: str(v) if kind.startswith(("int64", "uint64")) else v}
+
+
+def comp(i, us, deps=(), cpu=False):
+    n = {"id": str(i), "name": "comp%d" % i, "type": "COMP_NODE", "duration_micros": str(us),
+         "attr": [{"name": "is_cpu_op", "bool_val": cpu}]}
+    if deps:
+        n["data_deps"] = [str(d) for d in deps]
+    return n
+
+
+def allreduce(i, size, deps=(), pg=None):
+    n = {"id": str(i), "name": "ar%d" % i, "type": "COMM_COLL_NODE",
+         "attr": [{"name": "is_cpu_op", "bool_val": False}, attr_int("comm_type", 0), attr_int("comm_size", size)]}
+    if pg is not None:
+        n["attr"].append({"name": "pg_name", "string_val": pg})
+    if deps:
+        n["data_deps"] = [str(d) for d in deps]
+    return n
+
+
+class Case:
+    def __init__(self, npus, system=None):
+        self.dir = tempfile.mkdtemp(prefix="chakra-sim-test-")
+        self.npus = npus
+        self.system = dict(SYSTEM if system is None else system)
+
+    def ranks(self, make):
+        for r in range(self.npus):
+            jl = os.path.join(self.dir, "t.%d.jsonl" % r)
+            with open(jl, "w") as f:
+                f.write(json.dumps({"version": "1.0.0"}) + "\n")
+                for n in make(r):
+                    f.write(json.dumps(n) + "\n")
+            subprocess.run([CHAKRA, "pack", jl, "-o", os.path.join(self.dir, "t.%d.et" % r)], check=True)
+
+    def run(self, *extra, network=None, model="unaware"):
+        with open(os.path.join(self.dir, "sys.json"), "w") as f:
+            json.dump(self.system, f)
+        with open(os.path.join(self.dir, "net.yml"), "w") as f:
+            f.write(network or "topology: [ Ring ]\nnpus_count: [ %d ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n" % self.npus)
+        cmd = [CHAKRA, "sim", "-q", "--workload-configuration=" + os.path.join(self.dir, "t"),
+               "--system-configuration=" + os.path.join(self.dir, "sys.json"),
+               "--network-configuration=" + os.path.join(self.dir, "net.yml"),
+               "--network-model=" + model] + list(extra)
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        got = {}
+        for line in p.stdout.splitlines():
+            m = LINE.match(line)
+            if m:
+                got[int(m.group(1))] = (int(m.group(2)), int(m.group(3)))
+        return p, got
+
+
+FAILED = []
+PASSED = []
+
+
+def check(name, cond, detail=""):
+    print(("ok   " if cond else "FAIL ") + name + ("" if cond else ": " + detail))
+    (PASSED if cond else FAILED).append(name)
+
+
+def test_invalid_node_mid_chain_finishes_in_zero_time():
+    c = Case(2)
+    c.ranks(lambda r: [comp(1, 5), {"id": "2", "name": "noop", "type": "INVALID_NODE", "data_deps": ["1"]}, comp(3, 7, [2])])
+    p, got = c.run()
+    check("invalid node mid chain finishes in 0 ns and its dependents run at once",
+          p.returncode == 0 and got == {0: (12000, 0), 1: (12000, 0)}, "%d %s %s" % (p.returncode, got, p.stderr))
+
+
+def test_metadata_node_defines_process_group():
+    groups = "['[{\"pg_name\": \"5\", \"backend_id\": 1, \"backend_config\": \"cuda:nccl\", \"ranks\": [0, 1], \"group_size\": 2, \"group_count\": 2}]']"
+    def make(r):
+        meta = {"id": "1", "name": "## process_group:init ##", "type": "METADATA_NODE", "inputs": {"values": groups}}
+        return [meta, allreduce(2, 1048576, [1], pg="5")] if r < 2 else [meta, comp(2, 1, [1])]
+    c = Case(4)
+    c.ranks(make)
+    p, got = c.run()
+    check("METADATA process group runs a sub-group all-reduce",
+          p.returncode == 0 and len(got) == 4 and got[2] == (1000, 0) and got[0][0] > 0 and got[0] == got[1],
+          "%s %s" % (got, p.stderr))
+
+
+def test_receive_without_send_reports_deadlock():
+    c = Case(2)
+    def make(r):
+        if r == 0:
+            return [{"id": "1", "name": "recv", "type": "COMM_RECV_NODE",
+                     "attr": [attr_int("comm_src", 1, "int32_val"), attr_int("comm_size", 100), attr_int("comm_tag", 5, "int32_val")]}]
+        return [comp(1, 4)]
+    c.ranks(make)
+    p, got = c.run()
+    check("a receive without a send: exit 1, rank 1 reported, stuck node and unmatched receive named",
+          p.returncode == 1 and 1 in got and 0 not in got and "rank 0 did not finish" in p.stderr
+          and "unmatched receive: 1 -> 0, 100 bytes, tag 5" in p.stderr, "%d %s %s" % (p.returncode, got, p.stderr))
+
+
+def test_missing_splits_is_an_error_naming_the_key():
+    system = dict(SYSTEM)
+    del system["preferred-dataset-splits"]
+    c = Case(2, system)
+    c.ranks(lambda r: [allreduce(1, 1024)])
+    p, _ = c.run()
+    check("missing preferred-dataset-splits: error naming the key",
+          p.returncode == 2 and "preferred-dataset-splits" in p.stderr and p.stderr.count("\n") == 1, p.stderr)
+
+
+def test_unknown_system_key_is_an_error():
+    system = dict(SYSTEM)
+    system["all-reduce-implemntation"] = ["ring"]
+    c = Case(2, system)
+    c.ranks(lambda r: [comp(1, 1)])
+    p, _ = c.run()
+    check("unknown system key: error naming it", p.returncode == 2 and "all-reduce-implemntation" in p.stderr, p.stderr)
+
+
+def test_network_lists_of_different_lengths_are_an_error():
+    c = Case(2)
+    c.ranks(lambda r: [comp(1, 1)])
+    p, _ = c.run(network="topology: [ Ring, Switch ]\nnpus_count: [ 2 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n")
+    check("network lists of different lengths: error", p.returncode == 2 and "npus_count" in p.stderr, p.stderr)
+
+
+def test_halving_doubling_all_to_all_refused_when_used():
+    system = dict(SYSTEM)
+    system["all-to-all-implementation"] = ["halvingDoubling"]
+    c = Case(4, system)
+    c.ranks(lambda r: [allreduce(1, 1048576)])
+    p, got = c.run()
+    check("halvingDoubling listed for all-to-all but unused: the all-reduce runs", p.returncode == 0 and len(got) == 4, p.stderr)
+    c2 = Case(4, system)
+    c2.ranks(lambda r: [{"id": "1", "name": "a2a", "type": "COMM_COLL_NODE",
+                         "attr": [attr_int("comm_type", 6), attr_int("comm_size", 1048576)]}])
+    p2, _ = c2.run()
+    check("halvingDoubling all-to-all refused with the key and reason",
+          p2.returncode == 2 and "all-to-all-implementation" in p2.stderr and "halvingDoubling" in p2.stderr, p2.stderr)
+
+
+def test_missing_rank_file_is_an_error():
+    c = Case(2)
+    c.ranks(lambda r: [comp(1, 1)])
+    p, _ = c.run(network="topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n")
+    check("missing rank file: error naming it", p.returncode == 2 and "t.2.et" in p.stderr, p.stderr)
+
+
+def test_unknown_pg_name_is_an_error():
+    c = Case(2)
+    c.ranks(lambda r: [allreduce(1, 1024, pg="tp7")])
+    p, _ = c.run()
+    check("unknown pg_name: error naming it", p.returncode == 2 and "tp7" in p.stderr, p.stderr)
+
+
+def test_report_and_timeline_are_written():
+    c = Case(2)
+    c.ranks(lambda r: [comp(1, 5), allreduce(2, 1048576, [1])])
+    rep, tl = os.path.join(c.dir, "r.json"), os.path.join(c.dir, "t.json")
+    p, got = c.run("--report=" + rep, "--timeline=" + tl)
+    ok = p.returncode == 0
+    if ok:
+        r = json.load(open(rep))
+        t = json.load(open(tl))
+        spans = [e for e in t["traceEvents"] if e.get("ph") == "X"]
+        ok = (r["npus"] == 2 and r["ranks"][0]["finish_ns"] == got[0][0]
+              and r["ranks"][0]["collectives"]["ALL_REDUCE"]["count"] == 1
+              and len(spans) == 4 and {e["name"] for e in spans} == {"comp1", "ar2"}
+              and abs(max(e["ts"] + e["dur"] for e in spans) - got[0][0] / 1000.0) < 1e-6)
+    check("--report and --timeline agree with the finished lines", ok, p.stderr)
+
+
+def test_gzip_traces_are_read():
+    c = Case(2)
+    c.ranks(lambda r: [comp(1, 3)])
+    import gzip, shutil
+    for r in range(2):
+        src = os.path.join(c.dir, "t.%d.et" % r)
+        with open(src, "rb") as f, gzip.open(src + ".gz", "wb") as g:
+            shutil.copyfileobj(f, g)
+        os.replace(src + ".gz", src)
+    p, got = c.run()
+    check("gzip-compressed traces simulate", p.returncode == 0 and got.get(0) == (3000, 0), p.stderr)
+
+
+if __name__ == "__main__":
+    for name, fn in sorted(globals().items()):
+        if name.startswith("test_"):
+            fn()
+    print("%d passed, %d failed" % (len(PASSED), len(FAILED)))
+    sys.exit(1 if FAILED else 0)
