@@ -27,7 +27,11 @@ static const char usage[] =
     "  --network-model               aware (default) or unaware\n"
     "  --num-queues-per-dim          scheduling queues per dimension (default 1)\n"
     "  --injection-scale             multiplies endpoint-delay (default 1)\n"
-    "  --rendezvous-protocol         true|false (true is not supported yet)\n"
+    "  --rendezvous-protocol         true|false: the receiver sends an 8 KiB invitation\n"
+    "                                before each send (default false)\n"
+    "  --multidim-p2p                lowest (default, as ASTRA-sim: a message between NPUs\n"
+    "                                that differ in several dimensions is charged the\n"
+    "                                lowest one only) or full (all of them)\n"
     "  --logging-folder, --logging-configuration, --comm-scale, --compute-scale\n"
     "                                accepted for ASTRA-sim compatibility; no effect\n"
     "  --report=FILE.json            per-rank times (finish, exposed communication,\n"
@@ -73,6 +77,10 @@ static int set_opt(sim_args *a, const char *key, const char *val) {
     if (strcasecmp(val, "true") == 0 || strcmp(val, "1") == 0) o->rendezvous = 1;
     else if (strcasecmp(val, "false") == 0 || strcmp(val, "0") == 0) o->rendezvous = 0;
     else return cli_error("sim: --rendezvous-protocol '%s': expected true or false", val), 2;
+  } else if (strcmp(key, "multidim-p2p") == 0) {
+    if (strcmp(val, "full") == 0) o->multidim_full = 1;
+    else if (strcmp(val, "lowest") == 0) o->multidim_full = 0;
+    else return cli_error("sim: --multidim-p2p '%s': expected lowest or full", val), 2;
   } else if (strcmp(key, "logging-folder") == 0 || strcmp(key, "logging-configuration") == 0 ||
              strcmp(key, "comm-scale") == 0 || strcmp(key, "compute-scale") == 0) {
     cli_warn("sim: --%s has no effect in chakra sim", key);

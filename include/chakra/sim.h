@@ -30,7 +30,8 @@ typedef struct chakra_sim_options {
   int network_model;           /* CHAKRA_NET_* */
   uint32_t queues_per_dim;     /* 0 = 1 */
   double injection_scale;      /* 0 = 1 */
-  int rendezvous;
+  int rendezvous;              /* an 8 KiB invitation from the receiver before each send */
+  int multidim_full;           /* unaware: charge every dimension two NPUs differ in */
   const char *timeline;        /* Chrome trace-event JSON to write, or NULL */
   int progress;                /* progress line on stderr during the run */
 } chakra_sim_options;

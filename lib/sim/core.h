@@ -24,6 +24,7 @@ typedef struct sim_options_ {
   uint32_t queues_per_dim;
   double injection_scale;
   int rendezvous;
+  int multidim_full;       /* charge every differing dimension (unaware) */
 } sim_options_;
 
 typedef struct sim {

@@ -59,6 +59,7 @@ typedef struct net {
   size_t mask, used;
   link *links;
   uint64_t link_base[SIM_MAX_DIMS];
+  int warned_multidim;
 } net;
 
 /* ---- pools ---- */
@@ -191,6 +192,43 @@ static uint32_t ring_hops(uint32_t a, uint32_t b, uint32_t n) {
   return d < n - d ? d : n - d;
 }
 
+static uint32_t hops_in(const sim *s, int d, uint32_t a, uint32_t b) {
+  switch (s->net_cfg.topo[d]) {
+    case TOPO_RING: return ring_hops(a, b, s->net_cfg.npus[d]);
+    case TOPO_FULLY_CONNECTED: return 1;
+    default: return 2;
+  }
+}
+
+static int differs_above(const sim *s, uint32_t src, uint32_t dst, int d) {
+  for (int e = d + 1; e < s->net_cfg.dims; e++)
+    if (sim_coord(s, src, e) != sim_coord(s, dst, e)) return 1;
+  return 0;
+}
+
+/* NPUs differing in several dimensions: ASTRA-sim charges only the lowest
+ * one (kept by default for agreement); --multidim-p2p=full charges every
+ * differing dimension's hops and the slowest bandwidth. */
+static uint64_t multidim_delay(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, int d) {
+  if (!s->net->warned_multidim) {
+    s->net->warned_multidim = 1;
+    if (!s->opt.multidim_full)
+      sim_warn(s, "messages between NPUs that differ in several dimensions are charged only the lowest one, as ASTRA-sim does (--multidim-p2p=full charges them all)");
+  }
+  if (!s->opt.multidim_full) {
+    uint32_t h = hops_in(s, d, sim_coord(s, src, d), sim_coord(s, dst, d));
+    return (uint64_t)floor((double)h * s->net_cfg.latency[d] + (double)bytes / s->net->bw[d]);
+  }
+  double lat = 0, bw = 0;
+  for (int e = 0; e < s->net_cfg.dims; e++) {
+    uint32_t a = sim_coord(s, src, e), b = sim_coord(s, dst, e);
+    if (a == b) continue;
+    lat += (double)hops_in(s, e, a, b) * s->net_cfg.latency[e];
+    if (bw == 0 || s->net->bw[e] < bw) bw = s->net->bw[e];
+  }
+  return (uint64_t)floor(lat + (double)bytes / bw);
+}
+
 static uint64_t unaware_delay(sim *s, uint32_t src, uint32_t dst, uint64_t bytes) {
   int d = 0;
   uint32_t a = src, b = dst, hops; /* 1-D: the coordinate is the id */
@@ -198,6 +236,7 @@ static uint64_t unaware_delay(sim *s, uint32_t src, uint32_t dst, uint64_t bytes
     while (d < s->net_cfg.dims - 1 && sim_coord(s, src, d) == sim_coord(s, dst, d)) d++;
     a = sim_coord(s, src, d);
     b = sim_coord(s, dst, d);
+    if (differs_above(s, src, dst, d)) return multidim_delay(s, src, dst, bytes, d);
   }
   switch (s->net_cfg.topo[d]) {
     case TOPO_RING: hops = ring_hops(a, b, s->net_cfg.npus[d]); break;
@@ -362,8 +401,8 @@ void net_free(sim *s) {
   s->net = NULL;
 }
 
-void net_send(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag, sim_fn cb,
-              void *obj, uint64_t arg) {
+static void send_raw(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag, sim_fn cb,
+                     void *obj, uint64_t arg) {
   uint32_t mi = msg_alloc(s);
   if (!mi) return;
   s->net->msgs[mi] = (net_msg){src, dst, bytes, tag, cb, obj, arg, src, -1, 0};
@@ -377,8 +416,8 @@ void net_send(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag, 
   else link_enter(s, li, mi);
 }
 
-void net_recv(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag, sim_fn cb,
-              void *obj, uint64_t arg) {
+static void recv_raw(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag, sim_fn cb,
+                     void *obj, uint64_t arg) {
   net *n = s->net;
   match_slot *sl = slot_get(s, tag, src, dst, bytes);
   if (!sl) return;
@@ -393,6 +432,64 @@ void net_recv(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag, 
   if (sl->tail) n->waits[sl->tail].next = wi;
   else sl->head = wi;
   sl->tail = wi;
+}
+
+/* ---- rendezvous: the receiver invites each send with a control message ---- */
+
+#define RDV_BYTES 8192
+
+typedef struct rdv_op {
+  uint32_t a, b;           /* send: src, dst; receive: dst, src */
+  uint64_t bytes, tag;
+  sim_fn cb;
+  void *obj;
+  uint64_t arg;
+} rdv_op;
+
+static rdv_op *rdv_new(sim *s, uint32_t a, uint32_t b, uint64_t bytes, uint64_t tag, sim_fn cb, void *obj,
+                       uint64_t arg) {
+  rdv_op *op = malloc(sizeof *op);
+  if (!op) s->q.oom = 1;
+  else *op = (rdv_op){a, b, bytes, tag, cb, obj, arg};
+  return op;
+}
+
+/* The invitation reached the sender: the data goes now. */
+static void rdv_invited(sim *s, void *obj, uint64_t arg) {
+  (void)arg;
+  rdv_op op = *(rdv_op *)obj;
+  free(obj);
+  send_raw(s, op.a, op.b, op.bytes, op.tag, op.cb, op.obj, op.arg);
+}
+
+/* The invitation was delivered: the real receive is posted. */
+static void rdv_invitation_sent(sim *s, void *obj, uint64_t arg) {
+  (void)arg;
+  rdv_op op = *(rdv_op *)obj;
+  free(obj);
+  recv_raw(s, op.a, op.b, op.bytes, op.tag, op.cb, op.obj, op.arg);
+}
+
+static uint64_t rdv_tag(uint64_t tag) { return NET_TAG_RENDEZVOUS | (tag & ((1ull << 40) - 1)) | (tag >> 40) << 48; }
+
+void net_send(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag, sim_fn cb, void *obj,
+              uint64_t arg) {
+  if (!s->opt.rendezvous) {
+    send_raw(s, src, dst, bytes, tag, cb, obj, arg);
+    return;
+  }
+  rdv_op *op = rdv_new(s, src, dst, bytes, tag, cb, obj, arg);
+  if (op) recv_raw(s, src, dst, RDV_BYTES, rdv_tag(tag), rdv_invited, op, 0);
+}
+
+void net_recv(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag, sim_fn cb, void *obj,
+              uint64_t arg) {
+  if (!s->opt.rendezvous) {
+    recv_raw(s, dst, src, bytes, tag, cb, obj, arg);
+    return;
+  }
+  rdv_op *op = rdv_new(s, dst, src, bytes, tag, cb, obj, arg);
+  if (op) send_raw(s, dst, src, RDV_BYTES, rdv_tag(tag), rdv_invitation_sent, op, 0);
 }
 
 uint64_t net_pending(const sim *s, int (*visit)(void *ctx, int is_send, uint32_t src, uint32_t dst,

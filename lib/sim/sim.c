@@ -62,6 +62,12 @@ static int setup(sim *s, const chakra_sim_options *o) {
     s->offset[d] = (uint32_t)off;
     off *= (int)s->net_cfg.npus[d];
   }
+  if (s->sys_cfg.track_local_mem)
+    sim_warn(s, "%s: \"track-local-mem\" is not implemented by chakra sim; ignored", o->system);
+  if (s->sys_cfg.trace_enabled)
+    sim_warn(s, "%s: \"trace-enabled\": per-node issue/callback log lines are not written by chakra sim (use --timeline)", o->system);
+  if (s->sys_cfg.roofline)
+    sim_warn(s, "roofline statistics lines (compute-bound percentage, utilisation, intensity) are not printed by chakra sim");
   if (s->opt.aware && s->net_cfg.dims > 1)
     sim_warn(s, "the congestion-aware model on a %d-dimensional network is a chakra-c extension (ASTRA-sim supports 1-D only): dimension-ordered routing, no reference numbers",
              s->net_cfg.dims);
@@ -159,10 +165,8 @@ int chakra_sim_run(const chakra_sim_options *o, chakra_sim_result *r, chakra_war
   s->opt.queues_per_dim = o->queues_per_dim ? o->queues_per_dim : 1;
   s->opt.injection_scale = o->injection_scale > 0 ? o->injection_scale : 1;
   s->opt.rendezvous = o->rendezvous;
-  int rc = 0;
-  if (o->rendezvous)
-    rc = chakra_error_set(s->err, CHAKRA_EINVAL, "--rendezvous-protocol=true is not supported by chakra sim yet");
-  if (!rc) rc = setup(s, o);
+  s->opt.multidim_full = o->multidim_full;
+  int rc = setup(s, o);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   if (!rc) {

@@ -193,6 +193,35 @@ def test_report_and_timeline_are_written():
     check("--report and --timeline agree with the finished lines", ok, p.stderr)
 
 
+def test_rendezvous_pays_an_invitation_per_ring_step():
+    c = Case(8)
+    c.ranks(lambda r: [allreduce(1, 1048576), allreduce(2, 1048576)])
+    p, got = c.run()
+    p2, got2 = c.run("--rendezvous-protocol=true")
+    check("two independent all-reduces on an 8-ring: 128880 ns, 201904 with rendezvous (spec probe)",
+          got.get(0) == (128880, 128880) and got2.get(0) == (201904, 201904), "%s %s %s" % (got, got2, p2.stderr))
+
+
+def test_multidimensional_p2p_is_warned_and_full_mode_charges_all_dimensions():
+    def make(r):
+        if r == 0:
+            return [{"id": "1", "name": "send", "type": "COMM_SEND_NODE",
+                     "attr": [attr_int("comm_dst", 3, "int32_val"), attr_int("comm_size", 1048576), attr_int("comm_tag", 1, "int32_val")]}]
+        if r == 3:
+            return [{"id": "1", "name": "recv", "type": "COMM_RECV_NODE",
+                     "attr": [attr_int("comm_src", 0, "int32_val"), attr_int("comm_size", 1048576), attr_int("comm_tag", 1, "int32_val")]}]
+        return [comp(1, 1)]
+    c = Case(4)
+    c.ranks(make)
+    net = "topology: [ Ring, Switch ]\nnpus_count: [ 2, 2 ]\nbandwidth: [ 50.0, 25.0 ]\nlatency: [ 500.0, 700.0 ]\n"
+    p, got = c.run(network=net)
+    p2, got2 = c.run("--multidim-p2p=full", network=net)
+    # lowest dimension only: 1 hop x 500 + 1 MiB / 53.687 B/ns; full: 500 + 2 x 700 + 1 MiB at 25 GB/s
+    check("p2p across two dimensions: lowest-dimension charge with a warning; --multidim-p2p=full charges both",
+          got.get(3, (0,))[0] == 20031 and "several dimensions" in p.stderr and got2.get(3, (0,))[0] == 40962,
+          "%s %s %s" % (got, got2, p.stderr))
+
+
 def test_gzip_traces_are_read():
     c = Case(2)
     c.ranks(lambda r: [comp(1, 3)])
