@@ -14,8 +14,8 @@ typedef struct command {
 static const command commands[] = {
     {"jsonize", cmd_jsonize, "write a trace as JSON Lines (or one document, or the reference layout)"},
     {"pack", cmd_pack, "turn JSON back into a .et trace"},
-
-
+    {"link", cmd_link, "merge a PyTorch host trace with its Kineto trace"},
+    {"convert", cmd_convert, "PyTorch traces and ASTRA-sim 1.0 text workloads to Chakra ETs"},
     {"validate", cmd_validate, "check traces: framing, ids, deps, cycles, attributes, cross-rank matching"},
     {"stats", cmd_stats, "per-rank and total statistics of a workload"},
     {"sim", cmd_sim, "simulate per-rank traces on a modelled system (ASTRA-sim compatible)"},

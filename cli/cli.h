@@ -17,6 +17,8 @@ int cmd_validate(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
+int cmd_link(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 
 /* Prints "chakra: <message>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

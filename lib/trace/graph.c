@@ -135,9 +135,12 @@ static int add_node(loader *L, const chakra_node *nd, uint64_t offset) {
   if (a.pg_name && a.pg_name[0] && !(n->pg = intern_pg(g, a.pg_name)))
     return chakra_error_set(L->err, CHAKRA_ENOMEM, "%s: out of memory", g->path);
   g->dep_off[g->n] = (uint32_t)L->n_dep_ids;
-  memcpy(L->dep_ids + L->n_dep_ids, nd->data_deps, nd->n_data_deps * sizeof(uint64_t));
+  /* Empty lists are NULL: memcpy must not see them. */
+  if (nd->n_data_deps)
+    memcpy(L->dep_ids + L->n_dep_ids, nd->data_deps, nd->n_data_deps * sizeof(uint64_t));
   L->n_dep_ids += nd->n_data_deps;
-  memcpy(L->dep_ids + L->n_dep_ids, nd->ctrl_deps, nd->n_ctrl_deps * sizeof(uint64_t));
+  if (nd->n_ctrl_deps)
+    memcpy(L->dep_ids + L->n_dep_ids, nd->ctrl_deps, nd->n_ctrl_deps * sizeof(uint64_t));
   L->n_dep_ids += nd->n_ctrl_deps;
   g->n_data[g->n] = (uint32_t)nd->n_data_deps;
   g->raw_data_deps += nd->n_data_deps;
@@ -156,6 +159,21 @@ static int copy_metadata(chakra_graph *g, const chakra_metadata *m) {
   return g->metadata ? 0 : -1;
 }
 
+/* Gives back what doubling reserved beyond the last node (up to half of
+ * the per-node arrays); a failed shrink keeps the larger block. */
+static void shrink_nodes(loader *L) {
+  chakra_graph *g = L->g;
+  size_t n = g->n ? g->n : 1;
+  if (L->cap_nodes <= n) return;
+  chakra_gnode *nodes = realloc(g->nodes, n * sizeof *nodes);
+  if (nodes) g->nodes = nodes;
+  uint32_t *nd = realloc(g->n_data, n * sizeof *nd);
+  if (nd) g->n_data = nd;
+  uint32_t *off = realloc(g->dep_off, (g->n + 1) * sizeof *off);
+  if (off) g->dep_off = off;
+  L->cap_nodes = n; /* each array still holds at least that many */
+}
+
 static int read_nodes(loader *L, const char *path) {
   chakra_reader *r;
   int rc = chakra_reader_open(&r, path, NULL, L->err);
@@ -171,6 +189,7 @@ static int read_nodes(loader *L, const char *path) {
   if (rc < 0) return rc;
   if (reserve_node(L)) return chakra_error_set(L->err, CHAKRA_ENOMEM, "%s: out of memory", path);
   L->g->dep_off[L->g->n] = (uint32_t)L->n_dep_ids;
+  shrink_nodes(L);
   return 0;
 }
 
@@ -477,6 +496,6 @@ uint64_t chakra_graph_critical_path(const chakra_graph *g, uint32_t *end) {
 size_t chakra_graph_memory(const chakra_graph *g) {
   size_t m = g->n * (sizeof(chakra_gnode) + 4 * sizeof(uint32_t)) + 2 * sizeof(uint32_t);
   m += 2 * (size_t)g->dep_off[g->n] * sizeof(uint32_t);
-  m += (g->idmap_->mask + 1) * sizeof(uint32_t);
+  m += idmap_memory(g->idmap_);
   return m;
 }

@@ -4,6 +4,7 @@
  * so the JSON mapping rules live in one place and new schema fields need no
  * code. The walk follows field-number order, as protobuf's own printers do. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../util/jsonw.h"
@@ -11,48 +12,147 @@
 #include "chakra/json.h"
 #include "chakra/trace.h"
 
+/* Per-descriptor facts the walk needs for every message, worked out once:
+ * the key text of each field and where each oneof group ends. */
+#define KEY_MAX 48
+typedef struct fmeta {
+  char key[KEY_MAX];  /* "name": (compact) or "camelName": (pretty) */
+  uint8_t key_len;    /* 0: the name is too long to cache; built per use */
+  uint16_t oneof_end; /* on the first field of a contiguous oneof group:
+                         index past its last field; otherwise 0 */
+} fmeta;
+
+typedef struct dmeta {
+  const ProtobufCMessageDescriptor *d;
+  fmeta *f;
+} dmeta;
+
 typedef struct jctx {
   jsonw w;
   int pretty; /* compat layout: indented, lowerCamelCase */
   int depth;
+  dmeta *meta;
+  size_t n_meta;
+  int nomem;
 } jctx;
 
 static void emit_message(jctx *c, const ProtobufCMessage *m);
 
+/* Protobuf's lowerCamelCase of a field name. */
+static size_t camel_case(const char *name, char *out, size_t cap) {
+  size_t k = 0;
+  for (const char *p = name; *p && k < cap - 1; p++) {
+    if (*p == '_' && p[1]) {
+      char nx = *++p;
+      out[k++] = nx >= 'a' && nx <= 'z' ? (char)(nx - 32) : nx;
+    } else {
+      out[k++] = *p;
+    }
+  }
+  out[k] = 0;
+  return k;
+}
+
+static const fmeta *meta_build(jctx *c, const ProtobufCMessageDescriptor *d) {
+  dmeta *nm = realloc(c->meta, (c->n_meta + 1) * sizeof *nm);
+  fmeta *f = calloc(d->n_fields ? d->n_fields : 1, sizeof *f);
+  if (nm) c->meta = nm;
+  if (!nm || !f) {
+    free(f);
+    c->nomem = 1;
+    return NULL;
+  }
+  for (unsigned i = 0; i < d->n_fields; i++) {
+    const ProtobufCFieldDescriptor *fd = &d->fields[i];
+    char name[128];
+    size_t n = c->pretty ? camel_case(fd->name, name, sizeof name) : strlen(fd->name);
+    if (!c->pretty) memcpy(name, fd->name, n < sizeof name ? n : 0);
+    if (n + (c->pretty ? 4 : 3) <= KEY_MAX && n < sizeof name) {
+      f[i].key[0] = '"';
+      memcpy(f[i].key + 1, name, n);
+      memcpy(f[i].key + 1 + n, c->pretty ? "\": " : "\":", c->pretty ? 3 : 2);
+      f[i].key_len = (uint8_t)(n + (c->pretty ? 4 : 3));
+    }
+  }
+  /* A oneof group can be skipped as a whole only if its members are
+   * adjacent in field-number order (then nothing else prints between). */
+  for (unsigned i = 0; i < d->n_fields;) {
+    const ProtobufCFieldDescriptor *fd = &d->fields[i];
+    unsigned j = i + 1;
+    if (!(fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)) {
+      i = j;
+      continue;
+    }
+    while (j < d->n_fields && (d->fields[j].flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+           d->fields[j].quantifier_offset == fd->quantifier_offset)
+      j++;
+    int contiguous = 1;
+    for (unsigned k = j; k < d->n_fields; k++)
+      if ((d->fields[k].flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+          d->fields[k].quantifier_offset == fd->quantifier_offset)
+        contiguous = 0;
+    if (contiguous) f[i].oneof_end = (uint16_t)j;
+    i = j;
+  }
+  c->meta[c->n_meta].d = d;
+  c->meta[c->n_meta].f = f;
+  c->n_meta++;
+  return f;
+}
+
+static inline const fmeta *meta_for(jctx *c, const ProtobufCMessageDescriptor *d) {
+  for (size_t i = 0; i < c->n_meta; i++)
+    if (c->meta[i].d == d) return c->meta[i].f;
+  return meta_build(c, d);
+}
+
+static void meta_free(jctx *c) {
+  for (size_t i = 0; i < c->n_meta; i++) free(c->meta[i].f);
+  free(c->meta);
+  c->meta = NULL;
+  c->n_meta = 0;
+}
+
 static void newline_indent(jctx *c) {
-  static const char spaces[] = "                                                                ";
-  jsonw_char(&c->w, '\n');
+  static const char nl_spaces[] = "\n                                                                ";
   size_t n = (size_t)c->depth * 2;
+  if (n + 1 <= sizeof nl_spaces - 1) {
+    char *p = jsonw_room(&c->w, sizeof nl_spaces);
+    memcpy(p, nl_spaces, sizeof nl_spaces);
+    c->w.used += n + 1;
+    return;
+  }
+  jsonw_char(&c->w, '\n');
   while (n > 0) {
-    size_t k = n < sizeof spaces - 1 ? n : sizeof spaces - 1;
-    jsonw_raw(&c->w, spaces, k);
+    size_t k = n < sizeof nl_spaces - 2 ? n : sizeof nl_spaces - 2;
+    jsonw_raw(&c->w, nl_spaces + 1, k);
     n -= k;
   }
 }
 
-static void emit_key(jctx *c, const char *name, int first) {
-  if (!first) jsonw_char(&c->w, ',');
-  if (!c->pretty) {
-    jsonw_char(&c->w, '"');
-    jsonw_lit(&c->w, name);
-    jsonw_raw(&c->w, "\":", 2);
+static void emit_key(jctx *c, const ProtobufCFieldDescriptor *f, const fmeta *fm, int first) {
+  if (c->pretty) {
+    if (!first) jsonw_char(&c->w, ',');
+    newline_indent(c);
+  }
+  if (fm->key_len) {
+    char *p = jsonw_room(&c->w, KEY_MAX + 1);
+    if (!first && !c->pretty) *p++ = ',', c->w.used++;
+    memcpy(p, fm->key, KEY_MAX);
+    c->w.used += fm->key_len;
     return;
   }
-  newline_indent(c);
-  char camel[128];
-  size_t k = 0;
-  for (const char *p = name; *p && k < sizeof camel - 1; p++) {
-    if (*p == '_' && p[1]) {
-      char nx = *++p;
-      camel[k++] = nx >= 'a' && nx <= 'z' ? (char)(nx - 32) : nx;
-    } else {
-      camel[k++] = *p;
-    }
-  }
-  camel[k] = 0;
+  if (!first && !c->pretty) jsonw_char(&c->w, ',');
   jsonw_char(&c->w, '"');
-  jsonw_lit(&c->w, camel);
-  jsonw_raw(&c->w, "\": ", 3);
+  if (c->pretty) {
+    char camel[128];
+    camel_case(f->name, camel, sizeof camel);
+    jsonw_lit(&c->w, camel);
+    jsonw_raw(&c->w, "\": ", 3);
+  } else {
+    jsonw_lit(&c->w, f->name);
+    jsonw_raw(&c->w, "\":", 2);
+  }
 }
 
 static void emit_scalar(jctx *c, const ProtobufCFieldDescriptor *f, const void *p) {
@@ -67,7 +167,9 @@ static void emit_scalar(jctx *c, const ProtobufCFieldDescriptor *f, const void *
     case PROTOBUF_C_TYPE_UINT64: case PROTOBUF_C_TYPE_FIXED64:
       jsonw_u64_quoted(w, *(const uint64_t *)p); break;
     case PROTOBUF_C_TYPE_BOOL:
-      jsonw_lit(w, *(const protobuf_c_boolean *)p ? "true" : "false"); break;
+      if (*(const protobuf_c_boolean *)p) jsonw_raw(w, "true", 4);
+      else jsonw_raw(w, "false", 5);
+      break;
     case PROTOBUF_C_TYPE_FLOAT:
       if (c->pretty) jsonw_double_py(w, *(const float *)p, 1);
       else jsonw_float(w, *(const float *)p);
@@ -131,10 +233,32 @@ static int is_set(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f) 
     case PROTOBUF_C_TYPE_STRING: { const char *s = *(char *const *)p; return s && *s; }
     case PROTOBUF_C_TYPE_MESSAGE: return *(void *const *)p != NULL;
     case PROTOBUF_C_TYPE_BYTES: return ((const ProtobufCBinaryData *)p)->len > 0;
+    case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_SFIXED64:
+    case PROTOBUF_C_TYPE_UINT64: case PROTOBUF_C_TYPE_FIXED64: case PROTOBUF_C_TYPE_DOUBLE: {
+      uint64_t v;
+      memcpy(&v, p, 8);
+      return v != 0;
+    }
     default: {
       static const char zero[16];
       return memcmp(p, zero, scalar_size(f)) != 0;
     }
+  }
+}
+
+/* Compact uint64 lists (the dep lists: most of a node's numbers). */
+static void emit_u64_list(jsonw *w, const uint64_t *v, size_t n) {
+  for (size_t i = 0; i < n;) {
+    size_t k = n - i < 4096 ? n - i : 4096; /* 4096 * 23 bytes fit a reservation */
+    char *p = jsonw_room(w, k * 23 + 1), *start = p;
+    for (size_t e = i + k; i < e; i++) {
+      *p = ',';
+      p += i != 0;
+      *p++ = '"';
+      p += jsonw_put_u64(p, v[i]);
+      *p++ = '"';
+    }
+    w->used += (size_t)(p - start);
   }
 }
 
@@ -144,14 +268,15 @@ static void emit_repeated(jctx *c, const ProtobufCFieldDescriptor *f, const Prot
   const char *arr = *(char *const *)(base + f->offset);
   size_t sz = scalar_size(f);
   jsonw_char(&c->w, '[');
+  if (!c->pretty && f->type == PROTOBUF_C_TYPE_UINT64) {
+    emit_u64_list(&c->w, (const uint64_t *)arr, n);
+    jsonw_char(&c->w, ']');
+    return;
+  }
   c->depth++;
   for (size_t i = 0; i < n; i++) {
     if (i) jsonw_char(&c->w, ',');
     if (c->pretty) newline_indent(c);
-    if (!c->pretty && (f->type == PROTOBUF_C_TYPE_UINT64)) {
-      jsonw_u64_quoted(&c->w, ((const uint64_t *)arr)[i]); /* the dep lists: hot */
-      continue;
-    }
     emit_scalar(c, f, arr + i * sz);
   }
   c->depth--;
@@ -159,18 +284,38 @@ static void emit_repeated(jctx *c, const ProtobufCFieldDescriptor *f, const Prot
   jsonw_char(&c->w, ']');
 }
 
+static void emit_field(jctx *c, const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f,
+                       const fmeta *fm, int first) {
+  emit_key(c, f, fm, first);
+  if (f->label == PROTOBUF_C_LABEL_REPEATED) emit_repeated(c, f, m);
+  else emit_scalar(c, f, (const char *)m + f->offset);
+}
+
 static void emit_message(jctx *c, const ProtobufCMessage *m) {
   const ProtobufCMessageDescriptor *d = m->descriptor;
+  const fmeta *fm = meta_for(c, d);
+  if (!fm) return; /* out of memory: c->nomem fails the run */
   jsonw_char(&c->w, '{');
   c->depth++;
   int first = 1;
   for (unsigned i = 0; i < d->n_fields; i++) {
     const ProtobufCFieldDescriptor *f = &d->fields[i];
+    if (fm[i].oneof_end) {
+      /* Only the member named by the case can be set: go straight to it. */
+      uint32_t which = *(const uint32_t *)((const char *)m + f->quantifier_offset);
+      unsigned end = fm[i].oneof_end;
+      const ProtobufCFieldDescriptor *s =
+          which ? protobuf_c_message_descriptor_get_field(d, which) : NULL;
+      if (s && s >= f && s < d->fields + end) {
+        emit_field(c, m, s, &fm[s - d->fields], first);
+        first = 0;
+      }
+      i = end - 1;
+      continue;
+    }
     if (!is_set(m, f)) continue;
-    emit_key(c, f->name, first);
+    emit_field(c, m, f, &fm[i], first);
     first = 0;
-    if (f->label == PROTOBUF_C_LABEL_REPEATED) emit_repeated(c, f, m);
-    else emit_scalar(c, f, (const char *)m + f->offset);
   }
   c->depth--;
   if (c->pretty && !first) newline_indent(c);
@@ -242,6 +387,8 @@ int chakra_jsonize(const char *in_path, const char *out_path, int layout, int ou
   j.c.pretty = layout == CHAKRA_JSON_COMPAT;
   j.c.w.ascii_only = layout == CHAKRA_JSON_COMPAT;
   if (!rc) rc = jsonize_stream(&j, err);
+  if (!rc && j.c.nomem) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  meta_free(&j.c);
   if (!rc && jsonw_flush(&j.c.w)) {
     rc = j.c.w.err.code ? j.c.w.err.code : CHAKRA_EIO;
     if (err) *err = j.c.w.err;

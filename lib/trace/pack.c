@@ -450,10 +450,13 @@ static const yajl_callbacks callbacks = {
 static int parse_error(packer *p, const unsigned char *chunk, size_t n) {
   if (p->rc) return p->rc;
   unsigned char *msg = yajl_get_error(p->y, 0, chunk, n);
+  /* yajl ends its message with a newline; errors are one line. */
+  size_t len = msg ? strlen((const char *)msg) : 0;
+  while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' ')) msg[--len] = 0;
   char pos[64];
   where(p, pos, sizeof pos);
   p->rc = chakra_error_set(p->err, CHAKRA_EFORMAT, "%s: %s: invalid JSON: %s", p->path, pos,
-                           msg ? (const char *)msg : "parse error");
+                           len ? (const char *)msg : "parse error");
   if (msg) yajl_free_error(p->y, msg);
   return p->rc;
 }
@@ -462,28 +465,38 @@ static int pack_stream(packer *p, instream *in) {
   enum { CHUNK = 256 * 1024 };
   unsigned char *buf = malloc(CHUNK);
   if (!buf) return chakra_error_set(p->err, CHAKRA_ENOMEM, "out of memory");
-  int rc = 0;
+  int rc = 0, saw_text = 0;
   for (;;) {
     ssize_t n = instream_read(in, buf, CHUNK, p->err);
     if (n < 0) {
       rc = (int)n;
       break;
     }
-    p->chunk = buf;
+    /* The final call parses none of our bytes: positions are then the end
+     * of the input, not an offset into a stale buffer. */
+    p->chunk = n ? buf : NULL;
     yajl_status s = n ? yajl_parse(p->y, buf, (size_t)n) : yajl_complete_parse(p->y);
     if (s != yajl_status_ok) {
+      if (n == 0 && !p->rc && !saw_text) break; /* empty input: reported below */
       rc = parse_error(p, buf, (size_t)n);
       break;
     }
     if (n == 0) break;
-    for (ssize_t i = 0; i < n; i++) p->lines_before += buf[i] == '\n';
+    for (ssize_t i = 0; i < n; i++) {
+      p->lines_before += buf[i] == '\n';
+      saw_text |= buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\r' && buf[i] != '\n';
+    }
     p->chunk_base += (uint64_t)n;
   }
   p->chunk = NULL;
   free(buf);
   if (!rc && (p->depth || p->top != TOP_IDLE)) rc = fail(p, "input ends inside a message"), rc = p->rc;
-  if (!rc && p->written == 0)
-    rc = chakra_error_set(p->err, CHAKRA_EFORMAT, "%s: no GlobalMetadata object in the input", p->path);
+  if (!rc && p->written == 0) {
+    char pos[64];
+    where(p, pos, sizeof pos);
+    rc = chakra_error_set(p->err, CHAKRA_EFORMAT, "%s: %s: no GlobalMetadata object in the input",
+                          p->path, pos);
+  }
   return rc;
 }
 

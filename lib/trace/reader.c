@@ -154,12 +154,337 @@ int chakra_reader_next_raw(chakra_reader *r, const uint8_t **data, size_t *len, 
   return reader_frame(r, data, len, err);
 }
 
+/* ---- Fast path for Node messages ----------------------------------------
+ *
+ * protobuf-c's generic unpack walks each message twice through its
+ * descriptors; on small nodes that is most of the cost of reading a trace.
+ * fast_node() decodes the shapes producers actually write straight into
+ * the same structures, allocated from the same arena: every singular field
+ * at most once, dep lists packed, inputs/outputs, and attributes whose
+ * value is a scalar, a string, bytes, or a bool/int64/string list. On
+ * anything else (an unknown field, a field repeated, unpacked deps, another
+ * list kind, a malformed byte) it returns NULL and the caller runs
+ * protobuf-c, so unusual input gets protobuf-c's exact result or error.
+ * Invariant: whenever fast_node() succeeds, protobuf-c would have produced
+ * an equal message (same values, same lengths, same defaults). */
+
+typedef struct fdec {
+  const uint8_t *p, *end;
+} fdec;
+
+/* A varint of at most 10 bytes whose bits fit 64 (protobuf-c truncates
+ * wider ones; we leave those to it). */
+static inline int fd_varint(fdec *d, uint64_t *out) {
+  const uint8_t *p = d->p;
+  if (p < d->end && *p < 0x80) {
+    *out = *p;
+    d->p = p + 1;
+    return 1;
+  }
+  uint64_t v = 0;
+  for (unsigned i = 0; i < 10; i++) {
+    if (p + i >= d->end) return 0;
+    uint64_t b = p[i];
+    if (i == 9 && b > 1) return 0;
+    v |= (b & 0x7f) << (7 * i);
+    if (!(b & 0x80)) {
+      d->p = p + i + 1;
+      *out = v;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Field number and wire type from a one- or two-byte tag. */
+static inline int fd_tag(fdec *d, unsigned *field, unsigned *wire) {
+  const uint8_t *p = d->p;
+  if (p >= d->end) return 0;
+  unsigned b0 = p[0];
+  *wire = b0 & 7;
+  if (b0 < 0x80) {
+    *field = b0 >> 3;
+    d->p = p + 1;
+    return 1;
+  }
+  if (p + 1 >= d->end || p[1] >= 0x80) return 0;
+  *field = ((b0 & 0x7f) >> 3) | (unsigned)p[1] << 4;
+  d->p = p + 2;
+  return 1;
+}
+
+/* The payload of a length-delimited field (wire type 2). */
+static inline int fd_len(fdec *d, fdec *sub) {
+  uint64_t n;
+  if (!fd_varint(d, &n) || n > (uint64_t)(d->end - d->p)) return 0;
+  sub->p = d->p;
+  sub->end = d->p + n;
+  d->p += n;
+  return 1;
+}
+
+static inline char *fd_string(arena *a, const fdec *s) {
+  size_t n = (size_t)(s->end - s->p);
+  return arena_strndup(a, (const char *)s->p, n);
+}
+
+/* fd_varint() without bounds checks, for at least 10 readable bytes. */
+static inline const uint8_t *fd_varint_unchecked(const uint8_t *p, uint64_t *out) {
+  uint64_t b = p[0];
+  if (b < 0x80) {
+    *out = b;
+    return p + 1;
+  }
+  uint64_t v = b & 0x7f;
+  for (unsigned i = 1; i < 10; i++) {
+    b = p[i];
+    if (i == 9 && b > 1) return NULL;
+    v |= (b & 0x7f) << (7 * i);
+    if (b < 0x80) {
+      *out = v;
+      return p + i + 1;
+    }
+  }
+  return NULL;
+}
+
+/* Packed varints -> uint64 array (protobuf-c: count, allocate, parse). */
+static int fd_packed_u64(arena *a, const fdec *s, size_t *n_out, uint64_t **out) {
+  size_t n = 0;
+  const uint8_t *q = s->p;
+  for (; s->end - q >= 8; q += 8) { /* varints end at bytes below 0x80 */
+    uint64_t x;
+    memcpy(&x, q, 8);
+    n += (size_t)((((~x & 0x8080808080808080ull) >> 7) * 0x0101010101010101ull) >> 56);
+  }
+  for (; q < s->end; q++) n += *q < 0x80;
+  if (n == 0) return 0;
+  uint64_t *v = arena_alloc(a, n * sizeof *v);
+  if (!v) return 0;
+  fdec t = *s;
+  size_t i = 0;
+  while (i < n && t.end - t.p >= 10)
+    if (!(t.p = fd_varint_unchecked(t.p, &v[i++]))) return 0;
+  for (; i < n; i++)
+    if (!fd_varint(&t, &v[i])) return 0;
+  if (t.p != t.end) return 0;
+  *n_out = n;
+  *out = v;
+  return 1;
+}
+
+static ChakraProtoMsg__IOInfo *fd_ioinfo(arena *a, fdec d) {
+  ChakraProtoMsg__IOInfo *m = arena_alloc(a, sizeof *m);
+  if (!m) return NULL;
+  chakra_proto_msg__ioinfo__init(m);
+  unsigned seen = 0, f, w;
+  while (d.p < d.end) {
+    fdec s;
+    if (!fd_tag(&d, &f, &w) || w != 2 || f < 1 || f > 3 || (seen & (1u << f)) || !fd_len(&d, &s))
+      return NULL;
+    seen |= 1u << f;
+    char *str = fd_string(a, &s);
+    if (!str) return NULL;
+    if (f == 1) m->values = str;
+    else if (f == 2) m->shapes = str;
+    else m->types = str;
+  }
+  return m;
+}
+
+/* The list kinds producers write: bool (involved_dim), int64, string. */
+static void *fd_list(arena *a, unsigned kind, fdec d) {
+  ChakraProtoMsg__BoolList *bl = NULL;
+  ChakraProtoMsg__Int64List *il = NULL;
+  ChakraProtoMsg__StringList *sl = NULL;
+  void *m;
+  if (kind == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_LIST) {
+    if (!(m = bl = arena_alloc(a, sizeof *bl))) return NULL;
+    chakra_proto_msg__bool_list__init(bl);
+  } else if (kind == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST) {
+    if (!(m = il = arena_alloc(a, sizeof *il))) return NULL;
+    chakra_proto_msg__int64_list__init(il);
+  } else {
+    if (!(m = sl = arena_alloc(a, sizeof *sl))) return NULL;
+    chakra_proto_msg__string_list__init(sl);
+  }
+  if (sl) {
+    /* Repeated strings: count, allocate, copy. */
+    size_t n = 0;
+    unsigned f, w;
+    fdec t = d, s;
+    while (t.p < t.end) {
+      if (!fd_tag(&t, &f, &w) || f != 1 || w != 2 || !fd_len(&t, &s)) return NULL;
+      n++;
+    }
+    if (n == 0) return m;
+    if (!(sl->values = arena_alloc(a, n * sizeof *sl->values))) return NULL;
+    for (size_t i = 0; i < n; i++) {
+      fd_tag(&d, &f, &w);
+      fd_len(&d, &s);
+      if (!(sl->values[i] = fd_string(a, &s))) return NULL;
+    }
+    sl->n_values = n;
+    return m;
+  }
+  if (d.p == d.end) return m;
+  unsigned f, w;
+  fdec s;
+  if (!fd_tag(&d, &f, &w) || f != 1 || w != 2 || !fd_len(&d, &s) || d.p != d.end) return NULL;
+  if (il) {
+    uint64_t *v;
+    if (!fd_packed_u64(a, &s, &il->n_values, &v)) return NULL;
+    il->values = (int64_t *)v;
+    return m;
+  }
+  size_t n = (size_t)(s.end - s.p);
+  if (n == 0) return NULL;
+  if (!(bl->values = arena_alloc(a, n * sizeof *bl->values))) return NULL;
+  for (size_t i = 0; i < n; i++) {
+    if (s.p[i] > 1) return NULL; /* protobuf-c refuses these */
+    bl->values[i] = s.p[i];
+  }
+  bl->n_values = n;
+  return m;
+}
+
+static chakra_attr *fd_attr(arena *a, fdec d) {
+  chakra_attr *m = arena_alloc(a, sizeof *m);
+  if (!m) return NULL;
+  chakra_proto_msg__attribute_proto__init(m);
+  unsigned seen = 0, f, w;
+  while (d.p < d.end) {
+    if (!fd_tag(&d, &f, &w)) return NULL;
+    if (f == 1 || f == 2) {
+      fdec s;
+      if (w != 2 || (seen & (1u << f)) || !fd_len(&d, &s)) return NULL;
+      seen |= 1u << f;
+      char *str = fd_string(a, &s);
+      if (!str) return NULL;
+      if (f == 1) m->name = str;
+      else m->doc_string = str;
+      continue;
+    }
+    if (f < 3 || f > 32 || m->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE__NOT_SET)
+      return NULL;
+    uint64_t v;
+    switch (f) {
+      case 7: case 9: case 11: case 13: case 15: case 17: case 27: /* varint kinds */
+        if (w != 0 || !fd_varint(&d, &v)) return NULL;
+        if (f == 7) m->int32_val = (int32_t)(uint32_t)v;
+        else if (f == 9) m->int64_val = (int64_t)v;
+        else if (f == 11) m->uint32_val = (uint32_t)v;
+        else if (f == 13) m->uint64_val = v;
+        else if (f == 15) m->sint32_val = (int32_t)(((uint32_t)v >> 1) ^ (0u - ((uint32_t)v & 1)));
+        else if (f == 17) m->sint64_val = (int64_t)((v >> 1) ^ (0ull - (v & 1)));
+        else m->bool_val = v != 0;
+        break;
+      case 3: case 21: case 25: /* 64-bit kinds */
+        if (w != 1 || d.end - d.p < 8) return NULL;
+        memcpy(&m->uint64_val, d.p, 8);
+        d.p += 8;
+        break;
+      case 5: case 19: case 23: /* 32-bit kinds */
+        if (w != 5 || d.end - d.p < 4) return NULL;
+        memcpy(&m->uint32_val, d.p, 4);
+        d.p += 4;
+        break;
+      case 29: case 31: { /* string, bytes */
+        fdec s;
+        if (w != 2 || !fd_len(&d, &s)) return NULL;
+        if (f == 29) {
+          if (!(m->string_val = fd_string(a, &s))) return NULL;
+        } else {
+          size_t n = (size_t)(s.end - s.p);
+          m->bytes_val.len = n;
+          m->bytes_val.data = NULL;
+          if (n && !(m->bytes_val.data = arena_alloc(a, n))) return NULL;
+          if (n) memcpy(m->bytes_val.data, s.p, n);
+        }
+        break;
+      }
+      case 10: case 28: case 30: { /* int64, bool, string lists */
+        fdec s;
+        void *list;
+        if (w != 2 || !fd_len(&d, &s) || !(list = fd_list(a, f, s))) return NULL;
+        if (f == 10) m->int64_list = list;
+        else if (f == 28) m->bool_list = list;
+        else m->string_list = list;
+        break;
+      }
+      default:
+        return NULL;
+    }
+    m->value_case = (ChakraProtoMsg__AttributeProto__ValueCase)f;
+  }
+  return m;
+}
+
+#define FAST_MAX_ATTRS 64
+
+static chakra_node *fast_node(arena *a, const uint8_t *data, size_t len) {
+  chakra_node *n = arena_alloc(a, sizeof *n);
+  if (!n) return NULL;
+  chakra_proto_msg__node__init(n);
+  chakra_attr *attrs[FAST_MAX_ATTRS];
+  size_t n_attrs = 0;
+  unsigned seen = 0, f, w;
+  fdec d = {data, data + len};
+  while (d.p < d.end) {
+    if (!fd_tag(&d, &f, &w) || f < 1 || f > 10) return NULL;
+    if (f != 10) {
+      if (seen & (1u << f)) return NULL;
+      seen |= 1u << f;
+    }
+    uint64_t v;
+    fdec s;
+    switch (f) {
+      case 1: case 3: case 6: case 7:
+        if (w != 0 || !fd_varint(&d, &v)) return NULL;
+        if (f == 1) n->id = v;
+        else if (f == 3) n->type = (ChakraProtoMsg__NodeType)(int32_t)(uint32_t)v;
+        else if (f == 6) n->start_time_micros = v;
+        else n->duration_micros = v;
+        break;
+      case 2:
+        if (w != 2 || !fd_len(&d, &s) || !(n->name = fd_string(a, &s))) return NULL;
+        break;
+      case 4: case 5:
+        if (w != 2 || !fd_len(&d, &s)) return NULL;
+        if (f == 4 ? !fd_packed_u64(a, &s, &n->n_ctrl_deps, &n->ctrl_deps)
+                   : !fd_packed_u64(a, &s, &n->n_data_deps, &n->data_deps))
+          return NULL;
+        break;
+      case 8: case 9: {
+        ChakraProtoMsg__IOInfo *io;
+        if (w != 2 || !fd_len(&d, &s) || !(io = fd_ioinfo(a, s))) return NULL;
+        if (f == 8) n->inputs = io;
+        else n->outputs = io;
+        break;
+      }
+      default: /* 10: attr */
+        if (w != 2 || n_attrs == FAST_MAX_ATTRS || !fd_len(&d, &s) ||
+            !(attrs[n_attrs++] = fd_attr(a, s)))
+          return NULL;
+        break;
+    }
+  }
+  if (n_attrs) {
+    if (!(n->attr = arena_alloc(a, n_attrs * sizeof *n->attr))) return NULL;
+    memcpy(n->attr, attrs, n_attrs * sizeof *n->attr);
+    n->n_attr = n_attrs;
+  }
+  return n;
+}
+
 int chakra_reader_next(chakra_reader *r, chakra_node **node, chakra_error *err) {
   const uint8_t *data;
   size_t len;
   *node = NULL;
   int rc = reader_frame(r, &data, &len, err);
   if (rc <= 0) return rc;
+  arena_reset(&r->node_arena);
+  if ((*node = fast_node(&r->node_arena, data, len)) != NULL) return 1;
   arena_reset(&r->node_arena);
   *node = chakra_proto_msg__node__unpack(&r->node_arena.pb, len, data);
   if (!*node) {

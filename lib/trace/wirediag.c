@@ -56,14 +56,27 @@ static unsigned expected_wire(const ProtobufCFieldDescriptor *f) {
 static int walk(diag *d, const ProtobufCMessageDescriptor *desc, const uint8_t *p, size_t n,
                 size_t base);
 
+/* tag_at: offset of the field's tag (where a wrong wire type is reported);
+ * body_at: offset of a length-delimited value (base of a nested walk). */
 static int check_field(diag *d, const ProtobufCFieldDescriptor *f, unsigned wt,
-                       const uint8_t *body, size_t blen, size_t at) {
+                       const uint8_t *body, size_t blen, size_t tag_at, size_t body_at) {
   unsigned want = expected_wire(f);
   int packed = f->label == PROTOBUF_C_LABEL_REPEATED && want != 2 && wt == 2;
   if (wt != want && !packed)
-    return fail(d, at, "field '%s' has wire type %u where the schema expects %u", f->name, wt,
+    return fail(d, tag_at, "field '%s' has wire type %u where the schema expects %u", f->name, wt,
                 want);
-  if (wt == 2 && f->type == PROTOBUF_C_TYPE_MESSAGE) return walk(d, f->descriptor, body, blen, at);
+  if (packed && want != 0 && blen % (want == 1 ? 8 : 4) != 0)
+    return fail(d, tag_at, "field '%s': packed length %zu is not a multiple of %u", f->name, blen,
+                want == 1 ? 8 : 4);
+  for (size_t i = 0; packed && want == 0 && i < blen;) {
+    uint64_t v;
+    int k = read_varint(body + i, blen - i, &v);
+    if (k <= 0)
+      return fail(d, tag_at, "field '%s': packed varint %s", f->name,
+                  k ? "longer than 10 bytes" : "runs past the end of the field");
+    i += (size_t)k;
+  }
+  if (wt == 2 && f->type == PROTOBUF_C_TYPE_MESSAGE) return walk(d, f->descriptor, body, blen, body_at);
   return 0;
 }
 
@@ -119,7 +132,7 @@ static int walk(diag *d, const ProtobufCMessageDescriptor *desc, const uint8_t *
     snprintf(unknown, sizeof unknown, "#%llu", (unsigned long long)num);
     size_t next = skip_value(d, p, n, i, wt, f ? f->name : unknown, at, &body, &blen);
     if (next == (size_t)-1) return -1;
-    if (f && check_field(d, f, wt, body, blen, body ? base + (size_t)(body - p) : at) < 0) return -1;
+    if (f && check_field(d, f, wt, body, blen, at, body ? base + (size_t)(body - p) : at) < 0) return -1;
     i = next;
   }
   return 0;

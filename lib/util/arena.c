@@ -22,54 +22,41 @@ void arena_init(arena *a, size_t default_block_size) {
   a->pb.allocator_data = a;
 }
 
-static arena_block *arena_grow(arena *a, size_t need) {
-  size_t size = need > a->default_size ? need : a->default_size;
-  arena_block *b = malloc(sizeof *b + size);
-  if (!b) return NULL;
-  b->size = size;
+/* size is already rounded by arena_alloc(). */
+void *arena_alloc_slow(arena *a, size_t size) {
+  size_t bsize = size > a->default_size ? size : a->default_size;
+  arena_block *b = malloc(sizeof *b + bsize);
+  if (!b) {
+    a->failed = 1;
+    return NULL;
+  }
+  b->size = bsize;
   b->next = a->head;
   a->head = b;
-  a->used = 0;
-  return b;
-}
-
-void *arena_alloc(arena *a, size_t size) {
-  size = (size + 15) & ~(size_t)15;
-  if (size == 0) size = 16;
-  if (!a->head || a->head->size - a->used < size) {
-    if (!arena_grow(a, size)) {
-      a->failed = 1;
-      return NULL;
-    }
-  }
-  void *p = a->head->data + a->used;
-  a->used += size;
-  return p;
-}
-
-char *arena_strndup(arena *a, const char *s, size_t n) {
-  char *p = arena_alloc(a, n + 1);
-  if (!p) return NULL;
-  memcpy(p, s, n);
-  p[n] = 0;
-  return p;
+  a->cur = b->data + size;
+  a->lim = b->data + bsize;
+  return b->data;
 }
 
 void arena_reset(arena *a) {
-  arena_block *keep = NULL;
-  for (arena_block *b = a->head; b;) {
-    arena_block *next = b->next;
-    if (!keep || b->size > keep->size) {
-      if (keep) free(keep);
-      keep = b;
-    } else {
-      free(b);
+  arena_block *keep = a->head;
+  if (keep && keep->next) {
+    keep = NULL;
+    for (arena_block *b = a->head; b;) {
+      arena_block *next = b->next;
+      if (!keep || b->size > keep->size) {
+        if (keep) free(keep);
+        keep = b;
+      } else {
+        free(b);
+      }
+      b = next;
     }
-    b = next;
+    keep->next = NULL;
   }
-  if (keep) keep->next = NULL;
   a->head = keep;
-  a->used = 0;
+  a->cur = keep ? keep->data : NULL;
+  a->lim = keep ? keep->data + keep->size : NULL;
   a->failed = 0;
 }
 
@@ -80,5 +67,5 @@ void arena_free(arena *a) {
     b = next;
   }
   a->head = NULL;
-  a->used = 0;
+  a->cur = a->lim = NULL;
 }

@@ -8,21 +8,40 @@
 
 #include <protobuf-c/protobuf-c.h>
 #include <stddef.h>
+#include <string.h>
 
 typedef struct arena_block arena_block;
 
 typedef struct arena {
   arena_block *head;   /* block being filled; older blocks follow */
-  size_t used;         /* bytes used in head */
+  unsigned char *cur;  /* next free byte of head (NULL without a block) */
+  unsigned char *lim;  /* end of head */
   size_t default_size; /* size of ordinary blocks */
   int failed;          /* an allocation failed since the last reset */
   ProtobufCAllocator pb; /* protobuf-c view of this arena */
 } arena;
 
 void arena_init(arena *a, size_t default_block_size);
+/* Allocation that needs a new block (private to arena_alloc). */
+void *arena_alloc_slow(arena *a, size_t size);
+
 /* Returns 16-byte aligned memory, or NULL when out of memory. */
-void *arena_alloc(arena *a, size_t size);
-char *arena_strndup(arena *a, const char *s, size_t n);
+static inline void *arena_alloc(arena *a, size_t size) {
+  size = size ? (size + 15) & ~(size_t)15 : 16;
+  if ((size_t)(a->lim - a->cur) < size) return arena_alloc_slow(a, size);
+  void *p = a->cur;
+  a->cur += size;
+  return p;
+}
+
+static inline char *arena_strndup(arena *a, const char *s, size_t n) {
+  char *p = arena_alloc(a, n + 1);
+  if (!p) return NULL;
+  memcpy(p, s, n);
+  p[n] = 0;
+  return p;
+}
+
 /* Frees everything allocated since init but keeps the largest block, so a
  * steady stream of similar nodes never touches malloc again. */
 void arena_reset(arena *a);

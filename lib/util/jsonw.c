@@ -7,8 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
-#define JW_BUF (256 * 1024)
+#define JW_BUF JSONW_BUF
 
 int jsonw_init(jsonw *w, outfile *out) {
   memset(w, 0, sizeof *w);
@@ -29,11 +32,7 @@ int jsonw_flush(jsonw *w) {
   return w->failed ? (w->err.code ? w->err.code : CHAKRA_EIO) : 0;
 }
 
-/* Ensures n free bytes (n <= JW_BUF). */
-static inline char *room(jsonw *w, size_t n) {
-  if (w->cap - w->used < n) jsonw_flush(w);
-  return w->buf + w->used;
-}
+#define room jsonw_room
 
 void jsonw_raw(jsonw *w, const char *s, size_t n) {
   while (n > 0) {
@@ -47,39 +46,37 @@ void jsonw_raw(jsonw *w, const char *s, size_t n) {
 
 void jsonw_lit(jsonw *w, const char *s) { jsonw_raw(w, s, strlen(s)); }
 
-void jsonw_char(jsonw *w, char c) {
-  *room(w, 1) = c;
-  w->used++;
-}
-
-static const char digit_pairs[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
+const uint64_t jsonw_pow10[20] = {1ull,
+                                   10ull,
+                                   100ull,
+                                   1000ull,
+                                   10000ull,
+                                   100000ull,
+                                   1000000ull,
+                                   10000000ull,
+                                   100000000ull,
+                                   1000000000ull,
+                                   10000000000ull,
+                                   100000000000ull,
+                                   1000000000000ull,
+                                   10000000000000ull,
+                                   100000000000000ull,
+                                   1000000000000000ull,
+                                   10000000000000000ull,
+                                   100000000000000000ull,
+                                   1000000000000000000ull,
+                                   10000000000000000000ull};
 
 size_t jsonw_format_u64(uint64_t v, char *out) {
   char tmp[24];
-  char *p = tmp + sizeof tmp;
-  while (v >= 100) {
-    unsigned r = (unsigned)(v % 100);
-    v /= 100;
-    p -= 2;
-    memcpy(p, digit_pairs + 2 * r, 2);
-  }
-  if (v >= 10) {
-    p -= 2;
-    memcpy(p, digit_pairs + 2 * v, 2);
-  } else {
-    *--p = (char)('0' + v);
-  }
-  size_t n = (size_t)(tmp + sizeof tmp - p);
-  memcpy(out, p, n);
+  size_t n = jsonw_put_u64(tmp, v);
+  memcpy(out, tmp, n);
   return n;
 }
 
 void jsonw_u64(jsonw *w, uint64_t v) {
   char *p = room(w, 24);
-  w->used += jsonw_format_u64(v, p);
+  w->used += jsonw_put_u64(p, v);
 }
 
 void jsonw_i64(jsonw *w, int64_t v) {
@@ -87,24 +84,28 @@ void jsonw_i64(jsonw *w, int64_t v) {
   if (v < 0) {
     *p++ = '-';
     w->used++;
-    w->used += jsonw_format_u64((uint64_t)0 - (uint64_t)v, p);
+    w->used += jsonw_put_u64(p, (uint64_t)0 - (uint64_t)v);
   } else {
-    w->used += jsonw_format_u64((uint64_t)v, p);
+    w->used += jsonw_put_u64(p, (uint64_t)v);
   }
 }
 
 void jsonw_u64_quoted(jsonw *w, uint64_t v) {
   char *p = room(w, 24);
   p[0] = '"';
-  size_t n = jsonw_format_u64(v, p + 1);
+  size_t n = jsonw_put_u64(p + 1, v);
   p[n + 1] = '"';
   w->used += n + 2;
 }
 
 void jsonw_i64_quoted(jsonw *w, int64_t v) {
-  jsonw_char(w, '"');
-  jsonw_i64(w, v);
-  jsonw_char(w, '"');
+  char *p = room(w, 24);
+  size_t k = 0;
+  p[k++] = '"';
+  if (v < 0) p[k++] = '-';
+  k += jsonw_put_u64(p + k, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+  p[k++] = '"';
+  w->used += k;
 }
 
 /* 0 = copy as is; 1 = needs an escape; 2 = start of a multi-byte sequence. */
@@ -154,7 +155,108 @@ static void put_codepoint(jsonw *w, const unsigned char *s, size_t len, uint32_t
   }
 }
 
+/* Handles the byte at s[i] that the fast loop stopped at (an escape or
+ * the start of a multi-byte sequence); returns how many bytes it took. */
+static size_t string_special(jsonw *w, const unsigned char *s, size_t i, size_t n) {
+  if (esc_class[s[i]] == 1 || s[i] == 0x7f) {
+    put_escape(w, s[i]);
+    return 1;
+  }
+  uint32_t cp;
+  size_t len = utf8_decode(s + i, n - i, &cp);
+  if (len) {
+    put_codepoint(w, s + i, len, cp);
+    return len;
+  }
+  w->bad_utf8++;
+  put_codepoint(w, (const unsigned char *)"\xef\xbf\xbd", 3, 0xfffd);
+  return 1;
+}
+
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+/* Bit 7 of byte k is set if byte k of x needs attention (below 0x20, '"',
+ * '\\', 0x80 and above, 0x7f when escaping to ASCII). Borrows can set bits
+ * above a byte that truly needs attention, never below it, so the lowest
+ * set bit is exact - all the caller uses. */
+static inline uint64_t special_bytes(uint64_t x, int ascii_only) {
+  uint64_t q = x ^ (ONES * '"'), b = x ^ (ONES * '\\');
+  uint64_t m = ((x - ONES * 0x20) & ~x) | ((q - ONES) & ~q) | ((b - ONES) & ~b) | x;
+  if (ascii_only) {
+    uint64_t d = x ^ (ONES * 0x7f);
+    m |= (d - ONES) & ~d;
+  }
+  return m & HIGHS;
+}
+
+static void string_slow(jsonw *w, const char *str, size_t n);
+
+/* Copies eight bytes at a time, checking them on the way; stops at the
+ * first byte that needs an escape or UTF-8 validation. */
 void jsonw_string(jsonw *w, const char *str, size_t n) {
+  if (n > JW_BUF / 4) {
+    string_slow(w, str, n);
+    return;
+  }
+  const unsigned char *s = (const unsigned char *)str;
+  const int ascii = w->ascii_only;
+  char *o = room(w, n + 24);
+  *o++ = '"';
+  size_t i = 0;
+  for (;;) {
+#if defined(__SSE2__)
+    /* Sixteen at a time: a signed compare with 0x20 catches both the
+     * control characters and every byte from 0x80. */
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    const __m128i space = _mm_set1_epi8(0x20), del = _mm_set1_epi8(0x7f);
+    while (i + 16 <= n) {
+      __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+      _mm_storeu_si128((__m128i *)(void *)o, x);
+      __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
+                               _mm_cmplt_epi8(x, space));
+      if (ascii) m = _mm_or_si128(m, _mm_cmpeq_epi8(x, del));
+      unsigned bits = (unsigned)_mm_movemask_epi8(m);
+      if (bits) {
+        size_t k = (size_t)__builtin_ctz(bits);
+        o += k;
+        i += k;
+        goto special;
+      }
+      o += 16;
+      i += 16;
+    }
+#endif
+    while (i + 8 <= n) {
+      uint64_t x, m;
+      memcpy(&x, s + i, 8);
+      memcpy(o, &x, 8);
+      if ((m = special_bytes(x, ascii)) != 0) {
+        size_t k = (size_t)__builtin_ctzll(m) >> 3;
+        o += k;
+        i += k;
+        goto special;
+      }
+      o += 8;
+      i += 8;
+    }
+    while (i < n) {
+      unsigned char c = s[i];
+      if (esc_class[c] || (ascii && c == 0x7f)) goto special;
+      *o++ = (char)c;
+      i++;
+    }
+    break;
+  special:
+    w->used = (size_t)(o - w->buf);
+    i += string_special(w, s, i, n);
+    o = room(w, n - i + 24);
+  }
+  *o++ = '"';
+  w->used = (size_t)(o - w->buf);
+}
+
+static void string_slow(jsonw *w, const char *str, size_t n) {
   const unsigned char *s = (const unsigned char *)str;
   jsonw_char(w, '"');
   size_t i = 0;

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "chakra/error.h"
 #include "outfile.h"
@@ -29,9 +30,25 @@ void jsonw_free(jsonw *w);
 /* Hands buffered bytes to the outfile; returns 0 or the error code. */
 int jsonw_flush(jsonw *w);
 
+/* The buffer is large (JSONW_BUF) and handed to the outfile whole, so the
+ * outfile writes it without another copy. Reservations are at most half
+ * of it. */
+#define JSONW_BUF (1u << 20)
+
+/* Returns a pointer to n free bytes (n <= JSONW_BUF / 2) at the end of the
+ * buffer; advance w->used by what was written. */
+static inline char *jsonw_room(jsonw *w, size_t n) {
+  if (w->cap - w->used < n) jsonw_flush(w);
+  return w->buf + w->used;
+}
+
+static inline void jsonw_char(jsonw *w, char c) {
+  *jsonw_room(w, 1) = c;
+  w->used++;
+}
+
 void jsonw_raw(jsonw *w, const char *s, size_t n);
 void jsonw_lit(jsonw *w, const char *s); /* NUL-terminated raw text */
-void jsonw_char(jsonw *w, char c);
 void jsonw_u64(jsonw *w, uint64_t v);
 void jsonw_i64(jsonw *w, int64_t v);
 void jsonw_u64_quoted(jsonw *w, uint64_t v);
@@ -47,5 +64,50 @@ void jsonw_base64(jsonw *w, const uint8_t *data, size_t n);
 
 /* Formats v in decimal into out (at least 20 bytes); returns the length. */
 size_t jsonw_format_u64(uint64_t v, char *out);
+
+/* The eight decimal digits of x < 10^8 as byte values, most significant
+ * digit in the lowest byte (SWAR: halves, then pairs, then digits). */
+static inline uint64_t jsonw_digits8(uint32_t x) {
+  uint64_t merged = (uint64_t)(x / 10000) | (uint64_t)(x % 10000) << 32;
+  uint64_t hundreds = ((merged * 10486) >> 20) & 0x0000007F0000007Full;
+  uint64_t pairs = hundreds | (merged - hundreds * 100) << 16;
+  uint64_t tens = ((pairs * 103) >> 10) & 0x000F000F000F000Full;
+  return tens | (pairs - tens * 10) << 8;
+}
+
+#define JSONW_ASCII_ZEROS 0x3030303030303030ull
+
+extern const uint64_t jsonw_pow10[20];
+
+/* Number of decimal digits of v (1 for 0). Depends on v alone, so the
+ * position of what follows is known before the digits are. */
+static inline unsigned jsonw_ndigits(uint64_t v) {
+  unsigned t = ((64u - (unsigned)__builtin_clzll(v | 1)) * 1233u) >> 12;
+  return t + ((v | 1) >= jsonw_pow10[t]);
+}
+
+/* The last n (1..8) digits of x < 10^8; stores 8 bytes at out. */
+static inline void jsonw_put_digits8(char *out, uint32_t x, unsigned n) {
+  uint64_t a = (jsonw_digits8(x) + JSONW_ASCII_ZEROS) >> (8 * (8 - n));
+  memcpy(out, &a, 8);
+}
+
+/* jsonw_format_u64() for hot paths: returns the length; may store up to
+ * 20 bytes at out (beyond the digits when there are fewer than 8). */
+static inline size_t jsonw_put_u64(char *out, uint64_t v) {
+  unsigned n = jsonw_ndigits(v);
+  if (n <= 8) {
+    jsonw_put_digits8(out, (uint32_t)v, n);
+  } else if (n <= 16) {
+    jsonw_put_digits8(out, (uint32_t)(v / 100000000), n - 8);
+    jsonw_put_digits8(out + n - 8, (uint32_t)(v % 100000000), 8);
+  } else {
+    uint64_t hi = v / 100000000;
+    jsonw_put_digits8(out, (uint32_t)(hi / 100000000), n - 16);
+    jsonw_put_digits8(out + n - 16, (uint32_t)(hi % 100000000), 8);
+    jsonw_put_digits8(out + n - 8, (uint32_t)(v % 100000000), 8);
+  }
+  return n;
+}
 
 #endif

@@ -3,10 +3,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -36,17 +38,30 @@ static int open_temp(outfile *f, chakra_error *err) {
   f->tmp = malloc(n);
   if (!f->tmp) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", f->path);
   snprintf(f->tmp, n, "%.*s.%s.XXXXXX", (int)dirlen, f->path, base);
-  f->fd = mkstemp(f->tmp);
+  /* Like mkstemp, but created 0666 so that the umask applies as to any file
+   * the user creates. (Reading the umask with umask() would change it for
+   * a moment in every thread of the process.) */
+  static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  static _Atomic uint64_t counter;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  uint64_t r = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ ((uint64_t)getpid() << 40) ^
+               (counter++ * 0x9e3779b97f4a7c15ull);
+  char *x = f->tmp + strlen(f->tmp) - 6;
+  int e = EEXIST;
+  for (int attempt = 0; attempt < 1000 && e == EEXIST; attempt++) {
+    for (int i = 0; i < 6; i++) {
+      r = r * 6364136223846793005ull + 1442695040888963407ull;
+      x[i] = chars[(r >> 33) % 62];
+    }
+    f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    e = f->fd < 0 ? errno : 0;
+  }
   if (f->fd < 0) {
-    int e = errno;
     free(f->tmp);
     f->tmp = NULL;
     return chakra_error_set(err, CHAKRA_EIO, "%s: cannot create output: %s", f->path, strerror(e));
   }
-  /* mkstemp makes 0600; outputs should look like any file the user creates. */
-  mode_t mask = umask(0);
-  umask(mask);
-  fchmod(f->fd, 0666 & ~mask);
   return 0;
 }
 

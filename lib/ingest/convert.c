@@ -1,0 +1,1424 @@
+/* convert.c - PyTorch host ET or linked trace -> Chakra ET (chakra convert
+ * pytorch); see include/chakra/ingest.h and docs/convert.md.
+ *
+ * The node table comes from hostet.c (one record per JSON node, the
+ * inputs/outputs already encoded as protobuf IOInfo). Everything here works
+ * on index arrays: the id index, the parent/children tree, the dependency
+ * lists (one append-only array, each node's deps contiguous), the
+ * topological order. No recursion: trees and chains of any depth are fine.
+ *
+ * Two policies share the code: --compat reproduces the reference converter
+ * (mlcommons/chakra) byte for byte, including its dependency rules; the
+ * default applies the fixes of spec section 5 (GPU ops ordered per stream,
+ * synchronisation honoured, send/recv peers and tags, order-independent
+ * control deps, stream only on device ops). */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include <yajl/yajl_tree.h>
+
+#include "../util/outfile.h"
+#include "chakra/et_def.pb-c.h"
+#include "chakra/ingest.h"
+#include "hostet.h"
+#include "ibuf.h"
+#include "pbenc.h"
+#include "pyrepr.h"
+
+#define NONE UINT32_MAX
+
+enum { T_INVALID = 0, T_METADATA = 1, T_COMP = 4, T_SEND = 5, T_RECV = 6, T_COLL = 7 };
+
+/* one process group from a "## process_group:init ##" node */
+typedef struct pgroup {
+  char *name;
+  int64_t backend_id;
+  int has_backend_id;
+  int64_t *ranks; /* NULL: all ranks */
+  size_t n_ranks;
+  int64_t size;   /* group_size */
+} pgroup;
+
+typedef struct conv {
+  const chakra_convert_options *opt;
+  chakra_convert_report *rep;
+  chakra_error *err;
+  hostet *h;
+  size_t n;
+  int compat;
+  /* ids */
+  uint64_t *sid;     /* ids in ascending order */
+  uint32_t *sidx;    /* their node indexes */
+  uint32_t *direct;  /* dense ids: index of id - id_min, or NONE */
+  uint64_t id_min;
+  size_t direct_n;
+  /* tree */
+  uint32_t *parent;
+  uint32_t *child_off, *children; /* children of i in ascending id order */
+  /* selection and typing */
+  uint8_t *sel;      /* converted (before dangling removal) */
+  uint8_t *out;      /* written */
+  uint8_t *gpu;      /* a device op (cat present, not METADATA) */
+  uint8_t *type;
+  int8_t *comm_type;
+  int32_t *peer;     /* SEND: comm_dst, RECV: comm_src */
+  int32_t *tag;
+  uint32_t *pg;      /* pg_name string id for comm nodes (0 = none) */
+  /* deps */
+  uint32_t *dep_start, *dep_cnt;
+  uint64_t *deps;
+  size_t ndeps, capdeps;
+  uint8_t *dependent;
+  uint32_t *order;   /* output order (indexes) */
+  size_t n_order;
+  /* process groups */
+  pgroup *pgs;
+  size_t n_pgs;
+} conv;
+
+static void warnf(conv *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warnf(conv *c, const char *fmt, ...) {
+  if (!c->opt->warn) return;
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  c->opt->warn(c->opt->warn_ctx, msg);
+}
+
+static const char *nname(const conv *c, uint32_t i) { return strtab_str(&c->h->strings, c->h->nodes[i].name); }
+
+static int node_err(conv *c, uint32_t i, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int node_err(conv *c, uint32_t i, const char *fmt, ...) {
+  char msg[800];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  char where[96];
+  hostet_where(c->h, i, where, sizeof where);
+  return chakra_error_set(c->err, CHAKRA_EFORMAT, "%s: %s '%.200s': %s", c->h->path, where, nname(c, i), msg);
+}
+
+static int oom(conv *c) { return chakra_error_set(c->err, CHAKRA_ENOMEM, "out of memory"); }
+
+/* ------------------------------------------------------------ id index */
+
+static uint32_t find_id(const conv *c, uint64_t id) {
+  if (c->direct) {
+    if (id < c->id_min || id - c->id_min >= c->direct_n) return NONE;
+    return c->direct[id - c->id_min];
+  }
+  size_t lo = 0, hi = c->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (c->sid[mid] < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < c->n && c->sid[lo] == id ? c->sidx[lo] : NONE;
+}
+
+static int build_index(conv *c) {
+  size_t n = c->n;
+  store_kv *a = malloc((n ? n : 1) * sizeof *a);
+  if (!a) return oom(c);
+  for (size_t i = 0; i < n; i++) a[i].k = c->h->nodes[i].id, a[i].v = (uint32_t)i;
+  if (store_sort_kv(a, n)) {
+    free(a);
+    return oom(c);
+  }
+  c->sid = malloc((n ? n : 1) * sizeof *c->sid);
+  c->sidx = malloc((n ? n : 1) * sizeof *c->sidx);
+  if (!c->sid || !c->sidx) {
+    free(a);
+    return oom(c);
+  }
+  for (size_t i = 0; i < n; i++) {
+    c->sid[i] = a[i].k;
+    c->sidx[i] = a[i].v;
+    if (i && a[i].k == a[i - 1].k) {
+      uint32_t x = a[i - 1].v < a[i].v ? a[i - 1].v : a[i].v, y = a[i - 1].v < a[i].v ? a[i].v : a[i - 1].v;
+      free(a);
+      return chakra_error_set(c->err, CHAKRA_EFORMAT, "%s: duplicate node id %llu (bytes %llu and %llu)",
+                              c->h->path, (unsigned long long)c->h->nodes[x].id,
+                              (unsigned long long)c->h->nodes[x].offset, (unsigned long long)c->h->nodes[y].offset);
+    }
+  }
+  free(a);
+  if (n && c->sid[n - 1] - c->sid[0] < 4 * (uint64_t)n + 64) {
+    c->id_min = c->sid[0];
+    c->direct_n = (size_t)(c->sid[n - 1] - c->sid[0] + 1);
+    c->direct = malloc(c->direct_n * sizeof *c->direct);
+    if (!c->direct) return oom(c);
+    memset(c->direct, 0xff, c->direct_n * sizeof *c->direct);
+    for (size_t i = 0; i < n; i++) c->direct[c->sid[i] - c->id_min] = c->sidx[i];
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------- the tree */
+
+static int build_tree(conv *c) {
+  size_t n = c->n;
+  c->parent = malloc((n ? n : 1) * sizeof *c->parent);
+  c->child_off = calloc(n + 1, sizeof *c->child_off);
+  c->children = malloc((n ? n : 1) * sizeof *c->children);
+  if (!c->parent || !c->child_off || !c->children) return oom(c);
+  for (size_t i = 0; i < n; i++) {
+    const ht_node *x = &c->h->nodes[i];
+    uint32_t p = (x->flags & HT_PARENT) ? find_id(c, x->parent) : NONE;
+    if (p == i) p = NONE; /* the process root names itself */
+    c->parent[i] = p;
+    if (p != NONE) c->child_off[p + 1]++;
+  }
+  for (size_t i = 0; i < n; i++) c->child_off[i + 1] += c->child_off[i];
+  uint32_t *fill = malloc((n ? n : 1) * sizeof *fill);
+  if (!fill) return oom(c);
+  memcpy(fill, c->child_off, n * sizeof *fill);
+  for (size_t k = 0; k < n; k++) { /* ascending id: children lists come out sorted */
+    uint32_t i = c->sidx[k], p = c->parent[i];
+    if (p != NONE) c->children[fill[p]++] = i;
+  }
+  free(fill);
+  return 0;
+}
+
+/* ----------------------------------------------------------- selection */
+
+static int select_nodes(conv *c) {
+  size_t n = c->n;
+  c->sel = calloc(n ? n : 1, 1);
+  c->gpu = calloc(n ? n : 1, 1);
+  if (!c->sel || !c->gpu) return oom(c);
+  for (size_t i = 0; i < n; i++) {
+    const ht_node *x = &c->h->nodes[i];
+    c->gpu[i] = (x->flags & HT_GPU) && !(x->flags & HT_META);
+    if (x->flags & HT_GPU) c->rep->gpu_ops++;
+  }
+  /* Non-device nodes are converted; a device op only as the device child of
+   * a converted non-device node. */
+  for (size_t i = 0; i < n; i++) {
+    if (!c->gpu[i]) {
+      c->sel[i] = 1;
+    } else {
+      uint32_t p = c->parent[i];
+      if (p != NONE && !c->gpu[p]) c->sel[i] = 1;
+      else c->rep->gpu_dropped++;
+    }
+  }
+  if (c->rep->gpu_dropped && !c->compat)
+    warnf(c, "%s: %llu device ops have no host op as parent and are left out", c->h->path,
+          (unsigned long long)c->rep->gpu_dropped);
+  return 0;
+}
+
+/* --------------------------------------------------------- dependencies */
+
+static int dep_push(conv *c, uint64_t id) {
+  if (c->ndeps == c->capdeps) {
+    size_t cap = c->capdeps ? c->capdeps * 2 : 1024;
+    uint64_t *d = realloc(c->deps, cap * sizeof *d);
+    if (!d) return -1;
+    c->deps = d;
+    c->capdeps = cap;
+  }
+  c->deps[c->ndeps++] = id;
+  return 0;
+}
+
+/* Adds id to node i's list unless present (the list is the tail of deps). */
+static int dep_add(conv *c, uint32_t i, uint64_t id) {
+  for (uint32_t k = 0; k < c->dep_cnt[i]; k++)
+    if (c->deps[c->dep_start[i] + k] == id) return 0;
+  if (dep_push(c, id)) return oom(c);
+  c->dep_cnt[i]++;
+  return 0;
+}
+
+static int is_thread_root(const conv *c, uint32_t i) { return (c->h->nodes[i].flags & HT_THREAD_ROOT) != 0; }
+
+/* The reference's traversal: per thread root, depth-first in ascending id;
+ * a host op depends on its inter_thread_dep and on the previous host op, a
+ * device op on the op visited just before it. */
+static int deps_compat(conv *c) {
+  size_t n = c->n;
+  uint32_t *stack = malloc((n ? n : 1) * sizeof *stack);
+  uint8_t *visited = calloc(n ? n : 1, 1);
+  if (!stack || !visited) {
+    free(stack), free(visited);
+    return oom(c);
+  }
+  int rc = 0;
+  /* roots in conversion order: non-device nodes in file order */
+  for (size_t r = 0; r < n && !rc; r++) {
+    if (!c->sel[r] || c->gpu[r] || !is_thread_root(c, (uint32_t)r)) continue;
+    size_t sp = 0;
+    stack[sp++] = (uint32_t)r;
+    uint32_t last_cpu = NONE, last_any = NONE;
+    while (sp && !rc) {
+      uint32_t i = stack[--sp];
+      if (visited[i]) continue;
+      visited[i] = 1;
+      const ht_node *x = &c->h->nodes[i];
+      c->dep_start[i] = (uint32_t)c->ndeps;
+      if (c->gpu[i]) {
+        if (last_any != NONE) rc = dep_add(c, i, c->h->nodes[last_any].id);
+        last_any = last_cpu;
+      } else {
+        if (x->flags & HT_ITD) rc = dep_add(c, i, (uint64_t)x->itd);
+        if (!rc && last_cpu != NONE) rc = dep_add(c, i, c->h->nodes[last_cpu].id);
+        last_cpu = last_any = i;
+      }
+      /* sync deps: the reference compares start times it never sets, so none */
+      for (uint32_t k = c->child_off[i + 1]; k > c->child_off[i]; k--) {
+        uint32_t ch = c->children[k - 1];
+        if (c->sel[ch] && !visited[ch]) stack[sp++] = ch;
+      }
+    }
+  }
+  free(stack);
+  free(visited);
+  return rc;
+}
+
+typedef struct tsk {
+  double ts;
+  uint64_t id;
+  uint32_t idx;
+  int64_t dev, stream;
+} tsk;
+
+static int cmp_ts(const void *a, const void *b) {
+  const tsk *x = a, *y = b;
+  if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int cmp_stream(const void *a, const void *b) {
+  const tsk *x = a, *y = b;
+  if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
+  if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
+  return cmp_ts(a, b);
+}
+
+/* chakra-c's rules (spec section 5). Each node's deps are appended in one
+ * go so that its list stays contiguous. */
+static int deps_default(conv *c) {
+  size_t n = c->n;
+  const ht_node *nodes = c->h->nodes;
+  int rc = 0;
+  /* 1. the host chains: per thread root, its subtree's host ops in replay
+   *    order (ascending id, which is start order; by ts when all have one) */
+  uint32_t *stack = malloc((n ? n : 1) * sizeof *stack);
+  tsk *chain = malloc((n ? n : 1) * sizeof *chain);
+  uint32_t *prev = malloc((n ? n : 1) * sizeof *prev);
+  if (!stack || !chain || !prev) {
+    free(stack), free(chain), free(prev);
+    return oom(c);
+  }
+  for (size_t i = 0; i < n; i++) prev[i] = NONE;
+  for (size_t r = 0; r < n; r++) {
+    if (!c->sel[r] || c->gpu[r] || !is_thread_root(c, (uint32_t)r)) continue;
+    size_t sp = 0, m = 0;
+    int all_ts = 1, sorted = 1;
+    stack[sp++] = (uint32_t)r;
+    while (sp) {
+      uint32_t i = stack[--sp];
+      if (!c->gpu[i]) {
+        chain[m].ts = nodes[i].ts;
+        chain[m].id = nodes[i].id;
+        chain[m].idx = i;
+        if (i != r && !(nodes[i].flags & HT_TS)) all_ts = 0;
+        if (m > 1 && cmp_ts(&chain[m - 1], &chain[m]) > 0) sorted = 0;
+        m++;
+      }
+      for (uint32_t k = c->child_off[i + 1]; k > c->child_off[i]; k--) {
+        uint32_t ch = c->children[k - 1];
+        if (c->sel[ch] && !c->gpu[ch]) stack[sp++] = ch;
+      }
+    }
+    /* the thread root has no ts: it stays first */
+    if (all_ts && !sorted && m > 2) qsort(chain + 1, m - 1, sizeof *chain, cmp_ts);
+    for (size_t k = 1; k < m; k++) prev[chain[k].idx] = chain[k - 1].idx;
+  }
+  /* 2. device ops: previous op on the same (device, stream) */
+  uint32_t *sprev = malloc((n ? n : 1) * sizeof *sprev);
+  if (!sprev) {
+    free(stack), free(chain), free(prev);
+    return oom(c);
+  }
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    sprev[i] = NONE;
+    if (!c->sel[i] || !c->gpu[i]) continue;
+    chain[m].ts = (nodes[i].flags & HT_TS) ? nodes[i].ts : 0;
+    chain[m].id = nodes[i].id;
+    chain[m].idx = (uint32_t)i;
+    chain[m].dev = nodes[i].device;
+    chain[m].stream = nodes[i].stream;
+    m++;
+  }
+  qsort(chain, m, sizeof *chain, cmp_stream);
+  for (size_t k = 1; k < m; k++)
+    if (chain[k].dev == chain[k - 1].dev && chain[k].stream == chain[k - 1].stream)
+      sprev[chain[k].idx] = chain[k - 1].idx;
+  /* 3. the lists */
+  for (size_t k = 0; k < c->n && !rc; k++) {
+    uint32_t i = c->sidx[k];
+    if (!c->sel[i]) continue;
+    const ht_node *x = &nodes[i];
+    c->dep_start[i] = (uint32_t)c->ndeps;
+    if (c->gpu[i]) {
+      rc = dep_add(c, i, nodes[c->parent[i]].id);
+      if (!rc && sprev[i] != NONE) {
+        rc = dep_add(c, i, nodes[sprev[i]].id);
+        c->rep->stream_deps++;
+      }
+      continue;
+    }
+    if (x->flags & HT_ITD) {
+      uint32_t t = find_id(c, (uint64_t)x->itd);
+      if (t != NONE && c->sel[t] && t != i) rc = dep_add(c, i, (uint64_t)x->itd);
+      else c->rep->itd_skipped++;
+    }
+    if (!rc && prev[i] != NONE) rc = dep_add(c, i, nodes[prev[i]].id);
+    if (!rc && x->side != UINT32_MAX && c->h->side[x->side].n_sync) {
+      const ht_side *s = &c->h->side[x->side];
+      for (uint32_t j = 0; j < s->n_sync && !rc; j++) {
+        uint32_t t = find_id(c, s->sync[j]);
+        /* a sync dep is kept when the device op started before this op, the
+         * condition the reference meant to apply (its start times are 0) */
+        if (t != NONE && c->sel[t] && c->gpu[t] && (nodes[t].flags & HT_TS) && (x->flags & HT_TS) &&
+            nodes[t].ts < x->ts) {
+          size_t before = c->dep_cnt[i];
+          rc = dep_add(c, i, s->sync[j]);
+          if (c->dep_cnt[i] > before) c->rep->sync_deps++;
+        } else {
+          c->rep->sync_skipped++;
+        }
+      }
+    }
+  }
+  free(stack), free(chain), free(prev), free(sprev);
+  if (!rc && c->rep->itd_skipped)
+    warnf(c, "%s: %llu inter_thread_dep ids name no converted node; ignored", c->h->path,
+          (unsigned long long)c->rep->itd_skipped);
+  if (!rc && c->rep->sync_skipped)
+    warnf(c, "%s: %llu sync_dep entries do not name a device op that started earlier; ignored", c->h->path,
+          (unsigned long long)c->rep->sync_skipped);
+  return rc;
+}
+
+/* ------------------------------------------------------ process groups */
+
+static int parse_groups(conv *c) {
+  for (size_t s = 0; s < c->h->n_side; s++) {
+    const ht_side *sd = &c->h->side[s];
+    if (!sd->pg_json) continue;
+    uint32_t i = sd->node;
+    char why[256] = "";
+    yajl_val v = yajl_tree_parse(sd->pg_json, why, sizeof why);
+    if (!v || !YAJL_IS_ARRAY(v)) {
+      if (v) yajl_tree_free(v);
+      if (c->compat) continue; /* the reference does not look inside */
+      return node_err(c, i, "the process-group list is not a JSON list%s%s", why[0] ? ": " : "", why);
+    }
+    for (size_t k = 0; k < v->u.array.len; k++) {
+      yajl_val g = v->u.array.values[k];
+      const char *pn[] = {"pg_name", NULL}, *rk[] = {"ranks", NULL}, *gs[] = {"group_size", NULL},
+                 *bi[] = {"backend_id", NULL};
+      yajl_val name = yajl_tree_get(g, pn, yajl_t_any), ranks = yajl_tree_get(g, rk, yajl_t_array),
+               size = yajl_tree_get(g, gs, yajl_t_number), bid = yajl_tree_get(g, bi, yajl_t_number);
+      if (!name || (!YAJL_IS_STRING(name) && !YAJL_IS_INTEGER(name))) {
+        if (c->compat) continue;
+        yajl_tree_free(v);
+        return node_err(c, i, "process group #%zu has no pg_name", k);
+      }
+      char nb[32];
+      const char *nm = YAJL_IS_STRING(name) ? YAJL_GET_STRING(name) : (snprintf(nb, sizeof nb, "%lld", YAJL_GET_INTEGER(name)), nb);
+      pgroup *slot = NULL;
+      for (size_t j = 0; j < c->n_pgs; j++)
+        if (strcmp(c->pgs[j].name, nm) == 0) slot = &c->pgs[j];
+      if (!slot) {
+        pgroup *p = realloc(c->pgs, (c->n_pgs + 1) * sizeof *p);
+        if (!p) {
+          yajl_tree_free(v);
+          return oom(c);
+        }
+        c->pgs = p;
+        slot = &c->pgs[c->n_pgs++];
+        memset(slot, 0, sizeof *slot);
+        slot->name = strdup(nm);
+        if (!slot->name) {
+          yajl_tree_free(v);
+          return oom(c);
+        }
+      } else {
+        free(slot->ranks);
+        slot->ranks = NULL;
+        slot->n_ranks = 0;
+      }
+      if (bid && YAJL_IS_INTEGER(bid)) slot->backend_id = YAJL_GET_INTEGER(bid), slot->has_backend_id = 1;
+      if (size && YAJL_IS_INTEGER(size)) slot->size = YAJL_GET_INTEGER(size);
+      if (ranks && ranks->u.array.len) {
+        slot->ranks = malloc(ranks->u.array.len * sizeof *slot->ranks);
+        if (!slot->ranks) {
+          yajl_tree_free(v);
+          return oom(c);
+        }
+        for (size_t j = 0; j < ranks->u.array.len; j++) {
+          yajl_val r = ranks->u.array.values[j];
+          if (!YAJL_IS_INTEGER(r) || YAJL_GET_INTEGER(r) < 0) {
+            yajl_tree_free(v);
+            if (c->compat) return 0;
+            return node_err(c, i, "process group '%s' lists a rank that is not a non-negative integer", nm);
+          }
+          slot->ranks[j] = YAJL_GET_INTEGER(r);
+        }
+        slot->n_ranks = ranks->u.array.len;
+      }
+    }
+    yajl_tree_free(v);
+  }
+  c->rep->process_groups = c->n_pgs;
+  return 0;
+}
+
+static const pgroup *pg_by_name(const conv *c, const char *name) {
+  for (size_t j = 0; j < c->n_pgs; j++)
+    if (strcmp(c->pgs[j].name, name) == 0) return &c->pgs[j];
+  return NULL;
+}
+
+static const pgroup *pg_by_backend(const conv *c, int64_t id) {
+  for (size_t j = 0; j < c->n_pgs; j++)
+    if (c->pgs[j].has_backend_id && c->pgs[j].backend_id == id) return &c->pgs[j];
+  return NULL;
+}
+
+static int write_groups(conv *c, const char *path) {
+  outfile *f;
+  int rc = outfile_open(&f, path, outfile_name_is_gzip(path), c->err);
+  if (rc) return rc;
+  ibuf b = {0};
+  ibuf_putc(&b, '{');
+  int first = 1;
+  for (size_t j = 0; j < c->n_pgs; j++) {
+    const pgroup *g = &c->pgs[j];
+    /* "0" (and "") is the default group: ASTRA-sim takes it as all ranks
+     * and group ids in this file must be > 0 */
+    if (!g->name[0] || strcmp(g->name, "0") == 0) continue;
+    char *end;
+    errno = 0;
+    long long num = strtoll(g->name, &end, 10);
+    if (*end || errno || num <= 0)
+      warnf(c, "%s: process group '%s' is not a positive number: ASTRA-sim cannot read it from %s (chakra sim can)",
+            c->h->path, g->name, path);
+    if (!first) ibuf_put(&b, ", ", 2);
+    first = 0;
+    json_str(&b, (const unsigned char *)g->name, strlen(g->name));
+    ibuf_put(&b, ": [", 3);
+    size_t cnt = g->ranks ? g->n_ranks : (size_t)(g->size > 0 ? g->size : 0);
+    for (size_t r = 0; r < cnt; r++) {
+      if (r) ibuf_put(&b, ", ", 2);
+      ibuf_i64(&b, g->ranks ? g->ranks[r] : (int64_t)r);
+    }
+    ibuf_putc(&b, ']');
+  }
+  ibuf_put(&b, "}\n", 2);
+  if (b.oom) rc = oom(c);
+  if (!rc) rc = outfile_write(f, b.p, b.n, c->err);
+  ibuf_free(&b);
+  if (rc) {
+    outfile_discard(f);
+    return rc;
+  }
+  return outfile_commit(f, c->err);
+}
+
+/* --------------------------------------------------------------- typing */
+
+static int has(const char *s, const char *needle) { return strstr(s, needle) != NULL; }
+
+/* CollectiveCommType from a kernel name, as the reference: lower case, '_'
+ * and '-' removed, first known word; -1 if none. */
+static int coll_from_name(const char *name) {
+  size_t n = strlen(name);
+  char *t = malloc(n + 1);
+  if (!t) return -2;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    char ch = name[i];
+    if (ch == '_' || ch == '-') continue;
+    t[k++] = ch >= 'A' && ch <= 'Z' ? (char)(ch + 32) : ch;
+  }
+  t[k] = 0;
+  int r = -1;
+  static const struct { const char *w; int t; } words[] = {
+      {"allreduce", CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE},
+      {"alltoall", CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_TO_ALL},
+      {"allgather", CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER},
+      {"reducescatter", CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER},
+      {"broadcast", CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__BROADCAST}};
+  for (size_t w = 0; w < sizeof words / sizeof *words && r < 0; w++)
+    if (strstr(t, words[w].w)) r = words[w].t;
+  free(t);
+  if (r < 0 && strstr(name, "ncclDevKernel_SendRecv")) r = CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_TO_ALL;
+  return r;
+}
+
+/* "nccl:send 0->1" / "nccl:recv 1<-0": the peer after the arrow, or -1. */
+static int64_t peer_from_name(const char *s, int *is_send) {
+  const char *p = strstr(s, "nccl:send ");
+  const char *arrow = "->";
+  *is_send = 1;
+  if (!p) {
+    p = strstr(s, "nccl:recv ");
+    arrow = "<-";
+    *is_send = 0;
+  }
+  if (!p) return -1;
+  const char *a = strstr(p, arrow);
+  if (!a) return -1;
+  char *end;
+  long long v = strtoll(a + 2, &end, 10);
+  return end == a + 2 || v < 0 ? -1 : v;
+}
+
+/* A send/recv's peer (global rank) and process group (default mode). */
+static int resolve_p2p(conv *c, uint32_t g, int64_t *peer_out, uint32_t *pg_out) {
+  const ht_node *nodes = c->h->nodes;
+  uint32_t rpc = NONE;
+  int64_t peer = -1;
+  int dummy;
+  for (uint32_t a = c->parent[g], depth = 0; a != NONE && depth < 8; a = c->parent[a], depth++) {
+    if (peer < 0) peer = peer_from_name(nname(c, a), &dummy);
+    if (rpc == NONE && (nodes[a].flags & HT_RPC) && nodes[a].side != UINT32_MAX &&
+        c->h->side[nodes[a].side].coll_name)
+      rpc = a;
+    if (rpc != NONE && peer >= 0) break;
+  }
+  const ht_side *rs = rpc != NONE ? &c->h->side[nodes[rpc].side] : NULL;
+  if (rs && rs->n_rpc_int >= 1 && rs->rpc_int[0] >= 0) peer = rs->rpc_int[0];
+  if (peer < 0) return -1;
+  /* the process group */
+  const pgroup *pg = NULL;
+  uint32_t pgname = nodes[g].pg_name;
+  if (!pgname && rpc != NONE) pgname = nodes[rpc].pg_name;
+  if (pgname) pg = pg_by_name(c, strtab_str(&c->h->strings, pgname));
+  if (!pg && rs && rs->n_rpc_int >= 2) {
+    pg = pg_by_backend(c, rs->rpc_int[1]);
+    if (pg && !pgname) {
+      uint32_t id = strtab_intern(&c->h->strings, pg->name, strlen(pg->name));
+      if (id != STRTAB_OOM) pgname = id;
+    }
+  }
+  int64_t global = peer;
+  if (pg && pg->ranks) {
+    if ((uint64_t)peer >= pg->n_ranks) return -2;
+    global = pg->ranks[peer];
+  } else if (rs && rs->has_grs) {
+    global = rs->grs + peer * (rs->has_grstride ? rs->grstride : 1);
+  }
+  if (global > INT32_MAX) return -2;
+  *peer_out = global;
+  *pg_out = pgname;
+  return 0;
+}
+
+/* pg_name of a collective: its own, else the enclosing record_param_comms'
+ * (by attribute, or by the process-group id among its arguments). */
+static uint32_t coll_pg(conv *c, uint32_t g) {
+  const ht_node *nodes = c->h->nodes;
+  if (nodes[g].pg_name) return nodes[g].pg_name;
+  for (uint32_t a = c->parent[g], depth = 0; a != NONE && depth < 8; a = c->parent[a], depth++) {
+    if (!(nodes[a].flags & HT_RPC)) continue;
+    if (nodes[a].pg_name) return nodes[a].pg_name;
+    if (nodes[a].side != UINT32_MAX) {
+      const ht_side *s = &c->h->side[nodes[a].side];
+      if (s->n_rpc_int >= 2) {
+        const pgroup *pg = pg_by_backend(c, s->rpc_int[1]);
+        if (pg) {
+          uint32_t id = strtab_intern(&c->h->strings, pg->name, strlen(pg->name));
+          return id == STRTAB_OOM ? 0 : id;
+        }
+      }
+    }
+    break;
+  }
+  return 0;
+}
+
+static int type_nodes(conv *c) {
+  size_t n = c->n;
+  const ht_node *nodes = c->h->nodes;
+  c->type = calloc(n ? n : 1, 1);
+  c->comm_type = malloc(n ? n : 1);
+  c->peer = malloc((n ? n : 1) * sizeof *c->peer);
+  c->tag = malloc((n ? n : 1) * sizeof *c->tag);
+  c->pg = calloc(n ? n : 1, sizeof *c->pg);
+  if (!c->type || !c->comm_type || !c->peer || !c->tag || !c->pg) return oom(c);
+  for (size_t i = 0; i < n; i++) {
+    c->comm_type[i] = -1;
+    c->peer[i] = -1;
+    c->tag[i] = 0;
+    if (!c->sel[i]) continue;
+    const ht_node *x = &nodes[i];
+    if (x->flags & HT_META) {
+      c->type[i] = T_METADATA;
+      continue;
+    }
+    c->type[i] = T_COMP;
+    if (!c->gpu[i]) continue;
+    const char *name = nname(c, (uint32_t)i);
+    uint32_t p = c->parent[i];
+    if (has(name, "ncclDevKernel_SendRecv")) {
+      const char *keyword = nname(c, p);
+      if (strcmp(keyword, "record_param_comms") == 0) {
+        uint32_t gp = c->parent[p];
+        if (gp == NONE) {
+          if (c->compat)
+            return node_err(c, (uint32_t)i, "its launcher record_param_comms has no parent in the trace "
+                                            "(the reference converter fails here)");
+          keyword = "";
+        } else {
+          keyword = nname(c, gp);
+        }
+        if (c->compat && nodes[p].pg_name) c->pg[i] = nodes[p].pg_name;
+      }
+      if (has(keyword, "send")) c->type[i] = T_SEND;
+      else if (has(keyword, "recv")) c->type[i] = T_RECV;
+      else if (has(keyword, "nccl:all_to_all")) c->type[i] = T_COLL;
+      else c->type[i] = T_COLL; /* a SendRecv kernel is an NCCL kernel */
+    } else if (has(name, "ncclKernel") || has(name, "ncclDevKernel")) {
+      c->type[i] = T_COLL;
+    }
+    if (c->compat) {
+      if (!c->pg[i]) c->pg[i] = x->pg_name;
+    } else if (c->type[i] == T_COLL) {
+      c->pg[i] = coll_pg(c, (uint32_t)i);
+    }
+    if (c->type[i] == T_COLL) {
+      int t = coll_from_name(name);
+      if (t == -2) return oom(c);
+      if (t < 0) {
+        if (c->compat || c->opt->unknown_coll != CHAKRA_UNKNOWN_COLL_COMP)
+          return node_err(c, (uint32_t)i, "cannot tell which collective this NCCL kernel runs (no allreduce, "
+                                          "alltoall, allgather, reducescatter or broadcast in its name)%s",
+                          c->compat ? "" : "; --unknown-coll=comp converts such kernels to compute nodes");
+        c->type[i] = T_COMP;
+        c->rep->unknown_colls++;
+        warnf(c, "%s: node %llu '%.100s': unknown collective kernel converted to a compute node", c->h->path,
+              (unsigned long long)x->id, name);
+        continue;
+      }
+      c->comm_type[i] = (int8_t)t;
+    } else if ((c->type[i] == T_SEND || c->type[i] == T_RECV) && !c->compat) {
+      int64_t peer;
+      uint32_t pg = 0;
+      int r = resolve_p2p(c, (uint32_t)i, &peer, &pg);
+      if (r) {
+        if (c->opt->p2p_missing == CHAKRA_P2P_MISSING_DROP) {
+          c->type[i] = T_COMP;
+          c->rep->p2p_dropped++;
+          continue;
+        }
+        return node_err(c, (uint32_t)i,
+                        r == -2 ? "the peer rank of this %s lies outside its process group"
+                                : "cannot tell the peer rank of this %s: no record_param_comms with a rank "
+                                  "argument and no 'nccl:send a->b' name among its launcher's ancestors "
+                                  "(--p2p-missing=drop converts it to a compute node)",
+                        c->type[i] == T_SEND ? "send" : "receive");
+      }
+      c->peer[i] = (int32_t)peer;
+      c->pg[i] = pg ? pg : x->pg_name;
+    }
+  }
+  if (c->rep->p2p_dropped)
+    warnf(c, "%s: %llu send/recv kernels without a known peer converted to compute nodes", c->h->path,
+          (unsigned long long)c->rep->p2p_dropped);
+  if (c->compat) return 0;
+  /* comm_tag: the index of the message among those of the same (group,
+   * direction, peer), in program order on both sides */
+  typedef struct tagkey { uint32_t pg; int send; int32_t peer; int32_t next; } tagkey;
+  tagkey *keys = NULL;
+  size_t nk = 0, ck = 0;
+  for (size_t k = 0; k < n; k++) {
+    uint32_t i = c->sidx[k];
+    if (c->type[i] != T_SEND && c->type[i] != T_RECV) continue;
+    int snd = c->type[i] == T_SEND;
+    size_t j = 0;
+    for (; j < nk; j++)
+      if (keys[j].pg == c->pg[i] && keys[j].send == snd && keys[j].peer == c->peer[i]) break;
+    if (j == nk) {
+      if (nk == ck) {
+        ck = ck ? ck * 2 : 16;
+        tagkey *t = realloc(keys, ck * sizeof *t);
+        if (!t) {
+          free(keys);
+          return oom(c);
+        }
+        keys = t;
+      }
+      keys[nk++] = (tagkey){c->pg[i], snd, c->peer[i], 0};
+    }
+    c->tag[i] = keys[j].next++;
+  }
+  free(keys);
+  return 0;
+}
+
+/* ------------------------------------------------- dangling and cycles */
+
+static int prune_and_order(conv *c) {
+  size_t n = c->n;
+  c->dependent = calloc(n ? n : 1, 1);
+  c->out = calloc(n ? n : 1, 1);
+  c->order = malloc((n ? n : 1) * sizeof *c->order);
+  if (!c->dependent || !c->out || !c->order) return oom(c);
+  for (size_t i = 0; i < n; i++) {
+    if (!c->sel[i]) continue;
+    for (uint32_t k = 0; k < c->dep_cnt[i]; k++) {
+      uint32_t t = find_id(c, c->deps[c->dep_start[i] + k]);
+      if (t != NONE) c->dependent[t] = 1;
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (!c->sel[i]) continue;
+    if (c->dep_cnt[i] == 0 && !c->dependent[i]) c->rep->dangling_removed++;
+    else c->out[i] = 1;
+  }
+  /* Cycle check (Kahn) over data deps and, by default, the control deps to
+   * parents that are written. In ascending id order when that order is
+   * already topological (the common case), else a heap keyed by id. */
+  uint32_t *indeg = calloc(n ? n : 1, sizeof *indeg);
+  if (!indeg) return oom(c);
+  int id_order_ok = 1;
+  for (size_t i = 0; i < n; i++) {
+    if (!c->out[i]) continue;
+    uint64_t me = c->h->nodes[i].id;
+    for (uint32_t k = 0; k < c->dep_cnt[i]; k++) {
+      uint64_t d = c->deps[c->dep_start[i] + k];
+      uint32_t t = find_id(c, d);
+      if (t == NONE || !c->out[t]) continue;
+      indeg[i]++;
+      if (d >= me) id_order_ok = 0;
+    }
+    uint32_t p = c->parent[i];
+    if (!c->compat && p != NONE && c->out[p]) {
+      indeg[i]++;
+      if (c->h->nodes[p].id >= me) id_order_ok = 0;
+    }
+  }
+  if (id_order_ok) {
+    /* every dependency points to a smaller id: no cycle is possible and
+     * ascending id order is topological */
+    free(indeg);
+    c->n_order = 0;
+    for (size_t k = 0; k < n; k++)
+      if (c->out[c->sidx[k]]) c->order[c->n_order++] = c->sidx[k];
+    return 0;
+  }
+  /* reverse edges: who depends on i */
+  uint32_t *roff = calloc(n + 1, sizeof *roff);
+  if (!roff) {
+    free(indeg);
+    return oom(c);
+  }
+  size_t nedges = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!c->out[i]) continue;
+    for (uint32_t k = 0; k < c->dep_cnt[i]; k++) {
+      uint32_t t = find_id(c, c->deps[c->dep_start[i] + k]);
+      if (t != NONE && c->out[t]) roff[t + 1]++, nedges++;
+    }
+    uint32_t p = c->parent[i];
+    if (!c->compat && p != NONE && c->out[p]) roff[p + 1]++, nedges++;
+  }
+  for (size_t i = 0; i < n; i++) roff[i + 1] += roff[i];
+  uint32_t *radj = malloc((nedges ? nedges : 1) * sizeof *radj);
+  uint32_t *fill = malloc((n ? n : 1) * sizeof *fill);
+  if (!radj || !fill) {
+    free(indeg), free(roff), free(radj), free(fill);
+    return oom(c);
+  }
+  memcpy(fill, roff, n * sizeof *fill);
+  for (size_t i = 0; i < n; i++) {
+    if (!c->out[i]) continue;
+    for (uint32_t k = 0; k < c->dep_cnt[i]; k++) {
+      uint32_t t = find_id(c, c->deps[c->dep_start[i] + k]);
+      if (t != NONE && c->out[t]) radj[fill[t]++] = (uint32_t)i;
+    }
+    uint32_t p = c->parent[i];
+    if (!c->compat && p != NONE && c->out[p]) radj[fill[p]++] = (uint32_t)i;
+  }
+  free(fill);
+  size_t done = 0;
+  int rc = 0;
+  if (c->compat) {
+    /* Kahn, only to detect cycles; the output order is ascending id, as
+     * the reference writes it. */
+    uint32_t *queue = malloc((n ? n : 1) * sizeof *queue);
+    if (!queue) rc = oom(c);
+    size_t qh = 0, qt = 0;
+    for (size_t k = 0; k < n && !rc; k++) {
+      uint32_t i = c->sidx[k];
+      if (c->out[i] && !indeg[i]) queue[qt++] = i;
+    }
+    while (!rc && qh < qt) {
+      uint32_t i = queue[qh++];
+      done++;
+      for (uint32_t e = roff[i]; e < roff[i + 1]; e++)
+        if (--indeg[radj[e]] == 0) queue[qt++] = radj[e];
+    }
+    free(queue);
+    c->n_order = 0;
+    for (size_t k = 0; k < n; k++)
+      if (c->out[c->sidx[k]]) c->order[c->n_order++] = c->sidx[k];
+  } else {
+    /* binary min-heap on id */
+    uint32_t *heap = malloc((n ? n : 1) * sizeof *heap);
+    size_t hn = 0;
+    if (!heap) rc = oom(c);
+    const ht_node *nodes = c->h->nodes;
+#define HLESS(a, b) (nodes[heap[a]].id < nodes[heap[b]].id)
+#define HSWAP(a, b) do { uint32_t t_ = heap[a]; heap[a] = heap[b]; heap[b] = t_; } while (0)
+    for (size_t i = 0; i < n && !rc; i++) {
+      if (!c->out[i] || indeg[i]) continue;
+      size_t j = hn++;
+      heap[j] = (uint32_t)i;
+      while (j && HLESS(j, (j - 1) / 2)) {
+        HSWAP(j, (j - 1) / 2);
+        j = (j - 1) / 2;
+      }
+    }
+    c->n_order = 0;
+    while (!rc && hn) {
+      uint32_t i = heap[0];
+      heap[0] = heap[--hn];
+      for (size_t j = 0;;) {
+        size_t l = 2 * j + 1, r = l + 1, m = j;
+        if (l < hn && HLESS(l, m)) m = l;
+        if (r < hn && HLESS(r, m)) m = r;
+        if (m == j) break;
+        HSWAP(j, m);
+        j = m;
+      }
+      c->order[c->n_order++] = i;
+      done++;
+      for (uint32_t e = roff[i]; e < roff[i + 1]; e++) {
+        if (--indeg[radj[e]]) continue;
+        size_t j = hn++;
+        heap[j] = radj[e];
+        while (j && HLESS(j, (j - 1) / 2)) {
+        HSWAP(j, (j - 1) / 2);
+        j = (j - 1) / 2;
+      }
+      }
+    }
+#undef HLESS
+#undef HSWAP
+    free(heap);
+  }
+  size_t total = 0;
+  for (size_t i = 0; i < n; i++) total += c->out[i];
+  if (!rc && done != total) {
+    /* walk dependencies from a node left over until one repeats */
+    uint32_t at = NONE;
+    for (size_t i = 0; i < n && at == NONE; i++)
+      if (c->out[i] && indeg[i]) at = (uint32_t)i;
+    for (size_t steps = 0; steps < n; steps++) {
+      uint32_t nx = NONE;
+      for (uint32_t k = 0; k < c->dep_cnt[at] && nx == NONE; k++) {
+        uint32_t t = find_id(c, c->deps[c->dep_start[at] + k]);
+        if (t != NONE && c->out[t] && indeg[t]) nx = t;
+      }
+      if (nx == NONE && !c->compat && c->parent[at] != NONE && c->out[c->parent[at]] && indeg[c->parent[at]])
+        nx = c->parent[at];
+      if (nx == NONE) break;
+      at = nx;
+    }
+    rc = node_err(c, at, "dependency cycle through this node");
+  }
+  free(indeg), free(roff), free(radj);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- write */
+
+static void put_meta(conv *c, ibuf *b) {
+  const hostet *h = c->h;
+  if (!c->compat) pb_bytes(b, PB_META_VERSION, "1.0.0", 5);
+  pb_attr_str(b, PB_META_ATTR, "schema", h->schema, strlen(h->schema));
+  if (h->has_pid) pb_attr_int(b, PB_META_ATTR, "pid", PB_ATTR_UINT64, (uint64_t)h->pid);
+  if (h->has_time) pb_attr_str(b, PB_META_ATTR, "time", h->time, strlen(h->time));
+  if (h->has_start_ts) pb_attr_int(b, PB_META_ATTR, "start_ts", PB_ATTR_UINT64, (uint64_t)h->start_ts);
+  if (h->has_finish_ts) pb_attr_int(b, PB_META_ATTR, "finish_ts", PB_ATTR_UINT64, (uint64_t)h->finish_ts);
+  if (!c->compat) {
+    const char *prod = "chakra-c " CHAKRA_VERSION " convert pytorch";
+    pb_attr_str(b, PB_META_ATTR, "producer", prod, strlen(prod));
+  }
+}
+
+typedef struct wcount {
+  uint64_t ctrl, data, nodes, meta, coll, send, recv, comp;
+} wcount;
+
+/* Everything of node i before its inputs/outputs. */
+static void put_head(conv *c, uint32_t i, ibuf *b, wcount *w) {
+  const ht_node *x = &c->h->nodes[i];
+  const char *name = nname(c, i);
+  size_t nl = strtab_len(&c->h->strings, x->name);
+  if (x->id) pb_uint(b, PB_NODE_ID, x->id);
+  if (nl) pb_bytes(b, PB_NODE_NAME, name, nl);
+  if (c->type[i]) pb_uint(b, PB_NODE_TYPE, c->type[i]);
+  uint32_t p = c->parent[i];
+  if (p != NONE && c->sel[p]) {
+    int write;
+    if (c->compat) {
+      /* only if the parent was converted earlier in the reference's pass:
+       * non-device nodes in file order, each followed by its device ops */
+      write = c->gpu[i] ? !c->gpu[p] : (!c->gpu[p] ? p < i : (c->parent[p] != NONE && c->parent[p] < i));
+    } else {
+      write = c->out[p];
+    }
+    if (write) {
+      uint64_t pid = c->h->nodes[p].id;
+      pb_packed(b, PB_NODE_CTRL, &pid, 1);
+      w->ctrl++;
+    }
+  }
+  if (c->dep_cnt[i]) {
+    pb_packed(b, PB_NODE_DATA, c->deps + c->dep_start[i], c->dep_cnt[i]);
+    w->data += c->dep_cnt[i];
+  }
+  if (!c->compat && (x->flags & HT_TS) && x->ts >= 1) pb_uint(b, PB_NODE_START, (uint64_t)x->ts);
+  uint64_t dur = x->excl > 0 ? (uint64_t)x->excl : 0;
+  if (dur && has(name, "Optimizer.step")) dur = 0;
+  if (dur) pb_uint(b, PB_NODE_DUR, dur);
+  w->nodes++;
+  switch (c->type[i]) {
+    case T_METADATA: w->meta++; break;
+    case T_COLL: w->coll++; break;
+    case T_SEND: w->send++; break;
+    case T_RECV: w->recv++; break;
+    default: w->comp++; break;
+  }
+}
+
+/* The standard attributes; the extra ones follow from the blob. */
+static void put_attrs(conv *c, uint32_t i, ibuf *b) {
+  const ht_node *x = &c->h->nodes[i];
+  static const uint8_t alen[HT_NATTR] = {5, 9, 6, 5, 3, 6};
+  for (int k = 0; k < HT_NATTR; k++)
+    if (c->compat || (x->flags & (HT_ATTR0 << k)))
+      pb_attr_kind_n(b, ht_attr_names[k], alen[k], PB_ATTR_INT64, (uint64_t)x->a[k]);
+  if (c->compat || (x->flags & HT_SCHEMA))
+    pb_attr_str(b, PB_NODE_ATTR, "op_schema", strtab_str(&c->h->strings, x->op_schema),
+                strtab_len(&c->h->strings, x->op_schema));
+  PB_ATTR_KIND_LIT(b, "is_cpu_op", PB_ATTR_BOOL, !(x->flags & HT_GPU));
+  if (c->compat || c->gpu[i]) PB_ATTR_KIND_LIT(b, "stream", PB_ATTR_INT64, (uint64_t)x->stream);
+  int t = c->type[i];
+  const char *pgn = strtab_str(&c->h->strings, c->pg[i]);
+  size_t pgl = strtab_len(&c->h->strings, c->pg[i]);
+  if (t == T_COLL) {
+    PB_ATTR_KIND_LIT(b, "comm_type", PB_ATTR_INT64, (uint64_t)(int64_t)c->comm_type[i]);
+    PB_ATTR_KIND_LIT(b, "comm_size", PB_ATTR_INT64, x->comm_bytes);
+    if (pgl) pb_attr_str(b, PB_NODE_ATTR, "pg_name", pgn, pgl);
+  } else if (t == T_SEND || t == T_RECV) {
+    if (!c->compat) pb_attr_int(b, PB_NODE_ATTR, t == T_SEND ? "comm_dst" : "comm_src", PB_ATTR_INT32,
+                                (uint64_t)(int64_t)c->peer[i]);
+    PB_ATTR_KIND_LIT(b, "comm_size", PB_ATTR_INT64, x->comm_bytes);
+    if (!c->compat) PB_ATTR_KIND_LIT(b, "comm_tag", PB_ATTR_INT32, (uint64_t)(int64_t)c->tag[i]);
+    if (pgl) pb_attr_str(b, PB_NODE_ATTR, "pg_name", pgn, pgl);
+  }
+  if (!c->compat && (x->flags & HT_EXCL) && x->excl >= 0)
+    PB_ATTR_KIND_LIT(b, "duration_ns", PB_ATTR_UINT64, (uint64_t)llround(x->excl * 1000.0));
+}
+
+static size_t extra_len(const conv *c, const ht_node *x) { return c->compat ? 0 : x->blob_len - x->io_len; }
+
+static void add_counts(chakra_convert_report *r, const wcount *w) {
+  r->ctrl_deps += w->ctrl, r->data_deps += w->data, r->nodes_out += w->nodes;
+  r->metadata += w->meta, r->coll += w->coll, r->send += w->send, r->recv += w->recv, r->comp += w->comp;
+}
+
+static void log_line(conv *c, ibuf *lb, uint32_t i) {
+  static const char *const tn[] = {"INVALID", "METADATA", "MEM_LOAD", "MEM_STORE", "COMP", "SEND", "RECV", "COLL"};
+  const ht_node *x = &c->h->nodes[i];
+  ibuf_puts(lb, "node ");
+  ibuf_u64(lb, x->id);
+  ibuf_putc(lb, ' ');
+  ibuf_puts(lb, tn[c->type[i] & 7]);
+  ibuf_putc(lb, ' ');
+  const char *nm = nname(c, i);
+  json_str(lb, (const unsigned char *)nm, strlen(nm));
+  ibuf_puts(lb, " data_deps [");
+  for (uint32_t d = 0; d < c->dep_cnt[i]; d++) {
+    if (d) ibuf_putc(lb, ' ');
+    ibuf_u64(lb, c->deps[c->dep_start[i] + d]);
+  }
+  ibuf_puts(lb, "] duration_micros ");
+  ibuf_u64(lb, x->excl > 0 ? (uint64_t)x->excl : 0);
+  ibuf_putc(lb, '\n');
+}
+
+/* One pass through outfile: compressed output, stdout, a log, small traces. */
+static int write_et_stream(conv *c, const char *out_path) {
+  chakra_error *err = c->err;
+  outfile *f, *logf = NULL;
+  int rc = outfile_open(&f, out_path, outfile_name_is_gzip(out_path), err);
+  if (rc) return rc;
+  if (c->opt->log_path) {
+    rc = outfile_open(&logf, c->opt->log_path, outfile_name_is_gzip(c->opt->log_path), err);
+    if (rc) {
+      outfile_discard(f);
+      return rc;
+    }
+  }
+  ibuf head = {0}, attrs = {0}, lb = {0};
+  wcount w = {0};
+  unsigned char pre[10];
+  put_meta(c, &head);
+  if (head.oom) rc = oom(c);
+  if (!rc) rc = outfile_write(f, pre, pb_put_varint(pre, head.n), err);
+  if (!rc) rc = outfile_write(f, head.p, head.n, err);
+  for (size_t k = 0; k < c->n_order && !rc; k++) {
+    uint32_t i = c->order[k];
+    const ht_node *x = &c->h->nodes[i];
+    head.n = attrs.n = 0;
+    put_head(c, i, &head, &w);
+    put_attrs(c, i, &attrs);
+    if (head.oom || attrs.oom) {
+      rc = oom(c);
+      break;
+    }
+    size_t extra = extra_len(c, x);
+    size_t total = head.n + x->io_len + attrs.n + extra;
+    rc = outfile_write(f, pre, pb_put_varint(pre, total), err);
+    if (!rc) rc = outfile_write(f, head.p, head.n, err);
+    if (!rc && x->io_len) rc = outfile_write(f, x->blob, x->io_len, err);
+    if (!rc) rc = outfile_write(f, attrs.p, attrs.n, err);
+    if (!rc && extra) rc = outfile_write(f, x->blob + x->io_len, extra, err);
+    if (logf && !rc) {
+      lb.n = 0;
+      log_line(c, &lb, i);
+      rc = lb.oom ? oom(c) : outfile_write(logf, lb.p, lb.n, err);
+    }
+  }
+  add_counts(c->rep, &w);
+  ibuf_free(&head), ibuf_free(&attrs), ibuf_free(&lb);
+  if (rc) {
+    outfile_discard(f);
+    if (logf) outfile_discard(logf);
+    return rc;
+  }
+  rc = outfile_commit(f, err);
+  if (logf) {
+    if (rc) outfile_discard(logf);
+    else rc = outfile_commit(logf, err);
+  }
+  return rc;
+}
+
+/* Parallel writing of a plain file: each thread encodes the heads and
+ * attributes of a range of nodes, the ranges' offsets follow from their
+ * sizes, and each thread writes its range with pwritev straight from the
+ * node blobs (no copy through a buffer). The file is a temporary beside
+ * the destination, renamed at the end, as outfile does. */
+typedef struct wpart {
+  conv *c;
+  size_t from, to;    /* range of c->order */
+  ibuf enc;           /* heads and attributes, one after the other */
+  uint32_t *hl, *al;  /* per node: head and attribute lengths */
+  uint64_t bytes;     /* size of the range in the file */
+  uint64_t off;       /* where it starts */
+  int fd;
+  int rc;             /* errno of a failed write */
+  wcount w;
+} wpart;
+
+static void *wpart_encode(void *arg) {
+  wpart *p = arg;
+  conv *c = p->c;
+  for (size_t k = p->from; k < p->to; k++) {
+    uint32_t i = c->order[k];
+    const ht_node *x = &c->h->nodes[i];
+    size_t h0 = p->enc.n;
+    put_head(c, i, &p->enc, &p->w);
+    size_t a0 = p->enc.n;
+    put_attrs(c, i, &p->enc);
+    p->hl[k - p->from] = (uint32_t)(a0 - h0);
+    p->al[k - p->from] = (uint32_t)(p->enc.n - a0);
+    uint64_t body = (uint64_t)(p->enc.n - h0) + x->io_len + extra_len(c, x);
+    p->bytes += pb_varint_len(body) + body;
+  }
+  if (p->enc.oom) p->rc = ENOMEM;
+  return NULL;
+}
+
+static void *wpart_write(void *arg) {
+  wpart *p = arg;
+  conv *c = p->c;
+  enum { NIOV = 1000 };
+  struct iovec iov[NIOV];
+  unsigned char pre[NIOV][10]; /* at most one prefix per iovec */
+  int ni = 0, np = 0;
+  size_t pos = 0;
+  uint64_t off = p->off, pending = 0;
+  for (size_t k = p->from; k <= p->to && !p->rc; k++) {
+    if (k == p->to || ni + 5 > NIOV) {
+      /* flush */
+      int first = 0;
+      while (first < ni && !p->rc) {
+        ssize_t w = pwritev(p->fd, iov + first, ni - first > 1024 ? 1024 : ni - first, (off_t)off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+          p->rc = w < 0 ? errno : EIO;
+          break;
+        }
+        off += (uint64_t)w;
+        pending -= (uint64_t)w;
+        while (first < ni && (size_t)w >= iov[first].iov_len) w -= (ssize_t)iov[first++].iov_len;
+        if (first < ni && w) {
+          iov[first].iov_base = (char *)iov[first].iov_base + w;
+          iov[first].iov_len -= (size_t)w;
+        }
+      }
+      ni = np = 0;
+      if (k == p->to) break;
+    }
+    uint32_t i = c->order[k];
+    const ht_node *x = &c->h->nodes[i];
+    size_t hl = p->hl[k - p->from], al = p->al[k - p->from], extra = extra_len(c, x);
+    uint64_t body = hl + x->io_len + al + extra;
+    iov[ni++] = (struct iovec){pre[np], pb_put_varint(pre[np], body)};
+    np++;
+    iov[ni++] = (struct iovec){p->enc.p + pos, hl};
+    if (x->io_len) iov[ni++] = (struct iovec){(void *)x->blob, x->io_len};
+    iov[ni++] = (struct iovec){p->enc.p + pos + hl, al};
+    if (extra) iov[ni++] = (struct iovec){(void *)(x->blob + x->io_len), extra};
+    pos += hl + al;
+    pending += pb_varint_len(body) + body;
+  }
+  return NULL;
+}
+
+static int write_et_parallel(conv *c, const char *out_path, int threads) {
+  chakra_error *err = c->err;
+  /* the temporary file */
+  const char *slash = strrchr(out_path, '/');
+  size_t dirlen = slash ? (size_t)(slash - out_path) + 1 : 0;
+  size_t tl = strlen(out_path) + 32;
+  char *tmp = malloc(tl);
+  if (!tmp) return oom(c);
+  int fd = -1;
+  for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
+    snprintf(tmp, tl, "%.*s.%s.%ld.%d", (int)dirlen, out_path, out_path + dirlen, (long)getpid(), attempt);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) {
+    int e = errno;
+    free(tmp);
+    return chakra_error_set(err, CHAKRA_EIO, "%s: cannot create a temporary file beside it: %s", out_path, strerror(e));
+  }
+  ibuf meta = {0};
+  unsigned char pre[10];
+  put_meta(c, &meta);
+  size_t pl = pb_put_varint(pre, meta.n);
+  int T = threads;
+  wpart *parts = calloc((size_t)T, sizeof *parts);
+  pthread_t *tid = calloc((size_t)T, sizeof *tid);
+  int rc = (!parts || !tid || meta.oom) ? oom(c) : 0;
+  for (int t = 0; t < T && !rc; t++) {
+    wpart *p = &parts[t];
+    p->c = c;
+    p->fd = fd;
+    p->from = c->n_order * (size_t)t / (size_t)T;
+    p->to = c->n_order * (size_t)(t + 1) / (size_t)T;
+    size_t m = p->to - p->from;
+    p->hl = malloc((m ? m : 1) * sizeof *p->hl);
+    p->al = malloc((m ? m : 1) * sizeof *p->al);
+    if (!p->hl || !p->al) rc = oom(c);
+  }
+  for (int pass = 0; pass < 2 && !rc; pass++) {
+    void *(*fn)(void *) = pass ? wpart_write : wpart_encode;
+    if (pass) {
+      uint64_t off = pl + meta.n;
+      for (int t = 0; t < T; t++) parts[t].off = off, off += parts[t].bytes;
+      if (ftruncate(fd, (off_t)off)) rc = chakra_error_set(err, CHAKRA_EIO, "%s: %s", tmp, strerror(errno));
+      ssize_t w1 = rc ? 0 : pwrite(fd, pre, pl, 0), w2 = rc ? 0 : pwrite(fd, meta.p, meta.n, (off_t)pl);
+      if (!rc && (w1 != (ssize_t)pl || w2 != (ssize_t)meta.n))
+        rc = chakra_error_set(err, CHAKRA_EIO, "%s: write failed: %s", tmp, strerror(errno));
+      if (rc) break;
+    }
+    int started[64] = {0};
+    for (int t = 1; t < T; t++) started[t] = pthread_create(&tid[t], NULL, fn, &parts[t]) == 0;
+    fn(&parts[0]);
+    for (int t = 1; t < T; t++) {
+      if (started[t]) pthread_join(tid[t], NULL);
+      else fn(&parts[t]);
+    }
+    for (int t = 0; t < T && !rc; t++)
+      if (parts[t].rc)
+        rc = parts[t].rc == ENOMEM ? oom(c)
+                                   : chakra_error_set(err, CHAKRA_EIO, "%s: write failed: %s", tmp, strerror(parts[t].rc));
+  }
+  for (int t = 0; t < T && parts; t++) {
+    if (!rc) add_counts(c->rep, &parts[t].w);
+    ibuf_free(&parts[t].enc);
+    free(parts[t].hl), free(parts[t].al);
+  }
+  free(parts), free(tid);
+  ibuf_free(&meta);
+  if (close(fd) && !rc) rc = chakra_error_set(err, CHAKRA_EIO, "%s: write failed: %s", tmp, strerror(errno));
+  if (!rc && rename(tmp, out_path)) rc = chakra_error_set(err, CHAKRA_EIO, "%s: cannot rename into place: %s", out_path, strerror(errno));
+  if (rc) unlink(tmp);
+  free(tmp);
+  return rc;
+}
+
+static int write_et(conv *c, const char *out_path) {
+  int threads = c->opt->threads;
+  if (threads <= 0) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    threads = n > 0 ? (int)n : 1;
+  }
+  if (threads > 8) threads = 8;
+  struct stat st;
+  int plain = strcmp(out_path, "-") != 0 && !outfile_name_is_gzip(out_path) &&
+              (stat(out_path, &st) != 0 || S_ISREG(st.st_mode));
+  if (threads > 1 && plain && !c->opt->log_path && c->n_order >= 20000)
+    return write_et_parallel(c, out_path, threads);
+  return write_et_stream(c, out_path);
+}
+
+/* --------------------------------------------------------------- checks */
+
+/* --compat refuses what the reference would crash on, with an error. */
+static int compat_checks(conv *c) {
+  const hostet *h = c->h;
+  const char *miss = !h->has_pid ? "pid" : !h->has_time ? "time" : !h->has_start_ts ? "start_ts"
+                     : !h->has_finish_ts ? "finish_ts" : NULL;
+  if (miss)
+    return chakra_error_set(c->err, CHAKRA_EFORMAT,
+                            "%s: no top-level '%s' (the reference converter requires schema, pid, time, "
+                            "start_ts and finish_ts)", h->path, miss);
+  if (h->pid < 0 || h->start_ts < 0 || h->finish_ts < 0)
+    return chakra_error_set(c->err, CHAKRA_EFORMAT, "%s: pid, start_ts and finish_ts must not be negative", h->path);
+  for (size_t i = 0; i < c->n; i++) {
+    if (!c->sel[i]) continue;
+    const ht_node *x = &h->nodes[i];
+    for (int k = 0; k < HT_NATTR; k++)
+      if (!(x->flags & (HT_ATTR0 << k)))
+        return node_err(c, (uint32_t)i, "no attribute '%s' (the reference converter requires rf_id, fw_parent, "
+                                        "seq_id, scope, tid, fw_tid and op_schema)", ht_attr_names[k]);
+    if (!(x->flags & HT_SCHEMA)) return node_err(c, (uint32_t)i, "no attribute 'op_schema'");
+    if (x->excl < 0) return node_err(c, (uint32_t)i, "negative exclusive_dur");
+  }
+  return 0;
+}
+
+static void conv_free(conv *c) {
+  free(c->sid), free(c->sidx), free(c->direct), free(c->parent), free(c->child_off), free(c->children);
+  free(c->sel), free(c->out), free(c->gpu), free(c->type), free(c->comm_type), free(c->peer), free(c->tag);
+  free(c->pg), free(c->dep_start), free(c->dep_cnt), free(c->deps), free(c->dependent), free(c->order);
+  for (size_t j = 0; j < c->n_pgs; j++) free(c->pgs[j].name), free(c->pgs[j].ranks);
+  free(c->pgs);
+}
+
+/* CHAKRA_TIMING=1 in the environment prints the phases on stderr (the
+ * benchmark uses it). */
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void phase(const char *what, double *t) {
+  static int on = -1;
+  if (on < 0) on = getenv("CHAKRA_TIMING") != NULL;
+  double t1 = now_s();
+  if (on && what) fprintf(stderr, "chakra: timing: %-8s %.3f s\n", what, t1 - *t);
+  *t = t1;
+}
+
+static int convert_loaded(conv *c, const char *out_path, double *t) {
+  int rc = build_index(c);
+  if (!rc) rc = build_tree(c);
+  if (!rc) rc = select_nodes(c);
+  if (!rc && c->compat) rc = compat_checks(c);
+  if (!rc) rc = parse_groups(c);
+  if (!rc) {
+    c->dep_start = calloc(c->n ? c->n : 1, sizeof *c->dep_start);
+    c->dep_cnt = calloc(c->n ? c->n : 1, sizeof *c->dep_cnt);
+    if (!c->dep_start || !c->dep_cnt) rc = oom(c);
+  }
+  if (!rc) phase("index", t);
+  if (!rc) rc = type_nodes(c);
+  if (!rc) rc = c->compat ? deps_compat(c) : deps_default(c);
+  if (!rc) rc = prune_and_order(c);
+  if (!rc) phase("deps", t);
+  if (!rc) rc = write_et(c, out_path);
+  if (!rc && c->opt->comm_groups_path) rc = write_groups(c, c->opt->comm_groups_path);
+  if (!rc) phase("write", t);
+  return rc;
+}
+
+int chakra_convert_pytorch(const char *in_path, const char *kineto_path, const char *out_path,
+                           const chakra_convert_options *opt, chakra_convert_report *rep, chakra_error *err) {
+  chakra_convert_options defaults = {0};
+  chakra_convert_report local;
+  if (!opt) opt = &defaults;
+  if (!rep) rep = &local;
+  memset(rep, 0, sizeof *rep);
+  char *linked = NULL;
+  if (kineto_path) {
+    /* link into a temporary file beside the output, then convert it */
+    size_t len = strlen(out_path) + 32;
+    linked = malloc(len);
+    if (!linked) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    snprintf(linked, len, "%s.linked.%ld.json", out_path, (long)getpid());
+    chakra_link_options lo = {.rank = -1, .threads = opt->threads, .warn = opt->warn, .warn_ctx = opt->warn_ctx};
+    int rc = chakra_link(in_path, kineto_path, linked, &lo, NULL, err);
+    if (rc) {
+      free(linked);
+      return rc;
+    }
+    in_path = linked;
+  }
+  hostet_options ho = {.mode = HT_MODE_CONVERT,
+                       .versions = opt->compat ? HT_VERSIONS_REFERENCE : HT_VERSIONS_NEWER_OK,
+                       .threads = opt->threads,
+                       .warn = opt->warn,
+                       .warn_ctx = opt->warn_ctx};
+  hostet *h;
+  double t = now_s();
+  int rc = hostet_read(&h, in_path, &ho, err);
+  if (!rc) {
+    phase("parse", &t);
+    conv c = {.opt = opt, .rep = rep, .err = err, .h = h, .n = h->n, .compat = opt->compat};
+    rep->nodes_in = h->n;
+    rc = convert_loaded(&c, out_path, &t);
+    rep->peak_nodes_bytes = hostet_memory(h);
+    conv_free(&c);
+    hostet_free(h);
+    if (!rc) phase("free", &t);
+  }
+  if (linked) {
+    unlink(linked);
+    free(linked);
+  }
+  return rc;
+}

@@ -1,0 +1,236 @@
+/* pyrepr.c - Python repr and compact JSON text of scalars; see pyrepr.h. */
+#include "pyrepr.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char hexd[] = "0123456789abcdef";
+
+/* Python's str.isprintable() for a non-ASCII code point. Exact for the
+ * control, separator, format and private-use ranges; unassigned code points
+ * (which Python also escapes) would need the Unicode tables and are kept. */
+static int py_printable(uint32_t c) {
+  if (c < 0xa1) return 0; /* C1 controls, NBSP */
+  if (c == 0xad || c == 0x61c || c == 0x6dd || c == 0x70f || c == 0x8e2 || c == 0x180e ||
+      c == 0x1680 || c == 0x3000 || c == 0xfeff || c == 0x110bd || c == 0x110cd || c == 0xe0001)
+    return 0;
+  if ((c >= 0x600 && c <= 0x605) || (c >= 0x2000 && c <= 0x200f) || (c >= 0x2028 && c <= 0x202f) ||
+      (c >= 0x205f && c <= 0x2064) || (c >= 0x2066 && c <= 0x206f) || (c >= 0xd800 && c <= 0xf8ff) ||
+      (c >= 0xfff9 && c <= 0xfffb) || c == 0xfffe || c == 0xffff || (c >= 0x13430 && c <= 0x1343f) ||
+      (c >= 0x1bca0 && c <= 0x1bca3) || (c >= 0x1d173 && c <= 0x1d17a) ||
+      (c >= 0xe0020 && c <= 0xe007f) || c >= 0xf0000)
+    return 0;
+  return 1;
+}
+
+/* Decodes one UTF-8 sequence at s (n > 0 bytes, s[0] >= 0x80); returns its
+ * length, or 1 with *cp = U+FFFD when invalid. */
+static size_t utf8_one(const unsigned char *s, size_t n, uint32_t *cp) {
+  unsigned c = s[0];
+  size_t len;
+  uint32_t v, min;
+  if (c >= 0xc2 && c <= 0xdf) len = 2, v = c & 0x1f, min = 0x80;
+  else if (c >= 0xe0 && c <= 0xef) len = 3, v = c & 0x0f, min = 0x800;
+  else if (c >= 0xf0 && c <= 0xf4) len = 4, v = c & 0x07, min = 0x10000;
+  else goto bad;
+  if (len > n) goto bad;
+  for (size_t i = 1; i < len; i++) {
+    if ((s[i] & 0xc0) != 0x80) goto bad;
+    v = v << 6 | (s[i] & 0x3f);
+  }
+  if (v < min || v > 0x10ffff) goto bad;
+  *cp = v;
+  return len;
+bad:
+  *cp = 0xfffd;
+  return 1;
+}
+
+void pyrepr_str(ibuf *b, const unsigned char *s, size_t n) {
+  int has_sq = memchr(s, '\'', n) != NULL, has_dq = memchr(s, '"', n) != NULL;
+  char q = has_sq && !has_dq ? '"' : '\'';
+  char *d = ibuf_room(b, n + 2);
+  if (!d) return;
+  *d++ = q;
+  size_t i = 0;
+  /* Fast path: a run of plain printable ASCII. */
+  while (i < n) {
+    unsigned c = s[i];
+    if (c >= 0x20 && c < 0x7f && c != (unsigned)q && c != '\\') {
+      *d++ = (char)c;
+      i++;
+      continue;
+    }
+    break;
+  }
+  b->n = (size_t)(d - b->p);
+  for (; i < n;) {
+    unsigned c = s[i];
+    if (c >= 0x20 && c < 0x7f) {
+      if (c == (unsigned)q || c == '\\') ibuf_putc(b, '\\');
+      ibuf_putc(b, (char)c);
+      i++;
+    } else if (c < 0x80) {
+      char e[4] = {'\\', 0, 0, 0};
+      size_t el = 2;
+      if (c == '\n') e[1] = 'n';
+      else if (c == '\r') e[1] = 'r';
+      else if (c == '\t') e[1] = 't';
+      else e[1] = 'x', e[2] = hexd[c >> 4], e[3] = hexd[c & 15], el = 4;
+      ibuf_put(b, e, el);
+      i++;
+    } else {
+      uint32_t cp;
+      size_t len = utf8_one(s + i, n - i, &cp);
+      if (cp == 0xfffd && len == 1) {
+        ibuf_put(b, "\xef\xbf\xbd", 3);
+      } else if (py_printable(cp)) {
+        ibuf_put(b, s + i, len);
+      } else {
+        char e[10];
+        size_t el;
+        if (cp <= 0xff) {
+          e[0] = '\\', e[1] = 'x', e[2] = hexd[cp >> 4], e[3] = hexd[cp & 15], el = 4;
+        } else if (cp <= 0xffff) {
+          e[0] = '\\', e[1] = 'u', el = 6;
+          for (int k = 0; k < 4; k++) e[2 + k] = hexd[(cp >> (12 - 4 * k)) & 15];
+        } else {
+          e[0] = '\\', e[1] = 'U', el = 10;
+          for (int k = 0; k < 8; k++) e[2 + k] = hexd[(cp >> (28 - 4 * k)) & 15];
+        }
+        ibuf_put(b, e, el);
+      }
+      i += len;
+    }
+  }
+  ibuf_putc(b, q);
+}
+
+/* Shortest "%.*e" text of v that reads back exactly: digits (no point) in
+ * dig, decimal exponent in *exp; returns the digit count. */
+static int shortest_digits(double v, char *dig, int *exp) {
+  char t[40];
+  for (int p = 0; p < 17; p++) {
+    snprintf(t, sizeof t, "%.*e", p, v);
+    if (strtod(t, NULL) == v) break;
+  }
+  int k = 0;
+  const char *s = t;
+  if (*s == '-') s++;
+  for (; *s && *s != 'e'; s++)
+    if (*s != '.') dig[k++] = *s;
+  dig[k] = 0;
+  *exp = atoi(s + 1);
+  while (k > 1 && dig[k - 1] == '0') dig[--k] = 0;
+  return k;
+}
+
+void pyrepr_double(ibuf *b, double v) {
+  if (isnan(v)) {
+    ibuf_puts(b, "nan");
+    return;
+  }
+  if (isinf(v)) {
+    ibuf_puts(b, v < 0 ? "-inf" : "inf");
+    return;
+  }
+  if (signbit(v)) ibuf_putc(b, '-'), v = -v;
+  if (v == 0) {
+    ibuf_puts(b, "0.0");
+    return;
+  }
+  char dig[24];
+  int e;
+  int k = shortest_digits(v, dig, &e);
+  if (e < -4 || e >= 16) {
+    ibuf_putc(b, dig[0]);
+    if (k > 1) {
+      ibuf_putc(b, '.');
+      ibuf_put(b, dig + 1, (size_t)k - 1);
+    }
+    char t[8];
+    int n = snprintf(t, sizeof t, "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
+    ibuf_put(b, t, (size_t)n);
+  } else if (e < 0) {
+    ibuf_puts(b, "0.");
+    for (int i = 0; i < -e - 1; i++) ibuf_putc(b, '0');
+    ibuf_put(b, dig, (size_t)k);
+  } else {
+    /* e + 1 digits before the point. */
+    for (int i = 0; i <= e; i++) ibuf_putc(b, i < k ? dig[i] : '0');
+    ibuf_putc(b, '.');
+    if (k > e + 1) ibuf_put(b, dig + e + 1, (size_t)(k - e - 1));
+    else ibuf_putc(b, '0');
+  }
+}
+
+void pyrepr_number(ibuf *b, const char *txt, size_t n) {
+  if (json_number_is_int(txt, n)) {
+    if (n == 2 && txt[0] == '-' && txt[1] == '0') ibuf_putc(b, '0');
+    else ibuf_put(b, txt, n);
+    return;
+  }
+  char t[64];
+  double v;
+  if (n < sizeof t) {
+    memcpy(t, txt, n);
+    t[n] = 0;
+    v = strtod(t, NULL);
+  } else {
+    char *h = malloc(n + 1);
+    if (!h) {
+      b->oom = 1;
+      return;
+    }
+    memcpy(h, txt, n);
+    h[n] = 0;
+    v = strtod(h, NULL);
+    free(h);
+  }
+  pyrepr_double(b, v);
+}
+
+void json_str(ibuf *b, const unsigned char *s, size_t n) {
+  char *d = ibuf_room(b, n + 2);
+  if (!d) return;
+  *d++ = '"';
+  size_t i = 0;
+  while (i < n && s[i] >= 0x20 && s[i] != '"' && s[i] != '\\') *d++ = (char)s[i++];
+  b->n = (size_t)(d - b->p);
+  for (; i < n; i++) {
+    unsigned c = s[i];
+    if (c == '"' || c == '\\') {
+      char e[2] = {'\\', (char)c};
+      ibuf_put(b, e, 2);
+    } else if (c < 0x20) {
+      char e[6] = {'\\', 'u', '0', '0', hexd[c >> 4], hexd[c & 15]};
+      if (c == '\n') ibuf_put(b, "\\n", 2);
+      else if (c == '\t') ibuf_put(b, "\\t", 2);
+      else if (c == '\r') ibuf_put(b, "\\r", 2);
+      else ibuf_put(b, e, 6);
+    } else {
+      ibuf_putc(b, (char)c);
+    }
+  }
+  ibuf_putc(b, '"');
+}
+
+void json_double(ibuf *b, double v) {
+  if (!isfinite(v)) {
+    ibuf_puts(b, "null");
+    return;
+  }
+  if (v == floor(v) && fabs(v) < 9.007199254740992e15) {
+    ibuf_i64(b, (int64_t)v);
+    return;
+  }
+  char t[40];
+  for (int p = 1; p <= 17; p++) {
+    snprintf(t, sizeof t, "%.*g", p, v);
+    if (strtod(t, NULL) == v) break;
+  }
+  ibuf_puts(b, t);
+}

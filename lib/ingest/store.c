@@ -1,0 +1,251 @@
+/* store.c - byte pool and string interning; see store.h. */
+#include "store.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define CHUNK ((2u << 20) - 128)
+#define HUGE (2u << 20)
+#define BIG_MIN (1u << 20)
+#define HDR 64
+
+/* Each big block starts with its header: the mapped length (0 = malloc). */
+static size_t *hdr_of(void *p) { return (size_t *)((char *)p - HDR); }
+
+static void *map_aligned(size_t len) {
+  void *m = mmap(NULL, len + HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return NULL;
+  uintptr_t a = ((uintptr_t)m + HUGE - 1) & ~(uintptr_t)(HUGE - 1);
+  if (a > (uintptr_t)m) munmap(m, a - (uintptr_t)m);
+  uintptr_t end = (uintptr_t)m + len + HUGE;
+  if (end > a + len) munmap((void *)(a + len), end - (a + len));
+#ifdef MADV_HUGEPAGE
+  madvise((void *)a, len, MADV_HUGEPAGE);
+#endif
+  return (void *)a;
+}
+
+static void *big_get(size_t n, int zero) {
+  if (n + HDR < n) return NULL;
+  if (n < BIG_MIN) {
+    char *p = zero ? calloc(1, n + HDR) : malloc(n + HDR);
+    if (!p) return NULL;
+    ((size_t *)p)[0] = 0;
+    ((size_t *)p)[1] = n;
+    return p + HDR;
+  }
+  size_t len = (n + HDR + HUGE - 1) & ~(size_t)(HUGE - 1);
+  char *p = map_aligned(len);
+  if (!p) return NULL;
+  *(size_t *)p = len;
+  return p + HDR;
+}
+
+void *big_alloc(size_t n) { return big_get(n, 0); }
+void *big_calloc(size_t n) { return big_get(n, 1); }
+
+void *big_realloc(void *p, size_t n) {
+  if (!p) return big_alloc(n);
+  size_t mapped = *hdr_of(p);
+  if (mapped) {
+    if (n + HDR <= mapped) return p;
+    size_t len = (n + HDR + HUGE - 1) & ~(size_t)(HUGE - 1);
+    char *base = (char *)p - HDR;
+    char *q = mremap(base, mapped, len, MREMAP_MAYMOVE);
+    if (q == MAP_FAILED) return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(q, len, MADV_HUGEPAGE);
+#endif
+    *(size_t *)q = len;
+    return q + HDR;
+  }
+  if (n < BIG_MIN) {
+    char *q = realloc((char *)p - HDR, n + HDR);
+    if (!q) return NULL;
+    ((size_t *)q)[1] = n;
+    return q + HDR;
+  }
+  void *q = big_alloc(n);
+  if (!q) return NULL;
+  size_t old = hdr_of(p)[1];
+  memcpy(q, p, old < n ? old : n);
+  free((char *)p - HDR);
+  return q;
+}
+
+void big_free(void *p) {
+  if (!p) return;
+  size_t mapped = *hdr_of(p);
+  if (mapped) munmap((char *)p - HDR, mapped);
+  else free((char *)p - HDR);
+}
+
+struct bpool_chunk {
+  bpool_chunk *next;
+  char data[];
+};
+
+char *bpool_alloc(bpool *p, size_t n) {
+  if (p->cur && (size_t)(p->lim - p->cur) >= n) {
+    char *r = p->cur;
+    p->cur += n;
+    return r;
+  }
+  if (p->oom) return NULL;
+  /* Big objects get a chunk of their own behind the current one, so the
+   * space left in the current chunk is not wasted. */
+  size_t size = n > CHUNK / 4 ? n : CHUNK;
+  bpool_chunk *c = big_alloc(sizeof *c + size);
+  if (!c) {
+    p->oom = 1;
+    return NULL;
+  }
+  p->bytes += sizeof *c + size;
+  if (size != CHUNK && p->head) {
+    c->next = p->head->next;
+    p->head->next = c;
+    return c->data;
+  }
+  c->next = p->head;
+  p->head = c;
+  p->cur = c->data + n;
+  p->lim = c->data + size;
+  return c->data;
+}
+
+void bpool_free(bpool *p) {
+  for (bpool_chunk *c = p->head; c;) {
+    bpool_chunk *next = c->next;
+    big_free(c);
+    c = next;
+  }
+  memset(p, 0, sizeof *p);
+}
+
+uint64_t store_hash(const void *s, size_t n) {
+  const unsigned char *p = s;
+  uint64_t h = 0x243f6a8885a308d3ull ^ (n * 0x9e3779b97f4a7c15ull);
+  while (n >= 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+    p += 8;
+    n -= 8;
+  }
+  uint64_t w = 0;
+  for (size_t i = 0; i < n; i++) w |= (uint64_t)p[i] << (8 * i);
+  h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 31;
+  h *= 0x94d049bb133111ebull;
+  h ^= h >> 32;
+  return h;
+}
+
+void strtab_init(strtab *t) { memset(t, 0, sizeof *t); }
+
+static int rehash(strtab *t, size_t nslots) {
+  uint32_t *s = calloc(nslots, sizeof *s);
+  if (!s) return -1;
+  for (uint32_t id = 1; id <= t->n; id++) {
+    size_t i = t->hash[id] & (nslots - 1);
+    while (s[i]) i = (i + 1) & (nslots - 1);
+    s[i] = id;
+  }
+  free(t->slots);
+  t->slots = s;
+  t->mask = nslots - 1;
+  return 0;
+}
+
+uint32_t strtab_find(const strtab *t, const char *s, size_t n) {
+  if (!t->slots) return STRTAB_NONE;
+  uint64_t h = store_hash(s, n);
+  for (size_t i = h & t->mask;; i = (i + 1) & t->mask) {
+    uint32_t id = t->slots[i];
+    if (!id) return STRTAB_NONE;
+    if (t->hash[id] == h && t->len[id] == n && memcmp(t->str[id], s, n) == 0) return id;
+  }
+}
+
+uint32_t strtab_intern(strtab *t, const char *s, size_t n) {
+  if (n > UINT32_MAX - 1) return STRTAB_OOM;
+  uint64_t h = store_hash(s, n);
+  if (t->slots) {
+    for (size_t i = h & t->mask;; i = (i + 1) & t->mask) {
+      uint32_t id = t->slots[i];
+      if (!id) break;
+      if (t->hash[id] == h && t->len[id] == n && memcmp(t->str[id], s, n) == 0) return id;
+    }
+  }
+  if (t->n + 1 >= t->cap) {
+    uint32_t cap = t->cap ? t->cap * 2 : 256;
+    const char **str = realloc(t->str, cap * sizeof *str);
+    if (str) t->str = str;
+    uint32_t *len = realloc(t->len, cap * sizeof *len);
+    if (len) t->len = len;
+    uint64_t *hash = realloc(t->hash, cap * sizeof *hash);
+    if (hash) t->hash = hash;
+    if (!str || !len || !hash) return STRTAB_OOM;
+    t->cap = cap;
+  }
+  if (!t->slots || (size_t)(t->n + 1) * 4 > (t->mask + 1) * 3) {
+    if (rehash(t, t->slots ? (t->mask + 1) * 2 : 512)) return STRTAB_OOM;
+  }
+  char *copy = bpool_alloc(&t->pool, n + 1);
+  if (!copy) return STRTAB_OOM;
+  memcpy(copy, s, n);
+  copy[n] = 0;
+  uint32_t id = ++t->n;
+  t->str[id] = copy;
+  t->len[id] = (uint32_t)n;
+  t->hash[id] = h;
+  size_t i = h & t->mask;
+  while (t->slots[i]) i = (i + 1) & t->mask;
+  t->slots[i] = id;
+  return id;
+}
+
+size_t strtab_memory(const strtab *t) {
+  return t->pool.bytes + (t->slots ? (t->mask + 1) * sizeof *t->slots : 0) +
+         (size_t)t->cap * (sizeof *t->str + sizeof *t->len + sizeof *t->hash);
+}
+
+void strtab_free(strtab *t) {
+  free(t->slots);
+  free(t->str);
+  free(t->len);
+  free(t->hash);
+  bpool_free(&t->pool);
+  memset(t, 0, sizeof *t);
+}
+
+int store_sort_kv(store_kv *a, size_t n) {
+  if (n < 2) return 0;
+  uint64_t or_ = 0, and_ = ~0ull;
+  for (size_t i = 0; i < n; i++) or_ |= a[i].k, and_ &= a[i].k;
+  uint64_t diff = or_ ^ and_;
+  store_kv *tmp = big_alloc(n * sizeof *tmp);
+  if (!tmp) return -1;
+  store_kv *src = a, *dst = tmp;
+  uint32_t cnt[2048];
+  for (int shift = 0; shift < 64; shift += 11) {
+    if (!((diff >> shift) & 2047)) continue;
+    memset(cnt, 0, sizeof cnt);
+    for (size_t i = 0; i < n; i++) cnt[(src[i].k >> shift) & 2047]++;
+    uint32_t sum = 0;
+    for (int d = 0; d < 2048; d++) {
+      uint32_t t = cnt[d];
+      cnt[d] = sum;
+      sum += t;
+    }
+    for (size_t i = 0; i < n; i++) dst[cnt[(src[i].k >> shift) & 2047]++] = src[i];
+    store_kv *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != a) memcpy(a, src, n * sizeof *a);
+  big_free(tmp);
+  return 0;
+}

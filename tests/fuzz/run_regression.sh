@@ -1,0 +1,27 @@
+#!/bin/sh
+# run_regression.sh - replays a fuzz target over its corpus without libFuzzer:
+# the checked-in seeds (seeds/<target>/), past findings (regressions/<target>/),
+# the bad-input corpus written by badinput/bad_inputs.py, and for the reader
+# the small real traces in ../shared when present.
+#   run_regression.sh reader|jsonize|pack DRIVER SOURCE_DIR [PYTHON]
+# (jsonize takes .et input like reader and replays the reader corpus.)
+set -eu
+target=$1 driver=$2 src=$3 python=${4:-}
+[ "$target" = jsonize ] && target=reader
+here=$src/tests/fuzz
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/chakra-fuzz-regress.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+set -- "$here/seeds/$target"
+[ -d "$here/regressions/$target" ] && set -- "$@" "$here/regressions/$target"
+if [ -n "$python" ] && [ -x "$python" ]; then
+  "$python" "$src/tests/badinput/bad_inputs.py" --write-corpus "$tmp"
+  set -- "$@" "$tmp/$target"
+fi
+shared=${CHAKRA_SHARED:-$src/../shared}
+if [ "$target" = reader ] && [ -d "$shared/data/traces" ]; then
+  t=$shared/data/traces
+  set -- "$@" "$t/astra-microbench/all_to_all/4npus_1MB" "$t/custom-collective/custom_allreduce.0.et" \
+    "$t/stage/gpt_small_tponly_dp2tp4/gpt_small_tponly_dp2tp4.3.et" \
+    "$t/msccl/alltoall_allpairs_n8/alltoall_allpairs_n8.1.et"
+fi
+exec "$driver" "$@"

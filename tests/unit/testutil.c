@@ -1,0 +1,188 @@
+/* testutil.c - see testutil.h. */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *tu_mkdtemp(void) {
+  const char *base = getenv("TMPDIR");
+  if (!base || !*base) base = "/tmp";
+  size_t n = strlen(base) + 32;
+  char *p = malloc(n);
+  assert_non_null(p);
+  snprintf(p, n, "%s/chakra-test.XXXXXX", base);
+  if (!mkdtemp(p)) fail_msg("mkdtemp in %s failed", base);
+  return p;
+}
+
+void tu_rmtree(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    char *p = tu_join(dir, e->d_name);
+    struct stat st;
+    if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) tu_rmtree(p);
+    else unlink(p);
+    free(p);
+  }
+  closedir(d);
+  rmdir(dir);
+}
+
+char *tu_join(const char *dir, const char *name) {
+  size_t n = strlen(dir) + strlen(name) + 2;
+  char *p = malloc(n);
+  assert_non_null(p);
+  snprintf(p, n, "%s/%s", dir, name);
+  return p;
+}
+
+void tu_write_bytes(const char *path, const void *data, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (!f) fail_msg("cannot create %s", path);
+  if (n && fwrite(data, 1, n, f) != n) fail_msg("cannot write %s", path);
+  if (fclose(f) != 0) fail_msg("cannot close %s", path);
+}
+
+uint8_t *tu_read_file(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) fail_msg("cannot open %s", path);
+  size_t cap = 4096, used = 0;
+  uint8_t *p = malloc(cap);
+  assert_non_null(p);
+  for (;;) {
+    if (used == cap) {
+      p = realloc(p, cap *= 2);
+      assert_non_null(p);
+    }
+    size_t k = fread(p + used, 1, cap - used, f);
+    used += k;
+    if (k == 0) break;
+  }
+  fclose(f);
+  *n = used;
+  return p;
+}
+
+int tu_exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0;
+}
+
+size_t tu_dir_count(const char *dir, char *first) {
+  DIR *d = opendir(dir);
+  if (!d) fail_msg("cannot open directory %s", dir);
+  size_t n = 0;
+  struct dirent *e;
+  if (first) first[0] = 0;
+  while ((e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    if (n++ == 0 && first) snprintf(first, 256, "%s", e->d_name);
+  }
+  closedir(d);
+  return n;
+}
+
+const char *tu_shared_dir(void) {
+  static char dir[4096];
+  const char *env = getenv("CHAKRA_SHARED");
+  if (env && *env) snprintf(dir, sizeof dir, "%s", env);
+  else snprintf(dir, sizeof dir, "%s/../shared", CHAKRA_SOURCE_DIR);
+  char probe[4200];
+  snprintf(probe, sizeof probe, "%s/data/traces", dir);
+  struct stat st;
+  return stat(probe, &st) == 0 && S_ISDIR(st.st_mode) ? dir : NULL;
+}
+
+void tu_put(tu_buf *b, const void *data, size_t n) {
+  if (b->n + n > b->cap) {
+    size_t nc = b->cap ? b->cap : 256;
+    while (nc < b->n + n) nc *= 2;
+    b->p = realloc(b->p, nc);
+    assert_non_null(b->p);
+    b->cap = nc;
+  }
+  if (n) memcpy(b->p + b->n, data, n);
+  b->n += n;
+}
+
+void tu_put_byte(tu_buf *b, uint8_t c) { tu_put(b, &c, 1); }
+
+void tu_put_varint(tu_buf *b, uint64_t v) {
+  uint8_t tmp[10];
+  tu_put(b, tmp, chakra_varint_encode(v, tmp));
+}
+
+void tu_put_tag(tu_buf *b, unsigned field, unsigned wire_type) {
+  tu_put_varint(b, (uint64_t)field << 3 | wire_type);
+}
+
+void tu_put_framed(tu_buf *b, const void *body, size_t n) {
+  tu_put_varint(b, n);
+  tu_put(b, body, n);
+}
+
+void tu_put_msg(tu_buf *b, const ProtobufCMessage *m) {
+  size_t len = protobuf_c_message_get_packed_size(m);
+  uint8_t *tmp = malloc(len ? len : 1);
+  assert_non_null(tmp);
+  protobuf_c_message_pack(m, tmp);
+  tu_put_framed(b, tmp, len);
+  free(tmp);
+}
+
+void tu_put_metadata(tu_buf *b) {
+  ChakraProtoMsg__GlobalMetadata meta = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+  meta.version = "1.0.0";
+  tu_put_msg(b, &meta.base);
+}
+
+void tu_buf_free(tu_buf *b) {
+  free(b->p);
+  memset(b, 0, sizeof *b);
+}
+
+void tu_write_trace(const char *path, const tu_node *nodes, size_t n) {
+  chakra_error err = {0};
+  chakra_writer *w;
+  if (chakra_writer_open(&w, path, 0, &err)) fail_msg("writer_open: %s", err.msg);
+  ChakraProtoMsg__GlobalMetadata meta = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+  meta.version = "1.0.0";
+  if (chakra_writer_put(w, &meta.base, &err)) fail_msg("writer_put: %s", err.msg);
+  for (size_t i = 0; i < n; i++) {
+    ChakraProtoMsg__Node nd = CHAKRA_PROTO_MSG__NODE__INIT;
+    nd.id = nodes[i].id;
+    nd.name = (char *)(nodes[i].name ? nodes[i].name : "");
+    nd.type = nodes[i].type ? (ChakraProtoMsg__NodeType)nodes[i].type
+                            : CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE;
+    nd.duration_micros = nodes[i].duration;
+    nd.n_data_deps = nodes[i].n_data;
+    nd.data_deps = (uint64_t *)nodes[i].data;
+    nd.n_ctrl_deps = nodes[i].n_ctrl;
+    nd.ctrl_deps = (uint64_t *)nodes[i].ctrl;
+    if (chakra_writer_put(w, &nd.base, &err)) fail_msg("writer_put: %s", err.msg);
+  }
+  if (chakra_writer_close(w, &err)) fail_msg("writer_close: %s", err.msg);
+}
+
+void tu_collect_line(void *ctx, const char *msg) {
+  tu_lines *l = ctx;
+  if (l->n < (int)(sizeof l->line / sizeof l->line[0])) snprintf(l->line[l->n], sizeof l->line[0], "%s", msg);
+  l->n++;
+}
+
+const char *tu_fmt(const char *fmt, ...) {
+  static char bufs[4][512];
+  static int next;
+  char *b = bufs[next++ & 3];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(b, sizeof bufs[0], fmt, ap);
+  va_end(ap);
+  return b;
+}

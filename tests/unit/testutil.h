@@ -1,0 +1,107 @@
+/* testutil.h - what the C tests share (private to tests/): temporary
+ * directories, raw byte files, hand-framed messages and small trace builders.
+ *
+ * Every helper aborts the test (cmocka fail) rather than returning an error,
+ * so a test body reads as the behaviour it pins. */
+#ifndef CHAKRA_TESTUTIL_H
+#define CHAKRA_TESTUTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "chakra/trace.h"
+
+/* ---- files ---------------------------------------------------------- */
+
+/* A fresh empty directory under $TMPDIR (or /tmp); malloc'd path. */
+char *tu_mkdtemp(void);
+/* Removes dir and everything in it (one level of files is all tests make,
+ * but nested directories are handled too). Frees nothing. */
+void tu_rmtree(const char *dir);
+/* dir + "/" + name, malloc'd. */
+char *tu_join(const char *dir, const char *name);
+void tu_write_bytes(const char *path, const void *data, size_t n);
+/* Whole file, malloc'd; *n receives its size. Fails the test if unreadable. */
+uint8_t *tu_read_file(const char *path, size_t *n);
+int tu_exists(const char *path);
+/* Number of entries in dir other than . and ..; the first one's name is
+ * copied to first (if non-NULL, 256 bytes). */
+size_t tu_dir_count(const char *dir, char *first);
+
+/* The shared folder (README: $CHAKRA_SHARED, else <repo>/../shared) if it
+ * holds data/traces, else NULL. */
+const char *tu_shared_dir(void);
+/* Exit status CTest reads as "skipped" (SKIP_RETURN_CODE). */
+#define TU_SKIP 77
+
+/* ---- bytes ---------------------------------------------------------- */
+
+typedef struct tu_buf {
+  uint8_t *p;
+  size_t n, cap;
+} tu_buf;
+
+void tu_put(tu_buf *b, const void *data, size_t n);
+void tu_put_byte(tu_buf *b, uint8_t c);
+void tu_put_varint(tu_buf *b, uint64_t v);
+/* A field tag: number << 3 | wire type. */
+void tu_put_tag(tu_buf *b, unsigned field, unsigned wire_type);
+/* Length prefix + body, as a message appears in a .et file. */
+void tu_put_framed(tu_buf *b, const void *body, size_t n);
+/* Length prefix + the packed message. */
+void tu_put_msg(tu_buf *b, const ProtobufCMessage *m);
+/* The GlobalMetadata {version: "1.0.0"} every valid test file starts with. */
+void tu_put_metadata(tu_buf *b);
+void tu_buf_free(tu_buf *b);
+
+/* ---- traces --------------------------------------------------------- */
+
+typedef struct tu_node {
+  uint64_t id;
+  int type;                 /* ChakraProtoMsg__NodeType; 0 = COMP_NODE */
+  uint64_t duration;
+  const uint64_t *data;
+  size_t n_data;
+  const uint64_t *ctrl;
+  size_t n_ctrl;
+  const char *name;
+} tu_node;
+
+#define TU_COUNT(...) (sizeof((uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t))
+#define TU_DATA(...) .data = (const uint64_t[]){__VA_ARGS__}, .n_data = TU_COUNT(__VA_ARGS__)
+#define TU_CTRL(...) .ctrl = (const uint64_t[]){__VA_ARGS__}, .n_ctrl = TU_COUNT(__VA_ARGS__)
+
+/* Writes a trace with chakra_writer_*: GlobalMetadata version "1.0.0",
+ * then the nodes in array order (the file order). */
+void tu_write_trace(const char *path, const tu_node *nodes, size_t n);
+
+/* ---- messages ------------------------------------------------------- */
+
+/* Collects warning lines (chakra_warn_fn / graph warn callbacks). */
+typedef struct tu_lines {
+  char line[16][1024];
+  int n;
+} tu_lines;
+void tu_collect_line(void *ctx, const char *msg);
+
+/* Fails the test unless needle occurs in haystack. */
+#define assert_contains(haystack, needle)                                          \
+  do {                                                                             \
+    const char *h_ = (haystack), *n_ = (needle);                                   \
+    if (!h_ || !strstr(h_, n_)) fail_msg("expected \"%s\" in \"%s\"", n_, h_ ? h_ : "(null)"); \
+  } while (0)
+
+#define assert_not_contains(haystack, needle)                                      \
+  do {                                                                             \
+    const char *h_ = (haystack), *n_ = (needle);                                   \
+    if (h_ && strstr(h_, n_)) fail_msg("did not expect \"%s\" in \"%s\"", n_, h_); \
+  } while (0)
+
+/* printf into a static buffer (one at a time). */
+const char *tu_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif
