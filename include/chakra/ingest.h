@@ -83,7 +83,7 @@ typedef struct chakra_convert_report {
   uint64_t sync_skipped, itd_skipped; /* dependencies that could not be honoured */
   uint64_t p2p_dropped, unknown_colls;
   uint64_t process_groups;
-  uint64_t peak_nodes_bytes;          /* memory held for the node table */
+  uint64_t node_table_bytes;          /* memory held by the node records, blobs and strings */
 } chakra_convert_report;
 
 /* kineto_path non-NULL: link in_path with it first (a temporary linked file

@@ -13,20 +13,17 @@
  * synchronisation honoured, send/recv peers and tags, order-independent
  * control deps, stream only on device ops). */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
 #include "../util/outfile.h"
+#include "awrite.h"
 #include "chakra/et_def.pb-c.h"
 #include "chakra/ingest.h"
 #include "hostet.h"
@@ -128,41 +125,63 @@ static uint32_t find_id(const conv *c, uint64_t id) {
   return lo < c->n && c->sid[lo] == id ? c->sidx[lo] : NONE;
 }
 
+static int dup_error(conv *c, uint32_t a, uint32_t b) {
+  uint32_t x = a < b ? a : b, y = a < b ? b : a;
+  return chakra_error_set(c->err, CHAKRA_EFORMAT, "%s: duplicate node id %llu (bytes %llu and %llu)", c->h->path,
+                          (unsigned long long)c->h->nodes[x].id, (unsigned long long)c->h->nodes[x].offset,
+                          (unsigned long long)c->h->nodes[y].offset);
+}
+
+/* ids in ascending order (sidx) and id -> index: a direct table when the
+ * ids are dense, as PyTorch numbers them (no sort needed), else a sorted
+ * array searched by bisection. */
 static int build_index(conv *c) {
   size_t n = c->n;
-  store_kv *a = malloc((n ? n : 1) * sizeof *a);
-  if (!a) return oom(c);
-  for (size_t i = 0; i < n; i++) a[i].k = c->h->nodes[i].id, a[i].v = (uint32_t)i;
-  if (store_sort_kv(a, n)) {
-    free(a);
+  const ht_node *nodes = c->h->nodes;
+  c->sidx = big_alloc((n ? n : 1) * sizeof *c->sidx);
+  if (!c->sidx) return oom(c);
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (nodes[i].id < lo) lo = nodes[i].id;
+    if (nodes[i].id > hi) hi = nodes[i].id;
+  }
+  if (n && hi - lo < 4 * (uint64_t)n + 64) {
+    c->id_min = lo;
+    c->direct_n = (size_t)(hi - lo + 1);
+    c->direct = big_alloc(c->direct_n * sizeof *c->direct);
+    if (!c->direct) return oom(c);
+    memset(c->direct, 0xff, c->direct_n * sizeof *c->direct);
+    for (size_t i = 0; i < n; i++) {
+      uint32_t *slot = &c->direct[nodes[i].id - lo];
+      if (*slot != NONE) return dup_error(c, *slot, (uint32_t)i);
+      *slot = (uint32_t)i;
+    }
+    size_t k = 0;
+    for (size_t d = 0; d < c->direct_n; d++)
+      if (c->direct[d] != NONE) c->sidx[k++] = c->direct[d];
+    return 0;
+  }
+  store_kv *a = big_alloc((n ? n : 1) * sizeof *a);
+  c->sid = big_alloc((n ? n : 1) * sizeof *c->sid);
+  if (!a || !c->sid) {
+    big_free(a);
     return oom(c);
   }
-  c->sid = malloc((n ? n : 1) * sizeof *c->sid);
-  c->sidx = malloc((n ? n : 1) * sizeof *c->sidx);
-  if (!c->sid || !c->sidx) {
-    free(a);
+  for (size_t i = 0; i < n; i++) a[i].k = nodes[i].id, a[i].v = (uint32_t)i;
+  if (store_sort_kv(a, n)) {
+    big_free(a);
     return oom(c);
   }
   for (size_t i = 0; i < n; i++) {
+    if (i && a[i].k == a[i - 1].k) {
+      int rc = dup_error(c, a[i - 1].v, a[i].v);
+      big_free(a);
+      return rc;
+    }
     c->sid[i] = a[i].k;
     c->sidx[i] = a[i].v;
-    if (i && a[i].k == a[i - 1].k) {
-      uint32_t x = a[i - 1].v < a[i].v ? a[i - 1].v : a[i].v, y = a[i - 1].v < a[i].v ? a[i].v : a[i - 1].v;
-      free(a);
-      return chakra_error_set(c->err, CHAKRA_EFORMAT, "%s: duplicate node id %llu (bytes %llu and %llu)",
-                              c->h->path, (unsigned long long)c->h->nodes[x].id,
-                              (unsigned long long)c->h->nodes[x].offset, (unsigned long long)c->h->nodes[y].offset);
-    }
   }
-  free(a);
-  if (n && c->sid[n - 1] - c->sid[0] < 4 * (uint64_t)n + 64) {
-    c->id_min = c->sid[0];
-    c->direct_n = (size_t)(c->sid[n - 1] - c->sid[0] + 1);
-    c->direct = malloc(c->direct_n * sizeof *c->direct);
-    if (!c->direct) return oom(c);
-    memset(c->direct, 0xff, c->direct_n * sizeof *c->direct);
-    for (size_t i = 0; i < n; i++) c->direct[c->sid[i] - c->id_min] = c->sidx[i];
-  }
+  big_free(a);
   return 0;
 }
 
@@ -170,9 +189,9 @@ static int build_index(conv *c) {
 
 static int build_tree(conv *c) {
   size_t n = c->n;
-  c->parent = malloc((n ? n : 1) * sizeof *c->parent);
-  c->child_off = calloc(n + 1, sizeof *c->child_off);
-  c->children = malloc((n ? n : 1) * sizeof *c->children);
+  c->parent = big_alloc((n ? n : 1) * sizeof *c->parent);
+  c->child_off = big_calloc((n + 1) * sizeof *c->child_off);
+  c->children = big_alloc((n ? n : 1) * sizeof *c->children);
   if (!c->parent || !c->child_off || !c->children) return oom(c);
   for (size_t i = 0; i < n; i++) {
     const ht_node *x = &c->h->nodes[i];
@@ -182,14 +201,14 @@ static int build_tree(conv *c) {
     if (p != NONE) c->child_off[p + 1]++;
   }
   for (size_t i = 0; i < n; i++) c->child_off[i + 1] += c->child_off[i];
-  uint32_t *fill = malloc((n ? n : 1) * sizeof *fill);
+  uint32_t *fill = big_alloc((n ? n : 1) * sizeof *fill);
   if (!fill) return oom(c);
   memcpy(fill, c->child_off, n * sizeof *fill);
   for (size_t k = 0; k < n; k++) { /* ascending id: children lists come out sorted */
     uint32_t i = c->sidx[k], p = c->parent[i];
     if (p != NONE) c->children[fill[p]++] = i;
   }
-  free(fill);
+  big_free(fill);
   return 0;
 }
 
@@ -197,8 +216,8 @@ static int build_tree(conv *c) {
 
 static int select_nodes(conv *c) {
   size_t n = c->n;
-  c->sel = calloc(n ? n : 1, 1);
-  c->gpu = calloc(n ? n : 1, 1);
+  c->sel = big_calloc(n ? n : 1);
+  c->gpu = big_calloc(n ? n : 1);
   if (!c->sel || !c->gpu) return oom(c);
   for (size_t i = 0; i < n; i++) {
     const ht_node *x = &c->h->nodes[i];
@@ -227,7 +246,7 @@ static int select_nodes(conv *c) {
 static int dep_push(conv *c, uint64_t id) {
   if (c->ndeps == c->capdeps) {
     size_t cap = c->capdeps ? c->capdeps * 2 : 1024;
-    uint64_t *d = realloc(c->deps, cap * sizeof *d);
+    uint64_t *d = big_realloc(c->deps, cap * sizeof *d);
     if (!d) return -1;
     c->deps = d;
     c->capdeps = cap;
@@ -252,10 +271,10 @@ static int is_thread_root(const conv *c, uint32_t i) { return (c->h->nodes[i].fl
  * device op on the op visited just before it. */
 static int deps_compat(conv *c) {
   size_t n = c->n;
-  uint32_t *stack = malloc((n ? n : 1) * sizeof *stack);
-  uint8_t *visited = calloc(n ? n : 1, 1);
+  uint32_t *stack = big_alloc((n ? n : 1) * sizeof *stack);
+  uint8_t *visited = big_calloc(n ? n : 1);
   if (!stack || !visited) {
-    free(stack), free(visited);
+    big_free(stack), big_free(visited);
     return oom(c);
   }
   int rc = 0;
@@ -286,8 +305,8 @@ static int deps_compat(conv *c) {
       }
     }
   }
-  free(stack);
-  free(visited);
+  big_free(stack);
+  big_free(visited);
   return rc;
 }
 
@@ -319,11 +338,11 @@ static int deps_default(conv *c) {
   int rc = 0;
   /* 1. the host chains: per thread root, its subtree's host ops in replay
    *    order (ascending id, which is start order; by ts when all have one) */
-  uint32_t *stack = malloc((n ? n : 1) * sizeof *stack);
-  tsk *chain = malloc((n ? n : 1) * sizeof *chain);
-  uint32_t *prev = malloc((n ? n : 1) * sizeof *prev);
+  uint32_t *stack = big_alloc((n ? n : 1) * sizeof *stack);
+  tsk *chain = big_alloc((n ? n : 1) * sizeof *chain);
+  uint32_t *prev = big_alloc((n ? n : 1) * sizeof *prev);
   if (!stack || !chain || !prev) {
-    free(stack), free(chain), free(prev);
+    big_free(stack), big_free(chain), big_free(prev);
     return oom(c);
   }
   for (size_t i = 0; i < n; i++) prev[i] = NONE;
@@ -352,9 +371,9 @@ static int deps_default(conv *c) {
     for (size_t k = 1; k < m; k++) prev[chain[k].idx] = chain[k - 1].idx;
   }
   /* 2. device ops: previous op on the same (device, stream) */
-  uint32_t *sprev = malloc((n ? n : 1) * sizeof *sprev);
+  uint32_t *sprev = big_alloc((n ? n : 1) * sizeof *sprev);
   if (!sprev) {
-    free(stack), free(chain), free(prev);
+    big_free(stack), big_free(chain), big_free(prev);
     return oom(c);
   }
   size_t m = 0;
@@ -409,7 +428,7 @@ static int deps_default(conv *c) {
       }
     }
   }
-  free(stack), free(chain), free(prev), free(sprev);
+  big_free(stack), big_free(chain), big_free(prev), big_free(sprev);
   if (!rc && c->rep->itd_skipped)
     warnf(c, "%s: %llu inter_thread_dep ids name no converted node; ignored", c->h->path,
           (unsigned long long)c->rep->itd_skipped);
@@ -662,11 +681,11 @@ static uint32_t coll_pg(conv *c, uint32_t g) {
 static int type_nodes(conv *c) {
   size_t n = c->n;
   const ht_node *nodes = c->h->nodes;
-  c->type = calloc(n ? n : 1, 1);
-  c->comm_type = malloc(n ? n : 1);
-  c->peer = malloc((n ? n : 1) * sizeof *c->peer);
-  c->tag = malloc((n ? n : 1) * sizeof *c->tag);
-  c->pg = calloc(n ? n : 1, sizeof *c->pg);
+  c->type = big_calloc(n ? n : 1);
+  c->comm_type = big_alloc(n ? n : 1);
+  c->peer = big_alloc((n ? n : 1) * sizeof *c->peer);
+  c->tag = big_alloc((n ? n : 1) * sizeof *c->tag);
+  c->pg = big_calloc((n ? n : 1) * sizeof *c->pg);
   if (!c->type || !c->comm_type || !c->peer || !c->tag || !c->pg) return oom(c);
   for (size_t i = 0; i < n; i++) {
     c->comm_type[i] = -1;
@@ -782,9 +801,9 @@ static int type_nodes(conv *c) {
 
 static int prune_and_order(conv *c) {
   size_t n = c->n;
-  c->dependent = calloc(n ? n : 1, 1);
-  c->out = calloc(n ? n : 1, 1);
-  c->order = malloc((n ? n : 1) * sizeof *c->order);
+  c->dependent = big_calloc(n ? n : 1);
+  c->out = big_calloc(n ? n : 1);
+  c->order = big_alloc((n ? n : 1) * sizeof *c->order);
   if (!c->dependent || !c->out || !c->order) return oom(c);
   for (size_t i = 0; i < n; i++) {
     if (!c->sel[i]) continue;
@@ -798,10 +817,14 @@ static int prune_and_order(conv *c) {
     if (c->dep_cnt[i] == 0 && !c->dependent[i]) c->rep->dangling_removed++;
     else c->out[i] = 1;
   }
+  /* the process root is always one; more means ops outside every thread */
+  if (!c->compat && c->rep->dangling_removed > 1)
+    warnf(c, "%s: %llu nodes are under no thread root and nothing depends on them: left out", c->h->path,
+          (unsigned long long)c->rep->dangling_removed);
   /* Cycle check (Kahn) over data deps and, by default, the control deps to
    * parents that are written. In ascending id order when that order is
    * already topological (the common case), else a heap keyed by id. */
-  uint32_t *indeg = calloc(n ? n : 1, sizeof *indeg);
+  uint32_t *indeg = big_calloc((n ? n : 1) * sizeof *indeg);
   if (!indeg) return oom(c);
   int id_order_ok = 1;
   for (size_t i = 0; i < n; i++) {
@@ -823,16 +846,16 @@ static int prune_and_order(conv *c) {
   if (id_order_ok) {
     /* every dependency points to a smaller id: no cycle is possible and
      * ascending id order is topological */
-    free(indeg);
+    big_free(indeg);
     c->n_order = 0;
     for (size_t k = 0; k < n; k++)
       if (c->out[c->sidx[k]]) c->order[c->n_order++] = c->sidx[k];
     return 0;
   }
   /* reverse edges: who depends on i */
-  uint32_t *roff = calloc(n + 1, sizeof *roff);
+  uint32_t *roff = big_calloc((n + 1) * sizeof *roff);
   if (!roff) {
-    free(indeg);
+    big_free(indeg);
     return oom(c);
   }
   size_t nedges = 0;
@@ -846,10 +869,10 @@ static int prune_and_order(conv *c) {
     if (!c->compat && p != NONE && c->out[p]) roff[p + 1]++, nedges++;
   }
   for (size_t i = 0; i < n; i++) roff[i + 1] += roff[i];
-  uint32_t *radj = malloc((nedges ? nedges : 1) * sizeof *radj);
-  uint32_t *fill = malloc((n ? n : 1) * sizeof *fill);
+  uint32_t *radj = big_alloc((nedges ? nedges : 1) * sizeof *radj);
+  uint32_t *fill = big_alloc((n ? n : 1) * sizeof *fill);
   if (!radj || !fill) {
-    free(indeg), free(roff), free(radj), free(fill);
+    big_free(indeg), big_free(roff), big_free(radj), big_free(fill);
     return oom(c);
   }
   memcpy(fill, roff, n * sizeof *fill);
@@ -862,13 +885,13 @@ static int prune_and_order(conv *c) {
     uint32_t p = c->parent[i];
     if (!c->compat && p != NONE && c->out[p]) radj[fill[p]++] = (uint32_t)i;
   }
-  free(fill);
+  big_free(fill);
   size_t done = 0;
   int rc = 0;
   if (c->compat) {
     /* Kahn, only to detect cycles; the output order is ascending id, as
      * the reference writes it. */
-    uint32_t *queue = malloc((n ? n : 1) * sizeof *queue);
+    uint32_t *queue = big_alloc((n ? n : 1) * sizeof *queue);
     if (!queue) rc = oom(c);
     size_t qh = 0, qt = 0;
     for (size_t k = 0; k < n && !rc; k++) {
@@ -881,13 +904,13 @@ static int prune_and_order(conv *c) {
       for (uint32_t e = roff[i]; e < roff[i + 1]; e++)
         if (--indeg[radj[e]] == 0) queue[qt++] = radj[e];
     }
-    free(queue);
+    big_free(queue);
     c->n_order = 0;
     for (size_t k = 0; k < n; k++)
       if (c->out[c->sidx[k]]) c->order[c->n_order++] = c->sidx[k];
   } else {
     /* binary min-heap on id */
-    uint32_t *heap = malloc((n ? n : 1) * sizeof *heap);
+    uint32_t *heap = big_alloc((n ? n : 1) * sizeof *heap);
     size_t hn = 0;
     if (!heap) rc = oom(c);
     const ht_node *nodes = c->h->nodes;
@@ -928,7 +951,7 @@ static int prune_and_order(conv *c) {
     }
 #undef HLESS
 #undef HSWAP
-    free(heap);
+    big_free(heap);
   }
   size_t total = 0;
   for (size_t i = 0; i < n; i++) total += c->out[i];
@@ -950,7 +973,7 @@ static int prune_and_order(conv *c) {
     }
     rc = node_err(c, at, "dependency cycle through this node");
   }
-  free(indeg), free(roff), free(radj);
+  big_free(indeg), big_free(roff), big_free(radj);
   return rc;
 }
 
@@ -968,6 +991,22 @@ static void put_meta(conv *c, ibuf *b) {
     const char *prod = "chakra-c " CHAKRA_VERSION " convert pytorch";
     pb_attr_str(b, PB_META_ATTR, "producer", prod, strlen(prod));
   }
+}
+
+/* CHAKRA_TIMING=1 in the environment prints the phases on stderr (the
+ * benchmark uses it). */
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void phase(const char *what, double *t) {
+  static int on = -1;
+  if (on < 0) on = getenv("CHAKRA_TIMING") != NULL;
+  double t1 = now_s();
+  if (on && what) fprintf(stderr, "chakra: timing: %-8s %.3f s\n", what, t1 - *t);
+  *t = t1;
 }
 
 typedef struct wcount {
@@ -1073,16 +1112,22 @@ static void log_line(conv *c, ibuf *lb, uint32_t i) {
   ibuf_putc(lb, '\n');
 }
 
-/* One pass through outfile: compressed output, stdout, a log, small traces. */
-static int write_et_stream(conv *c, const char *out_path) {
+/* Metadata, then the nodes in order, through outfile (atomic, gzip). */
+static int write_et(conv *c, const char *out_path) {
   chakra_error *err = c->err;
-  outfile *f, *logf = NULL;
-  int rc = outfile_open(&f, out_path, outfile_name_is_gzip(out_path), err);
+  outfile *logf = NULL;
+  awrite *f;
+  int threads = c->opt->threads;
+  if (threads <= 0) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    threads = n > 0 ? (int)n : 1;
+  }
+  int rc = awrite_open(&f, out_path, outfile_name_is_gzip(out_path), threads > 1, err);
   if (rc) return rc;
   if (c->opt->log_path) {
     rc = outfile_open(&logf, c->opt->log_path, outfile_name_is_gzip(c->opt->log_path), err);
     if (rc) {
-      outfile_discard(f);
+      awrite_discard(f);
       return rc;
     }
   }
@@ -1091,8 +1136,8 @@ static int write_et_stream(conv *c, const char *out_path) {
   unsigned char pre[10];
   put_meta(c, &head);
   if (head.oom) rc = oom(c);
-  if (!rc) rc = outfile_write(f, pre, pb_put_varint(pre, head.n), err);
-  if (!rc) rc = outfile_write(f, head.p, head.n, err);
+  if (!rc && (awrite_put(f, pre, pb_put_varint(pre, head.n)) || awrite_put(f, head.p, head.n)))
+    rc = awrite_status(f, err);
   for (size_t k = 0; k < c->n_order && !rc; k++) {
     uint32_t i = c->order[k];
     const ht_node *x = &c->h->nodes[i];
@@ -1105,11 +1150,26 @@ static int write_et_stream(conv *c, const char *out_path) {
     }
     size_t extra = extra_len(c, x);
     size_t total = head.n + x->io_len + attrs.n + extra;
-    rc = outfile_write(f, pre, pb_put_varint(pre, total), err);
-    if (!rc) rc = outfile_write(f, head.p, head.n, err);
-    if (!rc && x->io_len) rc = outfile_write(f, x->blob, x->io_len, err);
-    if (!rc) rc = outfile_write(f, attrs.p, attrs.n, err);
-    if (!rc && extra) rc = outfile_write(f, x->blob + x->io_len, extra, err);
+    size_t rec = pb_varint_len(total) + total;
+    char *d = rec <= AWRITE_MAX_ROOM ? awrite_room(f, rec) : NULL;
+    if (!d && rec <= AWRITE_MAX_ROOM) {
+      rc = awrite_status(f, err);
+      break;
+    }
+    if (d) {
+      size_t q = pb_put_varint((unsigned char *)d, total);
+      memcpy(d + q, head.p, head.n), q += head.n;
+      memcpy(d + q, x->blob, x->io_len), q += x->io_len;
+      memcpy(d + q, attrs.p, attrs.n), q += attrs.n;
+      if (extra) memcpy(d + q, x->blob + x->io_len, extra);
+      awrite_commit(f, rec);
+    } else {
+      /* a node larger than a buffer */
+      int bad = awrite_put(f, pre, pb_put_varint(pre, total)) || awrite_put(f, head.p, head.n) ||
+                awrite_put(f, x->blob, x->io_len) || awrite_put(f, attrs.p, attrs.n) ||
+                awrite_put(f, x->blob + x->io_len, extra);
+      if (bad) rc = awrite_status(f, err);
+    }
     if (logf && !rc) {
       lb.n = 0;
       log_line(c, &lb, i);
@@ -1119,189 +1179,16 @@ static int write_et_stream(conv *c, const char *out_path) {
   add_counts(c->rep, &w);
   ibuf_free(&head), ibuf_free(&attrs), ibuf_free(&lb);
   if (rc) {
-    outfile_discard(f);
+    awrite_discard(f);
     if (logf) outfile_discard(logf);
     return rc;
   }
-  rc = outfile_commit(f, err);
+  rc = awrite_close(f, err);
   if (logf) {
     if (rc) outfile_discard(logf);
     else rc = outfile_commit(logf, err);
   }
   return rc;
-}
-
-/* Parallel writing of a plain file: each thread encodes the heads and
- * attributes of a range of nodes, the ranges' offsets follow from their
- * sizes, and each thread writes its range with pwritev straight from the
- * node blobs (no copy through a buffer). The file is a temporary beside
- * the destination, renamed at the end, as outfile does. */
-typedef struct wpart {
-  conv *c;
-  size_t from, to;    /* range of c->order */
-  ibuf enc;           /* heads and attributes, one after the other */
-  uint32_t *hl, *al;  /* per node: head and attribute lengths */
-  uint64_t bytes;     /* size of the range in the file */
-  uint64_t off;       /* where it starts */
-  int fd;
-  int rc;             /* errno of a failed write */
-  wcount w;
-} wpart;
-
-static void *wpart_encode(void *arg) {
-  wpart *p = arg;
-  conv *c = p->c;
-  for (size_t k = p->from; k < p->to; k++) {
-    uint32_t i = c->order[k];
-    const ht_node *x = &c->h->nodes[i];
-    size_t h0 = p->enc.n;
-    put_head(c, i, &p->enc, &p->w);
-    size_t a0 = p->enc.n;
-    put_attrs(c, i, &p->enc);
-    p->hl[k - p->from] = (uint32_t)(a0 - h0);
-    p->al[k - p->from] = (uint32_t)(p->enc.n - a0);
-    uint64_t body = (uint64_t)(p->enc.n - h0) + x->io_len + extra_len(c, x);
-    p->bytes += pb_varint_len(body) + body;
-  }
-  if (p->enc.oom) p->rc = ENOMEM;
-  return NULL;
-}
-
-static void *wpart_write(void *arg) {
-  wpart *p = arg;
-  conv *c = p->c;
-  enum { NIOV = 1000 };
-  struct iovec iov[NIOV];
-  unsigned char pre[NIOV][10]; /* at most one prefix per iovec */
-  int ni = 0, np = 0;
-  size_t pos = 0;
-  uint64_t off = p->off, pending = 0;
-  for (size_t k = p->from; k <= p->to && !p->rc; k++) {
-    if (k == p->to || ni + 5 > NIOV) {
-      /* flush */
-      int first = 0;
-      while (first < ni && !p->rc) {
-        ssize_t w = pwritev(p->fd, iov + first, ni - first > 1024 ? 1024 : ni - first, (off_t)off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-          p->rc = w < 0 ? errno : EIO;
-          break;
-        }
-        off += (uint64_t)w;
-        pending -= (uint64_t)w;
-        while (first < ni && (size_t)w >= iov[first].iov_len) w -= (ssize_t)iov[first++].iov_len;
-        if (first < ni && w) {
-          iov[first].iov_base = (char *)iov[first].iov_base + w;
-          iov[first].iov_len -= (size_t)w;
-        }
-      }
-      ni = np = 0;
-      if (k == p->to) break;
-    }
-    uint32_t i = c->order[k];
-    const ht_node *x = &c->h->nodes[i];
-    size_t hl = p->hl[k - p->from], al = p->al[k - p->from], extra = extra_len(c, x);
-    uint64_t body = hl + x->io_len + al + extra;
-    iov[ni++] = (struct iovec){pre[np], pb_put_varint(pre[np], body)};
-    np++;
-    iov[ni++] = (struct iovec){p->enc.p + pos, hl};
-    if (x->io_len) iov[ni++] = (struct iovec){(void *)x->blob, x->io_len};
-    iov[ni++] = (struct iovec){p->enc.p + pos + hl, al};
-    if (extra) iov[ni++] = (struct iovec){(void *)(x->blob + x->io_len), extra};
-    pos += hl + al;
-    pending += pb_varint_len(body) + body;
-  }
-  return NULL;
-}
-
-static int write_et_parallel(conv *c, const char *out_path, int threads) {
-  chakra_error *err = c->err;
-  /* the temporary file */
-  const char *slash = strrchr(out_path, '/');
-  size_t dirlen = slash ? (size_t)(slash - out_path) + 1 : 0;
-  size_t tl = strlen(out_path) + 32;
-  char *tmp = malloc(tl);
-  if (!tmp) return oom(c);
-  int fd = -1;
-  for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
-    snprintf(tmp, tl, "%.*s.%s.%ld.%d", (int)dirlen, out_path, out_path + dirlen, (long)getpid(), attempt);
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST) break;
-  }
-  if (fd < 0) {
-    int e = errno;
-    free(tmp);
-    return chakra_error_set(err, CHAKRA_EIO, "%s: cannot create a temporary file beside it: %s", out_path, strerror(e));
-  }
-  ibuf meta = {0};
-  unsigned char pre[10];
-  put_meta(c, &meta);
-  size_t pl = pb_put_varint(pre, meta.n);
-  int T = threads;
-  wpart *parts = calloc((size_t)T, sizeof *parts);
-  pthread_t *tid = calloc((size_t)T, sizeof *tid);
-  int rc = (!parts || !tid || meta.oom) ? oom(c) : 0;
-  for (int t = 0; t < T && !rc; t++) {
-    wpart *p = &parts[t];
-    p->c = c;
-    p->fd = fd;
-    p->from = c->n_order * (size_t)t / (size_t)T;
-    p->to = c->n_order * (size_t)(t + 1) / (size_t)T;
-    size_t m = p->to - p->from;
-    p->hl = malloc((m ? m : 1) * sizeof *p->hl);
-    p->al = malloc((m ? m : 1) * sizeof *p->al);
-    if (!p->hl || !p->al) rc = oom(c);
-  }
-  for (int pass = 0; pass < 2 && !rc; pass++) {
-    void *(*fn)(void *) = pass ? wpart_write : wpart_encode;
-    if (pass) {
-      uint64_t off = pl + meta.n;
-      for (int t = 0; t < T; t++) parts[t].off = off, off += parts[t].bytes;
-      if (ftruncate(fd, (off_t)off)) rc = chakra_error_set(err, CHAKRA_EIO, "%s: %s", tmp, strerror(errno));
-      ssize_t w1 = rc ? 0 : pwrite(fd, pre, pl, 0), w2 = rc ? 0 : pwrite(fd, meta.p, meta.n, (off_t)pl);
-      if (!rc && (w1 != (ssize_t)pl || w2 != (ssize_t)meta.n))
-        rc = chakra_error_set(err, CHAKRA_EIO, "%s: write failed: %s", tmp, strerror(errno));
-      if (rc) break;
-    }
-    int started[64] = {0};
-    for (int t = 1; t < T; t++) started[t] = pthread_create(&tid[t], NULL, fn, &parts[t]) == 0;
-    fn(&parts[0]);
-    for (int t = 1; t < T; t++) {
-      if (started[t]) pthread_join(tid[t], NULL);
-      else fn(&parts[t]);
-    }
-    for (int t = 0; t < T && !rc; t++)
-      if (parts[t].rc)
-        rc = parts[t].rc == ENOMEM ? oom(c)
-                                   : chakra_error_set(err, CHAKRA_EIO, "%s: write failed: %s", tmp, strerror(parts[t].rc));
-  }
-  for (int t = 0; t < T && parts; t++) {
-    if (!rc) add_counts(c->rep, &parts[t].w);
-    ibuf_free(&parts[t].enc);
-    free(parts[t].hl), free(parts[t].al);
-  }
-  free(parts), free(tid);
-  ibuf_free(&meta);
-  if (close(fd) && !rc) rc = chakra_error_set(err, CHAKRA_EIO, "%s: write failed: %s", tmp, strerror(errno));
-  if (!rc && rename(tmp, out_path)) rc = chakra_error_set(err, CHAKRA_EIO, "%s: cannot rename into place: %s", out_path, strerror(errno));
-  if (rc) unlink(tmp);
-  free(tmp);
-  return rc;
-}
-
-static int write_et(conv *c, const char *out_path) {
-  int threads = c->opt->threads;
-  if (threads <= 0) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    threads = n > 0 ? (int)n : 1;
-  }
-  if (threads > 8) threads = 8;
-  struct stat st;
-  int plain = strcmp(out_path, "-") != 0 && !outfile_name_is_gzip(out_path) &&
-              (stat(out_path, &st) != 0 || S_ISREG(st.st_mode));
-  if (threads > 1 && plain && !c->opt->log_path && c->n_order >= 20000)
-    return write_et_parallel(c, out_path, threads);
-  return write_et_stream(c, out_path);
 }
 
 /* --------------------------------------------------------------- checks */
@@ -1331,27 +1218,12 @@ static int compat_checks(conv *c) {
 }
 
 static void conv_free(conv *c) {
-  free(c->sid), free(c->sidx), free(c->direct), free(c->parent), free(c->child_off), free(c->children);
-  free(c->sel), free(c->out), free(c->gpu), free(c->type), free(c->comm_type), free(c->peer), free(c->tag);
-  free(c->pg), free(c->dep_start), free(c->dep_cnt), free(c->deps), free(c->dependent), free(c->order);
+  big_free(c->sid), big_free(c->sidx), big_free(c->direct), big_free(c->parent), big_free(c->child_off);
+  big_free(c->children), big_free(c->sel), big_free(c->out), big_free(c->gpu), big_free(c->type);
+  big_free(c->comm_type), big_free(c->peer), big_free(c->tag), big_free(c->pg), big_free(c->dep_start);
+  big_free(c->dep_cnt), big_free(c->deps), big_free(c->dependent), big_free(c->order);
   for (size_t j = 0; j < c->n_pgs; j++) free(c->pgs[j].name), free(c->pgs[j].ranks);
   free(c->pgs);
-}
-
-/* CHAKRA_TIMING=1 in the environment prints the phases on stderr (the
- * benchmark uses it). */
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void phase(const char *what, double *t) {
-  static int on = -1;
-  if (on < 0) on = getenv("CHAKRA_TIMING") != NULL;
-  double t1 = now_s();
-  if (on && what) fprintf(stderr, "chakra: timing: %-8s %.3f s\n", what, t1 - *t);
-  *t = t1;
 }
 
 static int convert_loaded(conv *c, const char *out_path, double *t) {
@@ -1361,8 +1233,8 @@ static int convert_loaded(conv *c, const char *out_path, double *t) {
   if (!rc && c->compat) rc = compat_checks(c);
   if (!rc) rc = parse_groups(c);
   if (!rc) {
-    c->dep_start = calloc(c->n ? c->n : 1, sizeof *c->dep_start);
-    c->dep_cnt = calloc(c->n ? c->n : 1, sizeof *c->dep_cnt);
+    c->dep_start = big_calloc((c->n ? c->n : 1) * sizeof *c->dep_start);
+    c->dep_cnt = big_calloc((c->n ? c->n : 1) * sizeof *c->dep_cnt);
     if (!c->dep_start || !c->dep_cnt) rc = oom(c);
   }
   if (!rc) phase("index", t);
@@ -1411,7 +1283,7 @@ int chakra_convert_pytorch(const char *in_path, const char *kineto_path, const c
     conv c = {.opt = opt, .rep = rep, .err = err, .h = h, .n = h->n, .compat = opt->compat};
     rep->nodes_in = h->n;
     rc = convert_loaded(&c, out_path, &t);
-    rep->peak_nodes_bytes = hostet_memory(h);
+    rep->node_table_bytes = hostet_memory(h);
     conv_free(&c);
     hostet_free(h);
     if (!rc) phase("free", &t);

@@ -54,7 +54,7 @@ enum want {
   W_N_FLAT_INT0, /* + attribute index */
   W_N_IN_SHAPES = W_N_FLAT_INT0 + HT_NATTR, W_N_IN_TYPES, W_N_OUT_SHAPES, W_N_OUT_TYPES,
   W_IO_VALUES, W_IO_SHAPES, W_IO_TYPES, W_IO_STRIDES, W_IO_OTHER,
-  W_ATTR, W_A_NAME, W_A_TYPE, W_A_VALUE, W_A_OTHER,
+  W_ATTR, W_A_NAME, W_A_TYPE, W_A_VALUE, W_A_OTHER, W_N_EXTRA,
   W_SYNC_ELEM, W_PARENT_ELEM
 };
 
@@ -511,6 +511,29 @@ static void link_attr_json(hparse *p, const char *name, const char *type, const 
   ibuf_putc(b, '}');
 }
 
+/* Other scalar attributes (and unknown scalar members of a node) travel as
+ * Chakra attributes of the same name, unless the converter writes that
+ * name itself. */
+static void add_extra(hparse *p, const char *nm, size_t nl, int kind, const char *v, size_t vl) {
+  char nbuf[128];
+  if (!nl || nl >= sizeof nbuf || reserved_attr(nm, nl)) return;
+  memcpy(nbuf, nm, nl);
+  nbuf[nl] = 0;
+  switch (kind) {
+    case AV_INT: {
+      int64_t iv;
+      uint64_t uv;
+      if (!parse_i64(v, vl, &iv)) pb_attr_int(&p->extra_pb, PB_NODE_ATTR, nbuf, PB_ATTR_INT64, (uint64_t)iv);
+      else if (!parse_u64(v, vl, &uv)) pb_attr_int(&p->extra_pb, PB_NODE_ATTR, nbuf, PB_ATTR_UINT64, uv);
+      break;
+    }
+    case AV_DOUBLE: pb_attr_double(&p->extra_pb, PB_NODE_ATTR, nbuf, parse_double(v, vl)); break;
+    case AV_BOOL: pb_attr_int(&p->extra_pb, PB_NODE_ATTR, nbuf, PB_ATTR_BOOL, vl == 4); break;
+    case AV_STRING: pb_attr_str(&p->extra_pb, PB_NODE_ATTR, nbuf, v, vl); break;
+    default: break;
+  }
+}
+
 /* An attrs entry {name, type, value} is complete. */
 static int finish_attr(hparse *p) {
   if (!p->a_has_name) return node_fail(p, "an entry of 'attrs' has no %s", "'name'");
@@ -573,25 +596,7 @@ static int finish_attr(hparse *p) {
       if (nl == 18 && memcmp(nm, "global_rank_stride", 18) == 0) p->grstride = iv, p->has_grstride = 1;
     }
   }
-  if (p->mode != HT_MODE_CONVERT || reserved_attr(nm, nl) || nl == 0) return 1;
-  /* Other scalar attributes travel as Chakra attributes of the same name. */
-  char nbuf[128];
-  if (nl >= sizeof nbuf) return 1;
-  memcpy(nbuf, nm, nl);
-  nbuf[nl] = 0;
-  switch (p->a_kind) {
-    case AV_INT: {
-      int64_t iv;
-      uint64_t uv;
-      if (!parse_i64(v, vl, &iv)) pb_attr_int(&p->extra_pb, PB_NODE_ATTR, nbuf, PB_ATTR_INT64, (uint64_t)iv);
-      else if (!parse_u64(v, vl, &uv)) pb_attr_int(&p->extra_pb, PB_NODE_ATTR, nbuf, PB_ATTR_UINT64, uv);
-      break;
-    }
-    case AV_DOUBLE: pb_attr_double(&p->extra_pb, PB_NODE_ATTR, nbuf, parse_double(v, vl)); break;
-    case AV_BOOL: pb_attr_int(&p->extra_pb, PB_NODE_ATTR, nbuf, PB_ATTR_BOOL, vl == 4); break;
-    case AV_STRING: pb_attr_str(&p->extra_pb, PB_NODE_ATTR, nbuf, v, vl); break;
-    default: break;
-  }
+  if (p->mode == HT_MODE_CONVERT) add_extra(p, nm, nl, p->a_kind, v, vl);
   return 1;
 }
 
@@ -948,6 +953,14 @@ static int on_scalar(hparse *p, int kind, const char *s, size_t n) {
       return 1;
     case W_A_NAME: case W_A_TYPE: case W_A_VALUE: case W_A_OTHER:
       return attr_scalar(p, kind, s, n);
+    case W_N_EXTRA: {
+      int k = kind == K_NUM ? (json_number_is_int(s, n) ? AV_INT : AV_DOUBLE)
+              : kind == K_STR ? AV_STRING : kind == K_NULL ? AV_NULL : AV_BOOL;
+      add_extra(p, p->a_name.p ? p->a_name.p : "", p->a_name.n, k, kind == K_TRUE ? "true" : kind == K_FALSE ? "false" : s,
+                kind == K_TRUE ? 4 : kind == K_FALSE ? 5 : n);
+      after_value(p);
+      return 1;
+    }
     case W_SYNC_ELEM: {
       uint64_t u;
       if (kind != K_NUM || parse_u64(s, n, &u)) return node_fail(p, "%s", "'sync_dep' holds a value that is not a node id");
@@ -1048,6 +1061,12 @@ static int cb_map_key(void *ctx, const unsigned char *us, size_t n) {
             json_str(&p->others, us, n);
             ibuf_putc(&p->others, ':');
             cap_start(p, &p->others, 0);
+          } else if (p->mode == HT_MODE_CONVERT && !KEY("ph")) {
+            /* kept as an attribute if its value is a scalar */
+            p->want = W_N_EXTRA;
+            p->a_name.n = 0;
+            ibuf_put(&p->a_name, s, n);
+            cap_start(p, NULL, 0);
           } else {
             cap_start(p, NULL, 0);
           }
@@ -1095,7 +1114,7 @@ static int cb_map_key(void *ctx, const unsigned char *us, size_t n) {
 }
 
 static int is_capture_want(int w) {
-  return w == W_T_OTHER || w == W_N_OTHER || w == W_IO_VALUES || w == W_IO_SHAPES || w == W_IO_TYPES ||
+  return w == W_T_OTHER || w == W_N_OTHER || w == W_N_EXTRA || w == W_IO_VALUES || w == W_IO_SHAPES || w == W_IO_TYPES ||
          w == W_IO_STRIDES || w == W_IO_OTHER || w == W_N_IN_SHAPES || w == W_N_IN_TYPES ||
          w == W_N_OUT_SHAPES || w == W_N_OUT_TYPES || w == W_A_OTHER;
 }
@@ -1186,7 +1205,7 @@ static int cb_start_array(void *ctx) {
       p->io[w * 3].n = 0;
       cap_start(p, &p->io[w * 3], repr | (w == 0 ? CAP_TENSORS | CAP_ARGS : 0));
       if (w == 0) p->n_argv = 0, p->n_targs = 0, p->targ_str.n = 0;
-      p->want = w ? W_IO_VALUES : W_IO_VALUES;
+      p->want = W_IO_VALUES;
       return cap_open(p, 0);
     }
     case W_N_ATTRS:
@@ -1289,7 +1308,8 @@ static int yajl_failed(hparse *p, const unsigned char *chunk, size_t n) {
   unsigned char *msg = yajl_get_error(p->y, 0, chunk, n);
   size_t len = msg ? strlen((const char *)msg) : 0;
   while (len && (msg[len - 1] == '\n' || msg[len - 1] == ' ')) msg[--len] = 0;
-  uint64_t at = p->chunk_base + yajl_get_bytes_consumed(p->y);
+  /* at the end of the input (chunk NULL) the error is where the text ends */
+  uint64_t at = p->chunk_base + (chunk ? yajl_get_bytes_consumed(p->y) : 0);
   char where[120] = "";
   for (int i = 0; i < p->depth; i++)
     if (p->fr[i] == F_NODE) node_label(p, where, sizeof where);

@@ -39,6 +39,7 @@ static inline char *ibuf_room(ibuf *b, size_t n) {
 }
 
 static inline void ibuf_put(ibuf *b, const void *s, size_t n) {
+  if (!n) return;
   char *d = ibuf_room(b, n);
   if (!d) return;
   memcpy(d, s, n);

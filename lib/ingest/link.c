@@ -80,10 +80,10 @@ static double END(const kt_event *e) { return e->ts + e->dur; }
 
 /* --------------------------------------------------------- Kineto side */
 
-static const kineto *g_sort_k; /* qsort has no context argument */
-
-static int cmp_cpu(const void *a, const void *b) {
-  const kt_event *x = &g_sort_k->ev[((const cpuop *)a)->ev], *y = &g_sort_k->ev[((const cpuop *)b)->ev];
+/* comparators take the kineto trace as qsort_r context */
+static int cmp_cpu(const void *a, const void *b, void *ctx) {
+  const kineto *k = ctx;
+  const kt_event *x = &k->ev[((const cpuop *)a)->ev], *y = &k->ev[((const cpuop *)b)->ev];
   if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
   if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
   if (x->dur != y->dur) return x->dur > y->dur ? -1 : 1; /* the enclosing op first */
@@ -100,8 +100,7 @@ static int build_cpu(linker *L) {
   size_t m = 0;
   for (size_t i = 0; i < k->n; i++)
     if (k->ev[i].kind == KT_CPU) L->cpu[m++].ev = (uint32_t)i;
-  g_sort_k = k;
-  qsort(L->cpu, L->ncpu, sizeof *L->cpu, cmp_cpu);
+  qsort_r(L->cpu, L->ncpu, sizeof *L->cpu, cmp_cpu, k);
   uint32_t *stack = malloc((L->ncpu ? L->ncpu : 1) * sizeof *stack);
   if (!stack) return oom(L);
   for (size_t a = 0; a < L->ncpu;) {
@@ -475,8 +474,9 @@ static int sync_add(linker *L, uint32_t host, uint32_t gpu) {
   return 0;
 }
 
-static int cmp_gpu_stream(const void *a, const void *b) {
-  const kt_event *x = &g_sort_k->ev[((const gpuop *)a)->ev], *y = &g_sort_k->ev[((const gpuop *)b)->ev];
+static int cmp_gpu_stream(const void *a, const void *b, void *ctx) {
+  const kineto *k = ctx;
+  const kt_event *x = &k->ev[((const gpuop *)a)->ev], *y = &k->ev[((const gpuop *)b)->ev];
   if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
   if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
   if (END(x) != END(y)) return END(x) < END(y) ? -1 : 1;
@@ -507,8 +507,7 @@ static int sync_deps(linker *L) {
     return oom(L);
   }
   for (size_t i = 0; i < L->ngpu; i++) byend[i] = L->gpu[i], byend[i].new_id_off = (uint32_t)i;
-  g_sort_k = k;
-  qsort(byend, L->ngpu, sizeof *byend, cmp_gpu_stream);
+  qsort_r(byend, L->ngpu, sizeof *byend, cmp_gpu_stream, k);
   for (size_t i = 0; i < L->ngpu; i++) pos[i] = byend[i].new_id_off;
   /* stream ranges */
   size_t ns = 0;
@@ -602,10 +601,11 @@ static const char *link_schema_out(const hostet *h) {
   return strcmp(h->schema, "1.0.1") == 0 ? "1.0.2-chakra.0.0.4" : h->schema;
 }
 
-static int cmp_gpu_host(const void *a, const void *b) {
+static int cmp_gpu_host(const void *a, const void *b, void *ctx) {
+  const kineto *k = ctx;
   const gpuop *x = a, *y = b;
   if (x->host != y->host) return x->host < y->host ? -1 : 1;
-  const kt_event *ex = &g_sort_k->ev[x->ev], *ey = &g_sort_k->ev[y->ev];
+  const kt_event *ex = &k->ev[x->ev], *ey = &k->ev[y->ev];
   if (ex->ts != ey->ts) return ex->ts < ey->ts ? -1 : 1;
   return ex->index < ey->index ? -1 : ex->index > ey->index;
 }
@@ -630,8 +630,7 @@ static int write_linked(linker *L, const char *out_path) {
   uint32_t *gpu_pos = NULL;
   if (!rc) {
     for (size_t i = 0; i < L->ngpu; i++) L->gpu[i].new_id_off = (uint32_t)i;
-    g_sort_k = k;
-    qsort(L->gpu, L->ngpu, sizeof *L->gpu, cmp_gpu_host);
+    qsort_r(L->gpu, L->ngpu, sizeof *L->gpu, cmp_gpu_host, (void *)k);
     gpu_pos = malloc((L->ngpu ? L->ngpu : 1) * sizeof *gpu_pos);
     if (!gpu_pos) rc = oom(L);
   }

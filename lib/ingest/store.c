@@ -93,16 +93,20 @@ char *bpool_alloc(bpool *p, size_t n) {
     return r;
   }
   if (p->oom) return NULL;
-  /* Big objects get a chunk of their own behind the current one, so the
-   * space left in the current chunk is not wasted. */
-  size_t size = n > CHUNK / 4 ? n : CHUNK;
+  /* Small pools stay small: chunks double from 64 KiB up to CHUNK. Big
+   * objects get a chunk of their own behind the current one, so the space
+   * left in the current chunk is not wasted. */
+  if (!p->next_size) p->next_size = (64u << 10) - 128;
+  int big = n > p->next_size / 4;
+  size_t size = big ? n : p->next_size;
+  if (!big && p->next_size < CHUNK) p->next_size = p->next_size * 2 + 128 > CHUNK ? CHUNK : p->next_size * 2 + 128;
   bpool_chunk *c = big_alloc(sizeof *c + size);
   if (!c) {
     p->oom = 1;
     return NULL;
   }
   p->bytes += sizeof *c + size;
-  if (size != CHUNK && p->head) {
+  if (big && p->head) {
     c->next = p->head->next;
     p->head->next = c;
     return c->data;

@@ -16,7 +16,8 @@ typedef struct bpool_chunk bpool_chunk;
 typedef struct bpool {
   bpool_chunk *head;
   char *cur, *lim;
-  size_t bytes; /* held in chunks */
+  size_t bytes;      /* held in chunks */
+  size_t next_size;  /* chunks grow from 64 KiB to 2 MiB (huge pages) */
   int oom;
 } bpool;
 

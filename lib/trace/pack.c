@@ -482,10 +482,11 @@ static int pack_stream(packer *p, instream *in) {
       break;
     }
     if (n == 0) break;
-    for (ssize_t i = 0; i < n; i++) {
-      p->lines_before += buf[i] == '\n';
-      saw_text |= buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\r' && buf[i] != '\n';
-    }
+    for (ssize_t i = 0; i < n && !saw_text; i++)
+      saw_text = buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\r' && buf[i] != '\n';
+    /* Line numbers for error messages: memchr is much faster than a byte loop. */
+    for (const unsigned char *q = buf, *end = buf + n; (q = memchr(q, '\n', (size_t)(end - q))) != NULL; q++)
+      p->lines_before++;
     p->chunk_base += (uint64_t)n;
   }
   p->chunk = NULL;

@@ -22,6 +22,13 @@
 
 #define IT_SKIP 77
 
+/* Fails the test unless needle occurs in haystack. */
+#define assert_contains(haystack, needle)                                                       \
+  do {                                                                                          \
+    const char *h_ = (haystack), *n_ = (needle);                                                \
+    if (!h_ || !strstr(h_, n_)) fail_msg("expected \"%s\" in \"%s\"", n_, h_ ? h_ : "(null)"); \
+  } while (0)
+
 static inline char *it_mkdtemp(void) {
   const char *base = getenv("TMPDIR");
   if (!base || !*base) base = "/tmp";

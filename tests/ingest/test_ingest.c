@@ -301,7 +301,7 @@ static void write_linked(const char *path) {
   op(f, &first, 10, "ncclDevKernel_SendRecv", 9, "[" T1 ",13,99,0,\"send\",[],[],2]",
      "[\"GenericList[Tensor(float)]\",\"Int\",\"Int\",\"Int\",\"String\",\"GenericList[]\",\"GenericList[]\",\"Int\"]",
      "\"cat\":\"kernel\",\"ph\":\"X\",\"ts\":60,\"exclusive_dur\":10,\"stream\":20,\"device\":0");
-  op(f, &first, 11, "aten::mul", 2, T1, TT, "\"ts\":70,\"exclusive_dur\":5");
+  op(f, &first, 11, "aten::mul", 2, T1, TT, "\"ts\":70,\"exclusive_dur\":5,\"note\":\"fast\",\"list\":[1,2]");
   op(f, &first, 12, "void mul_kernel", 11, T1, TT, "\"cat\":\"kernel\",\"ph\":\"X\",\"ts\":80,\"exclusive_dur\":7,\"stream\":7,\"device\":0");
   op(f, &first, 13, "aten::add", 2, T1, TT, "\"ts\":75,\"exclusive_dur\":5");
   op(f, &first, 14, "void add_kernel", 13, T1, TT, "\"cat\":\"kernel\",\"ph\":\"X\",\"ts\":90,\"exclusive_dur\":0.4,\"stream\":7,\"device\":0");
@@ -361,6 +361,9 @@ static void test_convert_types_collectives_and_p2p(void **state) {
   assert_int_equal(it_attr_int(addk, "stream"), 7);
   assert_int_equal(it_by_id(&t, 6)->n_ctrl_deps, 1);
   assert_int_equal(it_by_id(&t, 6)->ctrl_deps[0], 5);
+  /* unknown scalar members are kept as attributes, lists are not */
+  assert_string_equal(chakra_attr_find(it_by_id(&t, 11), "note")->string_val, "fast");
+  assert_null(chakra_attr_find(it_by_id(&t, 11), "list"));
   it_free(&t);
   /* the comm-group file: group "5" (the default group "0" is all ranks) */
   size_t n;
@@ -395,7 +398,7 @@ static void test_convert_compat_keeps_reference_rules(void **state) {
   assert_false(it_has_dep(item, 14));
   assert_non_null(chakra_attr_find(it_by_id(&t, 13), "stream"));
   assert_int_equal(it_by_id(&t, 13)->start_time_micros, 0);
-  assert_null(t.meta->version);
+  assert_string_equal(t.meta->version, ""); /* unset */
   it_free(&t);
   it_rmtree(dir);
   free(dir), free(in), free(out);
@@ -502,6 +505,59 @@ static void test_text_data_parallel_graph(void **state) {
   free(dir), free(in), free(prefix), free(f0), free(f1);
 }
 
+static void expect_deps(const it_trace *t, uint64_t id, const char *name, const uint64_t *deps, size_t n) {
+  const chakra_node *x = it_by_id(t, id);
+  if (!x) fail_msg("no node %llu", (unsigned long long)id);
+  assert_string_equal(x->name, name);
+  assert_int_equal(x->n_data_deps, n);
+  for (size_t k = 0; k < n; k++) assert_int_equal(x->data_deps[k], deps[k]);
+}
+#define DEPS(t, id, name, ...) \
+  expect_deps(t, id, name, (const uint64_t[]){__VA_ARGS__}, sizeof((uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t))
+#define NODEPS(t, id, name) expect_deps(t, id, name, NULL, 0)
+
+/* HYBRID_DLRM, the most intricate kind: the bottom MLP's last layer waits
+ * for the embedding's all-to-all, the embedding's input-gradient all-to-all
+ * comes after the first top layer's input gradient, and the next pass
+ * waits for the weight-gradient collectives (or computations, for NONE). */
+static void test_text_dlrm_graph(void **state) {
+  (void)state;
+  char *dir = it_mkdtemp();
+  char *in = it_join(dir, "d.txt"), *prefix = it_join(dir, "d"), *f0 = it_join(dir, "d.0.et");
+  it_write(in,
+           "HYBRID_DLRM\t1\t\t\n4\t\t\n"
+           "E\t-1\t300\tALLTOALL\t98304\t300\tALLTOALL\t98304\t300\tNONE\t0\t98\n"
+           "B0\t-1\t1280\tNONE\t0\t794\tNONE\t0\t896\tALLREDUCE\t13312\t13\n"
+           "T0\t-1\t6400\tNONE\t0\t6400\tNONE\t0\t4480\tALLREDUCE\t1064960\t1065\n"
+           "T1\t-1\t2560\tNONE\t0\t2560\tNONE\t0\t1792\tALLREDUCE\t524288\t524\n");
+  chakra_text_options o = {.npus = 1, .passes = 2};
+  chakra_text_report rep;
+  chakra_error err = {0};
+  if (chakra_convert_text(in, prefix, &o, &rep, &err)) fail_msg("%s", err.msg);
+  assert_int_equal(rep.nodes_per_npu, 32);
+  it_trace t = it_load(f0);
+  NODEPS(&t, 0, "COMP_NODE_E_FWD");
+  DEPS(&t, 1, "COMM_COLL_NODE_E_ALLTOALL", 0);
+  DEPS(&t, 2, "COMP_NODE_B0_FWD", 0, 1);
+  DEPS(&t, 4, "COMP_NODE_T1_FWD", 3);
+  DEPS(&t, 5, "COMP_NODE_T1_BWD_WG", 4);
+  DEPS(&t, 6, "COMM_COLL_NODE_T1_ALLREDUCE", 5);
+  DEPS(&t, 7, "COMP_NODE_T1_BWD_IG", 5);
+  DEPS(&t, 8, "COMP_NODE_T0_BWD_WG", 7);
+  DEPS(&t, 11, "COMM_COLL_NODE_E_ALLTOALL", 10);
+  DEPS(&t, 12, "COMP_NODE_B0_BWD_WG", 10);
+  DEPS(&t, 15, "COMP_NODE_E_BWD_WG", 14, 11);
+  /* second pass */
+  DEPS(&t, 16, "COMP_NODE_E_FWD", 15);
+  DEPS(&t, 18, "COMP_NODE_B0_FWD", 13, 16, 17);
+  assert_int_equal(it_attr_int(it_by_id(&t, 11), "comm_type"), CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_TO_ALL);
+  assert_int_equal(it_attr_int(it_by_id(&t, 11), "comm_size"), 98304);
+  assert_int_equal(it_by_id(&t, 3)->duration_micros, 6400);
+  it_free(&t);
+  it_rmtree(dir);
+  free(dir), free(in), free(prefix), free(f0);
+}
+
 static void test_text_errors_name_the_line(void **state) {
   (void)state;
   struct { const char *text, *needle; } cases[] = {
@@ -541,6 +597,7 @@ int main(void) {
       cmocka_unit_test(test_convert_failure_leaves_no_file),
       cmocka_unit_test(test_convert_detects_cycles),
       cmocka_unit_test(test_text_data_parallel_graph),
+      cmocka_unit_test(test_text_dlrm_graph),
       cmocka_unit_test(test_text_errors_name_the_line),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
