@@ -11,7 +11,7 @@
 #include "chakra/trace.h"
 #include "wirediag.h"
 
-#define READ_CHUNK (1u << 20)
+#define READ_CHUNK (256u * 1024u)
 
 struct chakra_reader {
   instream *in;
@@ -39,9 +39,11 @@ static int reader_fill(chakra_reader *r, size_t need, size_t *avail, chakra_erro
       r->end -= r->pos;
       r->pos = 0;
     }
-    if (r->cap - r->end < READ_CHUNK || r->cap < need) {
-      size_t ncap = r->cap ? r->cap : READ_CHUNK * 4;
-      while (ncap - r->end < READ_CHUNK || ncap < need) ncap *= 2;
+    /* Grow only for bytes that can arrive now: a corrupt length prefix
+     * must not reserve gigabytes before the end of the file shows it. */
+    if (r->cap - r->end < READ_CHUNK) {
+      size_t ncap = r->cap ? r->cap : READ_CHUNK;
+      while (ncap - r->end < READ_CHUNK) ncap *= 2;
       unsigned char *nb = realloc(r->buf, ncap);
       if (!nb) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", instream_path(r->in));
       r->buf = nb;
