@@ -23,14 +23,15 @@ typedef struct coll_inst {
   sim_fn done;
   void *obj;
   uint64_t arg;
-  plan p;
+  int n;                  /* phases: as many as the plan has (cache footprint) */
+  phase_spec ph[];
 } coll_inst;
 
 typedef struct stream {
   coll_inst *coll;
   uint64_t tag;
   int64_t prio;
-  int cur;                /* index into coll->p.ph */
+  int cur;                /* index into coll->ph */
   int tree;               /* double binary tree of this chunk: 0 max, 1 min */
   algo_run run;
   struct stream *next;    /* queue link, or free list */
@@ -230,7 +231,7 @@ static void queue_insert(squeue *q, stream *st) {
 }
 
 static void stream_begin_phase(sim *s, stream *st) {
-  const phase_spec *ph = &st->coll->p.ph[st->cur];
+  const phase_spec *ph = &st->coll->ph[st->cur];
   algo_start(s, &st->run, st, ph, st->coll->rank, st->tag, st->tree);
 }
 
@@ -272,7 +273,7 @@ static void coll_finished(sim *s, coll_inst *c) {
 void sys_phase_done(sim *s, stream *st) {
   sys *y = s->sys;
   uint32_t rank = st->coll->rank;
-  const plan *p = &st->coll->p;
+  const coll_inst *p = st->coll;
   int old_q = p->ph[st->cur].queue;
   y->npu[rank].queues[old_q].running--;
   st->cur++;
@@ -435,7 +436,13 @@ void sys_collective(sim *s, const coll_request *rq) {
     return;
   }
   if (resolve_group(s, rq, &group)) return;
-  coll_inst *c = calloc(1, sizeof *c);
+  const char *custom = custom_prefix(s, rq);
+  plan p = {0};
+  if (!custom) {
+    if (check_native(s, rq)) return;
+    plan_phases(s, rq, group, &p);
+  }
+  coll_inst *c = calloc(1, sizeof *c + (size_t)p.n * sizeof p.ph[0]);
   if (!c) {
     s->q.oom = 1;
     return;
@@ -444,19 +451,15 @@ void sys_collective(sim *s, const coll_request *rq) {
   c->done = rq->done;
   c->obj = rq->obj;
   c->arg = rq->arg;
-  const char *custom = custom_prefix(s, rq);
+  c->n = p.n;
+  memcpy(c->ph, p.ph, (size_t)p.n * sizeof p.ph[0]);
   if (custom) {
     const uint32_t *members = group >= 0 ? y->sorted[group] : NULL;
     uint32_t n = group >= 0 ? s->groups.v[group].n : s->npus;
     custom_run(s, y->custom, custom, rq->rank, members, n, rq->node_id, c);
     return;
   }
-  if (check_native(s, rq)) {
-    free(c);
-    return;
-  }
-  plan_phases(s, rq, group, &c->p);
-  if (c->p.n == 0) {
+  if (c->n == 0) {
     coll_finished(s, c);
     return;
   }
@@ -476,11 +479,11 @@ void sys_collective(sim *s, const coll_request *rq) {
                                                       : ++np->prio_ctr;
   c->streams_left = (int)chunks;
   uint64_t size = chunk;
-  for (int i = 0; i < c->p.n; i++) {
-    c->p.ph[i].in_bytes = size;
-    size = algo_out_bytes(c->p.ph[i].type, size, c->p.ph[i].ring.n);
+  for (int i = 0; i < c->n; i++) {
+    c->ph[i].in_bytes = size;
+    size = algo_out_bytes(c->ph[i].type, size, c->ph[i].ring.n);
   }
-  int dbt = c->p.ph[0].algo.kind == ALGO_DOUBLE_BINARY_TREE;
+  int dbt = c->ph[0].algo.kind == ALGO_DOUBLE_BINARY_TREE;
   int touched[2 * SIM_MAX_DIMS * 16], nt = 0;
   for (uint64_t k = 0; k < chunks; k++) {
     stream *st = stream_new(s);
@@ -492,10 +495,10 @@ void sys_collective(sim *s, const coll_request *rq) {
     st->prio = prio;
     st->tag = NET_TAG_COLLECTIVE | (group >= 0 ? np->group_ctr[group]++ : ++np->stream_ctr);
     if (dbt) st->tree = (int)(np->tree_ctr++ & 1);
-    queue_insert(&np->queues[c->p.ph[0].queue], st);
+    queue_insert(&np->queues[c->ph[0].queue], st);
     int seen = 0;
-    for (int t = 0; t < nt; t++) seen |= touched[t] == c->p.ph[0].queue;
-    if (!seen && nt < (int)(sizeof touched / sizeof *touched)) touched[nt++] = c->p.ph[0].queue;
+    for (int t = 0; t < nt; t++) seen |= touched[t] == c->ph[0].queue;
+    if (!seen && nt < (int)(sizeof touched / sizeof *touched)) touched[nt++] = c->ph[0].queue;
   }
   for (int t = 0; t < nt; t++) queue_pump(s, rq->rank, touched[t]);
 }
