@@ -8,6 +8,10 @@ int eventq_init(eventq *q, uint32_t npus) {
   memset(q, 0, sizeof *q);
   q->npus = calloc(npus ? npus : 1, sizeof *q->npus);
   q->n_npus = npus;
+  for (uint32_t i = 0; q->npus && i < npus; i++) {
+    q->npus[i].v = q->npus[i].small;
+    q->npus[i].cap = NPU_BATCH_INLINE;
+  }
   q->pool_n = 1;
   q->hash = calloc(64, sizeof *q->hash);
   q->hash_mask = 63;
@@ -15,7 +19,8 @@ int eventq_init(eventq *q, uint32_t npus) {
 }
 
 void eventq_free(eventq *q) {
-  for (uint32_t i = 0; i < q->n_npus; i++) free(q->npus[i].v);
+  for (uint32_t i = 0; i < q->n_npus; i++)
+    if (q->npus[i].v != q->npus[i].small) free(q->npus[i].v);
   free(q->npus);
   for (uint32_t b = 0; b < q->b_n; b++) free(q->buckets[b].ev);
   free(q->buckets);
@@ -186,31 +191,36 @@ static uint32_t cb_alloc(eventq *q) {
 
 static void batch_fire(struct sim *s, void *obj, uint64_t t);
 
+static int batches_grow(eventq *q, npu_batches *b) {
+  uint32_t nc = b->cap * 2;
+  npu_batch *v = b->v == b->small ? malloc(nc * sizeof *v) : realloc(b->v, nc * sizeof *v);
+  if (!v) {
+    q->oom = 1;
+    return -1;
+  }
+  if (b->v == b->small) memcpy(v, b->small, sizeof b->small);
+  b->v = v;
+  b->cap = nc;
+  return 0;
+}
+
 void eventq_npu_after(eventq *q, uint32_t npu, uint64_t delay, sim_fn fn, void *obj, uint64_t arg) {
   uint64_t t = q->now + delay;
   npu_batches *b = &q->npus[npu];
   uint32_t k = 0;
   while (k < b->n && b->v[k].time != t) k++;
-  uint32_t c = cb_alloc(q);
-  if (!c) return;
-  q->pool[c] = (batch_cb){fn, obj, arg, 0};
-  if (k < b->n) {
-    if (b->v[k].tail) q->pool[b->v[k].tail].next = c;
-    else b->v[k].head = c;
-    b->v[k].tail = c;
+  if (k < b->n) { /* join the batch: after everything already in it */
+    npu_batch *e = &b->v[k];
+    uint32_t c = cb_alloc(q);
+    if (!c) return;
+    q->pool[c] = (batch_cb){fn, obj, arg, 0};
+    if (e->tail) q->pool[e->tail].next = c;
+    else e->head = c;
+    e->tail = c;
     return;
   }
-  if (b->n == b->cap) {
-    uint32_t nc = b->cap ? b->cap * 2 : 4;
-    npu_batch *v = realloc(b->v, nc * sizeof *v);
-    if (!v) {
-      q->oom = 1;
-      return;
-    }
-    b->v = v;
-    b->cap = nc;
-  }
-  b->v[b->n++] = (npu_batch){t, c, c};
+  if (b->n == b->cap && batches_grow(q, b)) return;
+  b->v[b->n++] = (npu_batch){t, fn, obj, arg, 0, 0};
   /* The queue holds a pointer to this NPU's batch list; the batch is found
    * again by time when it fires (the array may move meanwhile). */
   eventq_at(q, t, batch_fire, b, t);
@@ -224,16 +234,22 @@ static void batch_fire(struct sim *s, void *obj, uint64_t t) {
     uint32_t k = 0;
     while (k < b->n && b->v[k].time != t) k++;
     if (k == b->n) return;
-    uint32_t c = b->v[k].head;
-    if (!c) {
+    npu_batch *e = &b->v[k];
+    batch_cb cb;
+    if (e->fn) {
+      cb = (batch_cb){e->fn, e->obj, e->arg, 0};
+      e->fn = NULL;
+    } else if (e->head) {
+      uint32_t c = e->head;
+      cb = q->pool[c];
+      e->head = cb.next;
+      if (!cb.next) e->tail = 0;
+      q->pool[c].next = q->pool_free;
+      q->pool_free = c;
+    } else {
       b->v[k] = b->v[--b->n];
       return;
     }
-    batch_cb cb = q->pool[c];
-    b->v[k].head = cb.next;
-    if (!cb.next) b->v[k].tail = 0;
-    q->pool[c].next = q->pool_free;
-    q->pool_free = c;
     cb.fn(s, cb.obj, cb.arg);
   }
 }

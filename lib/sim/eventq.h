@@ -39,14 +39,22 @@ typedef struct batch_cb {
   uint32_t next;
 } batch_cb;
 
+/* One NPU's pending work for one time. The first callback is stored inline
+ * (most batches hold one); later ones go to the shared pool. */
 typedef struct npu_batch {
   uint64_t time;
-  uint32_t head, tail;
+  sim_fn fn;            /* first callback; NULL once it has been taken */
+  void *obj;
+  uint64_t arg;
+  uint32_t head, tail;  /* further callbacks, in the pool */
 } npu_batch;
 
+#define NPU_BATCH_INLINE 2
+
 typedef struct npu_batches {
-  npu_batch *v;
+  npu_batch *v;         /* points at `small` until more are pending */
   uint32_t n, cap;
+  npu_batch small[NPU_BATCH_INLINE];
 } npu_batches;
 
 typedef struct eventq {

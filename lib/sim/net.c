@@ -120,7 +120,7 @@ static int table_rebuild(net *n) {
   for (size_t i = 0; n->slots && i <= n->mask; i++)
     live += n->slots[i].used && (n->slots[i].arrived || n->slots[i].head);
   size_t ncap = 1024;
-  while (ncap < live * 4) ncap *= 2;
+  while (ncap < live * 8) ncap *= 2;
   match_slot *ns = calloc(ncap, sizeof *ns);
   if (!ns) return -1;
   for (size_t i = 0; n->slots && i <= n->mask; i++) {
@@ -150,7 +150,8 @@ static match_slot *slot_get(sim *s, uint64_t tag, uint32_t src, uint32_t dst, ui
     n->slots[dead] = (match_slot){tag, bytes, src, dst, 0, 0, 0, 1};
     return &n->slots[dead];
   }
-  if ((n->used + 1) * 2 > n->mask + 1) {
+  /* Dead slots lengthen probes: rebuild at a quarter full, counting them. */
+  if ((n->used + 1) * 4 > n->mask + 1) {
     if (table_rebuild(n)) return s->q.oom = 1, NULL;
     h = key_hash(tag, src, dst, bytes) & n->mask;
     while (n->slots[h].used) h = (h + 1) & n->mask;
