@@ -2,7 +2,7 @@
  * pytorch); see include/chakra/ingest.h and docs/convert.md.
  *
  * The node table comes from hostet.c (one record per JSON node, the
- * inputs/outputs already encoded as protobuf IOInfo). Everything here works
+ * inputs/outputs kept as their Python-repr texts). Everything here works
  * on index arrays: the id index, the parent/children tree, the dependency
  * lists (one append-only array, each node's deps contiguous), the
  * topological order. No recursion: trees and chains of any depth are fine.
@@ -14,6 +14,7 @@
  * control deps, stream only on device ops). */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@
 #include "chakra/ingest.h"
 #include "hostet.h"
 #include "ibuf.h"
-#include "pbenc.h"
+#include "pbmsg.h"
 #include "pyrepr.h"
 
 #define NONE UINT32_MAX
@@ -979,18 +980,24 @@ static int prune_and_order(conv *c) {
 
 /* ---------------------------------------------------------------- write */
 
-static void put_meta(conv *c, ibuf *b) {
+static ChakraProtoMsg__GlobalMetadata *build_meta(conv *c, arena *a) {
   const hostet *h = c->h;
-  if (!c->compat) pb_bytes(b, PB_META_VERSION, "1.0.0", 5);
-  pb_attr_str(b, PB_META_ATTR, "schema", h->schema, strlen(h->schema));
-  if (h->has_pid) pb_attr_int(b, PB_META_ATTR, "pid", PB_ATTR_UINT64, (uint64_t)h->pid);
-  if (h->has_time) pb_attr_str(b, PB_META_ATTR, "time", h->time, strlen(h->time));
-  if (h->has_start_ts) pb_attr_int(b, PB_META_ATTR, "start_ts", PB_ATTR_UINT64, (uint64_t)h->start_ts);
-  if (h->has_finish_ts) pb_attr_int(b, PB_META_ATTR, "finish_ts", PB_ATTR_UINT64, (uint64_t)h->finish_ts);
-  if (!c->compat) {
-    const char *prod = "chakra-c " CHAKRA_VERSION " convert pytorch";
-    pb_attr_str(b, PB_META_ATTR, "producer", prod, strlen(prod));
-  }
+  ChakraProtoMsg__GlobalMetadata *m = arena_alloc(a, sizeof *m);
+  if (!m) return NULL;
+  chakra_proto_msg__global_metadata__init(m);
+  pbattrs l;
+  pbattrs_start(&l, a, 6);
+  if (!c->compat) m->version = "1.0.0";
+  pbattrs_str(&l, "schema", h->schema);
+  if (h->has_pid) pbattrs_uint64(&l, "pid", (uint64_t)h->pid);
+  if (h->has_time) pbattrs_str(&l, "time", h->time);
+  if (h->has_start_ts) pbattrs_uint64(&l, "start_ts", (uint64_t)h->start_ts);
+  if (h->has_finish_ts) pbattrs_uint64(&l, "finish_ts", (uint64_t)h->finish_ts);
+  if (!c->compat) pbattrs_str(&l, "producer", "chakra-c " CHAKRA_VERSION " convert pytorch");
+  if (l.oom) return NULL;
+  m->attr = l.v;
+  m->n_attr = l.n;
+  return m;
 }
 
 /* CHAKRA_TIMING=1 in the environment prints the phases on stderr (the
@@ -1013,14 +1020,14 @@ typedef struct wcount {
   uint64_t ctrl, data, nodes, meta, coll, send, recv, comp;
 } wcount;
 
-/* Everything of node i before its inputs/outputs. */
-static void put_head(conv *c, uint32_t i, ibuf *b, wcount *w) {
+/* Everything of node i but its inputs/outputs and attributes; ctrl holds
+ * the control dep. */
+static void node_head(conv *c, uint32_t i, ChakraProtoMsg__Node *m, uint64_t *ctrl, wcount *w) {
   const ht_node *x = &c->h->nodes[i];
   const char *name = nname(c, i);
-  size_t nl = strtab_len(&c->h->strings, x->name);
-  if (x->id) pb_uint(b, PB_NODE_ID, x->id);
-  if (nl) pb_bytes(b, PB_NODE_NAME, name, nl);
-  if (c->type[i]) pb_uint(b, PB_NODE_TYPE, c->type[i]);
+  m->id = x->id;
+  m->name = (char *)name;
+  m->type = (ChakraProtoMsg__NodeType)c->type[i];
   uint32_t p = c->parent[i];
   if (p != NONE && c->sel[p]) {
     int write;
@@ -1032,19 +1039,19 @@ static void put_head(conv *c, uint32_t i, ibuf *b, wcount *w) {
       write = c->out[p];
     }
     if (write) {
-      uint64_t pid = c->h->nodes[p].id;
-      pb_packed(b, PB_NODE_CTRL, &pid, 1);
+      *ctrl = c->h->nodes[p].id;
+      m->ctrl_deps = ctrl;
+      m->n_ctrl_deps = 1;
       w->ctrl++;
     }
   }
-  if (c->dep_cnt[i]) {
-    pb_packed(b, PB_NODE_DATA, c->deps + c->dep_start[i], c->dep_cnt[i]);
-    w->data += c->dep_cnt[i];
-  }
-  if (!c->compat && (x->flags & HT_TS) && x->ts >= 1) pb_uint(b, PB_NODE_START, (uint64_t)x->ts);
+  m->data_deps = c->deps + c->dep_start[i];
+  m->n_data_deps = c->dep_cnt[i];
+  w->data += c->dep_cnt[i];
+  if (!c->compat && (x->flags & HT_TS) && x->ts >= 1) m->start_time_micros = (uint64_t)x->ts;
   uint64_t dur = x->excl > 0 ? (uint64_t)x->excl : 0;
   if (dur && has(name, "Optimizer.step")) dur = 0;
-  if (dur) pb_uint(b, PB_NODE_DUR, dur);
+  m->duration_micros = dur;
   w->nodes++;
   switch (c->type[i]) {
     case T_METADATA: w->meta++; break;
@@ -1055,37 +1062,83 @@ static void put_head(conv *c, uint32_t i, ibuf *b, wcount *w) {
   }
 }
 
-/* The standard attributes; the extra ones follow from the blob. */
-static void put_attrs(conv *c, uint32_t i, ibuf *b) {
-  const ht_node *x = &c->h->nodes[i];
-  static const uint8_t alen[HT_NATTR] = {5, 9, 6, 5, 3, 6};
-  for (int k = 0; k < HT_NATTR; k++)
-    if (c->compat || (x->flags & (HT_ATTR0 << k)))
-      pb_attr_kind_n(b, ht_attr_names[k], alen[k], PB_ATTR_INT64, (uint64_t)x->a[k]);
-  if (c->compat || (x->flags & HT_SCHEMA))
-    pb_attr_str(b, PB_NODE_ATTR, "op_schema", strtab_str(&c->h->strings, x->op_schema),
-                strtab_len(&c->h->strings, x->op_schema));
-  PB_ATTR_KIND_LIT(b, "is_cpu_op", PB_ATTR_BOOL, !(x->flags & HT_GPU));
-  if (c->compat || c->gpu[i]) PB_ATTR_KIND_LIT(b, "stream", PB_ATTR_INT64, (uint64_t)x->stream);
-  int t = c->type[i];
-  const char *pgn = strtab_str(&c->h->strings, c->pg[i]);
-  size_t pgl = strtab_len(&c->h->strings, c->pg[i]);
-  if (t == T_COLL) {
-    PB_ATTR_KIND_LIT(b, "comm_type", PB_ATTR_INT64, (uint64_t)(int64_t)c->comm_type[i]);
-    PB_ATTR_KIND_LIT(b, "comm_size", PB_ATTR_INT64, x->comm_bytes);
-    if (pgl) pb_attr_str(b, PB_NODE_ATTR, "pg_name", pgn, pgl);
-  } else if (t == T_SEND || t == T_RECV) {
-    if (!c->compat) pb_attr_int(b, PB_NODE_ATTR, t == T_SEND ? "comm_dst" : "comm_src", PB_ATTR_INT32,
-                                (uint64_t)(int64_t)c->peer[i]);
-    PB_ATTR_KIND_LIT(b, "comm_size", PB_ATTR_INT64, x->comm_bytes);
-    if (!c->compat) PB_ATTR_KIND_LIT(b, "comm_tag", PB_ATTR_INT32, (uint64_t)(int64_t)c->tag[i]);
-    if (pgl) pb_attr_str(b, PB_NODE_ATTR, "pg_name", pgn, pgl);
+/* The inputs and outputs from the node's texts (hostet.h), borrowed. */
+static void node_io(const ht_node *x, ChakraProtoMsg__IOInfo io[2]) {
+  char *t[HT_IO_N];
+  char *s = (char *)x->blob;
+  for (int k = 0; k < HT_IO_N; k++) {
+    t[k] = s;
+    s += strlen(s) + 1;
   }
-  if (!c->compat && (x->flags & HT_EXCL) && x->excl >= 0)
-    PB_ATTR_KIND_LIT(b, "duration_ns", PB_ATTR_UINT64, (uint64_t)llround(x->excl * 1000.0));
+  for (int w = 0; w < 2; w++) {
+    chakra_proto_msg__ioinfo__init(&io[w]);
+    io[w].values = t[3 * w];
+    io[w].shapes = t[3 * w + 1];
+    io[w].types = t[3 * w + 2];
+  }
 }
 
-static size_t extra_len(const conv *c, const ht_node *x) { return c->compat ? 0 : x->blob_len - x->io_len; }
+/* The attributes the parser kept for the output. */
+static void extra_attrs(const ht_node *x, pbattrs *l) {
+  for (uint32_t k = 0; k < x->n_extra; k++) {
+    const ht_extra *e = &x->extra[k];
+    switch (e->kind) {
+      case HT_X_INT64: pbattrs_int64(l, e->name, e->v.i); break;
+      case HT_X_UINT64: pbattrs_uint64(l, e->name, e->v.u); break;
+      case HT_X_DOUBLE: pbattrs_double(l, e->name, e->v.d); break;
+      case HT_X_BOOL: pbattrs_bool(l, e->name, e->v.b); break;
+      default: pbattrs_str(l, e->name, e->v.s); break;
+    }
+  }
+}
+
+/* The standard attributes, then (except --compat) the extra ones. */
+static void node_attrs(conv *c, uint32_t i, pbattrs *l) {
+  const ht_node *x = &c->h->nodes[i];
+  for (int k = 0; k < HT_NATTR; k++)
+    if (c->compat || (x->flags & (HT_ATTR0 << k))) pbattrs_int64(l, ht_attr_names[k], x->a[k]);
+  if (c->compat || (x->flags & HT_SCHEMA))
+    pbattrs_str(l, "op_schema", strtab_str(&c->h->strings, x->op_schema));
+  pbattrs_bool(l, "is_cpu_op", !(x->flags & HT_GPU));
+  if (c->compat || c->gpu[i]) pbattrs_int64(l, "stream", x->stream);
+  int t = c->type[i];
+  const char *pgn = strtab_str(&c->h->strings, c->pg[i]);
+  int has_pg = strtab_len(&c->h->strings, c->pg[i]) != 0;
+  if (t == T_COLL) {
+    pbattrs_int64(l, "comm_type", c->comm_type[i]);
+    pbattrs_int64(l, "comm_size", (int64_t)x->comm_bytes);
+    if (has_pg) pbattrs_str(l, "pg_name", pgn);
+  } else if (t == T_SEND || t == T_RECV) {
+    if (!c->compat) pbattrs_int32(l, t == T_SEND ? "comm_dst" : "comm_src", c->peer[i]);
+    pbattrs_int64(l, "comm_size", (int64_t)x->comm_bytes);
+    if (!c->compat) pbattrs_int32(l, "comm_tag", c->tag[i]);
+    if (has_pg) pbattrs_str(l, "pg_name", pgn);
+  }
+  if (!c->compat && (x->flags & HT_EXCL) && x->excl >= 0)
+    pbattrs_uint64(l, "duration_ns", (uint64_t)llround(x->excl * 1000.0));
+  if (!c->compat) extra_attrs(x, l);
+}
+
+/* Node i as protobuf-c structs in a (NULL when out of memory). */
+static ChakraProtoMsg__Node *build_node(conv *c, uint32_t i, arena *a, wcount *w) {
+  ChakraProtoMsg__Node *m = arena_alloc(a, sizeof *m);
+  ChakraProtoMsg__IOInfo *io = arena_alloc(a, 2 * sizeof *io);
+  uint64_t *ctrl = arena_alloc(a, sizeof *ctrl);
+  if (!m || !io || !ctrl) return NULL;
+  chakra_proto_msg__node__init(m);
+  node_head(c, i, m, ctrl, w);
+  const ht_node *x = &c->h->nodes[i];
+  node_io(x, io);
+  m->inputs = &io[0];
+  m->outputs = &io[1];
+  pbattrs l;
+  pbattrs_start(&l, a, 16 + x->n_extra); /* 14 standard ones at most */
+  node_attrs(c, i, &l);
+  if (l.oom) return NULL;
+  m->attr = l.v;
+  m->n_attr = l.n;
+  return m;
+}
 
 static void add_counts(chakra_convert_report *r, const wcount *w) {
   r->ctrl_deps += w->ctrl, r->data_deps += w->data, r->nodes_out += w->nodes;
@@ -1112,72 +1165,95 @@ static void log_line(conv *c, ibuf *lb, uint32_t i) {
   ibuf_putc(lb, '\n');
 }
 
-/* Metadata, then the nodes in order, through outfile (atomic, gzip). */
-static int write_et(conv *c, const char *out_path) {
-  chakra_error *err = c->err;
-  outfile *logf = NULL;
-  awrite *f;
-  int threads = c->opt->threads;
-  if (threads <= 0) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    threads = n > 0 ? (int)n : 1;
+/* Packing is most of the cost of writing (protobuf-c visits every field of
+ * the descriptor, 34 for each attribute), so the nodes are packed in
+ * rounds: each of several threads packs a run of consecutive nodes into
+ * its own buffer, and the buffers are handed to the writer thread in
+ * order. Each thread has two buffers, so a round is packed while the one
+ * before it is written. */
+#define WRITE_RUN 1024    /* nodes per thread and round */
+#define WRITE_THREADS 8   /* beyond, the one writer thread is the limit */
+
+typedef struct wpart {
+  conv *c;
+  const uint32_t *idx; /* node indexes, in output order */
+  size_t n;
+  ibuf buf[2];         /* length-prefixed Node messages, alternate rounds */
+  ibuf *out;           /* the one of this round */
+  arena a;             /* the structs of the node being packed */
+  wcount w;
+  pthread_t th;
+  int started;
+} wpart;
+
+static void *encode_part(void *arg) {
+  wpart *p = arg;
+  p->out->n = 0;
+  for (size_t k = 0; k < p->n && !p->out->oom; k++) {
+    arena_reset(&p->a);
+    const ChakraProtoMsg__Node *m = build_node(p->c, p->idx[k], &p->a, &p->w);
+    if (m) pbmsg_put(p->out, &m->base);
+    else p->out->oom = 1;
   }
-  int rc = awrite_open(&f, out_path, outfile_name_is_gzip(out_path), threads > 1, err);
-  if (rc) return rc;
-  if (c->opt->log_path) {
-    rc = outfile_open(&logf, c->opt->log_path, outfile_name_is_gzip(c->opt->log_path), err);
-    if (rc) {
-      awrite_discard(f);
-      return rc;
-    }
+  return NULL;
+}
+
+/* Nodes idx[0..n) split over parts[0..np), into their buffers `set`; the
+ * calling thread packs the first part, and any part whose thread cannot
+ * be started. */
+static void encode_round(wpart *parts, int np, int set, const uint32_t *idx, size_t n) {
+  for (int t = 0; t < np; t++) {
+    wpart *p = &parts[t];
+    size_t lo = n * (size_t)t / (size_t)np, hi = n * (size_t)(t + 1) / (size_t)np;
+    p->idx = idx + lo;
+    p->n = hi - lo;
+    p->out = &p->buf[set];
+    p->started = t > 0 && pthread_create(&p->th, NULL, encode_part, p) == 0;
   }
-  ibuf head = {0}, attrs = {0}, lb = {0};
-  wcount w = {0};
-  unsigned char pre[10];
-  put_meta(c, &head);
-  if (head.oom) rc = oom(c);
-  if (!rc && (awrite_put(f, pre, pb_put_varint(pre, head.n)) || awrite_put(f, head.p, head.n)))
-    rc = awrite_status(f, err);
-  for (size_t k = 0; k < c->n_order && !rc; k++) {
-    uint32_t i = c->order[k];
-    const ht_node *x = &c->h->nodes[i];
-    head.n = attrs.n = 0;
-    put_head(c, i, &head, &w);
-    put_attrs(c, i, &attrs);
-    if (head.oom || attrs.oom) {
-      rc = oom(c);
-      break;
+  for (int t = 0; t < np; t++)
+    if (!parts[t].started) encode_part(&parts[t]);
+  for (int t = 0; t < np; t++)
+    if (parts[t].started) pthread_join(parts[t].th, NULL);
+}
+
+/* Packs the nodes in output order and queues them on f (see wpart). */
+static int write_nodes(conv *c, awrite *f, wpart *parts, int threads, outfile *logf) {
+  ibuf lb = {0};
+  int rc = 0, set = 0;
+  size_t round = (size_t)threads * WRITE_RUN;
+  for (size_t k = 0; k < c->n_order && !rc; k += round, set ^= 1) {
+    size_t n = c->n_order - k < round ? c->n_order - k : round;
+    int np = (int)((n + WRITE_RUN - 1) / WRITE_RUN);
+    encode_round(parts, np, set, c->order + k, n);
+    /* the round before is written: its buffers are free for the next */
+    if (awrite_wait(f)) rc = awrite_status(f, c->err);
+    for (int t = 0; t < np && !rc; t++) {
+      if (parts[t].out->oom) rc = oom(c);
+      else if (awrite_queue(f, parts[t].out->p, parts[t].out->n)) rc = awrite_status(f, c->err);
     }
-    size_t extra = extra_len(c, x);
-    size_t total = head.n + x->io_len + attrs.n + extra;
-    size_t rec = pb_varint_len(total) + total;
-    char *d = rec <= AWRITE_MAX_ROOM ? awrite_room(f, rec) : NULL;
-    if (!d && rec <= AWRITE_MAX_ROOM) {
-      rc = awrite_status(f, err);
-      break;
-    }
-    if (d) {
-      size_t q = pb_put_varint((unsigned char *)d, total);
-      memcpy(d + q, head.p, head.n), q += head.n;
-      memcpy(d + q, x->blob, x->io_len), q += x->io_len;
-      memcpy(d + q, attrs.p, attrs.n), q += attrs.n;
-      if (extra) memcpy(d + q, x->blob + x->io_len, extra);
-      awrite_commit(f, rec);
-    } else {
-      /* a node larger than a buffer */
-      int bad = awrite_put(f, pre, pb_put_varint(pre, total)) || awrite_put(f, head.p, head.n) ||
-                awrite_put(f, x->blob, x->io_len) || awrite_put(f, attrs.p, attrs.n) ||
-                awrite_put(f, x->blob + x->io_len, extra);
-      if (bad) rc = awrite_status(f, err);
-    }
-    if (logf && !rc) {
+    for (size_t j = k; j < k + n && logf && !rc; j++) {
       lb.n = 0;
-      log_line(c, &lb, i);
-      rc = lb.oom ? oom(c) : outfile_write(logf, lb.p, lb.n, err);
+      log_line(c, &lb, c->order[j]);
+      rc = lb.oom ? oom(c) : outfile_write(logf, lb.p, lb.n, c->err);
     }
   }
-  add_counts(c->rep, &w);
-  ibuf_free(&head), ibuf_free(&attrs), ibuf_free(&lb);
+  ibuf_free(&lb);
+  return rc;
+}
+
+/* The output (atomic, gzip) and the --log file. */
+static int open_outputs(conv *c, const char *out_path, int threaded, awrite **f, outfile **logf) {
+  *logf = NULL;
+  int rc = awrite_open(f, out_path, outfile_name_is_gzip(out_path), threaded, c->err);
+  if (rc || !c->opt->log_path) return rc;
+  rc = outfile_open(logf, c->opt->log_path, outfile_name_is_gzip(c->opt->log_path), c->err);
+  if (rc) awrite_discard(*f);
+  return rc;
+}
+
+/* Renames both into place after success (rc 0), else removes them. The
+ * writer is done with the queued buffers once this returns. */
+static int close_outputs(awrite *f, outfile *logf, int rc, chakra_error *err) {
   if (rc) {
     awrite_discard(f);
     if (logf) outfile_discard(logf);
@@ -1188,6 +1264,45 @@ static int write_et(conv *c, const char *out_path) {
     if (rc) outfile_discard(logf);
     else rc = outfile_commit(logf, err);
   }
+  return rc;
+}
+
+/* Packs the GlobalMetadata into b and queues it on f. */
+static int put_meta(conv *c, awrite *f, arena *a, ibuf *b) {
+  const ChakraProtoMsg__GlobalMetadata *m = build_meta(c, a);
+  if (m) pbmsg_put(b, &m->base);
+  if (!m || b->oom) return oom(c);
+  return awrite_queue(f, b->p, b->n) ? awrite_status(f, c->err) : 0;
+}
+
+/* Metadata, then the nodes in order. */
+static int write_et(conv *c, const char *out_path) {
+  int threads = c->opt->threads;
+  if (threads <= 0) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    threads = n > 0 ? (int)n : 1;
+  }
+  awrite *f;
+  outfile *logf;
+  int rc = open_outputs(c, out_path, threads > 1, &f, &logf);
+  if (rc) return rc;
+  int np = threads < WRITE_THREADS ? threads : WRITE_THREADS;
+  wpart *parts = calloc((size_t)np, sizeof *parts);
+  ibuf head = {0};
+  for (int t = 0; t < np && parts; t++) {
+    parts[t].c = c;
+    arena_init(&parts[t].a, 0);
+  }
+  rc = parts ? put_meta(c, f, &parts[0].a, &head) : oom(c);
+  if (!rc) rc = write_nodes(c, f, parts, np, logf);
+  rc = close_outputs(f, logf, rc, c->err);
+  for (int t = 0; t < np && parts; t++) {
+    add_counts(c->rep, &parts[t].w);
+    arena_free(&parts[t].a);
+    ibuf_free(&parts[t].buf[0]), ibuf_free(&parts[t].buf[1]);
+  }
+  free(parts);
+  ibuf_free(&head);
   return rc;
 }
 

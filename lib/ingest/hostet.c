@@ -22,7 +22,6 @@
 #include "../util/instream.h"
 #include "chakra/ingest.h"
 #include "ibuf.h"
-#include "pbenc.h"
 #include "pyrepr.h"
 
 const char *const chakra_hostet_versions[] = {"1.0.1",
@@ -61,10 +60,8 @@ enum want {
 /* capture flags */
 enum { CAP_REPR = 1, CAP_TENSORS = 2, CAP_ARGS = 4, CAP_TYPES = 8 };
 
-/* io buffers: inputs values/shapes/types, outputs values/shapes/types */
-enum { IO_IV, IO_IS, IO_IT, IO_OV, IO_OS, IO_OT, IO_N };
-
 #define MAX_DEPTH 16
+#define MAX_EXTRA_NAME 127 /* longer names of extra attributes are dropped */
 #define MAX_CAP_DEPTH 512
 
 typedef struct clevel {
@@ -115,11 +112,13 @@ typedef struct hparse {
   /* the node being read */
   ht_node cur;
   int io_which;          /* F_IO: 0 inputs, 1 outputs */
-  ibuf io[IO_N];
-  int io_set[IO_N];
+  ibuf io[HT_IO_N];
+  int io_set[HT_IO_N];
   ibuf strides[2];
   int strides_set[2];
-  ibuf attrs_json, others, extra_pb, scratch;
+  ibuf attrs_json, others, scratch;
+  ht_extra *xs;          /* convert: the node's extra attributes so far */
+  size_t n_xs, cap_xs;
   uint64_t *arg_bytes;
   uint8_t *arg_tensor;
   size_t n_argv, n_argt, cap_arg;
@@ -456,10 +455,11 @@ static void after_value(hparse *p) {
 static void reset_node(hparse *p) {
   memset(&p->cur, 0, sizeof p->cur);
   p->cur.side = UINT32_MAX;
-  for (int i = 0; i < IO_N; i++) p->io[i].n = 0, p->io_set[i] = 0;
+  for (int i = 0; i < HT_IO_N; i++) p->io[i].n = 0, p->io_set[i] = 0;
   p->strides[0].n = p->strides[1].n = 0;
   p->strides_set[0] = p->strides_set[1] = 0;
-  p->attrs_json.n = p->others.n = p->extra_pb.n = 0;
+  p->attrs_json.n = p->others.n = 0;
+  p->n_xs = 0;
   p->n_argv = p->n_argt = 0;
   if (p->cap_arg) {
     memset(p->arg_bytes, 0, p->cap_arg * sizeof *p->arg_bytes);
@@ -511,27 +511,46 @@ static void link_attr_json(hparse *p, const char *name, const char *type, const 
   ibuf_putc(b, '}');
 }
 
+/* s[0..n) NUL-terminated in the pool, where it lives until the output is
+ * written. */
+static const char *pool_str(hparse *p, const char *s, size_t n) {
+  char *d = bpool_alloc(&p->pool, n + 1);
+  if (!d) return NULL;
+  memcpy(d, s, n);
+  d[n] = 0;
+  return d;
+}
+
 /* Other scalar attributes (and unknown scalar members of a node) travel as
  * Chakra attributes of the same name, unless the converter writes that
- * name itself. */
-static void add_extra(hparse *p, const char *nm, size_t nl, int kind, const char *v, size_t vl) {
-  char nbuf[128];
-  if (!nl || nl >= sizeof nbuf || reserved_attr(nm, nl)) return;
-  memcpy(nbuf, nm, nl);
-  nbuf[nl] = 0;
+ * name itself. They are kept as values; the writer builds the messages. */
+static int add_extra(hparse *p, const char *nm, size_t nl, int kind, const char *v, size_t vl) {
+  if (!nl || nl > MAX_EXTRA_NAME || reserved_attr(nm, nl)) return 1;
+  ht_extra x = {0};
   switch (kind) {
-    case AV_INT: {
-      int64_t iv;
-      uint64_t uv;
-      if (!parse_i64(v, vl, &iv)) pb_attr_int(&p->extra_pb, PB_NODE_ATTR, nbuf, PB_ATTR_INT64, (uint64_t)iv);
-      else if (!parse_u64(v, vl, &uv)) pb_attr_int(&p->extra_pb, PB_NODE_ATTR, nbuf, PB_ATTR_UINT64, uv);
+    case AV_INT:
+      if (!parse_i64(v, vl, &x.v.i)) x.kind = HT_X_INT64;
+      else if (!parse_u64(v, vl, &x.v.u)) x.kind = HT_X_UINT64;
+      else return 1; /* beyond uint64: no attribute */
       break;
-    }
-    case AV_DOUBLE: pb_attr_double(&p->extra_pb, PB_NODE_ATTR, nbuf, parse_double(v, vl)); break;
-    case AV_BOOL: pb_attr_int(&p->extra_pb, PB_NODE_ATTR, nbuf, PB_ATTR_BOOL, vl == 4); break;
-    case AV_STRING: pb_attr_str(&p->extra_pb, PB_NODE_ATTR, nbuf, v, vl); break;
-    default: break;
+    case AV_DOUBLE: x.kind = HT_X_DOUBLE, x.v.d = parse_double(v, vl); break;
+    case AV_BOOL: x.kind = HT_X_BOOL, x.v.b = vl == 4; break;
+    case AV_STRING:
+      x.kind = HT_X_STRING;
+      if (!(x.v.s = pool_str(p, v, vl))) return oom(p);
+      break;
+    default: return 1;
   }
+  if (!(x.name = pool_str(p, nm, nl))) return oom(p);
+  if (p->n_xs == p->cap_xs) {
+    size_t cap = p->cap_xs ? p->cap_xs * 2 : 8;
+    ht_extra *xs = realloc(p->xs, cap * sizeof *xs);
+    if (!xs) return oom(p);
+    p->xs = xs;
+    p->cap_xs = cap;
+  }
+  p->xs[p->n_xs++] = x;
+  return 1;
 }
 
 /* An attrs entry {name, type, value} is complete. */
@@ -596,8 +615,7 @@ static int finish_attr(hparse *p) {
       if (nl == 18 && memcmp(nm, "global_rank_stride", 18) == 0) p->grstride = iv, p->has_grstride = 1;
     }
   }
-  if (p->mode == HT_MODE_CONVERT) add_extra(p, nm, nl, p->a_kind, v, vl);
-  return 1;
+  return p->mode == HT_MODE_CONVERT ? add_extra(p, nm, nl, p->a_kind, v, vl) : 1;
 }
 
 static void put_io_json(hparse *p, ibuf *b, int which) {
@@ -630,6 +648,36 @@ static int add_side(hparse *p, ht_side **out) {
   p->cur.side = (uint32_t)p->n_side++;
   *out = s;
   return 0;
+}
+
+/* convert: the node's IOInfo texts (a missing list is "[]") and extra
+ * attributes, moved into the pool (1, or 0 after an error, as a callback). */
+static int keep_conv(hparse *p) {
+  ht_node *c = &p->cur;
+  size_t all = 0;
+  for (int i = 0; i < HT_IO_N; i++) {
+    if (p->io[i].oom) return oom(p);
+    all += (p->io_set[i] ? p->io[i].n : 2) + 1;
+  }
+  if (all > UINT32_MAX) return node_fail(p, "%s", "node text too large (over 4 GiB)");
+  char *d = bpool_alloc(&p->pool, all);
+  if (!d) return oom(p);
+  c->blob = (const unsigned char *)d;
+  c->blob_len = (uint32_t)all;
+  for (int i = 0; i < HT_IO_N; i++) {
+    size_t l = p->io_set[i] ? p->io[i].n : 2;
+    memcpy(d, p->io_set[i] ? p->io[i].p : "[]", l);
+    d[l] = 0;
+    d += l + 1;
+  }
+  if (p->n_xs) {
+    ht_extra *x = bpool_alloc8(&p->pool, p->n_xs * sizeof *x);
+    if (!x) return oom(p);
+    memcpy(x, p->xs, p->n_xs * sizeof *x);
+    c->extra = x;
+    c->n_extra = (uint32_t)p->n_xs;
+  }
+  return 1;
 }
 
 static int finish_node(hparse *p) {
@@ -688,12 +736,10 @@ static int finish_node(hparse *p) {
       }
     }
     if (p->has_sync) {
-      uint64_t *v = (uint64_t *)bpool_alloc(&p->pool, p->n_sync * sizeof *v + 8);
+      uint64_t *v = bpool_alloc8(&p->pool, p->n_sync * sizeof *v);
       if (!v) return oom(p);
-      /* bpool gives no alignment; keep the array 8-byte aligned */
-      uint64_t *al = (uint64_t *)(((uintptr_t)v + 7) & ~(uintptr_t)7);
-      if (p->n_sync) memcpy(al, p->syncv, p->n_sync * sizeof *al);
-      s->sync = al;
+      if (p->n_sync) memcpy(v, p->syncv, p->n_sync * sizeof *v);
+      s->sync = v;
       s->n_sync = (uint32_t)p->n_sync;
     }
   }
@@ -701,41 +747,7 @@ static int finish_node(hparse *p) {
   ibuf *b = &p->scratch;
   b->n = 0;
   if (p->mode == HT_MODE_CONVERT) {
-    /* encoded straight into the pool: sizes first */
-    size_t len[IO_N], body[2], total = 0;
-    for (int w = 0; w < 2; w++) {
-      body[w] = 0;
-      for (int k = 0; k < 3; k++) {
-        len[w * 3 + k] = p->io_set[w * 3 + k] ? p->io[w * 3 + k].n : 2;
-        if (len[w * 3 + k]) body[w] += 1 + pb_varint_len(len[w * 3 + k]) + len[w * 3 + k];
-      }
-      total += 1 + pb_varint_len(body[w]) + body[w];
-    }
-    for (int i = 0; i < IO_N; i++)
-      if (p->io[i].oom) return oom(p);
-    if (p->extra_pb.oom) return oom(p);
-    size_t all = total + p->extra_pb.n;
-    if (all > UINT32_MAX) return node_fail(p, "%s", "node text too large (over 4 GiB)");
-    unsigned char *d = (unsigned char *)bpool_alloc(&p->pool, all ? all : 1);
-    if (!d) return oom(p);
-    unsigned char *q = d;
-    static const unsigned char tags[3] = {PB_IO_VALUES, PB_IO_SHAPES, PB_IO_TYPES};
-    for (int w = 0; w < 2; w++) {
-      *q++ = w ? PB_NODE_OUTPUTS : PB_NODE_INPUTS;
-      q += pb_put_varint(q, body[w]);
-      for (int k = 0; k < 3; k++) {
-        size_t l = len[w * 3 + k];
-        if (!l) continue;
-        *q++ = tags[k];
-        q += pb_put_varint(q, l);
-        memcpy(q, p->io_set[w * 3 + k] ? p->io[w * 3 + k].p : "[]", l);
-        q += l;
-      }
-    }
-    if (p->extra_pb.n) memcpy(q, p->extra_pb.p, p->extra_pb.n);
-    c->io_len = (uint32_t)total;
-    c->blob = d;
-    c->blob_len = (uint32_t)all;
+    if (!keep_conv(p)) return 0;
   } else {
     ibuf_puts(b, "\"inputs\":");
     put_io_json(p, b, 0);
@@ -757,9 +769,8 @@ static int finish_node(hparse *p) {
     ibuf_put(b, p->attrs_json.p, p->attrs_json.n);
     ibuf_putc(b, ']');
     ibuf_put(b, p->others.p, p->others.n);
-    c->io_len = (uint32_t)b->n;
     if (b->oom || p->attrs_json.oom || p->others.oom) return oom(p);
-    for (int i = 0; i < IO_N; i++)
+    for (int i = 0; i < HT_IO_N; i++)
       if (p->io[i].oom) return oom(p);
     if (b->n > UINT32_MAX) return node_fail(p, "%s", "node text too large (over 4 GiB)");
     unsigned char *blob = (unsigned char *)bpool_alloc(&p->pool, b->n ? b->n : 1);
@@ -777,6 +788,13 @@ static int finish_node(hparse *p) {
   }
   p->nodes[p->n++] = *c;
   return 1;
+}
+
+/* The value that follows is IOInfo text k (HT_IO_*). */
+static void io_capture(hparse *p, int k, int flags) {
+  p->io_set[k] = 1;
+  p->io[k].n = 0;
+  cap_start(p, &p->io[k], flags);
 }
 
 /* ------------------------------------------------------------- callbacks */
@@ -956,8 +974,9 @@ static int on_scalar(hparse *p, int kind, const char *s, size_t n) {
     case W_N_EXTRA: {
       int k = kind == K_NUM ? (json_number_is_int(s, n) ? AV_INT : AV_DOUBLE)
               : kind == K_STR ? AV_STRING : kind == K_NULL ? AV_NULL : AV_BOOL;
-      add_extra(p, p->a_name.p ? p->a_name.p : "", p->a_name.n, k, kind == K_TRUE ? "true" : kind == K_FALSE ? "false" : s,
-                kind == K_TRUE ? 4 : kind == K_FALSE ? 5 : n);
+      const char *v = kind == K_TRUE ? "true" : kind == K_FALSE ? "false" : s;
+      size_t vl = kind == K_TRUE ? 4 : kind == K_FALSE ? 5 : n;
+      if (!add_extra(p, p->a_name.p ? p->a_name.p : "", p->a_name.n, k, v, vl)) return 0;
       after_value(p);
       return 1;
     }
@@ -1051,10 +1070,10 @@ static int cb_map_key(void *ctx, const unsigned char *us, size_t n) {
       p->want = w;
       int repr = p->mode == HT_MODE_CONVERT ? CAP_REPR : 0;
       switch (w) {
-        case W_N_IN_SHAPES: p->io_set[IO_IS] = 1, p->io[IO_IS].n = 0, cap_start(p, &p->io[IO_IS], repr); break;
-        case W_N_IN_TYPES: p->io_set[IO_IT] = 1, p->io[IO_IT].n = 0, cap_start(p, &p->io[IO_IT], repr | CAP_TYPES); break;
-        case W_N_OUT_SHAPES: p->io_set[IO_OS] = 1, p->io[IO_OS].n = 0, cap_start(p, &p->io[IO_OS], repr); break;
-        case W_N_OUT_TYPES: p->io_set[IO_OT] = 1, p->io[IO_OT].n = 0, cap_start(p, &p->io[IO_OT], repr); break;
+        case W_N_IN_SHAPES: io_capture(p, HT_IO_IN_SHAPES, repr); break;
+        case W_N_IN_TYPES: io_capture(p, HT_IO_IN_TYPES, repr | CAP_TYPES); break;
+        case W_N_OUT_SHAPES: io_capture(p, HT_IO_OUT_SHAPES, repr); break;
+        case W_N_OUT_TYPES: io_capture(p, HT_IO_OUT_TYPES, repr); break;
         case W_N_OTHER:
           if (p->mode == HT_MODE_LINK && !KEY("ph")) {
             ibuf_putc(&p->others, ',');
@@ -1274,12 +1293,12 @@ static int hparse_init(hparse *p, const char *path, const hostet_options *opt, h
 static void hparse_free_scratch(hparse *p) {
   if (p->y) yajl_free(p->y);
   p->y = NULL;
-  for (int i = 0; i < IO_N; i++) ibuf_free(&p->io[i]);
+  for (int i = 0; i < HT_IO_N; i++) ibuf_free(&p->io[i]);
   ibuf_free(&p->strides[0]);
   ibuf_free(&p->strides[1]);
   ibuf_free(&p->attrs_json);
   ibuf_free(&p->others);
-  ibuf_free(&p->extra_pb);
+  free(p->xs);
   ibuf_free(&p->scratch);
   ibuf_free(&p->targ_str);
   ibuf_free(&p->a_name);
@@ -1290,6 +1309,7 @@ static void hparse_free_scratch(hparse *p) {
   free(p->targs);
   free(p->syncv);
   p->arg_bytes = NULL, p->arg_tensor = NULL, p->targs = NULL, p->syncv = NULL;
+  p->xs = NULL, p->n_xs = p->cap_xs = 0;
 }
 
 static void hparse_free_all(hparse *p) {

@@ -4,8 +4,9 @@
  * nodes and the nested 1.0.2+ ones, plain host traces and linked ones
  * (inclusive_dur, ts, cat, stream, ...). Each node becomes a fixed-size
  * record in an array, in file order; its inputs/outputs are kept only in
- * the form the consumer writes (a Python-repr protobuf IOInfo for convert,
- * a JSON fragment for link), so memory follows the nodes, not the text.
+ * the form the consumer writes (the Python-repr texts of the IOInfo
+ * messages for convert, a JSON fragment for link), so memory follows the
+ * nodes, not the text.
  * Large plain files are parsed by several threads, each from a node
  * boundary; every boundary is verified by the parser that ends on it, and
  * any doubt falls back to one sequential pass. */
@@ -54,6 +55,29 @@ enum {
   HT_PG_ATTR = 1u << 24
 };
 
+/* An attribute that travels to the output as read: a scalar attrs entry or
+ * node member the converter does not interpret (HT_X_* kinds). */
+enum { HT_X_INT64, HT_X_UINT64, HT_X_DOUBLE, HT_X_BOOL, HT_X_STRING };
+
+typedef struct ht_extra {
+  const char *name;         /* NUL-terminated */
+  union {
+    int64_t i;
+    uint64_t u;
+    double d;
+    int b;
+    const char *s;          /* NUL-terminated */
+  } v;
+  int kind;
+} ht_extra;
+
+/* The IOInfo texts of a node (convert), in this order in ht_node.blob. */
+enum {
+  HT_IO_IN_VALUES, HT_IO_IN_SHAPES, HT_IO_IN_TYPES,
+  HT_IO_OUT_VALUES, HT_IO_OUT_SHAPES, HT_IO_OUT_TYPES,
+  HT_IO_N
+};
+
 typedef struct ht_node {
   uint64_t id;
   uint64_t parent;          /* ctrl_deps / parent */
@@ -63,9 +87,10 @@ typedef struct ht_node {
   int64_t itd;              /* inter_thread_dep */
   uint64_t comm_bytes;      /* bytes of the tensors among the inputs */
   uint64_t offset;          /* byte offset of the node's '{' */
-  const unsigned char *blob;/* convert: encoded inputs+outputs, then extra attrs;
+  const unsigned char *blob;/* convert: the HT_IO_N texts, NUL-terminated, back to back;
                                link: JSON members "inputs":..,"outputs":..,"attrs":.. */
-  uint32_t blob_len, io_len;
+  const ht_extra *extra;    /* convert: n_extra attributes for the output */
+  uint32_t blob_len, n_extra;
   uint32_t name, op_schema, cat, pg_name; /* string ids */
   uint32_t flags;
   uint32_t side;            /* index into hostet.side, or UINT32_MAX */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/utf8.h"
+
 static const char hexd[] = "0123456789abcdef";
 
 /* Python's str.isprintable() for a non-ASCII code point. Exact for the
@@ -26,25 +28,17 @@ static int py_printable(uint32_t c) {
   return 1;
 }
 
-/* Decodes one UTF-8 sequence at s (n > 0 bytes, s[0] >= 0x80); returns its
- * length, or 1 with *cp = U+FFFD when invalid. */
-static size_t utf8_one(const unsigned char *s, size_t n, uint32_t *cp) {
-  unsigned c = s[0];
-  size_t len;
-  uint32_t v, min;
-  if (c >= 0xc2 && c <= 0xdf) len = 2, v = c & 0x1f, min = 0x80;
-  else if (c >= 0xe0 && c <= 0xef) len = 3, v = c & 0x0f, min = 0x800;
-  else if (c >= 0xf0 && c <= 0xf4) len = 4, v = c & 0x07, min = 0x10000;
-  else goto bad;
-  if (len > n) goto bad;
-  for (size_t i = 1; i < len; i++) {
-    if ((s[i] & 0xc0) != 0x80) goto bad;
-    v = v << 6 | (s[i] & 0x3f);
+/* One code point at s (n > 0 bytes, s[0] >= 0x80) as Python holds the
+ * string: UTF-8, plus the surrogates U+D800..U+DFFF (invalid UTF-8), which
+ * yajl writes for a lone \udc00-style escape and Python keeps, and repr()
+ * escapes. Returns its length, or 1 with *cp = U+FFFD when invalid. */
+static size_t py_decode(const unsigned char *s, size_t n, uint32_t *cp) {
+  size_t len = utf8_decode(s, n, cp);
+  if (len) return len;
+  if (n >= 3 && s[0] == 0xed && (s[1] & 0xe0) == 0xa0 && (s[2] & 0xc0) == 0x80) {
+    *cp = 0xd000u | (uint32_t)(s[1] & 0x3f) << 6 | (uint32_t)(s[2] & 0x3f);
+    return 3;
   }
-  if (v < min || v > 0x10ffff) goto bad;
-  *cp = v;
-  return len;
-bad:
   *cp = 0xfffd;
   return 1;
 }
@@ -84,7 +78,7 @@ void pyrepr_str(ibuf *b, const unsigned char *s, size_t n) {
       i++;
     } else {
       uint32_t cp;
-      size_t len = utf8_one(s + i, n - i, &cp);
+      size_t len = py_decode(s + i, n - i, &cp);
       if (cp == 0xfffd && len == 1) {
         ibuf_put(b, "\xef\xbf\xbd", 3);
       } else if (py_printable(cp)) {

@@ -118,6 +118,12 @@ char *bpool_alloc(bpool *p, size_t n) {
   return c->data;
 }
 
+void *bpool_alloc8(bpool *p, size_t n) {
+  if (n > SIZE_MAX - 7) return NULL;
+  char *r = bpool_alloc(p, n + 7);
+  return r ? (void *)(((uintptr_t)r + 7) & ~(uintptr_t)7) : NULL;
+}
+
 void bpool_free(bpool *p) {
   for (bpool_chunk *c = p->head; c;) {
     bpool_chunk *next = c->next;

@@ -1,7 +1,8 @@
 /* store.h - where the ingest readers keep bytes and strings (private).
  *
- * bpool: an append-only byte pool in large chunks (no per-object header, no
- * alignment), for the per-node blobs that live until the output is written.
+ * bpool: an append-only byte pool in large chunks (no per-object header,
+ * alignment only when asked), for the per-node blobs that live until the
+ * output is written.
  * strtab: string interning; op names, schemas, kernel names and categories
  * repeat across nodes, so each distinct string is stored once and nodes
  * carry a 32-bit id (0 = no string). */
@@ -23,6 +24,8 @@ typedef struct bpool {
 
 /* n bytes that stay valid until bpool_free(); NULL when out of memory. */
 char *bpool_alloc(bpool *p, size_t n);
+/* The same, 8-byte aligned, for arrays of integers or structs. */
+void *bpool_alloc8(bpool *p, size_t n);
 void bpool_free(bpool *p);
 
 #define STRTAB_NONE 0u

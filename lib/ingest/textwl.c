@@ -18,7 +18,7 @@
 #include "../util/outfile.h"
 #include "chakra/ingest.h"
 #include "ibuf.h"
-#include "pbenc.h"
+#include "pbmsg.h"
 
 enum { T_COMP = 4, T_COLL = 7 };
 enum { K_MICRO, K_DATA, K_MODEL, K_HDM, K_HMD, K_DLRM };
@@ -420,49 +420,65 @@ static int parse_text(tparse *t) {
 
 /* ---------------------------------------------------------------- output */
 
+static void put_meta(ibuf *b, const tparse *t, int compat, arena *a) {
+  ChakraProtoMsg__GlobalMetadata m = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+  pbattrs l;
+  pbattrs_start(&l, a, 3);
+  if (!compat) m.version = "1.0.0";
+  pbattrs_str(&l, "schema", "1.0.2-chakra.1.0.0");
+  pbattrs_str(&l, "input_file", t->text); /* read_text() refuses NUL bytes */
+  if (!compat) pbattrs_str(&l, "producer", "chakra-c " CHAKRA_VERSION " convert text");
+  if (l.oom) {
+    b->oom = 1;
+    return;
+  }
+  m.attr = l.v;
+  m.n_attr = l.n;
+  pbmsg_put(b, &m.base);
+}
+
+/* One node; deps holds the ids of its x->ndeps data deps. */
+static void put_node(ibuf *b, const tnode *x, uint64_t id, uint64_t *deps, arena *a) {
+  ChakraProtoMsg__Node m = CHAKRA_PROTO_MSG__NODE__INIT;
+  m.id = id;
+  m.name = x->name;
+  m.type = (ChakraProtoMsg__NodeType)x->type;
+  m.data_deps = deps;
+  m.n_data_deps = x->ndeps;
+  m.duration_micros = x->dur;
+  if (x->type == T_COLL) {
+    pbattrs l;
+    pbattrs_start(&l, a, 2);
+    pbattrs_int64(&l, "comm_type", x->comm_type);
+    pbattrs_int64(&l, "comm_size", x->comm_size);
+    if (l.oom) {
+      b->oom = 1;
+      return;
+    }
+    m.attr = l.v;
+    m.n_attr = l.n;
+  }
+  pbmsg_put(b, &m.base);
+}
+
+/* One NPU's file: the metadata, then the nodes with ids from id_base. */
 static int encode(const tgraph *g, uint64_t id_base, ibuf *b, const tparse *t, int compat) {
-  ibuf m = {0};
-  if (!compat) pb_bytes(&m, PB_META_VERSION, "1.0.0", 5);
-  pb_attr_str(&m, PB_META_ATTR, "schema", "1.0.2-chakra.1.0.0", 18);
-  pb_attr_str(&m, PB_META_ATTR, "input_file", t->text, t->len);
-  if (!compat) {
-    const char *prod = "chakra-c " CHAKRA_VERSION " convert text";
-    pb_attr_str(&m, PB_META_ATTR, "producer", prod, strlen(prod));
-  }
-  pb_varint(b, m.n);
-  ibuf_put(b, m.p, m.n);
-  uint64_t *tmp = malloc(64 * sizeof *tmp);
-  size_t tcap = 64;
-  for (size_t i = 0; i < g->n && tmp; i++) {
+  arena a;
+  arena_init(&a, 0);
+  put_meta(b, t, compat, &a);
+  for (size_t i = 0; i < g->n && !b->oom; i++) {
     const tnode *x = &g->v[i];
-    m.n = 0;
-    if (id_base + i) pb_uint(&m, PB_NODE_ID, id_base + i);
-    pb_bytes(&m, PB_NODE_NAME, x->name, strlen(x->name));
-    pb_uint(&m, PB_NODE_TYPE, (uint64_t)x->type);
-    if (x->ndeps > tcap) {
-      tcap = x->ndeps;
-      uint64_t *q = realloc(tmp, tcap * sizeof *q);
-      if (!q) {
-        free(tmp);
-        tmp = NULL;
-        break;
-      }
-      tmp = q;
+    arena_reset(&a);
+    uint64_t *deps = arena_alloc(&a, x->ndeps * sizeof *deps);
+    if (!deps) {
+      b->oom = 1;
+      break;
     }
-    for (uint32_t k = 0; k < x->ndeps; k++) tmp[k] = id_base + (uint64_t)g->deps[x->dep_off + k];
-    pb_packed(&m, PB_NODE_DATA, tmp, x->ndeps);
-    if (x->dur) pb_uint(&m, PB_NODE_DUR, x->dur);
-    if (x->type == T_COLL) {
-      pb_attr_int(&m, PB_NODE_ATTR, "comm_type", PB_ATTR_INT64, (uint64_t)x->comm_type);
-      pb_attr_int(&m, PB_NODE_ATTR, "comm_size", PB_ATTR_INT64, (uint64_t)x->comm_size);
-    }
-    pb_varint(b, m.n);
-    ibuf_put(b, m.p, m.n);
+    for (uint32_t k = 0; k < x->ndeps; k++) deps[k] = id_base + (uint64_t)g->deps[x->dep_off + k];
+    put_node(b, x, id_base + i, deps, &a);
   }
-  int bad = !tmp || m.oom || b->oom;
-  free(tmp);
-  ibuf_free(&m);
-  return bad ? -1 : 0;
+  arena_free(&a);
+  return b->oom ? -1 : 0;
 }
 
 static void free_graph(tgraph *g) {
