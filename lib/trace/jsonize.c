@@ -10,6 +10,7 @@
 #include "../util/jsonw.h"
 #include "../util/outfile.h"
 #include "chakra/json.h"
+#include "pbfield.h"
 #include "chakra/trace.h"
 
 /* Per-descriptor facts the walk needs for every message, worked out once:
@@ -206,21 +207,6 @@ static void emit_scalar(jctx *c, const ProtobufCFieldDescriptor *f, const void *
   }
 }
 
-static size_t scalar_size(const ProtobufCFieldDescriptor *f) {
-  switch (f->type) {
-    case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_SFIXED64:
-    case PROTOBUF_C_TYPE_UINT64: case PROTOBUF_C_TYPE_FIXED64: case PROTOBUF_C_TYPE_DOUBLE:
-      return 8;
-    case PROTOBUF_C_TYPE_STRING: case PROTOBUF_C_TYPE_MESSAGE:
-      return sizeof(void *);
-    case PROTOBUF_C_TYPE_BYTES:
-      return sizeof(ProtobufCBinaryData);
-    case PROTOBUF_C_TYPE_BOOL:
-      return sizeof(protobuf_c_boolean);
-    default:
-      return 4;
-  }
-}
 
 /* proto3 singular fields are present when not at their default. */
 static int is_set(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f) {
@@ -241,7 +227,7 @@ static int is_set(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f) 
     }
     default: {
       static const char zero[16];
-      return memcmp(p, zero, scalar_size(f)) != 0;
+      return memcmp(p, zero, pbfield_elem_size(f)) != 0;
     }
   }
 }
@@ -266,7 +252,7 @@ static void emit_repeated(jctx *c, const ProtobufCFieldDescriptor *f, const Prot
   const char *base = (const char *)m;
   size_t n = *(const size_t *)(base + f->quantifier_offset);
   const char *arr = *(char *const *)(base + f->offset);
-  size_t sz = scalar_size(f);
+  size_t sz = pbfield_elem_size(f);
   jsonw_char(&c->w, '[');
   if (!c->pretty && f->type == PROTOBUF_C_TYPE_UINT64) {
     emit_u64_list(&c->w, (const uint64_t *)arr, n);

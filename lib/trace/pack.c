@@ -16,6 +16,7 @@
 #include "../util/instream.h"
 #include "../util/utf8.h"
 #include "chakra/json.h"
+#include "pbfield.h"
 #include "chakra/trace.h"
 
 #define MAX_DEPTH 8
@@ -88,27 +89,12 @@ static int open_message(packer *p, const ProtobufCMessageDescriptor *d) {
   return 1;
 }
 
-static size_t elem_size(const ProtobufCFieldDescriptor *f) {
-  switch (f->type) {
-    case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_SFIXED64:
-    case PROTOBUF_C_TYPE_UINT64: case PROTOBUF_C_TYPE_FIXED64: case PROTOBUF_C_TYPE_DOUBLE:
-      return 8;
-    case PROTOBUF_C_TYPE_STRING: case PROTOBUF_C_TYPE_MESSAGE:
-      return sizeof(void *);
-    case PROTOBUF_C_TYPE_BYTES:
-      return sizeof(ProtobufCBinaryData);
-    case PROTOBUF_C_TYPE_BOOL:
-      return sizeof(protobuf_c_boolean);
-    default:
-      return 4;
-  }
-}
 
 /* Stores one value (elem_size bytes at v) into the current field. */
 static int store(packer *p, const void *v) {
   frame *f = &p->stack[p->depth - 1];
   const ProtobufCFieldDescriptor *fd = f->field;
-  size_t sz = elem_size(fd);
+  size_t sz = pbfield_elem_size(fd);
   if (f->in_array) {
     if ((f->n_items + 1) * sz > f->cap_bytes) {
       size_t nc = f->cap_bytes ? f->cap_bytes * 2 : 256;
@@ -431,7 +417,7 @@ static int cb_end_array(void *ctx) {
   }
   frame *f = &p->stack[p->depth - 1];
   const ProtobufCFieldDescriptor *fd = f->field;
-  size_t bytes = f->n_items * elem_size(fd);
+  size_t bytes = f->n_items * pbfield_elem_size(fd);
   void *arr = NULL;
   if (f->n_items) {
     if (!(arr = arena_alloc(&p->a, bytes))) return fail(p, "out of memory");
