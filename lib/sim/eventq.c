@@ -1,6 +1,8 @@
 /* eventq.c - see eventq.h. A binary heap ordered by (time, seq). */
 #include "eventq.h"
 
+#include "../util/ipool.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -176,16 +178,12 @@ static uint32_t cb_alloc(eventq *q) {
     q->pool_free = q->pool[i].next;
     return i;
   }
-  if (q->pool_n >= q->pool_cap) {
-    uint32_t nc = q->pool_cap ? q->pool_cap * 2 : 1024;
-    batch_cb *p = realloc(q->pool, nc * sizeof *p);
-    if (!p) {
-      q->oom = 1;
-      return 0;
-    }
-    q->pool = p;
-    q->pool_cap = nc;
+  batch_cb *p = ipool_reserve(q->pool, &q->pool_cap, q->pool_n, sizeof *p);
+  if (!p) {
+    q->oom = 1;
+    return 0;
   }
+  q->pool = p;
   return q->pool_n++;
 }
 

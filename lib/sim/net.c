@@ -1,6 +1,8 @@
 /* net.c - matching and the two analytical network models; see net.h. */
 #include "net.h"
 
+#include "../util/ipool.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,13 +73,9 @@ static uint32_t msg_alloc(sim *s) {
     n->free_msgs = n->msgs[i].next;
     return i;
   }
-  if (n->n_msgs >= n->cap_msgs) {
-    uint32_t nc = n->cap_msgs ? n->cap_msgs * 2 : 1024;
-    net_msg *m = realloc(n->msgs, nc * sizeof *m);
-    if (!m) return s->q.oom = 1, 0;
-    n->msgs = m;
-    n->cap_msgs = nc;
-  }
+  net_msg *m = ipool_reserve(n->msgs, &n->cap_msgs, n->n_msgs, sizeof *m);
+  if (!m) return s->q.oom = 1, 0;
+  n->msgs = m;
   return n->n_msgs++;
 }
 
@@ -93,13 +91,9 @@ static uint32_t wait_alloc(sim *s) {
     n->free_waits = n->waits[i].next;
     return i;
   }
-  if (n->n_waits >= n->cap_waits) {
-    uint32_t nc = n->cap_waits ? n->cap_waits * 2 : 1024;
-    recv_wait *w = realloc(n->waits, nc * sizeof *w);
-    if (!w) return s->q.oom = 1, 0;
-    n->waits = w;
-    n->cap_waits = nc;
-  }
+  recv_wait *w = ipool_reserve(n->waits, &n->cap_waits, n->n_waits, sizeof *w);
+  if (!w) return s->q.oom = 1, 0;
+  n->waits = w;
   return n->n_waits++;
 }
 
