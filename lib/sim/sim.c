@@ -35,11 +35,6 @@ void sim_warn(sim *s, const char *fmt, ...) {
   s->warn(s->warn_ctx, msg);
 }
 
-static char *dir_of(const char *path) {
-  const char *slash = strrchr(path, '/');
-  return slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
-}
-
 /* Called every 2^20 events: simulated time and ranks done so far. */
 static void progress_line(sim *s) {
   uint32_t done = 0;
@@ -79,10 +74,8 @@ static int setup(sim *s, const chakra_sim_options *o) {
   }
   if (net_init(s)) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   if (eventq_init(&s->q, s->npus)) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
-  char *dir = dir_of(o->system);
-  rc = sys_init(s, dir);
+  rc = sys_init(s);
   char *prefix = rc ? NULL : sim_config_resolve_prefix(o->workload, NULL);
-  free(dir);
   if (!rc) rc = prefix ? wl_load(s, prefix) : chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   free(prefix);
   return rc;

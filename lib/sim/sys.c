@@ -175,8 +175,7 @@ typedef struct mem {
 
 /* ---- init ---- */
 
-int sys_init(sim *s, const char *config_dir) {
-  (void)config_dir;
+int sys_init(sim *s) {
   sys *y = calloc(1, sizeof *y);
   if (!y) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   s->sys = y;

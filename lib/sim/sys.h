@@ -25,7 +25,7 @@ typedef struct coll_request {
   uint64_t arg;
 } coll_request;
 
-int sys_init(sim *s, const char *config_dir);
+int sys_init(sim *s);
 void sys_free(sim *s);
 /* Starts rq on its NPU; errors stop the run through sim_fail(). */
 void sys_collective(sim *s, const coll_request *rq);
