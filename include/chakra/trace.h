@@ -64,7 +64,8 @@ const char *chakra_reader_path(const chakra_reader *r);
 
 /* Re-positions the reader at a message boundary previously reported by
  * chakra_reader_message_offset() (message index is then unknown and reported
- * as UINT64_MAX). Plain files seek; gzip and stdin re-read from the start
+ * as UINT64_MAX, except after a seek back to the first node, offset
+ * chakra_reader_offset() had right after open). Plain files seek; gzip and stdin re-read from the start
  * or fail with CHAKRA_EINVAL. */
 int chakra_reader_seek(chakra_reader *r, uint64_t offset, chakra_error *err);
 

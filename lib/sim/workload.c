@@ -224,12 +224,14 @@ static int load_rank(sim *s, wl_npu *w, const char *path) {
   w->indeg = malloc(n * sizeof *w->indeg);
   w->start = malloc(n * sizeof *w->start);
   w->end = malloc(n * sizeof *w->end);
-  if (w->start) memset(w->start, 0xff, n * sizeof *w->start); /* UINT64_MAX = not yet */
-  if (w->end) memset(w->end, 0xff, n * sizeof *w->end);
   w->child_off = malloc((n + 1) * sizeof *w->child_off);
   w->children = malloc((g->child_off[g->n] ? g->child_off[g->n] : 1) * sizeof *w->children);
   if (!w->nodes || !w->indeg || !w->start || !w->end || !w->child_off || !w->children)
     rc = chakra_error_set(s->err, CHAKRA_ENOMEM, "%s: out of memory", path);
+  if (!rc) {
+    memset(w->start, 0xff, n * sizeof *w->start); /* UINT64_MAX = not yet */
+    memset(w->end, 0xff, n * sizeof *w->end);
+  }
   for (uint32_t i = 0; i < g->n && !rc; i++) {
     rc = convert_node(&L, &g->nodes[i], &w->nodes[i]);
     if (!rc && g->nodes[i].type == CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE) rc = read_metadata_groups(&L, g, i);
@@ -434,7 +436,9 @@ static uint64_t busy_union(const wl_npu *w, int cat) {
   uint32_t k = 0;
   for (uint32_t i = 0; i < w->n; i++)
     if (w->nodes[i].cat == cat && w->end[i] != UINT64_MAX) iv[2 * k] = w->start[i], iv[2 * k + 1] = w->end[i], k++;
-  qsort(iv, k, 2 * sizeof *iv, cmp_u64pair);
+  uint32_t j = 1;
+  while (j < k && iv[2 * j] >= iv[2 * j - 2]) j++;
+  if (j < k) qsort(iv, k, 2 * sizeof *iv, cmp_u64pair); /* chains come sorted */
   uint64_t total = 0, a = 0, b = 0;
   for (uint32_t j = 0; j < k; j++) {
     if (j == 0 || iv[2 * j] > b) {

@@ -24,6 +24,7 @@ struct chakra_reader {
   uint64_t msg_index;     /* index of the last message; UINT64_MAX after seek */
   uint64_t next_index;    /* index the next framed message gets */
   int index_known;        /* 0 after a seek: indexes are then unknown */
+  uint64_t first_node;    /* offset just past the GlobalMetadata */
   arena node_arena;
   arena meta_arena;
   chakra_metadata *meta;
@@ -146,6 +147,7 @@ int chakra_reader_open(chakra_reader **out, const char *path, const chakra_reade
     chakra_reader_close(r);
     return rc;
   }
+  r->first_node = r->buf_base + r->pos;
   *out = r;
   return CHAKRA_OK;
 }
@@ -190,7 +192,8 @@ int chakra_reader_seek(chakra_reader *r, uint64_t offset, chakra_error *err) {
     r->eof = 0;
   }
   r->msg_index = UINT64_MAX;
-  r->index_known = 0;
+  r->index_known = offset == r->first_node; /* back at the start: index 1 again */
+  r->next_index = 1;
   return 0;
 }
 
