@@ -37,6 +37,7 @@ static uint32_t ring_peer(const algo_run *r, int64_t steps) {
   return lring_member(g, (uint32_t)k);
 }
 
+/* The packet ring's capacity is a power of two: positions wrap by mask. */
 static void fifo_push(sim *s, algo_run *r, pkt p) {
   if (r->fifo_n == r->fifo_cap) {
     uint32_t nc = r->fifo_cap ? r->fifo_cap * 2 : 8;
@@ -45,13 +46,13 @@ static void fifo_push(sim *s, algo_run *r, pkt p) {
       s->q.oom = 1;
       return;
     }
-    for (uint32_t i = 0; i < r->fifo_n; i++) f[i] = r->fifo[(r->fifo_head + i) % r->fifo_cap];
+    for (uint32_t i = 0; i < r->fifo_n; i++) f[i] = r->fifo[(r->fifo_head + i) & (r->fifo_cap - 1)];
     free(r->fifo);
     r->fifo = f;
     r->fifo_cap = nc;
     r->fifo_head = 0;
   }
-  r->fifo[(r->fifo_head + r->fifo_n++) % r->fifo_cap] = p;
+  r->fifo[(r->fifo_head + r->fifo_n++) & (r->fifo_cap - 1)] = p;
 }
 
 static void on_packet_ready(sim *s, void *obj, uint64_t arg);
@@ -113,7 +114,7 @@ static void try_send(sim *s, algo_run *r) {
     return;
   while (r->fifo_n && r->sends_left > 0 && r->free_ > 0) {
     pkt p = r->fifo[r->fifo_head];
-    r->fifo_head = (r->fifo_head + 1) % r->fifo_cap;
+    r->fifo_head = (r->fifo_head + 1) & (r->fifo_cap - 1);
     r->fifo_n--;
     net_send(s, r->me, p.dst, p.bytes, r->tag, NULL, NULL, 0);
     net_recv(s, r->me, p.src, p.bytes, r->tag, on_receive, r, 0);

@@ -151,7 +151,7 @@ static uint32_t bucket_lookup(eventq *q, uint64_t t) {
   return b;
 }
 
-void eventq_at(eventq *q, uint64_t t, sim_fn fn, void *obj, uint64_t arg) {
+void eventq_at_slow(eventq *q, uint64_t t, sim_fn fn, void *obj, uint64_t arg) {
   uint32_t b = bucket_for(q, t);
   if (b == UINT32_MAX) {
     q->oom = 1;
@@ -169,7 +169,6 @@ void eventq_at(eventq *q, uint64_t t, sim_fn fn, void *obj, uint64_t arg) {
     bk->cap = nc;
   }
   bk->ev[bk->n++] = (sim_event){fn, obj, arg};
-  q->pending++;
 }
 
 static uint32_t cb_alloc(eventq *q) {
@@ -267,7 +266,6 @@ void eventq_run(eventq *q, struct sim *s, void (*progress)(struct sim *s)) {
     }
     /* Copy first: the callback may append to this bucket and move it. */
     sim_event ev = bk->ev[bk->pos++];
-    q->pending--;
     q->fired++;
     ev.fn(s, ev.obj, ev.arg);
     if (progress && (q->fired & ((1u << 20) - 1)) == 0) progress(s);

@@ -64,7 +64,7 @@ typedef struct eventq {
   uint32_t heap_n, heap_cap;
   uint32_t *hash;       /* time -> bucket index + 1 (0 = empty) */
   size_t hash_mask, hash_used;
-  uint64_t now, fired, pending;
+  uint64_t now, fired;
   uint64_t cache_time[4];   /* recently used times ... */
   uint32_t cache_bucket[4]; /* ... and their buckets + 1 (0 = none) */
   batch_cb *pool;       /* batched callbacks; index 0 unused (= end of list) */
@@ -77,7 +77,19 @@ typedef struct eventq {
 int eventq_init(eventq *q, uint32_t npus);
 void eventq_free(eventq *q);
 /* Schedules fn(obj, arg) as a global event at absolute time t (>= now). */
-void eventq_at(eventq *q, uint64_t t, sim_fn fn, void *obj, uint64_t arg);
+void eventq_at_slow(eventq *q, uint64_t t, sim_fn fn, void *obj, uint64_t arg);
+static inline void eventq_at(eventq *q, uint64_t t, sim_fn fn, void *obj, uint64_t arg) {
+  /* Most events go to a recently used time with room left: append inline. */
+  unsigned c = (unsigned)(t & 3);
+  if (q->cache_bucket[c] && q->cache_time[c] == t) {
+    time_bucket *bk = &q->buckets[q->cache_bucket[c] - 1];
+    if (bk->n < bk->cap) {
+      bk->ev[bk->n++] = (sim_event){fn, obj, arg};
+      return;
+    }
+  }
+  eventq_at_slow(q, t, fn, obj, arg);
+}
 /* Schedules fn on npu's batch for now + delay. */
 void eventq_npu_after(eventq *q, uint32_t npu, uint64_t delay, sim_fn fn, void *obj, uint64_t arg);
 /* Runs events until the queue is empty; s is passed to every callback.

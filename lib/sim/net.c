@@ -131,15 +131,11 @@ static int table_rebuild(net *n) {
   return 0;
 }
 
-static match_slot *slot_get(sim *s, uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes) {
+/* A new key: h is the empty slot ending its probe, dead the first
+ * reusable one before it (SIZE_MAX if none). */
+static match_slot *slot_insert(sim *s, uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes,
+                               size_t h, size_t dead) {
   net *n = s->net;
-  size_t h = key_hash(tag, src, dst, bytes) & n->mask, dead = SIZE_MAX;
-  for (;; h = (h + 1) & n->mask) {
-    match_slot *m = &n->slots[h];
-    if (!m->used) break;
-    if (m->tag == tag && m->src == src && m->dst == dst && m->bytes == bytes) return m;
-    if (dead == SIZE_MAX && !m->arrived && !m->head) dead = h;
-  }
   if (dead != SIZE_MAX) { /* absent: take the first dead slot on the path */
     n->slots[dead] = (match_slot){tag, bytes, src, dst, 0, 0, 0, 1};
     return &n->slots[dead];
@@ -153,6 +149,18 @@ static match_slot *slot_get(sim *s, uint64_t tag, uint32_t src, uint32_t dst, ui
   n->slots[h] = (match_slot){tag, bytes, src, dst, 0, 0, 0, 1};
   n->used++;
   return &n->slots[h];
+}
+
+static inline match_slot *slot_get(sim *s, uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes) {
+  net *n = s->net;
+  size_t h = key_hash(tag, src, dst, bytes) & n->mask, dead = SIZE_MAX;
+  for (;; h = (h + 1) & n->mask) {
+    match_slot *m = &n->slots[h];
+    if (!m->used) break;
+    if (m->tag == tag && m->src == src && m->dst == dst && m->bytes == bytes) return m;
+    if (dead == SIZE_MAX && !m->arrived && !m->head) dead = h;
+  }
+  return slot_insert(s, tag, src, dst, bytes, h, dead);
 }
 
 /* ---- delivery ---- */
