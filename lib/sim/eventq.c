@@ -227,10 +227,12 @@ void eventq_npu_after(eventq *q, uint32_t npu, uint64_t delay, sim_fn fn, void *
 static void batch_fire(struct sim *s, void *obj, uint64_t t) {
   eventq *q = (eventq *)s;
   npu_batches *b = obj;
+  /* Callbacks may append batches (and move the array) but only this
+   * function removes one, so the index found once stays valid. */
+  uint32_t k = 0;
+  while (k < b->n && b->v[k].time != t) k++;
+  if (k == b->n) return;
   for (;;) {
-    uint32_t k = 0;
-    while (k < b->n && b->v[k].time != t) k++;
-    if (k == b->n) return;
     npu_batch *e = &b->v[k];
     batch_cb cb;
     if (e->fn) {

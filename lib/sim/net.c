@@ -165,7 +165,9 @@ static inline match_slot *slot_get(sim *s, uint64_t tag, uint32_t src, uint32_t 
 
 /* ---- delivery ---- */
 
-static void deliver(sim *s, uint32_t mi) {
+/* An event: message mi has reached its destination. */
+static void deliver(sim *s, void *obj, uint64_t mi) {
+  (void)obj;
   net *n = s->net;
   net_msg m = n->msgs[mi];
   msg_free(n, mi);
@@ -183,11 +185,6 @@ static void deliver(sim *s, uint32_t mi) {
   n->waits[wi].next = n->free_waits;
   n->free_waits = wi;
   w.cb(s, w.obj, w.arg);
-}
-
-static void on_arrival_unaware(sim *s, void *obj, uint64_t mi) {
-  (void)obj;
-  deliver(s, (uint32_t)mi);
 }
 
 static uint32_t ring_hops(uint32_t a, uint32_t b, uint32_t n) {
@@ -358,7 +355,7 @@ static void link_start(sim *s, uint64_t li, uint32_t mi) {
 static void on_hop_arrival(sim *s, void *obj, uint64_t mi) {
   (void)obj;
   uint64_t li = next_link(s, &s->net->msgs[mi]);
-  if (li == UINT64_MAX) deliver(s, (uint32_t)mi);
+  if (li == UINT64_MAX) deliver(s, NULL, mi);
   else link_enter(s, li, (uint32_t)mi);
 }
 
@@ -404,22 +401,22 @@ void net_free(sim *s) {
   s->net = NULL;
 }
 
-static void send_raw(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag, sim_fn cb,
+void net_send_eager(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag, sim_fn cb,
                      void *obj, uint64_t arg) {
   uint32_t mi = msg_alloc(s);
   if (!mi) return;
   s->net->msgs[mi] = (net_msg){src, dst, bytes, tag, cb, obj, arg, src, -1, 0};
   s->messages++;
   if (!s->opt.aware) {
-    eventq_at(&s->q, s->q.now + unaware_delay(s, src, dst, bytes), on_arrival_unaware, NULL, mi);
+    eventq_at(&s->q, s->q.now + unaware_delay(s, src, dst, bytes), deliver, NULL, mi);
     return;
   }
   uint64_t li = next_link(s, &s->net->msgs[mi]);
-  if (li == UINT64_MAX) eventq_at(&s->q, s->q.now, on_arrival_unaware, NULL, mi);
+  if (li == UINT64_MAX) eventq_at(&s->q, s->q.now, deliver, NULL, mi);
   else link_enter(s, li, mi);
 }
 
-static void recv_raw(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag, sim_fn cb,
+void net_recv_eager(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag, sim_fn cb,
                      void *obj, uint64_t arg) {
   net *n = s->net;
   match_slot *sl = slot_get(s, tag, src, dst, bytes);
@@ -462,7 +459,7 @@ static void rdv_invited(sim *s, void *obj, uint64_t arg) {
   (void)arg;
   rdv_op op = *(rdv_op *)obj;
   free(obj);
-  send_raw(s, op.a, op.b, op.bytes, op.tag, op.cb, op.obj, op.arg);
+  net_send_eager(s, op.a, op.b, op.bytes, op.tag, op.cb, op.obj, op.arg);
 }
 
 /* The invitation was delivered: the real receive is posted. */
@@ -470,29 +467,21 @@ static void rdv_invitation_sent(sim *s, void *obj, uint64_t arg) {
   (void)arg;
   rdv_op op = *(rdv_op *)obj;
   free(obj);
-  recv_raw(s, op.a, op.b, op.bytes, op.tag, op.cb, op.obj, op.arg);
+  net_recv_eager(s, op.a, op.b, op.bytes, op.tag, op.cb, op.obj, op.arg);
 }
 
 static uint64_t rdv_tag(uint64_t tag) { return NET_TAG_RENDEZVOUS | (tag & ((1ull << 40) - 1)) | (tag >> 40) << 48; }
 
-void net_send(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag, sim_fn cb, void *obj,
-              uint64_t arg) {
-  if (!s->opt.rendezvous) {
-    send_raw(s, src, dst, bytes, tag, cb, obj, arg);
-    return;
-  }
+void net_send_rendezvous(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag, sim_fn cb,
+                         void *obj, uint64_t arg) {
   rdv_op *op = rdv_new(s, src, dst, bytes, tag, cb, obj, arg);
-  if (op) recv_raw(s, src, dst, RDV_BYTES, rdv_tag(tag), rdv_invited, op, 0);
+  if (op) net_recv_eager(s, src, dst, RDV_BYTES, rdv_tag(tag), rdv_invited, op, 0);
 }
 
-void net_recv(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag, sim_fn cb, void *obj,
-              uint64_t arg) {
-  if (!s->opt.rendezvous) {
-    recv_raw(s, dst, src, bytes, tag, cb, obj, arg);
-    return;
-  }
+void net_recv_rendezvous(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag, sim_fn cb,
+                         void *obj, uint64_t arg) {
   rdv_op *op = rdv_new(s, dst, src, bytes, tag, cb, obj, arg);
-  if (op) send_raw(s, dst, src, RDV_BYTES, rdv_tag(tag), rdv_invitation_sent, op, 0);
+  if (op) net_send_eager(s, dst, src, RDV_BYTES, rdv_tag(tag), rdv_invitation_sent, op, 0);
 }
 
 uint64_t net_pending(const sim *s, int (*visit)(void *ctx, int is_send, uint32_t src, uint32_t dst,

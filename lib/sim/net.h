@@ -19,11 +19,27 @@
 
 int net_init(sim *s);
 void net_free(sim *s);
-/* cb may be NULL. */
-void net_send(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag, sim_fn cb,
-              void *obj, uint64_t arg);
-void net_recv(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag, sim_fn cb,
-              void *obj, uint64_t arg);
+/* The two protocols; net_send() and net_recv() pick by --rendezvous-protocol. */
+void net_send_eager(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag, sim_fn cb,
+                    void *obj, uint64_t arg);
+void net_recv_eager(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag, sim_fn cb,
+                    void *obj, uint64_t arg);
+void net_send_rendezvous(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag, sim_fn cb,
+                         void *obj, uint64_t arg);
+void net_recv_rendezvous(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag, sim_fn cb,
+                         void *obj, uint64_t arg);
+
+/* cb may be NULL. Inline: a packet engine sends and receives per packet. */
+static inline void net_send(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag, sim_fn cb,
+                            void *obj, uint64_t arg) {
+  if (s->opt.rendezvous) net_send_rendezvous(s, src, dst, bytes, tag, cb, obj, arg);
+  else net_send_eager(s, src, dst, bytes, tag, cb, obj, arg);
+}
+static inline void net_recv(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag, sim_fn cb,
+                            void *obj, uint64_t arg) {
+  if (s->opt.rendezvous) net_recv_rendezvous(s, dst, src, bytes, tag, cb, obj, arg);
+  else net_recv_eager(s, dst, src, bytes, tag, cb, obj, arg);
+}
 /* Unmatched sends/receives left at the end (for deadlock reports). */
 uint64_t net_pending(const sim *s, int (*visit)(void *ctx, int is_send, uint32_t src, uint32_t dst,
                                               uint64_t bytes, uint64_t tag), void *ctx);
