@@ -178,7 +178,7 @@ static int parse_double(const char *s, double *out) {
 static int net_list(const char *path, const yentry *e, sim_net_config *c, chakra_error *err) {
   for (int i = 0; i < e->n; i++) {
     const char *v = e->vals[i];
-    double d;
+    double d = 0;
     if (strcmp(e->key, "topology") == 0) {
       if (strcmp(v, "Ring") == 0) c->topo[i] = TOPO_RING;
       else if (strcmp(v, "FullyConnected") == 0) c->topo[i] = TOPO_FULLY_CONNECTED;
@@ -323,7 +323,7 @@ static int per_node_yaml(const char *path, sim_sys_config *c, const char *base, 
 
 static int sys_key(const char *path, const char *k, yajl_val v, sim_sys_config *c, const char *base,
                    chakra_warn_fn warn, void *ctx, chakra_error *err) {
-  double d;
+  double d = 0;
   char msg[512];
   for (int i = 0; i < SIM_NCOLL; i++) {
     size_t kl = strlen(impl_keys[i]);

@@ -169,10 +169,15 @@ static inline match_slot *slot_get(sim *s, uint64_t tag, uint32_t src, uint32_t 
 static void deliver(sim *s, void *obj, uint64_t mi) {
   (void)obj;
   net *n = s->net;
-  net_msg m = n->msgs[mi];
-  msg_free(n, mi);
-  if (m.cb) m.cb(s, m.obj, m.arg);
-  match_slot *sl = slot_get(s, m.tag, m.src, m.dst, m.bytes);
+  const net_msg *m = &n->msgs[mi];
+  uint64_t tag = m->tag, bytes = m->bytes;
+  uint32_t src = m->src, dst = m->dst;
+  sim_fn cb = m->cb; /* NULL for collective traffic */
+  void *cobj = m->obj;
+  uint64_t carg = m->arg;
+  msg_free(n, (uint32_t)mi);
+  if (cb) cb(s, cobj, carg);
+  match_slot *sl = slot_get(s, tag, src, dst, bytes);
   if (!sl) return;
   if (!sl->head) {
     sl->arrived++;

@@ -130,8 +130,8 @@ int chakra_reader_open(chakra_reader **out, const char *path, const chakra_reade
     free(r);
     return rc;
   }
-  const uint8_t *data;
-  size_t len;
+  const uint8_t *data = NULL;
+  size_t len = 0;
   rc = reader_frame(r, &data, &len, err);
   if (rc == 0)
     rc = chakra_error_set(err, CHAKRA_EFORMAT, "%s: offset 0: no GlobalMetadata (empty file)", path);
@@ -159,8 +159,8 @@ int chakra_reader_next_raw(chakra_reader *r, const uint8_t **data, size_t *len, 
 }
 
 int chakra_reader_next(chakra_reader *r, chakra_node **node, chakra_error *err) {
-  const uint8_t *data;
-  size_t len;
+  const uint8_t *data = NULL;
+  size_t len = 0;
   *node = NULL;
   int rc = reader_frame(r, &data, &len, err);
   if (rc <= 0) return rc;
