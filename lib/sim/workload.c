@@ -13,14 +13,14 @@
 enum { WK_DELAY, WK_ROOFLINE, WK_COLL, WK_SEND, WK_RECV, WK_MEM, WK_NOOP };
 enum { SLOT_CPU, SLOT_GPU, SLOT_COMM, SLOT_NONE, SLOT_N };
 
-typedef struct wl_node {
+typedef struct wl_node { /* 32 bytes: a 100k-node rank is 3 MiB of these */
   uint64_t id;
   uint64_t value;       /* DELAY: ns; COLL/SEND/RECV/MEM: bytes; ROOFLINE: tensor_size */
-  uint64_t num_ops;
-  int32_t peer, tag;
-  uint32_t involved_dim;
-  uint32_t pg;          /* index into the rank's pg_names (0 = all) */
-  int32_t priority;
+  union {
+    uint64_t num_ops;                          /* ROOFLINE */
+    struct { int32_t peer, tag; } p2p;         /* SEND, RECV */
+    struct { uint32_t involved_dim, pg; } cl;  /* COLL; pg indexes the rank's pg_names (0 = all) */
+  } u;
   uint8_t kind, slot, cat, coll, n_involved;
 } wl_node;
 
@@ -124,9 +124,9 @@ static int convert_comm(load_ctx *L, const chakra_gnode *g, wl_node *n) {
     n->kind = WK_COLL;
     n->coll = (uint8_t)c;
     n->value = g->size;
-    n->involved_dim = g->involved_dim;
+    n->u.cl.involved_dim = g->involved_dim;
+    n->u.cl.pg = g->pg;
     n->n_involved = g->n_involved_dim;
-    n->priority = 0;
     return 0;
   }
   int send = g->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
@@ -141,8 +141,8 @@ static int convert_comm(load_ctx *L, const chakra_gnode *g, wl_node *n) {
   if (!(g->present & CHAKRA_HAS_COMM_TAG))
     sim_warn(L->s, "%s: node %llu: no comm_tag; using 0", L->path, (unsigned long long)g->id);
   n->kind = send ? WK_SEND : WK_RECV;
-  n->peer = peer;
-  n->tag = g->comm_tag;
+  n->u.p2p.peer = peer;
+  n->u.p2p.tag = g->comm_tag;
   n->value = g->size;
   return 0;
 }
@@ -153,8 +153,6 @@ static int convert_node(load_ctx *L, const chakra_gnode *g, wl_node *n) {
   n->id = g->id;
   int cpu = (g->flags & CHAKRA_GNODE_CPU) != 0;
   n->slot = cpu ? SLOT_CPU : SLOT_COMM;
-  n->priority = 0;
-  n->pg = g->pg;
   uint64_t replay = g->duration_micros ? g->duration_micros * 1000 : 1;
   switch (g->type) {
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
@@ -164,7 +162,7 @@ static int convert_node(load_ctx *L, const chakra_gnode *g, wl_node *n) {
         if (!(g->present & CHAKRA_HAS_NUM_OPS) || !(g->present & CHAKRA_HAS_TENSOR_SIZE))
           return node_error(L, g, "roofline compute needs num_ops and tensor_size");
         n->kind = WK_ROOFLINE;
-        n->num_ops = g->num_ops;
+        n->u.num_ops = g->num_ops;
         n->value = g->size;
       } else {
         n->kind = WK_DELAY;
@@ -321,11 +319,11 @@ static void wl_on_complete(sim *s, void *obj, uint64_t idx);
 static void wl_issue_ready(sim *s, wl_npu *w);
 
 static uint64_t roofline_ns(const sim *s, const wl_node *n) {
-  if (n->num_ops == 0) return 1; /* the reference divides 0 by 0 */
-  double oi = (double)n->num_ops / (double)n->value;
+  if (n->u.num_ops == 0) return 1; /* the reference divides 0 by 0 */
+  double oi = (double)n->u.num_ops / (double)n->value;
   double bw = s->sys_cfg.local_mem_bw * 1e9, peak = s->sys_cfg.peak_perf * 1e12;
   double perf = bw * oi < peak ? bw * oi : peak;
-  return (uint64_t)floor((double)n->num_ops / perf * 1e9);
+  return (uint64_t)floor((double)n->u.num_ops / perf * 1e9);
 }
 
 /* Marks node i finished: frees its slot and readies its children. */
@@ -373,17 +371,17 @@ static void wl_issue(sim *s, wl_npu *w, uint32_t i) {
       wl_finish_node(s, w, i);
       return;
     case WK_SEND:
-      net_send(s, w->rank, (uint32_t)n->peer, n->value, NET_TAG_NATIVE | (uint32_t)n->tag, wl_on_complete, w, i);
+      net_send(s, w->rank, (uint32_t)n->u.p2p.peer, n->value, NET_TAG_NATIVE | (uint32_t)n->u.p2p.tag, wl_on_complete, w, i);
       return;
     case WK_RECV:
-      net_recv(s, w->rank, (uint32_t)n->peer, n->value, NET_TAG_NATIVE | (uint32_t)n->tag, wl_on_complete, w, i);
+      net_recv(s, w->rank, (uint32_t)n->u.p2p.peer, n->value, NET_TAG_NATIVE | (uint32_t)n->u.p2p.tag, wl_on_complete, w, i);
       return;
     case WK_MEM:
       mem_access(s, w->rank, n->value, wl_on_complete, w, i);
       return;
     case WK_COLL: {
-      coll_request rq = {w->rank, n->coll, n->value, n->involved_dim, n->n_involved,
-                         wl_pg_name(s, w->rank, n->pg), n->priority, n->id, wl_on_complete, w, i};
+      coll_request rq = {w->rank, n->coll, n->value, n->u.cl.involved_dim, n->n_involved,
+                         wl_pg_name(s, w->rank, n->u.cl.pg), 0, n->id, wl_on_complete, w, i};
       sys_collective(s, &rq);
       return;
     }
