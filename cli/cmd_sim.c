@@ -84,6 +84,10 @@ static int set_opt(sim_args *a, const char *key, const char *val) {
     if (strcmp(val, "full") == 0) o->multidim_full = 1;
     else if (strcmp(val, "lowest") == 0) o->multidim_full = 0;
     else return cli_error("sim: --multidim-p2p '%s': expected lowest or full", val), 2;
+  } else if (strcmp(key, "threads") == 0) {
+    long v = strtol(val, &end, 10);
+    if (*end || v < 1 || v > 64) return cli_error("sim: --threads '%s': expected 1..64", val), 2;
+    o->load_threads = (uint32_t)v;
   } else if (strcmp(key, "logging-folder") == 0 || strcmp(key, "logging-configuration") == 0 ||
              strcmp(key, "comm-scale") == 0 || strcmp(key, "compute-scale") == 0) {
     cli_warn("sim: --%s has no effect in chakra sim", key);

@@ -34,6 +34,7 @@ typedef struct chakra_sim_options {
   int multidim_full;           /* unaware: charge every dimension two NPUs differ in */
   const char *timeline;        /* Chrome trace-event JSON to write, or NULL */
   int progress;                /* progress line on stderr during the run */
+  uint32_t load_threads;       /* threads that load the rank files; 0 = one per CPU */
 } chakra_sim_options;
 
 /* The built-in collective types, in the order of per-type arrays below. */

@@ -25,6 +25,7 @@ typedef struct sim_options_ {
   double injection_scale;
   int rendezvous;
   int multidim_full;       /* charge every differing dimension (unaware) */
+  uint32_t load_threads;   /* threads loading rank files; 0 = one per CPU */
 } sim_options_;
 
 typedef struct sim {

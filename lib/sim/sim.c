@@ -159,6 +159,7 @@ int chakra_sim_run(const chakra_sim_options *o, chakra_sim_result *r, chakra_war
   s->opt.injection_scale = o->injection_scale > 0 ? o->injection_scale : 1;
   s->opt.rendezvous = o->rendezvous;
   s->opt.multidim_full = o->multidim_full;
+  s->opt.load_threads = o->load_threads;
   int rc = setup(s, o);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);

@@ -2,9 +2,12 @@
 #include "workload.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "chakra/graph.h"
 #include "net.h"
@@ -87,19 +90,39 @@ static uint32_t heap_pop(heap *h, const wl_node *nodes) {
 
 /* ---- loading ---- */
 
+/* One rank's load. Ranks load on several threads, so nothing here touches
+ * the shared sim: warnings and process groups from METADATA nodes are kept
+ * and applied in rank order afterwards, which keeps every message and
+ * error exactly as a one-thread load gives them. */
 typedef struct load_ctx {
-  sim *s;
+  sim *s;                 /* read only while loading */
   uint32_t rank;
-  const char *path;
+  char *path;
+  int rc;
+  chakra_error err;
+  char **warns, **groups; /* warnings; group lists (JSON) from METADATA nodes */
+  size_t n_warns, n_groups;
+  int oom;                /* a warning or group list could not be kept */
 } load_ctx;
+
+static void keep_string(load_ctx *L, char ***v, size_t *n, char *str) {
+  char **p = str ? realloc(*v, (*n + 1) * sizeof **v) : NULL;
+  if (!p) {
+    free(str);
+    L->oom = 1;
+    return;
+  }
+  p[(*n)++] = str;
+  *v = p;
+}
 
 static void load_warn(void *ctx, const char *msg) {
   load_ctx *L = ctx;
-  sim_warn(L->s, "%s", msg);
+  keep_string(L, &L->warns, &L->n_warns, strdup(msg));
 }
 
 static int node_error(load_ctx *L, const chakra_gnode *g, const char *what) {
-  return chakra_error_set(L->s->err, CHAKRA_EINVAL, "%s: rank %u: node %llu: %s", L->path, L->rank,
+  return chakra_error_set(&L->err, CHAKRA_EINVAL, "%s: rank %u: node %llu: %s", L->path, L->rank,
                           (unsigned long long)g->id, what);
 }
 
@@ -138,8 +161,11 @@ static int convert_comm(load_ctx *L, const chakra_gnode *g, wl_node *n) {
     return node_error(L, g, send ? "comm_src is not this rank" : "comm_dst is not this rank");
   int32_t peer = send ? g->comm_dst : g->comm_src;
   if (peer < 0 || (uint32_t)peer >= L->s->npus) return node_error(L, g, "peer rank outside the network");
-  if (!(g->present & CHAKRA_HAS_COMM_TAG))
-    sim_warn(L->s, "%s: node %llu: no comm_tag; using 0", L->path, (unsigned long long)g->id);
+  if (!(g->present & CHAKRA_HAS_COMM_TAG)) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s: node %llu: no comm_tag; using 0", L->path, (unsigned long long)g->id);
+    load_warn(L, msg);
+  }
   n->kind = send ? WK_SEND : WK_RECV;
   n->u.p2p.peer = peer;
   n->u.p2p.tag = g->comm_tag;
@@ -210,11 +236,16 @@ static int convert_node(load_ctx *L, const chakra_gnode *g, wl_node *n) {
 /* PyTorch METADATA nodes carry process groups in inputs.values. */
 static int read_metadata_groups(load_ctx *L, const chakra_graph *g, uint32_t i);
 
-static int load_rank(sim *s, wl_npu *w, const char *path) {
-  load_ctx L = {s, w->rank, path};
-  chakra_graph_options opt = {.warn = load_warn, .warn_ctx = &L};
+static int load_rank(load_ctx *L, wl_npu *w) {
+  const char *path = L->path;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return chakra_error_set(&L->err, CHAKRA_EIO, "workload file %s does not exist (the network has %u NPUs, so ranks 0..%u are needed)",
+                            path, L->s->npus, L->s->npus - 1);
+  fclose(f);
+  chakra_graph_options opt = {.warn = load_warn, .warn_ctx = L};
   chakra_graph *g;
-  int rc = chakra_graph_load(&g, path, &opt, s->err);
+  int rc = chakra_graph_load(&g, path, &opt, &L->err);
   if (rc) return rc;
   w->n = (uint32_t)g->n;
   size_t n = g->n ? g->n : 1;
@@ -225,14 +256,14 @@ static int load_rank(sim *s, wl_npu *w, const char *path) {
   w->child_off = malloc((n + 1) * sizeof *w->child_off);
   w->children = malloc((g->child_off[g->n] ? g->child_off[g->n] : 1) * sizeof *w->children);
   if (!w->nodes || !w->indeg || !w->start || !w->end || !w->child_off || !w->children)
-    rc = chakra_error_set(s->err, CHAKRA_ENOMEM, "%s: out of memory", path);
+    rc = chakra_error_set(&L->err, CHAKRA_ENOMEM, "%s: out of memory", path);
   if (!rc) {
     memset(w->start, 0xff, n * sizeof *w->start); /* UINT64_MAX = not yet */
     memset(w->end, 0xff, n * sizeof *w->end);
   }
   for (uint32_t i = 0; i < g->n && !rc; i++) {
-    rc = convert_node(&L, &g->nodes[i], &w->nodes[i]);
-    if (!rc && g->nodes[i].type == CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE) rc = read_metadata_groups(&L, g, i);
+    rc = convert_node(L, &g->nodes[i], &w->nodes[i]);
+    if (!rc && g->nodes[i].type == CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE) rc = read_metadata_groups(L, g, i);
     w->indeg[i] = g->dep_off[i + 1] - g->dep_off[i];
   }
   if (!rc) {
@@ -242,55 +273,110 @@ static int load_rank(sim *s, wl_npu *w, const char *path) {
     w->n_pg = (uint32_t)g->n_pg_names;
     w->pg_names = calloc(g->n_pg_names + 1, sizeof *w->pg_names);
     for (size_t k = 1; w->pg_names && k < g->n_pg_names; k++) w->pg_names[k] = strdup(g->pg_names[k]);
-    if (!w->pg_names) rc = chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+    if (!w->pg_names) rc = chakra_error_set(&L->err, CHAKRA_ENOMEM, "out of memory");
   }
-  for (uint32_t k = 1; !rc && k < w->n_pg; k++)
-    if (!sys_group_known(s, w->pg_names[k]))
-      rc = chakra_error_set(s->err, CHAKRA_EINVAL,
-                            "%s: rank %u: pg_name '%s' names no communicator group (give --comm-group-configuration, or a METADATA node defining it)",
-                            path, w->rank, w->pg_names[k]);
   chakra_graph_free(g);
+  if (!rc && L->oom) rc = chakra_error_set(&L->err, CHAKRA_ENOMEM, "out of memory");
   return rc;
 }
 
 static int read_metadata_groups(load_ctx *L, const chakra_graph *g, uint32_t i) {
   chakra_node *full;
   chakra_error e;
-  if (chakra_graph_read_node(g, i, &full, &e)) return chakra_error_set(L->s->err, e.code, "%s", e.msg);
-  int rc = 0;
+  if (chakra_graph_read_node(g, i, &full, &e)) return chakra_error_set(&L->err, e.code, "%s", e.msg);
   const char *v = full->inputs ? full->inputs->values : NULL;
-  /* "['[{...}]']": strip the Python list and quotes, parse the JSON list. */
+  /* "['[{...}]']": strip the Python list and quotes; the JSON list is
+   * parsed when the groups are applied. */
   size_t len = v ? strlen(v) : 0;
-  if (len > 4 && strstr(v, "pg_name")) {
-    char *json = strndup(v + 2, len - 4);
-    rc = json ? sys_parse_pg_json(L->s, json, L->rank, L->s->err) : CHAKRA_ENOMEM;
-    free(json);
-  }
+  if (len > 4 && strstr(v, "pg_name")) keep_string(L, &L->groups, &L->n_groups, strndup(v + 2, len - 4));
   protobuf_c_message_free_unpacked(&full->base, NULL);
-  return rc;
+  return 0;
+}
+
+/* What a one-thread load would have done after rank r's file: its
+ * warnings, its groups, then the check that its pg_names are known. */
+static int finish_rank(sim *s, load_ctx *L, wl_npu *w) {
+  for (size_t k = 0; k < L->n_warns; k++) sim_warn(s, "%s", L->warns[k]);
+  if (L->rc) {
+    *s->err = L->err;
+    return L->rc;
+  }
+  for (size_t k = 0; k < L->n_groups; k++) {
+    int rc = sys_parse_pg_json(s, L->groups[k], L->rank, s->err);
+    if (rc) return rc;
+  }
+  for (uint32_t k = 1; k < w->n_pg; k++)
+    if (!sys_group_known(s, w->pg_names[k]))
+      return chakra_error_set(s->err, CHAKRA_EINVAL,
+                              "%s: rank %u: pg_name '%s' names no communicator group (give --comm-group-configuration, or a METADATA node defining it)",
+                              L->path, w->rank, w->pg_names[k]);
+  return 0;
+}
+
+typedef struct load_pool {
+  sim *s;
+  load_ctx *ctx;
+  atomic_uint next;  /* next rank to take */
+  atomic_int failed; /* a rank failed: later ranks need not load */
+} load_pool;
+
+static void *load_worker(void *arg) {
+  load_pool *p = arg;
+  for (;;) {
+    uint32_t r = atomic_fetch_add(&p->next, 1);
+    if (r >= p->s->npus || atomic_load(&p->failed)) return NULL;
+    load_ctx *L = &p->ctx[r];
+    L->rc = load_rank(L, &p->s->wl->npu[r]);
+    if (L->rc) atomic_store(&p->failed, 1);
+  }
+}
+
+static void free_ctx(load_ctx *L) {
+  for (size_t k = 0; k < L->n_warns; k++) free(L->warns[k]);
+  for (size_t k = 0; k < L->n_groups; k++) free(L->groups[k]);
+  free(L->warns);
+  free(L->groups);
+  free(L->path);
+}
+
+/* Ranks are independent until their groups are applied: on T threads the
+ * decoding, the largest part of a load, takes about 1/T of the time. */
+static uint32_t load_threads(const sim *s) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  uint32_t t = s->opt.load_threads ? s->opt.load_threads : cpus > 0 ? (uint32_t)cpus : 1;
+  if (t > 64) t = 64;
+  return t < s->npus ? t : s->npus;
 }
 
 int wl_load(sim *s, const char *prefix) {
   s->wl = calloc(1, sizeof *s->wl);
   if (!s->wl || !(s->wl->npu = calloc(s->npus, sizeof *s->wl->npu)))
     return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+  load_pool p = {.s = s, .ctx = calloc(s->npus, sizeof(load_ctx))};
+  if (!p.ctx) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+  atomic_init(&p.next, 0);
+  atomic_init(&p.failed, 0);
   size_t plen = strlen(prefix) + 24;
-  char *path = malloc(plen);
-  if (!path) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   int rc = 0;
   for (uint32_t r = 0; r < s->npus && !rc; r++) {
     s->wl->npu[r].rank = r;
-    snprintf(path, plen, "%s.%u.et", prefix, r);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-      rc = chakra_error_set(s->err, CHAKRA_EIO, "workload file %s does not exist (the network has %u NPUs, so ranks 0..%u are needed)",
-                            path, s->npus, s->npus - 1);
-      break;
-    }
-    fclose(f);
-    rc = load_rank(s, &s->wl->npu[r], path);
+    p.ctx[r] = (load_ctx){.s = s, .rank = r, .path = malloc(plen)};
+    if (!p.ctx[r].path) rc = chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+    else snprintf(p.ctx[r].path, plen, "%s.%u.et", prefix, r);
   }
-  free(path);
+  uint32_t nt = rc ? 0 : load_threads(s);
+  pthread_t *tid = calloc(nt ? nt : 1, sizeof *tid);
+  char *started = calloc(nt ? nt : 1, 1);
+  if (!rc && (!tid || !started)) rc = chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+  for (uint32_t t = 1; !rc && t < nt; t++) started[t] = pthread_create(&tid[t], NULL, load_worker, &p) == 0;
+  if (!rc) load_worker(&p); /* this thread works too, and alone if none started */
+  for (uint32_t t = 1; !rc && t < nt; t++)
+    if (started[t]) pthread_join(tid[t], NULL);
+  for (uint32_t r = 0; r < s->npus && !rc; r++) rc = finish_rank(s, &p.ctx[r], &s->wl->npu[r]);
+  for (uint32_t r = 0; r < s->npus; r++) free_ctx(&p.ctx[r]);
+  free(p.ctx);
+  free(tid);
+  free(started);
   return rc;
 }
 
