@@ -2,7 +2,8 @@
 # Simulator benchmark: the reference's scaling workloads (simulator spec,
 # section 13), run with `chakra sim` and timed as whole processes. Prints,
 # per workload, the finish time (which must equal the reference's), CPU
-# seconds, peak RSS, and the cost per message and per trace node, next to
+# seconds, wall seconds (rank files load on one thread per CPU), peak RSS,
+# and the cost per message (CPU) and memory per trace node, next to
 # the reference's published cost.
 #
 # usage: bench/sim_bench.sh [BUILD_DIR=build] [--quick]
@@ -24,23 +25,23 @@ net() { # topology npus -> path
   echo "$work/$1$2.yml"
 }
 
-printf '%-34s %14s %8s %9s %12s %12s   %s\n' workload finish_ns cpu_s rss_MB ns/message B/node "reference (cpu s, RSS)"
+printf '%-34s %14s %8s %7s %9s %12s %12s   %s\n' workload finish_ns cpu_s wall_s rss_MB ns/message B/node "reference (cpu s, RSS)"
 run() { # name prefix network model reference
   local name=$1 prefix=$2 network=$3 model=$4 ref=$5
   local out=$work/out.txt tim=$work/time.txt
-  /usr/bin/time -f "%U %S %M" -o "$tim" "$chakra" sim -q --workload-configuration="$prefix" \
+  /usr/bin/time -f "%e %U %S %M" -o "$tim" "$chakra" sim -q --workload-configuration="$prefix" \
     --system-configuration=$sys --network-configuration="$network" --network-model="$model" \
     --report="$work/report.json" > "$out"
   /usr/bin/python3 - "$name" "$tim" "$work/report.json" "$ref" <<'PY'
 import json, sys
 name, tim, rep, ref = sys.argv[1:5]
-user, sys_s, rss_kb = open(tim).read().split()[-3:]
+wall, user, sys_s, rss_kb = open(tim).read().split()[-4:]
 cpu = float(user) + float(sys_s)
 r = json.load(open(rep))
 msgs = r["messages"]
 nodes = sum(x["nodes"] for x in r["ranks"])
 per_msg = "%.1f" % (cpu * 1e9 / msgs) if msgs else "-"
-print("%-34s %14d %8.2f %9.1f %12s %12d   %s" % (name, r["max_finish_ns"], cpu, int(rss_kb) / 1024,
+print("%-34s %14d %8.2f %7.2f %9.1f %12s %12d   %s" % (name, r["max_finish_ns"], cpu, float(wall), int(rss_kb) / 1024,
                                                  per_msg, int(rss_kb) * 1024 // max(nodes, 1), ref))
 PY
 }

@@ -235,6 +235,29 @@ def test_gzip_traces_are_read():
     check("gzip-compressed traces simulate", p.returncode == 0 and got.get(0) == (3000, 0), p.stderr)
 
 
+def test_load_threads_do_not_change_output_warnings_or_errors():
+    # 8 ranks, each with a warning (a send without comm_tag); ranks 5 and 6
+    # carry a bad node: the error must name rank 5 however the loads overlap.
+    def p2p(r):
+        peer = r ^ 1
+        kind = "COMM_SEND_NODE" if r % 2 == 0 else "COMM_RECV_NODE"
+        key = "comm_dst" if r % 2 == 0 else "comm_src"
+        return {"id": "2", "name": "p2p", "type": kind, "data_deps": ["1"],
+                "attr": [attr_int(key, peer, "int32_val"), attr_int("comm_size", 4096)]}
+    good = Case(8)
+    good.ranks(lambda r: [comp(1, 2 + r), p2p(r)])
+    runs = [good.run("--threads=%d" % t) for t in (1, 2, 8)]
+    same = all(p.returncode == 0 and p.stdout == runs[0][0].stdout and p.stderr == runs[0][0].stderr for p, _ in runs)
+    ordered = [l.split("/t.")[1][:1] for l in runs[0][0].stderr.splitlines() if "no comm_tag" in l] == [str(r) for r in range(8)]
+    bad = Case(8)
+    bad.ranks(lambda r: [comp(1, 1), {"id": "2", "name": "x", "type": "COMM_COLL_NODE", "data_deps": ["1"],
+                                      "attr": [{"name": "is_cpu_op", "bool_val": False}]}] if r in (5, 6) else [comp(1, 1)])
+    errs = [bad.run("--threads=%d" % t)[0] for t in (1, 2, 8)]
+    first = all(p.returncode == 2 and "rank 5" in p.stderr and p.stderr == errs[0].stderr for p in errs)
+    check("--threads changes neither results nor warnings (in rank order) nor which error is reported",
+          same and ordered and first, "%s | %s" % (runs[0][0].stderr, [p.stderr for p in errs]))
+
+
 if __name__ == "__main__":
     for name, fn in sorted(globals().items()):
         if name.startswith("test_"):
