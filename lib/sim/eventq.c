@@ -186,8 +186,6 @@ static uint32_t cb_alloc(eventq *q) {
   return q->pool_n++;
 }
 
-static void batch_fire(struct sim *s, void *obj, uint64_t t);
-
 static int batches_grow(eventq *q, npu_batches *b) {
   uint32_t nc = b->cap * 2;
   npu_batch *v = b->v == b->small ? malloc(nc * sizeof *v) : realloc(b->v, nc * sizeof *v);
@@ -201,7 +199,7 @@ static int batches_grow(eventq *q, npu_batches *b) {
   return 0;
 }
 
-void eventq_npu_after(eventq *q, uint32_t npu, uint64_t delay, sim_fn fn, void *obj, uint64_t arg) {
+void eventq_npu_after_slow(eventq *q, uint32_t npu, uint64_t delay, sim_fn fn, void *obj, uint64_t arg) {
   uint64_t t = q->now + delay;
   npu_batches *b = &q->npus[npu];
   uint32_t k = 0;
@@ -220,11 +218,11 @@ void eventq_npu_after(eventq *q, uint32_t npu, uint64_t delay, sim_fn fn, void *
   b->v[b->n++] = (npu_batch){t, fn, obj, arg, 0, 0};
   /* The queue holds a pointer to this NPU's batch list; the batch is found
    * again by time when it fires (the array may move meanwhile). */
-  eventq_at(q, t, batch_fire, b, t);
+  eventq_at(q, t, eventq_batch_fire, b, t);
 }
 
 /* The queue itself is the first member of struct sim (see core.h). */
-static void batch_fire(struct sim *s, void *obj, uint64_t t) {
+void eventq_batch_fire(struct sim *s, void *obj, uint64_t t) {
   eventq *q = (eventq *)s;
   npu_batches *b = obj;
   /* Callbacks may append batches (and move the array) but only this

@@ -91,7 +91,20 @@ static inline void eventq_at(eventq *q, uint64_t t, sim_fn fn, void *obj, uint64
   eventq_at_slow(q, t, fn, obj, arg);
 }
 /* Schedules fn on npu's batch for now + delay. */
-void eventq_npu_after(eventq *q, uint32_t npu, uint64_t delay, sim_fn fn, void *obj, uint64_t arg);
+void eventq_npu_after_slow(eventq *q, uint32_t npu, uint64_t delay, sim_fn fn, void *obj, uint64_t arg);
+/* Runs a batch (the global event of its first registration). */
+void eventq_batch_fire(struct sim *s, void *obj, uint64_t t);
+static inline void eventq_npu_after(eventq *q, uint32_t npu, uint64_t delay, sim_fn fn, void *obj, uint64_t arg) {
+  npu_batches *b = &q->npus[npu];
+  if (b->n == 0) { /* nothing pending at this NPU (the usual case): open a batch */
+    uint64_t t = q->now + delay;
+    b->v[0] = (npu_batch){t, fn, obj, arg, 0, 0};
+    b->n = 1;
+    eventq_at(q, t, eventq_batch_fire, b, t);
+    return;
+  }
+  eventq_npu_after_slow(q, npu, delay, fn, obj, arg);
+}
 /* Runs events until the queue is empty; s is passed to every callback.
  * progress (may be NULL) is called about every 2^20 events. */
 void eventq_run(eventq *q, struct sim *s, void (*progress)(struct sim *s));
