@@ -244,7 +244,7 @@ void eventq_batch_fire(struct sim *s, void *obj, uint64_t t) {
       q->pool[c].next = q->pool_free;
       q->pool_free = c;
     } else {
-      b->v[k] = b->v[--b->n];
+      if (k != --b->n) b->v[k] = b->v[b->n];
       return;
     }
     cb.fn(s, cb.obj, cb.arg);
