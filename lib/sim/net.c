@@ -30,9 +30,16 @@ typedef struct match_slot {
   uint64_t tag, bytes;
   uint32_t src, dst;
   uint32_t arrived;        /* messages arrived with no receive yet */
-  uint32_t head, tail;     /* receives posted with no message yet */
+  uint32_t head, tail;     /* receives posted with no message yet, after `first` */
   uint32_t used;
+  /* The oldest waiting receive, kept here: a key rarely has two, and the
+   * pool costs an allocation and a cache line per message. */
+  sim_fn first_cb;         /* NULL = none */
+  void *first_obj;
+  uint64_t first_arg;
 } match_slot;
+
+static int slot_live(const match_slot *m) { return m->arrived || m->first_cb || m->head; }
 
 typedef struct link {
   int dim;
@@ -112,14 +119,14 @@ static size_t key_hash(uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes)
 static int table_rebuild(net *n) {
   size_t live = 0;
   for (size_t i = 0; n->slots && i <= n->mask; i++)
-    live += n->slots[i].used && (n->slots[i].arrived || n->slots[i].head);
+    live += n->slots[i].used && slot_live(&n->slots[i]);
   size_t ncap = 1024;
   while (ncap < live * 8) ncap *= 2;
   match_slot *ns = calloc(ncap, sizeof *ns);
   if (!ns) return -1;
   for (size_t i = 0; n->slots && i <= n->mask; i++) {
     match_slot *o = &n->slots[i];
-    if (!o->used || (!o->arrived && !o->head)) continue;
+    if (!o->used || !slot_live(o)) continue;
     size_t h = key_hash(o->tag, o->src, o->dst, o->bytes) & (ncap - 1);
     while (ns[h].used) h = (h + 1) & (ncap - 1);
     ns[h] = *o;
@@ -137,7 +144,7 @@ static match_slot *slot_insert(sim *s, uint64_t tag, uint32_t src, uint32_t dst,
                                size_t h, size_t dead) {
   net *n = s->net;
   if (dead != SIZE_MAX) { /* absent: take the first dead slot on the path */
-    n->slots[dead] = (match_slot){tag, bytes, src, dst, 0, 0, 0, 1};
+    n->slots[dead] = (match_slot){tag, bytes, src, dst, 0, 0, 0, 1, NULL, NULL, 0};
     return &n->slots[dead];
   }
   /* Dead slots lengthen probes: rebuild at a quarter full, counting them. */
@@ -146,7 +153,7 @@ static match_slot *slot_insert(sim *s, uint64_t tag, uint32_t src, uint32_t dst,
     h = key_hash(tag, src, dst, bytes) & n->mask;
     while (n->slots[h].used) h = (h + 1) & n->mask;
   }
-  n->slots[h] = (match_slot){tag, bytes, src, dst, 0, 0, 0, 1};
+  n->slots[h] = (match_slot){tag, bytes, src, dst, 0, 0, 0, 1, NULL, NULL, 0};
   n->used++;
   return &n->slots[h];
 }
@@ -158,7 +165,7 @@ static inline match_slot *slot_get(sim *s, uint64_t tag, uint32_t src, uint32_t 
     match_slot *m = &n->slots[h];
     if (!m->used) break;
     if (m->tag == tag && m->src == src && m->dst == dst && m->bytes == bytes) return m;
-    if (dead == SIZE_MAX && !m->arrived && !m->head) dead = h;
+    if (dead == SIZE_MAX && !slot_live(m)) dead = h;
   }
   return slot_insert(s, tag, src, dst, bytes, h, dead);
 }
@@ -179,6 +186,12 @@ static void deliver(sim *s, void *obj, uint64_t mi) {
   if (cb) cb(s, cobj, carg);
   match_slot *sl = slot_get(s, tag, src, dst, bytes);
   if (!sl) return;
+  if (sl->first_cb) {
+    sim_fn fn = sl->first_cb;
+    sl->first_cb = NULL;
+    fn(s, sl->first_obj, sl->first_arg);
+    return;
+  }
   if (!sl->head) {
     sl->arrived++;
     return;
@@ -431,6 +444,12 @@ void net_recv_eager(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t
     eventq_at(&s->q, s->q.now, cb, obj, arg);
     return;
   }
+  if (!sl->first_cb && !sl->head) { /* nothing older waits: keep it in the slot */
+    sl->first_cb = cb;
+    sl->first_obj = obj;
+    sl->first_arg = arg;
+    return;
+  }
   uint32_t wi = wait_alloc(s);
   if (!wi) return;
   n->waits[wi] = (recv_wait){cb, obj, arg, 0};
@@ -496,10 +515,10 @@ uint64_t net_pending(const sim *s, int (*visit)(void *ctx, int is_send, uint32_t
   for (size_t i = 0; n && i <= n->mask; i++) {
     const match_slot *m = &n->slots[i];
     if (!m->used) continue;
-    uint64_t k = m->arrived;
+    uint64_t k = m->arrived + (m->first_cb != NULL);
     for (uint32_t w = m->head; w; w = n->waits[w].next) k++;
     count += k;
-    if (visit) visit(ctx, m->arrived > 0, m->src, m->dst, m->bytes, m->tag);
+    if (visit && k) visit(ctx, m->arrived > 0, m->src, m->dst, m->bytes, m->tag); /* empty slots are dead keys */
   }
   return count;
 }

@@ -162,6 +162,23 @@ def test_halving_doubling_all_to_all_refused_when_used():
           p2.returncode == 2 and "all-to-all-implementation" in p2.stderr and "halvingDoubling" in p2.stderr, p2.stderr)
 
 
+def test_deadlock_report_names_only_what_is_unmatched():
+    # A finished all-reduce leaves its matching keys behind, empty: they are
+    # not unmatched communication and must not be reported as such.
+    c = Case(2)
+    def make(r):
+        if r == 0:
+            return [allreduce(1, 65536), {"id": "2", "name": "recv", "type": "COMM_RECV_NODE", "data_deps": ["1"],
+                     "attr": [attr_int("comm_src", 1, "int32_val"), attr_int("comm_size", 100), attr_int("comm_tag", 5, "int32_val")]}]
+        return [allreduce(1, 65536)]
+    c.ranks(make)
+    p, got = c.run()
+    lines = [l for l in p.stderr.splitlines() if "unmatched" in l and "->" in l]
+    check("deadlock report lists the one unmatched receive and no finished collective traffic",
+          p.returncode == 1 and len(lines) == 1 and "unmatched receive: 1 -> 0, 100 bytes, tag 5" in lines[0],
+          p.stderr)
+
+
 def test_missing_rank_file_is_an_error():
     c = Case(2)
     c.ranks(lambda r: [comp(1, 1)])
