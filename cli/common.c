@@ -57,9 +57,10 @@ int cli_parse_size(const char *s, unsigned long long *out) {
   return 0;
 }
 
+/* Anything but a directory: pipes and process substitution are traces too. */
 static int is_file(const char *p) {
   struct stat st;
-  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+  return stat(p, &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
 int cli_expand_traces(int argc, char **argv, char ***out) {

@@ -60,13 +60,16 @@ uint64_t chakra_reader_message_index(const chakra_reader *r);
 /* Byte offset just past everything consumed so far. */
 uint64_t chakra_reader_offset(const chakra_reader *r);
 int chakra_reader_is_gzip(const chakra_reader *r);
+/* Nonzero when chakra_reader_seek() is cheap: a plain file, not gzip (which
+ * re-reads from the start) and not a pipe (which cannot seek). */
+int chakra_reader_can_rewind(const chakra_reader *r);
 const char *chakra_reader_path(const chakra_reader *r);
 
 /* Re-positions the reader at a message boundary previously reported by
- * chakra_reader_message_offset() (message index is then unknown and reported
- * as UINT64_MAX, except after a seek back to the first node, offset
- * chakra_reader_offset() had right after open). Plain files seek; gzip and stdin re-read from the start
- * or fail with CHAKRA_EINVAL. */
+ * chakra_reader_message_offset(), or at chakra_reader_offset() as it was
+ * right after open (the first node). Message indexes are then unknown
+ * (UINT64_MAX) except after a seek back to the first node. Plain files
+ * seek; gzip re-reads from the start; a pipe fails with CHAKRA_EINVAL. */
 int chakra_reader_seek(chakra_reader *r, uint64_t offset, chakra_error *err);
 
 void chakra_reader_close(chakra_reader *r);

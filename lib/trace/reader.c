@@ -21,9 +21,9 @@ struct chakra_reader {
   int eof;
   size_t max_msg;
   uint64_t msg_offset;    /* offset of the last message's length prefix */
-  uint64_t msg_index;     /* index of the last message; UINT64_MAX after seek */
+  uint64_t msg_index;     /* index of the last message; UINT64_MAX when unknown */
   uint64_t next_index;    /* index the next framed message gets */
-  int index_known;        /* 0 after a seek: indexes are then unknown */
+  int index_known;        /* 0 after a seek anywhere but back to first_node */
   uint64_t first_node;    /* offset just past the GlobalMetadata */
   arena node_arena;
   arena meta_arena;
@@ -178,6 +178,7 @@ uint64_t chakra_reader_message_offset(const chakra_reader *r) { return r->msg_of
 uint64_t chakra_reader_message_index(const chakra_reader *r) { return r->msg_index; }
 uint64_t chakra_reader_offset(const chakra_reader *r) { return r->buf_base + r->pos; }
 int chakra_reader_is_gzip(const chakra_reader *r) { return instream_is_gzip(r->in); }
+int chakra_reader_can_rewind(const chakra_reader *r) { return !instream_is_gzip(r->in) && instream_is_seekable(r->in); }
 const char *chakra_reader_path(const chakra_reader *r) { return instream_path(r->in); }
 
 int chakra_reader_seek(chakra_reader *r, uint64_t offset, chakra_error *err) {

@@ -191,6 +191,7 @@ int instream_seek(instream *s, uint64_t offset, chakra_error *err) {
 }
 
 int instream_is_gzip(const instream *s) { return s->gzip; }
+int instream_is_seekable(const instream *s) { return s->seekable; }
 const char *instream_path(const instream *s) { return s->path; }
 
 void instream_close(instream *s) {

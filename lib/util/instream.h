@@ -22,6 +22,8 @@ ssize_t instream_read(instream *s, void *buf, size_t n, chakra_error *err);
  * Fails with CHAKRA_EINVAL on a pipe. */
 int instream_seek(instream *s, uint64_t offset, chakra_error *err);
 int instream_is_gzip(const instream *s);
+/* Nonzero when instream_seek() can work (not a pipe or terminal). */
+int instream_is_seekable(const instream *s);
 const char *instream_path(const instream *s);
 void instream_close(instream *s);
 
