@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/jsonw.h"
 #include "../util/utf8.h"
 
 static const char hexd[] = "0123456789abcdef";
@@ -103,61 +104,12 @@ void pyrepr_str(ibuf *b, const unsigned char *s, size_t n) {
   ibuf_putc(b, q);
 }
 
-/* Shortest "%.*e" text of v that reads back exactly: digits (no point) in
- * dig, decimal exponent in *exp; returns the digit count. */
-static int shortest_digits(double v, char *dig, int *exp) {
-  char t[40];
-  for (int p = 0; p < 17; p++) {
-    snprintf(t, sizeof t, "%.*e", p, v);
-    if (strtod(t, NULL) == v) break;
-  }
-  int k = 0;
-  const char *s = t;
-  if (*s == '-') s++;
-  for (; *s && *s != 'e'; s++)
-    if (*s != '.') dig[k++] = *s;
-  dig[k] = 0;
-  *exp = atoi(s + 1);
-  while (k > 1 && dig[k - 1] == '0') dig[--k] = 0;
-  return k;
-}
-
 void pyrepr_double(ibuf *b, double v) {
-  if (isnan(v)) {
-    ibuf_puts(b, "nan");
-    return;
-  }
-  if (isinf(v)) {
-    ibuf_puts(b, v < 0 ? "-inf" : "inf");
-    return;
-  }
-  if (signbit(v)) ibuf_putc(b, '-'), v = -v;
-  if (v == 0) {
-    ibuf_puts(b, "0.0");
-    return;
-  }
-  char dig[24];
-  int e;
-  int k = shortest_digits(v, dig, &e);
-  if (e < -4 || e >= 16) {
-    ibuf_putc(b, dig[0]);
-    if (k > 1) {
-      ibuf_putc(b, '.');
-      ibuf_put(b, dig + 1, (size_t)k - 1);
-    }
-    char t[8];
-    int n = snprintf(t, sizeof t, "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
-    ibuf_put(b, t, (size_t)n);
-  } else if (e < 0) {
-    ibuf_puts(b, "0.");
-    for (int i = 0; i < -e - 1; i++) ibuf_putc(b, '0');
-    ibuf_put(b, dig, (size_t)k);
-  } else {
-    /* e + 1 digits before the point. */
-    for (int i = 0; i <= e; i++) ibuf_putc(b, i < k ? dig[i] : '0');
-    ibuf_putc(b, '.');
-    if (k > e + 1) ibuf_put(b, dig + e + 1, (size_t)(k - e - 1));
-    else ibuf_putc(b, '0');
+  if (isnan(v)) ibuf_puts(b, "nan");
+  else if (isinf(v)) ibuf_puts(b, v < 0 ? "-inf" : "inf");
+  else {
+    char t[32];
+    ibuf_put(b, t, jsonw_format_pyfloat(t, v));
   }
 }
 

@@ -265,21 +265,7 @@ static void string_slow(jsonw *w, const char *str, size_t n) {
     while (run < n && esc_class[s[run]] == 0 && !(w->ascii_only && s[run] == 0x7f)) run++;
     if (run > i) jsonw_raw(w, (const char *)s + i, run - i);
     i = run;
-    if (i >= n) break;
-    if (esc_class[s[i]] == 1 || s[i] == 0x7f) {
-      put_escape(w, s[i++]);
-      continue;
-    }
-    uint32_t cp;
-    size_t len = utf8_decode(s + i, n - i, &cp);
-    if (len) {
-      put_codepoint(w, s + i, len, cp);
-      i += len;
-    } else {
-      w->bad_utf8++;
-      put_codepoint(w, (const unsigned char *)"\xef\xbf\xbd", 3, 0xfffd);
-      i++;
-    }
+    if (i < n) i += string_special(w, s, i, n);
   }
   jsonw_char(w, '"');
 }
@@ -312,34 +298,63 @@ void jsonw_float(jsonw *w, float v) {
   jsonw_raw(w, tmp, (size_t)shortest(tmp, sizeof tmp, v, 1));
 }
 
-/* Python's repr: scientific below 1e-4 or from 1e16, otherwise positional
- * with at least one decimal ("3.0"); exponents as e-05 / e+16. */
+/* Shortest "%.*e" text of v that reads back exactly: digits (no point) in
+ * dig, decimal exponent in *exp; returns the digit count. */
+static int shortest_digits(double v, char *dig, int *exp) {
+  char t[40];
+  for (int p = 0; p < 17; p++) {
+    snprintf(t, sizeof t, "%.*e", p, v);
+    if (strtod(t, NULL) == v) break;
+  }
+  int k = 0;
+  const char *s = t;
+  if (*s == '-') s++;
+  for (; *s && *s != 'e'; s++)
+    if (*s != '.') dig[k++] = *s;
+  dig[k] = 0;
+  *exp = atoi(s + 1);
+  while (k > 1 && dig[k - 1] == '0') dig[--k] = 0;
+  return k;
+}
+
+size_t jsonw_format_pyfloat(char *out, double v) {
+  char *o = out;
+  if (signbit(v)) *o++ = '-', v = -v;
+  if (v == 0) return (size_t)(o - out) + (size_t)sprintf(o, "0.0");
+  char dig[24];
+  int e, k = shortest_digits(v, dig, &e);
+  if (e < -4 || e >= 16) {
+    *o++ = dig[0];
+    if (k > 1) *o++ = '.', memcpy(o, dig + 1, (size_t)k - 1), o += k - 1;
+    o += sprintf(o, "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
+  } else if (e < 0) {
+    *o++ = '0', *o++ = '.';
+    for (int i = 0; i < -e - 1; i++) *o++ = '0';
+    memcpy(o, dig, (size_t)k), o += k;
+  } else { /* e + 1 digits before the point */
+    for (int i = 0; i <= e; i++) *o++ = i < k ? dig[i] : '0';
+    *o++ = '.';
+    if (k > e + 1) memcpy(o, dig + e + 1, (size_t)(k - e - 1)), o += k - e - 1;
+    else *o++ = '0';
+  }
+  *o = 0;
+  return (size_t)(o - out);
+}
+
+/* As Python's json_format: a float field is first rounded to the fewest
+ * digits, from 6, that give the same float back; the double that text
+ * reads as is then printed with repr(). */
 void jsonw_double_py(jsonw *w, double v, int is_float32) {
   if (special(w, v)) return;
-  char digits[40], out[64];
-  int n = shortest(digits, sizeof digits, v, is_float32);
-  (void)n;
-  double a = fabs(v);
-  if (v != 0 && (a < 1e-4 || a >= 1e16)) {
-    char *e = strchr(digits, 'e');
-    if (!e) {
-      int k = snprintf(digits, sizeof digits, "%.16e", v);
-      (void)k;
-      e = strchr(digits, 'e');
+  char out[40];
+  if (is_float32) {
+    for (int prec = 6; prec <= 9; prec++) {
+      snprintf(out, sizeof out, "%.*g", prec, v);
+      if ((float)strtod(out, NULL) == (float)v) break;
     }
-    int exp = atoi(e + 1);
-    *e = 0;
-    snprintf(out, sizeof out, "%se%c%02d", digits, exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
-  } else {
-    /* Positional: print with enough decimals, then trim to the shortest. */
-    int prec = 0;
-    for (; prec < 20; prec++) {
-      snprintf(out, sizeof out, "%.*f", prec, v);
-      if (is_float32 ? (float)strtod(out, NULL) == (float)v : strtod(out, NULL) == v) break;
-    }
-    if (!strchr(out, '.')) strcat(out, ".0");
+    v = strtod(out, NULL);
   }
-  jsonw_lit(w, out);
+  jsonw_raw(w, out, jsonw_format_pyfloat(out, v));
 }
 
 void jsonw_base64(jsonw *w, const uint8_t *d, size_t n) {

@@ -60,6 +60,10 @@ void jsonw_double(jsonw *w, double v);
 void jsonw_float(jsonw *w, float v);
 /* Python-repr-style float text (used by the reference-compatible layout). */
 void jsonw_double_py(jsonw *w, double v, int is_float32);
+/* Python's repr() of a finite double into out (at least 32 bytes): the
+ * shortest digits that read back, positional from 1e-4 to 1e16 ("3.0",
+ * "0.0001"), scientific outside ("1e-05", "1e+16"). Returns the length. */
+size_t jsonw_format_pyfloat(char *out, double v);
 void jsonw_base64(jsonw *w, const uint8_t *data, size_t n);
 
 /* Formats v in decimal into out (at least 20 bytes); returns the length. */
