@@ -47,7 +47,7 @@ typedef struct sim_coll_impl {
 enum { POLICY_LIFO, POLICY_FIFO, POLICY_EXPLICIT };
 
 typedef struct sim_sys_config {
-  int policy;
+  int policy;                 /* checked, but orders nothing: see queue_append() in sys.c */
   int local_bw_aware;
   double endpoint_delay;      /* ns per packet before --injection-scale */
   uint32_t active_chunks;

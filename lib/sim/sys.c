@@ -30,7 +30,6 @@ typedef struct coll_inst {
 typedef struct stream {
   coll_inst *coll;
   uint64_t tag;
-  int64_t prio;
   int cur;                /* index into coll->ph */
   int tree;               /* double binary tree of this chunk: 0 max, 1 min */
   algo_run run;
@@ -46,7 +45,6 @@ typedef struct sys_npu {
   squeue *queues;
   uint32_t *rr;          /* per dimension: all, first half, second half */
   uint64_t stream_ctr;
-  int64_t prio_ctr;
   uint32_t tree_ctr;
   uint64_t *group_ctr;   /* per group */
 } sys_npu;
@@ -222,10 +220,15 @@ void sys_free(sim *s) {
 
 /* ---- queues and streams ---- */
 
-static void queue_insert(squeue *q, stream *st) {
+/* Waiting streams are served first come, first served. The reference
+ * orders them by a per-collective priority from scheduling-policy (LIFO,
+ * FIFO, or EXPLICIT's comm_priority), placing a stream after those of equal
+ * or higher priority; but only one collective per NPU is ever in flight, so
+ * all waiting streams share a priority and every policy gives this order. */
+static void queue_append(squeue *q, stream *st) {
   stream **pp = &q->wait_head;
-  while (*pp && (*pp)->prio >= st->prio) pp = &(*pp)->next;
-  st->next = *pp;
+  while (*pp) pp = &(*pp)->next;
+  st->next = NULL;
   *pp = st;
 }
 
@@ -278,7 +281,7 @@ void sys_phase_done(sim *s, stream *st) {
   st->cur++;
   if (st->cur < p->n) {
     int new_q = p->ph[st->cur].queue;
-    queue_insert(&y->npu[rank].queues[new_q], st);
+    queue_append(&y->npu[rank].queues[new_q], st);
     queue_pump(s, rank, old_q);
     queue_pump(s, rank, new_q);
     return;
@@ -473,9 +476,6 @@ void sys_collective(sim *s, const coll_request *rq) {
   uint64_t chunks = (S + chunk - 1) / chunk;
   if (chunks == 0) chunks = 1;
   sys_npu *np = &y->npu[rq->rank];
-  int64_t prio = s->sys_cfg.policy == POLICY_EXPLICIT ? rq->priority
-                 : s->sys_cfg.policy == POLICY_FIFO   ? --np->prio_ctr
-                                                      : ++np->prio_ctr;
   c->streams_left = (int)chunks;
   uint64_t size = chunk;
   for (int i = 0; i < c->n; i++) {
@@ -491,10 +491,9 @@ void sys_collective(sim *s, const coll_request *rq) {
       return;
     }
     st->coll = c;
-    st->prio = prio;
     st->tag = NET_TAG_COLLECTIVE | (group >= 0 ? np->group_ctr[group]++ : ++np->stream_ctr);
     if (dbt) st->tree = (int)(np->tree_ctr++ & 1);
-    queue_insert(&np->queues[c->ph[0].queue], st);
+    queue_append(&np->queues[c->ph[0].queue], st);
     int seen = 0;
     for (int t = 0; t < nt; t++) seen |= touched[t] == c->ph[0].queue;
     if (!seen && nt < (int)(sizeof touched / sizeof *touched)) touched[nt++] = c->ph[0].queue;

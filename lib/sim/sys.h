@@ -18,7 +18,6 @@ typedef struct coll_request {
   uint32_t involved;      /* dimension mask */
   int n_involved;         /* 0 = attribute absent: all dimensions */
   const char *pg_name;    /* NULL or "" or "0" = all NPUs */
-  int32_t priority;       /* comm_priority (EXPLICIT policy) */
   uint64_t node_id;       /* for per-node custom implementations and errors */
   sim_fn done;
   void *obj;

@@ -467,7 +467,7 @@ static void wl_issue(sim *s, wl_npu *w, uint32_t i) {
       return;
     case WK_COLL: {
       coll_request rq = {w->rank, n->coll, n->value, n->u.cl.involved_dim, n->n_involved,
-                         wl_pg_name(s, w->rank, n->u.cl.pg), 0, n->id, wl_on_complete, w, i};
+                         wl_pg_name(s, w->rank, n->u.cl.pg), n->id, wl_on_complete, w, i};
       sys_collective(s, &rq);
       return;
     }
