@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# roundtrip.sh - checks that `chakra jsonize X | chakra pack - -o Y` gives X
+# roundtrip.sh - checks that `chakra jsonize X` then `chakra pack` gives X
 # back byte for byte, for every .et under the shared data folder and in all
 # three JSON layouts; and that the reference-compatible layout of
 # pytorch_converted.0.et has the reference size (6,750,112 bytes).

@@ -10,9 +10,11 @@
 #   --quick skips the 4096-NPU run and the 64 x 100k workload.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=${1:-build}
+build=build
 quick=0
-for a in "$@"; do [ "$a" = "--quick" ] && quick=1; done
+for a in "$@"; do
+  if [ "$a" = "--quick" ]; then quick=1; else build=$a; fi
+done
 chakra=$build/bin/chakra
 simgen=$build/bin/simgen
 [ -x "$chakra" ] && [ -x "$simgen" ] || { echo "build first: cmake --build $build" >&2; exit 2; }

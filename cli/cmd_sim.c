@@ -142,11 +142,11 @@ static int cmp_finish(const void *a, const void *b, void *ctx) {
   return x < y ? -1 : x > y;
 }
 
-/* Ranks are loaded one after another, each through tens of MiB of scratch
- * arrays. By default glibc maps such blocks afresh and returns them on free,
- * so every rank faults its scratch in again (at ~10 us a page on a VM); a
- * 64-rank load spent a third of its time there. Keeping freed memory in the
- * heap lets the next rank reuse pages already mapped. */
+/* Each loading thread takes rank after rank, each through tens of MiB of
+ * scratch arrays. By default glibc maps such blocks afresh and returns them
+ * on free, so every rank faults its scratch in again (at ~10 us a page on a
+ * VM); a 64-rank load spent a third of its time there. Keeping freed memory
+ * in the heap lets the next rank reuse pages already mapped. */
 static void keep_freed_memory(void) {
 #ifdef __GLIBC__
   mallopt(M_MMAP_THRESHOLD, 1 << 30);

@@ -20,9 +20,7 @@ static const char usage[] =
     "                      through their control deps; the critical path is then\n"
     "                      undefined unless this is given)\n";
 
-static const char *const type_names[CHAKRA_STATS_TYPES] = {
-    "INVALID_NODE", "METADATA_NODE", "MEM_LOAD_NODE", "MEM_STORE_NODE", "COMP_NODE",
-    "COMM_SEND_NODE", "COMM_RECV_NODE", "COMM_COLL_NODE", "UNKNOWN_TYPE"};
+static const char *type_name(int i) { return i < 8 ? chakra_node_type_name(i) : "UNKNOWN_TYPE"; }
 
 static const char *coll_name(int i) { return i < 10 ? chakra_comm_type_name(i) : "UNSPECIFIED"; }
 
@@ -32,7 +30,7 @@ static void print_text(const char *title, const chakra_rank_stats *s, int is_fil
                             *s->schema ? s->schema : "(unset)");
   printf("  nodes           %llu:", (unsigned long long)s->nodes);
   for (int i = 0; i < CHAKRA_STATS_TYPES; i++)
-    if (s->by_type[i]) printf(" %s %llu", type_names[i], (unsigned long long)s->by_type[i]);
+    if (s->by_type[i]) printf(" %s %llu", type_name(i), (unsigned long long)s->by_type[i]);
   printf("\n");
   for (int i = 0; i < CHAKRA_STATS_COLLS; i++)
     if (s->coll_ops[i])
@@ -91,7 +89,7 @@ static void json_stats(yajl_gen g, const char *path, const chakra_rank_stats *s)
   yajl_gen_string(g, (const unsigned char *)"nodes_by_type", 13);
   yajl_gen_map_open(g);
   for (int i = 0; i < CHAKRA_STATS_TYPES; i++)
-    if (s->by_type[i]) jkey_u(g, type_names[i], s->by_type[i]);
+    if (s->by_type[i]) jkey_u(g, type_name(i), s->by_type[i]);
   yajl_gen_map_close(g);
   yajl_gen_string(g, (const unsigned char *)"collectives", 11);
   yajl_gen_map_open(g);

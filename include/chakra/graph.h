@@ -1,7 +1,7 @@
 /* graph.h - one rank's Chakra ET as an in-memory DAG in compact arrays.
  *
  * Nodes live in arrays indexed 0..n-1 in file order; ids map to indexes
- * through a hash. Dependencies are index lists (CSR): for node i,
+ * through a plain array when they are dense, else a hash. Dependencies are index lists (CSR): for node i,
  * deps[dep_off[i] .. dep_off[i]+n_data[i]) are its data deps and the rest up
  * to dep_off[i+1] its control deps that are not also data deps. children
  * is the reverse relation. Standard attributes are resolved once at load;
@@ -25,7 +25,7 @@ enum {
   CHAKRA_GNODE_BAD_ATTRS = 1u << 1   /* an attribute could not be read */
 };
 
-/* One node, resolved (about 64 bytes). */
+/* One node, resolved (72 bytes). */
 typedef struct chakra_gnode {
   uint64_t id;
   uint64_t duration_micros;

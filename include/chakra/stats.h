@@ -38,7 +38,7 @@ typedef struct chakra_rank_stats {
   uint64_t missing_ctrl_deps, self_ctrl_deps, duplicate_deps, forward_deps;
   uint64_t max_deps, roots, leaves;
   uint64_t critical_path_us, critical_end_id;
-  uint64_t unordered;          /* nodes on cycles: critical path not defined */
+  uint64_t unordered;          /* nodes on or behind a cycle: critical path not defined */
   chakra_group_stats *groups;
   uint64_t n_groups;
 } chakra_rank_stats;

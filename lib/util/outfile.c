@@ -133,10 +133,13 @@ static int flush_buf(outfile *f, chakra_error *err) {
 
 int outfile_write(outfile *f, const void *data, size_t len, chakra_error *err) {
   if (f->failed) return chakra_error_set(err, CHAKRA_EIO, "%s: earlier write failed", f->path);
+  if (len > OUT_BUF / 2) { /* large blocks (a jsonw buffer) go out without a copy */
+    int rc = f->used ? flush_buf(f, err) : 0;
+    return rc ? rc : write_all(f, data, len, err);
+  }
   if (f->used + len > OUT_BUF) {
     int rc = flush_buf(f, err);
     if (rc) return rc;
-    if (len > OUT_BUF / 2) return write_all(f, data, len, err);
   }
   memcpy(f->buf + f->used, data, len);
   f->used += len;
