@@ -206,7 +206,7 @@ def corpus():
     bad_json("json_only_whitespace", b"\n  \n\t\n", 4, "no GlobalMetadata")
     bad_json("json_syntax_error", b'{"version":"1"}\n{"id":"1"}\n{"id":"2",,}\n', 3, "invalid JSON")
     bad_json("json_lexical_error", b'{"version":"1"}\n{"id": tru}\n', 2, "invalid JSON")
-    bad_json("json_truncated", b'{"version":"1"}\n{"id":"1",\n"name":"x"', 3, "")
+    bad_json("json_truncated", b'{"version":"1"}\n{"id":"1",\n"name":"x"', 3, "invalid JSON")
     bad_json("json_unknown_field", b'{"version":"1"}\n{"id":"1",\n"colour":"red"}\n', 3,
              "unknown field 'colour'")
     bad_json("json_unknown_metadata_field", b'{"verzion":"1"}\n', 1, "unknown field 'verzion' in GlobalMetadata")

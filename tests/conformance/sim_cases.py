@@ -73,6 +73,9 @@ def main():
             if verbose:
                 print("ok   %s" % c["name"])
     print("%d passed, %d failed" % (passed, failed))
+    if passed + failed == 0:
+        print("FAIL: no case ran (%s)" % ("none matches --only %r" % only if only else "the manifest is empty"))
+        return 1
     return 1 if failed else 0
 
 

@@ -15,21 +15,12 @@
 #include "chakra/json.h"
 #include "testutil.h"
 
-static const char *g_shared;
-
-static char *data_path(const char *rel) {
-  size_t n = strlen(g_shared) + strlen(rel) + 8;
-  char *p = malloc(n);
-  snprintf(p, n, "%s/data/%s", g_shared, rel);
-  return p;
-}
-
 static const char *PYTORCH = "traces/chakra-real/pytorch_converted.0.et";
 static const char *STAGE0 = "traces/stage/gpt_small_tponly_dp2tp4/gpt_small_tponly_dp2tp4.0.et";
 static const char *CONVERTED = "reference/convert/host_et.1.0.2-chakra.0.0.4.reference.et";
 
 static chakra_graph *load(const char *rel, int ignore_ctrl) {
-  char *p = data_path(rel);
+  char *p = tu_shared_path(rel);
   chakra_graph_options opt = {.ignore_ctrl_deps = ignore_ctrl};
   chakra_graph *g = NULL;
   chakra_error err = {0};
@@ -59,7 +50,7 @@ static void scan_file(const char *rel, scan *s) {
   memset(s, 0, sizeof *s);
   s->min_msg = UINT64_MAX;
   s->ids_ascending = 1;
-  char *p = data_path(rel);
+  char *p = tu_shared_path(rel);
   chakra_error err = {0};
   chakra_reader *r;
   if (chakra_reader_open(&r, p, NULL, &err)) fail_msg("%s", err.msg);
@@ -157,7 +148,7 @@ static void test_pytorch_converted_deps_1277_ctrl_unresolvable_data_all_resolvab
   /* With ctrl deps honoured the graph is cyclic (the reason for the
    * ignore_ctrl_deps option), so load in the tolerant mode: the only error
    * must be that cycle - no data dep is unresolvable. */
-  char *path = data_path(PYTORCH);
+  char *path = tu_shared_path(PYTORCH);
   problems pr = {0};
   chakra_graph_options opt = {.problem = count_problem, .problem_ctx = &pr};
   chakra_graph *g = NULL;
@@ -171,8 +162,12 @@ static void test_pytorch_converted_deps_1277_ctrl_unresolvable_data_all_resolvab
   assert_int_equal(g->raw_ctrl_deps, 3664);
   assert_int_equal(g->missing_ctrl_deps, 1277);
   assert_int_equal(g->missing_data_deps_dropped, 0);
+  /* docs/format.md: 383 ctrl deps of a node on itself, ignored; docs/stats.md:
+   * 2,283 nodes on or behind the cycle cannot be ordered */
+  assert_int_equal(g->self_ctrl_deps, 383);
+  assert_int_equal(g->unordered, 2283);
   uint64_t at3 = 0; /* 851 of them point at id 3 (quirk 5) */
-  char *p = data_path(PYTORCH);
+  char *p = tu_shared_path(PYTORCH);
   chakra_error err = {0};
   chakra_reader *r;
   assert_int_equal(chakra_reader_open(&r, p, NULL, &err), 0);
@@ -215,7 +210,7 @@ static void test_pytorch_converted_data_graph_has_5_roots_53_forward_max_270(voi
 
 static void test_pytorch_converted_collectives_7_nccl_kernels_14_host_ops(void **state) {
   (void)state;
-  char *p = data_path(PYTORCH);
+  char *p = tu_shared_path(PYTORCH);
   chakra_error err = {0};
   chakra_reader *r;
   assert_int_equal(chakra_reader_open(&r, p, NULL, &err), 0);
@@ -257,7 +252,7 @@ static void test_pytorch_converted_collectives_7_nccl_kernels_14_host_ops(void *
 
 static void test_pytorch_converted_compat_json_is_6750112_bytes(void **state) {
   (void)state;
-  char *in = data_path(PYTORCH);
+  char *in = tu_shared_path(PYTORCH);
   char *dir = tu_mkdtemp(), *out = tu_join(dir, "pytorch.compat.json");
   chakra_json_stats st;
   chakra_error err = {0};
@@ -297,7 +292,7 @@ static void test_stage_rank0_has_161_nodes_136_comp_25_coll_58_forward(void **st
 
 static void test_stage_rank0_attribute_kinds(void **state) {
   (void)state;
-  char *p = data_path(STAGE0);
+  char *p = tu_shared_path(STAGE0);
   chakra_error err = {0};
   chakra_reader *r;
   assert_int_equal(chakra_reader_open(&r, p, NULL, &err), 0);
@@ -362,7 +357,7 @@ static void test_reference_converted_has_262_nodes_one_261_long_chain(void **sta
 
 static void test_custom_allreduce_ranks_have_14_send_14_recv_7_comp(void **state) {
   (void)state;
-  char *xml_path = data_path("traces/custom-collective/custom_allreduce.xml");
+  char *xml_path = tu_shared_path("traces/custom-collective/custom_allreduce.xml");
   size_t xml_len;
   uint8_t *xml = tu_read_file(xml_path, &xml_len);
   for (int rank = 0; rank < 8; rank++) {
@@ -416,7 +411,7 @@ static void test_microbench_files_are_one_collective_of_1mib_per_rank(void **sta
       for (int rank = 0; rank < sizes[k]; rank++) {
         const char *rel = tu_fmt("traces/astra-microbench/%s/%dnpus_1MB/%s.%d.et", colls[c], sizes[k],
                                  colls[c], rank);
-        char *p = data_path(rel);
+        char *p = tu_shared_path(rel);
         chakra_error err = {0};
         chakra_reader *r;
         if (chakra_reader_open(&r, p, NULL, &err)) fail_msg("%s", err.msg);
@@ -443,8 +438,7 @@ static void test_microbench_files_are_one_collective_of_1mib_per_rank(void **sta
 }
 
 int main(void) {
-  g_shared = tu_shared_dir();
-  if (!g_shared) {
+  if (!tu_shared_dir()) {
     printf("SKIP: shared folder not found (set CHAKRA_SHARED or provide ../shared)\n");
     return TU_SKIP;
   }

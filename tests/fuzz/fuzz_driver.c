@@ -13,21 +13,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz_common.h"
 
-static uint8_t *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 4096, used = 0;
-  uint8_t *p = malloc(cap);
-  for (size_t k; (k = fread(p + used, 1, cap - used, f)) > 0;) {
-    used += k;
-    if (used == cap) p = realloc(p, cap *= 2);
-  }
-  fclose(f);
-  *n = used;
-  return p;
-}
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static size_t unhex(uint8_t *p, size_t n) {
   size_t o = 0;
@@ -54,7 +42,7 @@ static size_t unhex(uint8_t *p, size_t n) {
 
 static int run_file(const char *path) {
   size_t n;
-  uint8_t *data = slurp(path, &n);
+  uint8_t *data = fuzz_slurp(path, &n);
   if (!data) {
     fprintf(stderr, "cannot read %s\n", path);
     return 1;

@@ -24,4 +24,7 @@ if [ "$target" = reader ] && [ -d "$shared/data/traces" ]; then
     "$t/stage/gpt_small_tponly_dp2tp4/gpt_small_tponly_dp2tp4.3.et" \
     "$t/msccl/alltoall_allpairs_n8/alltoall_allpairs_n8.1.et"
 fi
-exec "$driver" "$@"
+# not exec: the EXIT trap must still remove $tmp; the driver's status is ours
+status=0
+"$driver" "$@" || status=$?
+exit "$status"

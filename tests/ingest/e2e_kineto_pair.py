@@ -83,15 +83,23 @@ def main():
 
         meta, nodes = jsonl(a.chakra, et)
         ids = {int(n.get("id", 0)): n for n in nodes}
-        deps = {i: [int(d) for d in n.get("data_deps", [])] + [int(d) for d in n.get("ctrl_deps", [])]
-                for i, n in ids.items()}
+        data_deps = {i: [int(d) for d in n.get("data_deps", [])] for i, n in ids.items()}
+        deps = {i: data_deps[i] + [int(d) for d in n.get("ctrl_deps", [])] for i, n in ids.items()}
         gpu = [i for i, n in ids.items() if attrs(n).get("is_cpu_op") is False]
         assert len(gpu) == 4
         gpu.sort()
         for prev, k in zip(gpu, gpu[1:]):
             assert prev in deps[k], f"kernel {k} does not follow kernel {prev} of stream 7"
         for k in gpu:
-            assert int(ids[k]["ctrl_deps"][0]) in deps[k]
+            # the launcher is the kernel's parent (ctrl dep) and must also be a data dep
+            launcher = int(ids[k]["ctrl_deps"][0])
+            assert launcher in data_deps[k], f"kernel {k}: launcher {launcher} not in data deps {data_deps[k]}"
+        # the host ops, in start order, form one chain: each has a data dep on the previous one
+        host_ops = sorted((i for i, n in ids.items() if attrs(n).get("is_cpu_op") is True),
+                          key=lambda i: (int(ids[i].get("start_time_micros", 0)), i))
+        assert len(host_ops) == len(ids) - 4, host_ops
+        for prev, h in zip(host_ops, host_ops[1:]):
+            assert prev in data_deps[h], f"host op {h} does not follow host op {prev}: data deps {data_deps[h]}"
 
         # the longest path, nodes weighted as the simulator replays them
         # (duration_micros * 1000 ns, 0 -> 1 ns)

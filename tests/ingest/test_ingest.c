@@ -5,6 +5,7 @@
  * workload converter. Expected values are Python's own repr() output and
  * the rules of spec pytorch-ingest.md, not earlier runs of this code. */
 #include <math.h>
+#include <stdio.h>
 
 #include "chakra/ingest.h"
 #include "hostet.h"
@@ -100,9 +101,9 @@ static hostet *read_host(const char *path, int mode, int versions, int threads, 
 
 static void test_hostet_reads_both_layouts(void **state) {
   (void)state;
-  char *dir = it_mkdtemp();
-  char *flat = it_join(dir, "flat.json"), *nested = it_join(dir, "nested.json");
-  it_write(flat,
+  char *dir = tu_mkdtemp();
+  char *flat = tu_join(dir, "flat.json"), *nested = tu_join(dir, "nested.json");
+  tu_write_text(flat,
            "{\"schema\":\"1.0.1\",\"pid\":7,\"time\":\"t\",\"start_ts\":1,\"nodes\":["
            "{\"name\":\"aten::add\",\"id\":5,\"rf_id\":3,\"parent\":2,\"fw_parent\":0,\"seq_id\":-1,\"scope\":0,"
            "\"tid\":1,\"fw_tid\":0,\"op_schema\":\"s\",\"inputs\":[[6,7,0,4,8,\"cuda:0\"],1],\"input_shapes\":[[4],[]],"
@@ -115,7 +116,7 @@ static void test_hostet_reads_both_layouts(void **state) {
            "\"shapes\":[[4],[]],\"types\":[\"Tensor(double)\",\"Int\"],\"strides\":[[1],[]]},\"outputs\":" EMPTY_IO
            ",%s}],\"finish_ts\":2}",
            ATTRS(3));
-  it_write(nested, buf);
+  tu_write_text(nested, buf);
   chakra_error err = {0};
   hostet *a = read_host(flat, HT_MODE_CONVERT, HT_VERSIONS_KNOWN, 1, &err);
   if (!a) fail_msg("%s", err.msg);
@@ -140,14 +141,14 @@ static void test_hostet_reads_both_layouts(void **state) {
   assert_memory_equal(x->blob, y->blob, x->blob_len);
   hostet_free(a);
   hostet_free(b);
-  it_rmtree(dir);
+  tu_rmtree(dir);
   free(dir), free(flat), free(nested);
 }
 
 static void test_hostet_sizes_tensor_lists(void **state) {
   (void)state;
-  char *dir = it_mkdtemp();
-  char *p = it_join(dir, "h.json");
+  char *dir = tu_mkdtemp();
+  char *p = tu_join(dir, "h.json");
   char buf[4096];
   /* GenericList[Tensor] of two tensors, a nested list of tensors, a tensor
    * typed as something else (not counted), an optional tensor given as None */
@@ -157,20 +158,20 @@ static void test_hostet_sizes_tensor_lists(void **state) {
            "\"<None>\"],\"shapes\":[],\"types\":[\"GenericList[Tensor(float),Tensor(half)]\","
            "\"GenericList[GenericList[Tensor(double)]]\",\"Int\",\"Tensor(float)\"]},\"outputs\":" EMPTY_IO ",%s}]}",
            ATTRS(1));
-  it_write(p, buf);
+  tu_write_text(p, buf);
   chakra_error err = {0};
   hostet *h = read_host(p, HT_MODE_CONVERT, HT_VERSIONS_KNOWN, 1, &err);
   if (!h) fail_msg("%s", err.msg);
   assert_int_equal(h->nodes[0].comm_bytes, 10 * 4 + 5 * 2 + 3 * 8);
   hostet_free(h);
-  it_rmtree(dir);
+  tu_rmtree(dir);
   free(dir), free(p);
 }
 
 static void expect_error(const char *json, int versions, const char *needle1, const char *needle2) {
-  char *dir = it_mkdtemp();
-  char *p = it_join(dir, "bad.json");
-  it_write(p, json);
+  char *dir = tu_mkdtemp();
+  char *p = tu_join(dir, "bad.json");
+  tu_write_text(p, json);
   chakra_error err = {0};
   hostet *h = read_host(p, HT_MODE_CONVERT, versions, 1, &err);
   if (h) fail_msg("expected an error for %s", json);
@@ -178,7 +179,7 @@ static void expect_error(const char *json, int versions, const char *needle1, co
   assert_contains(err.msg, needle1);
   if (needle2) assert_contains(err.msg, needle2);
   assert_null(strchr(err.msg, '\n'));
-  it_rmtree(dir);
+  tu_rmtree(dir);
   free(dir), free(p);
 }
 
@@ -201,16 +202,22 @@ static void test_hostet_errors_name_file_and_place(void **state) {
 
 static void test_hostet_newer_schema_is_read_with_a_warning(void **state) {
   (void)state;
-  char *dir = it_mkdtemp();
-  char *p = it_join(dir, "h.json");
-  it_write(p, "{\"schema\":\"1.2.0-chakra.0.0.4\",\"nodes\":[]}");
+  char *dir = tu_mkdtemp();
+  char *p = tu_join(dir, "h.json");
+  tu_write_text(p, "{\"schema\":\"1.2.0-chakra.0.0.4\",\"nodes\":[]}");
   chakra_error err = {0};
-  hostet *h = read_host(p, HT_MODE_CONVERT, HT_VERSIONS_NEWER_OK, 1, &err);
-  if (!h) fail_msg("%s", err.msg);
+  tu_lines warnings = {0};
+  hostet_options o = {.mode = HT_MODE_CONVERT, .versions = HT_VERSIONS_NEWER_OK, .threads = 1,
+                      .warn = tu_collect_line, .warn_ctx = &warnings};
+  hostet *h = NULL;
+  if (hostet_read(&h, p, &o, &err)) fail_msg("%s", err.msg);
   assert_true(h->newer_schema);
+  assert_int_equal(warnings.n, 1);
+  assert_contains(warnings.line[0], p);
+  assert_contains(warnings.line[0], "schema '1.2.0-chakra.0.0.4' is newer than this version of chakra knows");
   hostet_free(h);
   assert_null(read_host(p, HT_MODE_CONVERT, HT_VERSIONS_KNOWN, 1, &err));
-  it_rmtree(dir);
+  tu_rmtree(dir);
   free(dir), free(p);
 }
 
@@ -219,8 +226,8 @@ static void test_hostet_newer_schema_is_read_with_a_warning(void **state) {
  * looks like a node boundary. */
 static void test_hostet_parallel_parse_equals_sequential(void **state) {
   (void)state;
-  char *dir = it_mkdtemp();
-  char *p = it_join(dir, "big.json");
+  char *dir = tu_mkdtemp();
+  char *p = tu_join(dir, "big.json");
   FILE *f = fopen(p, "w");
   fputs("{\"schema\":\"1.0.2-chakra.0.0.4\",\"pid\":1,\"time\":\"t\",\"start_ts\":1,\"nodes\":[\n", f);
   int n = 60000;
@@ -256,7 +263,7 @@ static void test_hostet_parallel_parse_equals_sequential(void **state) {
   }
   hostet_free(a);
   hostet_free(b);
-  it_rmtree(dir);
+  tu_rmtree(dir);
   free(dir), free(p);
 }
 
@@ -314,8 +321,8 @@ static void write_linked(const char *path) {
 
 static void test_convert_types_collectives_and_p2p(void **state) {
   (void)state;
-  char *dir = it_mkdtemp();
-  char *in = it_join(dir, "r0.json"), *out = it_join(dir, "r0.et"), *groups = it_join(dir, "g.json");
+  char *dir = tu_mkdtemp();
+  char *in = tu_join(dir, "r0.json"), *out = tu_join(dir, "r0.et"), *groups = tu_join(dir, "g.json");
   write_linked(in);
   chakra_convert_options o = {.comm_groups_path = groups};
   chakra_convert_report rep;
@@ -366,19 +373,17 @@ static void test_convert_types_collectives_and_p2p(void **state) {
   assert_null(chakra_attr_find(it_by_id(&t, 11), "list"));
   it_free(&t);
   /* the comm-group file: group "5" (the default group "0" is all ranks) */
-  size_t n;
-  char *g = (char *)it_read(groups, &n);
-  g[n] = 0;
+  char *g = tu_read_text(groups, NULL);
   assert_string_equal(g, "{\"5\": [1, 0]}\n");
   free(g);
-  it_rmtree(dir);
+  tu_rmtree(dir);
   free(dir), free(in), free(out), free(groups);
 }
 
 static void test_convert_compat_keeps_reference_rules(void **state) {
   (void)state;
-  char *dir = it_mkdtemp();
-  char *in = it_join(dir, "r0.json"), *out = it_join(dir, "r0.et");
+  char *dir = tu_mkdtemp();
+  char *in = tu_join(dir, "r0.json"), *out = tu_join(dir, "r0.et");
   write_linked(in);
   chakra_convert_options o = {.compat = 1};
   chakra_error err = {0};
@@ -400,14 +405,14 @@ static void test_convert_compat_keeps_reference_rules(void **state) {
   assert_int_equal(it_by_id(&t, 13)->start_time_micros, 0);
   assert_string_equal(t.meta->version, ""); /* unset */
   it_free(&t);
-  it_rmtree(dir);
+  tu_rmtree(dir);
   free(dir), free(in), free(out);
 }
 
 static void test_convert_failure_leaves_no_file(void **state) {
   (void)state;
-  char *dir = it_mkdtemp();
-  char *in = it_join(dir, "bad.json"), *out = it_join(dir, "out.et");
+  char *dir = tu_mkdtemp();
+  char *in = tu_join(dir, "bad.json"), *out = tu_join(dir, "out.et");
   /* a send kernel whose peer cannot be known */
   FILE *f = fopen(in, "w");
   int first = 1;
@@ -422,21 +427,26 @@ static void test_convert_failure_leaves_no_file(void **state) {
   assert_int_not_equal(chakra_convert_pytorch(in, NULL, out, &o, NULL, &err), 0);
   assert_contains(err.msg, "node 4");
   assert_contains(err.msg, "peer rank");
-  assert_false(it_exists(out));
-  assert_int_equal(it_dir_count(dir), 1);
+  assert_false(tu_exists(out));
+  assert_int_equal(tu_dir_count(dir, NULL), 1);
   /* --p2p-missing=drop converts it to a compute node */
   o.p2p_missing = CHAKRA_P2P_MISSING_DROP;
   chakra_convert_report rep;
   if (chakra_convert_pytorch(in, NULL, out, &o, &rep, &err)) fail_msg("%s", err.msg);
   assert_int_equal(rep.p2p_dropped, 1);
-  it_rmtree(dir);
+  it_trace t = it_load(out);
+  const chakra_node *k = it_by_id(&t, 4);
+  assert_non_null(k);
+  assert_int_equal(k->type, CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE);
+  it_free(&t);
+  tu_rmtree(dir);
   free(dir), free(in), free(out);
 }
 
 static void test_convert_detects_cycles(void **state) {
   (void)state;
-  char *dir = it_mkdtemp();
-  char *in = it_join(dir, "c.json"), *out = it_join(dir, "c.et");
+  char *dir = tu_mkdtemp();
+  char *in = tu_join(dir, "c.json"), *out = tu_join(dir, "c.et");
   FILE *f = fopen(in, "w");
   int first = 1;
   fputs("{\"schema\":\"1.0.2-chakra.0.0.4\",\"nodes\":[", f);
@@ -448,8 +458,8 @@ static void test_convert_detects_cycles(void **state) {
   chakra_error err = {0};
   assert_int_not_equal(chakra_convert_pytorch(in, NULL, out, NULL, NULL, &err), 0);
   assert_contains(err.msg, "dependency cycle");
-  assert_false(it_exists(out));
-  it_rmtree(dir);
+  assert_false(tu_exists(out));
+  tu_rmtree(dir);
   free(dir), free(in), free(out);
 }
 
@@ -463,9 +473,9 @@ static const char *DATA2 =
 
 static void test_text_data_parallel_graph(void **state) {
   (void)state;
-  char *dir = it_mkdtemp();
-  char *in = it_join(dir, "w.txt"), *prefix = it_join(dir, "w"), *f0 = it_join(dir, "w.0.et"), *f1 = it_join(dir, "w.1.et");
-  it_write(in, DATA2);
+  char *dir = tu_mkdtemp();
+  char *in = tu_join(dir, "w.txt"), *prefix = tu_join(dir, "w"), *f0 = tu_join(dir, "w.0.et"), *f1 = tu_join(dir, "w.1.et");
+  tu_write_text(in, DATA2);
   chakra_text_options o = {.npus = 2, .passes = 1};
   chakra_text_report rep;
   chakra_error err = {0};
@@ -488,7 +498,7 @@ static void test_text_data_parallel_graph(void **state) {
   assert_true(it_has_dep(t.v[5], 4));
   /* identical files, ids from 0 in each */
   size_t n0, n1;
-  uint8_t *a = it_read(f0, &n0), *b = it_read(f1, &n1);
+  uint8_t *a = tu_read_file(f0, &n0), *b = tu_read_file(f1, &n1);
   assert_int_equal(n0, n1);
   assert_memory_equal(a, b, n0);
   free(a), free(b);
@@ -501,7 +511,7 @@ static void test_text_data_parallel_graph(void **state) {
   assert_int_equal(c1.v[0]->id, 7);
   assert_string_equal(c1.v[3]->name, "COMM_COLL_NODE_fc_NONE");
   it_free(&c1);
-  it_rmtree(dir);
+  tu_rmtree(dir);
   free(dir), free(in), free(prefix), free(f0), free(f1);
 }
 
@@ -522,9 +532,9 @@ static void expect_deps(const it_trace *t, uint64_t id, const char *name, const 
  * waits for the weight-gradient collectives (or computations, for NONE). */
 static void test_text_dlrm_graph(void **state) {
   (void)state;
-  char *dir = it_mkdtemp();
-  char *in = it_join(dir, "d.txt"), *prefix = it_join(dir, "d"), *f0 = it_join(dir, "d.0.et");
-  it_write(in,
+  char *dir = tu_mkdtemp();
+  char *in = tu_join(dir, "d.txt"), *prefix = tu_join(dir, "d"), *f0 = tu_join(dir, "d.0.et");
+  tu_write_text(in,
            "HYBRID_DLRM\t1\t\t\n4\t\t\n"
            "E\t-1\t300\tALLTOALL\t98304\t300\tALLTOALL\t98304\t300\tNONE\t0\t98\n"
            "B0\t-1\t1280\tNONE\t0\t794\tNONE\t0\t896\tALLREDUCE\t13312\t13\n"
@@ -554,7 +564,7 @@ static void test_text_dlrm_graph(void **state) {
   assert_int_equal(it_attr_int(it_by_id(&t, 11), "comm_size"), 98304);
   assert_int_equal(it_by_id(&t, 3)->duration_micros, 6400);
   it_free(&t);
-  it_rmtree(dir);
+  tu_rmtree(dir);
   free(dir), free(in), free(prefix), free(f0);
 }
 
@@ -569,17 +579,17 @@ static void test_text_errors_name_the_line(void **state) {
       {"HYBRID_DLRM\n1\n", "line 1: HYBRID_DLRM needs the index of the last bottom layer"},
       {"", "the file ends before the number of layers"},
   };
-  char *dir = it_mkdtemp();
-  char *in = it_join(dir, "w.txt"), *prefix = it_join(dir, "w");
+  char *dir = tu_mkdtemp();
+  char *in = tu_join(dir, "w.txt"), *prefix = tu_join(dir, "w");
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    it_write(in, cases[i].text);
+    tu_write_text(in, cases[i].text);
     chakra_error err = {0};
     assert_int_not_equal(chakra_convert_text(in, prefix, NULL, NULL, &err), 0);
     assert_contains(err.msg, in);
     assert_contains(err.msg, cases[i].needle);
-    assert_int_equal(it_dir_count(dir), 1); /* nothing written */
+    assert_int_equal(tu_dir_count(dir, NULL), 1); /* nothing written */
   }
-  it_rmtree(dir);
+  tu_rmtree(dir);
   free(dir), free(in), free(prefix);
 }
 

@@ -7,11 +7,14 @@ usage: sim_behaviour.py CHAKRA_BINARY"""
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
 
 CHAKRA = os.path.abspath(sys.argv[1])
+# One directory holding every case's, removed at exit (set in __main__).
+BASE = None
 LINE = re.compile(r"^sys\[(\d+)\] finished, (\d+) cycles, exposed communication (\d+) cycles\.$")
 SYSTEM = {
     "scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
@@ -46,7 +49,7 @@ def allreduce(i, size, deps=(), pg=None):
 
 class Case:
     def __init__(self, npus, system=None):
-        self.dir = tempfile.mkdtemp(prefix="chakra-sim-test-")
+        self.dir = tempfile.mkdtemp(prefix="case-", dir=BASE)
         self.npus = npus
         self.system = dict(SYSTEM if system is None else system)
 
@@ -276,8 +279,12 @@ def test_load_threads_do_not_change_output_warnings_or_errors():
 
 
 if __name__ == "__main__":
-    for name, fn in sorted(globals().items()):
-        if name.startswith("test_"):
-            fn()
+    BASE = tempfile.mkdtemp(prefix="chakra-sim-test-")
+    try:
+        for name, fn in sorted(globals().items()):
+            if name.startswith("test_"):
+                fn()
+    finally:
+        shutil.rmtree(BASE, ignore_errors=True)
     print("%d passed, %d failed" % (len(PASSED), len(FAILED)))
     sys.exit(1 if FAILED else 0)

@@ -473,6 +473,58 @@ static void test_attr_as_int_reads_every_integer_kind_and_refuses_overflow(void 
   a = a_bool("v", 1);
   assert_int_equal(chakra_attr_as_int(&a, &v, &from_double), 0);
   assert_int_equal(v, 1);
+  /* the remaining integer kinds, each at a value that tells its sign handling */
+  a = a_i32("v", INT32_MIN);
+  assert_int_equal(chakra_attr_as_int(&a, &v, &from_double), 0);
+  assert_int_equal(v, INT32_MIN);
+  assert_int_equal(from_double, 0);
+  a = a_i64("v", INT64_MIN);
+  assert_int_equal(chakra_attr_as_int(&a, &v, &from_double), 0);
+  assert_true(v == INT64_MIN);
+  a = a_sint64("v", -7);
+  assert_int_equal(chakra_attr_as_int(&a, &v, &from_double), 0);
+  assert_int_equal(v, -7);
+  a = ATTR("v");
+  a.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT32_VAL;
+  a.uint32_val = UINT32_MAX;
+  assert_int_equal(chakra_attr_as_int(&a, &v, &from_double), 0);
+  assert_int_equal(v, (int64_t)UINT32_MAX);
+  a = ATTR("v");
+  a.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_SINT32_VAL;
+  a.sint32_val = -9;
+  assert_int_equal(chakra_attr_as_int(&a, &v, &from_double), 0);
+  assert_int_equal(v, -9);
+  a = ATTR("v");
+  a.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_FIXED32_VAL;
+  a.fixed32_val = UINT32_MAX;
+  assert_int_equal(chakra_attr_as_int(&a, &v, &from_double), 0);
+  assert_int_equal(v, (int64_t)UINT32_MAX);
+  a = ATTR("v");
+  a.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_SFIXED32_VAL;
+  a.sfixed32_val = -11;
+  assert_int_equal(chakra_attr_as_int(&a, &v, &from_double), 0);
+  assert_int_equal(v, -11);
+  a = ATTR("v");
+  a.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_SFIXED64_VAL;
+  a.sfixed64_val = -13;
+  assert_int_equal(chakra_attr_as_int(&a, &v, &from_double), 0);
+  assert_int_equal(v, -13);
+  a = ATTR("v");
+  a.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_FIXED64_VAL;
+  a.fixed64_val = INT64_MAX;
+  assert_int_equal(chakra_attr_as_int(&a, &v, &from_double), 0);
+  assert_true(v == INT64_MAX);
+  a.fixed64_val = (uint64_t)INT64_MAX + 1;
+  assert_int_equal(chakra_attr_as_int(&a, &v, &from_double), -1);
+  /* a float converts like a double; a fractional one and a string do not */
+  a = a_float("v", 4.0f);
+  assert_int_equal(chakra_attr_as_int(&a, &v, &from_double), 0);
+  assert_int_equal(v, 4);
+  assert_int_equal(from_double, 1);
+  a = a_double("v", 2.5);
+  assert_int_equal(chakra_attr_as_int(&a, &v, &from_double), -1);
+  a = a_str("v", "5");
+  assert_int_equal(chakra_attr_as_int(&a, &v, &from_double), -1);
 }
 
 static void test_attr_enum_names_match_the_schema(void **state) {

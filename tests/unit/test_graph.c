@@ -9,30 +9,17 @@
  * proves there is no recursion. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "chakra/graph.h"
 #include "testutil.h"
 
-static char *g_dir;
-
-static int setup(void **state) {
-  (void)state;
-  g_dir = tu_mkdtemp();
-  return 0;
-}
-
-static int teardown(void **state) {
-  (void)state;
-  tu_rmtree(g_dir);
-  free(g_dir);
-  return 0;
-}
-
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 static char *trace(const char *name, const tu_node *nodes, size_t n) {
-  char *p = tu_join(g_dir, name);
+  char *p = tu_join(tu_dir, name);
   tu_write_trace(p, nodes, n);
   return p;
 }
@@ -306,6 +293,10 @@ static void test_graph_validate_mode_reports_every_problem_and_still_builds(void
   int seen[5] = {0};
   for (size_t t = 0; t < g->n; t++) seen[g->topo[t]]++;
   for (int i = 0; i < 5; i++) assert_int_equal(seen[i], 1);
+  /* the last two are the cycle 3 <-> 4 (file indexes 2 and 3), in either order */
+  assert_int_equal(g->n, 5);
+  uint64_t last_a = g->nodes[g->topo[3]].id, last_b = g->nodes[g->topo[4]].id;
+  assert_true((last_a == 3 && last_b == 4) || (last_a == 4 && last_b == 3));
   chakra_graph_free(g);
   free(p);
 }
@@ -416,6 +407,42 @@ static void test_graph_of_metadata_only_file_is_empty(void **state) {
   free(p);
 }
 
+/* Plain files are counted first and then read; a pipe cannot be read twice,
+ * so a FIFO given by name must load in one pass, to the same graph. */
+static void test_graph_loads_the_same_from_a_file_and_from_a_named_pipe(void **state) {
+  (void)state;
+  enum { N = 3000 };
+  tu_node *nodes = calloc(N, sizeof *nodes);
+  for (uint64_t i = 0; i < N; i++) nodes[i] = (tu_node){.id = i + 1, .duration = i};
+  char *p = trace("chain.et", nodes, N);
+  char *fifo = tu_join(tu_dir, "chain.fifo");
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  pid_t child = fork();
+  assert_true(child >= 0);
+  if (child == 0) { /* the writer end: the file's bytes into the pipe */
+    size_t n;
+    uint8_t *b = tu_read_file(p, &n);
+    FILE *f = fopen(fifo, "wb");
+    _exit(f && fwrite(b, 1, n, f) == n && fclose(f) == 0 ? 0 : 1);
+  }
+  chakra_graph *a = load_ok(p, NULL), *b = load_ok(fifo, NULL);
+  int status = 0;
+  assert_int_equal(waitpid(child, &status, 0), child);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  assert_int_equal(a->n, N);
+  assert_int_equal(b->n, N);
+  for (size_t i = 0; i < N; i++) {
+    assert_int_equal(a->nodes[i].id, b->nodes[i].id);
+    assert_int_equal(a->nodes[i].offset, b->nodes[i].offset);
+  }
+  assert_memory_equal(a->deps, b->deps, a->dep_off[N] * sizeof *a->deps);
+  chakra_graph_free(a);
+  chakra_graph_free(b);
+  free(nodes);
+  free(fifo);
+  free(p);
+}
+
 /* ---- what the gnodes carry ---------------------------------------------------- */
 
 static void write_attr_trace(const char *path, int gzip) {
@@ -477,7 +504,7 @@ static void write_attr_trace(const char *path, int gzip) {
 
 static void test_graph_nodes_carry_resolved_standard_attributes(void **state) {
   (void)state;
-  char *p = tu_join(g_dir, "attrs.et");
+  char *p = tu_join(tu_dir, "attrs.et");
   write_attr_trace(p, 0);
   chakra_graph *g = load_ok(p, NULL);
   const chakra_gnode *c = &g->nodes[chakra_graph_find(g, 1)];
@@ -505,7 +532,7 @@ static void test_graph_nodes_carry_resolved_standard_attributes(void **state) {
 static void test_graph_read_node_returns_the_full_node_from_plain_and_gzip(void **state) {
   (void)state;
   for (int gz = 0; gz < 2; gz++) {
-    char *p = tu_join(g_dir, gz ? "full.et.gz" : "full.et");
+    char *p = tu_join(tu_dir, gz ? "full.et.gz" : "full.et");
     write_attr_trace(p, gz);
     chakra_graph *g = load_ok(p, NULL);
     for (uint32_t i = 0; i < g->n; i++) {
@@ -548,7 +575,7 @@ static void write_reverse_chain(const char *path, uint32_t n, int close_cycle) {
 static void test_graph_million_node_chain_loads_without_recursion(void **state) {
   (void)state;
   const uint32_t n = 1000000;
-  char *p = tu_join(g_dir, "chain.et");
+  char *p = tu_join(tu_dir, "chain.et");
   write_reverse_chain(p, n, 0);
   chakra_graph *g = load_ok(p, NULL);
   assert_int_equal(g->n, n);
@@ -567,7 +594,7 @@ static void test_graph_million_node_chain_loads_without_recursion(void **state) 
 static void test_graph_long_cycle_is_found_without_recursion(void **state) {
   (void)state;
   const uint32_t n = 100000;
-  char *p = tu_join(g_dir, "long_cycle.et");
+  char *p = tu_join(tu_dir, "long_cycle.et");
   write_reverse_chain(p, n, 1);
   chakra_graph *g;
   chakra_error err = {0};
@@ -597,10 +624,11 @@ int main(void) {
       cmocka_unit_test(test_graph_find_maps_sparse_and_extreme_ids),
       cmocka_unit_test(test_graph_critical_path_on_a_small_dag),
       cmocka_unit_test(test_graph_of_metadata_only_file_is_empty),
+      cmocka_unit_test(test_graph_loads_the_same_from_a_file_and_from_a_named_pipe),
       cmocka_unit_test(test_graph_nodes_carry_resolved_standard_attributes),
       cmocka_unit_test(test_graph_read_node_returns_the_full_node_from_plain_and_gzip),
       cmocka_unit_test(test_graph_million_node_chain_loads_without_recursion),
       cmocka_unit_test(test_graph_long_cycle_is_found_without_recursion),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, tu_dir_setup, tu_dir_teardown);
 }

@@ -13,32 +13,7 @@
 #include "chakra/json.h"
 #include "testutil.h"
 
-static char *g_dir;
-
-static int setup_each(void **state) {
-  (void)state;
-  g_dir = tu_mkdtemp();
-  return 0;
-}
-
-static int teardown_each(void **state) {
-  (void)state;
-  tu_rmtree(g_dir);
-  free(g_dir);
-  return 0;
-}
-
-static char *path(const char *name) { return tu_join(g_dir, name); }
-
-static char *read_text(const char *p) {
-  size_t n;
-  uint8_t *b = tu_read_file(p, &n);
-  b = realloc(b, n + 1);
-  b[n] = 0;
-  return (char *)b;
-}
-
-static void write_text(const char *p, const char *text) { tu_write_bytes(p, text, strlen(text)); }
+static char *path(const char *name) { return tu_join(tu_dir, name); }
 
 static void jsonize_ok(const char *in, const char *out, int layout, tu_lines *warn) {
   chakra_error err = {0};
@@ -61,8 +36,8 @@ static void assert_same_file(const char *a, const char *b) {
   free(y);
 }
 
-/* A small trace: metadata {version}, node 5 (data dep 1), node 1, node 0
- * with nothing set. */
+/* A small trace: metadata {version}, node 1 (name "a", duration 3), then
+ * node 5 (name "n", data dep 1). */
 static void small_trace(const char *p) {
   tu_node nodes[] = {{.id = 1, .name = "a", .duration = 3}, {.id = 5, .name = "n", TU_DATA(1)}};
   tu_write_trace(p, nodes, 2);
@@ -75,7 +50,7 @@ static void test_jsonize_lines_is_metadata_then_one_compact_node_per_line(void *
   char *in = path("small.et"), *out = path("small.jsonl");
   small_trace(in);
   jsonize_ok(in, out, CHAKRA_JSON_LINES, NULL);
-  char *text = read_text(out);
+  char *text = tu_read_text(out, NULL);
   assert_string_equal(text,
                       "{\"version\":\"1.0.0\"}\n"
                       "{\"id\":\"1\",\"name\":\"a\",\"type\":\"COMP_NODE\",\"duration_micros\":\"3\"}\n"
@@ -90,7 +65,7 @@ static void test_jsonize_document_is_one_valid_document(void **state) {
   char *in = path("small.et"), *out = path("small.json");
   small_trace(in);
   jsonize_ok(in, out, CHAKRA_JSON_DOCUMENT, NULL);
-  char *text = read_text(out);
+  char *text = tu_read_text(out, NULL);
   assert_string_equal(text,
                       "{\"global_metadata\":{\"version\":\"1.0.0\"},\"nodes\":[\n"
                       "{\"id\":\"1\",\"name\":\"a\",\"type\":\"COMP_NODE\",\"duration_micros\":\"3\"},\n"
@@ -106,7 +81,7 @@ static void test_jsonize_compat_is_the_reference_concatenated_indented_camel_cas
   char *in = path("small.et"), *out = path("small.compat.json");
   small_trace(in);
   jsonize_ok(in, out, CHAKRA_JSON_COMPAT, NULL);
-  char *text = read_text(out);
+  char *text = tu_read_text(out, NULL);
   /* json_format.MessageToJson(msg) per message, written with no separator */
   assert_string_equal(text,
                       "{\n  \"version\": \"1.0.0\"\n}"
@@ -127,11 +102,11 @@ static void test_jsonize_empty_messages_print_as_empty_objects(void **state) {
   tu_put_byte(&b, 0); /* node id 0, INVALID_NODE */
   tu_write_bytes(in, b.p, b.n);
   jsonize_ok(in, out, CHAKRA_JSON_LINES, NULL);
-  char *text = read_text(out);
+  char *text = tu_read_text(out, NULL);
   assert_string_equal(text, "{}\n{}\n");
   free(text);
   jsonize_ok(in, out2, CHAKRA_JSON_COMPAT, NULL);
-  text = read_text(out2);
+  text = tu_read_text(out2, NULL);
   assert_string_equal(text, "{}{}");
   free(text);
   /* and they pack back to the same two zero-length messages */
@@ -155,7 +130,7 @@ static void test_jsonize_prints_unknown_node_type_as_a_number(void **state) {
   tu_put_framed(&b, "\x08\x05\x18\x63", 4); /* id 5, type 99 */
   tu_write_bytes(in, b.p, b.n);
   jsonize_ok(in, out, CHAKRA_JSON_LINES, NULL);
-  char *text = read_text(out);
+  char *text = tu_read_text(out, NULL);
   assert_contains(text, "{\"id\":\"5\",\"type\":99}\n");
   free(text);
   pack_ok(out, back, NULL);
@@ -173,11 +148,11 @@ static void test_jsonize_compat_escapes_non_ascii_like_python_json(void **state)
   tu_node nodes[] = {{.id = 1, .name = "caf\xc3\xa9 \xf0\x9f\x98\x80 \x01\x7f\"\\"}};
   tu_write_trace(in, nodes, 1);
   jsonize_ok(in, out, CHAKRA_JSON_COMPAT, NULL);
-  char *text = read_text(out);
+  char *text = tu_read_text(out, NULL);
   assert_contains(text, "\"name\": \"caf\\u00e9 \\ud83d\\ude00 \\u0001\\u007f\\\"\\\\\"");
   free(text);
   jsonize_ok(in, lines, CHAKRA_JSON_LINES, NULL);
-  text = read_text(lines);
+  text = tu_read_text(lines, NULL);
   assert_contains(text, "\"name\":\"caf\xc3\xa9 \xf0\x9f\x98\x80 \\u0001\x7f\\\"\\\\\"");
   free(text);
   free(in);
@@ -340,7 +315,7 @@ static void test_jsonize_prints_set_oneof_zero_and_special_floats(void **state) 
   char *in = path("rich.et"), *out = path("rich.jsonl");
   rich_trace(in);
   jsonize_ok(in, out, CHAKRA_JSON_LINES, NULL);
-  char *t = read_text(out);
+  char *t = tu_read_text(out, NULL);
   assert_contains(t, "{\"name\":\"double_zero\",\"double_val\":0}");
   assert_contains(t, "{\"name\":\"bool_false\",\"bool_val\":false}");
   assert_contains(t, "{\"name\":\"double_nan\",\"double_val\":\"NaN\"}");
@@ -360,7 +335,7 @@ static void test_jsonize_prints_set_oneof_zero_and_special_floats(void **state) 
 static void test_pack_accepts_camel_case_names_and_unquoted_64bit_numbers(void **state) {
   (void)state;
   char *js = path("hand.json"), *out = path("hand.et");
-  write_text(js,
+  tu_write_text(js,
              "{\"version\": \"1.0.0\"}\n"
              "{\"id\": 216, \"name\": \"x\", \"type\": \"COMP_NODE\", \"dataDeps\": [1, \"2\"],\n"
              " \"durationMicros\": 7, \"attr\": [{\"name\": \"comm_size\", \"int64Val\": 1048576},\n"
@@ -423,7 +398,7 @@ static void test_jsonize_replaces_invalid_utf8_and_warns_naming_the_node(void **
   assert_contains(warn.line[0], in);
   assert_contains(warn.line[0], "node 42");
   assert_contains(warn.line[0], "U+FFFD");
-  char *t = read_text(out);
+  char *t = tu_read_text(out, NULL);
   assert_contains(t, "\"name\":\"a\xef\xbf\xbd" "b\xef\xbf\xbd\"");
   free(t);
   free(in);
@@ -433,7 +408,7 @@ static void test_jsonize_replaces_invalid_utf8_and_warns_naming_the_node(void **
 static void test_pack_replaces_invalid_utf8_and_warns_naming_the_node(void **state) {
   (void)state;
   char *js = path("bad_utf8.json"), *out = path("bad_utf8.et");
-  write_text(js, "{}\n{\"id\":\"1\"}\n{\"id\":\"77\",\"name\":\"x\xfe\xffy\"}\n");
+  tu_write_text(js, "{}\n{\"id\":\"1\"}\n{\"id\":\"77\",\"name\":\"x\xfe\xffy\"}\n");
   tu_lines warn = {0};
   chakra_json_stats st;
   chakra_error err = {0};
@@ -460,7 +435,7 @@ static void test_pack_replaces_invalid_utf8_and_warns_naming_the_node(void **sta
  * output (nor temporary) in the directory afterwards. */
 static void expect_pack_error(const char *text, const char *line, const char *what) {
   char *js = path("bad.json"), *out = path("bad.et");
-  write_text(js, text);
+  tu_write_text(js, text);
   chakra_error err = {0};
   assert_int_equal(chakra_pack(js, out, 0, NULL, NULL, NULL, &err), CHAKRA_EFORMAT);
   assert_contains(err.msg, js);
@@ -468,7 +443,7 @@ static void expect_pack_error(const char *text, const char *line, const char *wh
   assert_contains(err.msg, what);
   assert_null(strchr(err.msg, '\n'));
   assert_false(tu_exists(out));
-  assert_int_equal(tu_dir_count(g_dir, NULL), 1); /* only bad.json */
+  assert_int_equal(tu_dir_count(tu_dir, NULL), 1); /* only bad.json */
   free(js);
   free(out);
 }
@@ -510,7 +485,7 @@ static void test_pack_empty_input_is_missing_global_metadata(void **state) {
 
 static void test_pack_input_ending_inside_a_message_is_an_error(void **state) {
   (void)state;
-  expect_pack_error("{\"version\":\"1\"}\n{\"id\":\"1\"", "line 2", "");
+  expect_pack_error("{\"version\":\"1\"}\n{\"id\":\"1\"", "line 2", "invalid JSON");
 }
 
 static void test_pack_document_layout_errors(void **state) {
@@ -533,7 +508,7 @@ static void test_jsonize_error_leaves_no_output(void **state) {
   assert_contains(err.msg, in);
   assert_contains(err.msg, "offset 8");
   assert_false(tu_exists(out));
-  assert_int_equal(tu_dir_count(g_dir, NULL), 1);
+  assert_int_equal(tu_dir_count(tu_dir, NULL), 1);
   tu_buf_free(&b);
   free(in);
   free(out);
@@ -558,7 +533,7 @@ static void test_jsonize_warns_that_unknown_fields_are_left_out(void **state) {
   free(out);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup_each, teardown_each)
+#define T(f) cmocka_unit_test_setup_teardown(f, tu_dir_setup, tu_dir_teardown)
 
 int main(void) {
   const struct CMUnitTest tests[] = {

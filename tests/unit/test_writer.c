@@ -10,21 +10,6 @@
 
 #include "testutil.h"
 
-static char *g_dir;
-
-static int setup_each(void **state) {
-  (void)state;
-  g_dir = tu_mkdtemp();
-  return 0;
-}
-
-static int teardown_each(void **state) {
-  (void)state;
-  tu_rmtree(g_dir);
-  free(g_dir);
-  return 0;
-}
-
 static void put_node(chakra_writer *w, uint64_t id, const char *name) {
   ChakraProtoMsg__Node n = CHAKRA_PROTO_MSG__NODE__INIT;
   n.id = id;
@@ -57,7 +42,7 @@ static uint64_t count_nodes(const char *path, int *is_gzip) {
 
 static void test_writer_output_appears_only_after_close(void **state) {
   (void)state;
-  char *p = tu_join(g_dir, "out.et");
+  char *p = tu_join(tu_dir, "out.et");
   chakra_error err = {0};
   chakra_writer *w;
   assert_int_equal(chakra_writer_open(&w, p, 0, &err), 0);
@@ -65,12 +50,12 @@ static void test_writer_output_appears_only_after_close(void **state) {
   for (int i = 0; i < 100; i++) put_node(w, (uint64_t)i, "n");
   assert_false(tu_exists(p));
   char name[256];
-  assert_int_equal(tu_dir_count(g_dir, name), 1);
+  assert_int_equal(tu_dir_count(tu_dir, name), 1);
   assert_int_equal(strncmp(name, ".out.et.", 8), 0); /* .NAME.XXXXXX, hidden */
   assert_int_equal(strlen(name), strlen(".out.et.XXXXXX"));
   assert_int_equal(chakra_writer_close(w, &err), 0);
   assert_true(tu_exists(p));
-  assert_int_equal(tu_dir_count(g_dir, name), 1);
+  assert_int_equal(tu_dir_count(tu_dir, name), 1);
   assert_string_equal(name, "out.et");
   assert_int_equal(count_nodes(p, NULL), 100);
   free(p);
@@ -78,7 +63,7 @@ static void test_writer_output_appears_only_after_close(void **state) {
 
 static void test_writer_discard_leaves_no_file_and_no_temp(void **state) {
   (void)state;
-  char *p = tu_join(g_dir, "gone.et");
+  char *p = tu_join(tu_dir, "gone.et");
   chakra_error err = {0};
   chakra_writer *w;
   assert_int_equal(chakra_writer_open(&w, p, 0, &err), 0);
@@ -86,26 +71,26 @@ static void test_writer_discard_leaves_no_file_and_no_temp(void **state) {
   put_node(w, 1, "n");
   chakra_writer_discard(w);
   assert_false(tu_exists(p));
-  assert_int_equal(tu_dir_count(g_dir, NULL), 0);
+  assert_int_equal(tu_dir_count(tu_dir, NULL), 0);
   chakra_writer_discard(NULL); /* harmless */
   free(p);
 }
 
 static void test_writer_discard_of_gzip_output_leaves_nothing(void **state) {
   (void)state;
-  char *p = tu_join(g_dir, "gone.et.gz");
+  char *p = tu_join(tu_dir, "gone.et.gz");
   chakra_error err = {0};
   chakra_writer *w;
   assert_int_equal(chakra_writer_open(&w, p, 0, &err), 0);
   put_meta(w, "1.0.0");
   chakra_writer_discard(w);
-  assert_int_equal(tu_dir_count(g_dir, NULL), 0);
+  assert_int_equal(tu_dir_count(tu_dir, NULL), 0);
   free(p);
 }
 
 static void test_writer_replaces_an_existing_file_only_on_close(void **state) {
   (void)state;
-  char *p = tu_join(g_dir, "keep.et");
+  char *p = tu_join(tu_dir, "keep.et");
   tu_write_bytes(p, "old", 3);
   chakra_error err = {0};
   chakra_writer *w;
@@ -126,13 +111,13 @@ static void test_writer_replaces_an_existing_file_only_on_close(void **state) {
   put_node(w, 1, "n");
   assert_int_equal(chakra_writer_close(w, &err), 0);
   assert_int_equal(count_nodes(p, NULL), 1);
-  assert_int_equal(tu_dir_count(g_dir, NULL), 1);
+  assert_int_equal(tu_dir_count(tu_dir, NULL), 1);
   free(p);
 }
 
 static void test_writer_gz_name_compresses(void **state) {
   (void)state;
-  char *p = tu_join(g_dir, "out.et.gz");
+  char *p = tu_join(tu_dir, "out.et.gz");
   chakra_error err = {0};
   chakra_writer *w;
   assert_int_equal(chakra_writer_open(&w, p, 0, &err), 0);
@@ -147,14 +132,14 @@ static void test_writer_gz_name_compresses(void **state) {
   int gz;
   assert_int_equal(count_nodes(p, &gz), 1000);
   assert_int_equal(gz, 1);
-  assert_int_equal(tu_dir_count(g_dir, NULL), 1);
+  assert_int_equal(tu_dir_count(tu_dir, NULL), 1);
   free(p);
 }
 
 static void test_writer_gzip_flag_compresses_any_name_and_plain_flag_wins(void **state) {
   (void)state;
-  char *a = tu_join(g_dir, "flagged.et");
-  char *b = tu_join(g_dir, "plain.et.gz");
+  char *a = tu_join(tu_dir, "flagged.et");
+  char *b = tu_join(tu_dir, "plain.et.gz");
   chakra_error err = {0};
   chakra_writer *w;
   assert_int_equal(chakra_writer_open(&w, a, CHAKRA_WRITE_GZIP, &err), 0);
@@ -177,7 +162,7 @@ static void test_writer_gzip_flag_compresses_any_name_and_plain_flag_wins(void *
 
 static void test_writer_frames_messages_as_varint_length_and_body_only(void **state) {
   (void)state;
-  char *p = tu_join(g_dir, "framed.et");
+  char *p = tu_join(tu_dir, "framed.et");
   chakra_error err = {0};
   chakra_writer *w;
   assert_int_equal(chakra_writer_open(&w, p, 0, &err), 0);
@@ -206,7 +191,7 @@ static void test_writer_frames_messages_as_varint_length_and_body_only(void **st
  * content must not change. */
 static void test_writer_keeps_order_across_large_and_small_messages(void **state) {
   (void)state;
-  char *p = tu_join(g_dir, "mixed.et");
+  char *p = tu_join(tu_dir, "mixed.et");
   size_t sizes[] = {10, 600 * 1024, 20, 3 * 1024 * 1024, 5, 1024 * 1024 - 3, 7};
   size_t k = sizeof sizes / sizeof *sizes;
   chakra_error err = {0};
@@ -237,7 +222,7 @@ static void test_writer_keeps_order_across_large_and_small_messages(void **state
 
 static void test_writer_open_in_missing_directory_fails_naming_the_path(void **state) {
   (void)state;
-  char *p = tu_join(g_dir, "no/such/dir/out.et");
+  char *p = tu_join(tu_dir, "no/such/dir/out.et");
   chakra_error err = {0};
   chakra_writer *w = (chakra_writer *)1;
   assert_int_equal(chakra_writer_open(&w, p, 0, &err), CHAKRA_EIO);
@@ -249,7 +234,7 @@ static void test_writer_open_in_missing_directory_fails_naming_the_path(void **s
 static void test_writer_close_failure_removes_the_temporary(void **state) {
   (void)state;
   /* The destination is a directory: the final rename fails. */
-  char *p = tu_join(g_dir, "adir");
+  char *p = tu_join(tu_dir, "adir");
   assert_int_equal(mkdir(p, 0700), 0);
   chakra_error err = {0};
   chakra_writer *w;
@@ -258,14 +243,14 @@ static void test_writer_close_failure_removes_the_temporary(void **state) {
   assert_int_equal(chakra_writer_close(w, &err), CHAKRA_EIO);
   assert_contains(err.msg, p);
   char name[256];
-  assert_int_equal(tu_dir_count(g_dir, name), 1);
+  assert_int_equal(tu_dir_count(tu_dir, name), 1);
   assert_string_equal(name, "adir");
   free(p);
 }
 
 static void test_writer_output_mode_follows_umask(void **state) {
   (void)state;
-  char *p = tu_join(g_dir, "mode.et");
+  char *p = tu_join(tu_dir, "mode.et");
   mode_t old = umask(027);
   chakra_error err = {0};
   chakra_writer *w;
@@ -281,17 +266,17 @@ static void test_writer_output_mode_follows_umask(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_writer_output_appears_only_after_close, setup_each, teardown_each),
-      cmocka_unit_test_setup_teardown(test_writer_discard_leaves_no_file_and_no_temp, setup_each, teardown_each),
-      cmocka_unit_test_setup_teardown(test_writer_discard_of_gzip_output_leaves_nothing, setup_each, teardown_each),
-      cmocka_unit_test_setup_teardown(test_writer_replaces_an_existing_file_only_on_close, setup_each, teardown_each),
-      cmocka_unit_test_setup_teardown(test_writer_gz_name_compresses, setup_each, teardown_each),
-      cmocka_unit_test_setup_teardown(test_writer_gzip_flag_compresses_any_name_and_plain_flag_wins, setup_each, teardown_each),
-      cmocka_unit_test_setup_teardown(test_writer_frames_messages_as_varint_length_and_body_only, setup_each, teardown_each),
-      cmocka_unit_test_setup_teardown(test_writer_keeps_order_across_large_and_small_messages, setup_each, teardown_each),
-      cmocka_unit_test_setup_teardown(test_writer_open_in_missing_directory_fails_naming_the_path, setup_each, teardown_each),
-      cmocka_unit_test_setup_teardown(test_writer_close_failure_removes_the_temporary, setup_each, teardown_each),
-      cmocka_unit_test_setup_teardown(test_writer_output_mode_follows_umask, setup_each, teardown_each),
+      cmocka_unit_test_setup_teardown(test_writer_output_appears_only_after_close, tu_dir_setup, tu_dir_teardown),
+      cmocka_unit_test_setup_teardown(test_writer_discard_leaves_no_file_and_no_temp, tu_dir_setup, tu_dir_teardown),
+      cmocka_unit_test_setup_teardown(test_writer_discard_of_gzip_output_leaves_nothing, tu_dir_setup, tu_dir_teardown),
+      cmocka_unit_test_setup_teardown(test_writer_replaces_an_existing_file_only_on_close, tu_dir_setup, tu_dir_teardown),
+      cmocka_unit_test_setup_teardown(test_writer_gz_name_compresses, tu_dir_setup, tu_dir_teardown),
+      cmocka_unit_test_setup_teardown(test_writer_gzip_flag_compresses_any_name_and_plain_flag_wins, tu_dir_setup, tu_dir_teardown),
+      cmocka_unit_test_setup_teardown(test_writer_frames_messages_as_varint_length_and_body_only, tu_dir_setup, tu_dir_teardown),
+      cmocka_unit_test_setup_teardown(test_writer_keeps_order_across_large_and_small_messages, tu_dir_setup, tu_dir_teardown),
+      cmocka_unit_test_setup_teardown(test_writer_open_in_missing_directory_fails_naming_the_path, tu_dir_setup, tu_dir_teardown),
+      cmocka_unit_test_setup_teardown(test_writer_close_failure_removes_the_temporary, tu_dir_setup, tu_dir_teardown),
+      cmocka_unit_test_setup_teardown(test_writer_output_mode_follows_umask, tu_dir_setup, tu_dir_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

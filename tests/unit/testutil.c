@@ -69,6 +69,18 @@ uint8_t *tu_read_file(const char *path, size_t *n) {
   return p;
 }
 
+void tu_write_text(const char *path, const char *text) { tu_write_bytes(path, text, strlen(text)); }
+
+char *tu_read_text(const char *path, size_t *n) {
+  size_t len;
+  uint8_t *p = tu_read_file(path, &len);
+  p = realloc(p, len + 1);
+  assert_non_null(p);
+  p[len] = 0;
+  if (n) *n = len;
+  return (char *)p;
+}
+
 int tu_exists(const char *path) {
   struct stat st;
   return stat(path, &st) == 0;
@@ -88,6 +100,22 @@ size_t tu_dir_count(const char *dir, char *first) {
   return n;
 }
 
+char *tu_dir;
+
+int tu_dir_setup(void **state) {
+  (void)state;
+  tu_dir = tu_mkdtemp();
+  return 0;
+}
+
+int tu_dir_teardown(void **state) {
+  (void)state;
+  tu_rmtree(tu_dir);
+  free(tu_dir);
+  tu_dir = NULL;
+  return 0;
+}
+
 const char *tu_shared_dir(void) {
   static char dir[4096];
   const char *env = getenv("CHAKRA_SHARED");
@@ -97,6 +125,16 @@ const char *tu_shared_dir(void) {
   snprintf(probe, sizeof probe, "%s/data/traces", dir);
   struct stat st;
   return stat(probe, &st) == 0 && S_ISDIR(st.st_mode) ? dir : NULL;
+}
+
+char *tu_shared_path(const char *rel) {
+  const char *shared = tu_shared_dir();
+  if (!shared) fail_msg("the shared folder is absent (set CHAKRA_SHARED or put it at ../shared)");
+  size_t n = strlen(shared) + strlen(rel) + 8;
+  char *p = malloc(n);
+  assert_non_null(p);
+  snprintf(p, n, "%s/data/%s", shared, rel);
+  return p;
 }
 
 void tu_put(tu_buf *b, const void *data, size_t n) {

@@ -27,14 +27,29 @@ char *tu_join(const char *dir, const char *name);
 void tu_write_bytes(const char *path, const void *data, size_t n);
 /* Whole file, malloc'd; *n receives its size. Fails the test if unreadable. */
 uint8_t *tu_read_file(const char *path, size_t *n);
+/* tu_write_bytes of a NUL-terminated string (without the NUL). */
+void tu_write_text(const char *path, const char *text);
+/* Whole file as a NUL-terminated string, malloc'd; *n (if non-NULL)
+ * receives its size without the NUL. */
+char *tu_read_text(const char *path, size_t *n);
 int tu_exists(const char *path);
 /* Number of entries in dir other than . and ..; the first one's name is
  * copied to first (if non-NULL, 256 bytes). */
 size_t tu_dir_count(const char *dir, char *first);
 
+/* A temporary directory per test or group: tu_dir_setup, a cmocka setup
+ * function, makes a fresh tu_dir (tu_mkdtemp); tu_dir_teardown removes it
+ * with everything in it. */
+extern char *tu_dir;
+int tu_dir_setup(void **state);
+int tu_dir_teardown(void **state);
+
 /* The shared folder (README: $CHAKRA_SHARED, else <repo>/../shared) if it
  * holds data/traces, else NULL. */
 const char *tu_shared_dir(void);
+/* <shared>/data/<rel>, malloc'd. Fails the test when the shared folder is
+ * absent: main() checks tu_shared_dir() first and skips with a message. */
+char *tu_shared_path(const char *rel);
 /* Exit status CTest reads as "skipped" (SKIP_RETURN_CODE). */
 #define TU_SKIP 77
 
