@@ -68,7 +68,9 @@ typedef struct chakra_convert_options {
   const char *log_path;         /* one line per node and dependency (NULL = none) */
   int p2p_missing;              /* CHAKRA_P2P_MISSING_* */
   int unknown_coll;             /* CHAKRA_UNKNOWN_COLL_* */
-  int threads;                  /* parse threads for large plain files; 0 = auto */
+  int threads;                  /* parse threads for large plain files and packing
+                                   threads (at most 8); > 1 also writes the output
+                                   on a thread of its own; 0 = the number of CPUs */
   chakra_warn_fn warn;
   void *warn_ctx;
 } chakra_convert_options;

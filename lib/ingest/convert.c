@@ -75,7 +75,6 @@ typedef struct conv {
   uint32_t *dep_start, *dep_cnt;
   uint64_t *deps;
   size_t ndeps, capdeps;
-  uint8_t *dependent;
   uint32_t *order;   /* output order (indexes) */
   size_t n_order;
   /* process groups */
@@ -441,6 +440,12 @@ static int deps_default(conv *c) {
 
 /* ------------------------------------------------------ process groups */
 
+static pgroup *pg_by_name(const conv *c, const char *name) {
+  for (size_t j = 0; j < c->n_pgs; j++)
+    if (strcmp(c->pgs[j].name, name) == 0) return &c->pgs[j];
+  return NULL;
+}
+
 static int parse_groups(conv *c) {
   for (size_t s = 0; s < c->h->n_side; s++) {
     const ht_side *sd = &c->h->side[s];
@@ -466,9 +471,7 @@ static int parse_groups(conv *c) {
       }
       char nb[32];
       const char *nm = YAJL_IS_STRING(name) ? YAJL_GET_STRING(name) : (snprintf(nb, sizeof nb, "%lld", YAJL_GET_INTEGER(name)), nb);
-      pgroup *slot = NULL;
-      for (size_t j = 0; j < c->n_pgs; j++)
-        if (strcmp(c->pgs[j].name, nm) == 0) slot = &c->pgs[j];
+      pgroup *slot = pg_by_name(c, nm);
       if (!slot) {
         pgroup *p = realloc(c->pgs, (c->n_pgs + 1) * sizeof *p);
         if (!p) {
@@ -512,12 +515,6 @@ static int parse_groups(conv *c) {
   }
   c->rep->process_groups = c->n_pgs;
   return 0;
-}
-
-static const pgroup *pg_by_name(const conv *c, const char *name) {
-  for (size_t j = 0; j < c->n_pgs; j++)
-    if (strcmp(c->pgs[j].name, name) == 0) return &c->pgs[j];
-  return NULL;
 }
 
 static const pgroup *pg_by_backend(const conv *c, int64_t id) {
@@ -598,14 +595,12 @@ static int coll_from_name(const char *name) {
 }
 
 /* "nccl:send 0->1" / "nccl:recv 1<-0": the peer after the arrow, or -1. */
-static int64_t peer_from_name(const char *s, int *is_send) {
+static int64_t peer_from_name(const char *s) {
   const char *p = strstr(s, "nccl:send ");
   const char *arrow = "->";
-  *is_send = 1;
   if (!p) {
     p = strstr(s, "nccl:recv ");
     arrow = "<-";
-    *is_send = 0;
   }
   if (!p) return -1;
   const char *a = strstr(p, arrow);
@@ -620,9 +615,8 @@ static int resolve_p2p(conv *c, uint32_t g, int64_t *peer_out, uint32_t *pg_out)
   const ht_node *nodes = c->h->nodes;
   uint32_t rpc = NONE;
   int64_t peer = -1;
-  int dummy;
   for (uint32_t a = c->parent[g], depth = 0; a != NONE && depth < 8; a = c->parent[a], depth++) {
-    if (peer < 0) peer = peer_from_name(nname(c, a), &dummy);
+    if (peer < 0) peer = peer_from_name(nname(c, a));
     if (rpc == NONE && (nodes[a].flags & HT_RPC) && nodes[a].side != UINT32_MAX &&
         c->h->side[nodes[a].side].coll_name)
       rpc = a;
@@ -718,8 +712,7 @@ static int type_nodes(conv *c) {
       }
       if (has(keyword, "send")) c->type[i] = T_SEND;
       else if (has(keyword, "recv")) c->type[i] = T_RECV;
-      else if (has(keyword, "nccl:all_to_all")) c->type[i] = T_COLL;
-      else c->type[i] = T_COLL; /* a SendRecv kernel is an NCCL kernel */
+      else c->type[i] = T_COLL; /* a SendRecv kernel is an NCCL kernel, nccl:all_to_all or not */
     } else if (has(name, "ncclKernel") || has(name, "ncclDevKernel")) {
       c->type[i] = T_COLL;
     }
@@ -800,31 +793,98 @@ static int type_nodes(conv *c) {
 
 /* ------------------------------------------------- dangling and cycles */
 
-static int prune_and_order(conv *c) {
+/* Each dependency's node index (NONE: not in the trace), laid out like
+ * deps, so that the passes below look every id up once. */
+static uint32_t *resolve_deps(const conv *c) {
+  uint32_t *dix = big_alloc((c->ndeps ? c->ndeps : 1) * sizeof *dix);
+  if (!dix) return NULL;
+  for (size_t k = 0; k < c->ndeps; k++) dix[k] = find_id(c, c->deps[k]);
+  return dix;
+}
+
+/* out: the selected nodes with a dependency either way. */
+static int prune(conv *c, const uint32_t *dix) {
   size_t n = c->n;
-  c->dependent = big_calloc(n ? n : 1);
-  c->out = big_calloc(n ? n : 1);
-  c->order = big_alloc((n ? n : 1) * sizeof *c->order);
-  if (!c->dependent || !c->out || !c->order) return oom(c);
+  uint8_t *dependent = big_calloc(n ? n : 1);
+  if (!dependent) return oom(c);
   for (size_t i = 0; i < n; i++) {
     if (!c->sel[i]) continue;
     for (uint32_t k = 0; k < c->dep_cnt[i]; k++) {
-      uint32_t t = find_id(c, c->deps[c->dep_start[i] + k]);
-      if (t != NONE) c->dependent[t] = 1;
+      uint32_t t = dix[c->dep_start[i] + k];
+      if (t != NONE) dependent[t] = 1;
     }
   }
   for (size_t i = 0; i < n; i++) {
     if (!c->sel[i]) continue;
-    if (c->dep_cnt[i] == 0 && !c->dependent[i]) c->rep->dangling_removed++;
+    if (c->dep_cnt[i] == 0 && !dependent[i]) c->rep->dangling_removed++;
     else c->out[i] = 1;
   }
+  big_free(dependent);
   /* the process root is always one; more means ops outside every thread */
   if (!c->compat && c->rep->dangling_removed > 1)
     warnf(c, "%s: %llu nodes are under no thread root and nothing depends on them: left out", c->h->path,
           (unsigned long long)c->rep->dangling_removed);
-  /* Cycle check (Kahn) over data deps and, by default, the control deps to
-   * parents that are written. In ascending id order when that order is
-   * already topological (the common case), else a heap keyed by id. */
+  return 0;
+}
+
+static void order_by_id(conv *c) {
+  c->n_order = 0;
+  for (size_t k = 0; k < c->n; k++)
+    if (c->out[c->sidx[k]]) c->order[c->n_order++] = c->sidx[k];
+}
+
+/* Binary min-heap of node indexes keyed by id. */
+static inline void heap_push(uint32_t *heap, size_t *hn, const ht_node *nodes, uint32_t v) {
+  size_t j = (*hn)++;
+  while (j && nodes[v].id < nodes[heap[(j - 1) / 2]].id) {
+    heap[j] = heap[(j - 1) / 2]; /* the parent moves down into the hole */
+    j = (j - 1) / 2;
+  }
+  heap[j] = v;
+}
+
+static inline uint32_t heap_pop(uint32_t *heap, size_t *hn, const ht_node *nodes) {
+  uint32_t top = heap[0];
+  heap[0] = heap[--*hn];
+  for (size_t j = 0;;) {
+    size_t l = 2 * j + 1, r = l + 1, m = j;
+    if (l < *hn && nodes[heap[l]].id < nodes[heap[m]].id) m = l;
+    if (r < *hn && nodes[heap[r]].id < nodes[heap[m]].id) m = r;
+    if (m == j) break;
+    uint32_t t = heap[j];
+    heap[j] = heap[m];
+    heap[m] = t;
+    j = m;
+  }
+  return top;
+}
+
+/* Names a node on a cycle: walks dependencies from a node Kahn left over
+ * until one repeats. */
+static int cycle_error(conv *c, const uint32_t *dix, const uint32_t *indeg) {
+  size_t n = c->n;
+  uint32_t at = NONE;
+  for (size_t i = 0; i < n && at == NONE; i++)
+    if (c->out[i] && indeg[i]) at = (uint32_t)i;
+  for (size_t steps = 0; steps < n; steps++) {
+    uint32_t nx = NONE;
+    for (uint32_t k = 0; k < c->dep_cnt[at] && nx == NONE; k++) {
+      uint32_t t = dix[c->dep_start[at] + k];
+      if (t != NONE && c->out[t] && indeg[t]) nx = t;
+    }
+    if (nx == NONE && !c->compat && c->parent[at] != NONE && c->out[c->parent[at]] && indeg[c->parent[at]])
+      nx = c->parent[at];
+    if (nx == NONE) break;
+    at = nx;
+  }
+  return node_err(c, at, "dependency cycle through this node");
+}
+
+/* Cycle check (Kahn) over data deps and, by default, the control deps to
+ * parents that are written. In ascending id order when that order is
+ * already topological (the common case), else a heap keyed by id. */
+static int order_nodes(conv *c, const uint32_t *dix) {
+  size_t n = c->n;
   uint32_t *indeg = big_calloc((n ? n : 1) * sizeof *indeg);
   if (!indeg) return oom(c);
   int id_order_ok = 1;
@@ -833,7 +893,7 @@ static int prune_and_order(conv *c) {
     uint64_t me = c->h->nodes[i].id;
     for (uint32_t k = 0; k < c->dep_cnt[i]; k++) {
       uint64_t d = c->deps[c->dep_start[i] + k];
-      uint32_t t = find_id(c, d);
+      uint32_t t = dix[c->dep_start[i] + k];
       if (t == NONE || !c->out[t]) continue;
       indeg[i]++;
       if (d >= me) id_order_ok = 0;
@@ -848,9 +908,7 @@ static int prune_and_order(conv *c) {
     /* every dependency points to a smaller id: no cycle is possible and
      * ascending id order is topological */
     big_free(indeg);
-    c->n_order = 0;
-    for (size_t k = 0; k < n; k++)
-      if (c->out[c->sidx[k]]) c->order[c->n_order++] = c->sidx[k];
+    order_by_id(c);
     return 0;
   }
   /* reverse edges: who depends on i */
@@ -863,7 +921,7 @@ static int prune_and_order(conv *c) {
   for (size_t i = 0; i < n; i++) {
     if (!c->out[i]) continue;
     for (uint32_t k = 0; k < c->dep_cnt[i]; k++) {
-      uint32_t t = find_id(c, c->deps[c->dep_start[i] + k]);
+      uint32_t t = dix[c->dep_start[i] + k];
       if (t != NONE && c->out[t]) roff[t + 1]++, nedges++;
     }
     uint32_t p = c->parent[i];
@@ -880,7 +938,7 @@ static int prune_and_order(conv *c) {
   for (size_t i = 0; i < n; i++) {
     if (!c->out[i]) continue;
     for (uint32_t k = 0; k < c->dep_cnt[i]; k++) {
-      uint32_t t = find_id(c, c->deps[c->dep_start[i] + k]);
+      uint32_t t = dix[c->dep_start[i] + k];
       if (t != NONE && c->out[t]) radj[fill[t]++] = (uint32_t)i;
     }
     uint32_t p = c->parent[i];
@@ -906,75 +964,39 @@ static int prune_and_order(conv *c) {
         if (--indeg[radj[e]] == 0) queue[qt++] = radj[e];
     }
     big_free(queue);
-    c->n_order = 0;
-    for (size_t k = 0; k < n; k++)
-      if (c->out[c->sidx[k]]) c->order[c->n_order++] = c->sidx[k];
+    order_by_id(c);
   } else {
-    /* binary min-heap on id */
     uint32_t *heap = big_alloc((n ? n : 1) * sizeof *heap);
     size_t hn = 0;
     if (!heap) rc = oom(c);
     const ht_node *nodes = c->h->nodes;
-#define HLESS(a, b) (nodes[heap[a]].id < nodes[heap[b]].id)
-#define HSWAP(a, b) do { uint32_t t_ = heap[a]; heap[a] = heap[b]; heap[b] = t_; } while (0)
-    for (size_t i = 0; i < n && !rc; i++) {
-      if (!c->out[i] || indeg[i]) continue;
-      size_t j = hn++;
-      heap[j] = (uint32_t)i;
-      while (j && HLESS(j, (j - 1) / 2)) {
-        HSWAP(j, (j - 1) / 2);
-        j = (j - 1) / 2;
-      }
-    }
+    for (size_t i = 0; i < n && !rc; i++)
+      if (c->out[i] && !indeg[i]) heap_push(heap, &hn, nodes, (uint32_t)i);
     c->n_order = 0;
     while (!rc && hn) {
-      uint32_t i = heap[0];
-      heap[0] = heap[--hn];
-      for (size_t j = 0;;) {
-        size_t l = 2 * j + 1, r = l + 1, m = j;
-        if (l < hn && HLESS(l, m)) m = l;
-        if (r < hn && HLESS(r, m)) m = r;
-        if (m == j) break;
-        HSWAP(j, m);
-        j = m;
-      }
+      uint32_t i = heap_pop(heap, &hn, nodes);
       c->order[c->n_order++] = i;
       done++;
-      for (uint32_t e = roff[i]; e < roff[i + 1]; e++) {
-        if (--indeg[radj[e]]) continue;
-        size_t j = hn++;
-        heap[j] = radj[e];
-        while (j && HLESS(j, (j - 1) / 2)) {
-        HSWAP(j, (j - 1) / 2);
-        j = (j - 1) / 2;
-      }
-      }
+      for (uint32_t e = roff[i]; e < roff[i + 1]; e++)
+        if (--indeg[radj[e]] == 0) heap_push(heap, &hn, nodes, radj[e]);
     }
-#undef HLESS
-#undef HSWAP
     big_free(heap);
   }
   size_t total = 0;
   for (size_t i = 0; i < n; i++) total += c->out[i];
-  if (!rc && done != total) {
-    /* walk dependencies from a node left over until one repeats */
-    uint32_t at = NONE;
-    for (size_t i = 0; i < n && at == NONE; i++)
-      if (c->out[i] && indeg[i]) at = (uint32_t)i;
-    for (size_t steps = 0; steps < n; steps++) {
-      uint32_t nx = NONE;
-      for (uint32_t k = 0; k < c->dep_cnt[at] && nx == NONE; k++) {
-        uint32_t t = find_id(c, c->deps[c->dep_start[at] + k]);
-        if (t != NONE && c->out[t] && indeg[t]) nx = t;
-      }
-      if (nx == NONE && !c->compat && c->parent[at] != NONE && c->out[c->parent[at]] && indeg[c->parent[at]])
-        nx = c->parent[at];
-      if (nx == NONE) break;
-      at = nx;
-    }
-    rc = node_err(c, at, "dependency cycle through this node");
-  }
+  if (!rc && done != total) rc = cycle_error(c, dix, indeg);
   big_free(indeg), big_free(roff), big_free(radj);
+  return rc;
+}
+
+static int prune_and_order(conv *c) {
+  size_t n = c->n;
+  c->out = big_calloc(n ? n : 1);
+  c->order = big_alloc((n ? n : 1) * sizeof *c->order);
+  uint32_t *dix = resolve_deps(c);
+  int rc = c->out && c->order && dix ? prune(c, dix) : oom(c);
+  if (!rc) rc = order_nodes(c, dix);
+  big_free(dix);
   return rc;
 }
 
@@ -1016,6 +1038,14 @@ static void phase(const char *what, double *t) {
   *t = t1;
 }
 
+/* duration_micros, shared by the node and its --log line so that they agree:
+ * the reference truncates exclusive_dur and zeroes Optimizer.step. */
+static uint64_t node_dur(const conv *c, uint32_t i) {
+  const ht_node *x = &c->h->nodes[i];
+  if (x->excl <= 0 || has(nname(c, i), "Optimizer.step")) return 0;
+  return (uint64_t)x->excl;
+}
+
 typedef struct wcount {
   uint64_t ctrl, data, nodes, meta, coll, send, recv, comp;
 } wcount;
@@ -1049,9 +1079,7 @@ static void node_head(conv *c, uint32_t i, ChakraProtoMsg__Node *m, uint64_t *ct
   m->n_data_deps = c->dep_cnt[i];
   w->data += c->dep_cnt[i];
   if (!c->compat && (x->flags & HT_TS) && x->ts >= 1) m->start_time_micros = (uint64_t)x->ts;
-  uint64_t dur = x->excl > 0 ? (uint64_t)x->excl : 0;
-  if (dur && has(name, "Optimizer.step")) dur = 0;
-  m->duration_micros = dur;
+  m->duration_micros = node_dur(c, i);
   w->nodes++;
   switch (c->type[i]) {
     case T_METADATA: w->meta++; break;
@@ -1161,7 +1189,7 @@ static void log_line(conv *c, ibuf *lb, uint32_t i) {
     ibuf_u64(lb, c->deps[c->dep_start[i] + d]);
   }
   ibuf_puts(lb, "] duration_micros ");
-  ibuf_u64(lb, x->excl > 0 ? (uint64_t)x->excl : 0);
+  ibuf_u64(lb, node_dur(c, i));
   ibuf_putc(lb, '\n');
 }
 
@@ -1336,7 +1364,7 @@ static void conv_free(conv *c) {
   big_free(c->sid), big_free(c->sidx), big_free(c->direct), big_free(c->parent), big_free(c->child_off);
   big_free(c->children), big_free(c->sel), big_free(c->out), big_free(c->gpu), big_free(c->type);
   big_free(c->comm_type), big_free(c->peer), big_free(c->tag), big_free(c->pg), big_free(c->dep_start);
-  big_free(c->dep_cnt), big_free(c->deps), big_free(c->dependent), big_free(c->order);
+  big_free(c->dep_cnt), big_free(c->deps), big_free(c->order);
   for (size_t j = 0; j < c->n_pgs; j++) free(c->pgs[j].name), free(c->pgs[j].ranks);
   free(c->pgs);
 }
@@ -1367,6 +1395,8 @@ int chakra_convert_pytorch(const char *in_path, const char *kineto_path, const c
                            const chakra_convert_options *opt, chakra_convert_report *rep, chakra_error *err) {
   chakra_convert_options defaults = {0};
   chakra_convert_report local;
+  chakra_error err_local; /* the readers and writers below copy messages through err */
+  if (!err) err = &err_local;
   if (!opt) opt = &defaults;
   if (!rep) rep = &local;
   memset(rep, 0, sizeof *rep);

@@ -222,13 +222,18 @@ static int version_known(const char *const *list, const char *s, size_t n) {
   return 0;
 }
 
+/* The version list "a, b, c" of the schema messages, truncated to size. */
+static void join_list(const char *const *list, char *out, size_t size) {
+  out[0] = 0;
+  for (int i = 0; list[i]; i++) snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? ", " : "", list[i]);
+}
+
 static int check_schema(hparse *p, const unsigned char *s, size_t n) {
   const char *str = (const char *)s;
   if (p->versions == HT_VERSIONS_REFERENCE) {
     if (version_known(reference_versions, str, n)) return 1;
-    char list[400] = "";
-    for (int i = 0; reference_versions[i]; i++)
-      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", reference_versions[i]);
+    char list[400];
+    join_list(reference_versions, list, sizeof list);
     return fail(p, CHAKRA_EFORMAT,
                 "schema '%.*s' is not read by the reference converter, so --compat cannot reproduce it "
                 "(it reads %s); convert without --compat",
@@ -246,10 +251,8 @@ static int check_schema(hparse *p, const unsigned char *s, size_t n) {
       return 1;
     }
   }
-  char list[400] = "";
-  for (int i = 0; chakra_hostet_versions[i]; i++)
-    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
-             chakra_hostet_versions[i]);
+  char list[400];
+  join_list(chakra_hostet_versions, list, sizeof list);
   return fail(p, CHAKRA_EFORMAT, "unsupported host ET schema version '%.*s' (supported: %s)",
               (int)(n > 100 ? 100 : n), str, list);
 }
@@ -604,7 +607,7 @@ static int finish_attr(hparse *p) {
       uint32_t id = strtab_intern(&p->st, v, vl);
       if (id == STRTAB_OOM) return oom(p);
       p->cur.pg_name = id;
-      p->cur.flags |= HT_PG | HT_PG_ATTR;
+      p->cur.flags |= HT_PG_ATTR;
     }
     return 1;
   }
@@ -731,7 +734,6 @@ static int finish_node(hparse *p) {
         memcpy(js, p->targ_str.p + p->targs[i].off, p->targs[i].len);
         js[p->targs[i].len] = 0;
         s->pg_json = js;
-        s->pg_json_len = p->targs[i].len;
         break;
       }
     }
@@ -795,6 +797,24 @@ static void io_capture(hparse *p, int k, int flags) {
   p->io_set[k] = 1;
   p->io[k].n = 0;
   cap_start(p, &p->io[k], flags);
+}
+
+/* The value that follows is the values list of the inputs (w 0) or the
+ * outputs (w 1); the inputs' arguments are also collected. */
+static void values_capture(hparse *p, int w) {
+  int repr = p->mode == HT_MODE_CONVERT ? CAP_REPR : 0;
+  io_capture(p, w * 3, repr | (w == 0 ? CAP_TENSORS | CAP_ARGS : 0));
+  if (w == 0) p->n_argv = 0, p->n_targs = 0, p->targ_str.n = 0;
+  p->want = W_IO_VALUES;
+}
+
+/* A structured attribute value: kept as JSON (link), ignored (convert). */
+static int attr_value_open(hparse *p, int is_map) {
+  p->a_kind = AV_COMPLEX;
+  p->a_val.n = 0;
+  p->want = W_A_OTHER;
+  cap_start(p, &p->a_val, 0);
+  return cap_open(p, is_map);
 }
 
 /* ------------------------------------------------------------- callbacks */
@@ -869,7 +889,7 @@ static int node_scalar(hparse *p, int kind, const char *s, size_t n) {
       if (p->want == W_N_NAME) c->name = id, c->flags |= HT_NAME;
       else if (p->want == W_N_CAT) c->cat = id, c->flags |= HT_GPU;
       else if (p->want == W_N_PG) {
-        if (!(c->flags & HT_PG_ATTR)) c->pg_name = id, c->flags |= HT_PG;
+        if (!(c->flags & HT_PG_ATTR)) c->pg_name = id;
       } else c->op_schema = id, c->flags |= HT_SCHEMA | HT_FLAT;
       break;
     case W_N_INCL:
@@ -880,9 +900,9 @@ static int node_scalar(hparse *p, int kind, const char *s, size_t n) {
         const char *k = p->want == W_N_INCL ? "'inclusive_dur'" : p->want == W_N_EXCL ? "'exclusive_dur'" : "'ts'";
         return node_fail(p, "%s is not a number", k);
       }
-      if (p->want == W_N_INCL) c->incl = parse_double(s, n), c->flags |= HT_INCL;
-      else if (p->want == W_N_EXCL) c->excl = parse_double(s, n), c->flags |= HT_EXCL;
-      else c->ts = parse_double(s, n), c->flags |= HT_TS;
+      /* inclusive_dur is only checked: nothing reads it */
+      if (p->want == W_N_EXCL) c->excl = parse_double(s, n), c->flags |= HT_EXCL;
+      else if (p->want == W_N_TS) c->ts = parse_double(s, n), c->flags |= HT_TS;
       break;
     case W_N_ITD:
       if (kind == K_NULL) break;
@@ -895,8 +915,8 @@ static int node_scalar(hparse *p, int kind, const char *s, size_t n) {
       if (kind == K_NULL) break;
       if (kind != K_NUM || parse_i64(s, n, &v))
         return node_fail(p, "%s is not an integer", p->want == W_N_STREAM ? "'stream'" : "'device'");
-      if (p->want == W_N_STREAM) c->stream = v, c->flags |= HT_STREAM;
-      else c->device = (int32_t)v, c->flags |= HT_DEVICE;
+      if (p->want == W_N_STREAM) c->stream = v;
+      else c->device = (int32_t)v;
       break;
     case W_N_SYNC:
       if (kind != K_NULL) return node_fail(p, "%s is not a list", "'sync_dep'");
@@ -1098,18 +1118,13 @@ static int cb_map_key(void *ctx, const unsigned char *us, size_t n) {
       int w = p->io_which;
       int repr = p->mode == HT_MODE_CONVERT ? CAP_REPR : 0;
       if (KEY("values")) {
-        p->want = W_IO_VALUES;
-        p->io_set[w * 3] = 1, p->io[w * 3].n = 0;
-        cap_start(p, &p->io[w * 3], repr | (w == 0 ? CAP_TENSORS | CAP_ARGS : 0));
-        if (w == 0) p->n_argv = 0, p->n_targs = 0, p->targ_str.n = 0;
+        values_capture(p, w);
       } else if (KEY("shapes")) {
         p->want = W_IO_SHAPES;
-        p->io_set[w * 3 + 1] = 1, p->io[w * 3 + 1].n = 0;
-        cap_start(p, &p->io[w * 3 + 1], repr);
+        io_capture(p, w * 3 + 1, repr);
       } else if (KEY("types")) {
         p->want = W_IO_TYPES;
-        p->io_set[w * 3 + 2] = 1, p->io[w * 3 + 2].n = 0;
-        cap_start(p, &p->io[w * 3 + 2], repr | (w == 0 ? CAP_TYPES : 0));
+        io_capture(p, w * 3 + 2, repr | (w == 0 ? CAP_TYPES : 0));
         if (w == 0) p->n_argt = 0;
       } else if (KEY("strides") && p->mode == HT_MODE_LINK) {
         p->want = W_IO_STRIDES;
@@ -1165,12 +1180,7 @@ static int cb_start_map(void *ctx) {
       p->want = W_KEY;
       return push(p, F_ATTR);
     case W_A_VALUE:
-      /* a structured attribute value: kept as JSON (link), ignored (convert) */
-      p->a_kind = AV_COMPLEX;
-      p->a_val.n = 0;
-      p->want = W_A_OTHER;
-      cap_start(p, &p->a_val, 0);
-      return cap_open(p, 1);
+      return attr_value_open(p, 1);
     case W_T_NODES:
       return fail(p, CHAKRA_EFORMAT, "byte %llu: 'nodes' is not a list", (unsigned long long)here(p));
     case W_SEGSTART:
@@ -1219,12 +1229,7 @@ static int cb_start_array(void *ctx) {
       /* 1.0.1: the values list itself */
       int w = p->want == W_N_OUTPUTS;
       p->cur.flags |= (w ? HT_OUTPUTS : HT_INPUTS) | HT_FLAT;
-      int repr = p->mode == HT_MODE_CONVERT ? CAP_REPR : 0;
-      p->io_set[w * 3] = 1;
-      p->io[w * 3].n = 0;
-      cap_start(p, &p->io[w * 3], repr | (w == 0 ? CAP_TENSORS | CAP_ARGS : 0));
-      if (w == 0) p->n_argv = 0, p->n_targs = 0, p->targ_str.n = 0;
-      p->want = W_IO_VALUES;
+      values_capture(p, w);
       return cap_open(p, 0);
     }
     case W_N_ATTRS:
@@ -1239,11 +1244,7 @@ static int cb_start_array(void *ctx) {
       p->want = W_PARENT_ELEM;
       return push(p, F_PARENTS);
     case W_A_VALUE:
-      p->a_kind = AV_COMPLEX;
-      p->a_val.n = 0;
-      p->want = W_A_OTHER;
-      cap_start(p, &p->a_val, 0);
-      return cap_open(p, 0);
+      return attr_value_open(p, 0);
     case W_DOC:
       return fail(p, CHAKRA_EFORMAT, "byte %llu: the document is a list, not a host ET object", (unsigned long long)here(p));
     case W_NODE:

@@ -40,19 +40,15 @@ enum {
   HT_OUTPUTS = 1u << 4,
   HT_GPU = 1u << 5,      /* has a "cat" string: a device op of a linked trace */
   HT_EXCL = 1u << 6,
-  HT_INCL = 1u << 7,
   HT_TS = 1u << 8,
   HT_ITD = 1u << 9,      /* non-zero inter_thread_dep */
-  HT_STREAM = 1u << 10,
-  HT_PG = 1u << 11,      /* pg_name key or attribute */
   HT_ATTR0 = 1u << 12,   /* HT_ATTR0 << k: integer attribute k present */
   HT_SCHEMA = 1u << 18,  /* op_schema present */
   HT_FLAT = 1u << 19,    /* written in the 1.0.1 layout */
   HT_META = 1u << 20,    /* "process_group:init" in the name */
   HT_THREAD_ROOT = 1u << 21,
   HT_RPC = 1u << 22,     /* "record_param_comms" in the name */
-  HT_DEVICE = 1u << 23,
-  HT_PG_ATTR = 1u << 24
+  HT_PG_ATTR = 1u << 24  /* pg_name from attrs: it wins over the member */
 };
 
 /* An attribute that travels to the output as read: a scalar attrs entry or
@@ -82,7 +78,7 @@ typedef struct ht_node {
   uint64_t id;
   uint64_t parent;          /* ctrl_deps / parent */
   int64_t a[HT_NATTR];
-  double excl, incl, ts;    /* microseconds */
+  double excl, ts;          /* microseconds */
   int64_t stream;
   int64_t itd;              /* inter_thread_dep */
   uint64_t comm_bytes;      /* bytes of the tensors among the inputs */
@@ -105,7 +101,6 @@ typedef struct ht_side {
   uint8_t has_grs, has_grstride;
   int64_t grs, grstride;    /* global_rank_start / global_rank_stride attributes */
   const char *pg_json;      /* process_group:init: the JSON text of the group list */
-  uint32_t pg_json_len;
   uint32_t n_sync;
   const uint64_t *sync;     /* sync_dep ids */
 } ht_side;

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/jsonw.h"
+
 typedef struct ibuf {
   char *p;
   size_t n, cap;
@@ -60,21 +62,9 @@ static inline void ibuf_free(ibuf *b) {
   b->oom = 0;
 }
 
-/* Decimal text of v; returns its length (at most 20). */
-static inline size_t ibuf_fmt_u64(char *out, uint64_t v) {
-  char t[20];
-  size_t n = 0;
-  do {
-    t[n++] = (char)('0' + v % 10);
-    v /= 10;
-  } while (v);
-  for (size_t i = 0; i < n; i++) out[i] = t[n - 1 - i];
-  return n;
-}
-
 static inline void ibuf_u64(ibuf *b, uint64_t v) {
-  char *d = ibuf_room(b, 20);
-  if (d) b->n += ibuf_fmt_u64(d, v);
+  char *d = ibuf_room(b, 20); /* jsonw_put_u64 may store up to 20 bytes */
+  if (d) b->n += jsonw_put_u64(d, v);
 }
 
 static inline void ibuf_i64(ibuf *b, int64_t v) {

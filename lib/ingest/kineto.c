@@ -297,6 +297,20 @@ static int cb_end(void *ctx) { return close_container(ctx); }
 static const yajl_callbacks callbacks = {cb_null, cb_bool, NULL, NULL, cb_number, cb_string,
                                          cb_start_map, cb_key, cb_end, cb_start_array, cb_end};
 
+/* The error a callback recorded, else yajl's, naming the byte (chunk NULL:
+ * at the end of the input, where the text ends). */
+static int yajl_failed(kparse *p, const unsigned char *chunk, size_t n) {
+  if (p->rc) return p->rc;
+  unsigned char *msg = yajl_get_error(p->y, 0, chunk, n);
+  size_t len = msg ? strlen((const char *)msg) : 0;
+  while (len && (msg[len - 1] == '\n' || msg[len - 1] == ' ')) msg[--len] = 0;
+  uint64_t at = p->base + (chunk ? yajl_get_bytes_consumed(p->y) : 0);
+  int rc = chakra_error_set(&p->err, CHAKRA_EFORMAT, "%s: byte %llu: invalid JSON: %s", p->path,
+                            (unsigned long long)at, len ? (const char *)msg : "parse error");
+  if (msg) yajl_free_error(p->y, msg);
+  return rc;
+}
+
 int kineto_read(kineto **out, const char *path, chakra_error *err) {
   *out = NULL;
   kineto *k = calloc(1, sizeof *k);
@@ -327,30 +341,12 @@ int kineto_read(kineto **out, const char *path, chakra_error *err) {
         rc = chakra_error_set(&p.err, CHAKRA_EFORMAT, "%s: empty file", path);
         break;
       }
-      if (yajl_complete_parse(p.y) != yajl_status_ok && !p.rc) {
-        unsigned char *m = yajl_get_error(p.y, 0, NULL, 0);
-        size_t l = m ? strlen((const char *)m) : 0;
-        while (l && (m[l - 1] == '\n' || m[l - 1] == ' ')) m[--l] = 0;
-        rc = chakra_error_set(&p.err, CHAKRA_EFORMAT, "%s: byte %llu: invalid JSON: %s", path,
-                              (unsigned long long)p.base, m ? (const char *)m : "parse error");
-        if (m) yajl_free_error(p.y, m);
-      }
-      if (p.rc) rc = p.rc;
+      if (yajl_complete_parse(p.y) != yajl_status_ok || p.rc) rc = yajl_failed(&p, NULL, 0);
       break;
     }
     for (ssize_t i = 0; !any && i < n; i++) any = buf[i] != ' ' && buf[i] != '\n' && buf[i] != '\r' && buf[i] != '\t';
     if (yajl_parse(p.y, buf, (size_t)n) != yajl_status_ok) {
-      if (p.rc) {
-        rc = p.rc;
-      } else {
-        unsigned char *m = yajl_get_error(p.y, 0, buf, (size_t)n);
-        size_t l = m ? strlen((const char *)m) : 0;
-        while (l && (m[l - 1] == '\n' || m[l - 1] == ' ')) m[--l] = 0;
-        rc = chakra_error_set(&p.err, CHAKRA_EFORMAT, "%s: byte %llu: invalid JSON: %s", path,
-                              (unsigned long long)(p.base + yajl_get_bytes_consumed(p.y)),
-                              m ? (const char *)m : "parse error");
-        if (m) yajl_free_error(p.y, m);
-      }
+      rc = yajl_failed(&p, buf, (size_t)n);
       break;
     }
     p.base += (uint64_t)n;

@@ -39,7 +39,7 @@ typedef struct thread {
 typedef struct gpuop {
   uint32_t ev;
   uint32_t host;
-  uint32_t new_id_off; /* filled when numbering */
+  uint32_t pre_sort;   /* scratch: the gpu[] index before a sort (sync_deps, write_linked) */
 } gpuop;
 
 typedef struct linker {
@@ -194,6 +194,27 @@ static int is_root(const hostet *h, size_t i) {
          strcmp(nm, "[pytorch|profiler|execution_graph|process]") == 0;
 }
 
+/* The first of a[0..m) (sorted by key) whose key is not below key: with
+ * duplicate keys, the earliest of the stable sort. */
+static size_t kv_lower_bound(const store_kv *a, size_t m, uint64_t key) {
+  size_t lo = 0, hi = m;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (a[mid].k < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+static int lookup(const store_kv *a, size_t m, uint64_t key, uint32_t *out) {
+  size_t lo = kv_lower_bound(a, m, key);
+  if (lo < m && a[lo].k == key) {
+    *out = a[lo].v;
+    return 1;
+  }
+  return 0;
+}
+
 static void do_match(linker *L, uint32_t host, uint32_t c) {
   L->k_of_host[host] = c;
   L->cpu[c].host = host;
@@ -214,16 +235,10 @@ static int match_by_rf(linker *L) {
   for (size_t i = 0; i < h->n; i++) {
     const ht_node *x = &h->nodes[i];
     if (is_root(h, i) || !(x->flags & (HT_ATTR0 << HT_A_RF_ID))) continue;
-    uint64_t rf = (uint64_t)x->a[HT_A_RF_ID];
-    size_t lo = 0, hi = m;
-    while (lo < hi) {
-      size_t mid = (lo + hi) / 2;
-      if (a[mid].k < rf) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo < m && a[lo].k == rf && L->cpu[a[lo].v].host == NONE) {
-      do_match(L, (uint32_t)i, a[lo].v);
-      if (L->kname[EV(L, a[lo].v)->name] != x->name) names_differ++;
+    uint32_t c;
+    if (lookup(a, m, (uint64_t)x->a[HT_A_RF_ID], &c) && L->cpu[c].host == NONE) {
+      do_match(L, (uint32_t)i, c);
+      if (L->kname[EV(L, c)->name] != x->name) names_differ++;
     }
   }
   free(a);
@@ -335,25 +350,6 @@ static int match_by_alignment(linker *L) {
 
 /* ---------------------------------------------------------- device ops */
 
-typedef struct corr {
-  uint64_t key;
-  uint32_t ev;
-} corr;
-
-static int lookup(const store_kv *a, size_t m, uint64_t key, uint32_t *out) {
-  size_t lo = 0, hi = m;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (a[mid].k < key) lo = mid + 1;
-    else hi = mid;
-  }
-  if (lo < m && a[lo].k == key) {
-    *out = a[lo].v;
-    return 1;
-  }
-  return 0;
-}
-
 static int link_gpu(linker *L) {
   kineto *k = L->k;
   store_kv *rt = malloc((k->n ? k->n : 1) * sizeof *rt), *fl = malloc((k->n ? k->n : 1) * sizeof *fl);
@@ -381,8 +377,7 @@ static int link_gpu(linker *L) {
     L->rep->kineto_gpu_ops++;
     uint64_t key = (uint64_t)((g->flags & KT_HAS_CORR) ? g->correlation : g->ext_id);
     uint32_t src;
-    int have = ((g->flags & (KT_HAS_CORR | KT_HAS_EXT)) && lookup(rt, nrt, key, &src)) ||
-               ((g->flags & (KT_HAS_CORR | KT_HAS_EXT)) && lookup(fl, nfl, key, &src));
+    int have = (g->flags & (KT_HAS_CORR | KT_HAS_EXT)) && (lookup(rt, nrt, key, &src) || lookup(fl, nfl, key, &src));
     if (!have) {
       L->rep->gpu_no_launcher++;
       continue;
@@ -506,9 +501,9 @@ static int sync_deps(linker *L) {
     free(byend), free(pos);
     return oom(L);
   }
-  for (size_t i = 0; i < L->ngpu; i++) byend[i] = L->gpu[i], byend[i].new_id_off = (uint32_t)i;
+  for (size_t i = 0; i < L->ngpu; i++) byend[i] = L->gpu[i], byend[i].pre_sort = (uint32_t)i;
   qsort_r(byend, L->ngpu, sizeof *byend, cmp_gpu_stream, k);
-  for (size_t i = 0; i < L->ngpu; i++) pos[i] = byend[i].new_id_off;
+  for (size_t i = 0; i < L->ngpu; i++) pos[i] = byend[i].pre_sort;
   /* stream ranges */
   size_t ns = 0;
   uint32_t *sstart = malloc((L->ngpu + 1) * sizeof *sstart);
@@ -629,13 +624,13 @@ static int write_linked(linker *L, const char *out_path) {
   /* sync pairs refer to gpu[] indexes: remember them across the sort */
   uint32_t *gpu_pos = NULL;
   if (!rc) {
-    for (size_t i = 0; i < L->ngpu; i++) L->gpu[i].new_id_off = (uint32_t)i;
+    for (size_t i = 0; i < L->ngpu; i++) L->gpu[i].pre_sort = (uint32_t)i;
     qsort_r(L->gpu, L->ngpu, sizeof *L->gpu, cmp_gpu_host, (void *)k);
     gpu_pos = malloc((L->ngpu ? L->ngpu : 1) * sizeof *gpu_pos);
     if (!gpu_pos) rc = oom(L);
   }
   if (!rc) {
-    for (size_t i = 0; i < L->ngpu; i++) gpu_pos[L->gpu[i].new_id_off] = (uint32_t)i;
+    for (size_t i = 0; i < L->ngpu; i++) gpu_pos[L->gpu[i].pre_sort] = (uint32_t)i;
     for (size_t i = 0; i <= n; i++) gfirst[i] = 0;
     for (size_t i = 0; i < L->ngpu; i++) gfirst[L->gpu[i].host + 1]++;
     for (size_t i = 0; i < n; i++) gfirst[i + 1] += gfirst[i];
@@ -654,9 +649,9 @@ static int write_linked(linker *L, const char *out_path) {
     for (size_t i = 0; !rc && i < L->nsync; i++) sy[i].k = L->sync[i].host, sy[i].v = gpu_pos[L->sync[i].gpu];
     if (!rc && store_sort_kv(sy, L->nsync)) rc = oom(L);
   }
-  /* parents that are not in the trace get fresh ids, as the reference does */
-  uint64_t fresh = (uint64_t)n + L->ngpu;
-  store_kv *miss = NULL;
+  /* parents that are not in the trace get fresh ids, as the reference
+   * does: miss[j], in order of first use, is numbered n + ngpu + j */
+  uint64_t *miss = NULL;
   size_t nmiss = 0;
   outfile *f = NULL;
   if (!rc) rc = outfile_open(&f, out_path, outfile_name_is_gzip(out_path), err);
@@ -675,7 +670,6 @@ static int write_linked(linker *L, const char *out_path) {
     if (h->top_extra_len) ibuf_putc(&b, ','), ibuf_put(&b, h->top_extra, h->top_extra_len);
     ibuf_puts(&b, ",\"nodes\":[\n");
   }
-  size_t sp = 0;
   for (size_t q = 0; q < n && !rc; q++) {
     uint32_t i = a[q].v;
     const ht_node *x = &h->nodes[i];
@@ -688,31 +682,22 @@ static int write_linked(linker *L, const char *out_path) {
     ibuf_puts(&b, ",\"ctrl_deps\":");
     uint64_t pid;
     uint32_t p = NONE;
-    if (x->flags & HT_PARENT) {
-      /* binary search the parent among the sorted ids */
-      size_t lo = 0, hi = n;
-      while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (a[mid].k < x->parent) lo = mid + 1;
-        else hi = mid;
-      }
-      if (lo < n && a[lo].k == x->parent) p = a[lo].v;
-    }
+    if (x->flags & HT_PARENT) lookup(a, n, x->parent, &p);
     if (p != NONE) {
       pid = new_id[p];
     } else {
       size_t j = 0;
-      while (j < nmiss && miss[j].k != x->parent) j++;
+      while (j < nmiss && miss[j] != x->parent) j++;
       if (j == nmiss) {
-        store_kv *t = realloc(miss, (nmiss + 1) * sizeof *t);
+        uint64_t *t = realloc(miss, (nmiss + 1) * sizeof *t);
         if (!t) {
           rc = oom(L);
           break;
         }
         miss = t;
-        miss[nmiss++] = (store_kv){x->parent, (uint32_t)(fresh++ - (uint64_t)n - L->ngpu)};
+        miss[nmiss++] = x->parent;
       }
-      pid = (uint64_t)n + L->ngpu + miss[j].v;
+      pid = (uint64_t)n + L->ngpu + j;
       L->rep->missing_parents++;
     }
     ibuf_u64(&b, pid);
@@ -731,16 +716,7 @@ static int write_linked(linker *L, const char *out_path) {
       if (L->itd[i] != NONE) ibuf_u64(&b, new_id[L->itd[i]]);
       else ibuf_puts(&b, "null");
     }
-    sp = 0;
-    if (L->nsync) {
-      size_t lo = 0, hi = L->nsync;
-      while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (sy[mid].k < i) lo = mid + 1;
-        else hi = mid;
-      }
-      sp = lo;
-    }
+    size_t sp = kv_lower_bound(sy, L->nsync, i);
     if (sp < L->nsync && sy[sp].k == i) {
       ibuf_puts(&b, ",\"sync_dep\":[");
       for (int first = 1; sp < L->nsync && sy[sp].k == i; sp++, first = 0) {
@@ -806,6 +782,8 @@ int chakra_link(const char *host_path, const char *kineto_path, const char *out_
                 const chakra_link_options *opt, chakra_link_report *rep, chakra_error *err) {
   chakra_link_options defaults = {.rank = -1};
   chakra_link_report local;
+  chakra_error err_local; /* the readers and writers below copy messages through err */
+  if (!err) err = &err_local;
   if (!opt) opt = &defaults;
   if (!rep) rep = &local;
   memset(rep, 0, sizeof *rep);

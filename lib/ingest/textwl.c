@@ -505,6 +505,8 @@ int chakra_convert_text(const char *in_path, const char *out_prefix, const chakr
                         chakra_text_report *rep, chakra_error *err) {
   chakra_text_options defaults = {0};
   chakra_text_report local;
+  chakra_error err_local; /* the readers and writers below copy messages through err */
+  if (!err) err = &err_local;
   if (!opt) opt = &defaults;
   if (!rep) rep = &local;
   memset(rep, 0, sizeof *rep);
