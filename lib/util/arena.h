@@ -8,7 +8,6 @@
 
 #include <protobuf-c/protobuf-c.h>
 #include <stddef.h>
-#include <string.h>
 
 typedef struct arena_block arena_block;
 
@@ -31,14 +30,6 @@ static inline void *arena_alloc(arena *a, size_t size) {
   if ((size_t)(a->lim - a->cur) < size) return arena_alloc_slow(a, size);
   void *p = a->cur;
   a->cur += size;
-  return p;
-}
-
-static inline char *arena_strndup(arena *a, const char *s, size_t n) {
-  char *p = arena_alloc(a, n + 1);
-  if (!p) return NULL;
-  memcpy(p, s, n);
-  p[n] = 0;
   return p;
 }
 

@@ -67,13 +67,6 @@ const uint64_t jsonw_pow10[20] = {1ull,
                                    1000000000000000000ull,
                                    10000000000000000000ull};
 
-size_t jsonw_format_u64(uint64_t v, char *out) {
-  char tmp[24];
-  size_t n = jsonw_put_u64(tmp, v);
-  memcpy(out, tmp, n);
-  return n;
-}
-
 void jsonw_u64(jsonw *w, uint64_t v) {
   char *p = room(w, 24);
   w->used += jsonw_put_u64(p, v);

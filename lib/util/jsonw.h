@@ -66,9 +66,6 @@ void jsonw_double_py(jsonw *w, double v, int is_float32);
 size_t jsonw_format_pyfloat(char *out, double v);
 void jsonw_base64(jsonw *w, const uint8_t *data, size_t n);
 
-/* Formats v in decimal into out (at least 20 bytes); returns the length. */
-size_t jsonw_format_u64(uint64_t v, char *out);
-
 /* The eight decimal digits of x < 10^8 as byte values, most significant
  * digit in the lowest byte (SWAR: halves, then pairs, then digits). */
 static inline uint64_t jsonw_digits8(uint32_t x) {
@@ -96,8 +93,8 @@ static inline void jsonw_put_digits8(char *out, uint32_t x, unsigned n) {
   memcpy(out, &a, 8);
 }
 
-/* jsonw_format_u64() for hot paths: returns the length; may store up to
- * 20 bytes at out (beyond the digits when there are fewer than 8). */
+/* Formats v in decimal at out; returns the length. May store up to 20
+ * bytes at out (beyond the digits when there are fewer than 8). */
 static inline size_t jsonw_put_u64(char *out, uint64_t v) {
   unsigned n = jsonw_ndigits(v);
   if (n <= 8) {
