@@ -443,6 +443,52 @@ static void test_convert_failure_leaves_no_file(void **state) {
   free(dir), free(in), free(out);
 }
 
+/* error.h: err may be NULL. The entry points once crashed copying into it. */
+static void test_entry_points_accept_a_null_error(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp();
+  char *missing = tu_join(dir, "missing.json"), *out = tu_join(dir, "out.et");
+  assert_int_not_equal(chakra_convert_pytorch(missing, NULL, out, NULL, NULL, NULL), 0);
+  assert_int_not_equal(chakra_link(missing, missing, out, NULL, NULL, NULL), 0);
+  assert_int_not_equal(chakra_convert_text(missing, out, NULL, NULL, NULL), 0);
+  assert_int_equal(tu_dir_count(dir, NULL), 0);
+  tu_rmtree(dir);
+  free(dir), free(missing), free(out);
+}
+
+/* The reference writes Optimizer.step with duration 0; --log must say what
+ * was written, not the recorded exclusive_dur. */
+static void test_convert_log_shows_the_written_duration(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp();
+  char *in = tu_join(dir, "o.json"), *out = tu_join(dir, "o.et"), *log = tu_join(dir, "o.log");
+  FILE *f = fopen(in, "w");
+  int first = 1;
+  fputs("{\"schema\":\"1.0.2-chakra.0.0.4\",\"nodes\":[", f);
+  op(f, &first, 2, "[pytorch|profiler|execution_trace|thread]", 1, "[]", "[]", NULL);
+  op(f, &first, 3, "Optimizer.step#SGD.step", 2, "[]", "[]", "\"ts\":10,\"exclusive_dur\":9");
+  op(f, &first, 4, "aten::add", 2, T1, TT, "\"ts\":30,\"exclusive_dur\":5");
+  fputs("]}", f);
+  fclose(f);
+  chakra_convert_options o = {.log_path = log};
+  chakra_error err = {0};
+  if (chakra_convert_pytorch(in, NULL, out, &o, NULL, &err)) fail_msg("%s", err.msg);
+  it_trace t = it_load(out);
+  assert_int_equal(it_by_id(&t, 3)->duration_micros, 0);
+  assert_int_equal(it_by_id(&t, 4)->duration_micros, 5);
+  it_free(&t);
+  char *text = tu_read_text(log, NULL);
+  int lines = 0;
+  for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n")) {
+    if (strstr(l, "Optimizer.step")) assert_non_null(strstr(l, "duration_micros 0")), lines++;
+    if (strstr(l, "aten::add")) assert_non_null(strstr(l, "duration_micros 5")), lines++;
+  }
+  assert_int_equal(lines, 2);
+  free(text);
+  tu_rmtree(dir);
+  free(dir), free(in), free(out), free(log);
+}
+
 static void test_convert_detects_cycles(void **state) {
   (void)state;
   char *dir = tu_mkdtemp();
@@ -605,6 +651,8 @@ int main(void) {
       cmocka_unit_test(test_convert_types_collectives_and_p2p),
       cmocka_unit_test(test_convert_compat_keeps_reference_rules),
       cmocka_unit_test(test_convert_failure_leaves_no_file),
+      cmocka_unit_test(test_entry_points_accept_a_null_error),
+      cmocka_unit_test(test_convert_log_shows_the_written_duration),
       cmocka_unit_test(test_convert_detects_cycles),
       cmocka_unit_test(test_text_data_parallel_graph),
       cmocka_unit_test(test_text_dlrm_graph),
