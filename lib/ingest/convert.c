@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
+#include "../util/bigmem.h"
 #include "../util/outfile.h"
 #include "awrite.h"
 #include "chakra/et_def.pb-c.h"
@@ -138,7 +139,7 @@ static int dup_error(conv *c, uint32_t a, uint32_t b) {
 static int build_index(conv *c) {
   size_t n = c->n;
   const ht_node *nodes = c->h->nodes;
-  c->sidx = big_alloc((n ? n : 1) * sizeof *c->sidx);
+  c->sidx = bigmem_alloc((n ? n : 1) * sizeof *c->sidx);
   if (!c->sidx) return oom(c);
   uint64_t lo = UINT64_MAX, hi = 0;
   for (size_t i = 0; i < n; i++) {
@@ -148,7 +149,7 @@ static int build_index(conv *c) {
   if (n && hi - lo < 4 * (uint64_t)n + 64) {
     c->id_min = lo;
     c->direct_n = (size_t)(hi - lo + 1);
-    c->direct = big_alloc(c->direct_n * sizeof *c->direct);
+    c->direct = bigmem_alloc(c->direct_n * sizeof *c->direct);
     if (!c->direct) return oom(c);
     memset(c->direct, 0xff, c->direct_n * sizeof *c->direct);
     for (size_t i = 0; i < n; i++) {
@@ -161,27 +162,27 @@ static int build_index(conv *c) {
       if (c->direct[d] != NONE) c->sidx[k++] = c->direct[d];
     return 0;
   }
-  store_kv *a = big_alloc((n ? n : 1) * sizeof *a);
-  c->sid = big_alloc((n ? n : 1) * sizeof *c->sid);
+  store_kv *a = bigmem_alloc((n ? n : 1) * sizeof *a);
+  c->sid = bigmem_alloc((n ? n : 1) * sizeof *c->sid);
   if (!a || !c->sid) {
-    big_free(a);
+    bigmem_free(a);
     return oom(c);
   }
   for (size_t i = 0; i < n; i++) a[i].k = nodes[i].id, a[i].v = (uint32_t)i;
   if (store_sort_kv(a, n)) {
-    big_free(a);
+    bigmem_free(a);
     return oom(c);
   }
   for (size_t i = 0; i < n; i++) {
     if (i && a[i].k == a[i - 1].k) {
       int rc = dup_error(c, a[i - 1].v, a[i].v);
-      big_free(a);
+      bigmem_free(a);
       return rc;
     }
     c->sid[i] = a[i].k;
     c->sidx[i] = a[i].v;
   }
-  big_free(a);
+  bigmem_free(a);
   return 0;
 }
 
@@ -189,9 +190,9 @@ static int build_index(conv *c) {
 
 static int build_tree(conv *c) {
   size_t n = c->n;
-  c->parent = big_alloc((n ? n : 1) * sizeof *c->parent);
-  c->child_off = big_calloc((n + 1) * sizeof *c->child_off);
-  c->children = big_alloc((n ? n : 1) * sizeof *c->children);
+  c->parent = bigmem_alloc((n ? n : 1) * sizeof *c->parent);
+  c->child_off = bigmem_calloc((n + 1) * sizeof *c->child_off);
+  c->children = bigmem_alloc((n ? n : 1) * sizeof *c->children);
   if (!c->parent || !c->child_off || !c->children) return oom(c);
   for (size_t i = 0; i < n; i++) {
     const ht_node *x = &c->h->nodes[i];
@@ -201,14 +202,14 @@ static int build_tree(conv *c) {
     if (p != NONE) c->child_off[p + 1]++;
   }
   for (size_t i = 0; i < n; i++) c->child_off[i + 1] += c->child_off[i];
-  uint32_t *fill = big_alloc((n ? n : 1) * sizeof *fill);
+  uint32_t *fill = bigmem_alloc((n ? n : 1) * sizeof *fill);
   if (!fill) return oom(c);
   memcpy(fill, c->child_off, n * sizeof *fill);
   for (size_t k = 0; k < n; k++) { /* ascending id: children lists come out sorted */
     uint32_t i = c->sidx[k], p = c->parent[i];
     if (p != NONE) c->children[fill[p]++] = i;
   }
-  big_free(fill);
+  bigmem_free(fill);
   return 0;
 }
 
@@ -216,8 +217,8 @@ static int build_tree(conv *c) {
 
 static int select_nodes(conv *c) {
   size_t n = c->n;
-  c->sel = big_calloc(n ? n : 1);
-  c->gpu = big_calloc(n ? n : 1);
+  c->sel = bigmem_calloc(n ? n : 1);
+  c->gpu = bigmem_calloc(n ? n : 1);
   if (!c->sel || !c->gpu) return oom(c);
   for (size_t i = 0; i < n; i++) {
     const ht_node *x = &c->h->nodes[i];
@@ -246,7 +247,7 @@ static int select_nodes(conv *c) {
 static int dep_push(conv *c, uint64_t id) {
   if (c->ndeps == c->capdeps) {
     size_t cap = c->capdeps ? c->capdeps * 2 : 1024;
-    uint64_t *d = big_realloc(c->deps, cap * sizeof *d);
+    uint64_t *d = bigmem_realloc(c->deps, cap * sizeof *d);
     if (!d) return -1;
     c->deps = d;
     c->capdeps = cap;
@@ -271,10 +272,10 @@ static int is_thread_root(const conv *c, uint32_t i) { return (c->h->nodes[i].fl
  * device op on the op visited just before it. */
 static int deps_compat(conv *c) {
   size_t n = c->n;
-  uint32_t *stack = big_alloc((n ? n : 1) * sizeof *stack);
-  uint8_t *visited = big_calloc(n ? n : 1);
+  uint32_t *stack = bigmem_alloc((n ? n : 1) * sizeof *stack);
+  uint8_t *visited = bigmem_calloc(n ? n : 1);
   if (!stack || !visited) {
-    big_free(stack), big_free(visited);
+    bigmem_free(stack), bigmem_free(visited);
     return oom(c);
   }
   int rc = 0;
@@ -305,8 +306,8 @@ static int deps_compat(conv *c) {
       }
     }
   }
-  big_free(stack);
-  big_free(visited);
+  bigmem_free(stack);
+  bigmem_free(visited);
   return rc;
 }
 
@@ -338,11 +339,11 @@ static int deps_default(conv *c) {
   int rc = 0;
   /* 1. the host chains: per thread root, its subtree's host ops in replay
    *    order (ascending id, which is start order; by ts when all have one) */
-  uint32_t *stack = big_alloc((n ? n : 1) * sizeof *stack);
-  tsk *chain = big_alloc((n ? n : 1) * sizeof *chain);
-  uint32_t *prev = big_alloc((n ? n : 1) * sizeof *prev);
+  uint32_t *stack = bigmem_alloc((n ? n : 1) * sizeof *stack);
+  tsk *chain = bigmem_alloc((n ? n : 1) * sizeof *chain);
+  uint32_t *prev = bigmem_alloc((n ? n : 1) * sizeof *prev);
   if (!stack || !chain || !prev) {
-    big_free(stack), big_free(chain), big_free(prev);
+    bigmem_free(stack), bigmem_free(chain), bigmem_free(prev);
     return oom(c);
   }
   for (size_t i = 0; i < n; i++) prev[i] = NONE;
@@ -371,9 +372,9 @@ static int deps_default(conv *c) {
     for (size_t k = 1; k < m; k++) prev[chain[k].idx] = chain[k - 1].idx;
   }
   /* 2. device ops: previous op on the same (device, stream) */
-  uint32_t *sprev = big_alloc((n ? n : 1) * sizeof *sprev);
+  uint32_t *sprev = bigmem_alloc((n ? n : 1) * sizeof *sprev);
   if (!sprev) {
-    big_free(stack), big_free(chain), big_free(prev);
+    bigmem_free(stack), bigmem_free(chain), bigmem_free(prev);
     return oom(c);
   }
   size_t m = 0;
@@ -428,7 +429,7 @@ static int deps_default(conv *c) {
       }
     }
   }
-  big_free(stack), big_free(chain), big_free(prev), big_free(sprev);
+  bigmem_free(stack), bigmem_free(chain), bigmem_free(prev), bigmem_free(sprev);
   if (!rc && c->rep->itd_skipped)
     warnf(c, "%s: %llu inter_thread_dep ids name no converted node; ignored", c->h->path,
           (unsigned long long)c->rep->itd_skipped);
@@ -676,11 +677,11 @@ static uint32_t coll_pg(conv *c, uint32_t g) {
 static int type_nodes(conv *c) {
   size_t n = c->n;
   const ht_node *nodes = c->h->nodes;
-  c->type = big_calloc(n ? n : 1);
-  c->comm_type = big_alloc(n ? n : 1);
-  c->peer = big_alloc((n ? n : 1) * sizeof *c->peer);
-  c->tag = big_alloc((n ? n : 1) * sizeof *c->tag);
-  c->pg = big_calloc((n ? n : 1) * sizeof *c->pg);
+  c->type = bigmem_calloc(n ? n : 1);
+  c->comm_type = bigmem_alloc(n ? n : 1);
+  c->peer = bigmem_alloc((n ? n : 1) * sizeof *c->peer);
+  c->tag = bigmem_alloc((n ? n : 1) * sizeof *c->tag);
+  c->pg = bigmem_calloc((n ? n : 1) * sizeof *c->pg);
   if (!c->type || !c->comm_type || !c->peer || !c->tag || !c->pg) return oom(c);
   for (size_t i = 0; i < n; i++) {
     c->comm_type[i] = -1;
@@ -796,7 +797,7 @@ static int type_nodes(conv *c) {
 /* Each dependency's node index (NONE: not in the trace), laid out like
  * deps, so that the passes below look every id up once. */
 static uint32_t *resolve_deps(const conv *c) {
-  uint32_t *dix = big_alloc((c->ndeps ? c->ndeps : 1) * sizeof *dix);
+  uint32_t *dix = bigmem_alloc((c->ndeps ? c->ndeps : 1) * sizeof *dix);
   if (!dix) return NULL;
   for (size_t k = 0; k < c->ndeps; k++) dix[k] = find_id(c, c->deps[k]);
   return dix;
@@ -805,7 +806,7 @@ static uint32_t *resolve_deps(const conv *c) {
 /* out: the selected nodes with a dependency either way. */
 static int prune(conv *c, const uint32_t *dix) {
   size_t n = c->n;
-  uint8_t *dependent = big_calloc(n ? n : 1);
+  uint8_t *dependent = bigmem_calloc(n ? n : 1);
   if (!dependent) return oom(c);
   for (size_t i = 0; i < n; i++) {
     if (!c->sel[i]) continue;
@@ -819,7 +820,7 @@ static int prune(conv *c, const uint32_t *dix) {
     if (c->dep_cnt[i] == 0 && !dependent[i]) c->rep->dangling_removed++;
     else c->out[i] = 1;
   }
-  big_free(dependent);
+  bigmem_free(dependent);
   /* the process root is always one; more means ops outside every thread */
   if (!c->compat && c->rep->dangling_removed > 1)
     warnf(c, "%s: %llu nodes are under no thread root and nothing depends on them: left out", c->h->path,
@@ -885,7 +886,7 @@ static int cycle_error(conv *c, const uint32_t *dix, const uint32_t *indeg) {
  * already topological (the common case), else a heap keyed by id. */
 static int order_nodes(conv *c, const uint32_t *dix) {
   size_t n = c->n;
-  uint32_t *indeg = big_calloc((n ? n : 1) * sizeof *indeg);
+  uint32_t *indeg = bigmem_calloc((n ? n : 1) * sizeof *indeg);
   if (!indeg) return oom(c);
   int id_order_ok = 1;
   for (size_t i = 0; i < n; i++) {
@@ -907,14 +908,14 @@ static int order_nodes(conv *c, const uint32_t *dix) {
   if (id_order_ok) {
     /* every dependency points to a smaller id: no cycle is possible and
      * ascending id order is topological */
-    big_free(indeg);
+    bigmem_free(indeg);
     order_by_id(c);
     return 0;
   }
   /* reverse edges: who depends on i */
-  uint32_t *roff = big_calloc((n + 1) * sizeof *roff);
+  uint32_t *roff = bigmem_calloc((n + 1) * sizeof *roff);
   if (!roff) {
-    big_free(indeg);
+    bigmem_free(indeg);
     return oom(c);
   }
   size_t nedges = 0;
@@ -928,10 +929,10 @@ static int order_nodes(conv *c, const uint32_t *dix) {
     if (!c->compat && p != NONE && c->out[p]) roff[p + 1]++, nedges++;
   }
   for (size_t i = 0; i < n; i++) roff[i + 1] += roff[i];
-  uint32_t *radj = big_alloc((nedges ? nedges : 1) * sizeof *radj);
-  uint32_t *fill = big_alloc((n ? n : 1) * sizeof *fill);
+  uint32_t *radj = bigmem_alloc((nedges ? nedges : 1) * sizeof *radj);
+  uint32_t *fill = bigmem_alloc((n ? n : 1) * sizeof *fill);
   if (!radj || !fill) {
-    big_free(indeg), big_free(roff), big_free(radj), big_free(fill);
+    bigmem_free(indeg), bigmem_free(roff), bigmem_free(radj), bigmem_free(fill);
     return oom(c);
   }
   memcpy(fill, roff, n * sizeof *fill);
@@ -944,13 +945,13 @@ static int order_nodes(conv *c, const uint32_t *dix) {
     uint32_t p = c->parent[i];
     if (!c->compat && p != NONE && c->out[p]) radj[fill[p]++] = (uint32_t)i;
   }
-  big_free(fill);
+  bigmem_free(fill);
   size_t done = 0;
   int rc = 0;
   if (c->compat) {
     /* Kahn, only to detect cycles; the output order is ascending id, as
      * the reference writes it. */
-    uint32_t *queue = big_alloc((n ? n : 1) * sizeof *queue);
+    uint32_t *queue = bigmem_alloc((n ? n : 1) * sizeof *queue);
     if (!queue) rc = oom(c);
     size_t qh = 0, qt = 0;
     for (size_t k = 0; k < n && !rc; k++) {
@@ -963,10 +964,10 @@ static int order_nodes(conv *c, const uint32_t *dix) {
       for (uint32_t e = roff[i]; e < roff[i + 1]; e++)
         if (--indeg[radj[e]] == 0) queue[qt++] = radj[e];
     }
-    big_free(queue);
+    bigmem_free(queue);
     order_by_id(c);
   } else {
-    uint32_t *heap = big_alloc((n ? n : 1) * sizeof *heap);
+    uint32_t *heap = bigmem_alloc((n ? n : 1) * sizeof *heap);
     size_t hn = 0;
     if (!heap) rc = oom(c);
     const ht_node *nodes = c->h->nodes;
@@ -980,23 +981,23 @@ static int order_nodes(conv *c, const uint32_t *dix) {
       for (uint32_t e = roff[i]; e < roff[i + 1]; e++)
         if (--indeg[radj[e]] == 0) heap_push(heap, &hn, nodes, radj[e]);
     }
-    big_free(heap);
+    bigmem_free(heap);
   }
   size_t total = 0;
   for (size_t i = 0; i < n; i++) total += c->out[i];
   if (!rc && done != total) rc = cycle_error(c, dix, indeg);
-  big_free(indeg), big_free(roff), big_free(radj);
+  bigmem_free(indeg), bigmem_free(roff), bigmem_free(radj);
   return rc;
 }
 
 static int prune_and_order(conv *c) {
   size_t n = c->n;
-  c->out = big_calloc(n ? n : 1);
-  c->order = big_alloc((n ? n : 1) * sizeof *c->order);
+  c->out = bigmem_calloc(n ? n : 1);
+  c->order = bigmem_alloc((n ? n : 1) * sizeof *c->order);
   uint32_t *dix = resolve_deps(c);
   int rc = c->out && c->order && dix ? prune(c, dix) : oom(c);
   if (!rc) rc = order_nodes(c, dix);
-  big_free(dix);
+  bigmem_free(dix);
   return rc;
 }
 
@@ -1361,10 +1362,10 @@ static int compat_checks(conv *c) {
 }
 
 static void conv_free(conv *c) {
-  big_free(c->sid), big_free(c->sidx), big_free(c->direct), big_free(c->parent), big_free(c->child_off);
-  big_free(c->children), big_free(c->sel), big_free(c->out), big_free(c->gpu), big_free(c->type);
-  big_free(c->comm_type), big_free(c->peer), big_free(c->tag), big_free(c->pg), big_free(c->dep_start);
-  big_free(c->dep_cnt), big_free(c->deps), big_free(c->order);
+  bigmem_free(c->sid), bigmem_free(c->sidx), bigmem_free(c->direct), bigmem_free(c->parent), bigmem_free(c->child_off);
+  bigmem_free(c->children), bigmem_free(c->sel), bigmem_free(c->out), bigmem_free(c->gpu), bigmem_free(c->type);
+  bigmem_free(c->comm_type), bigmem_free(c->peer), bigmem_free(c->tag), bigmem_free(c->pg), bigmem_free(c->dep_start);
+  bigmem_free(c->dep_cnt), bigmem_free(c->deps), bigmem_free(c->order);
   for (size_t j = 0; j < c->n_pgs; j++) free(c->pgs[j].name), free(c->pgs[j].ranks);
   free(c->pgs);
 }
@@ -1376,8 +1377,8 @@ static int convert_loaded(conv *c, const char *out_path, double *t) {
   if (!rc && c->compat) rc = compat_checks(c);
   if (!rc) rc = parse_groups(c);
   if (!rc) {
-    c->dep_start = big_calloc((c->n ? c->n : 1) * sizeof *c->dep_start);
-    c->dep_cnt = big_calloc((c->n ? c->n : 1) * sizeof *c->dep_cnt);
+    c->dep_start = bigmem_calloc((c->n ? c->n : 1) * sizeof *c->dep_start);
+    c->dep_cnt = bigmem_calloc((c->n ? c->n : 1) * sizeof *c->dep_cnt);
     if (!c->dep_start || !c->dep_cnt) rc = oom(c);
   }
   if (!rc) phase("index", t);

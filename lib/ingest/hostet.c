@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <yajl/yajl_parse.h>
 
+#include "../util/bigmem.h"
 #include "../util/instream.h"
 #include "chakra/ingest.h"
 #include "ibuf.h"
@@ -783,7 +784,7 @@ static int finish_node(hparse *p) {
   }
   if (p->n == p->cap) {
     size_t cap = p->cap ? p->cap * 2 : 1024;
-    ht_node *nn = big_realloc(p->nodes, cap * sizeof *nn);
+    ht_node *nn = bigmem_realloc(p->nodes, cap * sizeof *nn);
     if (!nn) return oom(p);
     p->nodes = nn;
     p->cap = cap;
@@ -1315,7 +1316,7 @@ static void hparse_free_scratch(hparse *p) {
 
 static void hparse_free_all(hparse *p) {
   hparse_free_scratch(p);
-  big_free(p->nodes);
+  bigmem_free(p->nodes);
   free(p->side);
   strtab_free(&p->st);
   bpool_free(&p->pool);
@@ -1509,7 +1510,7 @@ static int merge(hostet *h, segment *seg, int k) {
   } else {
     /* Grow segment 0's arrays in place and append the others, freeing each
      * as it is copied: at most one segment is held twice. */
-    ht_node *nodes = big_realloc(seg[0].p.nodes, (total ? total : 1) * sizeof *nodes);
+    ht_node *nodes = bigmem_realloc(seg[0].p.nodes, (total ? total : 1) * sizeof *nodes);
     if (!nodes) return CHAKRA_ENOMEM;
     seg[0].p.nodes = NULL;
     h->nodes = nodes;
@@ -1549,7 +1550,7 @@ static int merge(hostet *h, segment *seg, int k) {
       free(map);
       at += p->n;
       at_side += p->n_side;
-      if (i) big_free(p->nodes);
+      if (i) bigmem_free(p->nodes);
       p->nodes = NULL;
       free(p->side), p->side = NULL;
     }
@@ -1743,7 +1744,7 @@ void hostet_free(hostet *h) {
   free(h->path);
   free(h->schema);
   free(h->time);
-  big_free(h->nodes);
+  bigmem_free(h->nodes);
   free(h->side);
   strtab_free(&h->strings);
   for (int i = 0; i < h->n_pools; i++) bpool_free(&h->pools[i]);

@@ -3,83 +3,10 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+
+#include "../util/bigmem.h"
 
 #define CHUNK ((2u << 20) - 128)
-#define HUGE (2u << 20)
-#define BIG_MIN (1u << 20)
-#define HDR 64
-
-/* Each big block starts with its header: the mapped length (0 = malloc). */
-static size_t *hdr_of(void *p) { return (size_t *)((char *)p - HDR); }
-
-static void *map_aligned(size_t len) {
-  void *m = mmap(NULL, len + HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (m == MAP_FAILED) return NULL;
-  uintptr_t a = ((uintptr_t)m + HUGE - 1) & ~(uintptr_t)(HUGE - 1);
-  if (a > (uintptr_t)m) munmap(m, a - (uintptr_t)m);
-  uintptr_t end = (uintptr_t)m + len + HUGE;
-  if (end > a + len) munmap((void *)(a + len), end - (a + len));
-#ifdef MADV_HUGEPAGE
-  madvise((void *)a, len, MADV_HUGEPAGE);
-#endif
-  return (void *)a;
-}
-
-static void *big_get(size_t n, int zero) {
-  if (n + HDR < n) return NULL;
-  if (n < BIG_MIN) {
-    char *p = zero ? calloc(1, n + HDR) : malloc(n + HDR);
-    if (!p) return NULL;
-    ((size_t *)p)[0] = 0;
-    ((size_t *)p)[1] = n;
-    return p + HDR;
-  }
-  size_t len = (n + HDR + HUGE - 1) & ~(size_t)(HUGE - 1);
-  char *p = map_aligned(len);
-  if (!p) return NULL;
-  *(size_t *)p = len;
-  return p + HDR;
-}
-
-void *big_alloc(size_t n) { return big_get(n, 0); }
-void *big_calloc(size_t n) { return big_get(n, 1); }
-
-void *big_realloc(void *p, size_t n) {
-  if (!p) return big_alloc(n);
-  size_t mapped = *hdr_of(p);
-  if (mapped) {
-    if (n + HDR <= mapped) return p;
-    size_t len = (n + HDR + HUGE - 1) & ~(size_t)(HUGE - 1);
-    char *base = (char *)p - HDR;
-    char *q = mremap(base, mapped, len, MREMAP_MAYMOVE);
-    if (q == MAP_FAILED) return NULL;
-#ifdef MADV_HUGEPAGE
-    madvise(q, len, MADV_HUGEPAGE);
-#endif
-    *(size_t *)q = len;
-    return q + HDR;
-  }
-  if (n < BIG_MIN) {
-    char *q = realloc((char *)p - HDR, n + HDR);
-    if (!q) return NULL;
-    ((size_t *)q)[1] = n;
-    return q + HDR;
-  }
-  void *q = big_alloc(n);
-  if (!q) return NULL;
-  size_t old = hdr_of(p)[1];
-  memcpy(q, p, old < n ? old : n);
-  free((char *)p - HDR);
-  return q;
-}
-
-void big_free(void *p) {
-  if (!p) return;
-  size_t mapped = *hdr_of(p);
-  if (mapped) munmap((char *)p - HDR, mapped);
-  else free((char *)p - HDR);
-}
 
 struct bpool_chunk {
   bpool_chunk *next;
@@ -100,7 +27,7 @@ char *bpool_alloc(bpool *p, size_t n) {
   int big = n > p->next_size / 4;
   size_t size = big ? n : p->next_size;
   if (!big && p->next_size < CHUNK) p->next_size = p->next_size * 2 + 128 > CHUNK ? CHUNK : p->next_size * 2 + 128;
-  bpool_chunk *c = big_alloc(sizeof *c + size);
+  bpool_chunk *c = bigmem_alloc(sizeof *c + size);
   if (!c) {
     p->oom = 1;
     return NULL;
@@ -127,7 +54,7 @@ void *bpool_alloc8(bpool *p, size_t n) {
 void bpool_free(bpool *p) {
   for (bpool_chunk *c = p->head; c;) {
     bpool_chunk *next = c->next;
-    big_free(c);
+    bigmem_free(c);
     c = next;
   }
   memset(p, 0, sizeof *p);
@@ -236,7 +163,7 @@ int store_sort_kv(store_kv *a, size_t n) {
   uint64_t or_ = 0, and_ = ~0ull;
   for (size_t i = 0; i < n; i++) or_ |= a[i].k, and_ &= a[i].k;
   uint64_t diff = or_ ^ and_;
-  store_kv *tmp = big_alloc(n * sizeof *tmp);
+  store_kv *tmp = bigmem_alloc(n * sizeof *tmp);
   if (!tmp) return -1;
   store_kv *src = a, *dst = tmp;
   uint32_t cnt[2048];
@@ -256,6 +183,6 @@ int store_sort_kv(store_kv *a, size_t n) {
     dst = t;
   }
   if (src != a) memcpy(a, src, n * sizeof *a);
-  big_free(tmp);
+  bigmem_free(tmp);
   return 0;
 }

@@ -62,13 +62,4 @@ typedef struct store_kv {
 } store_kv;
 int store_sort_kv(store_kv *a, size_t n);
 
-/* Large arrays (node tables, per-node index arrays): from 1 MiB on they are
- * mapped directly and marked for transparent huge pages, which cuts the
- * page faults of a 100 MB node table from 25,000 to 50; smaller ones come
- * from malloc. big_calloc() memory is zeroed. Free with big_free(). */
-void *big_alloc(size_t n);
-void *big_calloc(size_t n);
-void *big_realloc(void *p, size_t n);
-void big_free(void *p);
-
 #endif

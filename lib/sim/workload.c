@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../util/bigmem.h"
 #include "chakra/graph.h"
 #include "net.h"
 #include "sys.h"
@@ -34,7 +35,7 @@ typedef struct heap {
 
 typedef struct wl_npu {
   uint32_t rank, n;
-  wl_node *nodes;
+  wl_node *nodes;                          /* owns the block of all six (npu_arrays) */
   uint32_t *indeg, *child_off, *children;
   uint64_t *start, *end;
   char **pg_names;
@@ -236,6 +237,27 @@ static int convert_node(load_ctx *L, const chakra_gnode *g, wl_node *n) {
 /* PyTorch METADATA nodes carry process groups in inputs.values. */
 static int read_metadata_groups(load_ctx *L, const chakra_graph *g, uint32_t i);
 
+/* A rank's per-node arrays share one block: one huge-page mapping instead
+ * of six, so a 100k-node rank faults a few times, not 1,500 (bigmem.h). */
+static int npu_arrays(wl_npu *w, size_t n, size_t n_children) {
+  size_t sz[] = {n * sizeof *w->nodes, n * sizeof *w->start, n * sizeof *w->end, n * sizeof *w->indeg,
+                 (n + 1) * sizeof *w->child_off, (n_children ? n_children : 1) * sizeof *w->children};
+  size_t off[6], total = 0;
+  for (int k = 0; k < 6; k++) {
+    off[k] = total;
+    total += (sz[k] + 15) & ~(size_t)15;
+  }
+  char *b = bigmem_alloc(total);
+  if (!b) return -1;
+  w->nodes = (wl_node *)b;
+  w->start = (uint64_t *)(b + off[1]);
+  w->end = (uint64_t *)(b + off[2]);
+  w->indeg = (uint32_t *)(b + off[3]);
+  w->child_off = (uint32_t *)(b + off[4]);
+  w->children = (uint32_t *)(b + off[5]);
+  return 0;
+}
+
 static int load_rank(load_ctx *L, wl_npu *w) {
   const char *path = L->path;
   FILE *f = fopen(path, "rb");
@@ -249,13 +271,7 @@ static int load_rank(load_ctx *L, wl_npu *w) {
   if (rc) return rc;
   w->n = (uint32_t)g->n;
   size_t n = g->n ? g->n : 1;
-  w->nodes = malloc(n * sizeof *w->nodes);
-  w->indeg = malloc(n * sizeof *w->indeg);
-  w->start = malloc(n * sizeof *w->start);
-  w->end = malloc(n * sizeof *w->end);
-  w->child_off = malloc((n + 1) * sizeof *w->child_off);
-  w->children = malloc((g->child_off[g->n] ? g->child_off[g->n] : 1) * sizeof *w->children);
-  if (!w->nodes || !w->indeg || !w->start || !w->end || !w->child_off || !w->children)
+  if (npu_arrays(w, n, g->child_off[g->n]))
     rc = chakra_error_set(&L->err, CHAKRA_ENOMEM, "%s: out of memory", path);
   if (!rc) {
     memset(w->start, 0xff, n * sizeof *w->start); /* UINT64_MAX = not yet */
@@ -384,8 +400,7 @@ void wl_free(sim *s) {
   if (!s->wl) return;
   for (uint32_t r = 0; r < s->npus; r++) {
     wl_npu *w = &s->wl->npu[r];
-    free(w->nodes), free(w->indeg), free(w->child_off), free(w->children);
-    free(w->start), free(w->end);
+    bigmem_free(w->nodes);
     for (uint32_t k = 1; w->pg_names && k < w->n_pg; k++) free(w->pg_names[k]);
     free(w->pg_names);
     for (int c = 0; c < SLOT_N; c++) free(w->ready[c].v);
