@@ -62,7 +62,7 @@ static void on_receive(sim *s, void *obj, uint64_t arg);
 static pkt next_packet(algo_run *r) {
   const phase_spec *ph = r->ph;
   uint32_t n = ph->ring.n;
-  pkt p = {ring_peer(r, ph->dir), ring_peer(r, -ph->dir), r->msg};
+  pkt p = {r->ring_dst, r->ring_src, r->msg};
   if (ph->algo.kind == ALGO_DIRECT) {
     p.dst = ring_peer(r, (int64_t)ph->dir * r->dst_off);
     p.src = ring_peer(r, -(int64_t)ph->dir * r->src_off);
@@ -247,6 +247,8 @@ void algo_start(sim *s, algo_run *r, struct stream *st, const phase_spec *ph, ui
   }
   r->msg = ph->type == SIM_AG ? c : c / n;
   r->reduce_msg = reduce_ns(s, r->msg);
+  r->ring_dst = ring_peer(r, ph->dir);
+  r->ring_src = ring_peer(r, -ph->dir);
   switch (ph->algo.kind) {
     case ALGO_RING:
       r->P = 1;

@@ -49,6 +49,7 @@ typedef struct algo_run {
   uint64_t tag;
   uint64_t msg;                 /* ring/direct message size */
   uint64_t reduce_msg;          /* local reduction cost of msg */
+  uint32_t ring_dst, ring_src;  /* ring: the fixed peers */
   int tree;                     /* double binary tree: 0 max, 1 min */
   int P, NZ;
   uint32_t sends_left, received;

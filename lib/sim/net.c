@@ -66,6 +66,11 @@ typedef struct net {
   uint32_t n_waits, cap_waits, free_waits;
   match_slot *slots;
   size_t mask, used;
+  uint32_t gen;            /* table rebuilds: slot pointers older than this are stale */
+  struct slot_ref {        /* per receiving NPU, its last key: a phase's */
+    match_slot *slot;      /* receives and arrivals all share one key */
+    uint32_t gen;
+  } *last;
   link *links;
   uint64_t link_base[SIM_MAX_DIMS];
   int warned_multidim;
@@ -133,6 +138,7 @@ static int table_rebuild(net *n) {
   }
   free(n->slots);
   n->slots = ns;
+  n->gen++;
   n->mask = ncap - 1;
   n->used = live;
   return 0;
@@ -170,6 +176,17 @@ static inline match_slot *slot_get(sim *s, uint64_t tag, uint32_t src, uint32_t 
   return slot_insert(s, tag, src, dst, bytes, h, dead);
 }
 
+/* slot_get() through the receiving NPU's last key. */
+static inline match_slot *slot_at(sim *s, uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes) {
+  net *n = s->net;
+  struct slot_ref *c = &n->last[dst];
+  match_slot *m = c->slot;
+  if (c->gen == n->gen && m->tag == tag && m->src == src && m->dst == dst && m->bytes == bytes) return m;
+  m = slot_get(s, tag, src, dst, bytes);
+  if (m) *c = (struct slot_ref){m, n->gen};
+  return m;
+}
+
 /* ---- delivery ---- */
 
 /* An event: message mi has reached its destination. */
@@ -184,7 +201,7 @@ static void deliver(sim *s, void *obj, uint64_t mi) {
   uint64_t carg = m->arg;
   msg_free(n, (uint32_t)mi);
   if (cb) cb(s, cobj, carg);
-  match_slot *sl = slot_get(s, tag, src, dst, bytes);
+  match_slot *sl = slot_at(s, tag, src, dst, bytes);
   if (!sl) return;
   if (sl->first_cb) {
     sim_fn fn = sl->first_cb;
@@ -403,6 +420,8 @@ int net_init(sim *s) {
   for (int d = 0; d < s->net_cfg.dims; d++)
     n->bw[d] = s->net_cfg.bandwidth[d] * 1073741824.0 / 1e9; /* GB = 2^30 B */
   n->n_msgs = n->n_waits = 1; /* index 0 means "none" */
+  n->last = calloc(s->npus, sizeof *n->last); /* gen 0 = stale: rebuilds start at 1 */
+  if (!n->last) return -1;
   for (int i = 0; i < DELAY_MEMO; i++) n->memo[i].dim = -1;
   if (table_rebuild(n)) return -1;
   return s->opt.aware ? build_links(s) : 0;
@@ -414,6 +433,7 @@ void net_free(sim *s) {
   free(n->msgs);
   free(n->waits);
   free(n->slots);
+  free(n->last);
   free(n->links);
   free(n);
   s->net = NULL;
@@ -437,7 +457,7 @@ void net_send_eager(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t
 void net_recv_eager(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag, sim_fn cb,
                      void *obj, uint64_t arg) {
   net *n = s->net;
-  match_slot *sl = slot_get(s, tag, src, dst, bytes);
+  match_slot *sl = slot_at(s, tag, src, dst, bytes);
   if (!sl) return;
   if (sl->arrived) {
     sl->arrived--;
