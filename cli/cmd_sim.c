@@ -19,7 +19,9 @@ static const char usage[] =
     "Simulates the per-rank traces PREFIX.0.et .. PREFIX.<N-1>.et (N = product of the\n"
     "network's npus_count) on the modelled system and prints, per rank, the line\n"
     "ASTRA-sim prints:  sys[R] finished, T cycles, exposed communication E cycles.\n"
-    "followed by its statistics lines. 1 cycle = 1 ns. Options take '=VALUE' or a\n"
+    "followed by its statistics lines (with roofline-enabled, also the compute-bound\n"
+    "percentage, average compute and memory utilisation and operation intensity,\n"
+    "weighted by compute node duration). 1 cycle = 1 ns. Options take '=VALUE' or a\n"
     "separate argument.\n"
     "\n"
     "  --workload-configuration      trace prefix (required)\n"
@@ -35,7 +37,12 @@ static const char usage[] =
     "  --multidim-p2p                lowest (default, as ASTRA-sim: a message between NPUs\n"
     "                                that differ in several dimensions is charged the\n"
     "                                lowest one only) or full (all of them)\n"
-    "  --logging-folder, --logging-configuration, --comm-scale, --compute-scale\n"
+    "  --logging-folder=DIR          write ASTRA-sim's DIR/log.log (the result and\n"
+    "                                statistics lines with its [time] [logger] [level]\n"
+    "                                heads, then 'Exiting'; with trace-enabled in the\n"
+    "                                system config also one issue and one callback line\n"
+    "                                per node) and an empty DIR/err.log; DIR is created\n"
+    "  --logging-configuration, --comm-scale, --compute-scale\n"
     "                                accepted for ASTRA-sim compatibility; no effect\n"
     "  --report=FILE.json            per-rank times (finish, exposed communication,\n"
     "                                compute, communication, overlap), collectives by\n"
@@ -64,6 +71,7 @@ static int set_opt(sim_args *a, const char *key, const char *val) {
   else if (strcmp(key, "comm-group-configuration") == 0) o->comm_groups = val;
   else if (strcmp(key, "report") == 0) a->report = val;
   else if (strcmp(key, "timeline") == 0) o->timeline = val;
+  else if (strcmp(key, "logging-folder") == 0) o->logging_folder = val;
   else if (strcmp(key, "network-model") == 0) {
     if (strcmp(val, "aware") == 0) o->network_model = CHAKRA_NET_AWARE;
     else if (strcmp(val, "unaware") == 0) o->network_model = CHAKRA_NET_UNAWARE;
@@ -88,8 +96,8 @@ static int set_opt(sim_args *a, const char *key, const char *val) {
     long v = strtol(val, &end, 10);
     if (*end || v < 1 || v > 64) return cli_error("sim: --threads '%s': expected 1..64", val), 2;
     o->load_threads = (uint32_t)v;
-  } else if (strcmp(key, "logging-folder") == 0 || strcmp(key, "logging-configuration") == 0 ||
-             strcmp(key, "comm-scale") == 0 || strcmp(key, "compute-scale") == 0) {
+  } else if (strcmp(key, "logging-configuration") == 0 || strcmp(key, "comm-scale") == 0 ||
+             strcmp(key, "compute-scale") == 0) {
     cli_warn("sim: --%s has no effect in chakra sim", key);
   } else {
     return cli_error("sim: unknown option '--%s'\n%s", key, usage), 2;
@@ -97,18 +105,15 @@ static int set_opt(sim_args *a, const char *key, const char *val) {
   return 0;
 }
 
-static void print_rank(uint32_t r, const chakra_sim_rank *k, int quiet) {
-  printf("sys[%u] finished, %llu cycles, exposed communication %llu cycles.\n", r,
-         (unsigned long long)k->finish_ns, (unsigned long long)k->exposed_comm_ns);
-  if (quiet) return;
-  static const char *const cat[CHAKRA_CAT_N] = {"GPU", "CPU", "Comm", "Remote mem", "Invalid"};
-  static const int order[CHAKRA_CAT_N] = {CHAKRA_CAT_CPU, CHAKRA_CAT_GPU, CHAKRA_CAT_COMM, CHAKRA_CAT_MEM, CHAKRA_CAT_INVALID};
-  printf("sys[%u], Wall time: %llu\n", r, (unsigned long long)k->wall_ns);
-  for (int i = 0; i < CHAKRA_CAT_N; i++)
-    if (k->busy_ns[order[i]]) printf("sys[%u], %s time: %llu\n", r, cat[order[i]], (unsigned long long)k->busy_ns[order[i]]);
-  uint64_t both = k->busy_ns[CHAKRA_CAT_GPU] + k->busy_ns[CHAKRA_CAT_COMM];
-  if (both > k->wall_ns)
-    printf("sys[%u], Total compute-communication overlap: %llu\n", r, (unsigned long long)(both - k->wall_ns));
+static void put_line(void *ctx, const char *logger, const char *text) {
+  (void)ctx;
+  (void)logger;
+  puts(text);
+}
+
+static void print_rank(const chakra_sim_result *res, uint32_t r, int quiet) {
+  unsigned which = CHAKRA_SIM_LINE_FINISHED | (quiet ? 0 : CHAKRA_SIM_LINE_STATS);
+  chakra_sim_rank_lines(res, r, which, put_line, NULL);
 }
 
 static void print_summary(const chakra_sim_result *r) {
@@ -133,13 +138,6 @@ static void print_summary(const chakra_sim_result *r) {
              names[c], (unsigned long long)s->coll_bytes[c], (double)s->coll_ns[c] / 1000.0);
   printf("  simulated %llu events and %llu messages in %.3f s\n", (unsigned long long)r->events,
          (unsigned long long)r->messages, r->wall_seconds);
-}
-
-static int cmp_finish(const void *a, const void *b, void *ctx) {
-  const chakra_sim_rank *r = ctx;
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  if (r[x].finish_ns != r[y].finish_ns) return r[x].finish_ns < r[y].finish_ns ? -1 : 1;
-  return x < y ? -1 : x > y;
 }
 
 /* Each loading thread takes rank after rank, each through tens of MiB of
@@ -201,14 +199,17 @@ int cmd_sim(int argc, char **argv) {
   a.o.progress = isatty(2);
   if (chakra_sim_run(&a.o, &res, cli_warn_cb, NULL, &err)) {
     cli_error("%s", err.msg);
+    chakra_sim_result_free(&res);
     return 2;
   }
-  uint32_t *order = malloc(res.npus * sizeof *order);
-  uint32_t n = 0;
-  for (uint32_t r = 0; order && r < res.npus; r++)
-    if (res.ranks[r].finished) order[n++] = r;
-  if (order) qsort_r(order, n, sizeof *order, cmp_finish, res.ranks);
-  for (uint32_t k = 0; order && k < n; k++) print_rank(order[k], &res.ranks[order[k]], a.quiet);
+  uint32_t *order = malloc((res.npus ? res.npus : 1) * sizeof *order);
+  if (!order) {
+    cli_error("sim: out of memory");
+    chakra_sim_result_free(&res);
+    return 2;
+  }
+  uint32_t n = chakra_sim_finish_order(&res, order);
+  for (uint32_t k = 0; k < n; k++) print_rank(&res, order[k], a.quiet);
   free(order);
   int status = 0;
   if (a.report && chakra_sim_write_report(&res, a.report, &err)) {

@@ -35,6 +35,7 @@ typedef struct chakra_sim_options {
   const char *timeline;        /* Chrome trace-event JSON to write, or NULL */
   int progress;                /* progress line on stderr during the run */
   uint32_t load_threads;       /* threads that load the rank files; 0 = one per CPU */
+  const char *logging_folder;  /* ASTRA-sim's log.log and err.log go here (created), or NULL */
 } chakra_sim_options;
 
 /* The built-in collective types, in the order of per-type arrays below. */
@@ -52,6 +53,9 @@ typedef struct chakra_sim_rank {
   uint64_t coll_ops[CHAKRA_SIM_COLLS], coll_bytes[CHAKRA_SIM_COLLS];
   uint64_t coll_ns[CHAKRA_SIM_COLLS];   /* issue to completion, summed */
   uint64_t send_ops, send_bytes;        /* point-to-point sends */
+  /* With roofline-enabled (chakra_sim_result.roofline): averages over the
+   * compute nodes weighted by duration, as ASTRA-sim's statistics lines. */
+  double compute_bound_pct, compute_util_pct, memory_util_pct, op_intensity;
 } chakra_sim_rank;
 
 typedef struct chakra_sim_result {
@@ -61,6 +65,7 @@ typedef struct chakra_sim_result {
   double wall_seconds;
   char **stuck;                  /* lines describing unfinished ranks */
   uint32_t n_stuck;
+  int roofline;                  /* the roofline figures of the ranks are set */
 } chakra_sim_result;
 
 /* Runs the simulation. Returns CHAKRA_OK when the run could be set up and
@@ -69,6 +74,24 @@ typedef struct chakra_sim_result {
 int chakra_sim_run(const chakra_sim_options *opt, chakra_sim_result *result, chakra_warn_fn warn,
                    void *warn_ctx, chakra_error *err);
 void chakra_sim_result_free(chakra_sim_result *r);
+
+/* Fills order with the finished ranks in the order ASTRA-sim's lines are
+ * printed here (finish time, then rank); returns how many. order needs room
+ * for r->npus entries. */
+uint32_t chakra_sim_finish_order(const chakra_sim_result *r, uint32_t *order);
+
+/* Which of a finished rank's lines chakra_sim_rank_lines() produces. */
+enum {
+  CHAKRA_SIM_LINE_FINISHED = 1u << 0, /* sys[R] finished, T cycles, exposed communication E cycles. */
+  CHAKRA_SIM_LINE_POST = 1u << 1,     /* the two "Post statistics processing" lines of the log */
+  CHAKRA_SIM_LINE_STATS = 1u << 2     /* Wall, CPU, GPU, Comm, Remote mem, Invalid, overlap, roofline */
+};
+typedef void (*chakra_sim_line_fn)(void *ctx, const char *logger, const char *text);
+
+/* Passes rank's lines, in ASTRA-sim's texts without line ends, to fn with
+ * the name of the reference logger that prints each. */
+void chakra_sim_rank_lines(const chakra_sim_result *r, uint32_t rank, unsigned which, chakra_sim_line_fn fn,
+                           void *ctx);
 
 /* Writes r as JSON (per rank: finish, exposed communication, compute,
  * communication and overlap times, collectives by type; run totals),

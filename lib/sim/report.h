@@ -1,14 +1,26 @@
 /* report.h - what a finished simulation writes besides stdout (private):
- * the Chrome trace-event timeline. The JSON report is public
- * (chakra_sim_write_report in include/chakra/sim.h). */
+ * the Chrome trace-event timeline and ASTRA-sim's log folder. The JSON
+ * report and the result lines are public (include/chakra/sim.h). */
 #ifndef CHAKRA_SIM_REPORT_H
 #define CHAKRA_SIM_REPORT_H
 
+#include "chakra/sim.h"
 #include "core.h"
 
 /* One process per rank, one track per hardware slot, node name and id in
  * args; times in microseconds as the format defines. Names are read back
  * from the traces (the simulator does not keep them). */
 int report_timeline(sim *s, const char *trace_prefix, const char *path);
+
+/* ASTRA-sim's log folder: log.log and an empty err.log. Opened (the folder
+ * created) before the run, so that an unusable folder fails before any
+ * simulated time passes; written and put in place after it. */
+typedef struct report_log report_log;
+int report_log_open(report_log **out, const char *dir, chakra_error *err);
+/* Writes log.log: the finished ranks' lines in stdout order, merged by
+ * time with the recorded issue/callback events (names read back from the
+ * traces), then "Exiting". Renames both files into place; frees lg. */
+int report_log_commit(report_log *lg, sim *s, const chakra_sim_result *r, const char *trace_prefix);
+void report_log_discard(report_log *lg); /* NULL is fine */
 
 #endif

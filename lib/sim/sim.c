@@ -45,7 +45,8 @@ static void progress_line(sim *s) {
           (unsigned long long)s->q.now, (unsigned long long)(s->q.fired >> 20), done, s->npus);
 }
 
-static int setup(sim *s, const chakra_sim_options *o) {
+/* The configuration files, checked, and the warnings they call for. */
+static int setup_config(sim *s, const chakra_sim_options *o) {
   int rc = sim_config_network(o->network, &s->net_cfg, s->err);
   if (!rc) rc = sim_config_system(o->system, &s->sys_cfg, s->warn, s->warn_ctx, s->err);
   if (!rc) rc = sim_config_memory(o->remote_memory, &s->mem_cfg, s->err);
@@ -59,10 +60,8 @@ static int setup(sim *s, const chakra_sim_options *o) {
   }
   if (s->sys_cfg.track_local_mem)
     sim_warn(s, "%s: \"track-local-mem\" is not implemented by chakra sim; ignored", o->system);
-  if (s->sys_cfg.trace_enabled)
-    sim_warn(s, "%s: \"trace-enabled\": per-node issue/callback log lines are not written by chakra sim (use --timeline)", o->system);
-  if (s->sys_cfg.roofline)
-    sim_warn(s, "roofline statistics lines (compute-bound percentage, utilisation, intensity) are not printed by chakra sim");
+  if (s->sys_cfg.trace_enabled && !o->logging_folder)
+    sim_warn(s, "%s: \"trace-enabled\": the per-node issue/callback lines go only to <logging folder>/log.log; give --logging-folder (or use --timeline)", o->system);
   if (s->opt.aware && s->net_cfg.dims > 1)
     sim_warn(s, "the congestion-aware model on a %d-dimensional network is a chakra-c extension (ASTRA-sim supports 1-D only): dimension-ordered routing, no reference numbers",
              s->net_cfg.dims);
@@ -72,12 +71,27 @@ static int setup(sim *s, const chakra_sim_options *o) {
       return chakra_error_set(s->err, CHAKRA_EINVAL, "%s: an implementation list has %d entries but the network has %d dimensions",
                               o->system, im->n, s->net_cfg.dims);
   }
+  return 0;
+}
+
+/* The layers' state and the traces. */
+static int setup_run(sim *s, const chakra_sim_options *o) {
   if (net_init(s)) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   if (eventq_init(&s->q, s->npus)) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
-  rc = sys_init(s);
+  int rc = sys_init(s);
   char *prefix = rc ? NULL : sim_config_resolve_prefix(o->workload, NULL);
   if (!rc) rc = prefix ? wl_load(s, prefix) : chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   free(prefix);
+  return rc;
+}
+
+/* The log folder is opened between the two: a bad folder fails before the
+ * traces load, and a bad configuration creates no folder. */
+static int setup(sim *s, const chakra_sim_options *o, report_log **log) {
+  int rc = setup_config(s, o);
+  if (!rc && o->logging_folder) rc = report_log_open(log, o->logging_folder, s->err);
+  if (!rc) rc = setup_run(s, o);
+  if (!rc && *log && s->sys_cfg.trace_enabled) wl_trace_on(s);
   return rc;
 }
 
@@ -113,6 +127,7 @@ static int unmatched_line(void *ctx, int is_send, uint32_t src, uint32_t dst, ui
 
 static int collect(sim *s, chakra_sim_result *r) {
   r->npus = s->npus;
+  r->roofline = s->sys_cfg.roofline != 0;
   r->ranks = calloc(s->npus, sizeof *r->ranks);
   if (!r->ranks) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   r->events = s->q.fired;
@@ -134,6 +149,10 @@ static int collect(sim *s, chakra_sim_result *r) {
     o->send_ops = w.send_ops;
     o->send_bytes = w.send_bytes;
     o->wall_ns = w.finish;
+    o->compute_bound_pct = w.compute_bound * 100;
+    o->compute_util_pct = w.compute_util * 100;
+    o->memory_util_pct = w.mem_util * 100;
+    o->op_intensity = w.op_intensity;
     o->nodes = w.nodes;
     o->nodes_done = w.done;
     all &= w.finished;
@@ -160,7 +179,8 @@ int chakra_sim_run(const chakra_sim_options *o, chakra_sim_result *r, chakra_war
   s->opt.rendezvous = o->rendezvous;
   s->opt.multidim_full = o->multidim_full;
   s->opt.load_threads = o->load_threads;
-  int rc = setup(s, o);
+  report_log *log = NULL;
+  int rc = setup(s, o, &log);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   if (!rc) {
@@ -174,6 +194,11 @@ int chakra_sim_run(const chakra_sim_options *o, chakra_sim_result *r, chakra_war
   if (!rc) rc = collect(s, r);
   r->wall_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
   if (!rc && o->timeline) rc = report_timeline(s, o->workload, o->timeline);
+  if (!rc && log) {
+    rc = report_log_commit(log, s, r, o->workload);
+    log = NULL;
+  }
+  report_log_discard(log);
   teardown(s);
   free(s);
   return rc;

@@ -48,10 +48,15 @@ typedef struct wl_npu {
   uint64_t finish;
   uint64_t coll_ops[SIM_NCOLL], coll_bytes[SIM_NCOLL], coll_ns[SIM_NCOLL];
   uint64_t send_ops, send_bytes;
+  int trace;                    /* record issues and completions */
+  uint64_t rl_time, rl_bound;   /* compute node ns; of which compute bound */
+  double rl_comp, rl_mem, rl_oi; /* sums of ns x compute, memory utilisation, intensity */
 } wl_npu;
 
 typedef struct wl {
   wl_npu *npu;
+  wl_trace_ev *trace;
+  size_t n_trace, cap_trace;
 } wl;
 
 /* ---- ready heaps, ordered by node id ---- */
@@ -405,6 +410,7 @@ void wl_free(sim *s) {
     free(w->pg_names);
     for (int c = 0; c < SLOT_N; c++) free(w->ready[c].v);
   }
+  free(s->wl->trace);
   free(s->wl->npu);
   free(s->wl);
   s->wl = NULL;
@@ -419,12 +425,47 @@ const char *wl_pg_name(const sim *s, uint32_t rank, uint32_t pg) {
 static void wl_on_complete(sim *s, void *obj, uint64_t idx);
 static void wl_issue_ready(sim *s, wl_npu *w);
 
+/* FLOP/s a roofline node attains; *oi receives its operation intensity. */
+static double roofline_perf(const sim *s, const wl_node *n, double *oi) {
+  *oi = (double)n->u.num_ops / (double)n->value;
+  double bw = s->sys_cfg.local_mem_bw * 1e9, peak = s->sys_cfg.peak_perf * 1e12;
+  return bw * *oi < peak ? bw * *oi : peak;
+}
+
 static uint64_t roofline_ns(const sim *s, const wl_node *n) {
   if (n->u.num_ops == 0) return 1; /* the reference divides 0 by 0 */
-  double oi = (double)n->u.num_ops / (double)n->value;
-  double bw = s->sys_cfg.local_mem_bw * 1e9, peak = s->sys_cfg.peak_perf * 1e12;
-  double perf = bw * oi < peak ? bw * oi : peak;
+  double oi, perf = roofline_perf(s, n, &oi);
   return (uint64_t)floor((double)n->u.num_ops / perf * 1e9);
+}
+
+/* Every compute node weighs in with its duration; only roofline-timed ones
+ * carry utilisation and intensity (replayed ones have none to report).
+ * Zero-length nodes are left out: their intensity may be infinite. */
+static void roofline_account(const sim *s, wl_npu *w, const wl_node *n, uint64_t ns) {
+  w->rl_time += ns;
+  if (n->kind != WK_ROOFLINE || ns == 0 || n->u.num_ops == 0) return; /* no ops: memory bound, all zero */
+  double oi, perf = roofline_perf(s, n, &oi), d = (double)ns;
+  double bw = s->sys_cfg.local_mem_bw * 1e9, peak = s->sys_cfg.peak_perf * 1e12;
+  if (perf >= peak) w->rl_bound += ns; /* bandwidth x intensity is not the smaller term */
+  w->rl_comp += d * (perf / peak);
+  w->rl_mem += d * (perf / oi / bw);
+  w->rl_oi += d * oi;
+}
+
+/* Out of line: tracing is rare, and the hot paths keep only the test. */
+__attribute__((noinline, cold)) static void trace_event(sim *s, const wl_npu *w, uint32_t i, uint32_t done) {
+  wl *t = s->wl;
+  if (t->n_trace == t->cap_trace) {
+    size_t nc = t->cap_trace ? t->cap_trace * 2 : 4096;
+    wl_trace_ev *v = realloc(t->trace, nc * sizeof *v);
+    if (!v) {
+      s->q.oom = 1;
+      return;
+    }
+    t->trace = v;
+    t->cap_trace = nc;
+  }
+  t->trace[t->n_trace++] = (wl_trace_ev){s->q.now, w->rank | done, i};
 }
 
 /* Marks node i finished: frees its slot and readies its children. */
@@ -432,6 +473,9 @@ static void wl_finish_node(sim *s, wl_npu *w, uint32_t i) {
   wl_node *n = &w->nodes[i];
   w->end[i] = s->q.now;
   if (n->slot != SLOT_NONE) w->busy[n->slot] = 0;
+  if (w->trace) trace_event(s, w, i, WL_TRACE_DONE);
+  if ((n->cat == CAT_GPU || n->cat == CAT_CPU) && s->sys_cfg.roofline)
+    roofline_account(s, w, n, s->q.now - w->start[i]);
   if (n->kind == WK_COLL) {
     w->coll_ops[n->coll]++;
     w->coll_bytes[n->coll] += n->value;
@@ -452,6 +496,7 @@ static void wl_issue(sim *s, wl_npu *w, uint32_t i) {
   wl_node *n = &w->nodes[i];
   w->start[i] = s->q.now;
   if (n->slot != SLOT_NONE) w->busy[n->slot] = 1;
+  if (w->trace) trace_event(s, w, i, 0);
   w->in_flight++;
   uint64_t ns;
   switch (n->kind) {
@@ -569,6 +614,20 @@ void wl_result(const sim *s, uint32_t rank, wl_rank_result *out) {
   }
   out->send_ops = w->send_ops;
   out->send_bytes = w->send_bytes;
+  double total = 1.0 + (double)w->rl_time; /* the reference starts the sum at 1 tick */
+  out->compute_bound = (double)w->rl_bound / total;
+  out->compute_util = w->rl_comp / total;
+  out->mem_util = w->rl_mem / total;
+  out->op_intensity = w->rl_oi / total;
+}
+
+void wl_trace_on(sim *s) {
+  for (uint32_t r = 0; r < s->npus; r++) s->wl->npu[r].trace = 1;
+}
+
+const wl_trace_ev *wl_trace_events(const sim *s, size_t *n) {
+  *n = s->wl->n_trace;
+  return s->wl->trace;
 }
 
 uint32_t wl_nodes(const sim *s, uint32_t rank) { return s->wl->npu[rank].n; }

@@ -21,7 +21,19 @@ typedef struct wl_rank_result {
   uint64_t nodes, issued, done;
   uint64_t coll_ops[SIM_NCOLL], coll_bytes[SIM_NCOLL], coll_ns[SIM_NCOLL];
   uint64_t send_ops, send_bytes;
+  /* Roofline statistics over the compute nodes, weighted by duration over
+   * 1 + their total duration: fractions of time compute bound, of peak
+   * compute and of memory bandwidth used, and the operation intensity. */
+  double compute_bound, compute_util, mem_util, op_intensity;
 } wl_rank_result;
+
+/* One node issue or completion, recorded while tracing (trace-enabled). */
+typedef struct wl_trace_ev {
+  uint64_t tick;
+  uint32_t rank;   /* | WL_TRACE_DONE for a completion */
+  uint32_t node;   /* index in the rank's file */
+} wl_trace_ev;
+#define WL_TRACE_DONE 0x80000000u
 
 /* Track of a node in timelines: 0 CPU, 1 GPU compute, 2 GPU communication,
  * 3 receives (no slot). */
@@ -40,6 +52,10 @@ void wl_free(sim *s);
 /* Issues every NPU's initial nodes (t = 0, rank order). */
 void wl_start(sim *s);
 void wl_result(const sim *s, uint32_t rank, wl_rank_result *out);
+/* From now on records every issue and completion (call before wl_start). */
+void wl_trace_on(sim *s);
+/* The recorded events in the order they happened. */
+const wl_trace_ev *wl_trace_events(const sim *s, size_t *n);
 /* Name of group index pg of rank (NULL for "all"). */
 const char *wl_pg_name(const sim *s, uint32_t rank, uint32_t pg);
 /* Reports nodes issued but never finished, up to max per rank. */

@@ -62,16 +62,16 @@ class Case:
                     f.write(json.dumps(n) + "\n")
             subprocess.run([CHAKRA, "pack", jl, "-o", os.path.join(self.dir, "t.%d.et" % r)], check=True)
 
-    def run(self, *extra, network=None, model="unaware"):
+    def run(self, *extra, network=None, model="unaware", quiet=True, cwd=None):
         with open(os.path.join(self.dir, "sys.json"), "w") as f:
             json.dump(self.system, f)
         with open(os.path.join(self.dir, "net.yml"), "w") as f:
             f.write(network or "topology: [ Ring ]\nnpus_count: [ %d ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n" % self.npus)
-        cmd = [CHAKRA, "sim", "-q", "--workload-configuration=" + os.path.join(self.dir, "t"),
+        cmd = [CHAKRA, "sim"] + (["-q"] if quiet else []) + ["--workload-configuration=" + os.path.join(self.dir, "t"),
                "--system-configuration=" + os.path.join(self.dir, "sys.json"),
                "--network-configuration=" + os.path.join(self.dir, "net.yml"),
                "--network-model=" + model] + list(extra)
-        p = subprocess.run(cmd, capture_output=True, text=True)
+        p = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
         got = {}
         for line in p.stdout.splitlines():
             m = LINE.match(line)
@@ -276,6 +276,164 @@ def test_load_threads_do_not_change_output_warnings_or_errors():
     first = all(p.returncode == 2 and "rank 5" in p.stderr and p.stderr == errs[0].stderr for p in errs)
     check("--threads changes neither results nor warnings (in rank order) nor which error is reported",
           same and ordered and first, "%s | %s" % (runs[0][0].stderr, [p.stderr for p in errs]))
+
+
+def roofline_comp(i, ops, size, deps=()):
+    n = {"id": str(i), "name": "gemm%d" % i, "type": "COMP_NODE",
+         "attr": [{"name": "is_cpu_op", "bool_val": False}, attr_int("num_ops", ops), attr_int("tensor_size", size)]}
+    if deps:
+        n["data_deps"] = [str(d) for d in deps]
+    return n
+
+
+ROOFLINE = dict(SYSTEM, **{"roofline-enabled": 1, "peak-perf": 900})
+ROOFLINE_LABELS = ("Compute bound percentage", "Average compute utilization", "Average memory utilization",
+                   "Average operation intensity")
+
+
+def rank_lines(stdout, rank):
+    return [l for l in stdout.splitlines() if l.startswith("sys[%d]" % rank)]
+
+
+def test_roofline_statistics_lines():
+    # Spec probe: a compute-bound node (OI 1000, 1,111,111 ns) then a
+    # memory-bound one (OI 1, 625,000 ns), weighted over 1 + 1,736,111 ns.
+    c = Case(2, ROOFLINE)
+    c.ranks(lambda r: [roofline_comp(1, 10**12, 10**9), roofline_comp(2, 10**9, 10**9, [1])])
+    rep = os.path.join(c.dir, "r.json")
+    p, got = c.run("--report=" + rep, quiet=False)
+    want = ["sys[0], Compute bound percentage: 64.000%", "sys[0], Average compute utilization: 64.064%",
+            "sys[0], Average memory utilization: 72.000%", "sys[0], Average operation intensity: 640.360"]
+    lines = rank_lines(p.stdout, 0)
+    ok = p.returncode == 0 and got.get(0) == (1736111, 0) and lines[-4:] == want and lines[-5].startswith("sys[0], GPU time")
+    if ok:
+        k = json.load(open(rep))["ranks"][0]
+        ok = [round(k[x], 3) for x in ("compute_bound_pct", "compute_util_pct", "memory_util_pct",
+                                        "operation_intensity")] == [64.0, 64.064, 72.0, 640.36]
+        # unrounded, the denominator's extra tick shows
+        ok = ok and abs(k["compute_bound_pct"] - 100.0 * 1111111 / 1736112) < 1e-9
+    check("roofline on: the four statistics lines of the spec probe, last for their rank, and in --report", ok,
+          "%s %s" % (lines, p.stderr))
+    off = Case(2)
+    off.ranks(lambda r: [roofline_comp(1, 10**12, 10**9), roofline_comp(2, 10**9, 10**9, [1])])
+    p2, got2 = off.run("--report=" + rep, quiet=False)
+    check("roofline off: no roofline lines and no roofline keys in --report",
+          p2.returncode == 0 and got2.get(0) == (2, 0) and not any(l in p2.stdout for l in ROOFLINE_LABELS)
+          and "compute_bound_pct" not in open(rep).read(), p2.stdout + p2.stderr)
+
+
+def test_roofline_cpu_nodes_count_in_the_denominator_only():
+    c = Case(2, ROOFLINE)
+    c.ranks(lambda r: [roofline_comp(1, 10**12, 10**9), roofline_comp(2, 10**9, 10**9, [1]), comp(3, 5, cpu=True)])
+    p, got = c.run(quiet=False)
+    total = 1 + 1111111 + 625000 + 5000
+    want = ["sys[0], Compute bound percentage: %.3f%%" % (100.0 * 1111111 / total),
+            "sys[0], Average compute utilization: %.3f%%" % (100.0 * (1111111 + 625000 * 1.6e12 / 9e14) / total),
+            "sys[0], Average memory utilization: %.3f%%" % (100.0 * (1111111 * 9e14 / 1000 / 1.6e12 + 625000) / total),
+            "sys[0], Average operation intensity: %.3f" % ((1111111 * 1000 + 625000) / total)]
+    lines = rank_lines(p.stdout, 0)
+    check("roofline: a replayed CPU node weighs in the denominator only",
+          p.returncode == 0 and lines[-4:] == want and want[0] != "sys[0], Compute bound percentage: 64.000%",
+          "%s %s" % (lines, want))
+
+
+LOG_LINE = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\] \[(\w+)\] \[(\w+)\] (.*)$")
+
+
+def read_log(path):
+    """(logger, level, text) per line, or None if a line has another form."""
+    out = []
+    for line in open(path).read().splitlines():
+        m = LOG_LINE.match(line)
+        if not m:
+            return None
+        out.append(m.groups())
+    return out
+
+
+def test_logging_folder_writes_the_result_lines():
+    c = Case(4, ROOFLINE)
+    c.ranks(lambda r: [comp(1, 5 + r % 2, cpu=True), allreduce(2, 1048576, [1]), roofline_comp(3, 10**9, 10**9, [2])])
+    folder = os.path.join(c.dir, "logs", "run1")  # neither exists yet
+    p, got = c.run("--logging-folder=" + folder, quiet=False)
+    ok = p.returncode == 0 and len(got) == 4 and sorted(os.listdir(folder)) == ["err.log", "log.log"]
+    log = read_log(os.path.join(folder, "log.log")) if ok else None
+    ok = ok and log is not None and os.path.getsize(os.path.join(folder, "err.log")) == 0
+    if ok:
+        post = [t for _, _, t in log if "Post statistics" in t]
+        rest = [x for x in log if "Post statistics" not in x[2]]
+        finished = [i for i, (_, _, t) in enumerate(log) if LINE.match(t)]
+        ok = ([t for _, _, t in rest] == p.stdout.splitlines() + ["Exiting"]
+              and rest[-1][:2] == ("system", "warning")
+              and all(g == "workload" and lv == "info" for g, lv, t in rest[:-1] if LINE.match(t))
+              and all(g == "statistics" and lv == "info" for g, lv, t in rest[:-1] if not LINE.match(t))
+              and len(post) == 8 and len(finished) == 4
+              and all(log[i + 1][2].endswith("]. Post statistics processing start.")
+                      and log[i + 2][2].endswith("]. Post statistics processing end.")
+                      and log[i + 1][2].startswith(log[i][2].split(" ")[0] + ".") for i in finished)
+              and any("Average operation intensity" in t for _, _, t in log))
+    check("--logging-folder: log.log holds stdout's lines (plus the post-statistics lines), then Exiting; empty err.log",
+          ok, "%s %s" % (p.stderr, log))
+
+
+def test_no_log_files_without_the_flag():
+    c = Case(2)
+    c.ranks(lambda r: [comp(1, 5)])
+    work = tempfile.mkdtemp(prefix="cwd-", dir=BASE)
+    p, got = c.run(cwd=work, quiet=False)
+    files = sorted(os.path.relpath(os.path.join(d, f), c.dir) for d, _, fs in os.walk(c.dir) for f in fs)
+    check("no --logging-folder: no log files anywhere",
+          p.returncode == 0 and got and os.listdir(work) == []
+          and files == ["net.yml", "sys.json", "t.0.et", "t.0.jsonl", "t.1.et", "t.1.jsonl"],
+          "%s %s" % (os.listdir(work), files))
+
+
+def test_unwritable_logging_folder_is_an_error():
+    c = Case(2)
+    c.ranks(lambda r: [comp(1, 5)])
+    blocker = os.path.join(c.dir, "plain-file")
+    open(blocker, "w").close()
+    p, got = c.run("--logging-folder=" + os.path.join(blocker, "logs"))
+    check("a logging folder that cannot be created: one-line error naming it, exit 2, no result lines",
+          p.returncode == 2 and p.stderr.count("\n") == 1 and "plain-file" in p.stderr and not got, p.stderr)
+
+
+TRACE_LINE = re.compile(r"^(issue|callback),sys->id=(\d+), tick=(\d+), node->id=(\d+), node->name=(.*), node->type=(\d+)$")
+
+
+def test_trace_enabled_logs_issue_and_callback_per_node():
+    c = Case(2, dict(SYSTEM, **{"trace-enabled": 1}))
+    c.ranks(lambda r: [comp(1, 5), comp(2, 7, [1]), comp(3, 3, [2]), allreduce(4, 1048576, [3])])
+    plain = c.run(quiet=False)[0]
+    folder = os.path.join(c.dir, "logs")
+    p, got = c.run("--logging-folder=" + folder, quiet=False)
+    log = read_log(os.path.join(folder, "log.log")) if p.returncode == 0 else None
+    ok = log is not None and p.stdout == plain.stdout
+    events = []
+    if ok:
+        for g, lv, t in log:
+            m = TRACE_LINE.match(t)
+            if m:
+                ok = ok and (g, lv) == ("workload", "debug")
+                events.append((m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4)), m.group(5), int(m.group(6))))
+        ticks = [e[2] for e in events]
+        finish = got[0][0]
+        want = {}
+        for r in range(2):
+            want.update({("issue", r, 1): (0, "comp1", 4), ("callback", r, 1): (5000, "comp1", 4),
+                         ("issue", r, 2): (5000, "comp2", 4), ("callback", r, 2): (12000, "comp2", 4),
+                         ("issue", r, 3): (12000, "comp3", 4), ("callback", r, 3): (15000, "comp3", 4),
+                         ("issue", r, 4): (15000, "ar4", 7), ("callback", r, 4): (finish, "ar4", 7)})
+        have = {(e[0], e[1], e[3]): (e[2], e[4], e[5]) for e in events}
+        texts = [t for _, _, t in log]
+        first_finished = min(i for i, t in enumerate(texts) if LINE.match(t))
+        ok = (ok and len(events) == 16 and have == want and ticks == sorted(ticks)
+              and first_finished > max(i for i, t in enumerate(texts) if TRACE_LINE.match(t))
+              and texts[-1] == "Exiting")
+    warned = plain.stderr.count("trace-enabled")
+    check("trace-enabled: one issue and one callback line per node, in event order, at the right ticks",
+          ok, "%s %s" % (p.stderr, events))
+    check("trace-enabled without --logging-folder: warned once", warned == 1, plain.stderr)
 
 
 if __name__ == "__main__":
