@@ -3,8 +3,8 @@
 
 #include <pthread.h>
 
-/* The value members the converters write, in the order of attr_kind(). */
-static const int attr_members[PBMSG_ATTR_KINDS] = {
+/* The value members the converters write, by kind (pbmsg.h). */
+const ChakraProtoMsg__AttributeProto__ValueCase pbmsg_attr_case[PBMSG_ATTR_KINDS] = {
     CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL,  CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL,
     CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL,  CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL,
     CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_DOUBLE_VAL, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL};
@@ -33,7 +33,7 @@ static const ProtobufCFieldDescriptor *full_field(unsigned id) {
 static void build_view(int k) {
   const ProtobufCMessageDescriptor *full = &chakra_proto_msg__attribute_proto__descriptor;
   attr_view *v = &views[k];
-  unsigned member = (unsigned)attr_members[k];
+  unsigned member = (unsigned)pbmsg_attr_case[k];
   v->fields[0] = *full_field(1);
   v->fields[1] = *full_field(2);
   v->fields[2] = *full_field(member);

@@ -26,6 +26,7 @@ typedef ChakraProtoMsg__AttributeProto pbattr;
  * calls it). */
 enum { PBMSG_INT64, PBMSG_UINT64, PBMSG_INT32, PBMSG_BOOL, PBMSG_DOUBLE, PBMSG_STRING, PBMSG_ATTR_KINDS };
 extern const ProtobufCMessageDescriptor *pbmsg_attr_desc[PBMSG_ATTR_KINDS];
+extern const ChakraProtoMsg__AttributeProto__ValueCase pbmsg_attr_case[PBMSG_ATTR_KINDS];
 void pbmsg_init(void);
 
 /* A growing list of attributes in an arena; a failed allocation is sticky
@@ -46,10 +47,9 @@ static inline void pbattrs_start(pbattrs *l, arena *a, size_t cap) {
   l->oom = l->v == NULL;
 }
 
-/* A new attribute called name with the value member k (of kind `kind`),
- * to be set by the caller; NULL once out of memory. The name is borrowed. */
-static inline pbattr *pbattrs_add(pbattrs *l, const char *name, ChakraProtoMsg__AttributeProto__ValueCase k,
-                                  int kind) {
+/* A new attribute called name with the value member of kind `kind`, to
+ * be set by the caller; NULL once out of memory. The name is borrowed. */
+static inline pbattr *pbattrs_add(pbattrs *l, const char *name, int kind) {
   if (l->oom) return NULL;
   if (l->n == l->cap) {
     pbattr **v = arena_alloc(l->a, 2 * l->cap * sizeof *v);
@@ -69,33 +69,33 @@ static inline pbattr *pbattrs_add(pbattrs *l, const char *name, ChakraProtoMsg__
   chakra_proto_msg__attribute_proto__init(x);
   x->base.descriptor = pbmsg_attr_desc[kind];
   x->name = (char *)name;
-  x->value_case = k;
+  x->value_case = pbmsg_attr_case[kind];
   l->v[l->n++] = x;
   return x;
 }
 
 static inline void pbattrs_int64(pbattrs *l, const char *name, int64_t v) {
-  pbattr *x = pbattrs_add(l, name, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL, PBMSG_INT64);
+  pbattr *x = pbattrs_add(l, name, PBMSG_INT64);
   if (x) x->int64_val = v;
 }
 
 static inline void pbattrs_uint64(pbattrs *l, const char *name, uint64_t v) {
-  pbattr *x = pbattrs_add(l, name, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL, PBMSG_UINT64);
+  pbattr *x = pbattrs_add(l, name, PBMSG_UINT64);
   if (x) x->uint64_val = v;
 }
 
 static inline void pbattrs_int32(pbattrs *l, const char *name, int32_t v) {
-  pbattr *x = pbattrs_add(l, name, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL, PBMSG_INT32);
+  pbattr *x = pbattrs_add(l, name, PBMSG_INT32);
   if (x) x->int32_val = v;
 }
 
 static inline void pbattrs_bool(pbattrs *l, const char *name, int v) {
-  pbattr *x = pbattrs_add(l, name, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL, PBMSG_BOOL);
+  pbattr *x = pbattrs_add(l, name, PBMSG_BOOL);
   if (x) x->bool_val = v != 0;
 }
 
 static inline void pbattrs_double(pbattrs *l, const char *name, double v) {
-  pbattr *x = pbattrs_add(l, name, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_DOUBLE_VAL, PBMSG_DOUBLE);
+  pbattr *x = pbattrs_add(l, name, PBMSG_DOUBLE);
   if (x) x->double_val = v;
 }
 
@@ -103,7 +103,7 @@ static inline void pbattrs_double(pbattrs *l, const char *name, double v) {
  * present whatever its value) because s is never protobuf-c's own
  * default-value pointer. */
 static inline void pbattrs_str(pbattrs *l, const char *name, const char *s) {
-  pbattr *x = pbattrs_add(l, name, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL, PBMSG_STRING);
+  pbattr *x = pbattrs_add(l, name, PBMSG_STRING);
   if (x) x->string_val = (char *)s;
 }
 
