@@ -31,7 +31,7 @@ static void print_problem(void *ctx, const chakra_problem *p) {
   out_state *o = ctx;
   if (o->quiet || (o->limit && o->printed >= o->limit)) return;
   o->printed++;
-  const char *sev = p->severity == CHAKRA_PROBLEM_WARNING ? "warning" : "error";
+  const char *sev = p->severity == CHAKRA_SEV_WARNING ? "warning" : "error";
   if (p->has_node)
     printf("%s: node %llu (offset %llu): %s: %s\n", p->file, (unsigned long long)p->node_id,
            (unsigned long long)p->offset, sev, p->what);

@@ -8,6 +8,7 @@
 #define CHAKRA_ERROR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -19,7 +20,8 @@ enum {
   CHAKRA_EFORMAT = -2,   /* input is not what the format says it must be */
   CHAKRA_ENOMEM = -3,    /* allocation failed */
   CHAKRA_EINVAL = -4,    /* bad argument or configuration */
-  CHAKRA_EGRAPH = -5     /* graph problem: duplicate id, missing dep, cycle */
+  CHAKRA_EGRAPH = -5,    /* graph problem: duplicate id, missing dep, cycle */
+  CHAKRA_ECANCELED = -6  /* a progress callback asked to stop */
 };
 
 typedef struct chakra_error {
@@ -34,6 +36,52 @@ int chakra_error_set(chakra_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* Diagnostics: the one vocabulary for everything that is reported rather
+ * than returned (warnings while loading, validation findings, simulator
+ * warnings). Every module that reports problems hands them to a
+ * chakra_diag_fn; none prints. Fields that do not apply are NULL / -1 /
+ * has_* = 0, so a consumer formats whatever is known. */
+typedef enum chakra_severity {
+  CHAKRA_SEV_NOTE = 0,       /* informational: a hint, a summary */
+  CHAKRA_SEV_WARNING = 1,    /* the result is usable; something was odd or dropped */
+  CHAKRA_SEV_ERROR = 2,      /* the input is wrong; the result is not trustworthy */
+  CHAKRA_SEV_UNREADABLE = 3  /* the input could not be read at all */
+} chakra_severity;
+
+typedef struct chakra_problem {
+  chakra_severity severity;
+  const char *file;       /* the input concerned, or NULL */
+  int64_t rank;           /* the rank concerned, or -1 */
+  int has_node;           /* node_id is meaningful */
+  uint64_t node_id;
+  int has_offset;         /* offset (bytes into the uncompressed stream) is meaningful */
+  uint64_t offset;
+  int64_t line;           /* 1-based line of a text input, or -1 */
+  const char *field;      /* the attribute, key or field concerned, or NULL */
+  const char *what;       /* one line, without file or place */
+} chakra_problem;
+
+/* Receives each problem as it is found; p and its strings are valid only
+ * during the call. */
+typedef void (*chakra_diag_fn)(void *ctx, const chakra_problem *p);
+
+/* Long operations report progress here instead of printing: phase is a
+ * short static name ("load", "run"), done/total in the phase's own unit
+ * (total 0 = unknown). Returning nonzero asks the operation to stop early
+ * with CHAKRA_ECANCELED. */
+typedef int (*chakra_progress_fn)(void *ctx, const char *phase, uint64_t done, uint64_t total);
+
+/* A problem with every field "unknown" and the given severity and text. */
+chakra_problem chakra_problem_make(chakra_severity sev, const char *what);
+
+/* Formats p as one line, "FILE: rank R: node N at offset O: line L: FIELD: what"
+ * with the parts that are known, into buf (always terminated). Returns the
+ * length the whole line needs, like snprintf. */
+size_t chakra_problem_format(const chakra_problem *p, char *buf, size_t size);
+
+/* "note", "warning", "error" or "unreadable". */
+const char *chakra_severity_name(chakra_severity sev);
 
 /* Prefixes an existing message with more context ("file: " ...). */
 void chakra_error_prefix(chakra_error *err, const char *fmt, ...)

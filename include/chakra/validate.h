@@ -17,18 +17,14 @@
 extern "C" {
 #endif
 
-enum { CHAKRA_PROBLEM_WARNING = 1, CHAKRA_PROBLEM_ERROR = 2, CHAKRA_PROBLEM_UNREADABLE = 3 };
+/* Severities of validation findings (chakra_problem in error.h). */
+enum {
+  CHAKRA_PROBLEM_WARNING = CHAKRA_SEV_WARNING,
+  CHAKRA_PROBLEM_ERROR = CHAKRA_SEV_ERROR,
+  CHAKRA_PROBLEM_UNREADABLE = CHAKRA_SEV_UNREADABLE
+};
 
-typedef struct chakra_problem {
-  int severity;          /* CHAKRA_PROBLEM_* */
-  const char *file;
-  int has_node;
-  uint64_t node_id;
-  uint64_t offset;       /* of the node (or of the defect for framing) */
-  const char *what;
-} chakra_problem;
-
-typedef void (*chakra_problem_fn)(void *ctx, const chakra_problem *p);
+typedef chakra_diag_fn chakra_problem_fn;
 
 typedef struct chakra_validate_summary {
   int files, unreadable;

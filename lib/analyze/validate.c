@@ -51,7 +51,12 @@ static void report(vstate *s, int sev, int file, int has_node, uint64_t id, uint
   va_end(ap);
   if (sev == CHAKRA_PROBLEM_WARNING) s->sum->warnings++;
   else s->sum->errors++;
-  chakra_problem p = {sev, s->paths[file], has_node, id, off, what};
+  chakra_problem p = chakra_problem_make((chakra_severity)sev, what);
+  p.file = s->paths[file];
+  p.has_node = has_node;
+  p.node_id = id;
+  p.has_offset = has_node;
+  p.offset = off;
   s->fn(s->ctx, &p);
 }
 

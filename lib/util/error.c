@@ -31,3 +31,49 @@ void chakra_error_prefix(chakra_error *err, const char *fmt, ...) {
   memcpy(err->msg, joined, n);
   err->msg[n] = 0;
 }
+
+chakra_problem chakra_problem_make(chakra_severity sev, const char *what) {
+  chakra_problem p = {0};
+  p.severity = sev;
+  p.rank = -1;
+  p.line = -1;
+  p.what = what;
+  return p;
+}
+
+const char *chakra_severity_name(chakra_severity sev) {
+  switch (sev) {
+  case CHAKRA_SEV_NOTE: return "note";
+  case CHAKRA_SEV_WARNING: return "warning";
+  case CHAKRA_SEV_ERROR: return "error";
+  case CHAKRA_SEV_UNREADABLE: return "unreadable";
+  }
+  return "error";
+}
+
+size_t chakra_problem_format(const chakra_problem *p, char *buf, size_t size) {
+  char tmp[64];
+  size_t n = 0;
+#define PUT(...)                                                                    \
+  do {                                                                             \
+    int k_ = snprintf(size > n ? buf + n : NULL, size > n ? size - n : 0, __VA_ARGS__); \
+    if (k_ > 0) n += (size_t)k_;                                                   \
+  } while (0)
+  if (size) buf[0] = 0;
+  if (p->file) PUT("%s: ", p->file);
+  if (p->rank >= 0) PUT("rank %lld: ", (long long)p->rank);
+  if (p->has_node && p->has_offset)
+    PUT("node %llu at offset %llu: ", (unsigned long long)p->node_id, (unsigned long long)p->offset);
+  else if (p->has_node)
+    PUT("node %llu: ", (unsigned long long)p->node_id);
+  else if (p->has_offset)
+    PUT("offset %llu: ", (unsigned long long)p->offset);
+  if (p->line >= 0) {
+    snprintf(tmp, sizeof tmp, "line %lld: ", (long long)p->line);
+    PUT("%s", tmp);
+  }
+  if (p->field) PUT("%s: ", p->field);
+  PUT("%s", p->what ? p->what : "");
+#undef PUT
+  return n;
+}
