@@ -49,6 +49,7 @@ typedef struct packer {
   chakra_error *err;
   int rc;
   uint64_t bad_utf8_msg; /* replacements in the current message */
+  uint64_t tokens;       /* callbacks so far: a chunk that adds none is inside one token */
 } packer;
 
 static void where(packer *p, char *buf, size_t n) {
@@ -255,6 +256,7 @@ static int need_field(packer *p) {
 }
 
 static int cb_null(void *ctx) {
+  ((packer *)ctx)->tokens++;
   packer *p = ctx;
   if (!need_field(p)) return 0;
   if (p->stack[p->depth - 1].in_array) return fail(p, "null inside an array");
@@ -262,6 +264,7 @@ static int cb_null(void *ctx) {
 }
 
 static int cb_bool(void *ctx, int b) {
+  ((packer *)ctx)->tokens++;
   packer *p = ctx;
   if (!need_field(p)) return 0;
   const ProtobufCFieldDescriptor *fd = p->stack[p->depth - 1].field;
@@ -271,11 +274,13 @@ static int cb_bool(void *ctx, int b) {
 }
 
 static int cb_number(void *ctx, const char *s, size_t n) {
+  ((packer *)ctx)->tokens++;
   packer *p = ctx;
   return need_field(p) && set_number(p, s, n, 0);
 }
 
 static int cb_string(void *ctx, const unsigned char *s, size_t n) {
+  ((packer *)ctx)->tokens++;
   packer *p = ctx;
   if (!need_field(p)) return 0;
   const ProtobufCFieldDescriptor *fd = p->stack[p->depth - 1].field;
@@ -290,6 +295,7 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n) {
 }
 
 static int cb_start_map(void *ctx) {
+  ((packer *)ctx)->tokens++;
   packer *p = ctx;
   if (p->depth == 0) {
     switch (p->top) {
@@ -326,6 +332,7 @@ static const ProtobufCFieldDescriptor *find_field(const ProtobufCMessageDescript
 }
 
 static int cb_map_key(void *ctx, const unsigned char *k, size_t n) {
+  ((packer *)ctx)->tokens++;
   packer *p = ctx;
   if (p->depth == 0) {
     int is_doc_key = (n == 15 && memcmp(k, "global_metadata", 15) == 0) ||
@@ -369,6 +376,7 @@ static int write_top(packer *p, ProtobufCMessage *m) {
 }
 
 static int cb_end_map(void *ctx) {
+  ((packer *)ctx)->tokens++;
   packer *p = ctx;
   if (p->depth == 0) {
     if (p->top == TOP_PENDING) { /* "{}": an all-default message */
@@ -392,6 +400,7 @@ static int cb_end_map(void *ctx) {
 }
 
 static int cb_start_array(void *ctx) {
+  ((packer *)ctx)->tokens++;
   packer *p = ctx;
   if (p->depth == 0) {
     if (p->top != TOP_DOC_NODES_KEY) return fail(p, "unexpected array");
@@ -409,6 +418,7 @@ static int cb_start_array(void *ctx) {
 }
 
 static int cb_end_array(void *ctx) {
+  ((packer *)ctx)->tokens++;
   packer *p = ctx;
   if (p->depth == 0) {
     if (p->top != TOP_DOC_NODES) return fail(p, "unexpected ']'");
@@ -447,13 +457,31 @@ static int parse_error(packer *p, const unsigned char *chunk, size_t n) {
   return p->rc;
 }
 
+/* One read, or with fill set as many as it takes to fill buf (a pipe hands
+ * out 64 KiB at a time; a grown chunk must reach yajl whole). */
+static ssize_t read_chunk(instream *in, unsigned char *buf, size_t cap, int fill, chakra_error *err) {
+  size_t got = 0;
+  do {
+    ssize_t n = instream_read(in, buf + got, cap - got, err);
+    if (n <= 0) return n < 0 ? n : (ssize_t)got;
+    got += (size_t)n;
+  } while (fill && got < cap);
+  return (ssize_t)got;
+}
+
 static int pack_stream(packer *p, instream *in) {
-  enum { CHUNK = 256 * 1024 };
-  unsigned char *buf = malloc(CHUNK);
+  /* yajl lexes a token that spans chunks again from its start with every
+   * chunk, so a 300 MB string read 256 KiB at a time costs quadratic time.
+   * A chunk that completes no token doubles the next read: the rescans
+   * then add up to twice the token's length. */
+  enum { CHUNK = 256 * 1024, MAX_CHUNK = 1 << 30 };
+  size_t cap = CHUNK;
+  unsigned char *buf = malloc(cap);
   if (!buf) return chakra_error_set(p->err, CHAKRA_ENOMEM, "out of memory");
   int rc = 0, saw_text = 0;
   for (;;) {
-    ssize_t n = instream_read(in, buf, CHUNK, p->err);
+    uint64_t tokens_before = p->tokens;
+    ssize_t n = read_chunk(in, buf, cap, cap > CHUNK, p->err);
     if (n < 0) {
       rc = (int)n;
       break;
@@ -474,6 +502,10 @@ static int pack_stream(packer *p, instream *in) {
     for (const unsigned char *q = buf, *end = buf + n; (q = memchr(q, '\n', (size_t)(end - q))) != NULL; q++)
       p->lines_before++;
     p->chunk_base += (uint64_t)n;
+    if (p->tokens == tokens_before && cap < MAX_CHUNK) {
+      unsigned char *bigger = realloc(buf, 2 * cap);
+      if (bigger) buf = bigger, cap *= 2;
+    }
   }
   p->chunk = NULL;
   free(buf);
