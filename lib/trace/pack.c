@@ -31,6 +31,52 @@ typedef struct frame {
 
 enum { TOP_IDLE, TOP_PENDING, TOP_DOC, TOP_DOC_META, TOP_DOC_NODES_KEY, TOP_DOC_NODES };
 
+/* yajl turns a high surrogate escape (\uD800-\uDBFF) that is not followed
+ * by a low one into '?', or joins it with whatever escape follows, and says
+ * nothing. Escapes only occur inside strings, so following backslashes in
+ * the raw text finds them; the state carries across chunks. */
+typedef struct surrogate_scan {
+  int esc;          /* the previous byte was an unescaped backslash */
+  int hex;          /* hex digits of a \u escape still to read (0 = none) */
+  uint32_t cp;      /* the escape's value so far */
+  int high;         /* 1: a high surrogate was just completed; 2: and a backslash follows */
+  uint64_t lone;    /* high surrogates without their low half so far */
+} surrogate_scan;
+
+static void surrogate_escape_done(surrogate_scan *z) {
+  int is_high = (z->cp & 0xFC00) == 0xD800, is_low = (z->cp & 0xFC00) == 0xDC00;
+  if (z->high) z->lone += !is_low; /* a pair, or the high half was lone */
+  z->high = is_high && !z->high;
+}
+
+static void surrogate_scan_chunk(surrogate_scan *z, const unsigned char *s, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    unsigned char c = s[i];
+    if (z->hex) {
+      int v = c >= '0' && c <= '9' ? c - '0' : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : 0;
+      z->cp = z->cp << 4 | (uint32_t)v;
+      if (--z->hex == 0) surrogate_escape_done(z);
+      i++;
+    } else if (z->esc) {
+      z->esc = 0;
+      if (c == 'u') z->hex = 4, z->cp = 0;
+      else if (z->high) z->lone++, z->high = 0;
+      i++;
+    } else if (c == '\\') {
+      z->esc = 1;
+      i++;
+    } else if (z->high) {
+      z->lone++, z->high = 0;
+      i++;
+    } else {
+      const unsigned char *b = memchr(s + i, '\\', n - i);
+      if (!b) return;
+      i = (size_t)(b - s);
+    }
+  }
+}
+
 typedef struct packer {
   yajl_handle y;
   arena a;
@@ -50,6 +96,10 @@ typedef struct packer {
   int rc;
   uint64_t bad_utf8_msg; /* replacements in the current message */
   uint64_t tokens;       /* callbacks so far: a chunk that adds none is inside one token */
+  uint64_t nul_msg;      /* NUL characters replaced in the current message */
+  surrogate_scan sur;    /* lone high surrogates, found in the raw text */
+  size_t scanned;        /* bytes of the current chunk the scan has seen */
+  uint64_t sur_reported; /* sur.lone already counted in earlier messages */
 } packer;
 
 static void where(packer *p, char *buf, size_t n) {
@@ -219,16 +269,42 @@ static int set_bytes(packer *p, const unsigned char *s, size_t n) {
   return store(p, &b);
 }
 
+/* protobuf-c strings end at their first NUL, so a "\u0000" would silently
+ * cut the string short: each becomes U+FFFD instead, with a warning. */
+static size_t replace_nuls(char *s, size_t n, char *out) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i]) {
+      out[k++] = s[i];
+    } else {
+      memcpy(out + k, "\xEF\xBF\xBD", 3);
+      k += 3;
+    }
+  }
+  out[k] = 0;
+  return k;
+}
+
 static int set_string(packer *p, const unsigned char *s, size_t n) {
   size_t bad = utf8_count_invalid(s, n);
   char *copy = arena_alloc(&p->a, bad ? n * 3 + 1 : n + 1);
   if (!copy) return fail(p, "out of memory");
+  size_t len = n;
   if (bad) {
-    utf8_sanitize(s, n, copy);
+    len = utf8_sanitize(s, n, copy);
     p->bad_utf8_msg += bad;
   } else {
     memcpy(copy, s, n);
     copy[n] = 0;
+  }
+  size_t nuls = 0;
+  for (const char *q = copy; (q = memchr(q, 0, (size_t)(copy + len - q))) != NULL; q++) nuls++;
+  if (nuls) {
+    char *wide = arena_alloc(&p->a, len + 2 * nuls + 1);
+    if (!wide) return fail(p, "out of memory");
+    replace_nuls(copy, len, wide);
+    copy = wide;
+    p->nul_msg += nuls;
   }
   return store(p, &copy);
 }
@@ -355,6 +431,40 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t n) {
   return 1;
 }
 
+/* Scans the current chunk's raw text up to byte upto (what yajl has
+ * consumed), so that each surrogate is counted in its own message. */
+static void scan_raw_text(packer *p, size_t upto) {
+  if (upto > p->scanned) surrogate_scan_chunk(&p->sur, p->chunk + p->scanned, upto - p->scanned);
+  if (upto > p->scanned) p->scanned = upto;
+}
+
+/* One warning per message for each lossy text repair, naming its place. */
+static void warn_lossy_text(packer *p, const ProtobufCMessage *m) {
+  if (p->chunk) scan_raw_text(p, yajl_get_bytes_consumed(p->y));
+  uint64_t lone = p->sur.lone - p->sur_reported;
+  p->sur_reported = p->sur.lone;
+  if ((!p->nul_msg && !lone) || !p->warn) {
+    p->nul_msg = 0;
+    return;
+  }
+  char pos[64], msg[400];
+  where(p, pos, sizeof pos);
+  unsigned long long id = p->written ? (unsigned long long)((const chakra_node *)m)->id : 0ull;
+  if (p->nul_msg) {
+    snprintf(msg, sizeof msg, "%s: %s: message %llu (node %llu): %llu NUL character(s) (\\u0000) replaced by U+FFFD",
+             p->path, pos, (unsigned long long)p->written, id, (unsigned long long)p->nul_msg);
+    p->warn(p->warn_ctx, msg);
+  }
+  if (lone) {
+    snprintf(msg, sizeof msg,
+             "%s: %s: message %llu (node %llu): %llu high surrogate escape(s) without a low half: each became '?' "
+             "(or was joined with the \\u escape right after it)",
+             p->path, pos, (unsigned long long)p->written, id, (unsigned long long)lone);
+    p->warn(p->warn_ctx, msg);
+  }
+  p->nul_msg = 0;
+}
+
 static int write_top(packer *p, ProtobufCMessage *m) {
   if (p->bad_utf8_msg && p->warn) {
     char msg[300];
@@ -366,6 +476,7 @@ static int write_top(packer *p, ProtobufCMessage *m) {
   }
   p->st->bad_utf8 += p->bad_utf8_msg;
   p->bad_utf8_msg = 0;
+  warn_lossy_text(p, m);
   if (chakra_writer_put(p->w, m, p->err)) {
     p->rc = p->err ? p->err->code : CHAKRA_EIO;
     return 0;
@@ -489,7 +600,9 @@ static int pack_stream(packer *p, instream *in) {
     /* The final call parses none of our bytes: positions are then the end
      * of the input, not an offset into a stale buffer. */
     p->chunk = n ? buf : NULL;
+    p->scanned = 0;
     yajl_status s = n ? yajl_parse(p->y, buf, (size_t)n) : yajl_complete_parse(p->y);
+    if (n) scan_raw_text(p, (size_t)n);
     if (s != yajl_status_ok) {
       if (n == 0 && !p->rc && !saw_text) break; /* empty input: reported below */
       rc = parse_error(p, buf, (size_t)n);
