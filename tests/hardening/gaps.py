@@ -1,0 +1,44 @@
+#!/usr/bin/python3
+"""gaps.py - mistakes a new user makes at once get an answer that says what
+happened (issue: hardening, "gaps a user meets at once").
+
+  * a JSON file given where a .et is expected (jsonize, validate, stats)
+    fails with one line that says the file is JSON text, not a .et stream,
+    whatever the JSON's first message length happens to decode to.
+
+Usage: gaps.py CHAKRA
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+CHAKRA = sys.argv[1]
+passed, failed = 0, 0
+
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL:", what)
+
+
+with tempfile.TemporaryDirectory() as d:
+    docs = {"small.json": '{"version":"0.0.4"}\n',
+            "array.json": '[{"id": 1}]',
+            "big.json": '  {"metadata": {"version": "0.0.4"}, "nodes": [' + ",".join(
+                '{"id": %d, "name": "n", "type": "COMP_NODE"}' % i for i in range(300)) + "]}"}
+    for name, text in docs.items():
+        path = os.path.join(d, name)
+        open(path, "w").write(text)
+        for cmd in (["jsonize", path], ["validate", path], ["stats", path]):
+            r = subprocess.run([CHAKRA] + cmd, capture_output=True, text=True)
+            out = r.stderr + r.stdout
+            check(r.returncode != 0, "%s %s fails" % (cmd[0], name))
+            check("is JSON text, not a .et" in out, "%s %s says the file is JSON: %r" % (cmd[0], name, out))
+
+print("%d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
