@@ -243,7 +243,8 @@ static int take_option(parser *p, int argc, char **argv, int *i) {
   const char *val = inline_val;
   if (!val) {
     if (*i + 1 >= argc) {
-      fail(p, as, "expected a value (%s) after it", metavar(o));
+      char mv[256];
+      fail(p, as, "expected a value (%s) after it", value_name(o, mv, sizeof mv));
       return ARG_ERROR;
     }
     val = argv[++*i];
