@@ -1,7 +1,7 @@
 /* cli.h - what the subcommands of the chakra program share.
  *
- * chakra.c only dispatches; each cmd_<name>.c parses its own options,
- * calls libchakra and turns errors into one line on stderr and an exit
+ * chakra.c only dispatches; each cmd_<name>.c declares its options as a
+ * table for the parser in opts.h, calls libchakra and turns errors into one line on stderr and an exit
  * status: 0 success, 1 the input has problems (validate) or the command
  * failed, 2 usage errors and unreadable input. */
 #ifndef CHAKRA_CLI_H
@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "chakra/error.h"
+#include "opts.h"
 
 int cmd_jsonize(int argc, char **argv);
 int cmd_pack(int argc, char **argv);
@@ -30,9 +31,6 @@ void cli_warn_cb(void *ctx, const char *msg);
 
 /* True if arg is "-h" or "--help". */
 int cli_is_help(const char *arg);
-/* Parses an unsigned integer with an optional K/M/G (binary) suffix;
- * returns 0 on success. */
-int cli_parse_size(const char *s, unsigned long long *out);
 
 /* Expands a list of FILE or PREFIX arguments into .et paths: an argument
  * that names an existing file is taken as is, otherwise it is a prefix and

@@ -1,5 +1,4 @@
 /* common.c - helpers shared by the subcommands; see cli.h. */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,24 +36,6 @@ int cli_fail(const chakra_error *err) {
 
 int cli_is_help(const char *arg) {
   return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
-}
-
-int cli_parse_size(const char *s, unsigned long long *out) {
-  char *end;
-  errno = 0;
-  if (!*s || *s == '-') return -1;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || end == s) return -1;
-  unsigned long long mul = 1;
-  if (*end == 'K' || *end == 'k') mul = 1ull << 10, end++;
-  else if (*end == 'M' || *end == 'm') mul = 1ull << 20, end++;
-  else if (*end == 'G' || *end == 'g') mul = 1ull << 30, end++;
-  if (*end == 'i') end++;
-  if (*end == 'B') end++;
-  if (*end) return -1;
-  if (v > ~0ull / mul) return -1;
-  *out = v * mul;
-  return 0;
 }
 
 /* Anything but a directory: pipes and process substitution are traces too. */
