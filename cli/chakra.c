@@ -72,7 +72,10 @@ int main(int argc, char **argv) {
     return 0;
   }
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-    if (strcmp(commands[i].name, argv[1]) == 0) return commands[i].run(argc - 1, argv + 1);
+    if (strcmp(commands[i].name, argv[1]) == 0) {
+      cli_set_command(commands[i].name);
+      return commands[i].run(argc - 1, argv + 1);
+    }
   cli_error("'%s' is not a command; see 'chakra --help'", argv[1]);
   return 2;
 }

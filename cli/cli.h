@@ -21,11 +21,22 @@ int cmd_sim(int argc, char **argv);
 int cmd_link(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 
-/* Prints "chakra: <message>" on stderr. */
+/* Exit statuses, the same in every command: */
+enum {
+  CLI_EXIT_OK = 0,       /* done; for checkers: nothing found */
+  CLI_EXIT_PROBLEMS = 1, /* the command ran and found problems (validate, sim ranks that cannot finish) */
+  CLI_EXIT_ERROR = 2     /* usage error, unreadable or invalid input, or the command could not do its job */
+};
+
+/* Prints "chakra CMD: <message>" on stderr (one line). */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Prints err's message as a one-line error; returns the exit status for it. */
+/* Prints err's message as a one-line error; returns CLI_EXIT_ERROR. */
 int cli_fail(const chakra_error *err);
+/* Checks every output (NULL entries skipped) with chakra_output_check()
+ * against the inputs before any work; prints the first problem and
+ * returns CLI_EXIT_ERROR, or 0. */
+int cli_check_outputs(const char *const *outputs, size_t n_out, const char *const *inputs, size_t n_in);
 /* For library warnings given as callbacks. */
 void cli_warn_cb(void *ctx, const char *msg);
 

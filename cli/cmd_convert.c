@@ -53,6 +53,8 @@ static int convert_pytorch(int argc, char **argv) {
   size_t ol = strlen(out);
   if (ol > 3 && strcmp(out + ol - 3, ".gz") == 0)
     cli_warn("%s: a compressed trace: ASTRA-sim cannot read it (chakra sim can)", out);
+  const char *ins[] = {in, kin}, *outs[] = {out, opt.comm_groups_path, opt.log_path};
+  if ((st = cli_check_outputs(outs, 3, ins, 2)) != 0) return st;
   chakra_convert_report rep;
   chakra_error err = {0};
   if (chakra_convert_pytorch(in, kin, out, &opt, &rep, &err)) return cli_fail(&err);
@@ -86,6 +88,10 @@ static int convert_text(int argc, char **argv) {
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
   const char *in = pos.v[0];
+  char first[4096];
+  snprintf(first, sizeof first, "%s.0.et", out);
+  const char *outs[] = {first};
+  if ((st = cli_check_outputs(outs, 1, &in, 1)) != 0) return st;
   chakra_text_report rep;
   chakra_error err = {0};
   if (chakra_convert_text(in, out, &opt, &rep, &err)) return cli_fail(&err);

@@ -30,6 +30,8 @@ int cmd_jsonize(int argc, char **argv) {
   if (st != CLI_PROCEED) return st;
   size_t len = strlen(out);
   if (len > 3 && strcmp(out + len - 3, ".gz") == 0) gzip = 1;
+  const char *in[] = {pos.v[0]};
+  if ((st = cli_check_outputs(&out, 1, in, 1)) != 0) return st;
   chakra_error err = {0};
   chakra_json_stats st_json;
   if (chakra_jsonize(pos.v[0], out, layout, gzip, &st_json, cli_warn_cb, NULL, &err)) return cli_fail(&err);

@@ -35,6 +35,8 @@ int cmd_link(int argc, char **argv) {
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
+  const char *ins[] = {host, dev};
+  if ((st = cli_check_outputs(&out, 1, ins, 2)) != 0) return st;
   chakra_link_report rep;
   chakra_error err = {0};
   if (chakra_link(host, dev, out, &opt, &rep, &err)) return cli_fail(&err);

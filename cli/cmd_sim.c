@@ -143,6 +143,12 @@ int cmd_sim(int argc, char **argv) {
   memset(&a, 0, sizeof a);
   int st = parse_sim_args(&a, argc, argv);
   if (st != CLI_PROCEED) return st;
+  /* A report into a missing folder must fail now, not after the run. */
+  char rank0[4096];
+  snprintf(rank0, sizeof rank0, "%s.0.et", a.o.workload);
+  const char *ins[] = {rank0, a.o.system, a.o.network, a.o.remote_memory, a.o.comm_groups};
+  const char *outs[] = {a.report, a.o.timeline};
+  if ((st = cli_check_outputs(outs, 2, ins, 5)) != 0) return st;
   keep_freed_memory();
   chakra_sim_result res;
   chakra_error err = {0};
@@ -154,7 +160,7 @@ int cmd_sim(int argc, char **argv) {
   }
   uint32_t *order = malloc((res.npus ? res.npus : 1) * sizeof *order);
   if (!order) {
-    cli_error("sim: out of memory");
+    cli_error("out of memory");
     chakra_sim_result_free(&res);
     return 2;
   }
@@ -168,7 +174,7 @@ int cmd_sim(int argc, char **argv) {
   }
   if (a.summary) print_summary(&res);
   if (res.n_stuck) {
-    cli_error("sim: %u of %u ranks did not finish (deadlock or unmatched communication):", res.npus - n, res.npus);
+    cli_error("%u of %u ranks did not finish (deadlock or unmatched communication):", res.npus - n, res.npus);
     for (uint32_t i = 0; i < res.n_stuck; i++) fprintf(stderr, "  %s\n", res.stuck[i]);
     status = 1;
   }

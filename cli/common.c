@@ -1,15 +1,24 @@
 /* common.c - helpers shared by the subcommands; see cli.h. */
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "chakra/output.h"
 #include "cli.h"
+
+/* "chakra CMD: " once a subcommand runs, "chakra: " before. */
+static void put_prefix(void) {
+  const char *name = cli_command_name();
+  if (name[0]) fprintf(stderr, "chakra %s: ", name);
+  else fputs("chakra: ", stderr);
+}
 
 void cli_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("chakra: ", stderr);
+  put_prefix();
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
@@ -18,7 +27,8 @@ void cli_error(const char *fmt, ...) {
 void cli_warn(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("chakra: warning: ", stderr);
+  put_prefix();
+  fputs("warning: ", stderr);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
@@ -31,7 +41,15 @@ void cli_warn_cb(void *ctx, const char *msg) {
 
 int cli_fail(const chakra_error *err) {
   cli_error("%s", err->msg);
-  return err->code == CHAKRA_EFORMAT || err->code == CHAKRA_EIO ? 2 : 1;
+  return CLI_EXIT_ERROR;
+}
+
+int cli_check_outputs(const char *const *outputs, size_t n_out, const char *const *inputs, size_t n_in) {
+  for (size_t i = 0; i < n_out; i++) {
+    chakra_error err = {0};
+    if (outputs[i] && chakra_output_check(outputs[i], inputs, n_in, &err)) return cli_fail(&err);
+  }
+  return 0;
 }
 
 int cli_is_help(const char *arg) {

@@ -13,6 +13,11 @@
 #define OPTS_MAX 64
 #define HELP_WIDTH 79
 
+static char command_name[64];
+
+void cli_set_command(const char *name) { snprintf(command_name, sizeof command_name, "%s", name); }
+const char *cli_command_name(void) { return command_name; }
+
 typedef struct parser {
   const cli_command *cmd;
   FILE *out, *err;
@@ -444,7 +449,12 @@ int cli_run_mode(const char *group, const cli_mode *modes, size_t n, int argc, c
     return 0;
   }
   for (size_t i = 0; i < n; i++)
-    if (strcmp(argv[1], modes[i].name) == 0) return modes[i].run(argc - 1, argv + 1);
+    if (strcmp(argv[1], modes[i].name) == 0) {
+      char full[64];
+      snprintf(full, sizeof full, "%s %s", group, modes[i].name);
+      cli_set_command(full);
+      return modes[i].run(argc - 1, argv + 1);
+    }
   fprintf(stderr, "chakra %s: '%s': expected %s\n", group, argv[1], names);
   return 2;
 }

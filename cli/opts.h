@@ -85,6 +85,11 @@ typedef struct cli_opt {
 /* Designated initialisers for an integer destination: .dest = CLI_INT(&n). */
 #define CLI_INT(p) (p), .dest_size = sizeof *(p), .dest_max = CLI_INT_MAX(*(p))
 
+/* The running subcommand's name ("convert pytorch"), set by the dispatcher
+ * and by cli_run_mode(); every message of the CLI starts "chakra NAME: ". */
+void cli_set_command(const char *name);
+const char *cli_command_name(void); /* "" before dispatch */
+
 typedef struct cli_command {
   const char *name;   /* as typed after "chakra": "convert pytorch" */
   const char *args;   /* positional arguments in the usage line, or NULL */

@@ -23,7 +23,7 @@ import tempfile
 import threading
 import time
 
-CHAKRA = sys.argv[1]
+CHAKRA = os.path.abspath(sys.argv[1])
 failures = []
 checks = [0]
 
@@ -95,6 +95,40 @@ def test_symlink_output_replaces_target(d):
     check(open(target).read().startswith('{"version"'), "the link's target holds the output")
 
 
+def test_output_that_is_an_input_is_refused(d):
+    et = gen(d)
+    before = open(et, "rb").read()
+    jsonl = os.path.join(d, "t.jsonl")
+    subprocess.run([CHAKRA, "jsonize", et, "-o", jsonl], check=True)
+    hard = os.path.join(d, "same.et")
+    os.link(et, hard)
+    cases = [["jsonize", et, "-o", et], ["jsonize", et, "-o", hard],
+             ["pack", jsonl, "-o", jsonl],
+             ["sim", "--workload-configuration=" + os.path.join(d, "g"), "--system-configuration=x.json",
+              "--network-configuration=y.yml", "--report=" + et]]
+    for argv in cases:
+        r = subprocess.run([CHAKRA] + argv, capture_output=True, text=True)
+        check(r.returncode == 2, "%s: output = input exits 2 (got %d)" % (" ".join(argv[:1]), r.returncode))
+        check(r.stderr.startswith("chakra %s: " % argv[0]) and "same file as the input" in r.stderr,
+              "%s: one line saying so: %r" % (argv[0], r.stderr))
+    check(open(et, "rb").read() == before, "the input is intact")
+
+
+def test_unusable_outputs_fail_before_work(d):
+    gen(d)
+    prefix = os.path.join(d, "g")
+    missing = os.path.join(d, "no", "such", "dir", "r.json")
+    r = subprocess.run([CHAKRA, "sim", "--workload-configuration=" + prefix, "--system-configuration=x.json",
+                        "--network-configuration=y.yml", "--report=" + missing], capture_output=True, text=True)
+    check(r.returncode == 2 and "does not exist" in r.stderr and "r.json" in r.stderr,
+          "sim --report into a missing folder fails before loading anything: %r" % r.stderr)
+    r = subprocess.run([CHAKRA, "jsonize", prefix + ".0.et", "-o", ""], capture_output=True, text=True, cwd=d)
+    check(r.returncode == 2 and "empty" in r.stderr, "-o '' is refused: %r" % r.stderr)
+    check(hidden(d) == [], "-o '' left no hidden file")
+    r = subprocess.run([CHAKRA, "jsonize", prefix + ".0.et", "-o", d], capture_output=True, text=True)
+    check(r.returncode == 2 and "is a directory" in r.stderr, "-o DIR is refused: %r" % r.stderr)
+
+
 def test_pack_huge_string_is_linear(d):
     mib = 128
     head = b'{"version":"0.0.4"}\n{"id":1,"type":"COMP_NODE","name":"'
@@ -124,7 +158,8 @@ def test_pack_huge_string_is_linear(d):
 def main():
     tests = [lambda d, s=s: test_signal_removes_temporary(d, s)
              for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)]
-    tests += [test_fifo_output_written_in_place, test_symlink_output_replaces_target]
+    tests += [test_fifo_output_written_in_place, test_symlink_output_replaces_target,
+              test_output_that_is_an_input_is_refused, test_unusable_outputs_fail_before_work]
     if os.environ.get("CHAKRA_SANITIZED") != "1":
         tests.append(test_pack_huge_string_is_linear)
     else:
