@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 #include "chakra/output.h"
@@ -62,36 +64,91 @@ static int is_file(const char *p) {
   return stat(p, &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
+static int push_path(char ***paths, size_t *n, size_t *cap, char *p) {
+  if (!p) return -1;
+  if (*n == *cap) {
+    char **q = realloc(*paths, (*cap *= 2) * sizeof *q);
+    if (!q) {
+      free(p);
+      return -1;
+    }
+    *paths = q;
+  }
+  (*paths)[(*n)++] = p;
+  return 0;
+}
+
+/* Rank files PREFIX.<r>.et beyond the `found` contiguous ones, by a scan
+ * of the prefix's folder: a set cut short by a gap (0, 1, 16, 63) must not
+ * quietly become a 2-rank workload. Returns how many there are and the
+ * lowest such rank in *first (UINT64_MAX when none). */
+static size_t ranks_after_gap(const char *prefix, size_t found, uint64_t *first) {
+  const char *slash = strrchr(prefix, '/');
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - prefix) : 1, slash ? prefix : ".");
+  if (slash == prefix) snprintf(dir, sizeof dir, "/");
+  const char *base = slash ? slash + 1 : prefix;
+  size_t blen = strlen(base), extra = 0;
+  *first = UINT64_MAX;
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    const char *nm = e->d_name;
+    if (strncmp(nm, base, blen) != 0 || nm[blen] != '.') continue;
+    const char *q = nm + blen + 1;
+    char *end;
+    if (*q < '0' || *q > '9') continue;
+    unsigned long long r = strtoull(q, &end, 10);
+    if (strcmp(end, ".et") != 0 || r < found) continue;
+    extra++;
+    if (r < *first) *first = r;
+  }
+  closedir(d);
+  return extra;
+}
+
 int cli_expand_traces(int argc, char **argv, char ***out) {
   size_t cap = 16, n = 0;
   char **paths = malloc(cap * sizeof *paths);
   if (!paths) return -1;
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "-") == 0 || is_file(argv[i])) {
-      if (n == cap) paths = realloc(paths, (cap *= 2) * sizeof *paths);
-      paths[n++] = strdup(argv[i]);
+      if (push_path(&paths, &n, &cap, strdup(argv[i]))) goto oom;
       continue;
     }
     size_t found = 0;
     for (;; found++) {
       size_t len = strlen(argv[i]) + 32;
       char *p = malloc(len);
+      if (!p) goto oom;
       snprintf(p, len, "%s.%zu.et", argv[i], found);
       if (!is_file(p)) {
         free(p);
         break;
       }
-      if (n == cap) paths = realloc(paths, (cap *= 2) * sizeof *paths);
-      paths[n++] = p;
+      if (push_path(&paths, &n, &cap, p)) goto oom;
     }
     if (!found) {
       cli_error("%s: no such file, and no %s.0.et for a rank prefix", argv[i], argv[i]);
       cli_free_paths(paths, (int)n);
       return -1;
     }
+    uint64_t first;
+    size_t extra = ranks_after_gap(argv[i], found, &first);
+    if (extra) {
+      cli_error("%s: ranks 0..%zu exist, then %s.%zu.et is missing but %zu later rank file(s) exist (first: "
+                "%s.%llu.et); a workload's ranks must be numbered without gaps",
+                argv[i], found - 1, argv[i], found, extra, argv[i], (unsigned long long)first);
+      cli_free_paths(paths, (int)n);
+      return -1;
+    }
   }
   *out = paths;
   return (int)n;
+oom:
+  cli_error("out of memory");
+  cli_free_paths(paths, (int)n);
+  return -1;
 }
 
 void cli_free_paths(char **paths, int n) {

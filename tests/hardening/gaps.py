@@ -4,7 +4,10 @@ happened (issue: hardening, "gaps a user meets at once").
 
   * a JSON file given where a .et is expected (jsonize, validate, stats)
     fails with one line that says the file is JSON text, not a .et stream,
-    whatever the JSON's first message length happens to decode to.
+    whatever the JSON's first message length happens to decode to;
+  * a rank prefix with a gap (files 0, 1, 16, 63) is an error naming the
+    first missing file and the first file after the gap, not a silent
+    2-rank workload.
 
 Usage: gaps.py CHAKRA
 """
@@ -39,6 +42,19 @@ with tempfile.TemporaryDirectory() as d:
             out = r.stderr + r.stdout
             check(r.returncode != 0, "%s %s fails" % (cmd[0], name))
             check("is JSON text, not a .et" in out, "%s %s says the file is JSON: %r" % (cmd[0], name, out))
+
+with tempfile.TemporaryDirectory() as d:
+    prefix = os.path.join(d, "w")
+    subprocess.run([CHAKRA, "gen", "microbench", "--coll", "all_reduce", "--npus", "64", "--size", "1K",
+                    "-o", prefix], check=True)
+    for r in range(64):
+        if r not in (0, 1, 16, 63):
+            os.unlink("%s.%d.et" % (prefix, r))
+    for cmd in ("validate", "stats"):
+        r = subprocess.run([CHAKRA, cmd, prefix], capture_output=True, text=True)
+        check(r.returncode == 2, "%s of a prefix with a gap exits 2 (got %d)" % (cmd, r.returncode))
+        check("w.2.et is missing" in r.stderr and "w.16.et" in r.stderr,
+              "%s names the missing and the later file: %r" % (cmd, r.stderr))
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
