@@ -7,7 +7,10 @@ happened (issue: hardening, "gaps a user meets at once").
     whatever the JSON's first message length happens to decode to;
   * a rank prefix with a gap (files 0, 1, 16, 63) is an error naming the
     first missing file and the first file after the gap, not a silent
-    2-rank workload.
+    2-rank workload;
+  * `convert text --compat` of a file with CRLF (or CR) line ends writes
+    exactly the bytes of the same file with LF line ends, as the reference
+    (Python text mode) does.
 
 Usage: gaps.py CHAKRA
 """
@@ -55,6 +58,20 @@ with tempfile.TemporaryDirectory() as d:
         check(r.returncode == 2, "%s of a prefix with a gap exits 2 (got %d)" % (cmd, r.returncode))
         check("w.2.et is missing" in r.stderr and "w.16.et" in r.stderr,
               "%s names the missing and the later file: %r" % (cmd, r.stderr))
+
+with tempfile.TemporaryDirectory() as d:
+    text = "DATA\n2\nconv1 -1 5 NONE 0 6 NONE 0 7 ALLREDUCE 100 1\nfc -1 8 NONE 0 9 NONE 0 10 NONE 0 1\n"
+    outs = {}
+    for name, eol in (("lf", "\n"), ("crlf", "\r\n"), ("cr", "\r")):
+        src = os.path.join(d, name + ".txt")
+        open(src, "w", newline="").write(text.replace("\n", eol))
+        prefix = os.path.join(d, name)
+        r = subprocess.run([CHAKRA, "convert", "text", src, "-o", prefix, "--compat", "--num-npus", "2"],
+                           capture_output=True, text=True)
+        check(r.returncode == 0, "convert text of %s line ends exits 0: %r" % (name, r.stderr))
+        outs[name] = [open("%s.%d.et" % (prefix, k), "rb").read() for k in range(2)]
+    check(outs["crlf"] == outs["lf"] and outs["cr"] == outs["lf"],
+          "CRLF and CR text workloads convert to the LF bytes")
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

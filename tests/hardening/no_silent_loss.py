@@ -7,7 +7,9 @@ loss").
     NUL, so it used to cut the string short without a word);
   * `pack`: a high surrogate escape without its low half becomes '?' (yajl's
     decoding), with a warning naming file, line, message and node; a proper
-    pair and an escaped backslash before "ud800" are left alone.
+    pair and an escaped backslash before "ud800" are left alone;
+  * `convert text` refuses a workload that is not UTF-8 (its names would
+    become proto3 strings other decoders refuse) with the line and byte.
 
 Usage: no_silent_loss.py CHAKRA
 """
@@ -53,6 +55,14 @@ with tempfile.TemporaryDirectory() as d:
     check('fine \U0001F600 \\\\ud800' in js, "a pair and an escaped backslash are kept: %r" % js)
     check(r.stderr.count("surrogate") == 1 and "line 3" in r.stderr and "node 2" in r.stderr,
           "one surrogate warning, naming line 3 and node 2: %r" % r.stderr)
+
+with tempfile.TemporaryDirectory() as d:
+    src = os.path.join(d, "bad.txt")
+    open(src, "wb").write(b"DATA\n1\nconv\xff1 -1 5 NONE 0 6 NONE 0 7 ALLREDUCE 100 1\n")
+    r = subprocess.run([CHAKRA, "convert", "text", src, "-o", os.path.join(d, "out")], capture_output=True, text=True)
+    check(r.returncode == 2 and "line 3" in r.stderr and "invalid UTF-8" in r.stderr,
+          "convert text refuses invalid UTF-8 naming the line: %r" % r.stderr)
+    check(not os.path.exists(os.path.join(d, "out.0.et")), "no output written")
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
