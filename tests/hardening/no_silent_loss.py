@@ -8,6 +8,8 @@ loss").
   * `pack`: a high surrogate escape without its low half becomes '?' (yajl's
     decoding), with a warning naming file, line, message and node; a proper
     pair and an escaped backslash before "ud800" are left alone;
+  * `link` refuses duplicate host node ids (it used to renumber them; convert
+    refuses them) and a negative Kineto 'dur', naming file and place;
   * `convert text` refuses a workload that is not UTF-8 (its names would
     become proto3 strings other decoders refuse) with the line and byte.
 
@@ -63,6 +65,33 @@ with tempfile.TemporaryDirectory() as d:
     check(r.returncode == 2 and "line 3" in r.stderr and "invalid UTF-8" in r.stderr,
           "convert text refuses invalid UTF-8 naming the line: %r" % r.stderr)
     check(not os.path.exists(os.path.join(d, "out.0.et")), "no output written")
+
+HOST = """{"schema": "1.0.1", "pid": 7, "time": "t", "start_ts": 1, "nodes": [
+ {"name": "[pytorch|profiler|execution_trace|thread]", "id": 2, "rf_id": 0, "parent": 1, "fw_parent": 0, "seq_id": -1,
+  "scope": 7, "tid": 1, "fw_tid": 0, "op_schema": "", "inputs": [], "input_shapes": [], "input_types": [],
+  "outputs": [], "output_shapes": [], "output_types": []},
+ {"name": "aten::add", "id": ID, "rf_id": 3, "parent": 2, "fw_parent": 0, "seq_id": -1, "scope": 0, "tid": 1,
+  "fw_tid": 0, "op_schema": "aten::add", "inputs": [], "input_shapes": [], "input_types": [],
+  "outputs": [], "output_shapes": [], "output_types": []}]}"""
+KINETO = """{"schemaVersion": 1, "traceEvents": [
+ {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 7, "tid": 1, "ts": 100, "dur": DUR,
+  "args": {"Record function id": 3, "External id": 3}}]}"""
+
+with tempfile.TemporaryDirectory() as d:
+    def link(host_id, dur):
+        h, k = os.path.join(d, "h.json"), os.path.join(d, "k.json")
+        open(h, "w").write(HOST.replace("ID", str(host_id)))
+        open(k, "w").write(KINETO.replace("DUR", str(dur)))
+        return subprocess.run([CHAKRA, "link", "--host", h, "--device", k, "-o", os.path.join(d, "l.json")],
+                              capture_output=True, text=True)
+    r = link(5, 20)
+    check(r.returncode == 0, "a sound pair links: %r" % r.stderr)
+    r = link(2, 20)
+    check(r.returncode == 2 and "duplicate node id 2" in r.stderr and "h.json" in r.stderr,
+          "link refuses duplicate host ids: %r" % r.stderr)
+    r = link(5, -20)
+    check(r.returncode == 2 and "'dur' is negative" in r.stderr and "k.json" in r.stderr and "byte" in r.stderr,
+          "link refuses a negative Kineto dur with its place: %r" % r.stderr)
 
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
