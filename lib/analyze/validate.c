@@ -213,8 +213,9 @@ static void unmatched(vstate *s, const p2p *m, int is_send) {
 }
 
 static void match_p2p(vstate *s) {
-  qsort(s->sends, s->n_sends, sizeof *s->sends, cmp_p2p);
-  qsort(s->recvs, s->n_recvs, sizeof *s->recvs, cmp_p2p);
+  /* An empty list is a NULL pointer, which qsort must not be given. */
+  if (s->n_sends) qsort(s->sends, s->n_sends, sizeof *s->sends, cmp_p2p);
+  if (s->n_recvs) qsort(s->recvs, s->n_recvs, sizeof *s->recvs, cmp_p2p);
   size_t i = 0, j = 0;
   while (i < s->n_sends || j < s->n_recvs) {
     int c = i == s->n_sends ? 1 : j == s->n_recvs ? -1 : 0;
