@@ -244,6 +244,7 @@ int main(void) {
       cmocka_unit_test(test_ipool_grows_from_1024_by_doubling_only_when_needed),
       cmocka_unit_test(test_bigmem_calloc_is_zeroed_small_and_large),
       cmocka_unit_test(test_bigmem_realloc_keeps_contents_across_the_mmap_boundary),
+      cmocka_unit_test(test_bigmem_impossible_sizes_fail_and_leave_the_block),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
