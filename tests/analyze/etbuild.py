@@ -6,6 +6,7 @@ Use: pb = etbuild.load(protoc, source_dir, tmpdir); etbuild.write(pb, path,
 nodes, schema=None), each node a dict: id, type (NodeType name), dur, data,
 ctrl, and attributes by name (cpu, comm_type, comm_size, comm_src, comm_dst,
 comm_tag, pg_name, num_ops, tensor_size)."""
+import argparse
 import importlib
 import os
 import subprocess
@@ -19,6 +20,15 @@ ATTRS = [("is_cpu_op", "bool_val", "cpu"), ("comm_type", "int64_val", "comm_type
          ("comm_dst", "int32_val", "comm_dst"), ("comm_tag", "int32_val", "comm_tag"),
          ("pg_name", "string_val", "pg_name"), ("num_ops", "uint64_val", "num_ops"),
          ("tensor_size", "uint64_val", "tensor_size")]
+
+
+def parse_args():
+    """--chakra BIN --source-dir REPO [--protoc PROTOC], as every analyze test takes."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--chakra", required=True)
+    ap.add_argument("--source-dir", required=True)
+    ap.add_argument("--protoc", default="protoc")
+    return ap.parse_args()
 
 
 def load(protoc, source_dir, tmp):

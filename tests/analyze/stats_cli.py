@@ -3,7 +3,6 @@
 whose figures are counted by hand below, and the cyclic-control-deps case.
 
 usage: stats_cli.py --chakra BIN --source-dir REPO --protoc PROTOC"""
-import argparse
 import json
 import os
 import subprocess
@@ -113,11 +112,7 @@ def compare(c, name, got, want):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--chakra", required=True)
-    ap.add_argument("--source-dir", required=True)
-    ap.add_argument("--protoc", default="protoc")
-    a = ap.parse_args()
+    a = etbuild.parse_args()
     c = etbuild.Checks()
     with tempfile.TemporaryDirectory(prefix="chakra-stats-") as tmp:
         pb = etbuild.load(a.protoc, a.source_dir, tmp)

@@ -7,7 +7,6 @@ problem line names the file, the node id and the problem; the passing
 cases exit 0.
 
 usage: validate_cross.py --chakra BIN --source-dir REPO --protoc PROTOC"""
-import argparse
 import os
 import subprocess
 import sys
@@ -66,11 +65,7 @@ class Case:
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--chakra", required=True)
-    ap.add_argument("--source-dir", required=True)
-    ap.add_argument("--protoc", default="protoc")
-    a = ap.parse_args()
+    a = etbuild.parse_args()
     c = etbuild.Checks()
     with tempfile.TemporaryDirectory(prefix="chakra-validate-") as tmp:
         pb = etbuild.load(a.protoc, a.source_dir, tmp)
