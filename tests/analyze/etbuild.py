@@ -60,7 +60,8 @@ def write(pb, path, nodes, schema=None):
         meta.attr.add(name="schema", string_val=schema)
     msgs = [meta]
     for d in nodes:
-        n = pb.Node(id=d["id"], name=d.get("name", "n%d" % d["id"]), type=getattr(pb, d["type"]),
+        t = d["type"]
+        n = pb.Node(id=d["id"], name=d.get("name", "n%d" % d["id"]), type=t if isinstance(t, int) else getattr(pb, t),
                     duration_micros=d.get("dur", 0))
         n.data_deps.extend(d.get("data", []))
         n.ctrl_deps.extend(d.get("ctrl", []))

@@ -1,12 +1,14 @@
 #!/usr/bin/python3
-"""Pins `chakra validate`'s cross-rank checks: every send has exactly one
+"""Pins `chakra validate`'s per-node requirements (attributes each node
+type needs, is_cpu_op on communication, types outside the schema) and its
+cross-rank checks: every send has exactly one
 receive with the same (src, dst, tag, size), peers are ranks of the
 workload, and the collectives of each group agree in order, type and size
 on every member. Each failing case checks the exit status (1) and that a
 problem line names the file, the node id and the problem; the passing
 cases exit 0.
 
-usage: validate_cross.py --chakra BIN --source-dir REPO --protoc PROTOC"""
+usage: validate_cli.py --chakra BIN --source-dir REPO --protoc PROTOC"""
 import os
 import subprocess
 import sys
@@ -140,6 +142,43 @@ def main():
         c.check("missing all-ranks collective: exit 1 and rank 1 has fewer",
                 ms.rc == 1 and any(l.startswith(ms.file(1)) and "fewer collectives than rank 0" in l
                                    for l in ms.lines), ms.out)
+
+        # ---- one rank: what each node type needs ----
+        case("collective without comm_type", [dict(id=3, type="COMM_COLL_NODE", comm_size=8)]
+             ).fails(0, 3, "COMM_COLL_NODE: required attribute 'comm_type' is missing", count=1)
+        case("collective without comm_size", [dict(id=3, type="COMM_COLL_NODE", comm_type=AR)]
+             ).fails(0, 3, "required attribute 'comm_size' is missing", count=1)
+        case("comm_type outside the enum", [coll(4, 12, 8)]
+             ).fails(0, 4, "comm_type is not a CollectiveCommType value (0..9)", count=1)
+        case("send without comm_dst", [dict(id=2, type="COMM_SEND_NODE", comm_size=8, comm_tag=1)]
+             ).fails(0, 2, "COMM_SEND_NODE: required attribute 'comm_dst' is missing", count=1)
+        case("receive without comm_size", [dict(id=2, type="COMM_RECV_NODE", comm_src=0, comm_tag=1)]
+             ).fails(0, 2, "COMM_RECV_NODE: required attribute 'comm_size' is missing", count=1)
+        case("memory load without tensor_size", [dict(id=6, type="MEM_LOAD_NODE")]
+             ).fails(0, 6, "MEM_LOAD_NODE: required attribute 'tensor_size' is missing", count=1)
+        case("collective on the CPU", [coll(5, AR, 8, cpu=True)]
+             ).fails(0, 5, "communication node with is_cpu_op = true", count=1)
+        # Warnings: exit 0, or 1 with --strict.
+        for name, nodes, words in [
+                ("send without comm_tag", [dict(id=2, type="COMM_SEND_NODE", comm_dst=0, comm_size=8)],
+                 "required attribute 'comm_tag' is missing"),
+                ("num_ops without tensor_size", [comp(7, num_ops=10)], "num_ops without tensor_size"),
+                ("INVALID_NODE", [dict(id=8, type="INVALID_NODE")], "INVALID_NODE (runs as a no-op)"),
+                ("node type outside the schema", [dict(id=9, type=9)], "node type 9 is not in the schema")]:
+            w = case(name, nodes)
+            node = nodes[0]["id"]
+            c.check(name + ": a warning naming the file and node, exit 0",
+                    w.rc == 0 and any(l.startswith("%s: node %d " % (w.file(0), node)) and ": warning: " in l
+                                      and words in l for l in w.lines), w.out)
+            p = subprocess.run([a.chakra, "validate", "--strict", w.prefix], capture_output=True, text=True)
+            c.check(name + ": --strict exits 1", p.returncode == 1, p.stdout)
+
+        many = case("many problems", [dict(id=i, type="MEM_LOAD_NODE") for i in range(1, 6)])
+        p = subprocess.run([a.chakra, "validate", "--max-errors", "2", many.prefix], capture_output=True, text=True)
+        out = p.stdout.splitlines()
+        c.check("--max-errors 2: two lines, then how many were not shown, then the summary",
+                p.returncode == 1 and len(out) == 4 and "3 more problem line(s) not shown" in out[2]
+                and out[3] == "1 file(s), 5 node(s): 5 error(s), 0 warning(s)", p.stdout)
 
         p = subprocess.run([a.chakra, "validate", "-q", os.path.join(tmp, "tag_mismatch")], capture_output=True,
                            text=True)
