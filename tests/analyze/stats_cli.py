@@ -3,6 +3,7 @@
 whose figures are counted by hand below, and the cyclic-control-deps case.
 
 usage: stats_cli.py --chakra BIN --source-dir REPO --protoc PROTOC"""
+import gzip
 import json
 import os
 import subprocess
@@ -134,6 +135,16 @@ def main():
         p2 = run(a.chakra, "--json", prefix + ".0.et", prefix + ".1.et")
         c.check("files one by one give the same figures", p2.returncode == 0 and json.loads(p2.stdout) == doc,
                 p2.stderr)
+
+        # A gzip-compressed rank gives the same figures (the reader inflates it).
+        gz = os.path.join(tmp, "g.et.gz")
+        with open(prefix + ".0.et", "rb") as f, gzip.open(gz, "wb") as g:
+            g.write(f.read())
+        p3 = run(a.chakra, "--json", gz)
+        r = json.loads(p3.stdout)["ranks"][0] if p3.returncode == 0 else {}
+        r.pop("file", None)
+        c.check("gzip rank 0 gives rank 0's figures", r == {k: v for k, v in doc["ranks"][0].items() if k != "file"},
+                (p3.returncode, p3.stderr))
 
         p = run(a.chakra, prefix)
         out = p.stdout
