@@ -1,0 +1,221 @@
+#!/usr/bin/python3
+"""Pins `chakra coll`: the generators (node counts, the conformance anchor and
+simulated times of every algorithm), check, from-msccl and expand. Builds
+everything it needs itself; the comparisons against ../shared data skip,
+saying so, when that data is absent.
+
+usage: coll_cli.py CHAKRA_BINARY [GROUP ...]   (groups: gen check msccl expand)"""
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+CHAKRA = os.path.abspath(sys.argv[1])
+GROUPS = sys.argv[2:] or ["gen", "check", "msccl", "expand"]
+SHARED = os.environ.get("CHAKRA_SHARED") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared")
+LINE = re.compile(r"^sys\[(\d+)\] finished, (\d+) cycles, exposed communication (\d+) cycles\.$")
+RING8 = "topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n"
+FC8 = "topology: [ FullyConnected ]\nnpus_count: [ 8 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n"
+SYS_KEY = {"allreduce": "all-reduce", "allgather": "all-gather", "reducescatter": "reduce-scatter",
+           "alltoall": "all-to-all"}
+MB_NAME = {"allreduce": "all_reduce", "allgather": "all_gather", "reducescatter": "reduce_scatter",
+           "alltoall": "all_to_all"}
+
+FAILED, PASSED, SKIPPED = [], [], []
+BASE = tempfile.mkdtemp(prefix="coll-test-")
+
+
+def check(name, cond, detail=""):
+    print(("ok   " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)))
+    (PASSED if cond else FAILED).append(name)
+
+
+def skip(name, why):
+    print("SKIP %s: %s" % (name, why))
+    SKIPPED.append(name)
+
+
+def run(*args, cwd=None):
+    return subprocess.run([CHAKRA] + [str(a) for a in args], capture_output=True, text=True, cwd=cwd)
+
+
+def tmpdir(tag):
+    return tempfile.mkdtemp(prefix=tag + "-", dir=BASE)
+
+
+def jsonl(path):
+    p = run("jsonize", path)
+    assert p.returncode == 0, p.stderr
+    lines = [json.loads(l) for l in p.stdout.splitlines() if l.strip()]
+    return lines[0], lines[1:]
+
+
+def count_types(nodes):
+    c = {}
+    for n in nodes:
+        c[n["type"]] = c.get(n["type"], 0) + 1
+    return c
+
+
+def attr(n, name):
+    for a in n.get("attr", []):
+        if a["name"] == name:
+            for k, v in a.items():
+                if k.endswith("_val"):
+                    return int(v) if k.startswith(("int", "uint")) else v
+    return None
+
+
+def sim(workload, system, network, model="unaware", groups=None):
+    d = os.path.dirname(workload)
+    with open(os.path.join(d, "sys.json"), "w") as f:
+        json.dump(system, f)
+    with open(os.path.join(d, "net.yml"), "w") as f:
+        f.write(network)
+    cmd = ["sim", "-q", "--workload-configuration=" + workload,
+           "--system-configuration=" + os.path.join(d, "sys.json"),
+           "--network-configuration=" + os.path.join(d, "net.yml"), "--network-model=" + model]
+    if groups:
+        cmd.append("--comm-group-configuration=" + groups)
+    p = run(*cmd)
+    got = {}
+    for line in p.stdout.splitlines():
+        m = LINE.match(line)
+        if m:
+            got[int(m.group(1))] = int(m.group(2))
+    return p, got
+
+
+def custom_system(coll, prefix):
+    return {"scheduling-policy": "FIFO", "preferred-dataset-splits": 1, "local-mem-bw": 50,
+            "collective-optimization": "baseline", SYS_KEY[coll] + "-implementation-custom": [prefix]}
+
+
+def microbench(d, coll, npus, size):
+    p = run("gen", "microbench", "--coll", MB_NAME[coll], "--npus", npus, "--size", size, "-o",
+            os.path.join(d, "mb"))
+    assert p.returncode == 0, p.stderr
+    return os.path.join(d, "mb")
+
+
+def gen(d, coll, algo, ranks, size, *extra, name="alg"):
+    prefix = os.path.join(d, name)
+    p = run("coll", "gen", "--coll", coll, "--algo", algo, "--ranks", ranks, "--size", size, "-o", prefix, *extra)
+    return p, prefix
+
+
+# ---- gen ---------------------------------------------------------------------
+
+def test_gen_conformance_anchor_ring_allreduce_8_ranks_1mib_90174ns_both_models():
+    d = tmpdir("anchor")
+    p, prefix = gen(d, "allreduce", "ring", 8, 1048576, "--reduce-bw", 50)
+    check("anchor: gen exits 0", p.returncode == 0, p.stderr)
+    mb = microbench(d, "allreduce", 8, "1M")
+    for model in ("unaware", "aware"):
+        p, got = sim(mb, custom_system("allreduce", prefix), RING8, model)
+        check("anchor: ring all-reduce 8 x 1 MiB = 90,174 ns on every rank (%s)" % model,
+              p.returncode == 0 and got == {r: 90174 for r in range(8)}, (p.returncode, got, p.stderr[-300:]))
+
+
+def test_gen_ring_allreduce_rank0_counts_and_attributes():
+    d = tmpdir("counts")
+    p, prefix = gen(d, "allreduce", "ring", 8, 1048576)
+    meta, nodes = jsonl(prefix + ".0.et")
+    c = count_types(nodes)
+    check("ring AR n8 rank 0: 14 send, 14 recv, 7 comp (collectives.md 4.4)",
+          c == {"COMM_SEND_NODE": 14, "COMM_RECV_NODE": 14, "COMP_NODE": 7}, c)
+    comp = [n for n in nodes if n["type"] == "COMP_NODE"][0]
+    check("reduction COMP: 7,863 ns exact, 7 us truncated",
+          attr(comp, "duration_ns") == 7863 and comp.get("duration_micros") == "7", comp)
+    recvs = [n for n in nodes if n["type"] == "COMM_RECV_NODE"]
+    check("receives have no dependencies (posted at once)", all("data_deps" not in n for n in recvs))
+    keys = {(attr(n, "comm_dst"), attr(n, "comm_tag")) for n in nodes if n["type"] == "COMM_SEND_NODE"}
+    check("every (dst, tag) of a rank's sends is unique", len(keys) == 14, keys)
+    m = {a["name"]: a for a in meta["attr"]}
+    check("metadata: collective, algorithm, npus, size",
+          m["collective"]["string_val"] == "allreduce" and m["algorithm"]["string_val"] == "ring" and
+          m["npus"]["int64_val"] == "8" and m["size"]["int64_val"] == "1048576", meta)
+
+
+def test_gen_every_algorithm_completes_with_its_expected_time():
+    # unaware 8-ring, 1 MiB; the hd all-reduce equals the reference's RDH
+    # custom-collective cases (94,176 ns)
+    expected = {
+        ("allreduce", "ring"): {90174}, ("allreduce", "hd"): {94176}, ("allreduce", "dbt"): {220590},
+        ("allgather", "ring"): {140217}, ("allgather", "direct"): {21531}, ("allgather", "hd"): {140218},
+        ("reducescatter", "ring"): {69587}, ("reducescatter", "hd"): {73588},
+        ("alltoall", "direct"): {4441}, ("allreduce", "direct"): {56882, 57382, 57882},
+        ("reducescatter", "direct"): {51941, 52441, 52941, 53441},
+        ("allreduce", "tree"): {393624, 414155, 434186},
+    }
+    for (coll, algo), want in sorted(expected.items()):
+        d = tmpdir("all")
+        p, prefix = gen(d, coll, algo, 8, 1048576)
+        mb = microbench(d, coll, 8, "1M")
+        p2, got = sim(mb, custom_system(coll, prefix), RING8)
+        check("%s %s 8 ranks completes in %s ns" % (algo, coll, sorted(want)),
+              p.returncode == 0 and p2.returncode == 0 and set(got.values()) == want and len(got) == 8,
+              (p.stderr, p2.stderr[-300:], got))
+
+
+def test_gen_hd_allreduce_matches_reference_rdh_on_fully_connected_aware():
+    d = tmpdir("hdfc")
+    p, prefix = gen(d, "allreduce", "hd", 8, 1048576)
+    mb = microbench(d, "allreduce", 8, "1M")
+    p2, got = sim(mb, custom_system("allreduce", prefix), FC8, "aware")
+    check("hd all-reduce on FullyConnected 8 (aware) = 90,176 ns (reference case custom_rdh_ar_fc8_aware)",
+          got == {r: 90176 for r in range(8)}, (got, p2.stderr[-200:]))
+
+
+def test_gen_non_power_of_two_and_chunks_and_no_reduction():
+    d = tmpdir("odd")
+    for algo, coll in (("ring", "allreduce"), ("direct", "allreduce"), ("ring", "allgather"), ("direct", "alltoall")):
+        p, prefix = gen(d, coll, algo, 6, 1000003, "--chunks", 3, name="o_%s_%s" % (algo, coll))
+        mb_d = tmpdir("oddmb")
+        mb = microbench(mb_d, coll, 6, 1000003)
+        net = RING8.replace("[ 8 ]", "[ 6 ]")
+        p2, got = sim(mb, custom_system(coll, prefix), net)
+        check("%s %s: 6 ranks, 3 pipelines, odd size completes" % (algo, coll),
+              p.returncode == 0 and p2.returncode == 0 and len(got) == 6, (p.stderr, p2.stderr[-300:]))
+    meta, nodes = jsonl(os.path.join(d, "o_ring_allreduce.5.et"))
+    check("pipelines carry tags offset by chunk * 65536",
+          max(attr(n, "comm_tag") for n in nodes if "comm_tag" in str(n)) >= 2 * 65536)
+    p, prefix = gen(d, "allreduce", "ring", 8, 1048576, "--reduce-bw", 0, name="nored")
+    _, nodes = jsonl(prefix + ".0.et")
+    check("--reduce-bw 0 writes no COMP nodes", "COMP_NODE" not in count_types(nodes))
+
+
+def test_gen_refuses_what_the_algorithm_cannot_do():
+    d = tmpdir("bad")
+    for args, what in (((("allreduce", "hd", 6, 1024)), "power-of-two"),
+                       ((("allgather", "tree", 8, 1024)), "allreduce only"),
+                       ((("alltoall", "ring", 8, 1024)), "direct"),
+                       ((("allreduce", "ring", 8, 4)), "byte per rank")):
+        p, prefix = gen(d, *args)
+        check("gen %s %s %d ranks refused: %s" % (args[1], args[0], args[2], what),
+              p.returncode == 2 and what in p.stderr and len(p.stderr.strip().splitlines()) == 1
+              and not os.listdir(d), (p.returncode, p.stderr))
+    p = run("coll", "gen", "--coll", "allreduce", "--algo", "ring", "--ranks", 4, "--size", 64, "-o",
+            "/nonexistent-dir/x")
+    check("unwritable output: exit non-zero, one line", p.returncode != 0 and len(p.stderr.strip().splitlines()) == 1,
+          p.stderr)
+
+
+def main():
+    tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
+    for name, f in tests:
+        group = name.split("_")[1]
+        if group in GROUPS:
+            f()
+    shutil.rmtree(BASE, ignore_errors=True)
+    print("%d passed, %d failed, %d skipped" % (len(PASSED), len(FAILED), len(SKIPPED)))
+    return 1 if FAILED else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
