@@ -141,12 +141,50 @@ static int coll_gen(int argc, char **argv) {
   return 0;
 }
 
+static void print_problem(void *ctx, const chakra_problem *p) {
+  char line[2048];
+  chakra_problem_format(p, line, sizeof line);
+  fprintf((FILE *)ctx, "%s\n", line);
+}
+
+static int coll_check(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    if (cli_is_help(argv[i])) {
+      fputs(usage, stdout);
+      return 0;
+    }
+    if (argv[i][0] == '-' && argv[i][1]) {
+      cli_error("coll check: unexpected option '%s'; see 'chakra coll --help'", argv[i]);
+      return 2;
+    }
+  }
+  if (argc < 2) {
+    cli_error("coll check: give a prefix or the rank files; see 'chakra coll --help'");
+    return 2;
+  }
+  char **paths;
+  int n = cli_expand_traces(argc - 1, argv + 1, &paths);
+  if (n < 0) return 2;
+  chakra_error err = {0};
+  uint64_t problems = 0;
+  int rc = chakra_coll_check(paths, (uint32_t)n, print_problem, stdout, &problems, &err);
+  cli_free_paths(paths, n);
+  if (rc) return cli_fail(&err);
+  if (problems) {
+    printf("%d file(s): %llu problem(s)\n", n, (unsigned long long)problems);
+    return 1;
+  }
+  printf("%d file(s): sound (every message matched, acyclic, completes)\n", n);
+  return 0;
+}
+
 int cmd_coll(int argc, char **argv) {
   if (argc < 2 || cli_is_help(argv[1])) {
     fputs(usage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
   if (strcmp(argv[1], "gen") == 0) return coll_gen(argc - 1, argv + 1);
+  if (strcmp(argv[1], "check") == 0) return coll_check(argc - 1, argv + 1);
   cli_error("coll: unknown subcommand '%s'; expected gen, from-msccl, check or expand", argv[1]);
   return 2;
 }

@@ -206,6 +206,73 @@ def test_gen_refuses_what_the_algorithm_cannot_do():
           p.stderr)
 
 
+# ---- check -------------------------------------------------------------------
+
+def msg(i, kind, peer, size, tag, deps=()):
+    n = {"id": str(i), "name": "%s%d" % (kind, i), "type": "COMM_%s_NODE" % kind.upper(),
+         "attr": [{"name": "comm_dst" if kind == "send" else "comm_src", "int32_val": peer},
+                  {"name": "comm_size", "int64_val": str(size)}, {"name": "comm_tag", "int32_val": tag}]}
+    if deps:
+        n["data_deps"] = [str(x) for x in deps]
+    return n
+
+
+def pack_set(d, name, ranks):
+    for r, nodes in enumerate(ranks):
+        jl = os.path.join(d, "%s.%d.jsonl" % (name, r))
+        with open(jl, "w") as f:
+            f.write(json.dumps({"version": "1.0.0"}) + "\n")
+            for n in nodes:
+                f.write(json.dumps(n) + "\n")
+        p = run("pack", jl, "-o", os.path.join(d, "%s.%d.et" % (name, r)))
+        assert p.returncode == 0, p.stderr
+    return os.path.join(d, name)
+
+
+def test_check_generated_and_shipped_sets_are_sound():
+    d = tmpdir("chk")
+    for coll, algo, n in (("allreduce", "ring", 8), ("allreduce", "dbt", 16), ("alltoall", "direct", 5),
+                          ("reducescatter", "hd", 8), ("allgather", "ring", 7), ("allreduce", "tree", 4)):
+        p, prefix = gen(d, coll, algo, n, 1 << 20, "--chunks", 2, name="%s_%s" % (coll, algo))
+        c = run("coll", "check", prefix)
+        check("check: generated %s %s (%d ranks, 2 pipelines) is sound" % (algo, coll, n),
+              c.returncode == 0 and "sound" in c.stdout, c.stdout + c.stderr)
+    shipped = os.path.join(SHARED, "data", "traces", "custom-collective", "custom_allreduce")
+    if os.path.exists(shipped + ".0.et"):
+        c = run("coll", "check", shipped)
+        check("check: ASTRA-sim's shipped custom_allreduce is sound", c.returncode == 0, c.stdout)
+    else:
+        skip("check: shipped custom_allreduce", "shared data absent")
+
+
+def test_check_names_file_node_and_key_of_each_problem():
+    d = tmpdir("chkbad")
+    # rank 1 receives tag 1 but rank 0 sends tag 0
+    pre = pack_set(d, "tag", [[msg(0, "send", 1, 64, 0)], [msg(0, "recv", 0, 64, 1)]])
+    c = run("coll", "check", pre)
+    lines = c.stdout.strip().splitlines()
+    check("check: unmatched send and receive, one line each naming file, node and key",
+          c.returncode == 1 and any("tag.0.et" in l and "node 0" in l and "tag 0" in l and "no matching receive" in l
+                                    for l in lines)
+          and any("tag.1.et" in l and "tag 1" in l and "no matching send" in l for l in lines), c.stdout)
+    pre = pack_set(d, "size", [[msg(0, "send", 1, 64, 0)], [msg(0, "recv", 0, 65, 0)]])
+    c = run("coll", "check", pre)
+    check("check: sizes must agree byte for byte", c.returncode == 1 and "64 B" in c.stdout and "65 B" in c.stdout, c.stdout)
+    pre = pack_set(d, "peer", [[msg(0, "send", 2, 64, 0), msg(1, "send", 0, 64, 0)], [msg(0, "recv", 0, 64, 0)]])
+    c = run("coll", "check", pre)
+    check("check: peers outside the set and the own rank are refused",
+          c.returncode == 1 and "comm_dst 2" in c.stdout and "comm_dst 0" in c.stdout, c.stdout)
+    pre = pack_set(d, "dead", [[msg(0, "recv", 1, 64, 0), msg(1, "send", 1, 64, 0, deps=[0])],
+                               [msg(0, "recv", 0, 64, 0), msg(1, "send", 0, 64, 0, deps=[0])]])
+    c = run("coll", "check", pre)
+    check("check: a cross-rank deadlock names the waiting receives",
+          c.returncode == 1 and c.stdout.count("deadlock") == 2 and "dead.1.et" in c.stdout, c.stdout)
+    pre = pack_set(d, "cyc", [[msg(0, "send", 1, 64, 0, deps=[1]), msg(1, "recv", 1, 64, 0, deps=[0])],
+                              [msg(0, "send", 0, 64, 0), msg(1, "recv", 0, 64, 0)]])
+    c = run("coll", "check", pre)
+    check("check: a dependency cycle is named", c.returncode == 1 and "cycle" in c.stdout, c.stdout)
+
+
 def main():
     tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
     for name, f in tests:
