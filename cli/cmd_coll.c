@@ -141,6 +141,47 @@ static int coll_gen(int argc, char **argv) {
   return 0;
 }
 
+static int coll_from_msccl(int argc, char **argv) {
+  opts o = {argc, argv, 0, "from-msccl"};
+  chakra_coll_msccl_options m = {.reduce_bw = CHAKRA_COLL_DEFAULT_REDUCE_BW,
+                                 .producer = "chakra-c " CHAKRA_VERSION " coll from-msccl"};
+  const char *xml = NULL, *prefix = NULL, *v;
+  unsigned long long u;
+  int have_size = 0;
+  for (o.i = 1; o.i < argc; o.i++) {
+    if (cli_is_help(argv[o.i])) {
+      fputs(usage, stdout);
+      return 0;
+    } else if (opt_is(&o, "--size", "--coll-size")) {
+      if (!(v = opt_value(&o)) || parse_u64(&o, v, &u)) return 2;
+      m.size = u, have_size = 1;
+    } else if (opt_is(&o, "--reduce-bw", NULL)) {
+      if (!(v = opt_value(&o)) || parse_bw(&o, v, &m.reduce_bw)) return 2;
+    } else if (opt_is(&o, "--compat", NULL)) {
+      m.compat = 1;
+    } else if (opt_is(&o, "--embed-xml", NULL)) {
+      m.embed_xml = 1;
+    } else if (opt_is(&o, "-o", "--out") || opt_is(&o, "--output", NULL)) {
+      if (!(prefix = opt_value(&o))) return 2;
+    } else if (argv[o.i][0] != '-' && !xml) {
+      xml = argv[o.i];
+    } else {
+      cli_error("coll from-msccl: unexpected argument '%s'; see 'chakra coll --help'", argv[o.i]);
+      return 2;
+    }
+  }
+  if (!xml || !have_size || !prefix) {
+    cli_error("coll from-msccl: the XML file, --size and -o are required; see 'chakra coll --help'");
+    return 2;
+  }
+  chakra_error err = {0};
+  if (chakra_coll_from_msccl(xml, prefix, &m, &err)) {
+    cli_error("%s", err.msg);
+    return err.code == CHAKRA_EIO || err.code == CHAKRA_ENOMEM ? 1 : 2;
+  }
+  return 0;
+}
+
 static void print_problem(void *ctx, const chakra_problem *p) {
   char line[2048];
   chakra_problem_format(p, line, sizeof line);
@@ -184,6 +225,7 @@ int cmd_coll(int argc, char **argv) {
     return argc < 2 ? 2 : 0;
   }
   if (strcmp(argv[1], "gen") == 0) return coll_gen(argc - 1, argv + 1);
+  if (strcmp(argv[1], "from-msccl") == 0) return coll_from_msccl(argc - 1, argv + 1);
   if (strcmp(argv[1], "check") == 0) return coll_check(argc - 1, argv + 1);
   cli_error("coll: unknown subcommand '%s'; expected gen, from-msccl, check or expand", argv[1]);
   return 2;

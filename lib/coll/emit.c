@@ -177,7 +177,7 @@ void coll_encode_node(coll_buf *out, const coll_dag *d, uint32_t i, const coll_p
   uint8_t *p0 = room(out, worst);
   if (!p0) return;
   uint8_t *b = p0 + 10, *p = b;
-  uint64_t id = pl->id_base + i, micros = ns / 1000;
+  uint64_t id = pl->id_base + (pl->id_of ? pl->id_of[i] : i), micros = ns / 1000;
   if (id) {
     *p++ = K_NODE_ID;
     p = put_v(p, id);
@@ -193,11 +193,11 @@ void coll_encode_node(coll_buf *out, const coll_dag *d, uint32_t i, const coll_p
   *p++ = (uint8_t)(k == COLL_SEND ? 5 : k == COLL_RECV ? 6 : 4);
   if (nd + n_extra) {
     size_t depbytes = 0;
-    for (uint32_t j = 0; j < nd; j++) depbytes += vlen(pl->id_base + dv[j]);
+    for (uint32_t j = 0; j < nd; j++) depbytes += vlen(pl->id_base + (pl->id_of ? pl->id_of[dv[j]] : dv[j]));
     for (size_t j = 0; j < n_extra; j++) depbytes += vlen(pl->root_deps[j]);
     *p++ = K_NODE_DATA_DEPS;
     p = put_v(p, depbytes);
-    for (uint32_t j = 0; j < nd; j++) p = put_v(p, pl->id_base + dv[j]);
+    for (uint32_t j = 0; j < nd; j++) p = put_v(p, pl->id_base + (pl->id_of ? pl->id_of[dv[j]] : dv[j]));
     for (size_t j = 0; j < n_extra; j++) p = put_v(p, pl->root_deps[j]);
   }
   if (micros) {

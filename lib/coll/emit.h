@@ -56,7 +56,8 @@ enum {
 
 /* Where an algorithm node lands in its output file. */
 typedef struct coll_place {
-  uint64_t id_base;         /* node i gets id id_base + i */
+  uint64_t id_base;         /* node i gets id id_base + i ... */
+  const uint32_t *id_of;    /* ... or id_base + id_of[i] when set (ids with gaps) */
   const uint32_t *peer_map; /* algorithm rank -> written rank; NULL = identity */
   int32_t self;             /* written rank of the file's owner (comm_src/dst), -1 = omit */
   int64_t tag_base;         /* added to every tag */

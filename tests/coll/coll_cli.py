@@ -273,6 +273,166 @@ def test_check_names_file_node_and_key_of_each_problem():
     check("check: a dependency cycle is named", c.returncode == 1 and "cycle" in c.stdout, c.stdout)
 
 
+# ---- from-msccl --------------------------------------------------------------
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import msccl_xml  # noqa: E402
+
+
+def from_msccl(xml, prefix, *extra):
+    return run("coll", "from-msccl", xml, "--size", 1048576, "-o", prefix, *extra)
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def test_msccl_compat_reproduces_the_reference_converter_byte_for_byte():
+    d = tmpdir("compat")
+    sets = [("custom-collective", "custom_allreduce")] + [
+        ("msccl/" + a, a) for a in ("allgather_ring_nofusion_n8", "allgather_allpairs_n8", "alltoall_allpairs_n8")]
+    for sub, name in sets:
+        src = os.path.join(SHARED, "data", "traces", sub)
+        if not os.path.exists(os.path.join(src, name + ".xml")):
+            skip("compat " + name, "shared data absent")
+            continue
+        p = from_msccl(os.path.join(src, name + ".xml"), os.path.join(d, name), "--compat")
+        same = p.returncode == 0 and all(
+            open(os.path.join(d, "%s.%d.et" % (name, r)), "rb").read() ==
+            open(os.path.join(src, "%s.%d.et" % (name, r)), "rb").read() for r in range(8))
+        check("--compat: %s, all 8 ranks identical to the 2025-04 reference's bytes" % name, same, p.stderr)
+
+
+def test_msccl_ring_nofusion_and_fused_simulate_like_the_anchor():
+    d = tmpdir("ring")
+    mb = microbench(d, "allreduce", 8, "1M")
+    for fused in (False, True):
+        xml = write(os.path.join(d, "r%d.xml" % fused), msccl_xml.ring_allreduce(8, fused))
+        pre = os.path.join(d, "r%d" % fused)
+        p = from_msccl(xml, pre)
+        c = run("coll", "check", pre)
+        _, nodes = jsonl(pre + ".0.et")
+        cnt = count_types(nodes)
+        p2, got = sim(mb, custom_system("allreduce", pre), RING8)
+        what = "fused (s, rrs, rrcs, rcs, r)" if fused else "without fusion (s, rrc, r)"
+        check("from-msccl ring all-reduce %s: sound, 14/14/7 nodes on rank 0, 90,174 ns" % what,
+              p.returncode == 0 and c.returncode == 0 and
+              cnt == {"COMM_SEND_NODE": 14, "COMM_RECV_NODE": 14, "COMP_NODE": 7} and
+              got == {r: 90174 for r in range(8)}, (p.stderr, c.stdout, cnt, got))
+        sends = [(attr(n, "comm_dst"), attr(n, "comm_tag")) for n in nodes if n["type"] == "COMM_SEND_NODE"]
+        check("deterministic tags: message k on a connection has tag k (%s)" % what,
+              [t for _, t in sends] == list(range(14)), sends)
+
+
+def test_msccl_metadata_has_name_and_digest_not_the_text():
+    d = tmpdir("meta")
+    xml = write(os.path.join(d, "r.xml"), msccl_xml.ring_allreduce(4))
+    p = from_msccl(xml, os.path.join(d, "a"))
+    meta, _ = jsonl(os.path.join(d, "a.0.et"))
+    m = {a["name"]: list(v for k, v in a.items() if k.endswith("_val"))[0] for a in meta["attr"]}
+    digest = hashlib.sha256(open(xml, "rb").read()).hexdigest()
+    check("metadata: input_file is the name, input_sha256 the digest, size and npus set",
+          m.get("input_file") == "r.xml" and m.get("input_sha256") == digest and m.get("size") == "1048576"
+          and m.get("npus") == "4" and m.get("algorithm") == "allreduce_ring_nofusion", m)
+    p = from_msccl(xml, os.path.join(d, "b"), "--embed-xml")
+    meta, _ = jsonl(os.path.join(d, "b.0.et"))
+    m = {a["name"]: list(v for k, v in a.items() if k.endswith("_val"))[0] for a in meta["attr"]}
+    check("--embed-xml stores the whole XML, as the reference", m.get("input_file") == open(xml).read(), p.stderr)
+    xml = write(os.path.join(d, "r128.xml"), msccl_xml.ring_allreduce(128))
+    p = from_msccl(xml, os.path.join(d, "big"))
+    total = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d) if f.startswith("big."))
+    check("128-rank ring all-reduce: %d bytes in total (floor 10 MB; reference ~950 MB)" % total,
+          p.returncode == 0 and total <= 10 * 1000 * 1000, p.stderr)
+
+
+HANDMADE = """<algo name="hand" proto="Simple" nchannels="2" nchunksperloop="4" ngpus="2" coll="allreduce" inplace="1">
+  <gpu id="0" i_chunks="4" o_chunks="0" s_chunks="0">
+    <tb id="0" send="-1" recv="1" chan="0">
+      <step s="0" type="r" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="2" depid="-1" deps="-1" hasdep="1"/>
+    </tb>
+    <tb id="1" send="-1" recv="1" chan="1">
+      <step s="0" type="r" srcbuf="i" srcoff="2" dstbuf="i" dstoff="2" cnt="1" depid="-1" deps="-1" hasdep="1"/>
+    </tb>
+    <tb id="2" send="1" recv="-1" chan="0">
+      <step s="0" type="nop" srcbuf="i" srcoff="-1" dstbuf="i" dstoff="-1" cnt="0" depid="0" deps="0" hasdep="0"/>
+      <step s="1" type="re" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="1" depid="1" deps="0" hasdep="0"/>
+      <step s="2" type="s" srcbuf="i" srcoff="0" dstbuf="i" dstoff="1" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+      <step s="3" type="cpy" srcbuf="i" srcoff="0" dstbuf="o" dstoff="3" cnt="2" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+  </gpu>
+  <gpu id="1" i_chunks="4" o_chunks="0" s_chunks="0">
+    <tb id="0" send="0" recv="0" chan="0">
+      <step s="0" type="s" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="2" depid="-1" deps="-1" hasdep="0"/>
+      <step s="1" type="r" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+    <tb id="1" send="0" recv="-1" chan="1">
+      <step s="0" type="s" srcbuf="i" srcoff="2" dstbuf="i" dstoff="2" cnt="1" depid="-1" deps="-1" hasdep="0"/>
+    </tb>
+  </gpu>
+</algo>
+"""
+
+
+def test_msccl_nops_cross_tb_deps_copies_and_channels():
+    d = tmpdir("hand")
+    xml = write(os.path.join(d, "h.xml"), HANDMADE)
+    p = from_msccl(xml, os.path.join(d, "h"), "--reduce-bw", 1)
+    check("hand-made program converts", p.returncode == 0, p.stderr)
+    if p.returncode:
+        return
+    _, nodes = jsonl(os.path.join(d, "h.0.et"))
+    by = {n["name"]: n for n in nodes}
+    re_ = by.get("COMP_NODE_tb2_step1", {})
+    snd = by.get("COMM_SEND_NODE_tb2_step2", {})
+    cpy = by.get("COMP_NODE_tb2_step3", {})
+    check("a nop carries its cross-tb dependency to the next step; re waits on both receives",
+          sorted(re_.get("data_deps", [])) == ["0", "1"], re_)
+    check("re is a reduction COMP (3 x bytes / bw), cpy a copy (2 x bytes / bw)",
+          attr(re_, "duration_ns") == 3 * 262144 and attr(cpy, "duration_ns") == 2 * 524288, (re_, cpy))
+    check("the send after them depends on the reduction", snd.get("data_deps") == [re_.get("id", "0")], snd)
+    tags = sorted(attr(n, "comm_tag") for n in nodes if n["type"] == "COMM_RECV_NODE")
+    check("tags are channel << 16 | message index", tags == [0, 65536], tags)
+    c = run("coll", "check", os.path.join(d, "h"))
+    check("hand-made program is sound", c.returncode == 0, c.stdout)
+
+
+def test_msccl_bad_xml_one_line_naming_file_gpu_tb_step_and_no_output():
+    d = tmpdir("badxml")
+    cases = [
+        ('type="re" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="1" depid="1" deps="0"',
+         'type="xx" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="1" depid="1" deps="0"',
+         "gpu 0 tb 2 step 1", "unknown step type"),
+        ('type="s" srcbuf="i" srcoff="0" dstbuf="i" dstoff="1" cnt="1" depid="-1" deps="-1"',
+         'type="s" srcbuf="i" srcoff="0" dstbuf="i" dstoff="1" depid="-1" deps="-1"',
+         "gpu 0 tb 2 step 2", "without attribute cnt"),
+        ('depid="1" deps="0"', 'depid="1" deps="7"', "gpu 0 tb 2 step 1", "does not exist"),
+        ('<step s="1" type="r" srcbuf="i" srcoff="0" dstbuf="i" dstoff="0" cnt="1" depid="-1" deps="-1" hasdep="0"/>\n',
+         '', "gpu 0 tb 2 step 2", "no matching receive"),
+        ('<tb id="1" send="0" recv="-1" chan="1">', '<tb id="1" send="5" recv="-1" chan="1">',
+         "gpu 1 tb 1 step 0", "not another GPU"),
+    ]
+    for old, new, where, what in cases:
+        assert old in HANDMADE, old
+        xml = write(os.path.join(d, "bad.xml"), HANDMADE.replace(old, new, 1))
+        p = from_msccl(xml, os.path.join(d, "out"))
+        lines = p.stderr.strip().splitlines()
+        check("bad XML (%s): exit non-zero, one line naming file and %s, no output" % (what, where),
+              p.returncode != 0 and len(lines) == 1 and "bad.xml" in lines[0] and where in lines[0]
+              and what in lines[0] and not [f for f in os.listdir(d) if f.startswith("out")], p.stderr)
+    xml = write(os.path.join(d, "bad.xml"), HANDMADE[:300])
+    p = from_msccl(xml, os.path.join(d, "out"))
+    check("truncated XML: one line with the line number", p.returncode != 0 and "line" in p.stderr
+          and len(p.stderr.strip().splitlines()) == 1, p.stderr)
+    p = from_msccl(os.path.join(d, "missing.xml"), os.path.join(d, "out"))
+    check("missing file: one line", p.returncode != 0 and "missing.xml" in p.stderr, p.stderr)
+    p = from_msccl(write(os.path.join(d, "f.xml"), msccl_xml.ring_allreduce(4, True)), os.path.join(d, "out"),
+                   "--compat")
+    check("--compat refuses fused steps the reference cannot convert",
+          p.returncode != 0 and "fused" in p.stderr and not os.path.exists(os.path.join(d, "out.0.et")), p.stderr)
+
+
 def main():
     tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
     for name, f in tests:
