@@ -188,6 +188,66 @@ static void print_problem(void *ctx, const chakra_problem *p) {
   fprintf((FILE *)ctx, "%s\n", line);
 }
 
+static void warn_problem(void *ctx, const chakra_problem *p) {
+  (void)ctx;
+  char line[2048];
+  chakra_problem_format(p, line, sizeof line);
+  cli_warn("%s", line);
+}
+
+static int coll_expand(int argc, char **argv) {
+  opts o = {argc, argv, 0, "expand"};
+  chakra_coll_expand_options x = {.reduce_bw = CHAKRA_COLL_DEFAULT_REDUCE_BW, .diag = warn_problem,
+                                  .producer = "chakra-c " CHAKRA_VERSION " coll expand"};
+  chakra_coll_rule *rules = calloc((size_t)argc, sizeof *rules);
+  const char *in = NULL, *out = NULL, *v;
+  int rc = 2;
+  chakra_error err = {0};
+  if (!rules) return cli_fail(&err);
+  for (o.i = 1; o.i < argc; o.i++) {
+    if (cli_is_help(argv[o.i])) {
+      fputs(usage, stdout);
+      rc = 0;
+      goto done;
+    } else if (opt_is(&o, "--algo", NULL)) {
+      if (!(v = opt_value(&o))) goto done;
+      if (chakra_coll_rule_parse(v, &rules[x.n_rules], &err)) {
+        cli_error("coll expand: %s", err.msg);
+        goto done;
+      }
+      x.n_rules++;
+    } else if (opt_is(&o, "--comm-group-configuration", "--comm-groups")) {
+      if (!(x.comm_groups = opt_value(&o))) goto done;
+    } else if (opt_is(&o, "--reduce-bw", NULL)) {
+      if (!(v = opt_value(&o)) || parse_bw(&o, v, &x.reduce_bw)) goto done;
+    } else if (opt_is(&o, "--overlap", NULL)) {
+      x.overlap = 1;
+    } else if (opt_is(&o, "-o", "--out") || opt_is(&o, "--output", NULL)) {
+      if (!(out = opt_value(&o))) goto done;
+    } else if (argv[o.i][0] != '-' && !in) {
+      in = argv[o.i];
+    } else {
+      cli_error("coll expand: unexpected argument '%s'; see 'chakra coll --help'", argv[o.i]);
+      goto done;
+    }
+  }
+  if (!in || !out || !x.n_rules) {
+    cli_error("coll expand: the workload prefix, -o and at least one --algo are required; see 'chakra coll --help'");
+    goto done;
+  }
+  x.rules = rules;
+  uint64_t nodes = 0;
+  if (chakra_coll_expand(in, out, &x, &nodes, &err)) {
+    cli_error("%s", err.msg);
+    rc = err.code == CHAKRA_EIO || err.code == CHAKRA_ENOMEM ? 1 : 2;
+    goto done;
+  }
+  rc = 0;
+done:
+  free(rules);
+  return rc;
+}
+
 static int coll_check(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (cli_is_help(argv[i])) {
@@ -226,6 +286,7 @@ int cmd_coll(int argc, char **argv) {
   }
   if (strcmp(argv[1], "gen") == 0) return coll_gen(argc - 1, argv + 1);
   if (strcmp(argv[1], "from-msccl") == 0) return coll_from_msccl(argc - 1, argv + 1);
+  if (strcmp(argv[1], "expand") == 0) return coll_expand(argc - 1, argv + 1);
   if (strcmp(argv[1], "check") == 0) return coll_check(argc - 1, argv + 1);
   cli_error("coll: unknown subcommand '%s'; expected gen, from-msccl, check or expand", argv[1]);
   return 2;

@@ -81,17 +81,21 @@ int chakra_coll_check(char *const *paths, uint32_t n, chakra_diag_fn diag, void 
                       uint64_t *problems, chakra_error *err);
 
 /* One --algo rule of chakra_coll_expand(): collectives of type coll (-1 =
- * any) whose comm_size is within [min_size, max_size] use algo (a
- * generated algorithm, or the ETs at prefix when prefix is non-NULL). */
+ * any) whose comm_size is within [min_size, max_size] and, when pg is set,
+ * whose pg_name is pg, use algo (a generated algorithm, or the ETs at
+ * prefix when prefix is non-NULL). A rule without a type that cannot run a
+ * collective (tree for an all-gather, hd on 6 ranks) is passed over. */
 typedef struct chakra_coll_rule {
   int coll;
   uint64_t min_size, max_size;
+  const char *pg;      /* NULL = any communicator */
+  size_t pg_len;
   int algo;            /* chakra_coll_algo, or -1 with prefix */
   const char *prefix;  /* algorithm ETs, or NULL */
 } chakra_coll_rule;
 
-/* Parses "[COLL[:MIN-MAX]=]ALGO" (sizes with K/M/G suffixes, either end
- * may be empty); strings point into s. */
+/* Parses "[COLL][:MIN-MAX][@PG]=ALGO" or "ALGO" (sizes with K/M/G
+ * suffixes, either end may be empty); strings point into s. */
 int chakra_coll_rule_parse(const char *s, chakra_coll_rule *out, chakra_error *err);
 
 typedef struct chakra_coll_expand_options {

@@ -214,6 +214,23 @@ void coll_encode_node(coll_buf *out, const coll_dag *d, uint32_t i, const coll_p
   out->n += (size_t)(q - p0) + body;
 }
 
+void coll_encode_pb(coll_buf *out, const ProtobufCMessage *m) {
+  size_t len = protobuf_c_message_get_packed_size(m);
+  uint8_t *p = room(out, len + 10);
+  if (!p) return;
+  size_t k = (size_t)(put_v(p, len) - p);
+  protobuf_c_message_pack(m, p + k);
+  out->n += k + len;
+}
+
+void coll_encode_raw(coll_buf *out, const uint8_t *data, size_t len) {
+  uint8_t *p = room(out, len + 10);
+  if (!p) return;
+  uint8_t *q = put_v(p, len);
+  memcpy(q, data, len);
+  out->n += (size_t)(q - p) + len;
+}
+
 void coll_meta_str(coll_meta *m, const char *name, const char *s) {
   if (m->n == sizeof m->a / sizeof m->a[0]) return;
   m->a[m->n].name = name;

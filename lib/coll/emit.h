@@ -71,6 +71,10 @@ typedef struct coll_place {
 
 /* Appends node i of d, length-prefixed, to out. */
 void coll_encode_node(coll_buf *out, const coll_dag *d, uint32_t i, const coll_place *pl);
+/* Appends any protobuf-c message (a workload node), length-prefixed. */
+void coll_encode_pb(coll_buf *out, const ProtobufCMessage *m);
+/* Appends already-encoded message bytes with their length prefix. */
+void coll_encode_raw(coll_buf *out, const uint8_t *data, size_t len);
 /* Appends the metadata, length-prefixed. */
 void coll_encode_meta(coll_buf *out, const coll_meta *m);
 
