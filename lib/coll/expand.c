@@ -106,7 +106,8 @@ static int lib_load_rank(coll_dag *d, const char *path, uint32_t n, int64_t *spa
     const chakra_metadata *m = g->metadata;
     for (size_t i = 0; m && i < m->n_attr; i++) {
       int64_t v;
-      if (strcmp(m->attr[i]->name, "size") == 0 && chakra_attr_as_int(m->attr[i], &v, NULL) == 0 && v > 0)
+      int inexact;
+      if (strcmp(m->attr[i]->name, "size") == 0 && chakra_attr_as_int(m->attr[i], &v, &inexact) == 0 && v > 0)
         *size = (uint64_t)v;
     }
   }
@@ -124,8 +125,7 @@ static int lib_load_rank(coll_dag *d, const char *path, uint32_t n, int64_t *spa
                             path, (unsigned long long)x->id, n - 1);
     else {
       uint64_t ns = x->duration_micros * 1000;
-      coll_dag_add(d, kind, peer, kind == COLL_REDUCE ? 0 : x->comm_tag, x->size, ns,
-                   (uint32_t)i);
+      coll_dag_add(d, kind, peer, kind == COLL_REDUCE ? 0 : x->comm_tag, x->size, ns, (uint32_t)i);
       for (uint32_t j = g->dep_off[i]; j < g->dep_off[i + 1]; j++) coll_dag_dep(d, g->deps[j]);
       if (kind != COLL_REDUCE && x->comm_tag + 1 > *span) *span = x->comm_tag + 1;
     }
@@ -549,6 +549,30 @@ typedef struct p2 {      /* pass-2 state of one rank */
   ids a, b;              /* scratch */
 } p2;
 
+/* d with message bytes scaled by num / den, in x->dag. A reduction is
+ * re-costed from its scaled bytes (tensor_size / 3, as chakra-c writes it)
+ * so that a small algorithm file gives the same cost as one made for the
+ * size itself; compute without tensor_size keeps its time, scaled. */
+static const coll_dag *scaled_copy(xstate *x, const coll_dag *d, uint64_t num, uint64_t den) {
+  coll_dag *o = &x->dag;
+  coll_dag_clear(o);
+  for (uint32_t i = 0; i < d->n; i++) {
+    uint64_t bytes = d->bytes[i], ns = d->dur_ns[i];
+    if (d->kind[i] == COLL_SEND || d->kind[i] == COLL_RECV) {
+      bytes = (uint64_t)((unsigned __int128)bytes * num / den);
+    } else if (bytes) {
+      bytes = (uint64_t)((unsigned __int128)(bytes / 3) * num / den);
+      ns = coll_comp_ns(COLL_REDUCE, bytes, x->o->reduce_bw);
+    } else {
+      ns = (uint64_t)((unsigned __int128)ns * num / den);
+    }
+    uint32_t j = coll_dag_add(o, d->kind[i], d->peer[i], d->tag[i], bytes, ns, d->label[i]);
+    if (j != COLL_NONE) o->tb[j] = d->tb[i];
+    for (uint32_t k = d->dep_off[i]; k < d->dep_off[i + 1]; k++) coll_dag_dep(o, d->deps[k]);
+  }
+  return o->oom ? NULL : o;
+}
+
 static int write_coll(p2 *w, const xcoll *c, const chakra_node *n) {
   xstate *x = w->x;
   const coll_dag *d;
@@ -564,8 +588,8 @@ static int write_coll(p2 *w, const xcoll *c, const chakra_node *n) {
                    .tag_base = c->tag_base, .root_deps = w->a.v, .n_root_deps = w->a.n, .name_prefix = pre,
                    .style = COLL_STYLE_CHAKRA, .names = COLL_NAMES_SHORT};
   if (rule->prefix) {
-    pl.scale_num = c->size;
-    pl.scale_den = x->libs[c->lib].size;
+    d = scaled_copy(x, d, c->size, x->libs[c->lib].size);
+    if (!d) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
     pl.names = COLL_NAMES_MSCCL;
   }
   for (uint32_t i = 0; i < d->n; i++) coll_encode_node(&w->buf, d, i, &pl);

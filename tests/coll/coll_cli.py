@@ -433,6 +433,173 @@ def test_msccl_bad_xml_one_line_naming_file_gpu_tb_step_and_no_output():
           p.returncode != 0 and "fused" in p.stderr and not os.path.exists(os.path.join(d, "out.0.et")), p.stderr)
 
 
+# ---- expand -------------------------------------------------------------------
+
+def coll_node(i, ctype, size, deps=(), pg=None):
+    n = {"id": str(i), "name": "coll%d" % i, "type": "COMM_COLL_NODE",
+         "attr": [{"name": "is_cpu_op", "bool_val": False}, {"name": "comm_type", "int64_val": str(ctype)},
+                  {"name": "comm_size", "int64_val": str(size)}]}
+    if pg is not None:
+        n["attr"].append({"name": "pg_name", "string_val": pg})
+    if deps:
+        n["data_deps"] = [str(x) for x in deps]
+    return n
+
+
+def comp_node(i, us, deps=(), ops=800, tensor=8000):
+    n = {"id": str(i), "name": "matmul%d" % i, "type": "COMP_NODE", "duration_micros": str(us),
+         "attr": [{"name": "is_cpu_op", "bool_val": False}, {"name": "num_ops", "int64_val": str(ops)},
+                  {"name": "tensor_size", "uint64_val": str(tensor)}]}
+    if deps:
+        n["data_deps"] = [str(x) for x in deps]
+    return n
+
+
+PLAIN = {"scheduling-policy": "FIFO", "preferred-dataset-splits": 1, "local-mem-bw": 50,
+         "collective-optimization": "baseline", "endpoint-delay": 0, "all-reduce-implementation": ["ring"],
+         "all-gather-implementation": ["ring"], "reduce-scatter-implementation": ["ring"],
+         "all-to-all-implementation": ["direct"]}
+
+
+def test_expand_microbench_allreduce_equals_the_custom_collective():
+    d = tmpdir("xmb")
+    mb = microbench(d, "allreduce", 8, "1M")
+    out = os.path.join(d, "x")
+    p = run("coll", "expand", mb, "-o", out, "--algo", "ring")
+    v = run("validate", out)
+    check("expand: microbench all-reduce expanded with ring; validate accepts it across ranks",
+          p.returncode == 0 and v.returncode == 0, p.stderr + v.stdout[-300:])
+    _, prefix = gen(d, "allreduce", "ring", 8, 1048576)
+    for model in ("unaware", "aware"):
+        p1, custom = sim(mb, custom_system("allreduce", prefix), RING8, model)
+        p2, expanded = sim(out, PLAIN, RING8, model)
+        check("expanded ring all-reduce = the same algorithm as *-implementation-custom = 90,174 ns (%s)" % model,
+              custom == expanded == {r: 90174 for r in range(8)}, (custom, expanded, p2.stderr[-300:]))
+    out = os.path.join(d, "hd")
+    p = run("coll", "expand", mb, "-o", out, "--algo", "hd")
+    _, prefix = gen(d, "allreduce", "hd", 8, 1048576, name="ghd")
+    p1, custom = sim(mb, custom_system("allreduce", prefix), RING8)
+    p2, expanded = sim(out, PLAIN, RING8)
+    check("expanded hd all-reduce = custom = 94,176 ns", custom == expanded == {r: 94176 for r in range(8)},
+          (custom, expanded))
+    # The double binary tree runs two trees at once: in a workload a send holds
+    # the rank's one communication slot until it arrives (simulator.md), in a
+    # custom collective it does not, so the expanded form is slower
+    # (docs/coll.md, "Simulating expanded collectives").
+    out = os.path.join(d, "dbt")
+    p = run("coll", "expand", mb, "-o", out, "--algo", "dbt")
+    _, prefix = gen(d, "allreduce", "dbt", 8, 1048576, name="gdbt")
+    p1, custom = sim(mb, custom_system("allreduce", prefix), RING8)
+    p2, expanded = sim(out, PLAIN, RING8)
+    check("expanded dbt: custom 220,590 ns on every rank; expanded, with sends serialised per rank, "
+          "220,590 to 241,620 ns", custom == {r: 220590 for r in range(8)} and
+          expanded == {0: 220590, 1: 230855, 2: 230855, 3: 230855, 4: 231355, 5: 241620, 6: 241620, 7: 241620},
+          (custom, expanded))
+
+
+def test_expand_overlap_allgather_feeding_a_matmul_hand_computed_times():
+    # 8-ring, 50 GB/s, 500 ns, 1 MiB per rank: a ring all-gather step is
+    # floor(500 + 1048576 / 53.6870912) = 20,031 ns, 7 steps = 140,217 ns;
+    # the 80 us matmul after it ends at 220,217 ns. With --overlap it runs in
+    # eight 10 us pieces: the local one at once, piece k when step k's receive
+    # lands (every 20,031 ns, longer than a piece), the last ends at
+    # 140,217 + 10,000, and the join costs 1 ns (a 0 us node): 150,218 ns.
+    d = tmpdir("xov")
+    w = pack_set(d, "w", [[coll_node(0, 2, 1048576), comp_node(1, 80, deps=[0])] for _ in range(8)])
+    p0, orig = sim(w, PLAIN, RING8)
+    check("overlap: original workload (native ring all-gather) = 220,217 ns", orig == {r: 220217 for r in range(8)},
+          (orig, p0.stderr[-300:]))
+    x = os.path.join(d, "x")
+    run("coll", "expand", w, "-o", x, "--algo", "allgather=ring")
+    p1, exp = sim(x, PLAIN, RING8)
+    check("overlap: expanded without --overlap = 220,217 ns", exp == {r: 220217 for r in range(8)}, exp)
+    o = os.path.join(d, "o")
+    p = run("coll", "expand", w, "-o", o, "--algo", "allgather=ring", "--overlap")
+    p2, ov = sim(o, PLAIN, RING8)
+    check("overlap: expanded with --overlap = 150,218 ns, 69,999 ns sooner", ov == {r: 150218 for r in range(8)},
+          (ov, p.stderr, p2.stderr[-300:]))
+    _, nodes = jsonl(o + ".3.et")
+    pieces = [n for n in nodes if n["name"].startswith("matmul1/chunk")]
+    join = [n for n in nodes if n["name"] == "matmul1"][0]
+    check("overlap: 8 pieces of 10 us, 100 ops, 1000 B; the join keeps the id and costs nothing",
+          len(pieces) == 8 and all(n["duration_micros"] == "10" and attr(n, "num_ops") == 100 and
+                                   attr(n, "tensor_size") == 1000 for n in pieces)
+          and join["id"] == "1" and "duration_micros" not in join and len(join["data_deps"]) == 8, pieces)
+    v = run("validate", o)
+    check("overlap: validate accepts the output", v.returncode == 0, v.stdout[-300:])
+
+
+def test_expand_rules_by_size_and_communicator_in_a_multi_group_workload():
+    stage = os.path.join(SHARED, "data", "traces", "stage", "gpt_small_tponly_dp2tp4")
+    if not os.path.exists(os.path.join(stage, "gpt_small_tponly_dp2tp4.0.et")):
+        skip("expand STAGE", "shared data absent")
+        return
+    d = tmpdir("xst")
+    w = os.path.join(stage, "gpt_small_tponly_dp2tp4")
+    groups = w + ".json"
+    out = os.path.join(d, "x")
+    p = run("coll", "expand", w, "-o", out, "--comm-group-configuration", groups,
+            "--algo", "allreduce@5=ring", "--algo", "allreduce@6=ring", "--algo", "direct")
+    v, c = run("validate", out), run("coll", "check", out)
+    s0, got = sim(out, PLAIN, RING8, groups=groups)
+    check("STAGE dp2tp4: ring inside [0,2,4,6]/[1,3,5,7], direct elsewhere; validates, checks sound, simulates",
+          p.returncode == 0 and v.returncode == 0 and c.returncode == 0 and s0.returncode == 0 and len(got) == 8,
+          (p.stderr, v.stdout[-200:], c.stdout[-200:], s0.stderr[-200:]))
+    _, orig = jsonl(w + ".0.et")
+    ar5 = {n["id"] for n in orig if n["type"] == "COMM_COLL_NODE" and attr(n, "comm_type") == 0
+           and attr(n, "pg_name") == "5"}
+    _, nodes = jsonl(out + ".0.et")
+    ring_peers = {attr(n, "comm_dst") for n in nodes if n["type"] == "COMM_SEND_NODE"
+                  and n["name"].split("/")[0][4:] in ar5}
+    check("rank 0's all-reduces in group 5 (%d) send only to its ring neighbour 2" % len(ar5),
+          ar5 and ring_peers == {2}, ring_peers)
+    check("no COMM_COLL node is left", all(n["type"] != "COMM_COLL_NODE" for n in nodes))
+    d2 = tmpdir("xsz")
+    w = pack_set(d2, "w", [[coll_node(0, 0, 65536), coll_node(1, 0, 1 << 20, deps=[0])] for _ in range(4)])
+    p = run("coll", "expand", w, "-o", os.path.join(d2, "x"), "--algo", "allreduce:0-64K=direct", "--algo", "ring")
+    _, nodes = jsonl(os.path.join(d2, "x.0.et"))
+    small = {attr(n, "comm_dst") for n in nodes if n["name"].startswith("coll0/send")}
+    big = {attr(n, "comm_dst") for n in nodes if n["name"].startswith("coll1/send")}
+    tags0 = {attr(n, "comm_tag") for n in nodes if n["name"].startswith("coll0/") and n["type"] != "COMP_NODE"}
+    tags1 = {attr(n, "comm_tag") for n in nodes if n["name"].startswith("coll1/") and n["type"] != "COMP_NODE"}
+    roots = [n for n in nodes if n["name"].startswith("coll1/") and n["type"] == "COMM_SEND_NODE" and
+             n["name"].endswith(".0")]
+    check("size ranges pick direct for 64 KiB and ring for 1 MiB; tags of the two instances are disjoint",
+          p.returncode == 0 and small == {1, 2, 3} and big == {1} and not (tags0 & tags1), (p.stderr, small, big))
+    check("the second collective's roots wait on the first one's sinks",
+          roots and all(n.get("data_deps") for n in roots), roots)
+    p2, got = sim(os.path.join(d2, "x"), PLAIN, RING8.replace("[ 8 ]", "[ 4 ]"))
+    check("two expanded collectives in a chain simulate", p2.returncode == 0 and len(got) == 4, p2.stderr[-300:])
+
+
+def test_expand_algorithm_ets_from_msccl_as_a_prefix():
+    d = tmpdir("xpre")
+    xml = write(os.path.join(d, "r.xml"), msccl_xml.ring_allreduce(8, True))
+    run("coll", "from-msccl", xml, "--size", 4096, "-o", os.path.join(d, "alg"))
+    mb = microbench(d, "allreduce", 8, "1M")
+    out = os.path.join(d, "x")
+    p = run("coll", "expand", mb, "-o", out, "--algo", "allreduce=" + os.path.join(d, "alg"))
+    p2, got = sim(out, PLAIN, RING8)
+    check("a prefix of algorithm ETs made for 4 KiB is scaled to the collective's 1 MiB: 90,174 ns",
+          p.returncode == 0 and got == {r: 90174 for r in range(8)}, (p.stderr, got, p2.stderr[-200:]))
+
+
+def test_expand_refuses_bad_rules_and_disagreeing_ranks():
+    d = tmpdir("xbad")
+    mb = microbench(d, "allreduce", 8, "1M")
+    for rule, what in (("allsum=ring", "allsum"), ("allreduce=nosuchprefix", "nosuchprefix"),
+                       ("allreduce=tree", None)):
+        p = run("coll", "expand", mb, "-o", os.path.join(d, "x"), "--algo", rule)
+        ok = p.returncode == 0 if what is None else (p.returncode == 2 and what in p.stderr)
+        check("expand --algo %s: %s" % (rule, "accepted" if what is None else "refused, one line"),
+              ok and len(p.stderr.strip().splitlines()) <= 1, p.stderr)
+    w = pack_set(d, "w", [[coll_node(0, 0, 1024 if r else 2048)] for r in range(4)])
+    p = run("coll", "expand", w, "-o", os.path.join(d, "y"), "--algo", "ring")
+    check("ranks whose collectives disagree: refused naming file and node, nothing written",
+          p.returncode == 2 and "w.1.et" in p.stderr and "node 0" in p.stderr
+          and not os.path.exists(os.path.join(d, "y.0.et")), p.stderr)
+
+
 def main():
     tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
     for name, f in tests:
