@@ -46,6 +46,16 @@ static inline uint32_t coll_dag_ndeps(const coll_dag *d, uint32_t i) {
   return d->dep_off[i + 1] - d->dep_off[i];
 }
 
+/* a * b / c without overflow (c > 0). */
+static inline uint64_t coll_muldiv(uint64_t a, uint64_t b, uint64_t c) {
+#if defined(__SIZEOF_INT128__)
+  __extension__ typedef unsigned __int128 u128;
+  return (uint64_t)((u128)a * b / c);
+#else
+  return (uint64_t)((long double)a * (long double)b / (long double)c);
+#endif
+}
+
 /* Cost model of the generators and the converter: GB/s = bytes per ns;
  * 3 passes (two reads, one write) per reduced byte, 2 per copied byte;
  * the byte quotient truncated first, as the reference converter does.

@@ -126,7 +126,7 @@ static size_t node_name(char *buf, const coll_dag *d, uint32_t i, const coll_pla
 
 static uint64_t scaled(uint64_t v, const coll_place *pl) {
   if (!pl->scale_den) return v;
-  return (uint64_t)((unsigned __int128)v * pl->scale_num / pl->scale_den);
+  return coll_muldiv(v, pl->scale_num, pl->scale_den);
 }
 
 /* The attributes of node i; returns their count. */

@@ -559,12 +559,12 @@ static const coll_dag *scaled_copy(xstate *x, const coll_dag *d, uint64_t num, u
   for (uint32_t i = 0; i < d->n; i++) {
     uint64_t bytes = d->bytes[i], ns = d->dur_ns[i];
     if (d->kind[i] == COLL_SEND || d->kind[i] == COLL_RECV) {
-      bytes = (uint64_t)((unsigned __int128)bytes * num / den);
+      bytes = coll_muldiv(bytes, num, den);
     } else if (bytes) {
-      bytes = (uint64_t)((unsigned __int128)(bytes / 3) * num / den);
+      bytes = coll_muldiv(bytes / 3, num, den);
       ns = coll_comp_ns(COLL_REDUCE, bytes, x->o->reduce_bw);
     } else {
-      ns = (uint64_t)((unsigned __int128)ns * num / den);
+      ns = coll_muldiv(ns, num, den);
     }
     uint32_t j = coll_dag_add(o, d->kind[i], d->peer[i], d->tag[i], bytes, ns, d->label[i]);
     if (j != COLL_NONE) o->tb[j] = d->tb[i];
@@ -620,9 +620,9 @@ static ChakraProtoMsg__AttributeProto *scaled_attr(const ChakraProtoMsg__Attribu
   if (strcmp(a->name, "num_ops") != 0 && strcmp(a->name, "tensor_size") != 0) return (ChakraProtoMsg__AttributeProto *)a;
   *tmp = *a;
   if (a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL)
-    tmp->int64_val = (int64_t)((unsigned __int128)(uint64_t)a->int64_val * part / total);
+    tmp->int64_val = (int64_t)coll_muldiv((uint64_t)a->int64_val, part, total);
   else if (a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL)
-    tmp->uint64_val = (uint64_t)((unsigned __int128)a->uint64_val * part / total);
+    tmp->uint64_val = coll_muldiv(a->uint64_val, part, total);
   else if (a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL)
     tmp->int32_val = (int32_t)((int64_t)a->int32_val * (int64_t)part / (int64_t)total);
   return tmp;
@@ -639,7 +639,7 @@ static int write_overlap(p2 *w, const xcoll *c, chakra_node *n) {
   uint32_t nr = 0;
   uint64_t total = c->size; /* the local part: this rank's own input */
   for (uint32_t i = 0; i < d->n; i++)
-    if (d->kind[i] == COLL_RECV) nr++, total += (uint64_t)((unsigned __int128)d->bytes[i] * num / den);
+    if (d->kind[i] == COLL_RECV) nr++, total += coll_muldiv(d->bytes[i], num, den);
   if (total == 0) return 0;
   /* the other deps of n, rewritten */
   w->b.n = 0;
@@ -664,7 +664,7 @@ static int write_overlap(p2 *w, const xcoll *c, chakra_node *n) {
   uint64_t dur = n->duration_micros, recv_shares = 0;
   for (uint32_t q = 0; q < d->n; q++)
     if (d->kind[q] == COLL_RECV)
-      recv_shares += (uint64_t)((unsigned __int128)dur * (uint64_t)((unsigned __int128)d->bytes[q] * num / den) / total);
+      recv_shares += coll_muldiv(dur, coll_muldiv(d->bytes[q], num, den), total);
   uint32_t ri = 0;
   for (uint32_t p = 0; p <= nr; p++) {
     /* piece p: 0 = local, then the receives in DAG order */
@@ -677,7 +677,7 @@ static int write_overlap(p2 *w, const xcoll *c, chakra_node *n) {
       nd = w->b.n;
     } else {
       while (d->kind[ri] != COLL_RECV) ri++;
-      bytes = (uint64_t)((unsigned __int128)d->bytes[ri] * num / den);
+      bytes = coll_muldiv(d->bytes[ri], num, den);
       deps[nd++] = c->id_base + ri++;
     }
     ChakraProtoMsg__Node piece = *n;
@@ -689,7 +689,7 @@ static int write_overlap(p2 *w, const xcoll *c, chakra_node *n) {
     piece.n_data_deps = nd;
     piece.n_ctrl_deps = 0;
     piece.ctrl_deps = NULL;
-    piece.duration_micros = p == 0 ? dur - recv_shares : (uint64_t)((unsigned __int128)dur * bytes / total);
+    piece.duration_micros = p == 0 ? dur - recv_shares : coll_muldiv(dur, bytes, total);
     for (size_t i = 0; i < n->n_attr; i++) attrs[i] = scaled_attr(n->attr[i], bytes, total, &tmp[i]);
     piece.attr = attrs;
     coll_encode_pb(&w->buf, &piece.base);

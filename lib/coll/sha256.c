@@ -14,8 +14,20 @@ static const uint32_t K[64] = {
     0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define HAVE_SHA_NI 1
+
+static int has_sha_ni(void) {
+  static int known = -1;
+  if (known < 0) {
+    unsigned a, b, c, d;
+    int sse41 = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 19));
+    int sha = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 29));
+    known = sse41 && sha;
+  }
+  return known;
+}
 
 /* The x86 SHA extensions: about ten times the portable code, which
  * matters for a digest of every converted XML. The state is kept in the
@@ -84,7 +96,7 @@ void sha256_update(sha256 *s, const void *data, size_t len) {
   s->len += len;
   if (s->n == 0 && len >= 64) { /* whole blocks straight from the input */
 #ifdef HAVE_SHA_NI
-    if (__builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1")) {
+    if (has_sha_ni()) {
       blocks_ni(s->h, p, len / 64);
       p += len / 64 * 64;
       len %= 64;
