@@ -197,7 +197,7 @@ static int load_rank(cctx *c, uint32_t r, chakra_error *err) {
     else c->keys.recvs[ki]++;
   }
   memcpy(k->child_off, g->child_off, (g->n + 1) * sizeof *k->child_off);
-  memcpy(k->children, g->children, g->child_off[g->n] * sizeof *k->children);
+  if (g->child_off[g->n]) memcpy(k->children, g->children, g->child_off[g->n] * sizeof *k->children);
   chakra_graph_free(g);
   return 0;
 }

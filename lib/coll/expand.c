@@ -350,8 +350,8 @@ static uint64_t *copy_deps(const chakra_node *n, uint32_t *count) {
   size_t m = n->n_data_deps + n->n_ctrl_deps;
   uint64_t *v = malloc((m ? m : 1) * sizeof *v);
   if (!v) return NULL;
-  memcpy(v, n->data_deps, n->n_data_deps * sizeof *v);
-  memcpy(v + n->n_data_deps, n->ctrl_deps, n->n_ctrl_deps * sizeof *v);
+  if (n->n_data_deps) memcpy(v, n->data_deps, n->n_data_deps * sizeof *v);
+  if (n->n_ctrl_deps) memcpy(v + n->n_data_deps, n->ctrl_deps, n->n_ctrl_deps * sizeof *v);
   *count = (uint32_t)m;
   return v;
 }
@@ -670,10 +670,10 @@ static int write_overlap(p2 *w, const xcoll *c, chakra_node *n) {
     /* piece p: 0 = local, then the receives in DAG order */
     uint64_t bytes;
     size_t nd = n_other;
-    memcpy(deps, w->b.v, n_other * sizeof *deps);
+    if (n_other) memcpy(deps, w->b.v, n_other * sizeof *deps);
     if (p == 0) {
       bytes = c->size;
-      memcpy(deps + nd, w->b.v + n_other, (w->b.n - n_other) * sizeof *deps);
+      if (w->b.n > n_other) memcpy(deps + nd, w->b.v + n_other, (w->b.n - n_other) * sizeof *deps);
       nd = w->b.n;
     } else {
       while (d->kind[ri] != COLL_RECV) ri++;
