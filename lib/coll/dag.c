@@ -7,6 +7,14 @@
 
 void coll_dag_init(coll_dag *d) { memset(d, 0, sizeof *d); }
 
+void *coll_grow(void *arr, size_t n, size_t *cap, size_t elem) {
+  if (n < *cap) return arr;
+  size_t c = *cap ? *cap * 2 : 64;
+  void *p = realloc(arr, c * elem);
+  if (p) *cap = c;
+  return p;
+}
+
 void coll_dag_clear(coll_dag *d) {
   d->n = 0;
   d->n_deps = 0;
@@ -59,16 +67,12 @@ uint32_t coll_dag_add(coll_dag *d, int kind, int32_t peer, int32_t tag, uint64_t
 
 void coll_dag_dep(coll_dag *d, uint32_t on) {
   if (on == COLL_NONE || d->oom || d->n == 0) return;
-  if (d->n_deps == d->cap_deps) {
-    uint32_t cap = d->cap_deps ? d->cap_deps * 2 : 64;
-    uint32_t *v = realloc(d->deps, (size_t)cap * sizeof *v);
-    if (!v) {
-      d->oom = 1;
-      return;
-    }
-    d->deps = v;
-    d->cap_deps = cap;
+  uint32_t *v = coll_grow(d->deps, d->n_deps, &d->cap_deps, sizeof *v);
+  if (!v) {
+    d->oom = 1;
+    return;
   }
+  d->deps = v;
   d->deps[d->n_deps++] = on;
   d->dep_off[d->n] = d->n_deps;
 }

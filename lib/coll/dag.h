@@ -28,7 +28,8 @@ typedef struct coll_dag {
   uint16_t *tb;      /* thread block (MSCCL), for names */
   uint32_t *dep_off; /* n + 1 entries */
   uint32_t *deps;
-  uint32_t n_deps, cap_deps;
+  uint32_t n_deps;
+  size_t cap_deps;
   int oom;           /* an allocation failed: the DAG is incomplete */
 } coll_dag;
 
@@ -45,6 +46,11 @@ void coll_dag_dep(coll_dag *d, uint32_t on);
 static inline uint32_t coll_dag_ndeps(const coll_dag *d, uint32_t i) {
   return d->dep_off[i + 1] - d->dep_off[i];
 }
+
+/* Room for element n of arr (cap elements of elem bytes allocated): arr
+ * itself, or arr grown (doubled) with *cap updated; NULL when out of memory,
+ * arr then untouched. The one growth rule of lib/coll's arrays. */
+void *coll_grow(void *arr, size_t n, size_t *cap, size_t elem);
 
 /* a * b / c without overflow (c > 0). */
 static inline uint64_t coll_muldiv(uint64_t a, uint64_t b, uint64_t c) {

@@ -335,13 +335,9 @@ static int place_coll(xstate *x, xcoll *c, uint32_t r, uint64_t *next) {
 /* ---- pass 1: what each rank holds ---------------------------------------- */
 
 static int add_coll(xrank *k, const xcoll *c) {
-  if (k->n == k->cap) {
-    size_t cap = k->cap ? k->cap * 2 : 64;
-    xcoll *v = realloc(k->v, cap * sizeof *v);
-    if (!v) return -1;
-    k->v = v;
-    k->cap = cap;
-  }
+  xcoll *v = coll_grow(k->v, k->n, &k->cap, sizeof *v);
+  if (!v) return -1;
+  k->v = v;
   k->v[k->n++] = *c;
   return 0;
 }
@@ -509,16 +505,12 @@ typedef struct ids {
 } ids;
 
 static void ids_push(ids *l, uint64_t v) {
-  if (l->n == l->cap) {
-    size_t cap = l->cap ? l->cap * 2 : 32;
-    uint64_t *p = realloc(l->v, cap * sizeof *p);
-    if (!p) {
-      l->oom = 1;
-      return;
-    }
-    l->v = p;
-    l->cap = cap;
+  uint64_t *p = coll_grow(l->v, l->n, &l->cap, sizeof *p);
+  if (!p) {
+    l->oom = 1;
+    return;
   }
+  l->v = p;
   l->v[l->n++] = v;
 }
 
@@ -817,7 +809,7 @@ static int plan(xstate *x) {
   for (uint32_t r = 0; !rc && r < x->npus; r++) rc = pass1_rank(x, r, &pgs[r]);
   if (!rc && coll_groups_find(&x->groups, "") < 0) {
     /* the whole world, for collectives without pg_name */
-    coll_group *v = realloc(x->groups.v, (x->groups.n + 1) * sizeof *v);
+    coll_group *v = coll_grow(x->groups.v, x->groups.n, &x->groups.cap, sizeof *v);
     if (!v) rc = chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
     else {
       x->groups.v = v;

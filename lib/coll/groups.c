@@ -6,6 +6,8 @@
 #include <string.h>
 #include <yajl/yajl_tree.h>
 
+#include "dag.h"
+
 static int cmp_u32(const void *a, const void *b) {
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
   return x < y ? -1 : x > y;
@@ -16,13 +18,9 @@ static int add_group(coll_groups *g, const char *name, yajl_val ranks, const cha
   if (coll_groups_find(g, name) >= 0) return 0;
   if (!YAJL_IS_ARRAY(ranks))
     return chakra_error_set(err, CHAKRA_EFORMAT, "%s: group '%s': expected a list of ranks", src, name);
-  if (g->n == g->cap) {
-    size_t cap = g->cap ? g->cap * 2 : 16;
-    coll_group *v = realloc(g->v, cap * sizeof *v);
-    if (!v) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-    g->v = v;
-    g->cap = cap;
-  }
+  coll_group *v = coll_grow(g->v, g->n, &g->cap, sizeof *v);
+  if (!v) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  g->v = v;
   size_t n = ranks->u.array.len;
   coll_group x = {strdup(name), malloc((n ? n : 1) * sizeof(uint32_t)), (uint32_t)n};
   if (!x.name || !x.members) {

@@ -120,18 +120,14 @@ static int attr_int(mx *x, const XML_Char **at, const char *elem, const mgpu *g,
 
 /* Makes room for one more element of arr; on failure stops the parse and
  * returns from the (void) handler. */
-#define GROW(x, arr, n, cap)                          \
-  do {                                                \
-    if ((n) == (cap)) {                               \
-      size_t c_ = (cap) ? (cap) * 2 : 64;             \
-      void *q_ = realloc((arr), c_ * sizeof *(arr));  \
-      if (!q_) {                                      \
-        mx_fail((x), "out of memory");                \
-        return;                                       \
-      }                                               \
-      (arr) = q_;                                     \
-      (cap) = c_;                                     \
-    }                                                 \
+#define GROW(x, arr, n, cap)                                  \
+  do {                                                        \
+    void *q_ = coll_grow((arr), (n), &(cap), sizeof *(arr));  \
+    if (!q_) {                                                \
+      mx_fail((x), "out of memory");                          \
+      return;                                                 \
+    }                                                         \
+    (arr) = q_;                                               \
   } while (0)
 
 static void on_algo(mx *x, const XML_Char **at) {
@@ -502,32 +498,24 @@ typedef struct conv {
 static void add_dep(conv *c, uint32_t node) {
   for (size_t i = 0; i < c->n_deps; i++)
     if (c->deps[i] == node) return;
-  if (c->n_deps == c->cap_deps) {
-    size_t cap = c->cap_deps ? c->cap_deps * 2 : 16;
-    uint32_t *v = realloc(c->deps, cap * sizeof *v);
-    if (!v) {
-      c->oom = 1;
-      return;
-    }
-    c->deps = v;
-    c->cap_deps = cap;
+  uint32_t *v = coll_grow(c->deps, c->n_deps, &c->cap_deps, sizeof *v);
+  if (!v) {
+    c->oom = 1;
+    return;
   }
+  c->deps = v;
   c->deps[c->n_deps++] = node;
 }
 
 typedef struct wstep { const mtb *t; uint32_t si; } wstep;
 
 static int push_work(conv *c, const mtb *t, uint32_t si) {
-  if (c->n_work == c->cap_work) {
-    size_t cap = c->cap_work ? c->cap_work * 2 : 16;
-    wstep *v = realloc(c->work, cap * sizeof *v);
-    if (!v) {
-      c->oom = 1;
-      return -1;
-    }
-    c->work = v;
-    c->cap_work = cap;
+  wstep *v = coll_grow(c->work, c->n_work, &c->cap_work, sizeof *v);
+  if (!v) {
+    c->oom = 1;
+    return -1;
   }
+  c->work = v;
   c->work[c->n_work++] = (wstep){t, si};
   return 0;
 }
@@ -561,13 +549,9 @@ static void resolve(conv *c, const mgpu *g, const mtb *t, uint32_t si) {
 }
 
 static int add_id(conv *c, uint32_t id) {
-  if (c->n_ids == c->cap_ids) {
-    size_t cap = c->cap_ids ? c->cap_ids * 2 : 64;
-    uint32_t *v = realloc(c->ids, cap * sizeof *v);
-    if (!v) return -1;
-    c->ids = v;
-    c->cap_ids = cap;
-  }
+  uint32_t *v = coll_grow(c->ids, c->n_ids, &c->cap_ids, sizeof *v);
+  if (!v) return -1;
+  c->ids = v;
   c->ids[c->n_ids++] = id;
   return 0;
 }
