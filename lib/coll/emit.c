@@ -2,6 +2,7 @@
  * emit.h. */
 #include "emit.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,6 +290,7 @@ struct coll_set {
   uint32_t cur;       /* rank of w, or UINT32_MAX */
   chakra_writer *w;
   uint8_t *done;      /* ranks renamed into place */
+  pthread_mutex_t mu; /* guards done for coll_set_put_rank */
 };
 
 char *coll_rank_path(const char *prefix, uint32_t r) {
@@ -309,6 +311,7 @@ int coll_set_open(coll_set **out, const char *prefix, uint32_t ranks, chakra_err
   }
   s->ranks = ranks;
   s->cur = UINT32_MAX;
+  pthread_mutex_init(&s->mu, NULL);
   *out = s;
   return 0;
 }
@@ -321,6 +324,8 @@ static int close_current(coll_set *s, chakra_error *err) {
   if (!rc) s->done[s->cur] = 1;
   return rc;
 }
+
+static int put_framed(chakra_writer *w, const coll_buf *buf, chakra_error *err);
 
 int coll_set_write(coll_set *s, uint32_t r, const coll_buf *buf, chakra_error *err) {
   if (buf->oom) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory encoding rank %u", s->prefix, r);
@@ -335,8 +340,12 @@ int coll_set_write(coll_set *s, uint32_t r, const coll_buf *buf, chakra_error *e
     if (rc) return rc;
     s->cur = r;
   }
-  /* The buffer holds framed messages; hand them over message by message so
-   * that the public writer API sees what it expects. */
+  return put_framed(s->w, buf, err);
+}
+
+/* The buffer holds framed messages; they go to the writer one by one, as
+ * its public API expects. */
+static int put_framed(chakra_writer *w, const coll_buf *buf, chakra_error *err) {
   size_t off = 0;
   while (off < buf->n) {
     uint64_t len = 0;
@@ -347,11 +356,34 @@ int coll_set_write(coll_set *s, uint32_t r, const coll_buf *buf, chakra_error *e
       shift += 7;
       if (c < 0x80) break;
     }
-    int rc = chakra_writer_put_raw(s->w, buf->p + off, (size_t)len, err);
+    int rc = chakra_writer_put_raw(w, buf->p + off, (size_t)len, err);
     if (rc) return rc;
     off += (size_t)len;
   }
   return 0;
+}
+
+int coll_set_put_rank(coll_set *s, uint32_t r, const coll_buf *buf, chakra_error *err) {
+  if (buf->oom) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory encoding rank %u", s->prefix, r);
+  if (r >= s->ranks) return chakra_error_set(err, CHAKRA_EINVAL, "%s: rank %u outside the set", s->prefix, r);
+  char *path = coll_rank_path(s->prefix, r);
+  if (!path) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  chakra_writer *w;
+  int rc = chakra_writer_open(&w, path, CHAKRA_WRITE_PLAIN, err);
+  free(path);
+  if (rc) return rc;
+  rc = put_framed(w, buf, err);
+  if (rc) {
+    chakra_writer_discard(w);
+    return rc;
+  }
+  rc = chakra_writer_close(w, err);
+  if (!rc) {
+    pthread_mutex_lock(&s->mu);
+    s->done[r] = 1;
+    pthread_mutex_unlock(&s->mu);
+  }
+  return rc;
 }
 
 int coll_set_commit(coll_set *s, chakra_error *err) {
@@ -362,6 +394,7 @@ int coll_set_commit(coll_set *s, chakra_error *err) {
     coll_set_abort(s);
     return rc;
   }
+  pthread_mutex_destroy(&s->mu);
   free(s->prefix), free(s->done), free(s);
   return 0;
 }
@@ -375,5 +408,6 @@ void coll_set_abort(coll_set *s) {
     if (path) unlink(path);
     free(path);
   }
+  pthread_mutex_destroy(&s->mu);
   free(s->prefix), free(s->done), free(s);
 }

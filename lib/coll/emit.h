@@ -84,6 +84,10 @@ int coll_set_open(coll_set **out, const char *prefix, uint32_t ranks, chakra_err
 /* Writes buf (already length-prefixed messages) as rank r's whole file,
  * or appends when called again for the same rank before the next rank. */
 int coll_set_write(coll_set *s, uint32_t r, const coll_buf *buf, chakra_error *err);
+/* Writes buf as rank r's whole file and puts it in place at once. Safe to
+ * call from several threads for different ranks (not mixed with
+ * coll_set_write). */
+int coll_set_put_rank(coll_set *s, uint32_t r, const coll_buf *buf, chakra_error *err);
 /* Puts the last rank in place; 0 when every rank was written. Frees s. */
 int coll_set_commit(coll_set *s, chakra_error *err);
 /* Removes everything written so far. Frees s. */
