@@ -565,6 +565,46 @@ static void add_node(conv *c, coll_dag *d, int kind, int32_t peer, int32_t tag, 
   if (i == COLL_NONE || add_id(c, i + c->id_gap)) d->oom = 1;
 }
 
+/* Cross-tb dependencies can close a cycle (a step waiting on a later step
+ * of its own tb, two tbs waiting on each other): refuse it, naming a step
+ * on it, rather than write a DAG nothing can run. Kahn's algorithm. */
+static int check_acyclic(conv *c, const mgpu *g, const coll_dag *d) {
+  uint32_t *indeg = calloc(d->n ? d->n : 1, sizeof *indeg), *stack = malloc((d->n ? d->n : 1) * sizeof *stack);
+  uint32_t *off = calloc((size_t)d->n + 1, sizeof *off), *kids = malloc((d->n_deps ? d->n_deps : 1) * sizeof *kids);
+  int rc = 0;
+  if (!indeg || !stack || !off || !kids) {
+    rc = chakra_error_set(c->x->err, CHAKRA_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (uint32_t i = 0; i < d->n; i++) {
+    indeg[i] = coll_dag_ndeps(d, i);
+    for (uint32_t k = d->dep_off[i]; k < d->dep_off[i + 1]; k++) off[d->deps[k] + 1]++;
+  }
+  for (uint32_t i = 0; i < d->n; i++) off[i + 1] += off[i];
+  for (uint32_t i = 0; i < d->n; i++)
+    for (uint32_t k = d->dep_off[i]; k < d->dep_off[i + 1]; k++) kids[off[d->deps[k]]++] = i;
+  for (uint32_t i = d->n; i > 0; i--) off[i] = off[i - 1]; /* back to starts */
+  off[0] = 0;
+  uint32_t sp = 0, seen = 0;
+  for (uint32_t i = 0; i < d->n; i++)
+    if (!indeg[i]) stack[sp++] = i;
+  while (sp) {
+    uint32_t i = stack[--sp];
+    seen++;
+    for (uint32_t k = off[i]; k < off[i + 1]; k++)
+      if (--indeg[kids[k]] == 0) stack[sp++] = kids[k];
+  }
+  if (seen < d->n) {
+    uint32_t i = 0;
+    while (!indeg[i]) i++;
+    rc = mx_fail(c->x, "gpu %d tb %u step %u: its dependencies form a cycle", g->id, (unsigned)d->tb[i],
+                 (unsigned)d->label[i]);
+  }
+out:
+  free(indeg), free(stack), free(off), free(kids);
+  return rc;
+}
+
 static int convert_gpu(conv *c, const mgpu *g, coll_dag *d) {
   mx *x = c->x;
   int compat = c->o->compat;
@@ -636,7 +676,8 @@ static int convert_gpu(conv *c, const mgpu *g, coll_dag *d) {
   int oom = full.oom || c->oom;
   coll_dag_free(d);
   *d = full;
-  return oom ? chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory") : 0;
+  if (oom) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  return check_acyclic(c, g, d);
 }
 
 /* Bytes per chunk (collectives.md 4.2 for --compat, 4.3 otherwise). */

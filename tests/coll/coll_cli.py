@@ -412,6 +412,8 @@ def test_msccl_bad_xml_one_line_naming_file_gpu_tb_step_and_no_output():
          '', "gpu 0 tb 2 step 2", "no matching receive"),
         ('<tb id="1" send="0" recv="-1" chan="1">', '<tb id="1" send="5" recv="-1" chan="1">',
          "gpu 1 tb 1 step 0", "not another GPU"),
+        ('cnt="2" depid="-1" deps="-1" hasdep="1"/>', 'cnt="2" depid="2" deps="2" hasdep="1"/>',
+         "gpu 0 tb", "cycle"),
     ]
     for old, new, where, what in cases:
         assert old in HANDMADE, old
