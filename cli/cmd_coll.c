@@ -12,7 +12,7 @@ static const char usage[] =
     "       chakra coll from-msccl X.xml --size BYTES -o PREFIX [--reduce-bw GBPS]\n"
     "                       [--compat] [--embed-xml]\n"
     "       chakra coll check PREFIX|FILES...\n"
-    "       chakra coll expand WORKLOAD_PREFIX -o OUT_PREFIX --algo [COLL[:MIN-MAX]=]ALGO ...\n"
+    "       chakra coll expand WORKLOAD_PREFIX -o OUT_PREFIX --algo [COLL][:MIN-MAX][@PG]=ALGO ...\n"
     "                       [--comm-group-configuration GROUPS.json] [--reduce-bw GBPS] [--overlap]\n"
     "\n"
     "Collective algorithms as Chakra ETs: one file per rank, PREFIX.<r>.et, a DAG\n"
@@ -36,8 +36,14 @@ static const char usage[] =
     "check      send/receive matching, peers, cycles, completion; exit 1 on problems\n"
     "expand     replace each COMM_COLL node by its rank's copy of an algorithm\n"
     "  --algo   a rule: ALGO is a generated algorithm's name or a prefix of\n"
-    "           algorithm ETs; COLL and a size range restrict it; first match wins\n"
-    "  --overlap  split compute nodes that consume a collective's output per chunk\n";
+    "           algorithm ETs; COLL, a comm_size range (64K-1M) and a pg_name\n"
+    "           restrict it; first match wins (repeat --algo)\n"
+    "  --comm-group-configuration  communicator groups (ASTRA-sim JSON); PyTorch\n"
+    "           METADATA nodes are read too\n"
+    "  --overlap  split each compute node that consumes an all-gather into one\n"
+    "           piece per received chunk, plus the local piece and a join\n"
+    "\n"
+    "Details and worked examples: docs/coll.md\n";
 
 typedef struct opts {
   int argc;
