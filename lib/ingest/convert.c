@@ -25,6 +25,7 @@
 #include "../util/bigmem.h"
 #include "../util/outfile.h"
 #include "../util/tasks.h"
+#include "../util/topo.h"
 #include "chakra/build.h"
 #include "chakra/et_def.pb-c.h"
 #include "chakra/ingest.h"
@@ -833,159 +834,93 @@ static void order_by_id(conv *c) {
     if (c->out[c->sidx[k]]) c->order[c->n_order++] = c->sidx[k];
 }
 
-/* Binary min-heap of node indexes keyed by id. */
-static inline void heap_push(uint32_t *heap, size_t *hn, const ht_node *nodes, uint32_t v) {
-  size_t j = (*hn)++;
-  while (j && nodes[v].id < nodes[heap[(j - 1) / 2]].id) {
-    heap[j] = heap[(j - 1) / 2]; /* the parent moves down into the hole */
-    j = (j - 1) / 2;
-  }
-  heap[j] = v;
-}
-
-static inline uint32_t heap_pop(uint32_t *heap, size_t *hn, const ht_node *nodes) {
-  uint32_t top = heap[0];
-  heap[0] = heap[--*hn];
-  for (size_t j = 0;;) {
-    size_t l = 2 * j + 1, r = l + 1, m = j;
-    if (l < *hn && nodes[heap[l]].id < nodes[heap[m]].id) m = l;
-    if (r < *hn && nodes[heap[r]].id < nodes[heap[m]].id) m = r;
-    if (m == j) break;
-    uint32_t t = heap[j];
-    heap[j] = heap[m];
-    heap[m] = t;
-    j = m;
-  }
-  return top;
-}
-
-/* Names a node on a cycle: walks dependencies from a node Kahn left over
- * until one repeats. */
-static int cycle_error(conv *c, const uint32_t *dix, const uint32_t *indeg) {
-  size_t n = c->n;
-  uint32_t at = NONE;
-  for (size_t i = 0; i < n && at == NONE; i++)
-    if (c->out[i] && indeg[i]) at = (uint32_t)i;
-  for (size_t steps = 0; steps < n; steps++) {
-    uint32_t nx = NONE;
-    for (uint32_t k = 0; k < c->dep_cnt[at] && nx == NONE; k++) {
-      uint32_t t = dix[c->dep_start[at] + k];
-      if (t != NONE && c->out[t] && indeg[t]) nx = t;
-    }
-    if (nx == NONE && !c->compat && c->parent[at] != NONE && c->out[c->parent[at]] && indeg[c->parent[at]])
-      nx = c->parent[at];
-    if (nx == NONE) break;
-    at = nx;
-  }
-  return node_err(c, at, "dependency cycle through this node");
-}
-
-/* Cycle check (Kahn) over data deps and, by default, the control deps to
- * parents that are written. In ascending id order when that order is
- * already topological (the common case), else a heap keyed by id. */
-static int order_nodes(conv *c, const uint32_t *dix) {
-  size_t n = c->n;
-  uint32_t *indeg = bigmem_calloc((n ? n : 1) * sizeof *indeg);
-  if (!indeg) return oom(c);
-  int id_order_ok = 1;
+/* The edges the order must respect, as a CSR over all nodes (util/topo):
+ * data deps on written nodes, then (by default) the control dep to a
+ * written parent. Nodes not written are skipped. */
+static int dep_graph(conv *c, const uint32_t *dix, uint32_t **off_out, uint32_t **adj_out) {
+  size_t n = c->n, m = 0;
+  uint32_t *off = bigmem_alloc((n + 1) * sizeof *off);
+  if (!off) return oom(c);
   for (size_t i = 0; i < n; i++) {
+    off[i] = (uint32_t)m;
+    if (!c->out[i]) continue;
+    for (uint32_t k = 0; k < c->dep_cnt[i]; k++) {
+      uint32_t t = dix[c->dep_start[i] + k];
+      m += t != NONE && c->out[t];
+    }
+    uint32_t p = c->parent[i];
+    m += !c->compat && p != NONE && c->out[p];
+  }
+  off[n] = (uint32_t)m;
+  uint32_t *adj = bigmem_alloc((m ? m : 1) * sizeof *adj);
+  if (!adj) {
+    bigmem_free(off);
+    return oom(c);
+  }
+  for (size_t i = 0, w = 0; i < n; i++) {
+    if (!c->out[i]) continue;
+    for (uint32_t k = 0; k < c->dep_cnt[i]; k++) {
+      uint32_t t = dix[c->dep_start[i] + k];
+      if (t != NONE && c->out[t]) adj[w++] = t;
+    }
+    uint32_t p = c->parent[i];
+    if (!c->compat && p != NONE && c->out[p]) adj[w++] = p;
+  }
+  *off_out = off;
+  *adj_out = adj;
+  return 0;
+}
+
+/* 1 when every dependency points to a smaller id: no cycle is possible
+ * and ascending id order is topological (the common case). */
+static int id_order_ok(const conv *c, const uint32_t *dix) {
+  for (size_t i = 0; i < c->n; i++) {
     if (!c->out[i]) continue;
     uint64_t me = c->h->nodes[i].id;
     for (uint32_t k = 0; k < c->dep_cnt[i]; k++) {
-      uint64_t d = c->deps[c->dep_start[i] + k];
       uint32_t t = dix[c->dep_start[i] + k];
-      if (t == NONE || !c->out[t]) continue;
-      indeg[i]++;
-      if (d >= me) id_order_ok = 0;
+      if (t != NONE && c->out[t] && c->deps[c->dep_start[i] + k] >= me) return 0;
     }
     uint32_t p = c->parent[i];
-    if (!c->compat && p != NONE && c->out[p]) {
-      indeg[i]++;
-      if (c->h->nodes[p].id >= me) id_order_ok = 0;
-    }
+    if (!c->compat && p != NONE && c->out[p] && c->h->nodes[p].id >= me) return 0;
   }
-  if (id_order_ok) {
-    /* every dependency points to a smaller id: no cycle is possible and
-     * ascending id order is topological */
-    bigmem_free(indeg);
+  return 1;
+}
+
+/* Cycle check (Kahn) over data deps and, by default, the control deps to
+ * parents that are written; the order is Kahn's with ties by id, except
+ * under --compat, which writes ascending id as the reference does. */
+static int order_nodes(conv *c, const uint32_t *dix) {
+  if (id_order_ok(c, dix)) {
     order_by_id(c);
     return 0;
   }
-  /* reverse edges: who depends on i */
-  uint32_t *roff = bigmem_calloc((n + 1) * sizeof *roff);
-  if (!roff) {
-    bigmem_free(indeg);
-    return oom(c);
-  }
-  size_t nedges = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!c->out[i]) continue;
-    for (uint32_t k = 0; k < c->dep_cnt[i]; k++) {
-      uint32_t t = dix[c->dep_start[i] + k];
-      if (t != NONE && c->out[t]) roff[t + 1]++, nedges++;
-    }
-    uint32_t p = c->parent[i];
-    if (!c->compat && p != NONE && c->out[p]) roff[p + 1]++, nedges++;
-  }
-  for (size_t i = 0; i < n; i++) roff[i + 1] += roff[i];
-  uint32_t *radj = bigmem_alloc((nedges ? nedges : 1) * sizeof *radj);
-  uint32_t *fill = bigmem_alloc((n ? n : 1) * sizeof *fill);
-  if (!radj || !fill) {
-    bigmem_free(indeg), bigmem_free(roff), bigmem_free(radj), bigmem_free(fill);
-    return oom(c);
-  }
-  memcpy(fill, roff, n * sizeof *fill);
-  for (size_t i = 0; i < n; i++) {
-    if (!c->out[i]) continue;
-    for (uint32_t k = 0; k < c->dep_cnt[i]; k++) {
-      uint32_t t = dix[c->dep_start[i] + k];
-      if (t != NONE && c->out[t]) radj[fill[t]++] = (uint32_t)i;
-    }
-    uint32_t p = c->parent[i];
-    if (!c->compat && p != NONE && c->out[p]) radj[fill[p]++] = (uint32_t)i;
-  }
-  bigmem_free(fill);
+  size_t n = c->n;
+  uint32_t *off = NULL, *adj = NULL;
+  int rc = dep_graph(c, dix, &off, &adj);
+  if (rc) return rc;
+  uint32_t *indeg = bigmem_alloc((n ? n : 1) * sizeof *indeg);
+  topo_graph g = {.n = n, .dep_off = off, .deps = adj,
+                  .keys = &c->h->nodes[0].id, .stride = sizeof *c->h->nodes};
+  uint8_t *skip = bigmem_alloc(n ? n : 1);
   size_t done = 0;
-  int rc = 0;
-  if (c->compat) {
-    /* Kahn, only to detect cycles; the output order is ascending id, as
-     * the reference writes it. */
-    uint32_t *queue = bigmem_alloc((n ? n : 1) * sizeof *queue);
-    if (!queue) rc = oom(c);
-    size_t qh = 0, qt = 0;
-    for (size_t k = 0; k < n && !rc; k++) {
-      uint32_t i = c->sidx[k];
-      if (c->out[i] && !indeg[i]) queue[qt++] = i;
+  if (!indeg || !skip) rc = oom(c);
+  for (size_t i = 0; i < n && !rc; i++) skip[i] = !c->out[i];
+  g.skip = skip;
+  if (!rc && topo_sort(&g, c->order, &done, indeg)) rc = oom(c);
+  if (!rc) {
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) total += c->out[i];
+    c->n_order = done;
+    if (done != total) {
+      uint32_t at = 0;
+      while (!(c->out[at] && indeg[at])) at++;
+      rc = node_err(c, topo_cycle_node(&g, indeg, at), "dependency cycle through this node");
+    } else if (c->compat) {
+      order_by_id(c);
     }
-    while (!rc && qh < qt) {
-      uint32_t i = queue[qh++];
-      done++;
-      for (uint32_t e = roff[i]; e < roff[i + 1]; e++)
-        if (--indeg[radj[e]] == 0) queue[qt++] = radj[e];
-    }
-    bigmem_free(queue);
-    order_by_id(c);
-  } else {
-    uint32_t *heap = bigmem_alloc((n ? n : 1) * sizeof *heap);
-    size_t hn = 0;
-    if (!heap) rc = oom(c);
-    const ht_node *nodes = c->h->nodes;
-    for (size_t i = 0; i < n && !rc; i++)
-      if (c->out[i] && !indeg[i]) heap_push(heap, &hn, nodes, (uint32_t)i);
-    c->n_order = 0;
-    while (!rc && hn) {
-      uint32_t i = heap_pop(heap, &hn, nodes);
-      c->order[c->n_order++] = i;
-      done++;
-      for (uint32_t e = roff[i]; e < roff[i + 1]; e++)
-        if (--indeg[radj[e]] == 0) heap_push(heap, &hn, nodes, radj[e]);
-    }
-    bigmem_free(heap);
   }
-  size_t total = 0;
-  for (size_t i = 0; i < n; i++) total += c->out[i];
-  if (!rc && done != total) rc = cycle_error(c, dix, indeg);
-  bigmem_free(indeg), bigmem_free(roff), bigmem_free(radj);
+  bigmem_free(indeg), bigmem_free(skip), bigmem_free(off), bigmem_free(adj);
   return rc;
 }
 

@@ -10,6 +10,7 @@
 
 #include "../util/bigmem.h"
 #include "../util/tasks.h"
+#include "../util/topo.h"
 #include "chakra/build.h"
 #include "chakra/graph.h"
 #include "net.h"
@@ -29,10 +30,7 @@ typedef struct wl_node { /* 32 bytes: a 100k-node rank is 3 MiB of these */
   uint8_t kind, slot, cat, coll, n_involved;
 } wl_node;
 
-typedef struct heap {
-  uint32_t *v;
-  uint32_t n, cap;
-} heap;
+typedef idheap heap;
 
 typedef struct wl_npu {
   uint32_t rank, n;
@@ -62,38 +60,8 @@ typedef struct wl {
 
 /* ---- ready heaps, ordered by node id ---- */
 
-static int heap_push(heap *h, uint32_t v, const wl_node *nodes) {
-  if (h->n == h->cap) {
-    uint32_t nc = h->cap ? h->cap * 2 : 16;
-    uint32_t *p = realloc(h->v, nc * sizeof *p);
-    if (!p) return -1;
-    h->v = p;
-    h->cap = nc;
-  }
-  uint32_t i = h->n++;
-  while (i > 0) {
-    uint32_t p = (i - 1) / 2;
-    if (nodes[h->v[p]].id <= nodes[v].id) break;
-    h->v[i] = h->v[p];
-    i = p;
-  }
-  h->v[i] = v;
-  return 0;
-}
-
-static uint32_t heap_pop(heap *h, const wl_node *nodes) {
-  uint32_t top = h->v[0], last = h->v[--h->n], i = 0;
-  for (;;) {
-    uint32_t c = 2 * i + 1;
-    if (c >= h->n) break;
-    if (c + 1 < h->n && nodes[h->v[c + 1]].id < nodes[h->v[c]].id) c++;
-    if (nodes[last].id <= nodes[h->v[c]].id) break;
-    h->v[i] = h->v[c];
-    i = c;
-  }
-  if (h->n) h->v[i] = last;
-  return top;
-}
+static int heap_push(heap *h, uint32_t v, const wl_node *nodes) { return idheap_push(h, v, &nodes[0].id, sizeof *nodes); }
+static uint32_t heap_pop(heap *h, const wl_node *nodes) { return idheap_pop(h, &nodes[0].id, sizeof *nodes); }
 
 /* ---- loading ---- */
 
