@@ -104,9 +104,11 @@ static int make_open(chakra_workload_writer *w, uint32_t rank, chakra_error *err
     int rc = outfile_park(old->f, err);
     if (rc) return rc;
     if (!outfile_is_open(old->f)) {
-      free(old->buf); /* a parked rank gives its buffer back too */
-      old->buf = NULL;
-      old->cap = 0;
+      if (!old->len) { /* a parked rank with nothing pending gives its buffer back too */
+        free(old->buf);
+        old->buf = NULL;
+        old->cap = 0;
+      }
       w->open[lru] = w->open[--w->n_open];
     }
   }
