@@ -1097,15 +1097,16 @@ static void log_line(conv *c, ibuf *lb, uint32_t i) {
 
 /* Packing is most of the cost of writing (protobuf-c visits every field
  * of the descriptor), so the nodes are packed in rounds: each of several
- * jobs packs a run of consecutive nodes into its own builder, and the
- * buffers go to the writer in order. */
+ * jobs packs a run of consecutive nodes into its own builder, while one
+ * more job hands the builders of the round before to the writer, in
+ * order. Each part has two builders, used in alternate rounds. */
 #define WRITE_RUN 1024    /* nodes per job and round */
 #define WRITE_THREADS 8
 
 typedef struct wpart {
   const uint32_t *idx; /* node indexes, in output order */
   size_t n;
-  chakra_builder *b;   /* length-prefixed Node messages of this round */
+  chakra_builder *b[2];
   wcount w;
   chakra_error err;
 } wpart;
@@ -1113,33 +1114,51 @@ typedef struct wpart {
 typedef struct wround {
   conv *c;
   wpart *parts;
+  int np;                    /* packing jobs this round */
+  int set;                   /* the builders they fill */
+  int prev_np;               /* parts of the round before, still to write */
+  chakra_workload_writer *w;
+  chakra_error werr;
 } wround;
 
-static int encode_part(void *ctx, size_t job) {
-  wround *r = ctx;
-  wpart *p = &r->parts[job];
-  chakra_builder_clear(p->b);
+/* Writes the previous round's builders in part order. */
+static int write_prev(wround *r) {
   int rc = 0;
-  for (size_t k = 0; k < p->n && !rc; k++) rc = put_node(r->c, p->idx[k], p->b, &p->w, &p->err);
+  for (int t = 0; t < r->prev_np && !rc; t++)
+    rc = chakra_workload_writer_put_built(r->w, 0, r->parts[t].b[r->set ^ 1], &r->werr);
   return rc;
 }
 
-/* Nodes idx[0..n) split over parts[0..np), packed on up to np threads;
- * the error of the first failing part goes to c->err. */
-static int encode_round(conv *c, wpart *parts, int np, const uint32_t *idx, size_t n) {
-  for (int t = 0; t < np; t++) {
-    size_t lo = n * (size_t)t / (size_t)np, hi = n * (size_t)(t + 1) / (size_t)np;
-    parts[t].idx = idx + lo;
-    parts[t].n = hi - lo;
-    parts[t].err.code = 0;
+static int round_job(void *ctx, size_t job) {
+  wround *r = ctx;
+  if ((int)job == r->np) return write_prev(r);
+  wpart *p = &r->parts[job];
+  chakra_builder *b = p->b[r->set];
+  chakra_builder_clear(b);
+  int rc = 0;
+  for (size_t k = 0; k < p->n && !rc; k++) rc = put_node(r->c, p->idx[k], b, &p->w, &p->err);
+  return rc;
+}
+
+/* Packs nodes idx[0..n) into builders `set` of parts[0..np) while the
+ * writer takes the round before; the first error goes to c->err. */
+static int run_round(conv *c, wround *r, const uint32_t *idx, size_t n) {
+  for (int t = 0; t < r->np; t++) {
+    size_t lo = n * (size_t)t / (size_t)r->np, hi = n * (size_t)(t + 1) / (size_t)r->np;
+    r->parts[t].idx = idx + lo;
+    r->parts[t].n = hi - lo;
+    r->parts[t].err.code = 0;
   }
-  wround r = {c, parts};
-  int rc = tasks_run((size_t)np, (unsigned)np, encode_part, &r, 0);
-  for (int t = 0; t < np && rc; t++)
-    if (parts[t].err.code) {
-      *c->err = parts[t].err;
-      break;
+  r->werr.code = 0;
+  size_t jobs = (size_t)r->np + (r->prev_np > 0);
+  int rc = tasks_run(jobs, (unsigned)jobs, round_job, r, 0);
+  if (!rc) return 0;
+  for (int t = 0; t < r->np; t++)
+    if (r->parts[t].err.code) {
+      *c->err = r->parts[t].err;
+      return rc;
     }
+  *c->err = r->werr;
   return rc;
 }
 
@@ -1148,17 +1167,20 @@ static int write_nodes(conv *c, chakra_workload_writer *w, wpart *parts, int thr
   ibuf lb = {0};
   int rc = 0;
   size_t round = (size_t)threads * WRITE_RUN;
+  wround r = {.c = c, .parts = parts, .w = w};
   for (size_t k = 0; k < c->n_order && !rc; k += round) {
     size_t n = c->n_order - k < round ? c->n_order - k : round;
-    int np = (int)((n + WRITE_RUN - 1) / WRITE_RUN);
-    rc = encode_round(c, parts, np, c->order + k, n);
-    for (int t = 0; t < np && !rc; t++) rc = chakra_workload_writer_put_built(w, 0, parts[t].b, c->err);
+    r.np = (int)((n + WRITE_RUN - 1) / WRITE_RUN);
+    rc = run_round(c, &r, c->order + k, n);
+    r.prev_np = r.np;
+    r.set ^= 1;
     for (size_t j = k; j < k + n && logf && !rc; j++) {
       lb.n = 0;
       log_line(c, &lb, c->order[j]);
       rc = lb.oom ? oom(c) : outfile_write(logf, lb.p, lb.n, c->err);
     }
   }
+  if (!rc && write_prev(&r)) *c->err = r.werr, rc = r.werr.code ? r.werr.code : CHAKRA_EIO;
   ibuf_free(&lb);
   return rc;
 }
@@ -1198,15 +1220,16 @@ static int write_et(conv *c, const char *out_path) {
   int np = threads < WRITE_THREADS ? threads : WRITE_THREADS;
   wpart *parts = calloc((size_t)np, sizeof *parts);
   for (int t = 0; t < np && parts && !rc; t++)
-    if (chakra_builder_new(&parts[t].b)) rc = oom(c);
+    if (chakra_builder_new(&parts[t].b[0]) || chakra_builder_new(&parts[t].b[1])) rc = oom(c);
   if (!parts) rc = oom(c);
-  if (!rc) rc = put_meta(c, parts[0].b);
-  if (!rc) rc = chakra_workload_writer_put_built(w, 0, parts[0].b, c->err);
+  if (!rc) rc = put_meta(c, parts[0].b[0]);
+  if (!rc) rc = chakra_workload_writer_put_built(w, 0, parts[0].b[0], c->err);
   if (!rc) rc = write_nodes(c, w, parts, np, logf);
   rc = close_outputs(w, logf, rc, c->err);
   for (int t = 0; t < np && parts; t++) {
     add_counts(c->rep, &parts[t].w);
-    chakra_builder_free(parts[t].b);
+    chakra_builder_free(parts[t].b[0]);
+    chakra_builder_free(parts[t].b[1]);
   }
   free(parts);
   return rc;
