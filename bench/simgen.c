@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chakra/build.h"
 #include "chakra/trace.h"
 
 static ChakraProtoMsg__AttributeProto attr_bool(const char *name, int v) {
@@ -92,7 +93,7 @@ int main(int argc, char **argv) {
   char *path = malloc(plen);
   chakra_error err = {0};
   for (unsigned r = 0; r < npus; r++) {
-    snprintf(path, plen, "%s.%u.et", argv[4], r);
+    chakra_rank_path(path, plen, argv[4], r);
     if (write_rank(argv[1], path, count, dur, size, &err)) {
       fprintf(stderr, "simgen: %s\n", err.msg);
       return 1;

@@ -1,5 +1,6 @@
 /* cmd_gen.c - chakra gen: generate workloads. */
 #include "chakra/et_def.pb-c.h"
+#include "chakra/build.h"
 #include "chakra/gen.h"
 #include "cli.h"
 
@@ -32,7 +33,7 @@ static int gen_microbench(int argc, char **argv) {
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
   char first[4096];
-  snprintf(first, sizeof first, "%s.0.et", prefix);
+  chakra_rank_path(first, sizeof first, prefix, 0);
   const char *outs[] = {first};
   if ((st = cli_check_outputs(outs, 1, NULL, 0)) != 0) return st;
   chakra_error err = {0};

@@ -6,6 +6,7 @@
 #include <malloc.h>
 #endif
 
+#include "chakra/build.h"
 #include "chakra/sim.h"
 #include "cli.h"
 
@@ -145,7 +146,7 @@ int cmd_sim(int argc, char **argv) {
   if (st != CLI_PROCEED) return st;
   /* A report into a missing folder must fail now, not after the run. */
   char rank0[4096];
-  snprintf(rank0, sizeof rank0, "%s.0.et", a.o.workload);
+  chakra_rank_path(rank0, sizeof rank0, a.o.workload, 0);
   const char *ins[] = {rank0, a.o.system, a.o.network, a.o.remote_memory, a.o.comm_groups};
   const char *outs[] = {a.report, a.o.timeline};
   if ((st = cli_check_outputs(outs, 2, ins, 5)) != 0) return st;

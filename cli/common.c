@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "chakra/build.h"
 #include "chakra/output.h"
 #include "cli.h"
 
@@ -121,7 +122,7 @@ int cli_expand_traces(int argc, char **argv, char ***out) {
       size_t len = strlen(argv[i]) + 32;
       char *p = malloc(len);
       if (!p) goto oom;
-      snprintf(p, len, "%s.%zu.et", argv[i], found);
+      chakra_rank_path(p, len, argv[i], (uint32_t)found);
       if (!is_file(p)) {
         free(p);
         break;

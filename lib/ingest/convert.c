@@ -14,7 +14,6 @@
  * control deps, stream only on device ops). */
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,12 +24,13 @@
 
 #include "../util/bigmem.h"
 #include "../util/outfile.h"
-#include "awrite.h"
+#include "../util/tasks.h"
+#include "../util/topo.h"
+#include "chakra/build.h"
 #include "chakra/et_def.pb-c.h"
 #include "chakra/ingest.h"
 #include "hostet.h"
 #include "ibuf.h"
-#include "pbmsg.h"
 #include "pyrepr.h"
 
 #define NONE UINT32_MAX
@@ -834,159 +834,93 @@ static void order_by_id(conv *c) {
     if (c->out[c->sidx[k]]) c->order[c->n_order++] = c->sidx[k];
 }
 
-/* Binary min-heap of node indexes keyed by id. */
-static inline void heap_push(uint32_t *heap, size_t *hn, const ht_node *nodes, uint32_t v) {
-  size_t j = (*hn)++;
-  while (j && nodes[v].id < nodes[heap[(j - 1) / 2]].id) {
-    heap[j] = heap[(j - 1) / 2]; /* the parent moves down into the hole */
-    j = (j - 1) / 2;
-  }
-  heap[j] = v;
-}
-
-static inline uint32_t heap_pop(uint32_t *heap, size_t *hn, const ht_node *nodes) {
-  uint32_t top = heap[0];
-  heap[0] = heap[--*hn];
-  for (size_t j = 0;;) {
-    size_t l = 2 * j + 1, r = l + 1, m = j;
-    if (l < *hn && nodes[heap[l]].id < nodes[heap[m]].id) m = l;
-    if (r < *hn && nodes[heap[r]].id < nodes[heap[m]].id) m = r;
-    if (m == j) break;
-    uint32_t t = heap[j];
-    heap[j] = heap[m];
-    heap[m] = t;
-    j = m;
-  }
-  return top;
-}
-
-/* Names a node on a cycle: walks dependencies from a node Kahn left over
- * until one repeats. */
-static int cycle_error(conv *c, const uint32_t *dix, const uint32_t *indeg) {
-  size_t n = c->n;
-  uint32_t at = NONE;
-  for (size_t i = 0; i < n && at == NONE; i++)
-    if (c->out[i] && indeg[i]) at = (uint32_t)i;
-  for (size_t steps = 0; steps < n; steps++) {
-    uint32_t nx = NONE;
-    for (uint32_t k = 0; k < c->dep_cnt[at] && nx == NONE; k++) {
-      uint32_t t = dix[c->dep_start[at] + k];
-      if (t != NONE && c->out[t] && indeg[t]) nx = t;
-    }
-    if (nx == NONE && !c->compat && c->parent[at] != NONE && c->out[c->parent[at]] && indeg[c->parent[at]])
-      nx = c->parent[at];
-    if (nx == NONE) break;
-    at = nx;
-  }
-  return node_err(c, at, "dependency cycle through this node");
-}
-
-/* Cycle check (Kahn) over data deps and, by default, the control deps to
- * parents that are written. In ascending id order when that order is
- * already topological (the common case), else a heap keyed by id. */
-static int order_nodes(conv *c, const uint32_t *dix) {
-  size_t n = c->n;
-  uint32_t *indeg = bigmem_calloc((n ? n : 1) * sizeof *indeg);
-  if (!indeg) return oom(c);
-  int id_order_ok = 1;
+/* The edges the order must respect, as a CSR over all nodes (util/topo):
+ * data deps on written nodes, then (by default) the control dep to a
+ * written parent. Nodes not written are skipped. */
+static int dep_graph(conv *c, const uint32_t *dix, uint32_t **off_out, uint32_t **adj_out) {
+  size_t n = c->n, m = 0;
+  uint32_t *off = bigmem_alloc((n + 1) * sizeof *off);
+  if (!off) return oom(c);
   for (size_t i = 0; i < n; i++) {
+    off[i] = (uint32_t)m;
+    if (!c->out[i]) continue;
+    for (uint32_t k = 0; k < c->dep_cnt[i]; k++) {
+      uint32_t t = dix[c->dep_start[i] + k];
+      m += t != NONE && c->out[t];
+    }
+    uint32_t p = c->parent[i];
+    m += !c->compat && p != NONE && c->out[p];
+  }
+  off[n] = (uint32_t)m;
+  uint32_t *adj = bigmem_alloc((m ? m : 1) * sizeof *adj);
+  if (!adj) {
+    bigmem_free(off);
+    return oom(c);
+  }
+  for (size_t i = 0, w = 0; i < n; i++) {
+    if (!c->out[i]) continue;
+    for (uint32_t k = 0; k < c->dep_cnt[i]; k++) {
+      uint32_t t = dix[c->dep_start[i] + k];
+      if (t != NONE && c->out[t]) adj[w++] = t;
+    }
+    uint32_t p = c->parent[i];
+    if (!c->compat && p != NONE && c->out[p]) adj[w++] = p;
+  }
+  *off_out = off;
+  *adj_out = adj;
+  return 0;
+}
+
+/* 1 when every dependency points to a smaller id: no cycle is possible
+ * and ascending id order is topological (the common case). */
+static int id_order_ok(const conv *c, const uint32_t *dix) {
+  for (size_t i = 0; i < c->n; i++) {
     if (!c->out[i]) continue;
     uint64_t me = c->h->nodes[i].id;
     for (uint32_t k = 0; k < c->dep_cnt[i]; k++) {
-      uint64_t d = c->deps[c->dep_start[i] + k];
       uint32_t t = dix[c->dep_start[i] + k];
-      if (t == NONE || !c->out[t]) continue;
-      indeg[i]++;
-      if (d >= me) id_order_ok = 0;
+      if (t != NONE && c->out[t] && c->deps[c->dep_start[i] + k] >= me) return 0;
     }
     uint32_t p = c->parent[i];
-    if (!c->compat && p != NONE && c->out[p]) {
-      indeg[i]++;
-      if (c->h->nodes[p].id >= me) id_order_ok = 0;
-    }
+    if (!c->compat && p != NONE && c->out[p] && c->h->nodes[p].id >= me) return 0;
   }
-  if (id_order_ok) {
-    /* every dependency points to a smaller id: no cycle is possible and
-     * ascending id order is topological */
-    bigmem_free(indeg);
+  return 1;
+}
+
+/* Cycle check (Kahn) over data deps and, by default, the control deps to
+ * parents that are written; the order is Kahn's with ties by id, except
+ * under --compat, which writes ascending id as the reference does. */
+static int order_nodes(conv *c, const uint32_t *dix) {
+  if (id_order_ok(c, dix)) {
     order_by_id(c);
     return 0;
   }
-  /* reverse edges: who depends on i */
-  uint32_t *roff = bigmem_calloc((n + 1) * sizeof *roff);
-  if (!roff) {
-    bigmem_free(indeg);
-    return oom(c);
-  }
-  size_t nedges = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!c->out[i]) continue;
-    for (uint32_t k = 0; k < c->dep_cnt[i]; k++) {
-      uint32_t t = dix[c->dep_start[i] + k];
-      if (t != NONE && c->out[t]) roff[t + 1]++, nedges++;
-    }
-    uint32_t p = c->parent[i];
-    if (!c->compat && p != NONE && c->out[p]) roff[p + 1]++, nedges++;
-  }
-  for (size_t i = 0; i < n; i++) roff[i + 1] += roff[i];
-  uint32_t *radj = bigmem_alloc((nedges ? nedges : 1) * sizeof *radj);
-  uint32_t *fill = bigmem_alloc((n ? n : 1) * sizeof *fill);
-  if (!radj || !fill) {
-    bigmem_free(indeg), bigmem_free(roff), bigmem_free(radj), bigmem_free(fill);
-    return oom(c);
-  }
-  memcpy(fill, roff, n * sizeof *fill);
-  for (size_t i = 0; i < n; i++) {
-    if (!c->out[i]) continue;
-    for (uint32_t k = 0; k < c->dep_cnt[i]; k++) {
-      uint32_t t = dix[c->dep_start[i] + k];
-      if (t != NONE && c->out[t]) radj[fill[t]++] = (uint32_t)i;
-    }
-    uint32_t p = c->parent[i];
-    if (!c->compat && p != NONE && c->out[p]) radj[fill[p]++] = (uint32_t)i;
-  }
-  bigmem_free(fill);
+  size_t n = c->n;
+  uint32_t *off = NULL, *adj = NULL;
+  int rc = dep_graph(c, dix, &off, &adj);
+  if (rc) return rc;
+  uint32_t *indeg = bigmem_alloc((n ? n : 1) * sizeof *indeg);
+  topo_graph g = {.n = n, .dep_off = off, .deps = adj,
+                  .keys = &c->h->nodes[0].id, .stride = sizeof *c->h->nodes};
+  uint8_t *skip = bigmem_alloc(n ? n : 1);
   size_t done = 0;
-  int rc = 0;
-  if (c->compat) {
-    /* Kahn, only to detect cycles; the output order is ascending id, as
-     * the reference writes it. */
-    uint32_t *queue = bigmem_alloc((n ? n : 1) * sizeof *queue);
-    if (!queue) rc = oom(c);
-    size_t qh = 0, qt = 0;
-    for (size_t k = 0; k < n && !rc; k++) {
-      uint32_t i = c->sidx[k];
-      if (c->out[i] && !indeg[i]) queue[qt++] = i;
+  if (!indeg || !skip) rc = oom(c);
+  for (size_t i = 0; i < n && !rc; i++) skip[i] = !c->out[i];
+  g.skip = skip;
+  if (!rc && topo_sort(&g, c->order, &done, indeg)) rc = oom(c);
+  if (!rc) {
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) total += c->out[i];
+    c->n_order = done;
+    if (done != total) {
+      uint32_t at = 0;
+      while (!(c->out[at] && indeg[at])) at++;
+      rc = node_err(c, topo_cycle_node(&g, indeg, at), "dependency cycle through this node");
+    } else if (c->compat) {
+      order_by_id(c);
     }
-    while (!rc && qh < qt) {
-      uint32_t i = queue[qh++];
-      done++;
-      for (uint32_t e = roff[i]; e < roff[i + 1]; e++)
-        if (--indeg[radj[e]] == 0) queue[qt++] = radj[e];
-    }
-    bigmem_free(queue);
-    order_by_id(c);
-  } else {
-    uint32_t *heap = bigmem_alloc((n ? n : 1) * sizeof *heap);
-    size_t hn = 0;
-    if (!heap) rc = oom(c);
-    const ht_node *nodes = c->h->nodes;
-    for (size_t i = 0; i < n && !rc; i++)
-      if (c->out[i] && !indeg[i]) heap_push(heap, &hn, nodes, (uint32_t)i);
-    c->n_order = 0;
-    while (!rc && hn) {
-      uint32_t i = heap_pop(heap, &hn, nodes);
-      c->order[c->n_order++] = i;
-      done++;
-      for (uint32_t e = roff[i]; e < roff[i + 1]; e++)
-        if (--indeg[radj[e]] == 0) heap_push(heap, &hn, nodes, radj[e]);
-    }
-    bigmem_free(heap);
   }
-  size_t total = 0;
-  for (size_t i = 0; i < n; i++) total += c->out[i];
-  if (!rc && done != total) rc = cycle_error(c, dix, indeg);
-  bigmem_free(indeg), bigmem_free(roff), bigmem_free(radj);
+  bigmem_free(indeg), bigmem_free(skip), bigmem_free(off), bigmem_free(adj);
   return rc;
 }
 
@@ -1003,24 +937,16 @@ static int prune_and_order(conv *c) {
 
 /* ---------------------------------------------------------------- write */
 
-static ChakraProtoMsg__GlobalMetadata *build_meta(conv *c, arena *a) {
+static int put_meta(conv *c, chakra_builder *b) {
   const hostet *h = c->h;
-  ChakraProtoMsg__GlobalMetadata *m = arena_alloc(a, sizeof *m);
-  if (!m) return NULL;
-  chakra_proto_msg__global_metadata__init(m);
-  pbattrs l;
-  pbattrs_start(&l, a, 6);
-  if (!c->compat) m->version = "1.0.0";
-  pbattrs_str(&l, "schema", h->schema);
-  if (h->has_pid) pbattrs_uint64(&l, "pid", (uint64_t)h->pid);
-  if (h->has_time) pbattrs_str(&l, "time", h->time);
-  if (h->has_start_ts) pbattrs_uint64(&l, "start_ts", (uint64_t)h->start_ts);
-  if (h->has_finish_ts) pbattrs_uint64(&l, "finish_ts", (uint64_t)h->finish_ts);
-  if (!c->compat) pbattrs_str(&l, "producer", "chakra-c " CHAKRA_VERSION " convert pytorch");
-  if (l.oom) return NULL;
-  m->attr = l.v;
-  m->n_attr = l.n;
-  return m;
+  chakra_builder_metadata(b, c->compat ? NULL : "1.0.0");
+  chakra_builder_string(b, "schema", h->schema);
+  if (h->has_pid) chakra_builder_uint64(b, "pid", (uint64_t)h->pid);
+  if (h->has_time) chakra_builder_string(b, "time", h->time);
+  if (h->has_start_ts) chakra_builder_uint64(b, "start_ts", (uint64_t)h->start_ts);
+  if (h->has_finish_ts) chakra_builder_uint64(b, "finish_ts", (uint64_t)h->finish_ts);
+  if (!c->compat) chakra_builder_string(b, "producer", "chakra-c " CHAKRA_VERSION " convert pytorch");
+  return chakra_builder_put(b, c->err);
 }
 
 /* CHAKRA_TIMING=1 in the environment prints the phases on stderr (the
@@ -1051,14 +977,10 @@ typedef struct wcount {
   uint64_t ctrl, data, nodes, meta, coll, send, recv, comp;
 } wcount;
 
-/* Everything of node i but its inputs/outputs and attributes; ctrl holds
- * the control dep. */
-static void node_head(conv *c, uint32_t i, ChakraProtoMsg__Node *m, uint64_t *ctrl, wcount *w) {
+/* Everything of node i but its inputs/outputs and attributes. */
+static void node_head(conv *c, uint32_t i, chakra_builder *b, wcount *w) {
   const ht_node *x = &c->h->nodes[i];
-  const char *name = nname(c, i);
-  m->id = x->id;
-  m->name = (char *)name;
-  m->type = (ChakraProtoMsg__NodeType)c->type[i];
+  chakra_builder_node(b, x->id, nname(c, i), c->type[i]);
   uint32_t p = c->parent[i];
   if (p != NONE && c->sel[p]) {
     int write;
@@ -1070,17 +992,14 @@ static void node_head(conv *c, uint32_t i, ChakraProtoMsg__Node *m, uint64_t *ct
       write = c->out[p];
     }
     if (write) {
-      *ctrl = c->h->nodes[p].id;
-      m->ctrl_deps = ctrl;
-      m->n_ctrl_deps = 1;
+      chakra_builder_ctrl_deps(b, &c->h->nodes[p].id, 1);
       w->ctrl++;
     }
   }
-  m->data_deps = c->deps + c->dep_start[i];
-  m->n_data_deps = c->dep_cnt[i];
+  chakra_builder_data_deps(b, c->deps + c->dep_start[i], c->dep_cnt[i]);
   w->data += c->dep_cnt[i];
-  if (!c->compat && (x->flags & HT_TS) && x->ts >= 1) m->start_time_micros = (uint64_t)x->ts;
-  m->duration_micros = node_dur(c, i);
+  if (!c->compat && (x->flags & HT_TS) && x->ts >= 1) chakra_builder_start_time(b, (uint64_t)x->ts);
+  chakra_builder_duration(b, node_dur(c, i));
   w->nodes++;
   switch (c->type[i]) {
     case T_METADATA: w->meta++; break;
@@ -1092,81 +1011,63 @@ static void node_head(conv *c, uint32_t i, ChakraProtoMsg__Node *m, uint64_t *ct
 }
 
 /* The inputs and outputs from the node's texts (hostet.h), borrowed. */
-static void node_io(const ht_node *x, ChakraProtoMsg__IOInfo io[2]) {
-  char *t[HT_IO_N];
-  char *s = (char *)x->blob;
+static void node_io(const ht_node *x, chakra_builder *b) {
+  const char *t[HT_IO_N];
+  const char *s = (const char *)x->blob;
   for (int k = 0; k < HT_IO_N; k++) {
     t[k] = s;
     s += strlen(s) + 1;
   }
-  for (int w = 0; w < 2; w++) {
-    chakra_proto_msg__ioinfo__init(&io[w]);
-    io[w].values = t[3 * w];
-    io[w].shapes = t[3 * w + 1];
-    io[w].types = t[3 * w + 2];
-  }
+  for (int w = 0; w < 2; w++) chakra_builder_io(b, w, t[3 * w], t[3 * w + 1], t[3 * w + 2]);
 }
 
 /* The attributes the parser kept for the output. */
-static void extra_attrs(const ht_node *x, pbattrs *l) {
+static void extra_attrs(const ht_node *x, chakra_builder *b) {
   for (uint32_t k = 0; k < x->n_extra; k++) {
     const ht_extra *e = &x->extra[k];
     switch (e->kind) {
-      case HT_X_INT64: pbattrs_int64(l, e->name, e->v.i); break;
-      case HT_X_UINT64: pbattrs_uint64(l, e->name, e->v.u); break;
-      case HT_X_DOUBLE: pbattrs_double(l, e->name, e->v.d); break;
-      case HT_X_BOOL: pbattrs_bool(l, e->name, e->v.b); break;
-      default: pbattrs_str(l, e->name, e->v.s); break;
+      case HT_X_INT64: chakra_builder_int64(b, e->name, e->v.i); break;
+      case HT_X_UINT64: chakra_builder_uint64(b, e->name, e->v.u); break;
+      case HT_X_DOUBLE: chakra_builder_double(b, e->name, e->v.d); break;
+      case HT_X_BOOL: chakra_builder_bool(b, e->name, e->v.b); break;
+      default: chakra_builder_string(b, e->name, e->v.s); break;
     }
   }
 }
 
 /* The standard attributes, then (except --compat) the extra ones. */
-static void node_attrs(conv *c, uint32_t i, pbattrs *l) {
+static void node_attrs(conv *c, uint32_t i, chakra_builder *b) {
   const ht_node *x = &c->h->nodes[i];
   for (int k = 0; k < HT_NATTR; k++)
-    if (c->compat || (x->flags & (HT_ATTR0 << k))) pbattrs_int64(l, ht_attr_names[k], x->a[k]);
+    if (c->compat || (x->flags & (HT_ATTR0 << k))) chakra_builder_int64(b, ht_attr_names[k], x->a[k]);
   if (c->compat || (x->flags & HT_SCHEMA))
-    pbattrs_str(l, "op_schema", strtab_str(&c->h->strings, x->op_schema));
-  pbattrs_bool(l, "is_cpu_op", !(x->flags & HT_GPU));
-  if (c->compat || c->gpu[i]) pbattrs_int64(l, "stream", x->stream);
+    chakra_builder_string(b, "op_schema", strtab_str(&c->h->strings, x->op_schema));
+  chakra_builder_bool(b, "is_cpu_op", !(x->flags & HT_GPU));
+  if (c->compat || c->gpu[i]) chakra_builder_int64(b, "stream", x->stream);
   int t = c->type[i];
   const char *pgn = strtab_str(&c->h->strings, c->pg[i]);
   int has_pg = strtab_len(&c->h->strings, c->pg[i]) != 0;
   if (t == T_COLL) {
-    pbattrs_int64(l, "comm_type", c->comm_type[i]);
-    pbattrs_int64(l, "comm_size", (int64_t)x->comm_bytes);
-    if (has_pg) pbattrs_str(l, "pg_name", pgn);
+    chakra_builder_int64(b, "comm_type", c->comm_type[i]);
+    chakra_builder_int64(b, "comm_size", (int64_t)x->comm_bytes);
+    if (has_pg) chakra_builder_string(b, "pg_name", pgn);
   } else if (t == T_SEND || t == T_RECV) {
-    if (!c->compat) pbattrs_int32(l, t == T_SEND ? "comm_dst" : "comm_src", c->peer[i]);
-    pbattrs_int64(l, "comm_size", (int64_t)x->comm_bytes);
-    if (!c->compat) pbattrs_int32(l, "comm_tag", c->tag[i]);
-    if (has_pg) pbattrs_str(l, "pg_name", pgn);
+    if (!c->compat) chakra_builder_int32(b, t == T_SEND ? "comm_dst" : "comm_src", c->peer[i]);
+    chakra_builder_int64(b, "comm_size", (int64_t)x->comm_bytes);
+    if (!c->compat) chakra_builder_int32(b, "comm_tag", c->tag[i]);
+    if (has_pg) chakra_builder_string(b, "pg_name", pgn);
   }
   if (!c->compat && (x->flags & HT_EXCL) && x->excl >= 0)
-    pbattrs_uint64(l, "duration_ns", (uint64_t)llround(x->excl * 1000.0));
-  if (!c->compat) extra_attrs(x, l);
+    chakra_builder_uint64(b, "duration_ns", (uint64_t)llround(x->excl * 1000.0));
+  if (!c->compat) extra_attrs(x, b);
 }
 
-/* Node i as protobuf-c structs in a (NULL when out of memory). */
-static ChakraProtoMsg__Node *build_node(conv *c, uint32_t i, arena *a, wcount *w) {
-  ChakraProtoMsg__Node *m = arena_alloc(a, sizeof *m);
-  ChakraProtoMsg__IOInfo *io = arena_alloc(a, 2 * sizeof *io);
-  uint64_t *ctrl = arena_alloc(a, sizeof *ctrl);
-  if (!m || !io || !ctrl) return NULL;
-  chakra_proto_msg__node__init(m);
-  node_head(c, i, m, ctrl, w);
-  const ht_node *x = &c->h->nodes[i];
-  node_io(x, io);
-  m->inputs = &io[0];
-  m->outputs = &io[1];
-  pbattrs l;
-  pbattrs_start(&l, a, 16 + x->n_extra); /* 14 standard ones at most */
-  node_attrs(c, i, &l);
-  if (l.oom) return NULL;
-  m->attr = l.v;
-  m->n_attr = l.n;
-  return m;
+/* Node i, packed at the end of b's buffer. */
+static int put_node(conv *c, uint32_t i, chakra_builder *b, wcount *w, chakra_error *err) {
+  node_head(c, i, b, w);
+  node_io(&c->h->nodes[i], b);
+  node_attrs(c, i, b);
+  return chakra_builder_put(b, err);
 }
 
 static void add_counts(chakra_convert_report *r, const wcount *w) {
@@ -1194,101 +1095,114 @@ static void log_line(conv *c, ibuf *lb, uint32_t i) {
   ibuf_putc(lb, '\n');
 }
 
-/* Packing is most of the cost of writing (protobuf-c visits every field of
- * the descriptor, 34 for each attribute), so the nodes are packed in
- * rounds: each of several threads packs a run of consecutive nodes into
- * its own buffer, and the buffers are handed to the writer thread in
- * order. Each thread has two buffers, so a round is packed while the one
- * before it is written. */
-#define WRITE_RUN 1024    /* nodes per thread and round */
-#define WRITE_THREADS 8   /* beyond, the one writer thread is the limit */
+/* Packing is most of the cost of writing (protobuf-c visits every field
+ * of the descriptor), so the nodes are packed in rounds: each of several
+ * jobs packs a run of consecutive nodes into its own builder, while one
+ * more job hands the builders of the round before to the writer, in
+ * order. Each part has two builders, used in alternate rounds. */
+#define WRITE_RUN 1024    /* nodes per job and round */
+#define WRITE_THREADS 8
 
 typedef struct wpart {
-  conv *c;
   const uint32_t *idx; /* node indexes, in output order */
   size_t n;
-  ibuf buf[2];         /* length-prefixed Node messages, alternate rounds */
-  ibuf *out;           /* the one of this round */
-  arena a;             /* the structs of the node being packed */
+  chakra_builder *b[2];
   wcount w;
-  pthread_t th;
-  int started;
+  chakra_error err;
 } wpart;
 
-static void *encode_part(void *arg) {
-  wpart *p = arg;
-  p->out->n = 0;
-  for (size_t k = 0; k < p->n && !p->out->oom; k++) {
-    arena_reset(&p->a);
-    const ChakraProtoMsg__Node *m = build_node(p->c, p->idx[k], &p->a, &p->w);
-    if (m) pbmsg_put(p->out, &m->base);
-    else p->out->oom = 1;
-  }
-  return NULL;
+typedef struct wround {
+  conv *c;
+  wpart *parts;
+  int np;                    /* packing jobs this round */
+  int set;                   /* the builders they fill */
+  int prev_np;               /* parts of the round before, still to write */
+  chakra_workload_writer *w;
+  chakra_error werr;
+} wround;
+
+/* Writes the previous round's builders in part order. */
+static int write_prev(wround *r) {
+  int rc = 0;
+  for (int t = 0; t < r->prev_np && !rc; t++)
+    rc = chakra_workload_writer_put_built(r->w, 0, r->parts[t].b[r->set ^ 1], &r->werr);
+  return rc;
 }
 
-/* Nodes idx[0..n) split over parts[0..np), into their buffers `set`; the
- * calling thread packs the first part, and any part whose thread cannot
- * be started. */
-static void encode_round(wpart *parts, int np, int set, const uint32_t *idx, size_t n) {
-  for (int t = 0; t < np; t++) {
-    wpart *p = &parts[t];
-    size_t lo = n * (size_t)t / (size_t)np, hi = n * (size_t)(t + 1) / (size_t)np;
-    p->idx = idx + lo;
-    p->n = hi - lo;
-    p->out = &p->buf[set];
-    p->started = t > 0 && pthread_create(&p->th, NULL, encode_part, p) == 0;
-  }
-  for (int t = 0; t < np; t++)
-    if (!parts[t].started) encode_part(&parts[t]);
-  for (int t = 0; t < np; t++)
-    if (parts[t].started) pthread_join(parts[t].th, NULL);
+static int round_job(void *ctx, size_t job) {
+  wround *r = ctx;
+  if ((int)job == r->np) return write_prev(r);
+  wpart *p = &r->parts[job];
+  chakra_builder *b = p->b[r->set];
+  chakra_builder_clear(b);
+  int rc = 0;
+  for (size_t k = 0; k < p->n && !rc; k++) rc = put_node(r->c, p->idx[k], b, &p->w, &p->err);
+  return rc;
 }
 
-/* Packs the nodes in output order and queues them on f (see wpart). */
-static int write_nodes(conv *c, awrite *f, wpart *parts, int threads, outfile *logf) {
-  ibuf lb = {0};
-  int rc = 0, set = 0;
-  size_t round = (size_t)threads * WRITE_RUN;
-  for (size_t k = 0; k < c->n_order && !rc; k += round, set ^= 1) {
-    size_t n = c->n_order - k < round ? c->n_order - k : round;
-    int np = (int)((n + WRITE_RUN - 1) / WRITE_RUN);
-    encode_round(parts, np, set, c->order + k, n);
-    /* the round before is written: its buffers are free for the next */
-    if (awrite_wait(f)) rc = awrite_status(f, c->err);
-    for (int t = 0; t < np && !rc; t++) {
-      if (parts[t].out->oom) rc = oom(c);
-      else if (awrite_queue(f, parts[t].out->p, parts[t].out->n)) rc = awrite_status(f, c->err);
+/* Packs nodes idx[0..n) into builders `set` of parts[0..np) while the
+ * writer takes the round before; the first error goes to c->err. */
+static int run_round(conv *c, wround *r, const uint32_t *idx, size_t n) {
+  for (int t = 0; t < r->np; t++) {
+    size_t lo = n * (size_t)t / (size_t)r->np, hi = n * (size_t)(t + 1) / (size_t)r->np;
+    r->parts[t].idx = idx + lo;
+    r->parts[t].n = hi - lo;
+    r->parts[t].err.code = 0;
+  }
+  r->werr.code = 0;
+  size_t jobs = (size_t)r->np + (r->prev_np > 0);
+  int rc = tasks_run(jobs, (unsigned)jobs, round_job, r, 0);
+  if (!rc) return 0;
+  for (int t = 0; t < r->np; t++)
+    if (r->parts[t].err.code) {
+      *c->err = r->parts[t].err;
+      return rc;
     }
+  *c->err = r->werr;
+  return rc;
+}
+
+/* Packs the nodes in output order and hands them to w (see wpart). */
+static int write_nodes(conv *c, chakra_workload_writer *w, wpart *parts, int threads, outfile *logf) {
+  ibuf lb = {0};
+  int rc = 0;
+  size_t round = (size_t)threads * WRITE_RUN;
+  wround r = {.c = c, .parts = parts, .w = w};
+  for (size_t k = 0; k < c->n_order && !rc; k += round) {
+    size_t n = c->n_order - k < round ? c->n_order - k : round;
+    r.np = (int)((n + WRITE_RUN - 1) / WRITE_RUN);
+    rc = run_round(c, &r, c->order + k, n);
+    r.prev_np = r.np;
+    r.set ^= 1;
     for (size_t j = k; j < k + n && logf && !rc; j++) {
       lb.n = 0;
       log_line(c, &lb, c->order[j]);
       rc = lb.oom ? oom(c) : outfile_write(logf, lb.p, lb.n, c->err);
     }
   }
+  if (!rc && write_prev(&r)) *c->err = r.werr, rc = r.werr.code ? r.werr.code : CHAKRA_EIO;
   ibuf_free(&lb);
   return rc;
 }
 
 /* The output (atomic, gzip) and the --log file. */
-static int open_outputs(conv *c, const char *out_path, int threaded, awrite **f, outfile **logf) {
+static int open_outputs(conv *c, const char *out_path, chakra_workload_writer **w, outfile **logf) {
   *logf = NULL;
-  int rc = awrite_open(f, out_path, outfile_name_is_gzip(out_path), threaded, c->err);
+  int rc = chakra_workload_writer_open_paths(w, &out_path, 1, NULL, c->err);
   if (rc || !c->opt->log_path) return rc;
   rc = outfile_open(logf, c->opt->log_path, outfile_name_is_gzip(c->opt->log_path), c->err);
-  if (rc) awrite_discard(*f);
+  if (rc) chakra_workload_writer_discard(*w);
   return rc;
 }
 
-/* Renames both into place after success (rc 0), else removes them. The
- * writer is done with the queued buffers once this returns. */
-static int close_outputs(awrite *f, outfile *logf, int rc, chakra_error *err) {
+/* Renames both into place after success (rc 0), else removes them. */
+static int close_outputs(chakra_workload_writer *w, outfile *logf, int rc, chakra_error *err) {
   if (rc) {
-    awrite_discard(f);
+    chakra_workload_writer_discard(w);
     if (logf) outfile_discard(logf);
     return rc;
   }
-  rc = awrite_close(f, err);
+  rc = chakra_workload_writer_commit(w, err);
   if (logf) {
     if (rc) outfile_discard(logf);
     else rc = outfile_commit(logf, err);
@@ -1296,42 +1210,28 @@ static int close_outputs(awrite *f, outfile *logf, int rc, chakra_error *err) {
   return rc;
 }
 
-/* Packs the GlobalMetadata into b and queues it on f. */
-static int put_meta(conv *c, awrite *f, arena *a, ibuf *b) {
-  const ChakraProtoMsg__GlobalMetadata *m = build_meta(c, a);
-  if (m) pbmsg_put(b, &m->base);
-  if (!m || b->oom) return oom(c);
-  return awrite_queue(f, b->p, b->n) ? awrite_status(f, c->err) : 0;
-}
-
 /* Metadata, then the nodes in order. */
 static int write_et(conv *c, const char *out_path) {
-  int threads = c->opt->threads;
-  if (threads <= 0) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    threads = n > 0 ? (int)n : 1;
-  }
-  awrite *f;
+  int threads = c->opt->threads > 0 ? c->opt->threads : (int)tasks_cpus();
+  chakra_workload_writer *w;
   outfile *logf;
-  int rc = open_outputs(c, out_path, threads > 1, &f, &logf);
+  int rc = open_outputs(c, out_path, &w, &logf);
   if (rc) return rc;
   int np = threads < WRITE_THREADS ? threads : WRITE_THREADS;
   wpart *parts = calloc((size_t)np, sizeof *parts);
-  ibuf head = {0};
-  for (int t = 0; t < np && parts; t++) {
-    parts[t].c = c;
-    arena_init(&parts[t].a, 0);
-  }
-  rc = parts ? put_meta(c, f, &parts[0].a, &head) : oom(c);
-  if (!rc) rc = write_nodes(c, f, parts, np, logf);
-  rc = close_outputs(f, logf, rc, c->err);
+  for (int t = 0; t < np && parts && !rc; t++)
+    if (chakra_builder_new(&parts[t].b[0]) || chakra_builder_new(&parts[t].b[1])) rc = oom(c);
+  if (!parts) rc = oom(c);
+  if (!rc) rc = put_meta(c, parts[0].b[0]);
+  if (!rc) rc = chakra_workload_writer_put_built(w, 0, parts[0].b[0], c->err);
+  if (!rc) rc = write_nodes(c, w, parts, np, logf);
+  rc = close_outputs(w, logf, rc, c->err);
   for (int t = 0; t < np && parts; t++) {
     add_counts(c->rep, &parts[t].w);
-    arena_free(&parts[t].a);
-    ibuf_free(&parts[t].buf[0]), ibuf_free(&parts[t].buf[1]);
+    chakra_builder_free(parts[t].b[0]);
+    chakra_builder_free(parts[t].b[1]);
   }
   free(parts);
-  ibuf_free(&head);
   return rc;
 }
 

@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 #include <yajl/yajl_parse.h>
 
 #include "../util/bigmem.h"
+#include "../util/tasks.h"
 #include "../util/instream.h"
 #include "chakra/ingest.h"
 #include "ibuf.h"
@@ -1436,6 +1436,28 @@ static int seg_at_boundary(const hparse *p) {
          p->depth == (p->seg_nodes ? 1 : 2);
 }
 
+static void *seg_run(void *arg);
+
+/* Segment 0 reads the document's head up to the first cut; the others
+ * run seg_run(). */
+typedef struct seg_jobs {
+  segment *seg;
+  volatile int *abort_flag;
+  int rc0;
+} seg_jobs;
+
+static int seg_job(void *ctx, size_t i) {
+  seg_jobs *J = ctx;
+  if (i > 0) {
+    seg_run(&J->seg[i]);
+    return 0;
+  }
+  J->rc0 = feed_range(&J->seg[0], 0, J->seg[0].end);
+  if (!J->rc0) J->seg[0].boundary_ok = seg_at_boundary(&J->seg[0].p);
+  else *J->abort_flag = 1;
+  return 0;
+}
+
 static void *seg_run(void *arg) {
   segment *s = arg;
   static const unsigned char open[] = "[";
@@ -1601,12 +1623,9 @@ static int try_parallel(hostet *h, const char *path, const hostet_options *opt, 
   }
   k = nc + 1;
   segment *seg = calloc((size_t)k, sizeof *seg);
-  pthread_t *tid = calloc((size_t)k, sizeof *tid);
-  int *started = calloc((size_t)k, sizeof *started);
   volatile int abort_flag = 0;
   int rc = 0;
-  if (!seg || !tid || !started) {
-    free(seg), free(tid), free(started);
+  if (!seg) {
     close(fd);
     return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   }
@@ -1618,18 +1637,9 @@ static int try_parallel(hostet *h, const char *path, const hostet_options *opt, 
     if (hparse_init(&seg[i].p, path, opt, h, i > 0)) rc = CHAKRA_ENOMEM;
     seg[i].p.abort_flag = &abort_flag;
   }
-  for (int i = 1; i < k && !rc; i++) started[i] = pthread_create(&tid[i], NULL, seg_run, &seg[i]) == 0;
-  /* segment 0: the document's head, up to the first cut, here */
-  int rc0 = 0;
-  if (!rc) {
-    rc0 = feed_range(&seg[0], 0, seg[0].end);
-    if (!rc0) seg[0].boundary_ok = seg_at_boundary(&seg[0].p);
-    else abort_flag = 1;
-  }
-  for (int i = 1; i < k; i++) {
-    if (started[i]) pthread_join(tid[i], NULL);
-    else if (!rc) seg_run(&seg[i]); /* could not start a thread: run it here */
-  }
+  seg_jobs jobs = {seg, &abort_flag, 0};
+  if (!rc) tasks_run((size_t)k, (unsigned)k, seg_job, &jobs, 0);
+  int rc0 = jobs.rc0;
   /* A segment's result counts only if every segment before it ended on a
    * node boundary (so that it started on one). */
   int first_err = -1;
@@ -1678,7 +1688,7 @@ static int try_parallel(hostet *h, const char *path, const hostet_options *opt, 
   }
   /* otherwise: a boundary did not hold; the caller parses sequentially */
   for (int i = 0; i < k; i++) hparse_free_all(&seg[i].p);
-  free(seg), free(tid), free(started);
+  free(seg);
   close(fd);
   return rc;
 }
@@ -1692,11 +1702,7 @@ int hostet_read(hostet **out, const char *path, const hostet_options *opt, chakr
     free(h);
     return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   }
-  int threads = opt->threads;
-  if (threads <= 0) {
-    long c = sysconf(_SC_NPROCESSORS_ONLN);
-    threads = c > 0 ? (int)c : 1;
-  }
+  int threads = opt->threads > 0 ? opt->threads : (int)tasks_cpus();
   if (threads > 64) threads = 64;
   int rc = 0, done = 0;
   if (threads > 1 && strcmp(path, "-") != 0) rc = try_parallel(h, path, opt, threads, &done, err);

@@ -15,11 +15,10 @@
 #include <string.h>
 
 #include "../util/instream.h"
-#include "../util/outfile.h"
 #include "../util/utf8.h"
+#include "chakra/build.h"
 #include "chakra/ingest.h"
 #include "ibuf.h"
-#include "pbmsg.h"
 
 enum { T_COMP = 4, T_COLL = 7 };
 enum { K_MICRO, K_DATA, K_MODEL, K_HDM, K_HMD, K_DLRM };
@@ -457,65 +456,36 @@ static int parse_text(tparse *t) {
 
 /* ---------------------------------------------------------------- output */
 
-static void put_meta(ibuf *b, const tparse *t, int compat, arena *a) {
-  ChakraProtoMsg__GlobalMetadata m = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
-  pbattrs l;
-  pbattrs_start(&l, a, 3);
-  if (!compat) m.version = "1.0.0";
-  pbattrs_str(&l, "schema", "1.0.2-chakra.1.0.0");
-  pbattrs_str(&l, "input_file", t->text); /* read_text() refuses NUL bytes */
-  if (!compat) pbattrs_str(&l, "producer", "chakra-c " CHAKRA_VERSION " convert text");
-  if (l.oom) {
-    b->oom = 1;
-    return;
-  }
-  m.attr = l.v;
-  m.n_attr = l.n;
-  pbmsg_put(b, &m.base);
+static int put_meta(chakra_builder *b, const tparse *t, int compat, chakra_error *err) {
+  chakra_builder_metadata(b, compat ? NULL : "1.0.0");
+  chakra_builder_string(b, "schema", "1.0.2-chakra.1.0.0");
+  chakra_builder_string(b, "input_file", t->text); /* read_text() refuses NUL bytes */
+  if (!compat) chakra_builder_string(b, "producer", "chakra-c " CHAKRA_VERSION " convert text");
+  return chakra_builder_put(b, err);
 }
 
 /* One node; deps holds the ids of its x->ndeps data deps. */
-static void put_node(ibuf *b, const tnode *x, uint64_t id, uint64_t *deps, arena *a) {
-  ChakraProtoMsg__Node m = CHAKRA_PROTO_MSG__NODE__INIT;
-  m.id = id;
-  m.name = x->name;
-  m.type = (ChakraProtoMsg__NodeType)x->type;
-  m.data_deps = deps;
-  m.n_data_deps = x->ndeps;
-  m.duration_micros = x->dur;
+static int put_node(chakra_builder *b, const tnode *x, uint64_t id, const uint64_t *deps, chakra_error *err) {
+  chakra_builder_node(b, id, x->name, x->type);
+  chakra_builder_data_deps(b, deps, x->ndeps);
+  chakra_builder_duration(b, x->dur);
   if (x->type == T_COLL) {
-    pbattrs l;
-    pbattrs_start(&l, a, 2);
-    pbattrs_int64(&l, "comm_type", x->comm_type);
-    pbattrs_int64(&l, "comm_size", x->comm_size);
-    if (l.oom) {
-      b->oom = 1;
-      return;
-    }
-    m.attr = l.v;
-    m.n_attr = l.n;
+    chakra_builder_int64(b, "comm_type", x->comm_type);
+    chakra_builder_int64(b, "comm_size", x->comm_size);
   }
-  pbmsg_put(b, &m.base);
+  return chakra_builder_put(b, err);
 }
 
-/* One NPU's file: the metadata, then the nodes with ids from id_base. */
-static int encode(const tgraph *g, uint64_t id_base, ibuf *b, const tparse *t, int compat) {
-  arena a;
-  arena_init(&a, 0);
-  put_meta(b, t, compat, &a);
-  for (size_t i = 0; i < g->n && !b->oom; i++) {
-    const tnode *x = &g->v[i];
-    arena_reset(&a);
-    uint64_t *deps = arena_alloc(&a, x->ndeps * sizeof *deps);
-    if (!deps) {
-      b->oom = 1;
-      break;
-    }
-    for (uint32_t k = 0; k < x->ndeps; k++) deps[k] = id_base + (uint64_t)g->deps[x->dep_off + k];
-    put_node(b, x, id_base + i, deps, &a);
-  }
-  arena_free(&a);
-  return b->oom ? -1 : 0;
+/* One NPU's file into b: the metadata, then the nodes with ids from id_base. */
+static int encode(const tgraph *g, uint64_t id_base, chakra_builder *b, const tparse *t, int compat,
+                  chakra_error *err) {
+  uint64_t *deps = malloc((g->ndeps ? g->ndeps : 1) * sizeof *deps);
+  if (!deps) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (size_t k = 0; k < g->ndeps; k++) deps[k] = id_base + (uint64_t)g->deps[k];
+  int rc = put_meta(b, t, compat, err);
+  for (size_t i = 0; i < g->n && !rc; i++) rc = put_node(b, &g->v[i], id_base + i, deps + g->v[i].dep_off, err);
+  free(deps);
+  return rc;
 }
 
 static void free_graph(tgraph *g) {
@@ -558,31 +528,22 @@ int chakra_convert_text(const char *in_path, const char *out_prefix, const chakr
     rep->layers = (uint32_t)t.n;
     rep->nodes_per_npu = g.n;
   }
-  /* every file is written to a temporary first; all are renamed at the end */
-  outfile **files = rc ? NULL : calloc(npus, sizeof *files);
-  if (!rc && !files) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  ibuf b = {0};
-  size_t plen = strlen(out_prefix) + 24;
-  char *path = malloc(plen);
-  if (!rc && !path) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  /* the writer keeps a few files open whatever the NPU count and renames
+   * them all at the end, or removes them all */
+  chakra_workload_writer *w = NULL;
+  chakra_builder *b = NULL;
+  if (!rc && chakra_builder_new(&b)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (!rc) rc = chakra_workload_writer_open(&w, out_prefix, npus, NULL, err);
   for (uint32_t r = 0; r < npus && !rc; r++) {
     if (r == 0 || opt->compat) {
-      b.n = 0;
-      if (encode(&g, opt->compat ? (uint64_t)r * g.n : 0, &b, &t, opt->compat))
-        rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+      chakra_builder_clear(b);
+      rc = encode(&g, opt->compat ? (uint64_t)r * g.n : 0, b, &t, opt->compat, err);
     }
-    snprintf(path, plen, "%s.%u.et", out_prefix, r);
-    if (!rc) rc = outfile_open(&files[r], path, outfile_name_is_gzip(path), err);
-    if (!rc) rc = outfile_write(files[r], b.p, b.n, err);
+    if (!rc) rc = chakra_workload_writer_put_built(w, r, b, err);
   }
-  for (uint32_t r = 0; r < npus && files; r++) {
-    if (!files[r]) continue;
-    if (rc) outfile_discard(files[r]);
-    else rc = outfile_commit(files[r], err);
-  }
-  free(files);
-  free(path);
-  ibuf_free(&b);
+  if (rc) chakra_workload_writer_discard(w);
+  else rc = chakra_workload_writer_commit(w, err);
+  chakra_builder_free(b);
   free_graph(&g);
   for (size_t i = 0; i < t.n; i++) free(t.L[i].name), free(t.L[i].fwd_type), free(t.L[i].ig_type), free(t.L[i].wg_type);
   free(t.L);

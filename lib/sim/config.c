@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <yajl/yajl_tree.h>
 #include <yaml.h>
+#include "chakra/build.h"
 
 /* ---- small file helpers ---- */
 
@@ -64,12 +65,12 @@ char *sim_config_resolve_prefix(const char *prefix, const char *base_dir) {
   size_t n = strlen(prefix) + (base_dir ? strlen(base_dir) : 0) + 16;
   char *probe = malloc(n);
   if (!probe) return NULL;
-  snprintf(probe, n, "%s.0.et", prefix);
+  chakra_rank_path(probe, n, prefix, 0);
   if (prefix[0] == '/' || !base_dir || file_exists(probe)) {
     free(probe);
     return strdup(prefix);
   }
-  snprintf(probe, n, "%s/%s.0.et", base_dir, prefix);
+  snprintf(probe, n, "%s/%s", base_dir, prefix), chakra_rank_path(probe + strlen(probe), n - strlen(probe), "", 0);
   if (file_exists(probe)) {
     snprintf(probe, n, "%s/%s", base_dir, prefix);
     return probe;

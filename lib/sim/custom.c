@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chakra/build.h"
 #include "chakra/graph.h"
 #include "net.h"
 
@@ -102,7 +103,7 @@ static const calgo *calgo_get(sim *s, custom_lib *lib, const char *prefix, uint3
   size_t plen = strlen(prefix) + 24;
   char *path = malloc(plen);
   if (!path) return NULL;
-  snprintf(path, plen, "%s.%u.et", prefix, pos);
+  chakra_rank_path(path, plen, prefix, pos);
   chakra_graph *g;
   int rc = chakra_graph_load(&g, path, NULL, s->err);
   if (rc) {

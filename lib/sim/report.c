@@ -11,6 +11,7 @@
 
 #include "../util/jsonw.h"
 #include "../util/outfile.h"
+#include "chakra/build.h"
 #include "chakra/attr.h"
 #include "chakra/sim.h"
 #include "chakra/trace.h"
@@ -43,7 +44,7 @@ static void meta_event(jsonw *w, const char *what, uint32_t pid, int tid, const 
 
 static int rank_events(sim *s, jsonw *w, const char *prefix, uint32_t r, int *first) {
   char path[4096], pname[32];
-  snprintf(path, sizeof path, "%s.%u.et", prefix, r);
+  chakra_rank_path(path, sizeof path, prefix, r);
   snprintf(pname, sizeof pname, "rank %u", r);
   meta_event(w, "process_name", r, -1, pname, first);
   for (int t = 0; t < 4; t++) meta_event(w, "thread_name", r, t, track_names[t], first);
@@ -390,7 +391,7 @@ static int names_from(chakra_reader *rd, uint32_t count, rank_names *out, const 
 
 static int read_names(sim *s, const char *prefix, uint32_t r, rank_names *out) {
   char path[4096];
-  snprintf(path, sizeof path, "%s.%u.et", prefix, r);
+  chakra_rank_path(path, sizeof path, prefix, r);
   uint32_t count = wl_nodes(s, r);
   out->off = malloc(((size_t)count + 1) * sizeof *out->off);
   if (!out->off) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");

@@ -2,7 +2,6 @@
 #include "workload.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +9,9 @@
 #include <unistd.h>
 
 #include "../util/bigmem.h"
+#include "../util/tasks.h"
+#include "../util/topo.h"
+#include "chakra/build.h"
 #include "chakra/graph.h"
 #include "net.h"
 #include "sys.h"
@@ -28,10 +30,7 @@ typedef struct wl_node { /* 32 bytes: a 100k-node rank is 3 MiB of these */
   uint8_t kind, slot, cat, coll, n_involved;
 } wl_node;
 
-typedef struct heap {
-  uint32_t *v;
-  uint32_t n, cap;
-} heap;
+typedef idheap heap;
 
 typedef struct wl_npu {
   uint32_t rank, n;
@@ -61,38 +60,8 @@ typedef struct wl {
 
 /* ---- ready heaps, ordered by node id ---- */
 
-static int heap_push(heap *h, uint32_t v, const wl_node *nodes) {
-  if (h->n == h->cap) {
-    uint32_t nc = h->cap ? h->cap * 2 : 16;
-    uint32_t *p = realloc(h->v, nc * sizeof *p);
-    if (!p) return -1;
-    h->v = p;
-    h->cap = nc;
-  }
-  uint32_t i = h->n++;
-  while (i > 0) {
-    uint32_t p = (i - 1) / 2;
-    if (nodes[h->v[p]].id <= nodes[v].id) break;
-    h->v[i] = h->v[p];
-    i = p;
-  }
-  h->v[i] = v;
-  return 0;
-}
-
-static uint32_t heap_pop(heap *h, const wl_node *nodes) {
-  uint32_t top = h->v[0], last = h->v[--h->n], i = 0;
-  for (;;) {
-    uint32_t c = 2 * i + 1;
-    if (c >= h->n) break;
-    if (c + 1 < h->n && nodes[h->v[c + 1]].id < nodes[h->v[c]].id) c++;
-    if (nodes[last].id <= nodes[h->v[c]].id) break;
-    h->v[i] = h->v[c];
-    i = c;
-  }
-  if (h->n) h->v[i] = last;
-  return top;
-}
+static int heap_push(heap *h, uint32_t v, const wl_node *nodes) { return idheap_push(h, v, &nodes[0].id, sizeof *nodes); }
+static uint32_t heap_pop(heap *h, const wl_node *nodes) { return idheap_pop(h, &nodes[0].id, sizeof *nodes); }
 
 /* ---- loading ---- */
 
@@ -337,19 +306,13 @@ static int finish_rank(sim *s, load_ctx *L, wl_npu *w) {
 typedef struct load_pool {
   sim *s;
   load_ctx *ctx;
-  atomic_uint next;  /* next rank to take */
-  atomic_int failed; /* a rank failed: later ranks need not load */
 } load_pool;
 
-static void *load_worker(void *arg) {
+static int load_job(void *arg, size_t r) {
   load_pool *p = arg;
-  for (;;) {
-    uint32_t r = atomic_fetch_add(&p->next, 1);
-    if (r >= p->s->npus || atomic_load(&p->failed)) return NULL;
-    load_ctx *L = &p->ctx[r];
-    L->rc = load_rank(L, &p->s->wl->npu[r]);
-    if (L->rc) atomic_store(&p->failed, 1);
-  }
+  load_ctx *L = &p->ctx[r];
+  L->rc = load_rank(L, &p->s->wl->npu[r]);
+  return L->rc;
 }
 
 static void free_ctx(load_ctx *L) {
@@ -363,8 +326,7 @@ static void free_ctx(load_ctx *L) {
 /* Ranks are independent until their groups are applied: on T threads the
  * decoding, the largest part of a load, takes about 1/T of the time. */
 static uint32_t load_threads(const sim *s) {
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  uint32_t t = s->opt.load_threads ? s->opt.load_threads : cpus > 0 ? (uint32_t)cpus : 1;
+  uint32_t t = s->opt.load_threads ? s->opt.load_threads : tasks_cpus();
   if (t > 64) t = 64;
   return t < s->npus ? t : s->npus;
 }
@@ -375,29 +337,19 @@ int wl_load(sim *s, const char *prefix) {
     return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   load_pool p = {.s = s, .ctx = calloc(s->npus, sizeof(load_ctx))};
   if (!p.ctx) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
-  atomic_init(&p.next, 0);
-  atomic_init(&p.failed, 0);
   size_t plen = strlen(prefix) + 24;
   int rc = 0;
   for (uint32_t r = 0; r < s->npus && !rc; r++) {
     s->wl->npu[r].rank = r;
     p.ctx[r] = (load_ctx){.s = s, .rank = r, .path = malloc(plen)};
     if (!p.ctx[r].path) rc = chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
-    else snprintf(p.ctx[r].path, plen, "%s.%u.et", prefix, r);
+    else chakra_rank_path(p.ctx[r].path, plen, prefix, r);
   }
-  uint32_t nt = rc ? 0 : load_threads(s);
-  pthread_t *tid = calloc(nt ? nt : 1, sizeof *tid);
-  char *started = calloc(nt ? nt : 1, 1);
-  if (!rc && (!tid || !started)) rc = chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
-  for (uint32_t t = 1; !rc && t < nt; t++) started[t] = pthread_create(&tid[t], NULL, load_worker, &p) == 0;
-  if (!rc) load_worker(&p); /* this thread works too, and alone if none started */
-  for (uint32_t t = 1; !rc && t < nt; t++)
-    if (started[t]) pthread_join(tid[t], NULL);
+  /* a failed rank stops the ranks after it; the first failure is reported */
+  if (!rc) tasks_run(s->npus, load_threads(s), load_job, &p, TASKS_STOP_ON_ERROR);
   for (uint32_t r = 0; r < s->npus && !rc; r++) rc = finish_rank(s, &p.ctx[r], &s->wl->npu[r]);
   for (uint32_t r = 0; r < s->npus; r++) free_ctx(&p.ctx[r]);
   free(p.ctx);
-  free(tid);
-  free(started);
   return rc;
 }
 

@@ -5,6 +5,7 @@
 #include <strings.h>
 
 #include "chakra/attr.h"
+#include "chakra/build.h"
 #include "chakra/gen.h"
 #include "chakra/trace.h"
 
@@ -15,42 +16,18 @@ void chakra_gen_size_label(uint64_t bytes, char *out, size_t out_size) {
   else snprintf(out, out_size, "%lluB", (unsigned long long)bytes);
 }
 
-static int write_rank(const char *prefix, uint32_t rank, const char *name, int comm_type,
-                      uint64_t size, chakra_error *err) {
-  size_t plen = strlen(prefix) + 32;
-  char *path = malloc(plen);
-  if (!path) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  snprintf(path, plen, "%s.%u.et", prefix, rank);
-  ChakraProtoMsg__GlobalMetadata meta = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
-  meta.version = "0.0.4";
-  ChakraProtoMsg__AttributeProto a_cpu = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__INIT;
-  ChakraProtoMsg__AttributeProto a_type = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__INIT;
-  ChakraProtoMsg__AttributeProto a_size = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__INIT;
-  a_cpu.name = "is_cpu_op";
-  a_cpu.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL;
-  a_cpu.bool_val = 0;
-  a_type.name = "comm_type";
-  a_type.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
-  a_type.int64_val = comm_type;
-  a_size.name = "comm_size";
-  a_size.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
-  a_size.int64_val = (int64_t)size;
-  ChakraProtoMsg__AttributeProto *attrs[] = {&a_cpu, &a_type, &a_size};
-  ChakraProtoMsg__Node node = CHAKRA_PROTO_MSG__NODE__INIT;
-  node.id = rank;
-  node.name = (char *)name;
-  node.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;
-  node.n_attr = 3;
-  node.attr = attrs;
-  chakra_writer *w;
-  int rc = chakra_writer_open(&w, path, 0, err);
-  if (!rc) {
-    rc = chakra_writer_put(w, &meta.base, err);
-    if (!rc) rc = chakra_writer_put(w, &node.base, err);
-    if (rc) chakra_writer_discard(w);
-    else rc = chakra_writer_close(w, err);
-  }
-  free(path);
+/* Rank r's file: the metadata and its one collective node. */
+static int put_rank(chakra_workload_writer *w, chakra_builder *b, uint32_t rank, const char *name, int comm_type,
+                    uint64_t size, chakra_error *err) {
+  chakra_builder_metadata(b, "0.0.4");
+  int rc = chakra_builder_put(b, err);
+  chakra_builder_node(b, rank, name, CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE);
+  chakra_builder_bool(b, "is_cpu_op", 0);
+  chakra_builder_int64(b, "comm_type", comm_type);
+  chakra_builder_int64(b, "comm_size", (int64_t)size);
+  if (!rc) rc = chakra_builder_put(b, err);
+  if (!rc) rc = chakra_workload_writer_put_built(w, rank, b, err);
+  chakra_builder_clear(b);
   return rc;
 }
 
@@ -67,9 +44,16 @@ int chakra_gen_microbench(const char *prefix, int comm_type, uint32_t npus, uint
     lower[i] = cname[i] >= 'A' && cname[i] <= 'Z' ? (char)(cname[i] + 32) : cname[i];
   lower[i] = 0;
   snprintf(name, sizeof name, "%s_%unpus_%s", lower, npus, label);
-  for (uint32_t r = 0; r < npus; r++) {
-    int rc = write_rank(prefix, r, name, comm_type, size_bytes, err);
-    if (rc) return rc;
+  chakra_workload_writer *w;
+  chakra_builder *b;
+  int rc = chakra_builder_new(&b);
+  if (rc) return chakra_error_set(err, rc, "out of memory");
+  rc = chakra_workload_writer_open(&w, prefix, npus, NULL, err);
+  for (uint32_t r = 0; r < npus && !rc; r++) rc = put_rank(w, b, r, name, comm_type, size_bytes, err);
+  chakra_builder_free(b);
+  if (rc) {
+    chakra_workload_writer_discard(w);
+    return rc;
   }
-  return 0;
+  return chakra_workload_writer_commit(w, err);
 }

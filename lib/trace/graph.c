@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../util/idmap.h"
+#include "../util/topo.h"
 
 
 typedef struct loader {
@@ -333,53 +334,6 @@ static int build_children(loader *L) {
   return 0;
 }
 
-/* Min-heap of node indexes ordered by id: Kahn's algorithm with ties
- * broken by ascending id gives the canonical order writers use. */
-static void heap_push(uint32_t *h, size_t *n, uint32_t v, const chakra_gnode *nodes) {
-  size_t i = (*n)++;
-  while (i > 0) {
-    size_t p = (i - 1) / 2;
-    if (nodes[h[p]].id <= nodes[v].id) break;
-    h[i] = h[p];
-    i = p;
-  }
-  h[i] = v;
-}
-
-static uint32_t heap_pop(uint32_t *h, size_t *n, const chakra_gnode *nodes) {
-  uint32_t top = h[0], last = h[--*n];
-  size_t i = 0;
-  for (;;) {
-    size_t c = 2 * i + 1;
-    if (c >= *n) break;
-    if (c + 1 < *n && nodes[h[c + 1]].id < nodes[h[c]].id) c++;
-    if (nodes[last].id <= nodes[h[c]].id) break;
-    h[i] = h[c];
-    i = c;
-  }
-  if (*n) h[i] = last;
-  return top;
-}
-
-/* Follows unfinished deps from a node Kahn could not order until a node
- * repeats: that node is on a cycle. */
-static uint32_t find_cycle_node(const chakra_graph *g, const uint32_t *indeg, uint32_t start,
-                                uint32_t *seen) {
-  uint32_t v = start;
-  for (;;) {
-    if (seen[v]) return v;
-    seen[v] = 1;
-    uint32_t next = v;
-    for (uint32_t k = g->dep_off[v]; k < g->dep_off[v + 1]; k++)
-      if (indeg[g->deps[k]] > 0) {
-        next = g->deps[k];
-        break;
-      }
-    if (next == v) return v;
-    v = next;
-  }
-}
-
 /* Writers emit nodes by ascending id after their deps, and then file
  * order is already the canonical order: the smallest unplaced id always has
  * all its deps placed. Checking costs one pass instead of a heap. */
@@ -390,41 +344,31 @@ static int file_order_is_canonical(const chakra_graph *g) {
   return 1;
 }
 
-static int topo_sort(loader *L) {
+/* Kahn's algorithm with ties broken by ascending id (util/topo) gives the
+ * canonical order writers use. */
+static int order_topo(loader *L) {
   chakra_graph *g = L->g;
   size_t n = g->n;
+  g->topo = malloc((n ? n : 1) * sizeof *g->topo);
+  if (!g->topo) return chakra_error_set(L->err, CHAKRA_ENOMEM, "%s: out of memory", g->path);
   if (file_order_is_canonical(g)) {
-    if (!(g->topo = malloc((n ? n : 1) * sizeof *g->topo)))
-      return chakra_error_set(L->err, CHAKRA_ENOMEM, "%s: out of memory", g->path);
     for (uint32_t i = 0; i < n; i++) g->topo[i] = i;
     return 0;
   }
   uint32_t *indeg = malloc((n ? n : 1) * sizeof *indeg);
-  uint32_t *heap = malloc((n ? n : 1) * sizeof *heap);
-  g->topo = malloc((n ? n : 1) * sizeof *g->topo);
-  if (!indeg || !heap || !g->topo) {
+  topo_graph tg = {.n = n, .dep_off = g->dep_off, .deps = g->deps, .child_off = g->child_off,
+                   .children = g->children, .keys = &g->nodes[0].id, .stride = sizeof *g->nodes};
+  size_t done = 0;
+  if (!indeg || topo_sort(&tg, g->topo, &done, indeg)) {
     free(indeg);
-    free(heap);
     return chakra_error_set(L->err, CHAKRA_ENOMEM, "%s: out of memory", g->path);
-  }
-  size_t hn = 0, done = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    indeg[i] = g->dep_off[i + 1] - g->dep_off[i];
-    if (!indeg[i]) heap_push(heap, &hn, i, g->nodes);
-  }
-  while (hn) {
-    uint32_t v = heap_pop(heap, &hn, g->nodes);
-    g->topo[done++] = v;
-    for (uint32_t k = g->child_off[v]; k < g->child_off[v + 1]; k++)
-      if (--indeg[g->children[k]] == 0) heap_push(heap, &hn, g->children[k], g->nodes);
   }
   int rc = 0;
   g->unordered = n - done;
   if (done < n) {
     uint32_t start = 0;
     while (indeg[start] == 0) start++;
-    memset(heap, 0, n * sizeof *heap);
-    uint32_t c = find_cycle_node(g, indeg, start, heap);
+    uint32_t c = topo_cycle_node(&tg, indeg, start);
     if (problem(L, CHAKRA_ISSUE_ERROR, g->nodes[c].id, g->nodes[c].offset,
                 "dependency cycle through this node (%zu nodes cannot be ordered)", n - done))
       rc = CHAKRA_EGRAPH;
@@ -433,7 +377,6 @@ static int topo_sort(loader *L) {
       if (indeg[i]) g->topo[done++] = i;
   }
   free(indeg);
-  free(heap);
   return rc;
 }
 
@@ -477,7 +420,7 @@ int chakra_graph_load(chakra_graph **out, const char *path, const chakra_graph_o
   if (!rc) rc = map_ids(&L);
   if (!rc) rc = resolve_deps(&L);
   if (!rc) rc = build_children(&L);
-  if (!rc) rc = topo_sort(&L);
+  if (!rc) rc = order_topo(&L);
   free(L.dep_ids);
   if (rc) {
     chakra_graph_free(g);

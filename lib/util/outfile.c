@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -31,6 +33,7 @@ struct outfile {
   char *buf;
   size_t used;
   int failed;
+  int parked;    /* the temporary is closed and buf freed until the next write */
 };
 
 /* Live temporaries, for chakra_output_remove_temporaries() in a signal
@@ -105,15 +108,22 @@ static int open_temp(outfile *f, chakra_error *err) {
       r = r * 6364136223846793005ull + 1442695040888963407ull;
       x[i] = chars[(r >> 33) % 62];
     }
+    /* A signal between creating the file and registering it would leave
+     * the file behind: the cleanup signals wait until both are done. */
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT), sigaddset(&block, SIGTERM), sigaddset(&block, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
     f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     e = f->fd < 0 ? errno : 0;
+    if (f->fd >= 0) f->reg = tmpreg_add(f->tmp);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
   }
   if (f->fd < 0) {
     free(f->tmp);
     f->tmp = NULL;
     return chakra_error_set(err, CHAKRA_EIO, "%s: cannot create output: %s", f->path, strerror(e));
   }
-  f->reg = tmpreg_add(f->tmp);
   return 0;
 }
 
@@ -241,8 +251,14 @@ static int flush_buf(outfile *f, chakra_error *err) {
   return rc;
 }
 
+static int unpark(outfile *f, chakra_error *err);
+
 int outfile_write(outfile *f, const void *data, size_t len, chakra_error *err) {
   if (f->failed) return chakra_error_set(err, CHAKRA_EIO, "%s: earlier write failed", f->path);
+  if (f->parked) {
+    int rc = unpark(f, err);
+    if (rc) return rc;
+  }
   if (len > OUT_BUF / 2) { /* large blocks (a jsonw buffer) go out without a copy */
     int rc = f->used ? flush_buf(f, err) : 0;
     return rc ? rc : write_all(f, data, len, err);
@@ -261,6 +277,7 @@ char *outfile_reserve(outfile *f, size_t n, chakra_error *err) {
     chakra_error_set(err, CHAKRA_EINVAL, "%s: reservation too large", f->path);
     return NULL;
   }
+  if (f->parked && unpark(f, err)) return NULL;
   if (f->used + n > OUT_BUF && flush_buf(f, err)) return NULL;
   return f->buf + f->used;
 }
@@ -285,7 +302,14 @@ static void sync_directory(const char *target) {
   }
 }
 
-int outfile_commit(outfile *f, chakra_error *err) {
+/* Writes out everything and closes the file; a temporary stays where it
+ * is until place(). A parked temporary is reopened only to be synced. */
+static int finish(outfile *f, chakra_error *err) {
+  if (f->parked && !f->failed) {
+    f->fd = open(f->tmp, O_WRONLY | O_CLOEXEC);
+    if (f->fd < 0) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot reopen the output: %s", f->path, strerror(errno));
+    f->parked = 0;
+  }
   int rc = f->failed ? chakra_error_set(err, CHAKRA_EIO, "%s: earlier write failed", f->path)
                      : flush_buf(f, err);
   if (f->gz) {
@@ -299,23 +323,77 @@ int outfile_commit(outfile *f, chakra_error *err) {
     if (close(f->fd) != 0 && !rc)
       rc = chakra_error_set(err, CHAKRA_EIO, "%s: write failed: %s", f->path, strerror(errno));
     f->fd = -1;
-    if (!rc && rename(f->tmp, f->target) != 0)
-      rc = chakra_error_set(err, CHAKRA_EIO, "%s: cannot rename into place: %s", f->path,
-                            strerror(errno));
-    if (!rc) {
-      tmpreg_remove(f->reg);
-      f->reg = NULL;
-      free(f->tmp);
-      f->tmp = NULL;
-      sync_directory(f->target);
-    }
   } else if (f->own_fd) {
     if (close(f->fd) != 0 && !rc)
       rc = chakra_error_set(err, CHAKRA_EIO, "%s: write failed: %s", f->path, strerror(errno));
     f->fd = -1;
   }
+  return rc;
+}
+
+/* Renames a finished temporary into place (nothing to do in place). */
+static int place(outfile *f, chakra_error *err) {
+  if (f->in_place) return 0;
+  if (rename(f->tmp, f->target) != 0)
+    return chakra_error_set(err, CHAKRA_EIO, "%s: cannot rename into place: %s", f->path, strerror(errno));
+  tmpreg_remove(f->reg);
+  f->reg = NULL;
+  free(f->tmp);
+  f->tmp = NULL;
+  sync_directory(f->target);
+  return 0;
+}
+
+int outfile_commit(outfile *f, chakra_error *err) {
+  int rc = finish(f, err);
+  if (!rc) rc = place(f, err);
   outfile_discard(f);
   return rc;
+}
+
+int outfile_commit_all(outfile **v, size_t n, chakra_error *err) {
+  int rc = 0;
+  for (size_t i = 0; i < n && !rc; i++) rc = finish(v[i], err);
+  size_t placed = 0;
+  for (; placed < n && !rc; placed++) rc = place(v[placed], err);
+  if (rc) /* all or none: what was renamed already goes again */
+    for (size_t i = 0; i + 1 < placed; i++)
+      if (!v[i]->in_place) unlink(v[i]->target);
+  for (size_t i = 0; i < n; i++) outfile_discard(v[i]);
+  return rc;
+}
+
+int outfile_park(outfile *f, chakra_error *err) {
+  if (f->failed) return chakra_error_set(err, CHAKRA_EIO, "%s: earlier write failed", f->path);
+  if (f->parked || f->in_place || f->gz) return 0;
+  int rc = flush_buf(f, err);
+  if (close(f->fd) != 0 && !rc) {
+    f->failed = 1;
+    rc = chakra_error_set(err, CHAKRA_EIO, "%s: write failed: %s", f->path, strerror(errno));
+  }
+  f->fd = -1;
+  free(f->buf);
+  f->buf = NULL;
+  f->parked = 1;
+  return rc;
+}
+
+int outfile_is_open(const outfile *f) { return !f->parked; }
+
+/* Reopens a parked temporary for appending. */
+static int unpark(outfile *f, chakra_error *err) {
+  f->buf = malloc(OUT_BUF);
+  if (!f->buf) {
+    f->failed = 1;
+    return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", f->path);
+  }
+  f->fd = open(f->tmp, O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (f->fd < 0) {
+    f->failed = 1;
+    return chakra_error_set(err, CHAKRA_EIO, "%s: cannot reopen the output: %s", f->path, strerror(errno));
+  }
+  f->parked = 0;
+  return 0;
 }
 
 void outfile_discard(outfile *f) {

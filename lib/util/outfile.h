@@ -23,6 +23,20 @@ void outfile_commit_bytes(outfile *f, size_t used);
 int outfile_commit(outfile *f, chakra_error *err); /* frees f */
 void outfile_discard(outfile *f);                  /* frees f */
 const char *outfile_path(const outfile *f);
+
+/* Many outputs at once (one file per rank) must not hold one descriptor
+ * each. outfile_park() writes out the buffer, closes the temporary and
+ * frees the buffer; the next write reopens it in append mode. Files that
+ * cannot be reopened (gzip streams, standard output, special files) stay
+ * open: parking them does nothing. Returns the write status. */
+int outfile_park(outfile *f, chakra_error *err);
+/* 1 while f holds a descriptor (not parked). */
+int outfile_is_open(const outfile *f);
+/* Commits the n files all or none: every one is written out, synced and
+ * closed (one descriptor at a time) before the first is renamed; if a
+ * rename fails, the files already renamed are removed again. Frees every
+ * f whatever happens. */
+int outfile_commit_all(outfile **v, size_t n, chakra_error *err);
 /* 1 if the name ends in ".gz". */
 int outfile_name_is_gzip(const char *path);
 

@@ -10,47 +10,7 @@
 #include "chakra/ingest.h"
 #include "hostet.h"
 #include "ingest_testutil.h"
-#include "pbmsg.h"
 #include "pyrepr.h"
-
-/* ------------------------------------------------------------- pbmsg */
-
-/* Packs x twice, through its narrowed descriptor and through the full
- * AttributeProto one, and requires the same bytes. */
-static void assert_view_packs_like_full(pbattr *x) {
-  uint8_t a[256], b[256];
-  size_t na = protobuf_c_message_get_packed_size(&x->base);
-  assert_true(na <= sizeof a);
-  assert_int_equal(protobuf_c_message_pack(&x->base, a), na);
-  assert_ptr_not_equal(x->base.descriptor, &chakra_proto_msg__attribute_proto__descriptor);
-  x->base.descriptor = &chakra_proto_msg__attribute_proto__descriptor;
-  size_t nb = protobuf_c_message_get_packed_size(&x->base);
-  assert_int_equal(na, nb);
-  assert_int_equal(protobuf_c_message_pack(&x->base, b), nb);
-  assert_memory_equal(a, b, na);
-}
-
-static void test_pbmsg_attribute_views_pack_like_the_full_descriptor(void **state) {
-  (void)state;
-  arena a;
-  arena_init(&a, 0);
-  pbattrs l;
-  pbattrs_start(&l, &a, 4);
-  pbattrs_int64(&l, "rf_id", -5);
-  pbattrs_int64(&l, "zero", 0);
-  pbattrs_uint64(&l, "duration_ns", UINT64_MAX);
-  pbattrs_int32(&l, "comm_src", -1);
-  pbattrs_bool(&l, "is_cpu_op", 1);
-  pbattrs_bool(&l, "false", 0);
-  pbattrs_double(&l, "ratio", 0.1);
-  pbattrs_double(&l, "neg_zero", -0.0);
-  pbattrs_str(&l, "op_schema", "aten::mm(Tensor self) -> Tensor");
-  pbattrs_str(&l, "empty", "");
-  assert_false(l.oom);
-  assert_int_equal(l.n, 10);
-  for (size_t k = 0; k < l.n; k++) assert_view_packs_like_full(l.v[k]);
-  arena_free(&a);
-}
 
 /* ------------------------------------------------------------- repr */
 
@@ -697,7 +657,6 @@ int main(void) {
       cmocka_unit_test(test_text_data_parallel_graph),
       cmocka_unit_test(test_text_dlrm_graph),
       cmocka_unit_test(test_text_errors_name_the_line),
-      cmocka_unit_test(test_pbmsg_attribute_views_pack_like_the_full_descriptor),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

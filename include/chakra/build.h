@@ -1,0 +1,162 @@
+/* build.h - producing Chakra ETs: a fast message builder, a multi-rank
+ * workload writer, and the one spelling of rank-file names.
+ *
+ * Every producer of ETs in chakra-c (gen, convert pytorch, convert text)
+ * writes through here:
+ *
+ *   chakra_builder            builds one GlobalMetadata or Node at a time
+ *                             in an arena (no malloc per node) and packs it,
+ *                             length prefix first, into its own buffer;
+ *   chakra_workload_writer    takes the messages of N ranks and writes
+ *                             PREFIX.<r>.et for every r, all or none, with a
+ *                             bounded number of open descriptors whatever N.
+ *
+ * Attributes are packed through narrow views of AttributeProto's
+ * descriptor (name, doc_string and the one value member), which gives the
+ * same bytes as protobuf-c's full descriptor at a third of the work. */
+#ifndef CHAKRA_BUILD_H
+#define CHAKRA_BUILD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chakra/error.h"
+#include "chakra/trace.h"
+
+#ifndef CHAKRA_API
+#define CHAKRA_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------- rank files */
+
+/* Bytes that ".<rank>.et" and the terminating NUL need at most. */
+#define CHAKRA_RANK_PATH_EXTRA 16
+
+/* Writes "PREFIX.<rank>.et" into buf (at most size bytes, always
+ * terminated when size > 0), like snprintf; returns the length the whole
+ * name needs. A buffer of strlen(prefix) + CHAKRA_RANK_PATH_EXTRA bytes is
+ * always enough. */
+CHAKRA_API size_t chakra_rank_path(char *buf, size_t size, const char *prefix, uint32_t rank);
+
+/* "PREFIX.<rank>.et" in new memory (free() it), or NULL when out of memory. */
+CHAKRA_API char *chakra_rank_path_dup(const char *prefix, uint32_t rank);
+
+/* ------------------------------------------------------------- builder */
+
+typedef struct chakra_builder chakra_builder;
+
+/* A new builder with an empty buffer. Returns CHAKRA_ENOMEM (and *out =
+ * NULL) when out of memory. Free with chakra_builder_free(). A builder is
+ * used by one thread at a time; several builders may work in parallel. */
+CHAKRA_API int chakra_builder_new(chakra_builder **out);
+CHAKRA_API void chakra_builder_free(chakra_builder *b);
+
+/* Starts a GlobalMetadata (version NULL = field absent) or a Node, and
+ * forgets the message started before (if it was not put). Every string and
+ * array handed to the builder is borrowed, never copied: it must stay
+ * valid until chakra_builder_put() returns. */
+CHAKRA_API void chakra_builder_metadata(chakra_builder *b, const char *version);
+CHAKRA_API void chakra_builder_node(chakra_builder *b, uint64_t id, const char *name, int type);
+
+/* Node fields (ignored on a GlobalMetadata). The *_deps calls set the
+ * whole list (borrowed); the add_* calls append one id, copied. */
+CHAKRA_API void chakra_builder_data_deps(chakra_builder *b, const uint64_t *ids, size_t n);
+CHAKRA_API void chakra_builder_ctrl_deps(chakra_builder *b, const uint64_t *ids, size_t n);
+CHAKRA_API void chakra_builder_add_data_dep(chakra_builder *b, uint64_t id);
+CHAKRA_API void chakra_builder_add_ctrl_dep(chakra_builder *b, uint64_t id);
+CHAKRA_API void chakra_builder_start_time(chakra_builder *b, uint64_t micros);
+CHAKRA_API void chakra_builder_duration(chakra_builder *b, uint64_t micros);
+/* inputs (which = 0) or outputs (which = 1); NULL strings stay absent. */
+CHAKRA_API void chakra_builder_io(chakra_builder *b, int which, const char *values, const char *shapes,
+                                  const char *types);
+
+/* Attributes, on either kind of message, in the order added. The name
+ * and string values are borrowed. A string attribute is written even
+ * when empty. */
+CHAKRA_API void chakra_builder_int64(chakra_builder *b, const char *name, int64_t v);
+CHAKRA_API void chakra_builder_uint64(chakra_builder *b, const char *name, uint64_t v);
+CHAKRA_API void chakra_builder_int32(chakra_builder *b, const char *name, int32_t v);
+CHAKRA_API void chakra_builder_bool(chakra_builder *b, const char *name, int v);
+CHAKRA_API void chakra_builder_double(chakra_builder *b, const char *name, double v);
+CHAKRA_API void chakra_builder_string(chakra_builder *b, const char *name, const char *v);
+/* List attributes (int64_list, uint64_list, double_list, string_list);
+ * the values are borrowed. */
+CHAKRA_API void chakra_builder_int64_list(chakra_builder *b, const char *name, const int64_t *v, size_t n);
+CHAKRA_API void chakra_builder_uint64_list(chakra_builder *b, const char *name, const uint64_t *v, size_t n);
+CHAKRA_API void chakra_builder_double_list(chakra_builder *b, const char *name, const double *v, size_t n);
+CHAKRA_API void chakra_builder_string_list(chakra_builder *b, const char *name, const char *const *v, size_t n);
+
+/* Packs the message started last, length prefix first, at the end of the
+ * builder's buffer. Fails with CHAKRA_ENOMEM (an addition or the buffer
+ * could not get memory; the message is dropped) or CHAKRA_EINVAL (no
+ * message started, or it is larger than CHAKRA_DEFAULT_MAX_MESSAGE). The
+ * buffer keeps what was put before in every case. */
+CHAKRA_API int chakra_builder_put(chakra_builder *b, chakra_error *err);
+
+/* The message being built, as protobuf-c sees it (valid until the next
+ * start), or NULL when none is started. */
+CHAKRA_API const ProtobufCMessage *chakra_builder_message(const chakra_builder *b);
+
+/* The framed messages put since the last clear (owned by b, valid until
+ * the next put or clear) and how many there are. */
+CHAKRA_API const uint8_t *chakra_builder_bytes(const chakra_builder *b, size_t *len);
+CHAKRA_API size_t chakra_builder_count(const chakra_builder *b);
+CHAKRA_API void chakra_builder_clear(chakra_builder *b);
+
+/* ---------------------------------------------------- workload writer */
+
+typedef struct chakra_workload_writer chakra_workload_writer;
+
+typedef struct chakra_workload_options {
+  unsigned max_open;   /* descriptors open at once; 0 = 8 */
+  size_t buffer_bytes; /* bytes held in memory over all ranks before they are
+                        * written out; 0 = 64 MiB */
+} chakra_workload_options;
+
+/* Starts writing PREFIX.0.et .. PREFIX.<nranks-1>.et. Nothing is created
+ * until data must leave memory, and then only temporaries beside the
+ * destinations; nothing is visible under the final names before
+ * chakra_workload_writer_commit(). opt may be NULL. On failure *out is NULL. */
+CHAKRA_API int chakra_workload_writer_open(chakra_workload_writer **out, const char *prefix, uint32_t nranks,
+                                           const chakra_workload_options *opt, chakra_error *err);
+
+/* The same for n explicitly named files (rank r is paths[r], copied): a
+ * name ending in ".gz" is compressed, "-" is standard output. */
+CHAKRA_API int chakra_workload_writer_open_paths(chakra_workload_writer **out, const char *const *paths,
+                                                 uint32_t n, const chakra_workload_options *opt,
+                                                 chakra_error *err);
+
+/* Appends to rank's file. Each rank's first message must be its
+ * GlobalMetadata, the rest Nodes (checked where the writer can see the
+ * message: put and put_built). put packs msg; put_raw takes unframed
+ * message bytes; put_built copies b's buffer (b is unchanged: the same
+ * messages can go to several ranks; chakra_builder_clear() it to reuse). Messages larger
+ * than CHAKRA_DEFAULT_MAX_MESSAGE are refused (CHAKRA_EINVAL). After any
+ * failure the writer only accepts commit (which then fails) or discard. */
+CHAKRA_API int chakra_workload_writer_put(chakra_workload_writer *w, uint32_t rank, const ProtobufCMessage *msg,
+                                          chakra_error *err);
+CHAKRA_API int chakra_workload_writer_put_raw(chakra_workload_writer *w, uint32_t rank, const uint8_t *data,
+                                              size_t len, chakra_error *err);
+CHAKRA_API int chakra_workload_writer_put_built(chakra_workload_writer *w, uint32_t rank, chakra_builder *b,
+                                                chakra_error *err);
+
+/* The name of rank's file (owned by w). */
+CHAKRA_API const char *chakra_workload_writer_path(const chakra_workload_writer *w, uint32_t rank);
+
+/* Writes out what is buffered and renames every rank's file into place,
+ * all or none: a rank without a GlobalMetadata, or any failure, removes
+ * every temporary (and any file this call already renamed). Frees w
+ * whatever happens. */
+CHAKRA_API int chakra_workload_writer_commit(chakra_workload_writer *w, chakra_error *err);
+
+/* Abandons everything: removes every temporary, frees w (NULL is fine). */
+CHAKRA_API void chakra_workload_writer_discard(chakra_workload_writer *w);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
