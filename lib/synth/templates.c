@@ -1,0 +1,290 @@
+/* templates.c - GPT model templates (STAGE's tp_gpt and tpsp_gpt modules)
+ * as data; see templates.h for the row format. Shape texts are spelled as
+ * STAGE prints them, since they appear in the nodes' inputs/outputs. */
+#include "templates.h"
+
+#include <string.h>
+
+#define E0 {NULL, NULL, NULL, NULL}
+#define E(src) {src, NULL, NULL, NULL}
+#define ED(src, disp) {src, NULL, NULL, disp}
+#define EC(src, shape, hidden) {src, shape, hidden, NULL}
+#define ECD(src, shape, hidden, disp) {src, shape, hidden, disp}
+#define COUNT(a) (unsigned)(sizeof a / sizeof *a)
+#define ROWS(a) {a, COUNT(a)}
+
+/* Per-rank symbols: b = MicroBatch/dp, s = Seq/cp. */
+#define B "MicroBatch/dp"
+#define S "Seq/cp"
+#define SP "(Seq/cp)/tp" /* sequence-parallel activations */
+#define ACT B "," S ",Dmodel"
+#define ACTSP B "," SP ",Dmodel"
+#define QS B "," S ",Dmodel/Head,Head/tp"
+#define KVFULL B ",Seq,Dmodel/Head,Head/tp"
+#define W_TOT "2*Dff*Dmodel/tp + 4*Dmodel**2/tp"
+#define W_SH "(2*Dff*Dmodel/tp + 4*Dmodel**2/tp)/dp"
+#define WGRAD "dp*cp"
+#define FLOPS_NORM(s) B "*" s "*Dmodel*5"
+#define N_ACT(s) B "*" s "*Dmodel"
+
+/* The block's weights live in one flat buffer per block (STAGE's FSDP
+ * weight manager, applied with and without FSDP); these rows are the same
+ * in both GPT variants. */
+#define GPT_WEIGHT_VIEWS                                                                        \
+  {"_assembled_weight", "I", NULL, W_TOT, NULL, EC("/transformer.%b._sharded_weight", W_TOT, NULL), \
+   E0, NULL, SR_TRANSIENT},                                                                     \
+  {"_assembled_weight_backward", "I", NULL, W_TOT, NULL,                                        \
+   EC("/transformer.%b._sharded_weight", W_TOT, NULL), E0, NULL, SR_TRANSIENT | SR_BWD},        \
+  {"mha.wqkv", "CUSTOM", NULL, "Dmodel,Dmodel/Head,3*Head/tp", NULL, E("_assembled_weight"), E0, NULL, 0}, \
+  {"mha.wo", "CUSTOM", NULL, "Dmodel/Head,Head/tp,Dmodel", NULL, E("_assembled_weight"), E0, NULL, 0},    \
+  {"ffn.wgate", "CUSTOM", NULL, "Dmodel,Dff/tp", NULL, E("_assembled_weight"), E0, NULL, 0},     \
+  {"ffn.wdown", "CUSTOM", NULL, "Dff/tp,Dmodel", NULL, E("_assembled_weight"), E0, NULL, 0},     \
+  {"_mha.wqkv_backward", "CUSTOM", NULL, "Dmodel,Dmodel/Head,3*Head/tp", NULL,                  \
+   E("_assembled_weight_backward"), E0, NULL, SR_BWD},                                          \
+  {"_mha.wo_backward", "CUSTOM", NULL, "Dmodel/Head,Head/tp,Dmodel", NULL,                      \
+   E("_assembled_weight_backward"), E0, NULL, SR_BWD},                                          \
+  {"_ffn.wgate_backward", "CUSTOM", NULL, "Dmodel,Dff/tp", NULL, E("_assembled_weight_backward"), E0, NULL, SR_BWD}, \
+  {"_ffn.wdown_backward", "CUSTOM", NULL, "Dff/tp,Dmodel", NULL, E("_assembled_weight_backward"), E0, NULL, SR_BWD}
+
+/* Attention core, identical in both variants: q/k/v slices, the fused
+ * kernel (k and v gathered over cp), its backward. */
+#define GPT_ATTENTION_CORE                                                                       \
+  {"mha.q", "SLICE", B "*" S "*Dmodel/Head*Head/tp", QS, NULL, E("mha.qkv"), E0, NULL, 0},        \
+  {"mha.k", "SLICE", B "*" S "*Dmodel/Head*Head/tp", QS, NULL, E("mha.qkv"), E0, NULL, 0},        \
+  {"mha.v", "SLICE", B "*" S "*Dmodel/Head*Head/tp", QS, NULL, E("mha.qkv"), E0, NULL, 0},        \
+  {"mha.attn_kernel.k1", "I", NULL, KVFULL, NULL, EC("mha.k", KVFULL, NULL), E0, NULL, 0},       \
+  {"mha.attn_kernel.v1", "I", NULL, KVFULL, NULL, EC("mha.v", KVFULL, NULL), E0, NULL, 0},       \
+  {"mha.attn_kernel.qkv", "CUSTOM", B "*" S "*Dmodel/Head*Head/tp*3", QS, NULL, E("mha.q"), E0,  \
+   "mha.attn_kernel.k1 mha.attn_kernel.v1", SR_ATTN_F},                                          \
+  {"mha.o1", "M", B "*" S "*Dmodel/Head*Head/tp*Dmodel", ACT, "tp", E("mha.attn_kernel.qkv"),    \
+   E("mha.wo"), NULL, SR_MAC}
+
+#define GPT_ATTENTION_BACKWARD(DO)                                                               \
+  {"mha.dattn", "M", B "*" S "*Dmodel*Dmodel/Head*Head/tp", QS, NULL, E(DO), E("_mha.wo_backward"), \
+   NULL, SR_MAC | SR_BWD},                                                                       \
+  {"mha.dwo", "M", B "*" S "*Dmodel*Dmodel/Head*Head/tp", "Dmodel/Head,Head/tp,Dmodel", WGRAD,     \
+   E(DO), E("mha.attn_kernel.qkv"), NULL, SR_MAC | SR_BWD},                                      \
+  {"mha.attn_kernel.dq", "CUSTOM", B "*" S "*Dmodel/Head*Head/tp*6", QS, NULL, E("mha.dattn"), E0, \
+   NULL, SR_BWD | SR_ATTN_DQ},                                                                   \
+  {"mha.attn_kernel.dk", "CUSTOM", B "*" S "*Dmodel/Head*Head/tp*6", KVFULL, "cp", E("mha.dattn"), \
+   E0, NULL, SR_BWD | SR_ATTN_DKV},                                                              \
+  {"mha.attn_kernel.dv", "CUSTOM", B "*" S "*Dmodel/Head*Head/tp*6", KVFULL, "cp", E("mha.dattn"), \
+   E0, NULL, SR_BWD | SR_ATTN_DKV},                                                              \
+  {"mha.dkv", "SLICE", B "*" S "*Dmodel/Head*2*Head/tp", B "," S ",Dmodel/Head,2*Head/tp", NULL,   \
+   EC("mha.attn_kernel.dv", QS, NULL), EC("mha.attn_kernel.dk", QS, NULL), NULL, SR_BWD},       \
+  {"mha.dqkv", "SLICE", B "*" S "*Dmodel/Head*3*Head/tp", B "," S ",Dmodel/Head,3*Head/tp", NULL,  \
+   E("mha.dkv"), E("mha.attn_kernel.dq"), NULL, SR_BWD}
+
+/* The block's gradients: gathered into one flat buffer, reduced over dp per
+ * micro-batch as STAGE does (compat) or left partial until the merge. */
+#define GPT_GRAD_ASSEMBLY                                                                        \
+  {"_assembled_grad", "CUSTOM", NULL, W_TOT, WGRAD, E0, E0,                                      \
+   "mha.dwqkv mha.dwo ffn.dwgate ffn.dwdown", SR_BWD | SR_TRANSIENT},                           \
+  {"_sharded_grad", "I", NULL, W_TOT, NULL, EC("_assembled_grad", W_TOT, NULL), E0, NULL,        \
+   SR_BWD | SR_COMPAT | SR_NOFSDP},                                                              \
+  {"_sharded_grad", "I", NULL, W_SH, NULL, EC("_assembled_grad", W_SH, NULL), E0, NULL,          \
+   SR_BWD | SR_COMPAT | SR_FSDP},                                                                \
+  {"_sharded_grad", "I", NULL, W_TOT, WGRAD, E("_assembled_grad"), E0, NULL, SR_BWD | SR_OURS}
+
+/* ---- TP only (tp_gpt) ------------------------------------------------------------------ */
+
+static const synth_row tp_block_mb[] = {
+    GPT_WEIGHT_VIEWS,
+    {"input_norm.x", "I", NULL, ACT, NULL, EC("$in", ACT, NULL), E0, NULL, 0},
+    {"input_norm.y", "E", FLOPS_NORM(S), ACT, NULL, ED("input_norm.x", "<"), E0, NULL, 0},
+    {"mha.qkv", "M", B "*" S "*Dmodel*Dmodel/Head*3*Head/tp", B "," S ",Dmodel/Head,3*Head/tp", NULL,
+     E("input_norm.y"), E("mha.wqkv"), NULL, SR_MAC},
+    GPT_ATTENTION_CORE,
+    {"mha.o", "I", NULL, ACT, NULL, EC("mha.o1", ACT, NULL), E0, NULL, 0},
+    {"mha_res.y", "A", N_ACT(S), ACT, NULL, E("mha.o"), E("input_norm.x"), NULL, 0},
+    {"post_attn_norm.x", "I", NULL, ACT, NULL, E("mha_res.y"), E0, NULL, 0},
+    {"post_attn_norm.y", "E", FLOPS_NORM(S), ACT, NULL, ED("post_attn_norm.x", "<"), E0, NULL, 0},
+    {"ffn.x0", "I", NULL, ACT, NULL, E("post_attn_norm.y"), E0, NULL, 0},
+    {"ffn.xgate", "M", B "*" S "*Dmodel*Dff/tp", B "," S ",Dff/tp", NULL, E("ffn.x0"), E("ffn.wgate"),
+     NULL, SR_MAC},
+    {"ffn.xdown1", "M", B "*" S "*Dff/tp*Dmodel", ACT, "tp", E("ffn.xgate"), E("ffn.wdown"), NULL, SR_MAC},
+    /* STAGE declares Dff here; harmless (only the parallel symbols matter), kept for the names. */
+    {"ffn.xdown", "I", NULL, B "," S ",Dff", NULL, EC("ffn.xdown1", B "," S ",Dff", NULL), E0, NULL, 0},
+    {"ffn_res.y", "A", N_ACT(S), ACT, NULL, E("ffn.xdown"), E("post_attn_norm.x"), NULL, 0},
+    /* backward */
+    {"ffn_res.dy", "I", NULL, ACT, NULL, EC("$dout", ACT, NULL), E0, NULL, SR_BWD},
+    {"ffn.dxdown", "I", NULL, ACT, NULL, E("ffn_res.dy"), E0, NULL, SR_BWD},
+    {"ffn.dwdown", "M", B "*" S "*Dff/tp*Dmodel", "Dff/tp,Dmodel", WGRAD, E("ffn.dxdown"), E("ffn.xgate"),
+     NULL, SR_MAC | SR_BWD},
+    {"ffn.dxgate", "M", B "*" S "*Dff/tp*Dmodel", B "," S ",Dff/tp", NULL, E("ffn.dxdown"),
+     E("_ffn.wdown_backward"), NULL, SR_MAC | SR_BWD},
+    {"ffn.dwgate", "M", B "*" S "*Dmodel*Dff/tp", "Dmodel,Dff/tp", WGRAD, E("ffn.dxgate"), E("ffn.x0"),
+     NULL, SR_MAC | SR_BWD},
+    {"ffn.dx000", "M", B "*" S "*Dmodel*Dff/tp", ACT, "tp", E("ffn.dxgate"), E("_ffn.wgate_backward"),
+     NULL, SR_MAC | SR_BWD},
+    {"ffn.dx0", "I", NULL, ACT, NULL, EC("ffn.dx000", ACT, NULL), E0, NULL, SR_BWD},
+    {"post_attn_norm.dy", "A", N_ACT(S), ACT, NULL, ED("ffn.dx0", "<"), E("ffn_res.dy"), NULL, SR_BWD},
+    {"post_attn_norm.dx", "E", FLOPS_NORM(S), ACT, NULL, E("post_attn_norm.dy"), E0, NULL, SR_BWD},
+    {"mha_res.dy", "I", NULL, ACT, NULL, E("post_attn_norm.dx"), E0, NULL, SR_BWD},
+    {"mha.do", "I", NULL, ACT, NULL, E("mha_res.dy"), E0, NULL, SR_BWD},
+    GPT_ATTENTION_BACKWARD("mha.do"),
+    {"mha.dwqkv", "M", B "*" S "*Dmodel*Dmodel/Head*3*Head/tp", "Dmodel,Dmodel/Head,3*Head/tp", WGRAD,
+     E("mha.dqkv"), E("input_norm.y"), NULL, SR_MAC | SR_BWD},
+    {"mha.dx1", "M", B "*" S "*Dmodel*Dmodel/Head*3*Head/tp", ACT, "tp", E("mha.dqkv"),
+     E("_mha.wqkv_backward"), NULL, SR_MAC | SR_BWD},
+    {"mha.dx", "I", NULL, ACT, NULL, EC("mha.dx1", ACT, NULL), E0, NULL, SR_BWD},
+    {"input_norm.dy", "A", N_ACT(S), ACT, NULL, ED("mha.dx", "<"), E("mha_res.dy"), NULL, SR_BWD},
+    {"input_norm.dx", "E", FLOPS_NORM(S), ACT, NULL, E("input_norm.dy"), E0, NULL, SR_BWD},
+    GPT_GRAD_ASSEMBLY,
+};
+
+/* ---- TP + sequence parallelism (tpsp_gpt) ---------------------------------------------- */
+
+static const synth_row tpsp_block_mb[] = {
+    GPT_WEIGHT_VIEWS,
+    {"input_norm.x", "I", NULL, ACTSP, NULL, EC("$in", ACTSP, NULL), E0, NULL, 0},
+    {"input_norm.y", "E", FLOPS_NORM(SP), ACTSP, NULL, ED("input_norm.x", "<"), E0, NULL, 0},
+    {"mha.qkv", "M", B "*" S "*Dmodel*Dmodel/Head*3*Head/tp", B "," S ",Dmodel/Head,3*Head/tp", NULL,
+     EC("input_norm.y", ACT, NULL), E("mha.wqkv"), NULL, SR_MAC},
+    GPT_ATTENTION_CORE,
+    {"mha.o", "I", NULL, ACTSP, NULL, EC("mha.o1", ACTSP, NULL), E0, NULL, 0},
+    {"mha_res.y", "A", N_ACT(SP), ACTSP, NULL, E("mha.o"), E("input_norm.x"), NULL, 0},
+    {"post_attn_norm.x", "I", NULL, ACTSP, NULL, E("mha_res.y"), E0, NULL, 0},
+    {"post_attn_norm.y", "E", FLOPS_NORM(SP), ACTSP, NULL, ED("post_attn_norm.x", "<"), E0, NULL, 0},
+    {"ffn.x0", "I", NULL, ACTSP, NULL, E("post_attn_norm.y"), E0, NULL, 0},
+    {"ffn.x00", "I", NULL, ACT, NULL, EC("ffn.x0", ACT, NULL), E0, NULL, 0},
+    {"ffn.xgate", "M", B "*" S "*Dmodel*Dff/tp", B "," S ",Dff/tp", NULL, E("ffn.x00"), E("ffn.wgate"),
+     NULL, SR_MAC},
+    {"ffn.xdown1", "M", B "*" S "*Dff/tp*Dmodel", ACT, "tp", E("ffn.xgate"), E("ffn.wdown"), NULL, SR_MAC},
+    {"ffn.xdown", "I", NULL, ACTSP, NULL, EC("ffn.xdown1", ACTSP, NULL), E0, NULL, 0},
+    {"ffn_res.y", "A", N_ACT(SP), ACTSP, NULL, E("ffn.xdown"), E("post_attn_norm.x"), NULL, 0},
+    /* backward */
+    {"ffn_res.dy", "I", NULL, ACTSP, NULL, EC("$dout", ACTSP, NULL), E0, NULL, SR_BWD},
+    {"ffn.dxdown", "I", NULL, ACTSP, NULL, E("ffn_res.dy"), E0, NULL, SR_BWD},
+    {"ffn.dxdown2", "I", NULL, ACT, NULL, EC("ffn.dxdown", ACT, NULL), E0, NULL, SR_BWD},
+    {"ffn.dwdown", "M", B "*" S "*Dff/tp*Dmodel", "Dff/tp,Dmodel", WGRAD, E("ffn.dxdown2"), E("ffn.xgate"),
+     NULL, SR_MAC | SR_BWD},
+    {"ffn.dxgate", "M", B "*" S "*Dff/tp*Dmodel", B "," S ",Dff/tp", NULL, E("ffn.dxdown2"),
+     E("_ffn.wdown_backward"), NULL, SR_MAC | SR_BWD},
+    {"ffn.dwgate", "M", B "*" S "*Dmodel*Dff/tp", "Dmodel,Dff/tp", WGRAD, E("ffn.dxgate"),
+     EC("ffn.x0", ACT, NULL), NULL, SR_MAC | SR_BWD},
+    {"ffn.dx000", "M", B "*" S "*Dmodel*Dff/tp", ACT, "tp", E("ffn.dxgate"), E("_ffn.wgate_backward"),
+     NULL, SR_MAC | SR_BWD},
+    {"ffn.dx0", "I", NULL, ACTSP, NULL, EC("ffn.dx000", ACTSP, NULL), E0, NULL, SR_BWD},
+    {"post_attn_norm.dy", "A", N_ACT(SP), ACTSP, NULL, ED("ffn.dx0", "<"), E("ffn_res.dy"), NULL, SR_BWD},
+    {"post_attn_norm.dx", "E", FLOPS_NORM(SP), ACTSP, NULL, E("post_attn_norm.dy"), E0, NULL, SR_BWD},
+    {"mha_res.dy", "I", NULL, ACTSP, NULL, E("post_attn_norm.dx"), E0, NULL, SR_BWD},
+    {"mha.do", "I", NULL, ACTSP, NULL, E("mha_res.dy"), E0, NULL, SR_BWD},
+    {"mha.do1", "I", NULL, ACT, NULL, EC("mha.do", ACT, NULL), E0, NULL, SR_BWD},
+    GPT_ATTENTION_BACKWARD("mha.do1"),
+    {"mha.dwqkv", "M", B "*" S "*Dmodel*Dmodel/Head*3*Head/tp", "Dmodel,Dmodel/Head,3*Head/tp", WGRAD,
+     E("mha.dqkv"), EC("input_norm.y", ACT, NULL), NULL, SR_MAC | SR_BWD},
+    {"mha.dx1", "M", B "*" S "*Dmodel*Dmodel/Head*3*Head/tp", ACT, "tp", E("mha.dqkv"),
+     E("_mha.wqkv_backward"), NULL, SR_MAC | SR_BWD},
+    {"mha.dx", "I", NULL, ACTSP, NULL, EC("mha.dx1", ACTSP, NULL), E0, NULL, SR_BWD},
+    {"input_norm.dy", "A", N_ACT(SP), ACTSP, NULL, ED("mha.dx", "<"), E("mha_res.dy"), NULL, SR_BWD},
+    {"input_norm.dx", "E", FLOPS_NORM(SP), ACTSP, NULL, E("input_norm.dy"), E0, NULL, SR_BWD},
+    GPT_GRAD_ASSEMBLY,
+};
+
+/* ---- per block, once: the flat weight, the micro-batch merge, the update -------------- */
+
+static const synth_row gpt_block_w[] = {
+    {"_sharded_weight", "T", NULL, W_TOT, NULL, E0, E0, NULL, SR_WEIGHT | SR_NOFSDP},
+    {"_sharded_weight", "T", NULL, W_SH, NULL, E0, E0, NULL, SR_WEIGHT | SR_FSDP},
+    {"_sharded_grad", "CUSTOM", W_TOT, W_TOT, NULL, ED("/mb0.transformer.%b._sharded_grad", "<"), E0,
+     "/mb*.transformer.%b._sharded_grad", SR_BWD | SR_COMPAT | SR_NOFSDP},
+    {"_sharded_grad", "CUSTOM", W_SH, W_SH, NULL, ED("/mb0.transformer.%b._sharded_grad", "<"), E0,
+     "/mb*.transformer.%b._sharded_grad", SR_BWD | SR_COMPAT | SR_FSDP},
+    {"_sharded_grad", "CUSTOM", W_TOT, W_TOT, WGRAD, ED("/mb0.transformer.%b._sharded_grad", "<"), E0,
+     "/mb*.transformer.%b._sharded_grad", SR_BWD | SR_OURS},
+    {"_sharded_weight@1", "A", W_TOT, W_TOT, NULL, E("_sharded_weight"), E("_sharded_grad"), NULL,
+     SR_BWD | SR_COMPAT | SR_NOFSDP | SR_WEIGHT},
+    {"_sharded_weight@1", "A", W_SH, W_SH, NULL, E("_sharded_weight"), E("_sharded_grad"), NULL,
+     SR_BWD | SR_COMPAT | SR_FSDP},
+    {"_sharded_weight@1", "A", W_TOT, W_TOT, NULL, E("_sharded_weight"), EC("_sharded_grad", W_TOT, NULL),
+     NULL, SR_BWD | SR_OURS | SR_NOFSDP},
+    {"_sharded_weight@1", "A", W_SH, W_SH, NULL, E("_sharded_weight"), EC("_sharded_grad", W_SH, NULL),
+     NULL, SR_BWD | SR_OURS | SR_FSDP},
+};
+
+/* ---- embeddings and loss ----------------------------------------------------------------- */
+
+/* TP only: vocabulary-parallel embeddings. */
+static const synth_row tp_in_mb[] = {
+    {"in_emb.x", "T", NULL, B "," S ",Dvocal/tp", NULL, E0, E0, NULL, 0},
+    {"in_emb.y", "M", B "*" S "*Dvocal/tp*Dmodel", ACT, "tp", E("in_emb.x"), E("/in_emb.w"), NULL, SR_MAC},
+    {"in_emb.dw", "M", B "*" S "*Dvocal/tp*Dmodel", "Dvocal/tp,Dmodel", WGRAD, E("$dout"), E("in_emb.x"),
+     NULL, SR_MAC | SR_BWD},
+    {"in_emb.dx", "M", B "*" S "*Dvocal/tp*Dmodel", B "," S ",Dvocal/tp", NULL, E("$dout"), E("/in_emb.w"),
+     NULL, SR_MAC | SR_BWD},
+};
+static const synth_row tp_in_w[] = {
+    {"in_emb.w", "T", NULL, "Dvocal/tp,Dmodel", NULL, E0, E0, NULL, SR_WEIGHT},
+    {"in_emb.dw", "CUSTOM", "Dvocal/tp*Dmodel", "Dvocal/tp,Dmodel", WGRAD, E("/mb0.in_emb.dw"), E0,
+     "/mb*.in_emb.dw", SR_BWD},
+    {"in_emb.w@1", "A", "Dvocal/tp*Dmodel", "Dvocal/tp,Dmodel", NULL, E("in_emb.w"),
+     EC("in_emb.dw", "Dvocal/tp,Dmodel", NULL), NULL, SR_BWD | SR_WEIGHT},
+};
+static const synth_row tp_out_mb[] = {
+    {"out_emb.y", "M", B "*" S "*Dmodel/tp*Dvocal", B "," S ",Dvocal", "tp", E("$in"), E("/out_emb.w"),
+     NULL, SR_MAC},
+    {"loss.y", "I", NULL, B "," S ",Dvocal", NULL, EC("out_emb.y", B "," S ",Dvocal", NULL), E0, NULL, 0},
+    {"loss.loss", "E", FLOPS_NORM(S), ACT, NULL, ED("loss.y", "<"), E0, NULL, 0},
+    {"loss.dy", "E", FLOPS_NORM(S), ACT, NULL, E("loss.loss"), E0, NULL, SR_BWD},
+    {"out_emb.dw", "M", B "*" S "*Dmodel/tp*Dvocal", "Dmodel/tp,Dvocal", WGRAD, E("loss.dy"), E("$in"),
+     NULL, SR_MAC | SR_BWD},
+    {"out_emb.dx", "M", B "*" S "*Dmodel/tp*Dvocal", B "," S ",Dmodel/tp", NULL, E("loss.dy"),
+     E("/out_emb.w"), NULL, SR_MAC | SR_BWD},
+};
+static const synth_row tp_out_w[] = {
+    {"out_emb.w", "T", NULL, "Dmodel/tp,Dvocal", NULL, E0, E0, NULL, SR_WEIGHT},
+    {"out_emb.dw", "CUSTOM", "Dmodel/tp*Dvocal", "Dmodel/tp,Dvocal", WGRAD, E("/mb0.out_emb.dw"), E0,
+     "/mb*.out_emb.dw", SR_BWD},
+    {"out_emb.w@1", "A", "Dmodel/tp*Dvocal", "Dmodel/tp,Dvocal", NULL, E("out_emb.w"),
+     EC("out_emb.dw", "Dmodel/tp,Dvocal", NULL), NULL, SR_BWD | SR_WEIGHT},
+};
+
+/* TP + SP: replicated embedding weights, sequence-sharded activations; the
+ * weight gradients are partial over dp, tp and cp. */
+#define EGRAD "dp*tp*cp"
+static const synth_row sp_in_mb[] = {
+    {"in_emb.x", "T", NULL, B "," SP ",Dvocal", NULL, E0, E0, NULL, 0},
+    {"in_emb.y", "M", B "*" SP "*Dvocal*Dmodel", ACTSP, NULL, E("in_emb.x"), E("/in_emb.w"), NULL, SR_MAC},
+    {"in_emb.dw", "M", B "*" SP "*Dvocal*Dmodel", "Dvocal,Dmodel", EGRAD, E("$dout"), E("in_emb.x"), NULL,
+     SR_MAC | SR_BWD},
+    {"in_emb.dx", "M", B "*" SP "*Dvocal*Dmodel", B "," SP ",Dvocal", NULL, E("$dout"), E("/in_emb.w"), NULL,
+     SR_MAC | SR_BWD},
+};
+static const synth_row sp_in_w[] = {
+    {"in_emb.w", "T", NULL, "Dvocal,Dmodel", NULL, E0, E0, NULL, SR_WEIGHT},
+    {"in_emb.dw", "CUSTOM", "Dvocal*Dmodel", "Dvocal,Dmodel", EGRAD, E("/mb0.in_emb.dw"), E0, "/mb*.in_emb.dw",
+     SR_BWD},
+    {"in_emb.w@1", "A", "Dvocal*Dmodel", "Dvocal,Dmodel", NULL, E("in_emb.w"),
+     EC("in_emb.dw", "Dvocal,Dmodel", NULL), NULL, SR_BWD | SR_WEIGHT},
+};
+static const synth_row sp_out_mb[] = {
+    {"out_emb.y", "M", B "*" SP "*Dmodel*Dvocal", B "," SP ",Dvocal", NULL, E("$in"), E("/out_emb.w"), NULL,
+     SR_MAC},
+    {"loss.y", "I", NULL, B "," SP ",Dvocal", NULL, E("out_emb.y"), E0, NULL, 0},
+    {"loss.loss", "E", FLOPS_NORM(SP), ACTSP, NULL, ED("loss.y", "<"), E0, NULL, 0},
+    {"loss.dy", "E", FLOPS_NORM(SP), ACTSP, NULL, E("loss.loss"), E0, NULL, SR_BWD},
+    {"out_emb.dw", "M", B "*" SP "*Dmodel*Dvocal", "Dmodel,Dvocal", EGRAD, E("loss.dy"), E("$in"), NULL,
+     SR_MAC | SR_BWD},
+    {"out_emb.dx", "M", B "*" SP "*Dmodel*Dvocal", ACTSP, NULL, E("loss.dy"), E("/out_emb.w"), NULL,
+     SR_MAC | SR_BWD},
+};
+static const synth_row sp_out_w[] = {
+    {"out_emb.w", "T", NULL, "Dmodel,Dvocal", NULL, E0, E0, NULL, SR_WEIGHT},
+    {"out_emb.dw", "CUSTOM", "Dmodel*Dvocal", "Dmodel,Dvocal", EGRAD, E("/mb0.out_emb.dw"), E0,
+     "/mb*.out_emb.dw", SR_BWD},
+    {"out_emb.w@1", "A", "Dmodel*Dvocal", "Dmodel,Dvocal", NULL, E("out_emb.w"),
+     EC("out_emb.dw", "Dmodel,Dvocal", NULL), NULL, SR_BWD | SR_WEIGHT},
+};
+
+static const synth_template templates[] = {
+    {"tp_gpt", ROWS(tp_block_mb), ROWS(gpt_block_w), ROWS(tp_in_mb), ROWS(tp_in_w), ROWS(tp_out_mb),
+     ROWS(tp_out_w)},
+    {"tpsp_gpt", ROWS(tpsp_block_mb), ROWS(gpt_block_w), ROWS(sp_in_mb), ROWS(sp_in_w), ROWS(sp_out_mb),
+     ROWS(sp_out_w)},
+};
+
+const synth_template *synth_template_get(const char *model, int tpsp) {
+  if (strcmp(model, "gpt") == 0) return &templates[tpsp ? 1 : 0];
+  return NULL;
+}
