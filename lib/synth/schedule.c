@@ -64,7 +64,11 @@ static int schedule_edges(const sg_graph *g, const int32_t *nodes, uint32_t n, c
       for (uint32_t i = 0; !rc && i < n; i++) {
         if (unit[i] <= 0 || pred[i]) continue;
         uint32_t p = (uint32_t)unit[i] - 1;
+        const sg_node *nd = &g->nodes[nodes[i]];
         for (uint32_t s = 0; s < nsink[p]; s++) {
+          int data = 0; /* already a data dependency: no control edge */
+          for (uint32_t k = 0; k < nd->ndep && !data; k++) data = (uint32_t)local[g->deps[nd->dep_off + k]] == sinks[p][s];
+          if (data) continue;
           (*edges)[*nedges * 2] = i;
           (*edges)[*nedges * 2 + 1] = sinks[p][s];
           ++*nedges;
