@@ -508,6 +508,75 @@ static int wire_nodes(sg_graph *g, chakra_error *err) {
   return 0;
 }
 
+/* ---- activation recompute ------------------------------------------------------------------ */
+
+static int in_block_fwd(const sg_graph *g, const sg_node *n) {
+  const sg_tensor *t = &g->t[n->tensor];
+  return t->mod == MOD_BLOCK_MB && t->phase == SG_FWD && (n->kind == SN_COMP || n->kind == SN_COLL);
+}
+
+static int same_unit(const sg_graph *g, int32_t a, int32_t b) {
+  const sg_tensor *x = &g->t[g->nodes[a].tensor], *y = &g->t[g->nodes[b].tensor];
+  return x->mb == y->mb && x->block == y->block && x->mod == MOD_BLOCK_MB && y->mod == MOD_BLOCK_MB;
+}
+
+/* Each block's forward nodes run again right before its backward: copies
+ * (phase backward) wired to the copies of their in-block parents, their
+ * roots started by the block's incoming gradient; the backward then reads
+ * the recomputed activations. */
+static int add_recompute(sg_graph *g, chakra_error *err) {
+  uint32_t n0 = g->nn;
+  int32_t *copy = malloc((n0 + 1) * sizeof *copy);
+  if (!copy) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  int rc = 0;
+  for (uint32_t i = 0; i < n0; i++) copy[i] = -1;
+  for (uint32_t i = 0; !rc && i < n0; i++) {
+    if (!in_block_fwd(g, &g->nodes[i])) continue;
+    GROW(g->nodes, g->nn, g->capn, 1);
+    g->nodes[g->nn] = g->nodes[i];
+    g->nodes[g->nn].recompute = 1;
+    g->nodes[g->nn].phase = SG_BWD;
+    copy[i] = (int32_t)g->nn++;
+  }
+  char name[128];
+  for (uint32_t i = 0; !rc && i < n0; i++) {
+    if (copy[i] < 0) continue;
+    const sg_node *o = &g->nodes[i];
+    const sg_tensor *t = &g->t[o->tensor];
+    uint32_t start = g->ndeps, ndep = o->ndep, off = o->dep_off;
+    int root = 1;
+    for (uint32_t k = 0; k < ndep && !rc; k++) {
+      int32_t d = g->deps[off + k];
+      int inside = copy[d] >= 0 && same_unit(g, d, (int32_t)i);
+      root &= !inside;
+      GROW(g->deps, g->ndeps, g->capdeps, 1);
+      g->deps[g->ndeps++] = inside ? copy[d] : d;
+    }
+    if (root) { /* start when the block's gradient arrives */
+      snprintf(name, sizeof name, "mb%d.transformer.%d.ffn_res.dy@0", t->mb, t->block);
+      int32_t dy = lookup(g, name);
+      if (dy < 0) return free(copy), chakra_error_set(err, CHAKRA_EINVAL, "template: %s not found", name);
+      if ((rc = compute_out(g, dy, err))) break;
+      for (uint32_t k = 0; k < g->t[dy].nout; k++) {
+        GROW(g->deps, g->ndeps, g->capdeps, 1);
+        g->deps[g->ndeps++] = g->outs[g->t[dy].out_off + k];
+      }
+    }
+    g->nodes[copy[i]].dep_off = start, g->nodes[copy[i]].ndep = g->ndeps - start;
+  }
+  /* The block's backward reads the recomputed activations. */
+  for (uint32_t i = 0; !rc && i < n0; i++) {
+    const sg_node *o = &g->nodes[i];
+    if (o->phase != SG_BWD || g->t[o->tensor].mod != MOD_BLOCK_MB) continue;
+    for (uint32_t k = 0; k < o->ndep; k++) {
+      int32_t d = g->deps[o->dep_off + k];
+      if (copy[d] >= 0 && same_unit(g, d, (int32_t)i)) g->deps[o->dep_off + k] = copy[d];
+    }
+  }
+  free(copy);
+  return rc;
+}
+
 /* ---- entry points ------------------------------------------------------------------------- */
 
 double sg_mem_size(const sg_graph *g, const sg_tensor *t) {
@@ -572,6 +641,7 @@ int sg_build(sg_graph *g, const synth_template *tpl, const sg_config *cfg, chakr
   if (!rc) rc = link_tensors(g, err);
   if (!rc) rc = create_nodes(g, err);
   if (!rc) rc = wire_nodes(g, err);
+  if (!rc && cfg->recompute) rc = add_recompute(g, err);
   if (rc) sg_free(g);
   return rc;
 }

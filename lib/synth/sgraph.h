@@ -23,7 +23,7 @@ typedef struct sg_config {
   uint32_t deg[4]; /* dp, tp, cp, ep */
   uint32_t pp, nmb, nblocks, out_stage;
   uint32_t *block_stage; /* owned by the graph */
-  int compat, fsdp, mixed, attn_term;
+  int compat, fsdp, mixed, attn_term, recompute;
   uint64_t tag_base;
 } sg_config;
 
@@ -31,7 +31,7 @@ enum { SN_COMP, SN_COLL, SN_SEND, SN_RECV };
 enum { SG_FWD, SG_BWD, SG_UPDATE };
 
 typedef struct sg_node {
-  uint8_t kind, comm_type, dim, edge, phase;
+  uint8_t kind, comm_type, dim, edge, phase, recompute;
   int32_t tensor; /* SEND/RECV: the tensor sent */
   int32_t stage, mb, peer_stage;
   uint32_t tag;

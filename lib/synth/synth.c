@@ -107,6 +107,7 @@ static int make_config(const chakra_synth_config *c, sg_config *s, const synth_t
   if ((uint64_t)s->nmb * s->nblocks > 1u << 22) return BAD("--num-stacks x micro-batches is too large");
   s->compat = c->stage_compat, s->fsdp = c->weight_sharded, s->mixed = c->mixed_precision;
   s->attn_term = !c->stage_compat;
+  s->recompute = c->activation_recompute && !c->stage_compat; /* STAGE parses it and ignores it */
   s->tag_base = c->tag_base;
   s->block_stage = malloc(s->nblocks * sizeof *s->block_stage);
   if (!s->block_stage) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
@@ -180,6 +181,7 @@ static int encode_node(enc_ctx *x, emit_stage *es, const sg_node *n, uint64_t id
   static const char *suffix[] = {"_COMP", "_X1COMM", "_Y_SEND", "_Y_RECV"};
   static const int type[] = {4, 7, 5, 6};
   const char *sfx = n->kind == SN_COLL && n->edge ? "_X2_COMM" : suffix[n->kind];
+  if (n->recompute) sfx = n->kind == SN_COMP ? "_RECOMPUTE_COMP" : n->edge ? "_RECOMPUTE_X2_COMM" : "_RECOMPUTE_X1COMM";
   if (n->kind == SN_RECV) {
     snprintf(x->text[3], sizeof x->text[3], "shadow_%s", t->name);
     emit_node_begin(es, id, x->text[3], sfx, type[n->kind]);
