@@ -47,17 +47,21 @@ static const synth_template *pick_template(const chakra_synth_config *c, chakra_
     BAD("--ep %u: expert parallelism needs --model-type moe (a %s model has no experts)", c->ep, m);
     return NULL;
   }
-  /* STAGE: dense without mixed precision uses the GPT templates. */
-  int gpt = !strcmp(m, "gpt") || (!strcmp(m, "dense") && !c->mixed_precision);
-  if (!gpt) {
-    BAD("--model-type %s%s: this template (%s) is not implemented yet; use gpt", m,
-        c->mixed_precision ? " --mixed-precision 1" : "", !strcmp(m, "moe") ? "MoE FFN" : "llama GQA/SwiGLU");
+  /* STAGE: gpt, and dense/llama without mixed precision, use the GPT
+   * templates; we give llama its own (GQA, SwiGLU) unless --stage-compat. */
+  int llama = !strcmp(m, "llama") ? c->mixed_precision || !c->stage_compat : !strcmp(m, "dense") && c->mixed_precision;
+  if (!strcmp(m, "moe")) {
+    BAD("--model-type moe: the MoE template is not implemented yet; use gpt or llama");
     return NULL;
   }
-  return synth_template_get("gpt", c->tpsp);
+  if (llama && !c->tpsp) {
+    BAD("--model-type %s: the llama template needs --tpsp 1 (TP-only llama is not implemented yet)", m);
+    return NULL;
+  }
+  return synth_template_get(llama ? "llama" : "gpt", c->tpsp);
 }
 
-static int check_shape(const chakra_synth_config *c, uint64_t mb, chakra_error *err) {
+static int check_shape(const chakra_synth_config *c, uint64_t mb, int llama, chakra_error *err) {
   if (!c->dp || !c->tp || !c->sp || !c->pp || !c->ep) return BAD("parallel degrees (--dp --tp --sp --pp --ep) must be at least 1");
   if (!c->num_stacks || !c->dmodel || !c->dff || !c->head || !c->seq || !c->dvocal || !c->batch)
     return BAD("--num-stacks, --dmodel, --dff, --head, --seq, --dvocal and --batch must be at least 1");
@@ -70,6 +74,8 @@ static int check_shape(const chakra_synth_config *c, uint64_t mb, chakra_error *
     rc = check_divides(c->seq / c->sp, "--seq/--sp", c->tp, "--tp", "--tpsp 1 splits each sequence shard over tp", err);
   if (!rc) rc = check_divides(c->dmodel, "--dmodel", c->head, "--head", "head dimension dmodel/head", err);
   if (!rc) rc = check_divides(c->head, "--head", c->tp, "--tp", "heads are split over tp", err);
+  if (!rc && llama) rc = check_divides(c->kvhead, "--kvhead", c->tp, "--tp", "KV heads are split over tp", err);
+  if (!rc && llama) rc = check_divides(c->head, "--head", c->kvhead, "--kvhead", "query heads share KV heads", err);
   if (!rc) rc = check_divides(c->dff, "--dff", c->tp, "--tp", "the FFN is split over tp", err);
   if (!rc) rc = check_divides(c->dmodel, "--dmodel", c->tp, "--tp", "the output embedding is split over tp", err);
   if (!rc && !c->tpsp)
@@ -87,7 +93,7 @@ static int make_config(const chakra_synth_config *c, sg_config *s, const synth_t
   uint64_t mb = c->micro_batch < 0 ? c->batch : (uint64_t)c->micro_batch;
   *tpl = pick_template(c, err);
   if (!*tpl) return CHAKRA_EINVAL;
-  int rc = check_shape(c, mb, err);
+  int rc = check_shape(c, mb, *tpl == synth_template_get("llama", 1), err);
   if (rc) return rc;
   uint64_t ranks = (uint64_t)c->dp * c->tp * c->sp * c->pp;
   if (ranks > (1u << 24)) return BAD("dp*tp*sp*pp = %llu ranks: at most 16777216", ULL(ranks));
@@ -115,7 +121,8 @@ static int make_config(const chakra_synth_config *c, sg_config *s, const synth_t
   uint32_t per = s->nblocks / c->pp, extra = s->nblocks % c->pp, b = 0;
   for (uint32_t st = 0; st < c->pp; st++)
     for (uint32_t k = 0; k < per + (st < extra); k++) s->block_stage[b++] = st;
-  s->out_stage = c->stage_compat ? (uint32_t)((s->nblocks - 1) % c->pp) : c->pp - 1;
+  /* STAGE's mixed-precision path always uses the last stage. */
+  s->out_stage = c->stage_compat && !c->mixed_precision ? (uint32_t)((s->nblocks - 1) % c->pp) : c->pp - 1;
   return 0;
 }
 

@@ -28,12 +28,18 @@ CASES = [
     ("gpt small TP-only dp2 tp4", SMALL + ["--dp", "2", "--tp", "4", "--tpsp", "0", "--batch", "4",
                                          "--micro-batch", "4"],
      {0: {"total": 161, "COMP": 136, "AR": 24, "AG": 1}}),
+    # The spec gives only totals for llama; batch 8, micro-batch 4 (2 micro-batches).
+    ("llama mixed precision dp2 tp2 pp2 kvhead 4", ["--model-type", "llama", "--mixed-precision", "1", "--dmodel",
+     "1024", "--dff", "4096", "--head", "16", "--kvhead", "4", "--seq", "512", "--dvocal", "32000", "--num-stacks",
+     "4", "--dp", "2", "--tp", "2", "--pp", "2", "--batch", "8", "--micro-batch", "4"],
+     {0: {"total": 214}, 7: {"total": 218}}),
 ]
 LARGE = ("gpt large 16 layers dp4 tp4 pp4", ["--num-stacks", "16", "--dp", "4", "--tp", "4", "--pp", "4",
                                              "--batch", "64", "--micro-batch", "8"], 1320, 1348, 85120)
 
 BAD = [
     (["--model-type", "bert"], "--model-type"),
+    (["--model-type", "llama", "--kvhead", "3"], "--kvhead"),
     (["--ep", "2"], "--ep"),
     (["--batch", "6", "--micro-batch", "4"], "--batch"),
     (["--dp", "3", "--batch", "8", "--micro-batch", "4"], "--dp"),
