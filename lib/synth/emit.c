@@ -282,12 +282,21 @@ int emit_write_ranks(const char *prefix, emit_stage *const *stages, const emit_m
     remove_parts(prefix, ranks, done);
     return rc;
   }
-  for (size_t i = 0; !rc && i < n; i++) {
-    char *from = part_path(prefix, ranks[i], 1), *to = part_path(prefix, ranks[i], 0);
+  size_t moved = 0;
+  for (; !rc && moved < n; moved++) {
+    char *from = part_path(prefix, ranks[moved], 1), *to = part_path(prefix, ranks[moved], 0);
     if (!from || !to) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
     else if (rename(from, to) != 0) rc = chakra_error_set(err, CHAKRA_EIO, "%s: cannot rename into place", to);
     free(from), free(to);
+    if (rc) break;
   }
-  if (rc) remove_parts(prefix, ranks, n);
+  if (rc) { /* all or none: take back the ones already in place */
+    for (size_t i = 0; i < moved; i++) {
+      char *to = part_path(prefix, ranks[i], 0);
+      if (to) remove(to);
+      free(to);
+    }
+    remove_parts(prefix, ranks, n);
+  }
   return rc;
 }
