@@ -77,14 +77,34 @@
 
 /* The block's gradients: gathered into one flat buffer, reduced over dp per
  * micro-batch as STAGE does (compat) or left partial until the merge. */
-#define GPT_GRAD_ASSEMBLY                                                                        \
-  {"_assembled_grad", "CUSTOM", NULL, W_TOT, WGRAD, E0, E0,                                      \
-   "mha.dwqkv mha.dwo ffn.dwgate ffn.dwdown", SR_BWD | SR_TRANSIENT},                           \
-  {"_sharded_grad", "I", NULL, W_TOT, NULL, EC("_assembled_grad", W_TOT, NULL), E0, NULL,        \
+#define GRAD_ASSEMBLY(TOT, SH, GRADS)                                                            \
+  {"_assembled_grad", "CUSTOM", NULL, TOT, WGRAD, E0, E0, GRADS, SR_BWD | SR_TRANSIENT},         \
+  {"_sharded_grad", "I", NULL, TOT, NULL, EC("_assembled_grad", TOT, NULL), E0, NULL,            \
    SR_BWD | SR_COMPAT | SR_NOFSDP},                                                              \
-  {"_sharded_grad", "I", NULL, W_SH, NULL, EC("_assembled_grad", W_SH, NULL), E0, NULL,          \
+  {"_sharded_grad", "I", NULL, SH, NULL, EC("_assembled_grad", SH, NULL), E0, NULL,              \
    SR_BWD | SR_COMPAT | SR_FSDP},                                                                \
-  {"_sharded_grad", "I", NULL, W_TOT, WGRAD, E("_assembled_grad"), E0, NULL, SR_BWD | SR_OURS}
+  {"_sharded_grad", "I", NULL, TOT, WGRAD, E("_assembled_grad"), E0, NULL, SR_BWD | SR_OURS}
+#define GPT_GRAD_ASSEMBLY GRAD_ASSEMBLY(W_TOT, W_SH, "mha.dwqkv mha.dwo ffn.dwgate ffn.dwdown")
+
+/* Per block, once: the flat weight, the micro-batch merge of its gradient
+ * (reduced there unless --stage-compat) and the update. */
+#define BLOCK_W_ROWS(TOT, SH)                                                                    \
+  {"_sharded_weight", "T", NULL, TOT, NULL, E0, E0, NULL, SR_WEIGHT | SR_NOFSDP},                \
+  {"_sharded_weight", "T", NULL, SH, NULL, E0, E0, NULL, SR_WEIGHT | SR_FSDP},                   \
+  {"_sharded_grad", "CUSTOM", TOT, TOT, NULL, ED("/mb0.transformer.%b._sharded_grad", "<"), E0,  \
+   "/mb*.transformer.%b._sharded_grad", SR_BWD | SR_COMPAT | SR_NOFSDP},                         \
+  {"_sharded_grad", "CUSTOM", SH, SH, NULL, ED("/mb0.transformer.%b._sharded_grad", "<"), E0,    \
+   "/mb*.transformer.%b._sharded_grad", SR_BWD | SR_COMPAT | SR_FSDP},                           \
+  {"_sharded_grad", "CUSTOM", TOT, TOT, WGRAD, ED("/mb0.transformer.%b._sharded_grad", "<"), E0, \
+   "/mb*.transformer.%b._sharded_grad", SR_BWD | SR_OURS},                                       \
+  {"_sharded_weight@1", "A", TOT, TOT, NULL, E("_sharded_weight"), E("_sharded_grad"), NULL,     \
+   SR_BWD | SR_COMPAT | SR_NOFSDP | SR_WEIGHT},                                                  \
+  {"_sharded_weight@1", "A", SH, SH, NULL, E("_sharded_weight"), E("_sharded_grad"), NULL,       \
+   SR_BWD | SR_COMPAT | SR_FSDP | SR_WEIGHT},                                                    \
+  {"_sharded_weight@1", "A", TOT, TOT, NULL, E("_sharded_weight"), EC("_sharded_grad", TOT, NULL), \
+   NULL, SR_BWD | SR_OURS | SR_NOFSDP | SR_WEIGHT},                                              \
+  {"_sharded_weight@1", "A", SH, SH, NULL, E("_sharded_weight"), EC("_sharded_grad", SH, NULL),  \
+   NULL, SR_BWD | SR_OURS | SR_FSDP | SR_WEIGHT}
 
 /* ---- TP only (tp_gpt) ------------------------------------------------------------------ */
 
@@ -182,26 +202,7 @@ static const synth_row tpsp_block_mb[] = {
     GPT_GRAD_ASSEMBLY,
 };
 
-/* ---- per block, once: the flat weight, the micro-batch merge, the update -------------- */
-
-static const synth_row gpt_block_w[] = {
-    {"_sharded_weight", "T", NULL, W_TOT, NULL, E0, E0, NULL, SR_WEIGHT | SR_NOFSDP},
-    {"_sharded_weight", "T", NULL, W_SH, NULL, E0, E0, NULL, SR_WEIGHT | SR_FSDP},
-    {"_sharded_grad", "CUSTOM", W_TOT, W_TOT, NULL, ED("/mb0.transformer.%b._sharded_grad", "<"), E0,
-     "/mb*.transformer.%b._sharded_grad", SR_BWD | SR_COMPAT | SR_NOFSDP},
-    {"_sharded_grad", "CUSTOM", W_SH, W_SH, NULL, ED("/mb0.transformer.%b._sharded_grad", "<"), E0,
-     "/mb*.transformer.%b._sharded_grad", SR_BWD | SR_COMPAT | SR_FSDP},
-    {"_sharded_grad", "CUSTOM", W_TOT, W_TOT, WGRAD, ED("/mb0.transformer.%b._sharded_grad", "<"), E0,
-     "/mb*.transformer.%b._sharded_grad", SR_BWD | SR_OURS},
-    {"_sharded_weight@1", "A", W_TOT, W_TOT, NULL, E("_sharded_weight"), E("_sharded_grad"), NULL,
-     SR_BWD | SR_COMPAT | SR_NOFSDP | SR_WEIGHT},
-    {"_sharded_weight@1", "A", W_SH, W_SH, NULL, E("_sharded_weight"), E("_sharded_grad"), NULL,
-     SR_BWD | SR_COMPAT | SR_FSDP},
-    {"_sharded_weight@1", "A", W_TOT, W_TOT, NULL, E("_sharded_weight"), EC("_sharded_grad", W_TOT, NULL),
-     NULL, SR_BWD | SR_OURS | SR_NOFSDP},
-    {"_sharded_weight@1", "A", W_SH, W_SH, NULL, E("_sharded_weight"), EC("_sharded_grad", W_SH, NULL),
-     NULL, SR_BWD | SR_OURS | SR_FSDP},
-};
+static const synth_row gpt_block_w[] = {BLOCK_W_ROWS(W_TOT, W_SH)};
 
 /* ---- embeddings and loss ----------------------------------------------------------------- */
 
@@ -375,32 +376,10 @@ static const synth_row llama_block_mb[] = {
     {"mha.dx", "I", NULL, ACTSP, NULL, EC("mha.dx1", ACTSP, NULL), E0, NULL, SR_BWD},
     {"input_norm.dy", "A", N_ACT(SP), ACTSP, NULL, ED("mha.dx", "<"), E("mha_res.dy"), NULL, SR_BWD},
     {"input_norm.dx", "E", FLOPS_NORM(SP), ACTSP, NULL, E("input_norm.dy"), E0, NULL, SR_BWD},
-    {"_assembled_grad", "CUSTOM", NULL, LW_TOT, WGRAD, E0, E0,
-     "mha.dwqkv mha.dwo ffn.dwup ffn.dwgate ffn.dwdown", SR_BWD | SR_TRANSIENT},
-    {"_sharded_grad", "I", NULL, LW_TOT, NULL, EC("_assembled_grad", LW_TOT, NULL), E0, NULL,
-     SR_BWD | SR_COMPAT | SR_NOFSDP},
-    {"_sharded_grad", "I", NULL, LW_SH, NULL, EC("_assembled_grad", LW_SH, NULL), E0, NULL, SR_BWD | SR_COMPAT | SR_FSDP},
-    {"_sharded_grad", "I", NULL, LW_TOT, WGRAD, E("_assembled_grad"), E0, NULL, SR_BWD | SR_OURS},
+    GRAD_ASSEMBLY(LW_TOT, LW_SH, "mha.dwqkv mha.dwo ffn.dwup ffn.dwgate ffn.dwdown"),
 };
 
-static const synth_row llama_block_w[] = {
-    {"_sharded_weight", "T", NULL, LW_TOT, NULL, E0, E0, NULL, SR_WEIGHT | SR_NOFSDP},
-    {"_sharded_weight", "T", NULL, LW_SH, NULL, E0, E0, NULL, SR_WEIGHT | SR_FSDP},
-    {"_sharded_grad", "CUSTOM", LW_TOT, LW_TOT, NULL, ED("/mb0.transformer.%b._sharded_grad", "<"), E0,
-     "/mb*.transformer.%b._sharded_grad", SR_BWD | SR_COMPAT | SR_NOFSDP},
-    {"_sharded_grad", "CUSTOM", LW_SH, LW_SH, NULL, ED("/mb0.transformer.%b._sharded_grad", "<"), E0,
-     "/mb*.transformer.%b._sharded_grad", SR_BWD | SR_COMPAT | SR_FSDP},
-    {"_sharded_grad", "CUSTOM", LW_TOT, LW_TOT, WGRAD, ED("/mb0.transformer.%b._sharded_grad", "<"), E0,
-     "/mb*.transformer.%b._sharded_grad", SR_BWD | SR_OURS},
-    {"_sharded_weight@1", "A", LW_TOT, LW_TOT, NULL, E("_sharded_weight"), E("_sharded_grad"), NULL,
-     SR_BWD | SR_COMPAT | SR_NOFSDP | SR_WEIGHT},
-    {"_sharded_weight@1", "A", LW_SH, LW_SH, NULL, E("_sharded_weight"), E("_sharded_grad"), NULL,
-     SR_BWD | SR_COMPAT | SR_FSDP | SR_WEIGHT},
-    {"_sharded_weight@1", "A", LW_TOT, LW_TOT, NULL, E("_sharded_weight"), EC("_sharded_grad", LW_TOT, NULL), NULL,
-     SR_BWD | SR_OURS | SR_NOFSDP | SR_WEIGHT},
-    {"_sharded_weight@1", "A", LW_SH, LW_SH, NULL, E("_sharded_weight"), EC("_sharded_grad", LW_SH, NULL), NULL,
-     SR_BWD | SR_OURS | SR_FSDP | SR_WEIGHT},
-};
+static const synth_row llama_block_w[] = {BLOCK_W_ROWS(LW_TOT, LW_SH)};
 
 static const synth_template templates[] = {
     {"tp_gpt", ROWS(tp_block_mb), ROWS(gpt_block_w), ROWS(tp_in_mb), ROWS(tp_in_w), ROWS(tp_out_mb),
