@@ -42,7 +42,7 @@ void chakra_synth_config_default(chakra_synth_config *c);
 typedef struct chakra_synth_stats {
   uint32_t ranks, stages, ranks_written;
   uint64_t nodes_written, bytes_written;
-  uint64_t nodes_per_stage[4096 / 64]; /* first stages only; see stages */
+  uint64_t nodes_per_stage[64]; /* nodes per rank of the first 64 stages */
 } chakra_synth_stats;
 
 /* Checks the configuration without writing anything: 0, or CHAKRA_EINVAL

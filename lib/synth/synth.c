@@ -55,7 +55,7 @@ static const synth_template *pick_template(const chakra_synth_config *c, chakra_
     return NULL;
   }
   if (llama && !c->tpsp) {
-    BAD("--model-type %s: the llama template needs --tpsp 1 (TP-only llama is not implemented yet)", m);
+    BAD("--model-type %s: the llama template needs --tpsp 1 (STAGE has no TP-only llama template either)", m);
     return NULL;
   }
   return synth_template_get(llama ? "llama" : "gpt", c->tpsp);
@@ -97,8 +97,17 @@ static int make_config(const chakra_synth_config *c, sg_config *s, const synth_t
   if (rc) return rc;
   uint64_t ranks = (uint64_t)c->dp * c->tp * c->sp * c->pp;
   if (ranks > (1u << 24)) return BAD("dp*tp*sp*pp = %llu ranks: at most 16777216", ULL(ranks));
-  for (size_t i = 0; i < c->n_ranks; i++)
-    if (c->ranks[i] >= ranks) return BAD("--ranks: rank %u does not exist (the configuration has %llu ranks)", c->ranks[i], ULL(ranks));
+  uint8_t *seen = c->n_ranks ? calloc(ranks, 1) : NULL;
+  if (c->n_ranks && !seen) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (size_t i = 0; i < c->n_ranks; i++) {
+    int rc2 = c->ranks[i] >= ranks ? BAD("--ranks: rank %u does not exist (the configuration has %llu ranks)",
+                                         c->ranks[i], ULL(ranks))
+              : seen[c->ranks[i]]   ? BAD("--ranks: rank %u is listed twice", c->ranks[i])
+                                    : 0;
+    if (rc2) return free(seen), rc2;
+    seen[c->ranks[i]] = 1;
+  }
+  free(seen);
   memset(s, 0, sizeof *s);
   uint64_t v[SX_NSYM] = {c->batch, mb, c->seq, c->dmodel, c->dff, c->head, c->kvhead, c->dvocal, c->experts,
                          c->kexperts, c->dp, c->tp, c->sp, c->ep, c->weight_sharded ? c->dp : 1};
@@ -195,17 +204,15 @@ static int encode_node(enc_ctx *x, emit_stage *es, const sg_node *n, uint64_t id
   } else {
     emit_node_begin(es, id, t->name, sfx, type[n->kind]);
   }
-  if (n->ndep > x->idcap) {
-    uint64_t *p = realloc(x->ids, n->ndep * 2 * sizeof *p);
+  uint32_t nc = ss->ctrl_off[id + 1] - ss->ctrl_off[id];
+  if (n->ndep + nc > x->idcap) {
+    uint64_t *p = realloc(x->ids, (n->ndep + nc) * 2 * sizeof *p);
     if (!p) return CHAKRA_ENOMEM;
-    x->ids = p, x->idcap = n->ndep * 2;
+    x->ids = p, x->idcap = (n->ndep + nc) * 2;
   }
   for (uint32_t k = 0; k < n->ndep; k++) x->ids[k] = (uint64_t)x->local[g->deps[n->dep_off + k]];
-  uint64_t ctrl[4096];
-  uint32_t nc = ss->ctrl_off[id + 1] - ss->ctrl_off[id];
-  if (nc > 4096) nc = 4096;
-  for (uint32_t k = 0; k < nc; k++) ctrl[k] = ss->ctrl[ss->ctrl_off[id] + k];
-  emit_node_deps(es, ctrl, nc, x->ids, n->ndep);
+  for (uint32_t k = 0; k < nc; k++) x->ids[n->ndep + k] = ss->ctrl[ss->ctrl_off[id] + k];
+  emit_node_deps(es, x->ids + n->ndep, nc, x->ids, n->ndep);
   if (n->kind == SN_COMP) {
     uint64_t ops = compat ? ri->ops_compat : ri->ops_ours, size = ri->elems * bytes;
     uint64_t us = compat ? 0 : roofline_micros(x->c, ops, size);

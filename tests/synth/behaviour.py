@@ -100,6 +100,13 @@ def main():
         check("duration_micros from the roofline (%s vs %.1f)" % (x.get("duration_micros"), want),
               abs(int(x.get("duration_micros", 0)) - want) <= 1, bad)
 
+        for i, extra in enumerate((["--sp", "2", "--weight-sharded", "1", "--activation-recompute", "1"],
+                                   ["--tpsp", "0", "--schedule", "gpipe"], ["--model-type", "llama", "--kvhead", "4"])):
+            v = os.path.join(tmp, "v%d" % i)
+            subprocess.run([chakra, "synth", "-q", "-o", v] + MODEL[:-6] + ["--dp", "2", "--tp", "2", "--batch", "8",
+                           "--micro-batch", "4", "--pp", "2"] + extra, check=True)
+            p = subprocess.run([chakra, "validate", "--strict", "-q", v], capture_output=True, text=True)
+            check("validate --strict: %s (%s)" % (" ".join(extra), p.stdout.strip()), p.returncode == 0, bad)
         # A directory where rank 5's file must go: the last rename fails, and
         # every other rank file and the groups must be gone again.
         d = os.path.join(tmp, "fail")

@@ -48,6 +48,7 @@ BAD = [
     (["--sp", "3"], "--sp"),
     (["--pp", "8", "--num-stacks", "4"], "--pp"),
     (["--ranks", "99"], "--ranks"),
+    (["--ranks", "0,0"], "--ranks"),
     (["--dtype-bytes", "0"], "--dtype-bytes"),
     (["--schedule", "zigzag"], "--schedule"),
     (["--peak-tflops", "900"], "--peak-tflops"),
