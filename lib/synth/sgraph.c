@@ -391,22 +391,22 @@ static int prepare_src(sg_graph *g, int32_t p, int32_t stage, chakra_error *err)
 /* Appends (deduplicated from start) the nodes a consumer on stage depends on for producer p. */
 static int append_src(sg_graph *g, int32_t **vec, uint32_t *n, uint32_t *cap, uint32_t start, int32_t p,
                       int32_t stage, chakra_error *err) {
-  int32_t one;
-  const int32_t *items;
-  uint32_t cnt;
+  int32_t one = -1;
+  uint32_t off = 0, cnt = 1;
   if (g->t[p].stage == stage) {
-    items = g->outs + g->t[p].out_off, cnt = g->t[p].nout;
+    off = g->t[p].out_off, cnt = g->t[p].nout;
   } else {
     int rc = ensure_recv(g, p, stage, &one, err);
     if (rc) return rc;
-    items = &one, cnt = 1;
   }
   for (uint32_t k = 0; k < cnt; k++) {
+    /* by index: *vec may be g->outs, which GROW moves */
+    int32_t item = one >= 0 ? one : g->outs[off + k];
     int dup = 0;
-    for (uint32_t j = start; j < *n && !dup; j++) dup = (*vec)[j] == items[k];
+    for (uint32_t j = start; j < *n && !dup; j++) dup = (*vec)[j] == item;
     if (dup) continue;
     GROW(*vec, *n, *cap, 1);
-    (*vec)[(*n)++] = items[k];
+    (*vec)[(*n)++] = item;
   }
   return 0;
 }
