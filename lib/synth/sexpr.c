@@ -56,7 +56,10 @@ static void parse_power(parser *p) {
     p->s++;
     parse_sum(p);
     skip_ws(p);
-    if (*p->s != ')') return fail(p, "expected ')'");
+    if (*p->s != ')') {
+      fail(p, "expected ')'");
+      return;
+    }
     p->s++;
   } else if (*p->s == '-') {
     p->s++;
@@ -66,7 +69,10 @@ static void parse_power(parser *p) {
   } else if (isdigit((unsigned char)*p->s)) {
     int64_t v = 0;
     while (isdigit((unsigned char)*p->s)) {
-      if (v > (INT64_MAX - 9) / 10) return fail(p, "number too large");
+      if (v > (INT64_MAX - 9) / 10) {
+        fail(p, "number too large");
+        return;
+      }
       v = v * 10 + (*p->s++ - '0');
     }
     emit(p, SX_OP_PUSH, v);
@@ -74,11 +80,15 @@ static void parse_power(parser *p) {
     const char *b = p->s;
     while (isalnum((unsigned char)*p->s) || *p->s == '_') p->s++;
     int sym = sx_symbol(b, (unsigned)(p->s - b));
-    if (sym < 0) return fail(p, "unknown symbol");
+    if (sym < 0) {
+      fail(p, "unknown symbol");
+      return;
+    }
     p->e->syms |= 1u << sym;
     emit(p, SX_OP_SYM, sym);
   } else {
-    return fail(p, "expected a number, a symbol or '('");
+    fail(p, "expected a number, a symbol or '('");
+    return;
   }
   skip_ws(p);
   if (p->s[0] == '*' && p->s[1] == '*') {
@@ -135,12 +145,15 @@ int sx_compile(sx_expr *e, const char *text, chakra_error *err) {
   return p.failed ? CHAKRA_EINVAL : 0;
 }
 
-static int rat_make(__int128 num, __int128 den, sx_rat *out) {
+/* Products of two int64 values are exact in 128 bits (GCC/Clang on 64-bit targets). */
+__extension__ typedef __int128 sx_wide;
+
+static int rat_make(sx_wide num, sx_wide den, sx_rat *out) {
   if (den == 0) return -1;
   if (den < 0) num = -num, den = -den;
-  __int128 a = num < 0 ? -num : num, b = den;
+  sx_wide a = num < 0 ? -num : num, b = den;
   while (b) {
-    __int128 t = a % b;
+    sx_wide t = a % b;
     a = b;
     b = t;
   }
@@ -153,15 +166,15 @@ static int rat_make(__int128 num, __int128 den, sx_rat *out) {
 
 static int apply(int op, sx_rat a, sx_rat b, sx_rat *r) {
   switch (op) {
-  case SX_OP_ADD: return rat_make((__int128)a.num * b.den + (__int128)b.num * a.den, (__int128)a.den * b.den, r);
-  case SX_OP_SUB: return rat_make((__int128)a.num * b.den - (__int128)b.num * a.den, (__int128)a.den * b.den, r);
-  case SX_OP_MUL: return rat_make((__int128)a.num * b.num, (__int128)a.den * b.den, r);
-  case SX_OP_DIV: return rat_make((__int128)a.num * b.den, (__int128)a.den * b.num, r);
+  case SX_OP_ADD: return rat_make((sx_wide)a.num * b.den + (sx_wide)b.num * a.den, (sx_wide)a.den * b.den, r);
+  case SX_OP_SUB: return rat_make((sx_wide)a.num * b.den - (sx_wide)b.num * a.den, (sx_wide)a.den * b.den, r);
+  case SX_OP_MUL: return rat_make((sx_wide)a.num * b.num, (sx_wide)a.den * b.den, r);
+  case SX_OP_DIV: return rat_make((sx_wide)a.num * b.den, (sx_wide)a.den * b.num, r);
   default: { /* POW: integer exponents only */
     if (b.den != 1 || b.num < 0 || b.num > 64) return -3;
     sx_rat acc = {1, 1};
     for (int64_t i = 0; i < b.num; i++)
-      if (rat_make((__int128)acc.num * a.num, (__int128)acc.den * a.den, &acc)) return -2;
+      if (rat_make((sx_wide)acc.num * a.num, (sx_wide)acc.den * a.den, &acc)) return -2;
     *r = acc;
     return 0;
   }
