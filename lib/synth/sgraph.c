@@ -187,18 +187,16 @@ static void module_prefix(char *out, size_t cap, int mod, int mb, int block) {
   }
 }
 
-static int add_tensors(sg_graph *g, const synth_rows *rows, uint32_t row0, int mod, int mb, int block,
+static int add_tensors(sg_graph *g, const synth_rows *rows, int mod, int mb, int block,
                        chakra_error *err) {
   char prefix[64], name[256];
   module_prefix(prefix, sizeof prefix, mod, mb, block);
+  /* Compiled rows keep table order: the table's rows that are part of this
+   * configuration are consecutive, starting at g->table_first[mod]. */
+  uint32_t k = g->table_first[mod];
   for (uint32_t i = 0; i < rows->n; i++) {
-    int32_t ri = -1;
-    for (uint32_t k = row0; k < g->nrows; k++)
-      if (g->rows[k].row == &rows->rows[i]) {
-        ri = (int32_t)k;
-        break;
-      }
-    if (ri < 0) continue; /* not part of this configuration */
+    if (k >= g->nrows || g->rows[k].row != &rows->rows[i]) continue; /* not part of this configuration */
+    int32_t ri = (int32_t)k++;
     GROW(g->t, g->nt, g->capt, 1);
     sg_tensor *t = &g->t[g->nt];
     memset(t, 0, sizeof *t);
@@ -594,28 +592,30 @@ static int compile_rows(sg_graph *g, const synth_template *tpl, chakra_error *er
   for (int k = 0; k < 6; k++) total += tabs[k]->n;
   g->rows = calloc(total, sizeof *g->rows);
   if (!g->rows) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  for (int k = 0; k < 6; k++)
+  for (int k = 0; k < 6; k++) {
+    g->table_first[k] = g->nrows; /* tabs[] is in MOD_* order */
     for (uint32_t i = 0; i < tabs[k]->n; i++) {
       if (!row_included(&g->cfg, tabs[k]->rows[i].flags)) continue;
       int rc = compile_row(&g->cfg, &tabs[k]->rows[i], &g->rows[g->nrows], err);
       if (rc) return rc;
       g->nrows++;
     }
+  }
   return 0;
 }
 
 static int instantiate(sg_graph *g, const synth_template *tpl, chakra_error *err) {
   int rc = 0;
   for (uint32_t m = 0; !rc && m < g->cfg.nmb; m++) {
-    rc = add_tensors(g, &tpl->in_mb, 0, MOD_IN_MB, (int)m, -1, err);
+    rc = add_tensors(g, &tpl->in_mb, MOD_IN_MB, (int)m, -1, err);
     for (uint32_t b = 0; !rc && b < g->cfg.nblocks; b++)
-      rc = add_tensors(g, &tpl->block_mb, 0, MOD_BLOCK_MB, (int)m, (int)b, err);
-    if (!rc) rc = add_tensors(g, &tpl->out_mb, 0, MOD_OUT_MB, (int)m, -1, err);
+      rc = add_tensors(g, &tpl->block_mb, MOD_BLOCK_MB, (int)m, (int)b, err);
+    if (!rc) rc = add_tensors(g, &tpl->out_mb, MOD_OUT_MB, (int)m, -1, err);
   }
   for (uint32_t b = 0; !rc && b < g->cfg.nblocks; b++)
-    rc = add_tensors(g, &tpl->block_w, 0, MOD_BLOCK_W, -1, (int)b, err);
-  if (!rc) rc = add_tensors(g, &tpl->in_w, 0, MOD_IN_W, -1, -1, err);
-  if (!rc) rc = add_tensors(g, &tpl->out_w, 0, MOD_OUT_W, -1, -1, err);
+    rc = add_tensors(g, &tpl->block_w, MOD_BLOCK_W, -1, (int)b, err);
+  if (!rc) rc = add_tensors(g, &tpl->in_w, MOD_IN_W, -1, -1, err);
+  if (!rc) rc = add_tensors(g, &tpl->out_w, MOD_OUT_W, -1, -1, err);
   if (rc) return rc;
   g->hashcap = 1024;
   while (g->hashcap < g->nt * 2) g->hashcap *= 2;

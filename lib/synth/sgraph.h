@@ -61,7 +61,7 @@ typedef struct sg_tensor {
 typedef struct sg_graph {
   sg_config cfg;
   sg_rowinfo *rows;
-  uint32_t nrows;
+  uint32_t nrows, table_first[6];
   sg_tensor *t;
   uint32_t nt, capt;
   sg_node *nodes;
