@@ -220,8 +220,11 @@ int cmd_synth(int argc, char **argv) {
   if (!quiet) {
     printf("wrote %u of %u ranks (%u pipeline stage%s", st.ranks_written, st.ranks, st.stages,
            st.stages == 1 ? "" : "s");
-    for (uint32_t s = 0; s < st.stages && s < 8; s++)
-      printf("%s%llu", s ? "/" : ", nodes per rank ", (unsigned long long)st.nodes_per_stage[s]);
+    for (uint32_t s = 0; s < st.stages && s < 8; s++) {
+      fputs(s ? "/" : ", nodes per rank ", stdout);
+      if (st.nodes_per_stage[s]) printf("%llu", (unsigned long long)st.nodes_per_stage[s]);
+      else fputs("-", stdout); /* no rank of this stage written (--ranks) */
+    }
     printf("%s), %llu nodes, %llu bytes, groups in %s.json\n", st.stages > 8 ? "/..." : "",
            (unsigned long long)st.nodes_written, (unsigned long long)st.bytes_written, prefix);
   }

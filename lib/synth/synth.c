@@ -143,6 +143,8 @@ int chakra_synth_check(const chakra_synth_config *c, chakra_error *err) {
   return rc;
 }
 
+static uint32_t rank_stage(void *ctx, uint32_t rank);
+
 /* ---- encoding one stage ------------------------------------------------------------------- */
 
 typedef struct enc_ctx {
@@ -325,13 +327,18 @@ int chakra_synth_write(const chakra_synth_config *c, const char *prefix, chakra_
   int32_t *local = malloc((g.nn + 1) * sizeof *local);
   if (!stages || !local) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   if (st) memset(st, 0, sizeof *st), st->ranks = l.ranks, st->stages = c->pp;
+  uint8_t *need = calloc(c->pp, 1);
+  if (!need) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (size_t i = 0; need && i < (c->ranks ? c->n_ranks : l.ranks); i++)
+    need[rank_stage(&l, c->ranks ? c->ranks[i] : (uint32_t)i)] = 1;
   for (uint32_t s = 0; !rc && s < c->pp; s++) {
+    if (!need[s]) continue; /* --ranks: no rank of this stage is written */
     rc = encode_stage(c, &g, (int32_t)s, local, &stages[s], err);
     if (!rc && st && s < sizeof st->nodes_per_stage / sizeof *st->nodes_per_stage)
       st->nodes_per_stage[s] = emit_stage_nodes(stages[s]);
   }
   sg_free(&g);
-  free(local);
+  free(local), free(need);
   if (!rc) rc = write_all(c, prefix, stages, &l, st, err);
   for (uint32_t s = 0; stages && s < c->pp; s++) emit_stage_free(stages[s]);
   free(stages);
