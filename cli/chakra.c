@@ -23,6 +23,7 @@ static const command commands[] = {
     {"sim", cmd_sim, "simulate per-rank traces on a modelled system (ASTRA-sim compatible)"},
     {"gen", cmd_gen, "generate workloads (microbench: one collective per rank)"},
     {"coll", cmd_coll, "collective algorithms as ETs: generate, from MSCCL XML, check, expand"},
+    {"synth", cmd_synth, "synthesise per-rank ETs for LLM training (DP/TP/SP/PP, FSDP; STAGE-like)"},
 };
 
 static void usage(FILE *f) {

@@ -81,9 +81,6 @@ typedef struct rstate {
   uint8_t *st;             /* ST_* per node */
   uint32_t *rem;           /* unfinished dependencies per node */
   heap ready[DL_SLOTS];
-  int busy[DL_SLOTS];
-  uint32_t coll;           /* the collective holding the communication slot, or NONE */
-  uint64_t coll_ordinal;
   uint64_t *ordinal;       /* per group: collectives issued so far */
   uint32_t done;
   int dirty;
@@ -101,9 +98,18 @@ typedef struct keyq {
   uint64_t sends, recvs;
 } keyq;
 
+/* A collective issued and waiting for the rest of its group. */
+typedef struct pending {
+  uint64_t ordinal;
+  int rank;
+  uint32_t node;
+} pending;
+
 typedef struct counts {
-  uint32_t *v;
+  uint32_t *v;             /* members that issued each ordinal */
   uint64_t n, cap;
+  pending *wait;           /* issued, not yet complete */
+  uint32_t n_wait, cap_wait;
 } counts;
 
 typedef struct run {
@@ -187,13 +193,11 @@ static void deliver(run *u, keyq *q) {
 static void issue_coll(run *u, int r, uint32_t i) {
   rstate *s = &u->r[r];
   uint32_t gi = s->g->key[i];
-  s->busy[DL_COMM] = 1;
-  s->coll = i;
-  s->coll_ordinal = s->ordinal[gi]++;
+  uint64_t k = s->ordinal[gi]++;
   counts *c = &u->groups[gi];
-  if (s->coll_ordinal >= c->cap) {
+  if (k >= c->cap) {
     uint64_t nc = c->cap ? c->cap * 2 : 16;
-    while (nc <= s->coll_ordinal) nc *= 2;
+    while (nc <= k) nc *= 2;
     uint32_t *v = realloc(c->v, nc * sizeof *v);
     if (!v) {
       u->oom = 1;
@@ -203,16 +207,20 @@ static void issue_coll(run *u, int r, uint32_t i) {
     c->v = v;
     c->cap = nc;
   }
-  if (++c->v[s->coll_ordinal] < u->members[gi]) return;
-  uint64_t k = s->coll_ordinal;
-  for (int m = 0; m < u->nr; m++) {
-    rstate *t = &u->r[m];
-    if (t->coll != NONE && t->g->key[t->coll] == gi && t->coll_ordinal == k) {
-      uint32_t x = t->coll;
-      t->coll = NONE;
-      t->busy[DL_COMM] = 0;
-      finish(u, m, x);
+  if (grow((void **)&c->wait, &c->cap_wait, sizeof *c->wait, c->n_wait + 1)) {
+    u->oom = 1;
+    return;
+  }
+  c->wait[c->n_wait++] = (pending){k, r, i};
+  if (++c->v[k] < u->members[gi]) return;
+  for (uint32_t w = 0; w < c->n_wait;) {
+    if (c->wait[w].ordinal != k) {
+      w++;
+      continue;
     }
+    pending p = c->wait[w];
+    c->wait[w] = c->wait[--c->n_wait];
+    finish(u, p.rank, p.node);
   }
 }
 
@@ -244,38 +252,40 @@ static void issue(run *u, int r, uint32_t i) {
   }
 }
 
-/* The issue rule at one rank: in each slot that is free, the ready node
- * with the lowest id, again and again while something changes. */
+/* Issues a rank's ready nodes, lowest id first, until none is left. */
 static void issue_ready(run *u, int r) {
   rstate *s = &u->r[r];
   s->dirty = 0;
   for (int progress = 1; progress && !u->oom;) {
     progress = 0;
     for (int c = 0; c < DL_SLOTS; c++) {
-      if (s->busy[c] || !s->ready[c].n) continue;
+      if (!s->ready[c].n) continue;
       issue(u, r, heap_pop(&s->ready[c], s->g->id));
       progress = 1;
     }
   }
 }
 
-static void report_rank(run *u, int r, dl_report_fn report, void *ctx) {
+static void report_rank(run *u, int r, uint32_t n_groups, dl_report_fn report, void *ctx) {
   rstate *s = &u->r[r];
   const dl_rank *g = s->g;
   dl_stuck x = {.rank = r, .node = NONE, .kind = DL_LOCAL, .missing_rank = -1,
                 .unfinished = g->n - s->done};
-  if (s->coll != NONE) {
-    uint32_t gi = g->key[s->coll];
-    x.node = s->coll, x.kind = DL_COLL, x.key = gi, x.ordinal = s->coll_ordinal;
+  /* the lowest-id waiting collective or receive says why the rank stops */
+  for (uint32_t gi = 0; gi < n_groups; gi++)
+    for (uint32_t w = 0; w < u->groups[gi].n_wait; w++) {
+      const pending *p = &u->groups[gi].wait[w];
+      if (p->rank == r && (x.node == NONE || g->id[p->node] < g->id[x.node]))
+        x.node = p->node, x.kind = DL_COLL, x.key = gi, x.ordinal = p->ordinal;
+    }
+  for (uint32_t i = 0; i < g->n; i++)
+    if (g->kind[i] == DL_RECV && s->st[i] == ST_ISSUED && (x.node == NONE || g->id[i] < g->id[x.node]))
+      x.node = i, x.kind = DL_RECV, x.key = g->key[i];
+  if (x.kind == DL_COLL)
     for (int m = 0; m < u->nr && x.missing_rank < 0; m++)
-      if (u->member(u->ctx, gi, m) && u->r[m].ordinal[gi] <= s->coll_ordinal) x.missing_rank = m;
-  } else {
-    for (uint32_t i = 0; i < g->n; i++)
-      if (g->kind[i] == DL_RECV && s->st[i] == ST_ISSUED && (x.node == NONE || g->id[i] < g->id[x.node]))
-        x.node = i, x.kind = DL_RECV, x.key = g->key[i];
-    for (uint32_t i = 0; x.node == NONE && i < g->n; i++)
-      if (s->st[i] != ST_DONE) x.node = i;
-  }
+      if (u->member(u->ctx, x.key, m) && u->r[m].ordinal[x.key] <= x.ordinal) x.missing_rank = m;
+  for (uint32_t i = 0; x.node == NONE && i < g->n; i++)
+    if (s->st[i] != ST_DONE) x.node = i;
   report(ctx, &x);
 }
 
@@ -287,7 +297,10 @@ static void run_free(run *u, uint32_t n_keys, uint32_t n_groups) {
     for (int c = 0; c < DL_SLOTS; c++) free(u->r[r].ready[c].v);
   }
   for (uint32_t k = 0; u->keys && k < n_keys; k++) free(u->keys[k].v);
-  for (uint32_t k = 0; u->groups && k < n_groups; k++) free(u->groups[k].v);
+  for (uint32_t k = 0; u->groups && k < n_groups; k++) {
+    free(u->groups[k].v);
+    free(u->groups[k].wait);
+  }
   free(u->r);
   free(u->keys);
   free(u->groups);
@@ -304,7 +317,6 @@ static int run_init(run *u, dl_rank *ranks, int n, uint32_t n_keys, uint32_t n_g
     rstate *s = &u->r[r];
     const dl_rank *g = &ranks[r];
     s->g = g;
-    s->coll = NONE;
     s->st = calloc(g->n ? g->n : 1, 1);
     s->rem = malloc((g->n ? g->n : 1) * sizeof *s->rem);
     s->ordinal = calloc(n_groups ? n_groups : 1, sizeof *s->ordinal);
@@ -332,7 +344,7 @@ int dl_run(dl_rank *ranks, int n, uint32_t n_keys, uint32_t n_groups, const uint
   for (int r = 0; r < n && !u.oom; r++)
     if (u.r[r].done < ranks[r].n) {
       stuck++;
-      report_rank(&u, r, report, ctx);
+      report_rank(&u, r, n_groups, report, ctx);
     }
   int oom = u.oom;
   run_free(&u, n_keys, n_groups);

@@ -1,17 +1,21 @@
 /* deadlock.h - can a workload's ranks run to completion? (private to
- * lib/analyze; validate and stats use it).
+ * lib/analyze; validate uses it).
  *
- * An abstract execution of the simulator's issue rule without time: each
- * rank issues its dependency-free nodes in ascending id order into the
- * CPU, GPU-compute and GPU-communication slots (receives take none); local
- * work and sends finish as soon as they are issued (a send finishes when
- * its message arrives, which never waits for the receiver); the k-th
- * receive of a (src, dst, tag, size) key finishes once k sends of that key
- * were issued; the k-th collective of a group holds its rank's
- * communication slot until every member has issued its k-th collective of
- * that group. Whatever is unfinished at the fixed point is stuck in any
- * timing in which work takes equal time; the simulator then reports the
- * same ranks as unfinished. */
+ * An abstract execution without time: each rank issues its dependency-free
+ * nodes in ascending id order; local work and sends finish as soon as they
+ * are issued (a send finishes when its message arrives, which never waits
+ * for the receiver); the k-th receive of a (src, dst, tag, size) key
+ * finishes once k sends of that key were issued; the k-th collective of a
+ * group finishes once every member has issued its k-th collective of that
+ * group. Nothing else waits, so whatever is unfinished at the fixed point
+ * waits in a cycle through other ranks and is stuck in every timing: the
+ * simulator cannot finish those ranks either.
+ *
+ * The simulator's single communication slot per NPU is deliberately not
+ * modelled: which of two ready collectives takes it depends on timing, and
+ * an untimed model of it flags sound workloads (a pipelined, FSDP-sharded
+ * synthesised job, for one). A deadlock that only the slot causes is
+ * therefore not found here. */
 #ifndef CHAKRA_ANALYZE_DEADLOCK_H
 #define CHAKRA_ANALYZE_DEADLOCK_H
 
@@ -19,7 +23,7 @@
 
 #include "chakra/graph.h"
 
-enum { DL_CPU, DL_COMP, DL_COMM, DL_RECV_SLOT, DL_SLOTS }; /* issue classes */
+enum { DL_CPU, DL_COMP, DL_COMM, DL_RECV_SLOT, DL_SLOTS }; /* the simulator's issue classes */
 enum { DL_LOCAL, DL_SEND, DL_RECV, DL_COLL };               /* what finishing waits for */
 
 /* One rank's skeleton: just what the execution needs (about 30 bytes a

@@ -269,11 +269,9 @@ static void count_problem(void *ctx, const chakra_problem *p) {
  * self ctrl dep and one duplicate dep. Rank 1 alone has a receive from
  * rank 0 that only the cross-rank check could match; on its own it is
  * just a file.
- * Yet the pair deadlocks, and validate says so (one error per rank): on
- * rank 0 the all-reduce (node 3) and the send (node 5) compete for the
- * one communication slot, and the all-reduce, the lower id, takes it; it
- * waits for rank 1's all-reduce, which waits (node 2 -> 1) for the receive
- * of that very send. The simulator's issue rule gives the same stall. */
+ * (Under the simulator's one-communication-slot rule the pair stalls: rank
+ * 0's all-reduce takes the slot before its send. validate does not model
+ * the slot; docs/validate.md says why.) */
 static void test_validate_summary_counts_files_nodes_errors_and_warnings(void **state) {
   (void)state;
   char *p0 = tu_join(tu_dir, "v.0.et"), *p1 = tu_join(tu_dir, "v.1.et");
@@ -287,9 +285,9 @@ static void test_validate_summary_counts_files_nodes_errors_and_warnings(void **
   assert_int_equal(sum.files, 2);
   assert_int_equal(sum.unreadable, 0);
   assert_int_equal(sum.nodes, 14);
-  assert_int_equal(sum.errors, 2);
+  assert_int_equal(sum.errors, 0);
   assert_int_equal(sum.warnings, 3);
-  assert_int_equal(calls, 3 + 2);
+  assert_int_equal(calls, 3);
 
   /* Rank 1 without its receive: rank 0's send is unmatched (1 error). */
   write_specs(p1, rank1 + 1, N_OF(rank1) - 1);

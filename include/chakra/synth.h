@@ -1,0 +1,61 @@
+/* synth.h - workload synthesis: per-rank Chakra ETs for transformer training
+ * under data, tensor, sequence, pipeline and expert parallelism and FSDP,
+ * generated from compiled-in model templates (STAGE-compatible on request).
+ * The command-line front end is `chakra synth` (docs/synth.md). */
+#ifndef CHAKRA_SYNTH_H
+#define CHAKRA_SYNTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chakra/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum chakra_synth_schedule {
+  CHAKRA_SYNTH_SCHEDULE_NONE,  /* micro-batches independent (STAGE) */
+  CHAKRA_SYNTH_SCHEDULE_GPIPE, /* all forwards, then all backwards */
+  CHAKRA_SYNTH_SCHEDULE_1F1B   /* warm-up forwards, one forward one backward, cool-down */
+} chakra_synth_schedule;
+
+typedef struct chakra_synth_config {
+  const char *model_type; /* "gpt", "dense", "llama", "moe" */
+  uint32_t dp, tp, sp, pp, ep;
+  int weight_sharded, tpsp, mixed_precision, activation_recompute;
+  uint64_t num_stacks, dmodel, dff, head, kvhead, seq, dvocal, batch, experts, kexperts;
+  int64_t micro_batch;      /* global; -1 = batch */
+  int stage_compat;         /* elements, MACs, per-micro-batch dp reduction, STAGE's attributes */
+  chakra_synth_schedule schedule;
+  uint32_t dtype_bytes;     /* bytes per element (default 2) */
+  double peak_tflops;       /* with mem_bw_gbs: durations from the roofline; 0 = none */
+  double mem_bw_gbs;        /* GB/s, GB = 10^9 */
+  uint64_t tag_base;        /* first pipeline tag (--seed) */
+  const uint32_t *ranks;    /* write only these ranks; NULL = all */
+  size_t n_ranks;
+} chakra_synth_config;
+
+/* STAGE's defaults for every field (model gpt, degrees 1, schedule 1f1b). */
+void chakra_synth_config_default(chakra_synth_config *c);
+
+typedef struct chakra_synth_stats {
+  uint32_t ranks, stages, ranks_written;
+  uint64_t nodes_written, bytes_written;
+  uint64_t nodes_per_stage[64]; /* nodes per rank of the first 64 stages */
+} chakra_synth_stats;
+
+/* Checks the configuration without writing anything: 0, or CHAKRA_EINVAL
+ * with one line naming the option and the constraint. */
+int chakra_synth_check(const chakra_synth_config *c, chakra_error *err);
+
+/* Writes PREFIX.<r>.et for every (selected) rank and PREFIX.json with the
+ * communicator groups. All files or none: on failure nothing is left.
+ * stats may be NULL. */
+int chakra_synth_write(const chakra_synth_config *c, const char *prefix, chakra_synth_stats *stats,
+                       chakra_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,659 @@
+/* sgraph.c - instantiating templates into tensors and nodes; see sgraph.h. */
+#include "sgraph.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shard.h"
+
+#define GROW(ptr, n, cap, need)                                                    \
+  do {                                                                             \
+    if ((n) + (need) > (cap)) {                                                    \
+      size_t c_ = (cap) ? (size_t)(cap) * 2 : 256;                                 \
+      while (c_ < (size_t)(n) + (need)) c_ *= 2;                                   \
+      void *p_ = realloc((ptr), c_ * sizeof *(ptr));                               \
+      if (!p_) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");       \
+      (ptr) = p_, (cap) = (uint32_t)c_;                                            \
+    }                                                                              \
+  } while (0)
+
+/* ---- rows: compiled once per configuration --------------------------------------------- */
+
+static int compile_shape(const char *text, sx_expr *dims, uint8_t *n, chakra_error *err) {
+  char part[256];
+  *n = 0;
+  const char *s = text;
+  while (*s) {
+    int depth = 0;
+    size_t k = 0;
+    while (*s && (depth || *s != ',')) {
+      depth += *s == '(' ? 1 : *s == ')' ? -1 : 0;
+      if (k + 1 >= sizeof part) return chakra_error_set(err, CHAKRA_EINVAL, "template shape '%s' too long", text);
+      part[k++] = *s++;
+    }
+    part[k] = 0;
+    if (*n >= SG_MAXDIM) return chakra_error_set(err, CHAKRA_EINVAL, "template shape '%s': too many dimensions", text);
+    int rc = sx_compile(&dims[(*n)++], part, err);
+    if (rc) return rc;
+    if (*s == ',') s++;
+  }
+  return 0;
+}
+
+static int elems_of(const sg_config *c, const sx_expr *dims, int n, uint64_t *out, chakra_error *err) {
+  uint64_t p = 1;
+  for (int i = 0; i < n; i++) {
+    uint64_t v;
+    int rc = sx_eval_int(&dims[i], c->vals, &v, err);
+    if (rc) return rc;
+    if (v && p > UINT64_MAX / v) return chakra_error_set(err, CHAKRA_EINVAL, "tensor size overflows 64 bits");
+    p *= v;
+  }
+  *out = p;
+  return 0;
+}
+
+static int row_included(const sg_config *c, unsigned f) {
+  if ((f & SR_COMPAT) && !c->compat) return 0;
+  if ((f & SR_OURS) && c->compat) return 0;
+  if ((f & SR_FSDP) && !c->fsdp) return 0;
+  if ((f & SR_NOFSDP) && c->fsdp) return 0;
+  return 1;
+}
+
+static int compile_row(const sg_config *c, const synth_row *r, sg_rowinfo *ri, chakra_error *err) {
+  memset(ri, 0, sizeof *ri);
+  ri->row = r;
+  int rc = compile_shape(r->shape, ri->dims, &ri->ndims, err);
+  if (!rc) rc = sx_compile(&ri->hidden, r->hidden, err);
+  const synth_edge *e[2] = {&r->x1, &r->x2};
+  for (int k = 0; !rc && k < 2; k++)
+    if (e[k]->shape) {
+      rc = compile_shape(e[k]->shape, ri->ddims[k], &ri->nddims[k], err);
+      if (!rc) rc = sx_compile(&ri->dhidden[k], e[k]->hidden, err);
+    }
+  if (!rc) rc = elems_of(c, ri->dims, ri->ndims, &ri->elems, err);
+  uint64_t ops = 0;
+  if (!rc && r->ops) {
+    sx_expr x;
+    rc = sx_compile(&x, r->ops, err);
+    if (!rc) rc = sx_eval_int(&x, c->vals, &ops, err);
+  }
+  if (rc) {
+    char why[sizeof err->msg];
+    snprintf(why, sizeof why, "%s", err ? err->msg : "");
+    return chakra_error_set(err, rc, "template row %s: %s", r->name, why);
+  }
+  ri->ops_compat = ops;
+  /* Ours: FLOPs, plus the attention-score term the fused-kernel count
+   * leaves out: S = b*s*Seq*Dmodel/tp MACs per QK^T or PV product. */
+  uint64_t units = r->flags & SR_ATTN_F ? 2 : r->flags & SR_ATTN_DQ ? 2 : r->flags & SR_ATTN_DKV ? 1 : 0;
+  uint64_t extra = 0;
+  if (units && c->attn_term) {
+    sx_expr x;
+    rc = sx_compile(&x, "MicroBatch/dp*Seq/cp*Seq*Dmodel/tp", err);
+    if (!rc) rc = sx_eval_int(&x, c->vals, &extra, err);
+    if (rc) return rc;
+    extra *= units;
+  }
+  ri->ops_ours = (r->flags & SR_MAC || units) ? 2 * (ops + extra) : ops;
+  return 0;
+}
+
+/* ---- names ------------------------------------------------------------------------------- */
+
+static uint64_t hash_str(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+static int32_t lookup(const sg_graph *g, const char *name) {
+  uint32_t m = g->hashcap - 1;
+  for (uint32_t i = (uint32_t)hash_str(name) & m;; i = (i + 1) & m) {
+    int32_t t = g->hash[i];
+    if (t < 0) return -1;
+    if (strcmp(g->t[t].name, name) == 0) return t;
+  }
+}
+
+static int hash_insert(sg_graph *g, int32_t t, chakra_error *err) {
+  uint32_t m = g->hashcap - 1;
+  for (uint32_t i = (uint32_t)hash_str(g->t[t].name) & m;; i = (i + 1) & m) {
+    if (g->hash[i] < 0) {
+      g->hash[i] = t;
+      return 0;
+    }
+    if (strcmp(g->t[g->hash[i]].name, g->t[t].name) == 0)
+      return chakra_error_set(err, CHAKRA_EINVAL, "template: tensor %s defined twice", g->t[t].name);
+  }
+}
+
+/* Names live in chunks that never move (tensors point into them). */
+typedef struct name_chunk {
+  struct name_chunk *next;
+  size_t used;
+  char data[1 << 16];
+} name_chunk;
+
+static const char *intern(sg_graph *g, const char *s) {
+  size_t n = strlen(s) + 1;
+  name_chunk *c = (name_chunk *)g->names;
+  if (!c || c->used + n > sizeof c->data) {
+    name_chunk *nc = malloc(sizeof *nc);
+    if (!nc) return NULL;
+    nc->next = c, nc->used = 0;
+    g->names = (char *)nc;
+    c = nc;
+  }
+  char *p = c->data + c->used;
+  memcpy(p, s, n);
+  c->used += n;
+  return p;
+}
+
+/* Expands %m and %b of an absolute reference; appends @0 without a version. */
+static void expand(char *out, size_t cap, const char *prefix, const char *ref, int mb, int block) {
+  size_t k = 0;
+  if (prefix) k = (size_t)snprintf(out, cap, "%s", prefix);
+  for (const char *s = ref; *s && k + 12 < cap; s++) {
+    if (s[0] == '%' && (s[1] == 'm' || s[1] == 'b')) {
+      k += (size_t)snprintf(out + k, cap - k, "%d", s[1] == 'm' ? mb : block);
+      s++;
+    } else {
+      out[k++] = *s;
+    }
+  }
+  out[k] = 0;
+  if (!strchr(out, '@') && k + 3 < cap) strcpy(out + k, "@0");
+}
+
+/* ---- instantiation ------------------------------------------------------------------------ */
+
+enum { MOD_BLOCK_MB, MOD_BLOCK_W, MOD_IN_MB, MOD_IN_W, MOD_OUT_MB, MOD_OUT_W };
+
+typedef struct inst_ctx {
+  int mod, mb, block;
+} inst_ctx;
+
+static void module_prefix(char *out, size_t cap, int mod, int mb, int block) {
+  switch (mod) {
+  case MOD_BLOCK_MB: snprintf(out, cap, "mb%d.transformer.%d.", mb, block); break;
+  case MOD_BLOCK_W: snprintf(out, cap, "transformer.%d.", block); break;
+  case MOD_IN_MB:
+  case MOD_OUT_MB: snprintf(out, cap, "mb%d.", mb); break;
+  default: out[0] = 0;
+  }
+}
+
+static int add_tensors(sg_graph *g, const synth_rows *rows, int mod, int mb, int block,
+                       chakra_error *err) {
+  char prefix[64], name[256];
+  module_prefix(prefix, sizeof prefix, mod, mb, block);
+  /* Compiled rows keep table order: the table's rows that are part of this
+   * configuration are consecutive, starting at g->table_first[mod]. */
+  uint32_t k = g->table_first[mod];
+  for (uint32_t i = 0; i < rows->n; i++) {
+    if (k >= g->nrows || g->rows[k].row != &rows->rows[i]) continue; /* not part of this configuration */
+    int32_t ri = (int32_t)k++;
+    GROW(g->t, g->nt, g->capt, 1);
+    sg_tensor *t = &g->t[g->nt];
+    memset(t, 0, sizeof *t);
+    expand(name, sizeof name, prefix, rows->rows[i].name, mb, block);
+    t->name = intern(g, name);
+    if (!t->name) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    t->row = ri;
+    t->mb = mb, t->block = block;
+    t->stage = mod == MOD_BLOCK_MB || mod == MOD_BLOCK_W ? (int32_t)g->cfg.block_stage[block]
+               : mod == MOD_IN_MB || mod == MOD_IN_W    ? 0
+                                                        : (int32_t)g->cfg.out_stage;
+    t->phase = mb < 0 ? SG_UPDATE : rows->rows[i].flags & SR_BWD ? SG_BWD : SG_FWD;
+    t->src[0] = t->src[1] = t->disp[0] = t->disp[1] = -1;
+    t->comp = t->chain_first[0] = t->chain_first[1] = -1;
+    t->mod = (uint8_t)mod;
+    g->nt++;
+  }
+  return 0;
+}
+
+static int32_t resolve(const sg_graph *g, const sg_tensor *t, const char *ref, int mb_override) {
+  char name[256], prefix[64];
+  int mod = t->mod, mb = mb_override >= 0 ? mb_override : t->mb, b = t->block;
+  int last = (int)g->cfg.nblocks - 1;
+  if (strcmp(ref, "$in") == 0) {
+    if (mod == MOD_OUT_MB) snprintf(name, sizeof name, "mb%d.transformer.%d.ffn_res.y@0", mb, last);
+    else if (b == 0) snprintf(name, sizeof name, "mb%d.in_emb.y@0", mb);
+    else snprintf(name, sizeof name, "mb%d.transformer.%d.ffn_res.y@0", mb, b - 1);
+  } else if (strcmp(ref, "$dout") == 0) {
+    if (mod == MOD_IN_MB) snprintf(name, sizeof name, "mb%d.transformer.0.input_norm.dx@0", mb);
+    else if (b == last) snprintf(name, sizeof name, "mb%d.out_emb.dx@0", mb);
+    else snprintf(name, sizeof name, "mb%d.transformer.%d.input_norm.dx@0", mb, b + 1);
+  } else if (ref[0] == '/') {
+    expand(name, sizeof name, NULL, ref + 1, mb, b);
+  } else {
+    module_prefix(prefix, sizeof prefix, mod, mb, b);
+    expand(name, sizeof name, prefix, ref, mb, b);
+  }
+  return lookup(g, name);
+}
+
+static int link_tensors(sg_graph *g, chakra_error *err) {
+  for (uint32_t i = 0; i < g->nt; i++) {
+    sg_tensor *t = &g->t[i];
+    const synth_row *r = g->rows[t->row].row;
+    const synth_edge *e[2] = {&r->x1, &r->x2};
+    for (int k = 0; k < 2; k++) {
+      if (!e[k]->src) continue;
+      t->src[k] = resolve(g, t, e[k]->src, -1);
+      if (t->src[k] < 0)
+        return chakra_error_set(err, CHAKRA_EINVAL, "template: %s: input '%s' not found", t->name, e[k]->src);
+      t->disp[k] = t->src[k];
+      if (e[k]->disp && e[k]->disp[0] == '<') t->disp[k] = -2; /* resolved below */
+    }
+    t->extra_off = g->nextras;
+    for (const char *s = r->extra; s && *s;) {
+      while (*s == ' ') s++;
+      const char *b = s;
+      while (*s && *s != ' ') s++;
+      if (s == b) break;
+      char ref[160];
+      size_t len = (size_t)(s - b) < sizeof ref - 1 ? (size_t)(s - b) : sizeof ref - 1;
+      memcpy(ref, b, len), ref[len] = 0;
+      char *star = strstr(ref, "mb*");
+      uint32_t copies = star ? g->cfg.nmb : 1;
+      for (uint32_t m = 0; m < copies; m++) {
+        int32_t x;
+        if (star) {
+          char one[200];
+          snprintf(one, sizeof one, "%.*smb%u%s", (int)(star - ref), ref, m, star + 3);
+          x = resolve(g, t, one, -1);
+        } else {
+          x = resolve(g, t, ref, -1);
+        }
+        if (x < 0) return chakra_error_set(err, CHAKRA_EINVAL, "template: %s: extra input '%s' not found", t->name, ref);
+        GROW(g->extras, g->nextras, g->capextras, 1);
+        g->extras[g->nextras++] = x;
+      }
+    }
+    g->t[i].nextra = g->nextras - g->t[i].extra_off;
+  }
+  for (uint32_t i = 0; i < g->nt; i++)
+    for (int k = 0; k < 2; k++)
+      if (g->t[i].disp[k] == -2) {
+        int32_t s = g->t[i].src[k];
+        g->t[i].disp[k] = g->t[s].src[0] >= 0 ? g->t[s].src[0] : s;
+      }
+  return 0;
+}
+
+/* ---- nodes --------------------------------------------------------------------------------- */
+
+static int new_node(sg_graph *g, uint8_t kind, int32_t tensor, int32_t stage, chakra_error *err) {
+  GROW(g->nodes, g->nn, g->capn, 1);
+  sg_node *n = &g->nodes[g->nn];
+  memset(n, 0, sizeof *n);
+  n->kind = kind;
+  n->tensor = tensor;
+  n->stage = stage;
+  n->mb = g->t[tensor].mb;
+  n->phase = g->t[tensor].phase;
+  n->peer_stage = -1;
+  g->nn++;
+  return 0;
+}
+
+static int create_nodes(sg_graph *g, chakra_error *err) {
+  for (uint32_t i = 0; i < g->nt; i++) {
+    sg_tensor *t = &g->t[i];
+    const sg_rowinfo *ri = &g->rows[t->row];
+    for (int k = 0; k < 2; k++) {
+      if (t->src[k] < 0) continue;
+      const synth_edge *e = k ? &ri->row->x2 : &ri->row->x1;
+      if (!e->shape) continue;
+      shard_coll c[4];
+      int n;
+      const sg_rowinfo *prod = &g->rows[g->t[t->src[k]].row];
+      int rc = shard_edge(&g->cfg, prod, ri, k, t->name, c, &n, err);
+      if (rc) return rc;
+      t = &g->t[i];
+      t->chain_first[k] = n ? (int32_t)g->nn : -1;
+      t->chain_len[k] = (uint8_t)n;
+      for (int j = 0; j < n; j++) {
+        rc = new_node(g, SN_COLL, (int32_t)i, t->stage, err);
+        if (rc) return rc;
+        sg_node *nd = &g->nodes[g->nn - 1];
+        nd->comm_type = c[j].comm_type;
+        nd->dim = c[j].dim;
+        nd->edge = (uint8_t)k;
+        nd->size = prod->elems;
+      }
+    }
+    uint64_t ops = g->cfg.compat ? ri->ops_compat : ri->ops_ours;
+    if (ops) {
+      int rc = new_node(g, SN_COMP, (int32_t)i, t->stage, err);
+      if (rc) return rc;
+      g->t[i].comp = (int32_t)g->nn - 1;
+    }
+  }
+  return 0;
+}
+
+static int compute_out(sg_graph *g, int32_t ti, chakra_error *err);
+
+/* The receive node on stage for tensor ti (created with its send). */
+static int ensure_recv(sg_graph *g, int32_t ti, int32_t stage, int32_t *out, chakra_error *err) {
+  int64_t key = (int64_t)ti * 65536 + stage;
+  uint32_t m = g->recvcap - 1;
+  uint32_t slot = (uint32_t)((uint64_t)key * 0x9E3779B97F4A7C15ull >> 32) & m;
+  for (;; slot = (slot + 1) & m) {
+    if (g->recv_key[slot] == key) {
+      *out = g->recv_node[slot];
+      return 0;
+    }
+    if (g->recv_key[slot] < 0) break;
+  }
+  if ((g->nrecv + 1) * 2 > g->recvcap)
+    return chakra_error_set(err, CHAKRA_ENOMEM, "too many pipeline transfers");
+  int rc = compute_out(g, ti, err);
+  if (rc) return rc;
+  uint32_t tag = (uint32_t)g->cfg.tag_base + g->next_tag++;
+  int32_t src_stage = g->t[ti].stage;
+  rc = new_node(g, SN_RECV, ti, stage, err);
+  if (rc) return rc;
+  int32_t recv = (int32_t)g->nn - 1;
+  rc = new_node(g, SN_SEND, ti, src_stage, err);
+  if (rc) return rc;
+  sg_node *s = &g->nodes[g->nn - 1], *r = &g->nodes[recv];
+  r->peer_stage = src_stage, s->peer_stage = stage;
+  r->tag = s->tag = tag;
+  r->size = s->size = g->rows[g->t[ti].row].elems;
+  GROW(g->deps, g->ndeps, g->capdeps, g->t[ti].nout);
+  s = &g->nodes[g->nn - 1];
+  s->dep_off = g->ndeps;
+  for (uint32_t k = 0; k < g->t[ti].nout; k++) g->deps[g->ndeps++] = g->outs[g->t[ti].out_off + k];
+  s->ndep = g->t[ti].nout;
+  g->recv_key[slot] = key;
+  g->recv_node[slot] = recv;
+  g->nrecv++;
+  *out = recv;
+  return 0;
+}
+
+/* Makes sure what a consumer on stage needs from producer p is computed. */
+static int prepare_src(sg_graph *g, int32_t p, int32_t stage, chakra_error *err) {
+  int32_t r;
+  return g->t[p].stage == stage ? compute_out(g, p, err) : ensure_recv(g, p, stage, &r, err);
+}
+
+/* Appends (deduplicated from start) the nodes a consumer on stage depends on for producer p. */
+static int append_src(sg_graph *g, int32_t **vec, uint32_t *n, uint32_t *cap, uint32_t start, int32_t p,
+                      int32_t stage, chakra_error *err) {
+  int32_t one = -1;
+  uint32_t off = 0, cnt = 1;
+  if (g->t[p].stage == stage) {
+    off = g->t[p].out_off, cnt = g->t[p].nout;
+  } else {
+    int rc = ensure_recv(g, p, stage, &one, err);
+    if (rc) return rc;
+  }
+  for (uint32_t k = 0; k < cnt; k++) {
+    /* by index: *vec may be g->outs, which GROW moves */
+    int32_t item = one >= 0 ? one : g->outs[off + k];
+    int dup = 0;
+    for (uint32_t j = start; j < *n && !dup; j++) dup = (*vec)[j] == item;
+    if (dup) continue;
+    GROW(*vec, *n, *cap, 1);
+    (*vec)[(*n)++] = item;
+  }
+  return 0;
+}
+
+static int append_one(int32_t **vec, uint32_t *n, uint32_t *cap, uint32_t start, int32_t v, chakra_error *err) {
+  for (uint32_t j = start; j < *n; j++)
+    if ((*vec)[j] == v) return 0;
+  GROW(*vec, *n, *cap, 1);
+  (*vec)[(*n)++] = v;
+  return 0;
+}
+
+/* Inputs of tensor ti as its COMP (or, without one, its dependents) see them. */
+static int prepare_inputs(sg_graph *g, int32_t ti, chakra_error *err) {
+  for (int k = 0; k < 2; k++)
+    if (g->t[ti].src[k] >= 0 && !g->t[ti].chain_len[k]) {
+      int rc = prepare_src(g, g->t[ti].src[k], g->t[ti].stage, err);
+      if (rc) return rc;
+    }
+  for (uint32_t k = 0; k < g->t[ti].nextra; k++) {
+    int rc = prepare_src(g, g->extras[g->t[ti].extra_off + k], g->t[ti].stage, err);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+static int append_inputs(sg_graph *g, int32_t ti, int32_t **vec, uint32_t *n, uint32_t *cap, chakra_error *err) {
+  uint32_t start = *n;
+  const sg_tensor *t = &g->t[ti];
+  for (int k = 0; k < 2; k++) {
+    if (t->src[k] < 0) continue;
+    int rc = t->chain_len[k]
+                 ? append_one(vec, n, cap, start, t->chain_first[k] + t->chain_len[k] - 1, err)
+                 : append_src(g, vec, n, cap, start, t->src[k], t->stage, err);
+    if (rc) return rc;
+  }
+  for (uint32_t k = 0; k < t->nextra; k++) {
+    int rc = append_src(g, vec, n, cap, start, g->extras[t->extra_off + k], t->stage, err);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+static int compute_out(sg_graph *g, int32_t ti, chakra_error *err) {
+  sg_tensor *t = &g->t[ti];
+  if (t->out_state == 2) return 0;
+  if (t->out_state == 1)
+    return chakra_error_set(err, CHAKRA_EINVAL, "template: dependency cycle through %s", t->name);
+  t->out_state = 1;
+  if (t->comp < 0) {
+    int rc = prepare_inputs(g, ti, err);
+    if (rc) return rc;
+  }
+  t = &g->t[ti];
+  t->out_off = g->nouts;
+  if (t->comp >= 0) {
+    GROW(g->outs, g->nouts, g->capouts, 1);
+    g->outs[g->nouts++] = t->comp;
+  } else {
+    int rc = append_inputs(g, ti, &g->outs, &g->nouts, &g->capouts, err);
+    if (rc) return rc;
+  }
+  t = &g->t[ti];
+  t->nout = g->nouts - t->out_off;
+  t->out_state = 2;
+  return 0;
+}
+
+static int wire_nodes(sg_graph *g, chakra_error *err) {
+  uint32_t created = g->nn;
+  for (uint32_t ni = 0; ni < created; ni++) {
+    sg_node *n = &g->nodes[ni];
+    int32_t ti = n->tensor;
+    int rc = 0;
+    if (n->kind == SN_COLL) {
+      const sg_tensor *t = &g->t[ti];
+      if ((int32_t)ni != t->chain_first[n->edge]) {
+        GROW(g->deps, g->ndeps, g->capdeps, 1);
+        g->nodes[ni].dep_off = g->ndeps, g->nodes[ni].ndep = 1;
+        g->deps[g->ndeps++] = (int32_t)ni - 1;
+        continue;
+      }
+      int32_t p = t->src[n->edge];
+      rc = prepare_src(g, p, t->stage, err);
+      if (rc) return rc;
+      uint32_t start = g->ndeps;
+      rc = append_src(g, &g->deps, &g->ndeps, &g->capdeps, start, p, g->t[ti].stage, err);
+      if (rc) return rc;
+      g->nodes[ni].dep_off = start, g->nodes[ni].ndep = g->ndeps - start;
+    } else if (n->kind == SN_COMP) {
+      rc = prepare_inputs(g, ti, err);
+      if (rc) return rc;
+      uint32_t start = g->ndeps;
+      rc = append_inputs(g, ti, &g->deps, &g->ndeps, &g->capdeps, err);
+      if (rc) return rc;
+      g->nodes[ni].dep_off = start, g->nodes[ni].ndep = g->ndeps - start;
+    }
+  }
+  return 0;
+}
+
+/* ---- activation recompute ------------------------------------------------------------------ */
+
+static int in_block_fwd(const sg_graph *g, const sg_node *n) {
+  const sg_tensor *t = &g->t[n->tensor];
+  return t->mod == MOD_BLOCK_MB && t->phase == SG_FWD && (n->kind == SN_COMP || n->kind == SN_COLL);
+}
+
+static int same_unit(const sg_graph *g, int32_t a, int32_t b) {
+  const sg_tensor *x = &g->t[g->nodes[a].tensor], *y = &g->t[g->nodes[b].tensor];
+  return x->mb == y->mb && x->block == y->block && x->mod == MOD_BLOCK_MB && y->mod == MOD_BLOCK_MB;
+}
+
+/* Each block's forward nodes run again right before its backward: copies
+ * (phase backward) wired to the copies of their in-block parents, their
+ * roots started by the block's incoming gradient; the backward then reads
+ * the recomputed activations. */
+static int add_recompute(sg_graph *g, chakra_error *err) {
+  uint32_t n0 = g->nn;
+  int32_t *copy = malloc((n0 + 1) * sizeof *copy);
+  if (!copy) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  int rc = 0;
+  for (uint32_t i = 0; i < n0; i++) copy[i] = -1;
+  for (uint32_t i = 0; !rc && i < n0; i++) {
+    if (!in_block_fwd(g, &g->nodes[i])) continue;
+    GROW(g->nodes, g->nn, g->capn, 1);
+    g->nodes[g->nn] = g->nodes[i];
+    g->nodes[g->nn].recompute = 1;
+    g->nodes[g->nn].phase = SG_BWD;
+    copy[i] = (int32_t)g->nn++;
+  }
+  char name[128];
+  for (uint32_t i = 0; !rc && i < n0; i++) {
+    if (copy[i] < 0) continue;
+    const sg_node *o = &g->nodes[i];
+    const sg_tensor *t = &g->t[o->tensor];
+    uint32_t start = g->ndeps, ndep = o->ndep, off = o->dep_off;
+    int root = 1;
+    for (uint32_t k = 0; k < ndep && !rc; k++) {
+      int32_t d = g->deps[off + k];
+      int inside = copy[d] >= 0 && same_unit(g, d, (int32_t)i);
+      root &= !inside;
+      GROW(g->deps, g->ndeps, g->capdeps, 1);
+      g->deps[g->ndeps++] = inside ? copy[d] : d;
+    }
+    if (root) { /* start when the block's gradient arrives */
+      snprintf(name, sizeof name, "mb%d.transformer.%d.ffn_res.dy@0", t->mb, t->block);
+      int32_t dy = lookup(g, name);
+      if (dy < 0) return free(copy), chakra_error_set(err, CHAKRA_EINVAL, "template: %s not found", name);
+      if ((rc = compute_out(g, dy, err))) break;
+      for (uint32_t k = 0; k < g->t[dy].nout; k++) {
+        GROW(g->deps, g->ndeps, g->capdeps, 1);
+        g->deps[g->ndeps++] = g->outs[g->t[dy].out_off + k];
+      }
+    }
+    g->nodes[copy[i]].dep_off = start, g->nodes[copy[i]].ndep = g->ndeps - start;
+  }
+  /* The block's backward reads the recomputed activations. */
+  for (uint32_t i = 0; !rc && i < n0; i++) {
+    const sg_node *o = &g->nodes[i];
+    if (o->phase != SG_BWD || g->t[o->tensor].mod != MOD_BLOCK_MB) continue;
+    for (uint32_t k = 0; k < o->ndep; k++) {
+      int32_t d = g->deps[o->dep_off + k];
+      if (copy[d] >= 0 && same_unit(g, d, (int32_t)i)) g->deps[o->dep_off + k] = copy[d];
+    }
+  }
+  free(copy);
+  return rc;
+}
+
+/* ---- entry points ------------------------------------------------------------------------- */
+
+double sg_mem_size(const sg_graph *g, const sg_tensor *t) {
+  const sg_rowinfo *ri = &g->rows[t->row];
+  unsigned f = ri->row->flags;
+  if ((f & SR_TRANSIENT) && g->cfg.fsdp) return 0;
+  double e = (double)ri->elems;
+  if (f & SR_WEIGHT) return e * (g->cfg.mixed ? 6 : 5);
+  return g->cfg.mixed ? e * 2 : e;
+}
+
+static int compile_rows(sg_graph *g, const synth_template *tpl, chakra_error *err) {
+  const synth_rows *tabs[] = {&tpl->block_mb, &tpl->block_w, &tpl->in_mb, &tpl->in_w, &tpl->out_mb, &tpl->out_w};
+  uint32_t total = 0;
+  for (int k = 0; k < 6; k++) total += tabs[k]->n;
+  g->rows = calloc(total, sizeof *g->rows);
+  if (!g->rows) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (int k = 0; k < 6; k++) {
+    g->table_first[k] = g->nrows; /* tabs[] is in MOD_* order */
+    for (uint32_t i = 0; i < tabs[k]->n; i++) {
+      if (!row_included(&g->cfg, tabs[k]->rows[i].flags)) continue;
+      int rc = compile_row(&g->cfg, &tabs[k]->rows[i], &g->rows[g->nrows], err);
+      if (rc) return rc;
+      g->nrows++;
+    }
+  }
+  return 0;
+}
+
+static int instantiate(sg_graph *g, const synth_template *tpl, chakra_error *err) {
+  int rc = 0;
+  for (uint32_t m = 0; !rc && m < g->cfg.nmb; m++) {
+    rc = add_tensors(g, &tpl->in_mb, MOD_IN_MB, (int)m, -1, err);
+    for (uint32_t b = 0; !rc && b < g->cfg.nblocks; b++)
+      rc = add_tensors(g, &tpl->block_mb, MOD_BLOCK_MB, (int)m, (int)b, err);
+    if (!rc) rc = add_tensors(g, &tpl->out_mb, MOD_OUT_MB, (int)m, -1, err);
+  }
+  for (uint32_t b = 0; !rc && b < g->cfg.nblocks; b++)
+    rc = add_tensors(g, &tpl->block_w, MOD_BLOCK_W, -1, (int)b, err);
+  if (!rc) rc = add_tensors(g, &tpl->in_w, MOD_IN_W, -1, -1, err);
+  if (!rc) rc = add_tensors(g, &tpl->out_w, MOD_OUT_W, -1, -1, err);
+  if (rc) return rc;
+  g->hashcap = 1024;
+  while (g->hashcap < g->nt * 2) g->hashcap *= 2;
+  g->hash = malloc(g->hashcap * sizeof *g->hash);
+  if (!g->hash) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  memset(g->hash, 0xff, g->hashcap * sizeof *g->hash);
+  for (uint32_t i = 0; i < g->nt; i++)
+    if ((rc = hash_insert(g, (int32_t)i, err))) return rc;
+  g->recvcap = 1024;
+  while (g->recvcap < g->cfg.nmb * g->cfg.nblocks * 8) g->recvcap *= 2;
+  g->recv_key = malloc(g->recvcap * sizeof *g->recv_key);
+  g->recv_node = malloc(g->recvcap * sizeof *g->recv_node);
+  if (!g->recv_key || !g->recv_node) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  memset(g->recv_key, 0xff, g->recvcap * sizeof *g->recv_key);
+  return 0;
+}
+
+int sg_build(sg_graph *g, const synth_template *tpl, const sg_config *cfg, chakra_error *err) {
+  memset(g, 0, sizeof *g);
+  g->cfg = *cfg;
+  int rc = compile_rows(g, tpl, err);
+  if (!rc) rc = instantiate(g, tpl, err);
+  if (!rc) rc = link_tensors(g, err);
+  if (!rc) rc = create_nodes(g, err);
+  if (!rc) rc = wire_nodes(g, err);
+  if (!rc && cfg->recompute) rc = add_recompute(g, err);
+  if (rc) sg_free(g);
+  return rc;
+}
+
+void sg_free(sg_graph *g) {
+  free(g->rows), free(g->t), free(g->nodes), free(g->deps), free(g->outs), free(g->extras);
+  free(g->hash), free(g->recv_key), free(g->recv_node), free(g->cfg.block_stage);
+  name_chunk *c = (name_chunk *)g->names;
+  while (c) {
+    name_chunk *n = c->next;
+    free(c);
+    c = n;
+  }
+  memset(g, 0, sizeof *g);
+}

@@ -1,0 +1,92 @@
+/* sgraph.h - the synthesised training graph of one configuration (private
+ * to libchakra).
+ *
+ * The template rows are instantiated per micro-batch and block into tensors;
+ * each tensor becomes a COMP node (when it has work), a chain of collectives
+ * per input edge whose producer layout differs from the declared one
+ * (shard.h), and send/receive pairs where an edge crosses pipeline stages.
+ * Zero-work tensors get no node: their consumers depend on what they
+ * depend on. Nodes carry their stage; ranks of a stage share them. */
+#ifndef CHAKRA_SYNTH_SGRAPH_H
+#define CHAKRA_SYNTH_SGRAPH_H
+
+#include <stdint.h>
+
+#include "chakra/error.h"
+#include "sexpr.h"
+#include "templates.h"
+
+#define SG_MAXDIM 6
+
+typedef struct sg_config {
+  sx_rat vals[SX_NSYM];
+  uint32_t deg[4]; /* dp, tp, cp, ep */
+  uint32_t pp, nmb, nblocks, out_stage;
+  uint32_t *block_stage; /* owned by the graph */
+  int compat, fsdp, mixed, attn_term, recompute;
+  uint64_t tag_base;
+} sg_config;
+
+enum { SN_COMP, SN_COLL, SN_SEND, SN_RECV };
+enum { SG_FWD, SG_BWD, SG_UPDATE };
+
+typedef struct sg_node {
+  uint8_t kind, comm_type, dim, edge, phase, recompute;
+  int32_t tensor; /* SEND/RECV: the tensor sent */
+  int32_t stage, mb, peer_stage;
+  uint32_t tag;
+  uint64_t size; /* elements (collectives, send, receive) */
+  uint32_t dep_off, ndep;
+} sg_node;
+
+typedef struct sg_rowinfo {
+  const synth_row *row;
+  sx_expr dims[SG_MAXDIM], hidden;
+  sx_expr ddims[2][SG_MAXDIM], dhidden[2];
+  uint8_t ndims, nddims[2];
+  uint64_t elems, ops_compat, ops_ours;
+} sg_rowinfo;
+
+typedef struct sg_tensor {
+  int32_t row, stage, mb, block;
+  uint8_t phase, out_state, mod;
+  const char *name; /* full name with @version */
+  int32_t src[2], disp[2];
+  uint32_t extra_off, nextra;
+  int32_t comp, chain_first[2];
+  uint8_t chain_len[2];
+  uint32_t out_off, nout;
+} sg_tensor;
+
+typedef struct sg_graph {
+  sg_config cfg;
+  sg_rowinfo *rows;
+  uint32_t nrows, table_first[6];
+  sg_tensor *t;
+  uint32_t nt, capt;
+  sg_node *nodes;
+  uint32_t nn, capn;
+  int32_t *deps, *outs, *extras;
+  uint32_t ndeps, capdeps, nouts, capouts, nextras, capextras;
+  /* name -> tensor */
+  int32_t *hash;
+  uint32_t hashcap;
+  /* (tensor, stage) -> receive node */
+  int64_t *recv_key;
+  int32_t *recv_node;
+  uint32_t recvcap, nrecv;
+  uint32_t next_tag;
+  char *names;
+  size_t nnames, capnames;
+  int failed;
+} sg_graph;
+
+/* Builds the graph of template tpl under cfg (copied; block_stage is taken
+ * over). On failure the graph is freed and err says why. */
+int sg_build(sg_graph *g, const synth_template *tpl, const sg_config *cfg, chakra_error *err);
+void sg_free(sg_graph *g);
+
+/* The "inputs"/"outputs" memory-heuristic size of a tensor (STAGE's). */
+double sg_mem_size(const sg_graph *g, const sg_tensor *t);
+
+#endif

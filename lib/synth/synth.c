@@ -1,0 +1,346 @@
+/* synth.c - chakra synth: configuration checks, graph, stages, files; see
+ * include/chakra/synth.h. The pieces: sexpr (sizes), templates (models),
+ * shard (collectives), sgraph (tensors and nodes), schedule (pipeline order
+ * and ids), ranks (numbering, groups), emit (encoding and writing). */
+#include "chakra/synth.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/jsonw.h"
+#include "emit.h"
+#include "ranks.h"
+#include "schedule.h"
+#include "sgraph.h"
+
+void chakra_synth_config_default(chakra_synth_config *c) {
+  memset(c, 0, sizeof *c);
+  c->model_type = "gpt";
+  c->dp = c->tp = c->sp = c->pp = c->ep = 1;
+  c->tpsp = 1;
+  c->num_stacks = 80, c->dmodel = 8192, c->dff = 28672, c->head = 64, c->kvhead = 8;
+  c->seq = 1024, c->dvocal = 32000, c->batch = 64, c->experts = 8, c->kexperts = 2;
+  c->micro_batch = -1;
+  c->schedule = CHAKRA_SYNTH_SCHEDULE_1F1B;
+  c->dtype_bytes = 2;
+}
+
+#define BAD(...) chakra_error_set(err, CHAKRA_EINVAL, __VA_ARGS__)
+#define ULL(x) (unsigned long long)(x)
+
+static int check_divides(uint64_t n, const char *nopt, uint64_t d, const char *dopt, const char *why,
+                         chakra_error *err) {
+  if (d && n % d == 0) return 0;
+  return BAD("%s %llu is not divisible by %s %llu (%s)", nopt, ULL(n), dopt, ULL(d), why);
+}
+
+/* The template for the model, or NULL with err set. */
+static const synth_template *pick_template(const chakra_synth_config *c, chakra_error *err) {
+  const char *m = c->model_type ? c->model_type : "gpt";
+  if (strcmp(m, "gpt") && strcmp(m, "dense") && strcmp(m, "llama") && strcmp(m, "moe")) {
+    BAD("--model-type '%s': expected gpt, dense, llama or moe", m);
+    return NULL;
+  }
+  if (c->ep > 1 && strcmp(m, "moe")) {
+    BAD("--ep %u: expert parallelism needs --model-type moe (a %s model has no experts)", c->ep, m);
+    return NULL;
+  }
+  /* STAGE: gpt, and dense/llama without mixed precision, use the GPT
+   * templates; we give llama its own (GQA, SwiGLU) unless --stage-compat. */
+  int llama = !strcmp(m, "llama") ? c->mixed_precision || !c->stage_compat : !strcmp(m, "dense") && c->mixed_precision;
+  if (!strcmp(m, "moe")) {
+    BAD("--model-type moe: the MoE template is not implemented yet; use gpt or llama");
+    return NULL;
+  }
+  if (llama && !c->tpsp) {
+    BAD("--model-type %s: the llama template needs --tpsp 1 (STAGE has no TP-only llama template either)", m);
+    return NULL;
+  }
+  return synth_template_get(llama ? "llama" : "gpt", c->tpsp);
+}
+
+static int check_shape(const chakra_synth_config *c, uint64_t mb, int llama, chakra_error *err) {
+  if (!c->dp || !c->tp || !c->sp || !c->pp || !c->ep) return BAD("parallel degrees (--dp --tp --sp --pp --ep) must be at least 1");
+  if (!c->num_stacks || !c->dmodel || !c->dff || !c->head || !c->seq || !c->dvocal || !c->batch)
+    return BAD("--num-stacks, --dmodel, --dff, --head, --seq, --dvocal and --batch must be at least 1");
+  if (mb == 0 || c->batch % mb)
+    return BAD("--batch %llu is not a multiple of --micro-batch %llu (the number of micro-batches must be whole)",
+               ULL(c->batch), ULL(mb));
+  int rc = check_divides(mb, "--micro-batch", c->dp, "--dp", "each dp rank takes micro-batch/dp sequences", err);
+  if (!rc) rc = check_divides(c->seq, "--seq", c->sp, "--sp", "the sequence is split over sp", err);
+  if (!rc && c->tpsp)
+    rc = check_divides(c->seq / c->sp, "--seq/--sp", c->tp, "--tp", "--tpsp 1 splits each sequence shard over tp", err);
+  if (!rc) rc = check_divides(c->dmodel, "--dmodel", c->head, "--head", "head dimension dmodel/head", err);
+  if (!rc) rc = check_divides(c->head, "--head", c->tp, "--tp", "heads are split over tp", err);
+  if (!rc && llama) rc = check_divides(c->kvhead, "--kvhead", c->tp, "--tp", "KV heads are split over tp", err);
+  if (!rc && llama) rc = check_divides(c->head, "--head", c->kvhead, "--kvhead", "query heads share KV heads", err);
+  if (!rc) rc = check_divides(c->dff, "--dff", c->tp, "--tp", "the FFN is split over tp", err);
+  if (!rc) rc = check_divides(c->dmodel, "--dmodel", c->tp, "--tp", "the output embedding is split over tp", err);
+  if (!rc && !c->tpsp)
+    rc = check_divides(c->dvocal, "--dvocal", c->tp, "--tp", "--tpsp 0 splits the vocabulary over tp", err);
+  if (!rc && c->pp > c->num_stacks)
+    rc = BAD("--pp %u exceeds --num-stacks %llu (every pipeline stage needs a block)", c->pp, ULL(c->num_stacks));
+  if (!rc && c->dtype_bytes == 0) rc = BAD("--dtype-bytes must be at least 1");
+  if (!rc && ((c->peak_tflops > 0) != (c->mem_bw_gbs > 0)))
+    rc = BAD("--peak-tflops and --mem-bw go together (durations come from the roofline of both)");
+  if (!rc && (c->peak_tflops < 0 || c->mem_bw_gbs < 0)) rc = BAD("--peak-tflops and --mem-bw must be positive");
+  return rc;
+}
+
+static int make_config(const chakra_synth_config *c, sg_config *s, const synth_template **tpl, chakra_error *err) {
+  uint64_t mb = c->micro_batch < 0 ? c->batch : (uint64_t)c->micro_batch;
+  *tpl = pick_template(c, err);
+  if (!*tpl) return CHAKRA_EINVAL;
+  int rc = check_shape(c, mb, *tpl == synth_template_get("llama", 1), err);
+  if (rc) return rc;
+  uint64_t ranks = (uint64_t)c->dp * c->tp * c->sp * c->pp;
+  if (ranks > (1u << 24)) return BAD("dp*tp*sp*pp = %llu ranks: at most 16777216", ULL(ranks));
+  uint8_t *seen = c->n_ranks ? calloc(ranks, 1) : NULL;
+  if (c->n_ranks && !seen) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (size_t i = 0; i < c->n_ranks; i++) {
+    int rc2 = c->ranks[i] >= ranks ? BAD("--ranks: rank %u does not exist (the configuration has %llu ranks)",
+                                         c->ranks[i], ULL(ranks))
+              : seen[c->ranks[i]]   ? BAD("--ranks: rank %u is listed twice", c->ranks[i])
+                                    : 0;
+    if (rc2) return free(seen), rc2;
+    seen[c->ranks[i]] = 1;
+  }
+  free(seen);
+  memset(s, 0, sizeof *s);
+  uint64_t v[SX_NSYM] = {c->batch, mb, c->seq, c->dmodel, c->dff, c->head, c->kvhead, c->dvocal, c->experts,
+                         c->kexperts, c->dp, c->tp, c->sp, c->ep, c->weight_sharded ? c->dp : 1};
+  for (int i = 0; i < SX_NSYM; i++) {
+    if (v[i] > INT64_MAX) return BAD("%s is too large", sx_symbol_name(i));
+    s->vals[i].num = (int64_t)v[i], s->vals[i].den = 1;
+  }
+  s->deg[0] = c->dp, s->deg[1] = c->tp, s->deg[2] = c->sp, s->deg[3] = 1;
+  s->pp = c->pp;
+  s->nmb = (uint32_t)(c->batch / mb);
+  s->nblocks = (uint32_t)c->num_stacks;
+  if ((uint64_t)s->nmb * s->nblocks > 1u << 22) return BAD("--num-stacks x micro-batches is too large");
+  s->compat = c->stage_compat, s->fsdp = c->weight_sharded, s->mixed = c->mixed_precision;
+  s->attn_term = !c->stage_compat;
+  s->recompute = c->activation_recompute && !c->stage_compat; /* STAGE parses it and ignores it */
+  s->tag_base = c->tag_base;
+  s->block_stage = malloc(s->nblocks * sizeof *s->block_stage);
+  if (!s->block_stage) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  /* Contiguous blocks, the remainder to the first stages (STAGE). */
+  uint32_t per = s->nblocks / c->pp, extra = s->nblocks % c->pp, b = 0;
+  for (uint32_t st = 0; st < c->pp; st++)
+    for (uint32_t k = 0; k < per + (st < extra); k++) s->block_stage[b++] = st;
+  /* STAGE's mixed-precision path always uses the last stage. */
+  s->out_stage = c->stage_compat && !c->mixed_precision ? (uint32_t)((s->nblocks - 1) % c->pp) : c->pp - 1;
+  return 0;
+}
+
+int chakra_synth_check(const chakra_synth_config *c, chakra_error *err) {
+  sg_config s;
+  const synth_template *tpl;
+  int rc = make_config(c, &s, &tpl, err);
+  if (!rc) free(s.block_stage);
+  return rc;
+}
+
+static uint32_t rank_stage(void *ctx, uint32_t rank);
+
+/* ---- encoding one stage ------------------------------------------------------------------- */
+
+typedef struct enc_ctx {
+  const chakra_synth_config *c;
+  const sg_graph *g;
+  const int32_t *local;
+  uint64_t *ids;
+  size_t idcap;
+  char text[4][512];
+  char num[4][40];
+} enc_ctx;
+
+static const char *tensor_text(enc_ctx *x, int slot, const sg_tensor *t) {
+  snprintf(x->text[slot], sizeof x->text[slot], "%s%s", t->name, x->g->rows[t->row].row->shape);
+  return x->text[slot];
+}
+
+static const char *mem_text(enc_ctx *x, int slot, const sg_tensor *t) {
+  size_t n = jsonw_format_pyfloat(x->num[slot], sg_mem_size(x->g, t));
+  x->num[slot][n] = 0;
+  return x->num[slot];
+}
+
+static void put_inputs(enc_ctx *x, emit_stage *es, const sg_tensor *t, int only_edge) {
+  const char *v[4];
+  size_t n = 0;
+  for (int k = 0; k < 2; k++) {
+    int32_t d = only_edge >= 0 ? (k == only_edge ? t->src[k] : -1) : t->disp[k];
+    if (d < 0) continue;
+    v[n] = tensor_text(x, (int)n, &x->g->t[d]);
+    v[n + 1] = mem_text(x, (int)n, &x->g->t[d]);
+    n += 2;
+  }
+  emit_attr_strlist(es, "inputs", v, n);
+}
+
+static uint64_t roofline_micros(const chakra_synth_config *c, uint64_t flops, uint64_t bytes) {
+  if (!flops || !bytes || c->peak_tflops <= 0) return 0;
+  double oi = (double)flops / (double)bytes, bw = c->mem_bw_gbs * 1e9, peak = c->peak_tflops * 1e12;
+  double perf = bw * oi < peak ? bw * oi : peak;
+  double ns = floor((double)flops / perf * 1e9);
+  uint64_t us = (uint64_t)((ns + 500) / 1000);
+  return us ? us : 1;
+}
+
+static int encode_node(enc_ctx *x, emit_stage *es, const sg_node *n, uint64_t id, const sched_stage *ss) {
+  const sg_graph *g = x->g;
+  const sg_tensor *t = &g->t[n->tensor];
+  const sg_rowinfo *ri = &g->rows[t->row];
+  int compat = x->c->stage_compat;
+  uint64_t bytes = compat ? 1 : x->c->dtype_bytes;
+  static const char *suffix[] = {"_COMP", "_X1COMM", "_Y_SEND", "_Y_RECV"};
+  static const int type[] = {4, 7, 5, 6};
+  const char *sfx = n->kind == SN_COLL && n->edge ? "_X2_COMM" : suffix[n->kind];
+  if (n->recompute) sfx = n->kind == SN_COMP ? "_RECOMPUTE_COMP" : n->edge ? "_RECOMPUTE_X2_COMM" : "_RECOMPUTE_X1COMM";
+  if (n->kind == SN_RECV) {
+    snprintf(x->text[3], sizeof x->text[3], "shadow_%s", t->name);
+    emit_node_begin(es, id, x->text[3], sfx, type[n->kind]);
+  } else {
+    emit_node_begin(es, id, t->name, sfx, type[n->kind]);
+  }
+  uint32_t nc = ss->ctrl_off[id + 1] - ss->ctrl_off[id];
+  if (n->ndep + nc > x->idcap) {
+    uint64_t *p = realloc(x->ids, (n->ndep + nc) * 2 * sizeof *p);
+    if (!p) return CHAKRA_ENOMEM;
+    x->ids = p, x->idcap = (n->ndep + nc) * 2;
+  }
+  for (uint32_t k = 0; k < n->ndep; k++) x->ids[k] = (uint64_t)x->local[g->deps[n->dep_off + k]];
+  for (uint32_t k = 0; k < nc; k++) x->ids[n->ndep + k] = ss->ctrl[ss->ctrl_off[id] + k];
+  emit_node_deps(es, x->ids + n->ndep, nc, x->ids, n->ndep);
+  if (n->kind == SN_COMP) {
+    uint64_t ops = compat ? ri->ops_compat : ri->ops_ours, size = ri->elems * bytes;
+    uint64_t us = compat ? 0 : roofline_micros(x->c, ops, size);
+    emit_node_duration(es, us);
+    if (compat) {
+      put_inputs(x, es, t, -1);
+      const char *o[2] = {tensor_text(x, 0, t), mem_text(x, 0, t)};
+      emit_attr_strlist(es, "outputs", o, 2);
+    }
+    emit_attr_i64(es, "num_ops", (int64_t)ops);
+    emit_attr_u64(es, "tensor_size", size);
+    emit_attr_str(es, "op_type", ri->row->op);
+    if (!compat) emit_attr_bool(es, "is_cpu_op", 0);
+  } else if (n->kind == SN_COLL) {
+    if (compat) {
+      put_inputs(x, es, t, n->edge);
+      emit_attr_empty(es, "outputs");
+    }
+    emit_attr_i64(es, "comm_size", (int64_t)(n->size * bytes));
+    emit_attr_i64(es, "comm_type", n->comm_type);
+    emit_attr_hole(es, EMIT_HOLE_PG, n->dim);
+    if (compat) emit_attr_i32(es, "is_cpu_op", 0);
+    else emit_attr_bool(es, "is_cpu_op", 0);
+  } else {
+    emit_attr_i64(es, "comm_size", (int64_t)(n->size * bytes));
+    emit_attr_i32(es, "comm_tag", (int32_t)n->tag);
+    emit_attr_hole(es, n->kind == SN_SEND ? EMIT_HOLE_DST : EMIT_HOLE_SRC, n->peer_stage);
+    if (compat) emit_attr_i32(es, "is_cpu_op", 0);
+    else emit_attr_bool(es, "is_cpu_op", 0);
+  }
+  emit_node_end(es);
+  return 0;
+}
+
+static int encode_stage(const chakra_synth_config *c, const sg_graph *g, int32_t stage, int32_t *local,
+                        emit_stage **out, chakra_error *err) {
+  sched_stage ss;
+  int rc = sched_build(g, stage, c->schedule, local, &ss, err);
+  if (rc) return rc;
+  emit_stage *es = emit_stage_new();
+  enc_ctx x = {.c = c, .g = g, .local = local};
+  if (!es) rc = CHAKRA_ENOMEM;
+  for (uint32_t i = 0; !rc && i < ss.n; i++) rc = encode_node(&x, es, &g->nodes[ss.order[i]], i, &ss);
+  free(x.ids);
+  sched_free(&ss);
+  if (!rc && emit_stage_failed(es)) rc = CHAKRA_ENOMEM;
+  if (rc) {
+    emit_stage_free(es);
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
+  *out = es;
+  return 0;
+}
+
+/* ---- writing -------------------------------------------------------------------------------- */
+
+static uint32_t rank_stage(void *ctx, uint32_t rank) {
+  uint32_t c[RK_NDIM], s;
+  layout_coords(ctx, rank, c, &s);
+  return s;
+}
+static uint32_t rank_group(void *ctx, uint32_t rank, int dim) { return layout_group(ctx, rank, dim); }
+static uint32_t rank_peer(void *ctx, uint32_t rank, uint32_t stage) {
+  uint32_t c[RK_NDIM], s;
+  layout_coords(ctx, rank, c, &s);
+  return layout_rank(ctx, c, stage);
+}
+
+static int write_all(const chakra_synth_config *c, const char *prefix, emit_stage *const *stages,
+                     const synth_layout *l, chakra_synth_stats *st, chakra_error *err) {
+  size_t n = c->ranks ? c->n_ranks : l->ranks;
+  uint32_t *list = malloc((n + 1) * sizeof *list);
+  size_t plen = strlen(prefix) + 8;
+  char *json = malloc(plen);
+  if (!list || !json) {
+    free(list), free(json);
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < n; i++) list[i] = c->ranks ? c->ranks[i] : (uint32_t)i;
+  snprintf(json, plen, "%s.json", prefix);
+  int rc = layout_write_groups(l, json, err);
+  emit_meta meta = {c->stage_compat ? NULL : "0.0.4", "symbolic_tensor_network", 0};
+  emit_rank_fn fn = {rank_stage, rank_group, rank_peer, (void *)l};
+  uint64_t bytes = 0;
+  if (!rc) {
+    rc = emit_write_ranks(prefix, stages, &meta, &fn, list, n, &bytes, err);
+    if (rc) remove(json);
+  }
+  if (!rc && st) {
+    st->ranks_written = (uint32_t)n;
+    st->bytes_written = bytes;
+    for (size_t i = 0; i < n; i++) st->nodes_written += emit_stage_nodes(stages[rank_stage((void *)l, list[i])]);
+  }
+  free(list), free(json);
+  return rc;
+}
+
+int chakra_synth_write(const chakra_synth_config *c, const char *prefix, chakra_synth_stats *st,
+                       chakra_error *err) {
+  sg_config sc;
+  const synth_template *tpl;
+  int rc = make_config(c, &sc, &tpl, err);
+  if (rc) return rc;
+  sg_graph g;
+  rc = sg_build(&g, tpl, &sc, err); /* takes sc.block_stage */
+  if (rc) return rc;
+  synth_layout l;
+  layout_init(&l, c->dp, c->tp, c->sp, c->ep, c->pp, 0);
+  emit_stage **stages = calloc(c->pp, sizeof *stages);
+  int32_t *local = malloc((g.nn + 1) * sizeof *local);
+  if (!stages || !local) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (st) memset(st, 0, sizeof *st), st->ranks = l.ranks, st->stages = c->pp;
+  uint8_t *need = calloc(c->pp, 1);
+  if (!need) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (size_t i = 0; need && i < (c->ranks ? c->n_ranks : l.ranks); i++)
+    need[rank_stage(&l, c->ranks ? c->ranks[i] : (uint32_t)i)] = 1;
+  for (uint32_t s = 0; !rc && s < c->pp; s++) {
+    if (!need[s]) continue; /* --ranks: no rank of this stage is written */
+    rc = encode_stage(c, &g, (int32_t)s, local, &stages[s], err);
+    if (!rc && st && s < sizeof st->nodes_per_stage / sizeof *st->nodes_per_stage)
+      st->nodes_per_stage[s] = emit_stage_nodes(stages[s]);
+  }
+  sg_free(&g);
+  free(local), free(need);
+  if (!rc) rc = write_all(c, prefix, stages, &l, st, err);
+  for (uint32_t s = 0; stages && s < c->pp; s++) emit_stage_free(stages[s]);
+  free(stages);
+  return rc;
+}

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Per-rank node counts of chakra synth --stage-compat against the table of
+STAGE outputs in the synthesis spec (section 8), and impossible
+configurations: one line naming the option, exit 2, no files."""
+import collections
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+SMALL = ["--dmodel", "1024", "--dff", "4096", "--head", "16", "--kvhead", "16", "--seq", "512",
+         "--dvocal", "32000", "--num-stacks", "4"]
+COLL = {0: "AR", 2: "AG", 6: "A2A", 7: "RS"}
+
+# (name, options, {rank: expected breakdown or total})
+CASES = [
+    ("gpt small dp2 tp2 pp2, 4 micro-batches", SMALL + ["--dp", "2", "--tp", "2", "--pp", "2", "--batch", "8",
+                                                      "--micro-batch", "2"],
+     {0: {"total": 348, "COMP": 250, "AG": 48, "RS": 32, "AR": 10, "SEND": 4, "RECV": 4}, 7: {"total": 356}}),
+    ("gpt small fsdp dp4 tp2", SMALL + ["--dp", "4", "--tp", "2", "--weight-sharded", "1", "--batch", "8",
+                                       "--micro-batch", "4"],
+     {0: {"total": 368, "AG": 64, "RS": 40, "AR": 4}}),
+    ("gpt small dp2 tp2 sp2", SMALL + ["--dp", "2", "--tp", "2", "--sp", "2", "--batch", "8", "--micro-batch", "4"],
+     {0: {"total": 394, "AG": 64, "RS": 48, "AR": 22}}),
+    ("gpt small TP-only dp2 tp4", SMALL + ["--dp", "2", "--tp", "4", "--tpsp", "0", "--batch", "4",
+                                         "--micro-batch", "4"],
+     {0: {"total": 161, "COMP": 136, "AR": 24, "AG": 1}}),
+    # The spec gives only totals for llama; batch 8, micro-batch 4 (2 micro-batches).
+    ("llama mixed precision dp2 tp2 pp2 kvhead 4", ["--model-type", "llama", "--mixed-precision", "1", "--dmodel",
+     "1024", "--dff", "4096", "--head", "16", "--kvhead", "4", "--seq", "512", "--dvocal", "32000", "--num-stacks",
+     "4", "--dp", "2", "--tp", "2", "--pp", "2", "--batch", "8", "--micro-batch", "4"],
+     {0: {"total": 214}, 7: {"total": 218}}),
+]
+LARGE = ("gpt large 16 layers dp4 tp4 pp4", ["--num-stacks", "16", "--dp", "4", "--tp", "4", "--pp", "4",
+                                             "--batch", "64", "--micro-batch", "8"], 1320, 1348, 85120)
+
+BAD = [
+    (["--model-type", "bert"], "--model-type"),
+    (["--model-type", "llama", "--kvhead", "3"], "--kvhead"),
+    (["--ep", "2"], "--ep"),
+    (["--batch", "6", "--micro-batch", "4"], "--batch"),
+    (["--dp", "3", "--batch", "8", "--micro-batch", "4"], "--dp"),
+    (["--tp", "3"], "--tp"),
+    (["--head", "12", "--tp", "8"], "--head"),
+    (["--sp", "3"], "--sp"),
+    (["--pp", "8", "--num-stacks", "4"], "--pp"),
+    (["--ranks", "99"], "--ranks"),
+    (["--ranks", "0,0"], "--ranks"),
+    (["--dtype-bytes", "0"], "--dtype-bytes"),
+    (["--schedule", "zigzag"], "--schedule"),
+    (["--peak-tflops", "900"], "--peak-tflops"),
+]
+
+
+def breakdown(chakra, path):
+    out = subprocess.run([chakra, "jsonize", path], check=True, capture_output=True, text=True).stdout
+    c = collections.Counter()
+    for line in out.splitlines()[1:]:
+        n = json.loads(line)
+        t = n["type"]
+        if t == "COMM_COLL_NODE":
+            ct = [int(a.get("int64_val", 0)) for a in n["attr"] if a["name"] == "comm_type"][0]
+            c[COLL[ct]] += 1
+        else:
+            c[{"COMP_NODE": "COMP", "COMM_SEND_NODE": "SEND", "COMM_RECV_NODE": "RECV"}[t]] += 1
+        c["total"] += 1
+    return c
+
+
+def main():
+    chakra = sys.argv[1]
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, opts, want in CASES:
+            prefix = os.path.join(tmp, "c")
+            subprocess.run([chakra, "synth", "--stage-compat", "-q", "-o", prefix] + opts, check=True)
+            for rank, exp in want.items():
+                got = breakdown(chakra, "%s.%d.et" % (prefix, rank))
+                diff = {k: (v, got.get(k, 0)) for k, v in exp.items() if got.get(k, 0) != v}
+                print("%s, rank %d: %s" % (name, rank, "ok" if not diff else "expected/got %s" % diff))
+                bad += bool(diff)
+        name, opts, lo, hi, total = LARGE
+        prefix = os.path.join(tmp, "large")
+        out = subprocess.run([chakra, "synth", "--stage-compat", "-o", prefix] + opts, check=True,
+                             capture_output=True, text=True).stdout
+        per = [int(x) for x in re.search(r"nodes per rank ([\d/]+)", out).group(1).split("/")]
+        nodes = int(re.search(r"(\d+) nodes,", out).group(1))
+        ok = min(per) == lo and max(per) == hi and nodes == total
+        print("%s: per rank %s, total %d: %s" % (name, per, nodes, "ok" if ok else "expected %d-%d, %d" % (lo, hi, total)))
+        bad += not ok
+        for opts, option in BAD:
+            d = tempfile.mkdtemp(dir=tmp)
+            p = subprocess.run([chakra, "synth", "-o", os.path.join(d, "x")] + SMALL + opts, capture_output=True,
+                               text=True)
+            lines = p.stderr.strip().splitlines()
+            ok = p.returncode == 2 and len(lines) == 1 and option in lines[0] and not os.listdir(d)
+            print("%s: exit %d, %r%s" % (" ".join(opts), p.returncode, p.stderr.strip()[:150], "" if ok else "  <-- wrong"))
+            bad += not ok
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
