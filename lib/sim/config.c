@@ -463,7 +463,7 @@ int sim_config_memory(const char *path, sim_mem_config *c, chakra_error *err) {
       rc = sys_number(path, k, v, 0, &c->bandwidth, err);
     } else if (strcmp(k, "num-nodes") == 0 || strcmp(k, "num-npus-per-node") == 0) {
       rc = sys_number(path, k, v, 1, &d, err);
-      if (k[4] == 'n') c->num_nodes = (uint32_t)d;
+      if (strcmp(k, "num-nodes") == 0) c->num_nodes = (uint32_t)d; /* both start "num-n" */
       else c->npus_per_node = (uint32_t)d;
     } else {
       rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: unknown key \"%s\"", path, k);
