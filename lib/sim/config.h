@@ -13,18 +13,9 @@
 #include "chakra/error.h"
 #include "chakra/json.h"
 
-#define SIM_MAX_DIMS 8
+#include "chakra/topo.h"
 
-enum { TOPO_RING, TOPO_FULLY_CONNECTED, TOPO_SWITCH };
-
-typedef struct sim_net_config {
-  int dims;
-  int topo[SIM_MAX_DIMS];
-  uint32_t npus[SIM_MAX_DIMS];
-  double bandwidth[SIM_MAX_DIMS]; /* GB/s with GB = 2^30 bytes, as the reference */
-  double latency[SIM_MAX_DIMS];   /* ns */
-  uint64_t total_npus;
-} sim_net_config;
+#define SIM_MAX_DIMS CHAKRA_TOPO_MAX_DIMS
 
 enum { ALGO_RING, ALGO_DIRECT, ALGO_HALVING_DOUBLING, ALGO_DOUBLE_BINARY_TREE };
 
@@ -82,7 +73,6 @@ typedef struct sim_groups {
   int n;
 } sim_groups;
 
-int sim_config_network(const char *path, sim_net_config *out, chakra_error *err);
 /* Paths inside the system file are tried against cwd, then against the
  * file's folder. warn may be NULL. */
 int sim_config_system(const char *path, sim_sys_config *out, chakra_warn_fn warn, void *ctx,

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "chakra/json.h"
+#include "chakra/topo.h"
 #include "config.h"
 #include "eventq.h"
 
@@ -30,13 +31,16 @@ typedef struct sim_options_ {
 
 typedef struct sim {
   eventq q;                /* must stay first */
-  sim_net_config net_cfg;
+  const chakra_topo *topo;  /* the network (owned by the configuration) */
+  chakra_topo *owned_topo;
   sim_sys_config sys_cfg;
   sim_mem_config mem_cfg;
   sim_groups groups;
   sim_options_ opt;
   uint32_t npus;
-  uint32_t offset[SIM_MAX_DIMS]; /* id = sum coord_d * offset_d */
+  int dims;                /* copied from topo: coordinates are computed inline */
+  uint32_t dim_npus[CHAKRA_TOPO_MAX_DIMS];
+  uint32_t offset[CHAKRA_TOPO_MAX_DIMS]; /* id = sum coord_d * offset_d */
   struct net *net;
   struct wl *wl;
   struct sys *sys;
@@ -49,7 +53,7 @@ typedef struct sim {
 } sim;
 
 static inline uint32_t sim_coord(const sim *s, uint32_t id, int d) {
-  return (id / s->offset[d]) % s->net_cfg.npus[d];
+  return (id / s->offset[d]) % s->dim_npus[d];
 }
 
 /* Records a run-time error (first one wins) and stops the event loop. */

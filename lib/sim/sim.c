@@ -47,29 +47,32 @@ static void progress_line(sim *s) {
 
 /* The configuration files, checked, and the warnings they call for. */
 static int setup_config(sim *s, const chakra_sim_options *o) {
-  int rc = sim_config_network(o->network, &s->net_cfg, s->err);
+  int rc = chakra_topo_load(&s->owned_topo, o->network, s->err);
+  s->topo = s->owned_topo;
   if (!rc) rc = sim_config_system(o->system, &s->sys_cfg, s->warn, s->warn_ctx, s->err);
   if (!rc) rc = sim_config_memory(o->remote_memory, &s->mem_cfg, s->err);
   if (rc) return rc;
-  s->npus = (uint32_t)s->net_cfg.total_npus;
+  s->npus = chakra_topo_npus(s->topo);
+  s->dims = chakra_topo_dims(s->topo);
   rc = sim_config_groups(o->comm_groups, s->npus, &s->groups, s->err);
   if (rc) return rc;
-  for (int d = 0, off = 1; d < s->net_cfg.dims; d++) {
+  for (int d = 0, off = 1; d < s->dims; d++) {
+    s->dim_npus[d] = chakra_topo_dim_at(s->topo, d)->npus;
     s->offset[d] = (uint32_t)off;
-    off *= (int)s->net_cfg.npus[d];
+    off *= (int)s->dim_npus[d];
   }
   if (s->sys_cfg.track_local_mem)
     sim_warn(s, "%s: \"track-local-mem\" is not implemented by chakra sim; ignored", o->system);
   if (s->sys_cfg.trace_enabled && !o->logging_folder)
     sim_warn(s, "%s: \"trace-enabled\": the per-node issue/callback lines go only to <logging folder>/log.log; give --logging-folder (or use --timeline)", o->system);
-  if (s->opt.aware && s->net_cfg.dims > 1)
+  if (s->opt.aware && s->dims > 1)
     sim_warn(s, "the congestion-aware model on a %d-dimensional network is a chakra-c extension (ASTRA-sim supports 1-D only): dimension-ordered routing, no reference numbers",
-             s->net_cfg.dims);
+             s->dims);
   for (int t = 0; t < SIM_NCOLL; t++) {
     const sim_coll_impl *im = &s->sys_cfg.impl[t];
-    if (im->n > s->net_cfg.dims && !im->algo[0].one)
+    if (im->n > s->dims && !im->algo[0].one)
       return chakra_error_set(s->err, CHAKRA_EINVAL, "%s: an implementation list has %d entries but the network has %d dimensions",
-                              o->system, im->n, s->net_cfg.dims);
+                              o->system, im->n, s->dims);
   }
   return 0;
 }
@@ -102,6 +105,7 @@ static void teardown(sim *s) {
   eventq_free(&s->q);
   sim_config_system_free(&s->sys_cfg);
   sim_config_groups_free(&s->groups);
+  chakra_topo_free(s->owned_topo);
 }
 
 typedef struct stuck_lines {

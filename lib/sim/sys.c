@@ -183,10 +183,10 @@ int sys_init(sim *s) {
   y->n_file_groups = s->groups.n;
   y->npu = calloc(s->npus, sizeof *y->npu);
   if (!y->npu) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
-  uint32_t nq = (uint32_t)s->net_cfg.dims * y->K;
+  uint32_t nq = (uint32_t)s->dims * y->K;
   for (uint32_t r = 0; r < s->npus; r++) {
     y->npu[r].queues = calloc(nq, sizeof(squeue));
-    y->npu[r].rr = calloc((size_t)s->net_cfg.dims * 3, sizeof(uint32_t));
+    y->npu[r].rr = calloc((size_t)s->dims * 3, sizeof(uint32_t));
     if (!y->npu[r].queues || !y->npu[r].rr) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   }
   return custom_lib_init(s, &y->custom);
@@ -296,7 +296,7 @@ void sys_phase_done(sim *s, stream *st) {
 
 static lring dim_ring(const sim *s, uint32_t rank, int d) {
   lring r;
-  r.n = s->net_cfg.npus[d];
+  r.n = s->dim_npus[d];
   r.idx = sim_coord(s, rank, d);
   r.stride = s->offset[d];
   r.base = rank - r.idx * r.stride;
@@ -353,7 +353,7 @@ static int plan_phases(sim *s, const coll_request *rq, int group, plan *p) {
   int active[SIM_MAX_DIMS], na = 0;
   for (int d = 0; d < impl->n; d++) {
     int inv = rq->n_involved == 0 || (d < rq->n_involved && ((rq->involved >> d) & 1));
-    if (s->net_cfg.npus[d] > 1 && inv) active[na++] = d;
+    if (s->dim_npus[d] > 1 && inv) active[na++] = d;
   }
   if (rq->type == SIM_AR && s->sys_cfg.local_bw_aware && na > 0) {
     for (int k = 0; k < na - 1; k++)
@@ -410,7 +410,7 @@ static int check_native(sim *s, const coll_request *rq) {
    * algorithm that cannot run is refused only when a collective needs it. */
   for (int d = 0; d < impl->n; d++) {
     const sim_algo *a = &impl->algo[d];
-    uint32_t n = a->one ? s->npus : s->net_cfg.npus[d];
+    uint32_t n = a->one ? s->npus : s->dim_npus[d];
     const char *why = NULL;
     if (a->kind == ALGO_DOUBLE_BINARY_TREE && rq->type != SIM_AR) why = "doubleBinaryTree exists only for all-reduce";
     else if (a->kind == ALGO_HALVING_DOUBLING && rq->type == SIM_A2A) why = "halvingDoubling does not exist for all-to-all";
