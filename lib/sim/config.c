@@ -164,10 +164,9 @@ static int per_node_yaml(const char *path, sim_sys_config *c, const char *base, 
   return rc;
 }
 
-static int sys_key(const char *path, const char *k, yajl_val v, sim_sys_config *c, const char *base,
-                   chakra_warn_fn warn, void *ctx, chakra_error *err) {
+int sim_config_system_key(const char *path, const char *k, yajl_val v, sim_sys_config *c, const char *base,
+                          const sim_diag *diag, chakra_error *err) {
   double d = 0;
-  char msg[512];
   for (int i = 0; i < SIM_NCOLL; i++) {
     size_t kl = strlen(impl_keys[i]);
     if (strncmp(k, impl_keys[i], kl) != 0) continue;
@@ -204,10 +203,7 @@ static int sys_key(const char *path, const char *k, yajl_val v, sim_sys_config *
                                       "L", "o", "g", "G", "local-reduction-delay", "local-mem-trace-filename"};
   for (size_t i = 0; i < sizeof noops / sizeof *noops; i++)
     if (strcmp(k, noops[i]) == 0) {
-      if (warn && strcmp(k, "boost-mode") != 0) {
-        snprintf(msg, sizeof msg, "%s: \"%s\" has no effect (as in ASTRA-sim)", path, k);
-        warn(ctx, msg);
-      }
+      if (strcmp(k, "boost-mode") != 0) sim_diag_warn(diag, path, "\"%s\" has no effect (as in ASTRA-sim)", k);
       return 0;
     }
   struct { const char *key; double lo; } nums[] = {
@@ -237,7 +233,7 @@ static int sys_key(const char *path, const char *k, yajl_val v, sim_sys_config *
   return chakra_error_set(err, CHAKRA_EINVAL, "%s: unknown key \"%s\"", path, k);
 }
 
-int sim_config_system(const char *path, sim_sys_config *c, chakra_warn_fn warn, void *ctx, chakra_error *err) {
+int sim_config_system(const char *path, sim_sys_config *c, const sim_diag *d, chakra_error *err) {
   memset(c, 0, sizeof *c);
   c->endpoint_delay = 10;
   c->active_chunks = 1;
@@ -251,19 +247,12 @@ int sim_config_system(const char *path, sim_sys_config *c, chakra_warn_fn warn, 
     const char *k = root->u.object.keys[i];
     have_policy |= strcmp(k, "scheduling-policy") == 0;
     have_opt |= strcmp(k, "collective-optimization") == 0;
-    rc = sys_key(path, k, root->u.object.values[i], c, base, warn, ctx, err);
+    rc = sim_config_system_key(path, k, root->u.object.values[i], c, base, d, err);
   }
   yajl_tree_free(root);
   free(base);
-  char msg[512];
-  if (!rc && warn && !have_policy) {
-    snprintf(msg, sizeof msg, "%s: no \"scheduling-policy\"; using LIFO", path);
-    warn(ctx, msg);
-  }
-  if (!rc && warn && !have_opt) {
-    snprintf(msg, sizeof msg, "%s: no \"collective-optimization\"; using baseline", path);
-    warn(ctx, msg);
-  }
+  if (!rc && !have_policy) sim_diag_warn(d, path, "no \"scheduling-policy\"; using LIFO");
+  if (!rc && !have_opt) sim_diag_warn(d, path, "no \"collective-optimization\"; using baseline");
   if (!rc && c->roofline && (c->local_mem_bw <= 0 || c->peak_perf <= 0))
     rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: roofline-enabled needs \"local-mem-bw\" and \"peak-perf\" above 0", path);
   if (rc) sim_config_system_free(c);
@@ -280,6 +269,36 @@ void sim_config_system_free(sim_sys_config *c) {
 
 /* ---- remote memory JSON ---- */
 
+int sim_config_memory_key(const char *path, const char *k, yajl_val v, sim_mem_config *c, chakra_error *err) {
+  double d = 0;
+  int rc = 0;
+  if (strcmp(k, "memory-type") == 0) {
+    const char *s = YAJL_IS_STRING(v) ? v->u.string : "";
+    if (strcmp(s, "NO_MEMORY_EXPANSION") == 0) c->type = MEM_NONE;
+    else if (strcmp(s, "PER_NPU_MEMORY_EXPANSION") == 0) c->type = MEM_PER_NPU;
+    else if (strcmp(s, "PER_NODE_MEMORY_EXPANSION") == 0) c->type = MEM_PER_NODE;
+    else if (strcmp(s, "MEMORY_POOL") == 0) c->type = MEM_POOL;
+    else rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: \"memory-type\" must be NO_MEMORY_EXPANSION, PER_NPU_MEMORY_EXPANSION, PER_NODE_MEMORY_EXPANSION or MEMORY_POOL", path);
+  } else if (strcmp(k, "remote-mem-latency") == 0) {
+    rc = sys_number(path, k, v, 0, &c->latency, err);
+  } else if (strcmp(k, "remote-mem-bw") == 0) {
+    rc = sys_number(path, k, v, 0, &c->bandwidth, err);
+  } else if (strcmp(k, "num-nodes") == 0 || strcmp(k, "num-npus-per-node") == 0) {
+    rc = sys_number(path, k, v, 1, &d, err);
+    if (strcmp(k, "num-nodes") == 0) c->num_nodes = (uint32_t)d; /* both start "num-n" */
+    else c->npus_per_node = (uint32_t)d;
+  } else {
+    rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: unknown key \"%s\"", path, k);
+  }
+  return rc;
+}
+
+int sim_config_memory_check(const char *path, const sim_mem_config *c, chakra_error *err) {
+  if (c->type == MEM_PER_NODE && !c->npus_per_node)
+    return chakra_error_set(err, CHAKRA_EINVAL, "%s: PER_NODE_MEMORY_EXPANSION needs \"num-npus-per-node\"", path);
+  return 0;
+}
+
 int sim_config_memory(const char *path, sim_mem_config *c, chakra_error *err) {
   memset(c, 0, sizeof *c);
   c->type = MEM_NONE;
@@ -289,33 +308,12 @@ int sim_config_memory(const char *path, sim_mem_config *c, chakra_error *err) {
   int rc = YAJL_IS_OBJECT(root) ? 0 : chakra_error_set(err, CHAKRA_EINVAL, "%s: expected a JSON object", path);
   int have_type = 0;
   for (size_t i = 0; !rc && i < root->u.object.len; i++) {
-    const char *k = root->u.object.keys[i];
-    yajl_val v = root->u.object.values[i];
-    double d = 0;
-    if (strcmp(k, "memory-type") == 0) {
-      const char *s = YAJL_IS_STRING(v) ? v->u.string : "";
-      have_type = 1;
-      if (strcmp(s, "NO_MEMORY_EXPANSION") == 0) c->type = MEM_NONE;
-      else if (strcmp(s, "PER_NPU_MEMORY_EXPANSION") == 0) c->type = MEM_PER_NPU;
-      else if (strcmp(s, "PER_NODE_MEMORY_EXPANSION") == 0) c->type = MEM_PER_NODE;
-      else if (strcmp(s, "MEMORY_POOL") == 0) c->type = MEM_POOL;
-      else rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: \"memory-type\" must be NO_MEMORY_EXPANSION, PER_NPU_MEMORY_EXPANSION, PER_NODE_MEMORY_EXPANSION or MEMORY_POOL", path);
-    } else if (strcmp(k, "remote-mem-latency") == 0) {
-      rc = sys_number(path, k, v, 0, &c->latency, err);
-    } else if (strcmp(k, "remote-mem-bw") == 0) {
-      rc = sys_number(path, k, v, 0, &c->bandwidth, err);
-    } else if (strcmp(k, "num-nodes") == 0 || strcmp(k, "num-npus-per-node") == 0) {
-      rc = sys_number(path, k, v, 1, &d, err);
-      if (strcmp(k, "num-nodes") == 0) c->num_nodes = (uint32_t)d; /* both start "num-n" */
-      else c->npus_per_node = (uint32_t)d;
-    } else {
-      rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: unknown key \"%s\"", path, k);
-    }
+    have_type |= strcmp(root->u.object.keys[i], "memory-type") == 0;
+    rc = sim_config_memory_key(path, root->u.object.keys[i], root->u.object.values[i], c, err);
   }
   yajl_tree_free(root);
   if (!rc && !have_type) rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: missing key \"memory-type\"", path);
-  if (!rc && c->type == MEM_PER_NODE && !c->npus_per_node)
-    rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: PER_NODE_MEMORY_EXPANSION needs \"num-npus-per-node\"", path);
+  if (!rc) rc = sim_config_memory_check(path, c, err);
   return rc;
 }
 
@@ -364,4 +362,32 @@ void sim_config_groups_free(sim_groups *g) {
   }
   free(g->v);
   memset(g, 0, sizeof *g);
+}
+
+int sim_groups_add(sim_groups *g, const char *name, const uint32_t *ranks, uint32_t n) {
+  sim_group *v = realloc(g->v, (size_t)(g->n + 1) * sizeof *v);
+  if (!v) return -1;
+  g->v = v;
+  sim_group *x = &v[g->n];
+  x->name = strdup(name);
+  x->members = malloc((n ? n : 1) * sizeof *x->members);
+  x->n = n;
+  if (!x->name || !x->members) {
+    free(x->name);
+    free(x->members);
+    return -1;
+  }
+  memcpy(x->members, ranks, n * sizeof *ranks);
+  g->n++;
+  return 0;
+}
+
+int sim_groups_copy(sim_groups *dst, const sim_groups *src) {
+  memset(dst, 0, sizeof *dst);
+  for (int i = 0; i < src->n; i++)
+    if (sim_groups_add(dst, src->v[i].name, src->v[i].members, src->v[i].n)) {
+      sim_config_groups_free(dst);
+      return -1;
+    }
+  return 0;
 }

@@ -12,8 +12,10 @@
 
 #include "chakra/error.h"
 #include "chakra/json.h"
+#include <yajl/yajl_tree.h>
 
 #include "chakra/topo.h"
+#include "diag.h"
 
 #define SIM_MAX_DIMS CHAKRA_TOPO_MAX_DIMS
 
@@ -74,13 +76,23 @@ typedef struct sim_groups {
 } sim_groups;
 
 /* Paths inside the system file are tried against cwd, then against the
- * file's folder. warn may be NULL. */
-int sim_config_system(const char *path, sim_sys_config *out, chakra_warn_fn warn, void *ctx,
-                      chakra_error *err);
+ * file's folder. Warnings go to d. */
+int sim_config_system(const char *path, sim_sys_config *out, const sim_diag *d, chakra_error *err);
 int sim_config_memory(const char *path, sim_mem_config *out, chakra_error *err);
+/* One key of a system or remote-memory file with its parsed value, as the
+ * file readers apply them; `where` names the source in messages and base
+ * resolves relative trace prefixes. On failure the field may be partly set. */
+int sim_config_system_key(const char *where, const char *key, yajl_val v, sim_sys_config *c, const char *base,
+                          const sim_diag *d, chakra_error *err);
+int sim_config_memory_key(const char *where, const char *key, yajl_val v, sim_mem_config *c, chakra_error *err);
+int sim_config_memory_check(const char *where, const sim_mem_config *c, chakra_error *err);
 int sim_config_groups(const char *path, uint64_t npus, sim_groups *out, chakra_error *err);
 void sim_config_system_free(sim_sys_config *c);
 void sim_config_groups_free(sim_groups *g);
+/* Appends a group (name and members copied); -1 when out of memory. */
+int sim_groups_add(sim_groups *g, const char *name, const uint32_t *ranks, uint32_t n);
+/* A deep copy; -1 when out of memory (dst then empty). */
+int sim_groups_copy(sim_groups *dst, const sim_groups *src);
 
 /* Resolves a trace prefix: as given if PREFIX.0.et exists relative to the
  * working directory, else relative to base_dir. Returns a malloc'd string. */

@@ -11,8 +11,10 @@
 #include <stdint.h>
 
 #include "chakra/json.h"
+#include "chakra/sim.h"
 #include "chakra/topo.h"
 #include "config.h"
+#include "diag.h"
 #include "eventq.h"
 
 struct net;
@@ -26,13 +28,11 @@ typedef struct sim_options_ {
   double injection_scale;
   int rendezvous;
   int multidim_full;       /* charge every differing dimension (unaware) */
-  uint32_t load_threads;   /* threads loading rank files; 0 = one per CPU */
 } sim_options_;
 
 typedef struct sim {
   eventq q;                /* must stay first */
   const chakra_topo *topo;  /* the network (owned by the configuration) */
-  chakra_topo *owned_topo;
   sim_sys_config sys_cfg;
   sim_mem_config mem_cfg;
   sim_groups groups;
@@ -42,13 +42,15 @@ typedef struct sim {
   uint32_t dim_npus[CHAKRA_TOPO_MAX_DIMS];
   uint32_t offset[CHAKRA_TOPO_MAX_DIMS]; /* id = sum coord_d * offset_d */
   struct net *net;
-  struct wl *wl;
+  const chakra_sim_workload *wk; /* the loaded traces (read only) */
+  struct wl *wl;           /* the run's state over them */
   struct sys *sys;
   struct mem *mem;
-  chakra_warn_fn warn;
-  void *warn_ctx;
-  chakra_error *err;
-  int failed;              /* an error was recorded; the loop stops */
+  sim_diag diag;           /* errors and warnings (diag.h) */
+  chakra_progress_fn progress; /* may be NULL */
+  void *progress_ctx;
+  int cancelled;           /* the progress callback stopped the run */
+  chakra_error *err;       /* = diag.err */
   uint64_t messages;
 } sim;
 
@@ -56,8 +58,8 @@ static inline uint32_t sim_coord(const sim *s, uint32_t id, int d) {
   return (id / s->offset[d]) % s->dim_npus[d];
 }
 
-/* Records a run-time error (first one wins) and stops the event loop. */
-void sim_fail(sim *s, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void sim_warn(sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Shorthands for the run's diag.h reporting. */
+#define sim_fail(s, ...) sim_diag_fail(&(s)->diag, __VA_ARGS__)
+#define sim_warn(s, ...) sim_diag_warn(&(s)->diag, NULL, __VA_ARGS__)
 
 #endif

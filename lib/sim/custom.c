@@ -34,7 +34,9 @@ typedef struct crun {    /* one NPU's run of one collective */
   const uint32_t *members;
   uint32_t *indeg;
   stdhash ready;         /* the reference's set of dependency-free nodes */
-  void *coll;
+  sim_fn done;           /* called when every node has finished */
+  void *obj;
+  uint64_t arg;
 } crun;
 
 int custom_lib_init(sim *s, custom_lib **out) {
@@ -194,9 +196,11 @@ static void crun_node_done(sim *s, void *obj, uint64_t i) {
     if (--r->indeg[a->children[k]] == 0 && stdhash_insert(&r->ready, a->id[a->children[k]], a->children[k])) s->q.oom = 1;
   crun_issue_ready(s, r);
   if (--r->left == 0) {
-    void *coll = r->coll;
+    sim_fn done = r->done;
+    void *o = r->obj;
+    uint64_t arg = r->arg;
     crun_free(r);
-    sys_custom_done(s, coll);
+    done(s, o, arg);
   }
 }
 
@@ -216,7 +220,7 @@ static void crun_issue(sim *s, crun *r, uint32_t i) {
 }
 
 void custom_run(sim *s, custom_lib *lib, const char *prefix, uint32_t rank, const uint32_t *members,
-                uint32_t n_members, uint64_t node_id, void *coll) {
+                uint32_t n_members, uint64_t node_id, sim_fn done, void *obj, uint64_t arg) {
   uint32_t pos = rank;
   if (members) {
     pos = 0;
@@ -224,7 +228,7 @@ void custom_run(sim *s, custom_lib *lib, const char *prefix, uint32_t rank, cons
   }
   const calgo *a = calgo_get(s, lib, prefix, pos, n_members);
   if (!a) {
-    if (!s->failed) { /* s->err holds the loader's message; keep it, add the node */
+    if (!s->diag.failed) { /* s->err holds the loader's message; keep it, add the node */
       char why[sizeof s->err->msg];
       snprintf(why, sizeof why, "%s", s->err->msg[0] ? s->err->msg : "out of memory");
       sim_fail(s, s->err->code ? s->err->code : CHAKRA_ENOMEM, "%s (collective node %llu)", why,
@@ -240,11 +244,11 @@ void custom_run(sim *s, custom_lib *lib, const char *prefix, uint32_t rank, cons
     return;
   }
   memcpy(indeg, a->indeg, a->n * sizeof *indeg);
-  *r = (crun){.a = a, .rank = rank, .left = a->n, .members = members, .indeg = indeg, .coll = coll};
+  *r = (crun){.a = a, .rank = rank, .left = a->n, .members = members, .indeg = indeg, .done = done, .obj = obj, .arg = arg};
   stdhash_init(&r->ready);
   if (a->n == 0) {
     crun_free(r);
-    sys_custom_done(s, coll);
+    done(s, obj, arg);
     return;
   }
   for (uint32_t k = 0; k < a->n_roots; k++)

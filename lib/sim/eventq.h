@@ -72,6 +72,7 @@ typedef struct eventq {
   npu_batches *npus;    /* per NPU */
   uint32_t n_npus;
   int oom;              /* an allocation failed; the run must stop */
+  int stop;             /* an error or the caller asked the run to stop */
 } eventq;
 
 int eventq_init(eventq *q, uint32_t npus);

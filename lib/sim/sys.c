@@ -74,20 +74,6 @@ int sys_group_known(const sim *s, const char *pg_name) {
   return is_all(pg_name) || find_group(s, pg_name) >= 0;
 }
 
-static int add_group(sim *s, const char *name, const uint32_t *ranks, uint32_t n) {
-  sim_group *v = realloc(s->groups.v, (size_t)(s->groups.n + 1) * sizeof *v);
-  if (!v) return -1;
-  s->groups.v = v;
-  sim_group *g = &v[s->groups.n];
-  g->name = strdup(name);
-  g->members = malloc((n ? n : 1) * sizeof *g->members);
-  if (!g->name || !g->members) return -1;
-  memcpy(g->members, ranks, n * sizeof *ranks);
-  g->n = n;
-  s->groups.n++;
-  return 0;
-}
-
 int sys_parse_pg_json(sim *s, const char *json, uint32_t rank, chakra_error *err) {
   char why[256];
   yajl_val v = yajl_tree_parse(json, why, sizeof why);
@@ -118,7 +104,7 @@ int sys_parse_pg_json(sim *s, const char *json, uint32_t rank, chakra_error *err
         rc = chakra_error_set(err, CHAKRA_EFORMAT, "rank %u: METADATA node: group '%s' lists a rank outside 0..%u", rank, nm, s->npus - 1);
       else m[k] = (uint32_t)YAJL_GET_INTEGER(r);
     }
-    if (!rc && add_group(s, nm, m, n ? (uint32_t)n : s->npus)) rc = CHAKRA_ENOMEM;
+    if (!rc && sim_groups_add(&s->groups, nm, m, n ? (uint32_t)n : s->npus)) rc = CHAKRA_ENOMEM;
     free(m);
   }
   yajl_tree_free(v);
@@ -232,9 +218,11 @@ static void queue_append(squeue *q, stream *st) {
   *pp = st;
 }
 
+static void stream_phase_done(sim *s, void *obj, uint64_t arg);
+
 static void stream_begin_phase(sim *s, stream *st) {
   const phase_spec *ph = &st->coll->ph[st->cur];
-  algo_start(s, &st->run, st, ph, st->coll->rank, st->tag, st->tree);
+  algo_start(s, &st->run, ph, st->coll->rank, st->tag, st->tree, stream_phase_done, st);
 }
 
 static stream *stream_new(sim *s) {
@@ -272,7 +260,16 @@ static void coll_finished(sim *s, coll_inst *c) {
   free(c);
 }
 
-void sys_phase_done(sim *s, stream *st) {
+/* An NPU's part of a custom collective is done. */
+static void coll_custom_done(sim *s, void *obj, uint64_t arg) {
+  (void)arg;
+  coll_finished(s, obj);
+}
+
+/* The algorithm of st's current phase has finished on this NPU. */
+static void stream_phase_done(sim *s, void *obj, uint64_t arg) {
+  (void)arg;
+  stream *st = obj;
   sys *y = s->sys;
   uint32_t rank = st->coll->rank;
   const coll_inst *p = st->coll;
@@ -458,7 +455,7 @@ void sys_collective(sim *s, const coll_request *rq) {
   if (custom) {
     const uint32_t *members = group >= 0 ? y->sorted[group] : NULL;
     uint32_t n = group >= 0 ? s->groups.v[group].n : s->npus;
-    custom_run(s, y->custom, custom, rq->rank, members, n, rq->node_id, c);
+    custom_run(s, y->custom, custom, rq->rank, members, n, rq->node_id, coll_custom_done, c, 0);
     return;
   }
   if (c->n == 0) {
@@ -501,8 +498,6 @@ void sys_collective(sim *s, const coll_request *rq) {
   for (int t = 0; t < nt; t++) queue_pump(s, rq->rank, touched[t]);
 }
 
-/* Called by custom.c when an NPU's part of a custom collective is done. */
-void sys_custom_done(sim *s, void *coll) { coll_finished(s, coll); }
 
 static uint64_t mem_time(const sim *s, uint64_t bytes) {
   const sim_mem_config *m = &s->mem_cfg;

@@ -14,32 +14,56 @@
 #include "net.h"
 #include "sys.h"
 
-enum { WK_DELAY, WK_ROOFLINE, WK_COLL, WK_SEND, WK_RECV, WK_MEM, WK_NOOP };
+/* A node's kind as loaded; WK_COMP (GPU compute) becomes WK_ROOFLINE or
+ * WK_DELAY by the configuration, and replay-only makes every node WK_DELAY
+ * (wl_kind()). */
+enum { WK_DELAY, WK_ROOFLINE, WK_COLL, WK_SEND, WK_RECV, WK_MEM, WK_NOOP, WK_COMP };
+enum { WF_ROOFLINE_ATTRS = 1, WF_TENSOR_SIZE = 2 };
 enum { SLOT_CPU, SLOT_GPU, SLOT_COMM, SLOT_NONE, SLOT_N };
 
-typedef struct wl_node { /* 32 bytes: a 100k-node rank is 3 MiB of these */
+typedef struct wl_node { /* 40 bytes: a 100k-node rank is 4 MiB of these */
   uint64_t id;
-  uint64_t value;       /* DELAY: ns; COLL/SEND/RECV/MEM: bytes; ROOFLINE: tensor_size */
+  uint64_t value;       /* DELAY: ns; COLL/SEND/RECV/MEM: bytes; COMP: tensor_size */
+  uint64_t replay;      /* duration_micros in ns (0 -> 1): the time when replayed */
   union {
     uint64_t num_ops;                          /* ROOFLINE */
     struct { int32_t peer, tag; } p2p;         /* SEND, RECV */
     struct { uint32_t involved_dim, pg; } cl;  /* COLL; pg indexes the rank's pg_names (0 = all) */
   } u;
-  uint8_t kind, slot, cat, coll, n_involved;
+  uint8_t kind, slot, cat, coll, n_involved, flags;
 } wl_node;
+
+/* One rank's trace as loaded: read-only while runs use it. */
+typedef struct wl_rank {
+  uint32_t n;
+  wl_node *nodes;                          /* owns the block of all four (rank_arrays) */
+  uint32_t *indeg0, *child_off, *children;
+  char **pg_names;
+  uint32_t n_pg;
+  char *path;
+  char **groups;                           /* METADATA process-group lists (JSON) */
+  size_t n_groups;
+  int comm_rc;                             /* a communication node could not be read: an error */
+  chakra_error comm_err;                   /* for runs that are not replay-only */
+} wl_rank;
+
+struct chakra_sim_workload {
+  uint32_t npus;
+  wl_rank *rank;
+};
 
 typedef struct heap {
   uint32_t *v;
   uint32_t n, cap;
 } heap;
 
+/* One NPU's state in one run. */
 typedef struct wl_npu {
   uint32_t rank, n;
-  wl_node *nodes;                          /* owns the block of all six (npu_arrays) */
-  uint32_t *indeg, *child_off, *children;
+  const wl_node *nodes;                    /* the rank's, shared */
+  const uint32_t *child_off, *children;
+  uint32_t *indeg;                         /* owns the block of indeg, start, end */
   uint64_t *start, *end;
-  char **pg_names;
-  uint32_t n_pg;
   heap ready[SLOT_N];
   int busy[SLOT_N];
   uint32_t in_flight, done;
@@ -58,6 +82,13 @@ typedef struct wl {
   wl_trace_ev *trace;
   size_t n_trace, cap_trace;
 } wl;
+
+/* The kind a node runs as under this run's configuration. */
+static inline int wl_kind(const sim *s, const wl_node *n) {
+  if (s->sys_cfg.replay_only) return WK_DELAY;
+  if (n->kind == WK_COMP) return s->sys_cfg.roofline ? WK_ROOFLINE : WK_DELAY;
+  return n->kind;
+}
 
 /* ---- ready heaps, ordered by node id ---- */
 
@@ -101,7 +132,7 @@ static uint32_t heap_pop(heap *h, const wl_node *nodes) {
  * and applied in rank order afterwards, which keeps every message and
  * error exactly as a one-thread load gives them. */
 typedef struct load_ctx {
-  sim *s;                 /* read only while loading */
+  uint32_t npus;
   uint32_t rank;
   char *path;
   int rc;
@@ -109,6 +140,8 @@ typedef struct load_ctx {
   char **warns, **groups; /* warnings; group lists (JSON) from METADATA nodes */
   size_t n_warns, n_groups;
   int oom;                /* a warning or group list could not be kept */
+  int comm_rc;            /* the first communication node that cannot run, kept for */
+  chakra_error comm_err;  /* runs that are not replay-only */
 } load_ctx;
 
 static void keep_string(load_ctx *L, char ***v, size_t *n, char *str) {
@@ -146,7 +179,7 @@ static int convert_comm(load_ctx *L, const chakra_gnode *g, wl_node *n) {
     }
     if (c == -2) { /* BROADCAST is replayed with its recorded duration */
       n->kind = WK_DELAY;
-      n->value = g->duration_micros ? g->duration_micros * 1000 : 1;
+      n->value = n->replay;
       return 0;
     }
     if (!(g->present & CHAKRA_HAS_COMM_SIZE)) return node_error(L, g, "collective without comm_size");
@@ -166,7 +199,7 @@ static int convert_comm(load_ctx *L, const chakra_gnode *g, wl_node *n) {
   if ((g->present & (send ? CHAKRA_HAS_COMM_SRC : CHAKRA_HAS_COMM_DST)) && own != (int32_t)L->rank)
     return node_error(L, g, send ? "comm_src is not this rank" : "comm_dst is not this rank");
   int32_t peer = send ? g->comm_dst : g->comm_src;
-  if (peer < 0 || (uint32_t)peer >= L->s->npus) return node_error(L, g, "peer rank outside the network");
+  if (peer < 0 || (uint32_t)peer >= L->npus) return node_error(L, g, "peer rank outside the network");
   if (!(g->present & CHAKRA_HAS_COMM_TAG)) {
     char msg[512];
     snprintf(msg, sizeof msg, "%s: node %llu: no comm_tag; using 0", L->path, (unsigned long long)g->id);
@@ -179,57 +212,46 @@ static int convert_comm(load_ctx *L, const chakra_gnode *g, wl_node *n) {
   return 0;
 }
 
+/* Everything about a node that does not depend on the configuration;
+ * what does is settled per run (wl_kind(), wl_check_rank()). */
 static int convert_node(load_ctx *L, const chakra_gnode *g, wl_node *n) {
-  const sim_sys_config *c = &L->s->sys_cfg;
   memset(n, 0, sizeof *n);
   n->id = g->id;
   int cpu = (g->flags & CHAKRA_GNODE_CPU) != 0;
   n->slot = cpu ? SLOT_CPU : SLOT_COMM;
-  uint64_t replay = g->duration_micros ? g->duration_micros * 1000 : 1;
+  n->replay = g->duration_micros ? g->duration_micros * 1000 : 1;
+  if (g->present & CHAKRA_HAS_TENSOR_SIZE) n->flags |= WF_TENSOR_SIZE;
   switch (g->type) {
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
       n->cat = cpu ? CAT_CPU : CAT_GPU;
       n->slot = cpu ? SLOT_CPU : SLOT_GPU;
-      if (c->roofline && !cpu && !c->replay_only) {
-        if (!(g->present & CHAKRA_HAS_NUM_OPS) || !(g->present & CHAKRA_HAS_TENSOR_SIZE))
-          return node_error(L, g, "roofline compute needs num_ops and tensor_size");
-        n->kind = WK_ROOFLINE;
-        n->u.num_ops = g->num_ops;
-        n->value = g->size;
-      } else {
-        n->kind = WK_DELAY;
-        n->value = replay;
-      }
+      n->kind = cpu ? WK_DELAY : WK_COMP;
+      n->value = cpu ? n->replay : g->size;
+      n->u.num_ops = g->num_ops;
+      if ((g->present & CHAKRA_HAS_NUM_OPS) && (g->present & CHAKRA_HAS_TENSOR_SIZE)) n->flags |= WF_ROOFLINE_ATTRS;
       return 0;
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE: {
       n->cat = CAT_COMM;
       if (g->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE) n->slot = SLOT_NONE;
-      if (c->replay_only) {
-        n->kind = WK_DELAY;
-        n->value = replay;
-        return 0;
+      int rc = convert_comm(L, g, n);
+      if (rc) { /* an error only for runs that do not replay */
+        if (!L->comm_rc) L->comm_rc = rc, L->comm_err = L->err;
+        n->kind = WK_NOOP;
       }
-      return convert_comm(L, g, n);
+      return 0;
+    }
     case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
     case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE:
       n->cat = CAT_MEM;
-      if (c->replay_only) {
-        n->kind = WK_DELAY;
-        n->value = replay;
-        return 0;
-      }
-      if (L->s->mem_cfg.type == MEM_NONE) return node_error(L, g, "remote memory access, but the remote memory configuration has no memory expansion");
-      if (!(g->present & CHAKRA_HAS_TENSOR_SIZE)) return node_error(L, g, "memory node without tensor_size");
       n->kind = WK_MEM;
       n->value = g->size;
       return 0;
     case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
     case CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE:
       n->cat = CAT_INVALID;
-      n->kind = c->replay_only ? WK_DELAY : WK_NOOP;
-      n->value = replay;
+      n->kind = WK_NOOP;
       return 0;
     default: {
       char msg[64];
@@ -243,32 +265,30 @@ static int convert_node(load_ctx *L, const chakra_gnode *g, wl_node *n) {
 static int read_metadata_groups(load_ctx *L, const chakra_graph *g, uint32_t i);
 
 /* A rank's per-node arrays share one block: one huge-page mapping instead
- * of six, so a 100k-node rank faults a few times, not 1,500 (bigmem.h). */
-static int npu_arrays(wl_npu *w, size_t n, size_t n_children) {
-  size_t sz[] = {n * sizeof *w->nodes, n * sizeof *w->start, n * sizeof *w->end, n * sizeof *w->indeg,
-                 (n + 1) * sizeof *w->child_off, (n_children ? n_children : 1) * sizeof *w->children};
-  size_t off[6], total = 0;
-  for (int k = 0; k < 6; k++) {
+ * of four, so a 100k-node rank faults a few times, not 1,000 (bigmem.h). */
+static int rank_arrays(wl_rank *w, size_t n, size_t n_children) {
+  size_t sz[] = {n * sizeof *w->nodes, n * sizeof *w->indeg0, (n + 1) * sizeof *w->child_off,
+                 (n_children ? n_children : 1) * sizeof *w->children};
+  size_t off[4], total = 0;
+  for (int k = 0; k < 4; k++) {
     off[k] = total;
     total += (sz[k] + 15) & ~(size_t)15;
   }
   char *b = bigmem_alloc(total);
   if (!b) return -1;
   w->nodes = (wl_node *)b;
-  w->start = (uint64_t *)(b + off[1]);
-  w->end = (uint64_t *)(b + off[2]);
-  w->indeg = (uint32_t *)(b + off[3]);
-  w->child_off = (uint32_t *)(b + off[4]);
-  w->children = (uint32_t *)(b + off[5]);
+  w->indeg0 = (uint32_t *)(b + off[1]);
+  w->child_off = (uint32_t *)(b + off[2]);
+  w->children = (uint32_t *)(b + off[3]);
   return 0;
 }
 
-static int load_rank(load_ctx *L, wl_npu *w) {
+static int load_rank(load_ctx *L, wl_rank *w) {
   const char *path = L->path;
   FILE *f = fopen(path, "rb");
   if (!f)
     return chakra_error_set(&L->err, CHAKRA_EIO, "workload file %s does not exist (the network has %u NPUs, so ranks 0..%u are needed)",
-                            path, L->s->npus, L->s->npus - 1);
+                            path, L->npus, L->npus - 1);
   fclose(f);
   chakra_graph_options opt = {.warn = load_warn, .warn_ctx = L};
   chakra_graph *g;
@@ -276,16 +296,11 @@ static int load_rank(load_ctx *L, wl_npu *w) {
   if (rc) return rc;
   w->n = (uint32_t)g->n;
   size_t n = g->n ? g->n : 1;
-  if (npu_arrays(w, n, g->child_off[g->n]))
-    rc = chakra_error_set(&L->err, CHAKRA_ENOMEM, "%s: out of memory", path);
-  if (!rc) {
-    memset(w->start, 0xff, n * sizeof *w->start); /* UINT64_MAX = not yet */
-    memset(w->end, 0xff, n * sizeof *w->end);
-  }
+  if (rank_arrays(w, n, g->child_off[g->n])) rc = chakra_error_set(&L->err, CHAKRA_ENOMEM, "%s: out of memory", path);
   for (uint32_t i = 0; i < g->n && !rc; i++) {
     rc = convert_node(L, &g->nodes[i], &w->nodes[i]);
     if (!rc && g->nodes[i].type == CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE) rc = read_metadata_groups(L, g, i);
-    w->indeg[i] = g->dep_off[i + 1] - g->dep_off[i];
+    w->indeg0[i] = g->dep_off[i + 1] - g->dep_off[i];
   }
   if (!rc) {
     memcpy(w->child_off, g->child_off, (g->n + 1) * sizeof *w->child_off);
@@ -307,35 +322,37 @@ static int read_metadata_groups(load_ctx *L, const chakra_graph *g, uint32_t i) 
   if (chakra_graph_read_node(g, i, &full, &e)) return chakra_error_set(&L->err, e.code, "%s", e.msg);
   const char *v = full->inputs ? full->inputs->values : NULL;
   /* "['[{...}]']": strip the Python list and quotes; the JSON list is
-   * parsed when the groups are applied. */
+   * parsed when a run applies the groups. */
   size_t len = v ? strlen(v) : 0;
   if (len > 4 && strstr(v, "pg_name")) keep_string(L, &L->groups, &L->n_groups, strndup(v + 2, len - 4));
   protobuf_c_message_free_unpacked(&full->base, NULL);
   return 0;
 }
 
+static void warn_line(chakra_diag_fn diag, void *ctx, const char *msg) {
+  if (!diag) return;
+  chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, msg);
+  diag(ctx, &p);
+}
+
 /* What a one-thread load would have done after rank r's file: its
- * warnings, its groups, then the check that its pg_names are known. */
-static int finish_rank(sim *s, load_ctx *L, wl_npu *w) {
-  for (size_t k = 0; k < L->n_warns; k++) sim_warn(s, "%s", L->warns[k]);
+ * warnings, then its result. The rank keeps its path and group lists. */
+static int finish_rank(load_ctx *L, wl_rank *w, chakra_diag_fn diag, void *ctx, chakra_error *err) {
+  for (size_t k = 0; k < L->n_warns; k++) warn_line(diag, ctx, L->warns[k]);
   if (L->rc) {
-    *s->err = L->err;
+    if (err) *err = L->err;
     return L->rc;
   }
-  for (size_t k = 0; k < L->n_groups; k++) {
-    int rc = sys_parse_pg_json(s, L->groups[k], L->rank, s->err);
-    if (rc) return rc;
-  }
-  for (uint32_t k = 1; k < w->n_pg; k++)
-    if (!sys_group_known(s, w->pg_names[k]))
-      return chakra_error_set(s->err, CHAKRA_EINVAL,
-                              "%s: rank %u: pg_name '%s' names no communicator group (give --comm-group-configuration, or a METADATA node defining it)",
-                              L->path, w->rank, w->pg_names[k]);
+  w->path = L->path, L->path = NULL;
+  w->groups = L->groups, L->groups = NULL;
+  w->n_groups = L->n_groups, L->n_groups = 0;
+  w->comm_rc = L->comm_rc;
+  w->comm_err = L->comm_err;
   return 0;
 }
 
 typedef struct load_pool {
-  sim *s;
+  chakra_sim_workload *w;
   load_ctx *ctx;
   atomic_uint next;  /* next rank to take */
   atomic_int failed; /* a rank failed: later ranks need not load */
@@ -345,9 +362,9 @@ static void *load_worker(void *arg) {
   load_pool *p = arg;
   for (;;) {
     uint32_t r = atomic_fetch_add(&p->next, 1);
-    if (r >= p->s->npus || atomic_load(&p->failed)) return NULL;
+    if (r >= p->w->npus || atomic_load(&p->failed)) return NULL;
     load_ctx *L = &p->ctx[r];
-    L->rc = load_rank(L, &p->s->wl->npu[r]);
+    L->rc = load_rank(L, &p->w->rank[r]);
     if (L->rc) atomic_store(&p->failed, 1);
   }
 }
@@ -360,54 +377,153 @@ static void free_ctx(load_ctx *L) {
   free(L->path);
 }
 
-/* Ranks are independent until their groups are applied: on T threads the
- * decoding, the largest part of a load, takes about 1/T of the time. */
-static uint32_t load_threads(const sim *s) {
+/* Ranks are independent: on T threads the decoding, the largest part of a
+ * load, takes about 1/T of the time. */
+static uint32_t load_threads(uint32_t asked, uint32_t npus) {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  uint32_t t = s->opt.load_threads ? s->opt.load_threads : cpus > 0 ? (uint32_t)cpus : 1;
+  uint32_t t = asked ? asked : cpus > 0 ? (uint32_t)cpus : 1;
   if (t > 64) t = 64;
-  return t < s->npus ? t : s->npus;
+  return t < npus ? t : npus;
 }
 
-int wl_load(sim *s, const char *prefix) {
-  s->wl = calloc(1, sizeof *s->wl);
-  if (!s->wl || !(s->wl->npu = calloc(s->npus, sizeof *s->wl->npu)))
-    return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
-  load_pool p = {.s = s, .ctx = calloc(s->npus, sizeof(load_ctx))};
-  if (!p.ctx) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+static int load_all(chakra_sim_workload *w, const char *prefix, uint32_t threads, chakra_diag_fn diag, void *ctx,
+                    chakra_error *err) {
+  load_pool p = {.w = w, .ctx = calloc(w->npus, sizeof(load_ctx))};
+  if (!p.ctx) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   atomic_init(&p.next, 0);
   atomic_init(&p.failed, 0);
   size_t plen = strlen(prefix) + 24;
   int rc = 0;
-  for (uint32_t r = 0; r < s->npus && !rc; r++) {
-    s->wl->npu[r].rank = r;
-    p.ctx[r] = (load_ctx){.s = s, .rank = r, .path = malloc(plen)};
-    if (!p.ctx[r].path) rc = chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+  for (uint32_t r = 0; r < w->npus && !rc; r++) {
+    p.ctx[r] = (load_ctx){.npus = w->npus, .rank = r, .path = malloc(plen)};
+    if (!p.ctx[r].path) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
     else snprintf(p.ctx[r].path, plen, "%s.%u.et", prefix, r);
   }
-  uint32_t nt = rc ? 0 : load_threads(s);
+  uint32_t nt = rc ? 0 : load_threads(threads, w->npus);
   pthread_t *tid = calloc(nt ? nt : 1, sizeof *tid);
   char *started = calloc(nt ? nt : 1, 1);
-  if (!rc && (!tid || !started)) rc = chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+  if (!rc && (!tid || !started)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   for (uint32_t t = 1; !rc && t < nt; t++) started[t] = pthread_create(&tid[t], NULL, load_worker, &p) == 0;
   if (!rc) load_worker(&p); /* this thread works too, and alone if none started */
   for (uint32_t t = 1; !rc && t < nt; t++)
     if (started[t]) pthread_join(tid[t], NULL);
-  for (uint32_t r = 0; r < s->npus && !rc; r++) rc = finish_rank(s, &p.ctx[r], &s->wl->npu[r]);
-  for (uint32_t r = 0; r < s->npus; r++) free_ctx(&p.ctx[r]);
+  for (uint32_t r = 0; r < w->npus && !rc; r++) rc = finish_rank(&p.ctx[r], &w->rank[r], diag, ctx, err);
+  for (uint32_t r = 0; r < w->npus; r++) free_ctx(&p.ctx[r]);
   free(p.ctx);
   free(tid);
   free(started);
   return rc;
 }
 
+int chakra_sim_workload_load(chakra_sim_workload **out, const char *prefix, uint32_t npus, uint32_t threads,
+                             chakra_diag_fn diag, void *diag_ctx, chakra_error *err) {
+  *out = NULL;
+  if (npus == 0) return chakra_error_set(err, CHAKRA_EINVAL, "workload: the NPU count must be at least 1");
+  chakra_sim_workload *w = calloc(1, sizeof *w);
+  if (w) w->rank = calloc(npus, sizeof *w->rank);
+  if (!w || !w->rank) {
+    free(w);
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
+  w->npus = npus;
+  char *resolved = sim_config_resolve_prefix(prefix, NULL);
+  int rc = resolved ? load_all(w, resolved, threads, diag, diag_ctx, err) : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  free(resolved);
+  if (rc) chakra_sim_workload_free(w);
+  else *out = w;
+  return rc;
+}
+
+uint32_t chakra_sim_workload_npus(const chakra_sim_workload *w) { return w->npus; }
+
+void chakra_sim_workload_free(chakra_sim_workload *w) {
+  if (!w) return;
+  for (uint32_t r = 0; r < w->npus; r++) {
+    wl_rank *k = &w->rank[r];
+    bigmem_free(k->nodes);
+    for (uint32_t i = 1; k->pg_names && i < k->n_pg; i++) free(k->pg_names[i]);
+    free(k->pg_names);
+    for (size_t i = 0; i < k->n_groups; i++) free(k->groups[i]);
+    free(k->groups);
+    free(k->path);
+  }
+  free(w->rank);
+  free(w);
+}
+
+/* ---- a run's view of the workload ---- */
+
+static int wl_node_error(const wl_rank *k, uint32_t rank, const wl_node *n, const char *what, chakra_error *err) {
+  return chakra_error_set(err, CHAKRA_EINVAL, "%s: rank %u: node %llu: %s", k->path, rank, (unsigned long long)n->id, what);
+}
+
+/* The errors a configuration makes of a loaded rank, first in node order. */
+static int wl_check_rank(const sim *s, const wl_rank *k, uint32_t rank) {
+  const sim_sys_config *c = &s->sys_cfg;
+  if (c->replay_only) return 0;
+  for (uint32_t i = 0; i < k->n; i++) {
+    const wl_node *n = &k->nodes[i];
+    if (n->kind == WK_COMP && c->roofline && !(n->flags & WF_ROOFLINE_ATTRS))
+      return wl_node_error(k, rank, n, "roofline compute needs num_ops and tensor_size", s->err);
+    if (n->kind == WK_MEM && s->mem_cfg.type == MEM_NONE)
+      return wl_node_error(k, rank, n, "remote memory access, but the remote memory configuration has no memory expansion", s->err);
+    if (n->kind == WK_MEM && !(n->flags & WF_TENSOR_SIZE))
+      return wl_node_error(k, rank, n, "memory node without tensor_size", s->err);
+  }
+  if (k->comm_rc) *s->err = k->comm_err;
+  return k->comm_rc;
+}
+
+/* Groups from METADATA nodes, then the check that every pg_name is known. */
+static int wl_rank_groups(sim *s, const wl_rank *k, uint32_t rank) {
+  for (size_t i = 0; i < k->n_groups; i++) {
+    int rc = sys_parse_pg_json(s, k->groups[i], rank, s->err);
+    if (rc) return rc;
+  }
+  for (uint32_t i = 1; i < k->n_pg; i++)
+    if (!sys_group_known(s, k->pg_names[i]))
+      return chakra_error_set(s->err, CHAKRA_EINVAL,
+                              "%s: rank %u: pg_name '%s' names no communicator group (give a comm-group configuration, or a METADATA node defining it)",
+                              k->path, rank, k->pg_names[i]);
+  return 0;
+}
+
+int wl_setup(sim *s, const chakra_sim_workload *wk) {
+  if (wk->npus != s->npus)
+    return chakra_error_set(s->err, CHAKRA_EINVAL, "the workload has %u ranks but the network has %u NPUs", wk->npus, s->npus);
+  s->wk = wk;
+  s->wl = calloc(1, sizeof *s->wl);
+  if (!s->wl || !(s->wl->npu = calloc(s->npus, sizeof *s->wl->npu)))
+    return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+  for (uint32_t r = 0; r < s->npus; r++) {
+    const wl_rank *k = &wk->rank[r];
+    int rc = wl_check_rank(s, k, r);
+    if (!rc) rc = wl_rank_groups(s, k, r);
+    if (rc) return rc;
+    wl_npu *w = &s->wl->npu[r];
+    w->rank = r;
+    w->n = k->n;
+    w->nodes = k->nodes;
+    w->child_off = k->child_off;
+    w->children = k->children;
+    size_t n = k->n ? k->n : 1, a = (n * sizeof *w->indeg + 15) & ~(size_t)15;
+    char *b = bigmem_alloc(a + 2 * n * sizeof(uint64_t));
+    if (!b) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+    w->indeg = (uint32_t *)b;
+    w->start = (uint64_t *)(b + a);
+    w->end = w->start + n;
+    memcpy(w->indeg, k->indeg0, k->n * sizeof *w->indeg);
+    memset(w->start, 0xff, n * sizeof *w->start); /* UINT64_MAX = not yet */
+    memset(w->end, 0xff, n * sizeof *w->end);
+  }
+  return 0;
+}
+
 void wl_free(sim *s) {
   if (!s->wl) return;
-  for (uint32_t r = 0; r < s->npus; r++) {
+  for (uint32_t r = 0; s->wl->npu && r < s->npus; r++) {
     wl_npu *w = &s->wl->npu[r];
-    bigmem_free(w->nodes);
-    for (uint32_t k = 1; w->pg_names && k < w->n_pg; k++) free(w->pg_names[k]);
-    free(w->pg_names);
+    bigmem_free(w->indeg);
     for (int c = 0; c < SLOT_N; c++) free(w->ready[c].v);
   }
   free(s->wl->trace);
@@ -417,8 +533,10 @@ void wl_free(sim *s) {
 }
 
 const char *wl_pg_name(const sim *s, uint32_t rank, uint32_t pg) {
-  return pg ? s->wl->npu[rank].pg_names[pg] : NULL;
+  return pg ? s->wk->rank[rank].pg_names[pg] : NULL;
 }
+
+const char *wl_path(const sim *s, uint32_t rank) { return s->wk->rank[rank].path; }
 
 /* ---- execution ---- */
 
@@ -443,7 +561,7 @@ static uint64_t roofline_ns(const sim *s, const wl_node *n) {
  * Zero-length nodes are left out: their intensity may be infinite. */
 static void roofline_account(const sim *s, wl_npu *w, const wl_node *n, uint64_t ns) {
   w->rl_time += ns;
-  if (n->kind != WK_ROOFLINE || ns == 0 || n->u.num_ops == 0) return; /* no ops: memory bound, all zero */
+  if (wl_kind(s, n) != WK_ROOFLINE || ns == 0 || n->u.num_ops == 0) return; /* no ops: memory bound, all zero */
   double oi, perf = roofline_perf(s, n, &oi), d = (double)ns;
   double bw = s->sys_cfg.local_mem_bw * 1e9, peak = s->sys_cfg.peak_perf * 1e12;
   if (perf >= peak) w->rl_bound += ns; /* bandwidth x intensity is not the smaller term */
@@ -470,17 +588,18 @@ __attribute__((noinline, cold)) static void trace_event(sim *s, const wl_npu *w,
 
 /* Marks node i finished: frees its slot and readies its children. */
 static void wl_finish_node(sim *s, wl_npu *w, uint32_t i) {
-  wl_node *n = &w->nodes[i];
+  const wl_node *n = &w->nodes[i];
   w->end[i] = s->q.now;
   if (n->slot != SLOT_NONE) w->busy[n->slot] = 0;
   if (w->trace) trace_event(s, w, i, WL_TRACE_DONE);
   if ((n->cat == CAT_GPU || n->cat == CAT_CPU) && s->sys_cfg.roofline)
     roofline_account(s, w, n, s->q.now - w->start[i]);
-  if (n->kind == WK_COLL) {
+  int kind = wl_kind(s, n);
+  if (kind == WK_COLL) {
     w->coll_ops[n->coll]++;
     w->coll_bytes[n->coll] += n->value;
     w->coll_ns[n->coll] += s->q.now - w->start[i];
-  } else if (n->kind == WK_SEND) {
+  } else if (kind == WK_SEND) {
     w->send_ops++;
     w->send_bytes += n->value;
   }
@@ -493,16 +612,18 @@ static void wl_finish_node(sim *s, wl_npu *w, uint32_t i) {
 }
 
 static void wl_issue(sim *s, wl_npu *w, uint32_t i) {
-  wl_node *n = &w->nodes[i];
+  const wl_node *n = &w->nodes[i];
   w->start[i] = s->q.now;
   if (n->slot != SLOT_NONE) w->busy[n->slot] = 1;
   if (w->trace) trace_event(s, w, i, 0);
   w->in_flight++;
   uint64_t ns;
-  switch (n->kind) {
+  int kind = wl_kind(s, n);
+  switch (kind) {
     case WK_DELAY:
-      if (n->cat == CAT_GPU) w->gpu_time += n->value;
-      eventq_npu_after(&s->q, w->rank, n->value, wl_on_complete, w, i);
+      ns = n->replay; /* = value for the nodes loaded as WK_DELAY */
+      if (n->cat == CAT_GPU) w->gpu_time += ns;
+      eventq_npu_after(&s->q, w->rank, ns, wl_on_complete, w, i);
       return;
     case WK_ROOFLINE:
       if (n->value == 0) { /* tensor_size 0: skipped, takes no time */
