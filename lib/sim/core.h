@@ -21,6 +21,7 @@ struct net;
 struct wl;
 struct sys;
 struct mem;
+typedef struct groups_state groups_state;
 
 typedef struct sim_options_ {
   int aware;               /* congestion-aware network */
@@ -46,6 +47,7 @@ typedef struct sim {
   struct wl *wl;           /* the run's state over them */
   struct sys *sys;
   struct mem *mem;
+  groups_state *grp;       /* groups.c */
   sim_diag diag;           /* errors and warnings (diag.h) */
   chakra_progress_fn progress; /* may be NULL */
   void *progress_ctx;

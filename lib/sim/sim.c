@@ -9,7 +9,9 @@
 #include "net.h"
 #include "report.h"
 #include "simconfig.h"
-#include "sys.h"
+#include "coll.h"
+#include "groups.h"
+#include "remmem.h"
 #include "workload.h"
 
 /* Called every 2^20 events: hands the simulated time to the caller's
@@ -63,7 +65,7 @@ static int setup_config(sim *s, const chakra_sim_config *c, const chakra_sim_run
 static int setup_run(sim *s, const chakra_sim_workload *w) {
   if (net_init(s)) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   if (eventq_init(&s->q, s->npus)) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
-  int rc = sys_init(s);
+  int rc = coll_init(s);
   if (!rc) rc = wl_setup(s, w);
   return rc;
 }
@@ -81,7 +83,9 @@ static int setup(sim *s, const chakra_sim_config *c, const chakra_sim_workload *
 
 static void teardown(sim *s) {
   wl_free(s);
-  sys_free(s);
+  coll_free(s);
+  groups_free(s);
+  remmem_free(s);
   net_free(s);
   eventq_free(&s->q);
   sim_config_groups_free(&s->groups);

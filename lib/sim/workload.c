@@ -12,7 +12,9 @@
 #include "../util/bigmem.h"
 #include "chakra/graph.h"
 #include "net.h"
-#include "sys.h"
+#include "coll.h"
+#include "groups.h"
+#include "remmem.h"
 
 /* A node's kind as loaded; WK_COMP (GPU compute) becomes WK_ROOFLINE or
  * WK_DELAY by the configuration, and replay-only makes every node WK_DELAY
@@ -477,11 +479,11 @@ static int wl_check_rank(const sim *s, const wl_rank *k, uint32_t rank) {
 /* Groups from METADATA nodes, then the check that every pg_name is known. */
 static int wl_rank_groups(sim *s, const wl_rank *k, uint32_t rank) {
   for (size_t i = 0; i < k->n_groups; i++) {
-    int rc = sys_parse_pg_json(s, k->groups[i], rank, s->err);
+    int rc = groups_add_pytorch(s, k->groups[i], rank, s->err);
     if (rc) return rc;
   }
   for (uint32_t i = 1; i < k->n_pg; i++)
-    if (!sys_group_known(s, k->pg_names[i]))
+    if (!groups_known(s, k->pg_names[i]))
       return chakra_error_set(s->err, CHAKRA_EINVAL,
                               "%s: rank %u: pg_name '%s' names no communicator group (give a comm-group configuration, or a METADATA node defining it)",
                               k->path, rank, k->pg_names[i]);
@@ -644,12 +646,12 @@ static void wl_issue(sim *s, wl_npu *w, uint32_t i) {
       net_recv(s, w->rank, (uint32_t)n->u.p2p.peer, n->value, NET_TAG_NATIVE | (uint32_t)n->u.p2p.tag, wl_on_complete, w, i);
       return;
     case WK_MEM:
-      mem_access(s, w->rank, n->value, wl_on_complete, w, i);
+      remmem_access(s, w->rank, n->value, wl_on_complete, w, i);
       return;
     case WK_COLL: {
       coll_request rq = {w->rank, n->coll, n->value, n->u.cl.involved_dim, n->n_involved,
                          wl_pg_name(s, w->rank, n->u.cl.pg), n->id, wl_on_complete, w, i};
-      sys_collective(s, &rq);
+      coll_start(s, &rq);
       return;
     }
   }
