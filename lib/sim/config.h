@@ -14,6 +14,7 @@
 #include "chakra/json.h"
 #include <yajl/yajl_tree.h>
 
+#include "chakra/sim.h"
 #include "chakra/topo.h"
 #include "diag.h"
 
@@ -27,9 +28,15 @@ typedef struct sim_algo {
   int one;     /* one* variant: one ring of all NPUs */
 } sim_algo;
 
-/* Collective types the simulator runs natively, in CollectiveCommType order
- * of their config keys. */
-enum { SIM_AR, SIM_AG, SIM_RS, SIM_A2A, SIM_NCOLL };
+/* Collective types the simulator runs natively: the public numbering
+ * (results are indexed by it). */
+enum {
+  SIM_AR = CHAKRA_SIM_ALL_REDUCE,
+  SIM_AG = CHAKRA_SIM_ALL_GATHER,
+  SIM_RS = CHAKRA_SIM_REDUCE_SCATTER,
+  SIM_A2A = CHAKRA_SIM_ALL_TO_ALL,
+  SIM_NCOLL = CHAKRA_SIM_COLLS
+};
 
 typedef struct sim_coll_impl {
   int n;                      /* entries in the native list (0 = not given) */

@@ -167,13 +167,25 @@ static int node_error(load_ctx *L, const chakra_gnode *g, const char *what) {
                           (unsigned long long)g->id, what);
 }
 
+/* The simulator's collective for a comm_type: -2 BROADCAST (replayed),
+ * -1 not supported. */
+static int coll_of(int comm_type) {
+  switch (comm_type) {
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE: return SIM_AR;
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER: return SIM_AG;
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER: return SIM_RS;
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_TO_ALL: return SIM_A2A;
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__BROADCAST: return -2;
+    default: return -1;
+  }
+}
+
 static int convert_comm(load_ctx *L, const chakra_gnode *g, wl_node *n) {
   char msg[160];
   if (g->flags & CHAKRA_GNODE_CPU) return node_error(L, g, "communication node with is_cpu_op = true");
   if (g->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE) {
     if (!(g->present & CHAKRA_HAS_COMM_TYPE)) return node_error(L, g, "collective without comm_type");
-    static const int map[10] = {SIM_AR, -1, SIM_AG, -1, -1, -2, SIM_A2A, SIM_RS, -1, -1};
-    int c = g->comm_type >= 0 ? map[g->comm_type] : -1;
+    int c = coll_of(g->comm_type);
     if (c == -1) {
       snprintf(msg, sizeof msg, "unsupported collective comm type %s",
                g->comm_type >= 0 ? chakra_comm_type_name(g->comm_type) : "(unknown value)");

@@ -12,7 +12,15 @@
 
 #include "core.h"
 
-enum { CAT_GPU, CAT_CPU, CAT_COMM, CAT_MEM, CAT_INVALID, CAT_N };
+/* Statistics categories: the public numbering (results are indexed by it). */
+enum {
+  CAT_GPU = CHAKRA_CAT_GPU,
+  CAT_CPU = CHAKRA_CAT_CPU,
+  CAT_COMM = CHAKRA_CAT_COMM,
+  CAT_MEM = CHAKRA_CAT_MEM,
+  CAT_INVALID = CHAKRA_CAT_INVALID,
+  CAT_N = CHAKRA_CAT_N
+};
 
 typedef struct wl_rank_result {
   int finished;
