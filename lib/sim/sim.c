@@ -43,6 +43,8 @@ static int setup_config(sim *s, const chakra_sim_config *c, const chakra_sim_run
     s->offset[d] = (uint32_t)off;
     off *= (int)s->dim_npus[d];
   }
+  if (sim_config_memory_check(c->system_file ? "remote memory configuration" : "configuration", &s->mem_cfg, s->err))
+    return s->err->code;
   if (s->sys_cfg.roofline && (s->sys_cfg.local_mem_bw <= 0 || s->sys_cfg.peak_perf <= 0))
     return chakra_error_set(s->err, CHAKRA_EINVAL, "%s: roofline-enabled needs \"local-mem-bw\" and \"peak-perf\" above 0", sysf);
   if (s->sys_cfg.track_local_mem)

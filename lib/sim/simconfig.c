@@ -83,8 +83,7 @@ int chakra_sim_config_set(chakra_sim_config *c, const char *key, const char *jso
   sim_diag d = {.fn = diag, .ctx = diag_ctx, .err = err};
   int rc;
   if (is_memory_key(key)) {
-    rc = sim_config_memory_key("configuration", key, v, &c->mem, err);
-    if (!rc) rc = sim_config_memory_check("configuration", &c->mem, err);
+    rc = sim_config_memory_key("configuration", key, v, &c->mem, err); /* checked as a whole by each run */
   } else {
     rc = sim_config_system_key("configuration", key, v, &c->sys, ".", &d, err);
   }

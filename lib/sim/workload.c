@@ -23,23 +23,24 @@ enum { WK_DELAY, WK_ROOFLINE, WK_COLL, WK_SEND, WK_RECV, WK_MEM, WK_NOOP, WK_COM
 enum { WF_ROOFLINE_ATTRS = 1, WF_TENSOR_SIZE = 2 };
 enum { SLOT_CPU, SLOT_GPU, SLOT_COMM, SLOT_NONE, SLOT_N };
 
-typedef struct wl_node { /* 40 bytes: a 100k-node rank is 4 MiB of these */
+typedef struct wl_node { /* 32 bytes: a 100k-node rank is 3 MiB of these */
   uint64_t id;
   uint64_t value;       /* DELAY: ns; COLL/SEND/RECV/MEM: bytes; COMP: tensor_size */
-  uint64_t replay;      /* duration_micros in ns (0 -> 1): the time when replayed */
   union {
     uint64_t num_ops;                          /* ROOFLINE */
     struct { int32_t peer, tag; } p2p;         /* SEND, RECV */
     struct { uint32_t involved_dim, pg; } cl;  /* COLL; pg indexes the rank's pg_names (0 = all) */
   } u;
-  uint8_t kind, slot, cat, coll, n_involved, flags;
+  uint32_t replay_us;   /* duration_micros (wl_replay_ns()) */
+  unsigned kind : 3, slot : 2, cat : 3, coll : 2, n_involved : 4, flags : 2;
 } wl_node;
 
 /* One rank's trace as loaded: read-only while runs use it. */
 typedef struct wl_rank {
   uint32_t n;
   wl_node *nodes;                          /* owns the block of all four (rank_arrays) */
-  uint32_t *indeg0, *child_off, *children;
+  uint32_t *child_off, *children;
+  uint64_t *replay_wide;                   /* replay ns per node, when a duration needs 64 bits; else NULL */
   char **pg_names;
   uint32_t n_pg;
   char *path;
@@ -64,6 +65,7 @@ typedef struct wl_npu {
   uint32_t rank, n;
   const wl_node *nodes;                    /* the rank's, shared */
   const uint32_t *child_off, *children;
+  const uint64_t *replay_wide;             /* the rank's, or NULL */
   uint32_t *indeg;                         /* owns the block of indeg, start, end */
   uint64_t *start, *end;
   heap ready[SLOT_N];
@@ -93,6 +95,14 @@ static inline int wl_kind(const sim *s, const wl_node *n) {
 }
 
 /* ---- ready heaps, ordered by node id ---- */
+
+/* What node i of w takes when replayed: duration_micros x 1000, 0 -> 1. */
+static inline uint64_t wl_replay_ns(const sim *s, const wl_npu *w, uint32_t i) {
+  (void)s;
+  if (w->replay_wide) return w->replay_wide[i];
+  uint32_t us = w->nodes[i].replay_us;
+  return us ? (uint64_t)us * 1000 : 1;
+}
 
 static int heap_push(heap *h, uint32_t v, const wl_node *nodes) {
   if (h->n == h->cap) {
@@ -193,7 +203,7 @@ static int convert_comm(load_ctx *L, const chakra_gnode *g, wl_node *n) {
     }
     if (c == -2) { /* BROADCAST is replayed with its recorded duration */
       n->kind = WK_DELAY;
-      n->value = n->replay;
+      n->value = g->duration_micros ? g->duration_micros * 1000 : 1;
       return 0;
     }
     if (!(g->present & CHAKRA_HAS_COMM_SIZE)) return node_error(L, g, "collective without comm_size");
@@ -202,7 +212,7 @@ static int convert_comm(load_ctx *L, const chakra_gnode *g, wl_node *n) {
     n->value = g->size;
     n->u.cl.involved_dim = g->involved_dim;
     n->u.cl.pg = g->pg;
-    n->n_involved = g->n_involved_dim;
+    n->n_involved = g->n_involved_dim < 15 ? g->n_involved_dim : 15; /* > any dimension count */
     return 0;
   }
   int send = g->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
@@ -233,14 +243,14 @@ static int convert_node(load_ctx *L, const chakra_gnode *g, wl_node *n) {
   n->id = g->id;
   int cpu = (g->flags & CHAKRA_GNODE_CPU) != 0;
   n->slot = cpu ? SLOT_CPU : SLOT_COMM;
-  n->replay = g->duration_micros ? g->duration_micros * 1000 : 1;
+  n->replay_us = g->duration_micros < UINT32_MAX ? (uint32_t)g->duration_micros : UINT32_MAX;
   if (g->present & CHAKRA_HAS_TENSOR_SIZE) n->flags |= WF_TENSOR_SIZE;
   switch (g->type) {
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
       n->cat = cpu ? CAT_CPU : CAT_GPU;
       n->slot = cpu ? SLOT_CPU : SLOT_GPU;
       n->kind = cpu ? WK_DELAY : WK_COMP;
-      n->value = cpu ? n->replay : g->size;
+      n->value = cpu ? (g->duration_micros ? g->duration_micros * 1000 : 1) : g->size;
       n->u.num_ops = g->num_ops;
       if ((g->present & CHAKRA_HAS_NUM_OPS) && (g->present & CHAKRA_HAS_TENSOR_SIZE)) n->flags |= WF_ROOFLINE_ATTRS;
       return 0;
@@ -279,21 +289,19 @@ static int convert_node(load_ctx *L, const chakra_gnode *g, wl_node *n) {
 static int read_metadata_groups(load_ctx *L, const chakra_graph *g, uint32_t i);
 
 /* A rank's per-node arrays share one block: one huge-page mapping instead
- * of four, so a 100k-node rank faults a few times, not 1,000 (bigmem.h). */
+ * of three, so a 100k-node rank faults a few times, not 1,000 (bigmem.h). */
 static int rank_arrays(wl_rank *w, size_t n, size_t n_children) {
-  size_t sz[] = {n * sizeof *w->nodes, n * sizeof *w->indeg0, (n + 1) * sizeof *w->child_off,
-                 (n_children ? n_children : 1) * sizeof *w->children};
-  size_t off[4], total = 0;
-  for (int k = 0; k < 4; k++) {
+  size_t sz[] = {n * sizeof *w->nodes, (n + 1) * sizeof *w->child_off, (n_children ? n_children : 1) * sizeof *w->children};
+  size_t off[3], total = 0;
+  for (int k = 0; k < 3; k++) {
     off[k] = total;
     total += (sz[k] + 15) & ~(size_t)15;
   }
   char *b = bigmem_alloc(total);
   if (!b) return -1;
   w->nodes = (wl_node *)b;
-  w->indeg0 = (uint32_t *)(b + off[1]);
-  w->child_off = (uint32_t *)(b + off[2]);
-  w->children = (uint32_t *)(b + off[3]);
+  w->child_off = (uint32_t *)(b + off[1]);
+  w->children = (uint32_t *)(b + off[2]);
   return 0;
 }
 
@@ -314,8 +322,13 @@ static int load_rank(load_ctx *L, wl_rank *w) {
   for (uint32_t i = 0; i < g->n && !rc; i++) {
     rc = convert_node(L, &g->nodes[i], &w->nodes[i]);
     if (!rc && g->nodes[i].type == CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE) rc = read_metadata_groups(L, g, i);
-    w->indeg0[i] = g->dep_off[i + 1] - g->dep_off[i];
   }
+  for (uint32_t i = 0; i < g->n && !rc && !w->replay_wide; i++) /* a duration of 2^32 us or more: keep them all */
+    if (g->nodes[i].duration_micros >= UINT32_MAX) {
+      if (!(w->replay_wide = malloc(n * sizeof *w->replay_wide))) rc = chakra_error_set(&L->err, CHAKRA_ENOMEM, "out of memory");
+      for (uint32_t k = 0; !rc && k < g->n; k++)
+        w->replay_wide[k] = g->nodes[k].duration_micros ? g->nodes[k].duration_micros * 1000 : 1;
+    }
   if (!rc) {
     memcpy(w->child_off, g->child_off, (g->n + 1) * sizeof *w->child_off);
     memcpy(w->children, g->children, g->child_off[g->n] * sizeof *w->children);
@@ -460,6 +473,7 @@ void chakra_sim_workload_free(chakra_sim_workload *w) {
     for (size_t i = 0; i < k->n_groups; i++) free(k->groups[i]);
     free(k->groups);
     free(k->path);
+    free(k->replay_wide);
   }
   free(w->rank);
   free(w);
@@ -520,13 +534,15 @@ int wl_setup(sim *s, const chakra_sim_workload *wk) {
     w->nodes = k->nodes;
     w->child_off = k->child_off;
     w->children = k->children;
+    w->replay_wide = k->replay_wide;
     size_t n = k->n ? k->n : 1, a = (n * sizeof *w->indeg + 15) & ~(size_t)15;
     char *b = bigmem_alloc(a + 2 * n * sizeof(uint64_t));
     if (!b) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
     w->indeg = (uint32_t *)b;
     w->start = (uint64_t *)(b + a);
     w->end = w->start + n;
-    memcpy(w->indeg, k->indeg0, k->n * sizeof *w->indeg);
+    memset(w->indeg, 0, k->n * sizeof *w->indeg); /* each dependency is one child entry */
+    for (uint32_t c = 0; c < k->child_off[k->n]; c++) w->indeg[k->children[c]]++;
     memset(w->start, 0xff, n * sizeof *w->start); /* UINT64_MAX = not yet */
     memset(w->end, 0xff, n * sizeof *w->end);
   }
@@ -635,7 +651,7 @@ static void wl_issue(sim *s, wl_npu *w, uint32_t i) {
   int kind = wl_kind(s, n);
   switch (kind) {
     case WK_DELAY:
-      ns = n->replay; /* = value for the nodes loaded as WK_DELAY */
+      ns = n->kind == WK_DELAY ? n->value : wl_replay_ns(s, w, i);
       if (n->cat == CAT_GPU) w->gpu_time += ns;
       eventq_npu_after(&s->q, w->rank, ns, wl_on_complete, w, i);
       return;

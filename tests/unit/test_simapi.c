@@ -75,13 +75,36 @@ static void test_configuration_errors_name_the_field(void **state) {
   assert_non_null(strstr(err.msg, "preferred-dataset-splits"));
   assert_int_equal(chakra_sim_config_set(c, "no-such-key", "1", NULL, NULL, &err), CHAKRA_EINVAL);
   assert_non_null(strstr(err.msg, "no-such-key"));
-  assert_int_equal(chakra_sim_config_set(c, "memory-type", "\"PER_NODE_MEMORY_EXPANSION\"", NULL, NULL, &err), CHAKRA_EINVAL);
-  assert_non_null(strstr(err.msg, "num-npus-per-node"));
-  assert_int_equal(chakra_sim_config_set(c, "num-npus-per-node", "4", NULL, NULL, &err), 0);
+  assert_int_equal(chakra_sim_config_set(c, "memory-type", "\"PER_NODE_MEMORY_EXPANSION\"", NULL, NULL, &err), 0);
+  assert_int_equal(chakra_sim_config_set(c, "memory-type", "\"DISK\"", NULL, NULL, &err), CHAKRA_EINVAL);
+  assert_non_null(strstr(err.msg, "memory-type"));
   assert_int_equal(chakra_sim_config_add_group(c, "tp", (const uint32_t[]){0, 1, 9}, 3, &err), CHAKRA_EINVAL);
   assert_non_null(strstr(err.msg, "tp"));
   assert_int_equal(chakra_sim_config_add_group(c, "tp", (const uint32_t[]){0, 1}, 2, &err), 0);
   chakra_sim_config_free(c);
+}
+
+/* Fields that only make sense together are checked when a run starts. */
+static void test_per_node_memory_without_npus_per_node_fails_at_run(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp(), *prefix = tu_join(dir, "ar");
+  chakra_error err;
+  assert_int_equal(chakra_gen_microbench(prefix, 0, 8, 1024, &err), 0);
+  chakra_sim_workload *w;
+  assert_int_equal(chakra_sim_workload_load(&w, prefix, 8, 0, NULL, NULL, &err), 0);
+  chakra_sim_config *c = ring8_config();
+  assert_int_equal(chakra_sim_config_set(c, "memory-type", "\"PER_NODE_MEMORY_EXPANSION\"", NULL, NULL, &err), 0);
+  chakra_sim_result r;
+  assert_int_equal(chakra_sim_run(c, w, NULL, &r, &err), CHAKRA_EINVAL);
+  assert_non_null(strstr(err.msg, "num-npus-per-node"));
+  assert_int_equal(chakra_sim_config_set(c, "num-npus-per-node", "4", NULL, NULL, &err), 0);
+  assert_int_equal(chakra_sim_run(c, w, NULL, &r, &err), 0);
+  chakra_sim_result_free(&r);
+  chakra_sim_config_free(c);
+  chakra_sim_workload_free(w);
+  tu_rmtree(dir);
+  free(prefix);
+  free(dir);
 }
 
 static void test_workload_and_network_must_agree(void **state) {
@@ -111,6 +134,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_one_workload_runs_under_two_configurations),
       cmocka_unit_test(test_configuration_errors_name_the_field),
+      cmocka_unit_test(test_per_node_memory_without_npus_per_node_fails_at_run),
       cmocka_unit_test(test_workload_and_network_must_agree),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
