@@ -71,7 +71,10 @@ int chakra_sim_config_new(chakra_sim_config **out, const chakra_topo *topo, chak
 /* Sets one field of the system or remote-memory configuration by its file
  * key, value in JSON: ("preferred-dataset-splits", "4"),
  * ("all-reduce-implementation", "[\"ring\"]"), ("memory-type",
- * "\"MEMORY_POOL\""). Checked as in a file; on failure c is unchanged. */
+ * "\"MEMORY_POOL\""). Checked as in a file; on failure that one field may
+ * be partly set (the error names it). Settings that only make sense
+ * together (PER_NODE_MEMORY_EXPANSION and num-npus-per-node) are checked
+ * when a run starts. */
 int chakra_sim_config_set(chakra_sim_config *c, const char *key, const char *json_value, chakra_diag_fn diag,
                           void *diag_ctx, chakra_error *err);
 /* Adds communicator group `name` (a pg_name) with its members in order. */

@@ -1,10 +1,13 @@
 /* core.h - the state every simulator module shares (private).
  *
- * struct sim owns the clock, the configuration and one state block per
- * layer: workload (per-NPU DAGs), system (collectives), network. Data flows
- * one way: the workload issues nodes to the system or network layer, which
- * call back when work completes. The event queue is the first member so
- * that event callbacks can reach it from a struct sim pointer. */
+ * struct sim is one run: it owns the clock and one state block per layer
+ * (workload: per-NPU DAG state; collectives, groups, remote memory;
+ * network) and borrows, read-only, the configuration (chakra_sim_config)
+ * and the loaded traces (chakra_sim_workload). Data flows one way: the
+ * workload issues nodes to the collective, memory or network layer, each
+ * of which calls back the function it was handed when the work completes;
+ * errors and warnings go through diag.h. The event queue is the first
+ * member so that event callbacks can reach it from a struct sim pointer. */
 #ifndef CHAKRA_SIM_CORE_H
 #define CHAKRA_SIM_CORE_H
 
