@@ -107,6 +107,51 @@ static void test_per_node_memory_without_npus_per_node_fails_at_run(void **state
   free(dir);
 }
 
+typedef struct progress_seen {
+  int calls;
+  uint64_t last;
+} progress_seen;
+
+static int stop_at_first_progress(void *ctx, const char *phase, uint64_t done, uint64_t total) {
+  progress_seen *p = ctx;
+  assert_string_equal(phase, "run");
+  assert_int_equal(total, 0);
+  p->calls++;
+  p->last = done;
+  return 1;
+}
+
+/* A 256-NPU ring all-reduce takes about 1.5 million events: the progress
+ * callback is asked once (every 2^20 events) and stops the run. */
+static void test_progress_callback_can_stop_a_run(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp(), *prefix = tu_join(dir, "ar");
+  chakra_error err;
+  assert_int_equal(chakra_gen_microbench(prefix, 0, 256, 1048576, &err), 0);
+  chakra_topo_dim d = {CHAKRA_TOPO_RING, 256, 50.0, 500.0};
+  chakra_topo *t;
+  assert_int_equal(chakra_topo_new(&t, &d, 1, &err), 0);
+  chakra_sim_config *c;
+  assert_int_equal(chakra_sim_config_new(&c, t, &err), 0);
+  chakra_topo_free(t);
+  for (size_t i = 0; i < sizeof ring4chunks / sizeof *ring4chunks; i++)
+    assert_int_equal(chakra_sim_config_set(c, ring4chunks[i][0], ring4chunks[i][1], NULL, NULL, &err), 0);
+  chakra_sim_workload *w;
+  assert_int_equal(chakra_sim_workload_load(&w, prefix, 256, 0, NULL, NULL, &err), 0);
+  progress_seen seen = {0};
+  chakra_sim_run_options o = {.progress = stop_at_first_progress, .progress_ctx = &seen};
+  chakra_sim_result r;
+  assert_int_equal(chakra_sim_run(c, w, &o, &r, &err), CHAKRA_ECANCELED);
+  assert_int_equal(seen.calls, 1);
+  assert_true(seen.last > 0 && seen.last < 1079200); /* stopped before the end (spec 13: 1,079,200 ns) */
+  chakra_sim_result_free(&r);
+  chakra_sim_workload_free(w);
+  chakra_sim_config_free(c);
+  tu_rmtree(dir);
+  free(prefix);
+  free(dir);
+}
+
 static void test_workload_and_network_must_agree(void **state) {
   (void)state;
   char *dir = tu_mkdtemp(), *prefix = tu_join(dir, "ar");
@@ -135,6 +180,7 @@ int main(void) {
       cmocka_unit_test(test_one_workload_runs_under_two_configurations),
       cmocka_unit_test(test_configuration_errors_name_the_field),
       cmocka_unit_test(test_per_node_memory_without_npus_per_node_fails_at_run),
+      cmocka_unit_test(test_progress_callback_can_stop_a_run),
       cmocka_unit_test(test_workload_and_network_must_agree),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
