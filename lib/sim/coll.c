@@ -34,6 +34,7 @@ typedef struct stream {
   int tree;               /* double binary tree of this chunk: 0 max, 1 min */
   algo_run run;
   struct stream *next;    /* queue link, or free list */
+  struct stream *all;     /* every stream of the run, for coll_free() */
 } stream;
 
 typedef struct squeue {
@@ -51,6 +52,7 @@ typedef struct sys_npu {
 typedef struct sys {
   sys_npu *npu;
   stream *free_streams;   /* recycled: collectives create millions */
+  stream *all;            /* every stream, running, waiting or recycled */
   uint32_t K, per_queue;
   uint64_t ep;
   custom_lib *custom;
@@ -83,8 +85,8 @@ void coll_free(sim *s) {
     free(y->npu[r].queues);
     free(y->npu[r].rr);
   }
-  for (stream *st = y->free_streams, *nx; st; st = nx) {
-    nx = st->next;
+  for (stream *st = y->all, *nx; st; st = nx) {
+    nx = st->all;
     algo_free(&st->run);
     free(st);
   }
@@ -121,12 +123,16 @@ static stream *stream_new(sim *s) {
   if (st) {
     y->free_streams = st->next;
     algo_run keep = st->run; /* keeps its packet buffer */
+    stream *all = st->all;
     memset(st, 0, sizeof *st);
+    st->all = all;
     st->run.fifo = keep.fifo;
     st->run.fifo_cap = keep.fifo_cap;
     return st;
   }
-  return calloc(1, sizeof *st);
+  st = calloc(1, sizeof *st);
+  if (st) st->all = y->all, y->all = st;
+  return st;
 }
 
 static void stream_recycle(sim *s, stream *st) {
@@ -147,7 +153,7 @@ static void queue_pump(sim *s, uint32_t rank, int qi) {
 
 static void coll_finished(sim *s, coll_inst *c) {
   eventq_npu_after(&s->q, c->rank, 0, c->done, c->obj, c->arg);
-  free(c);
+  live_release(&s->live, c);
 }
 
 /* An NPU's part of a custom collective is done. */
@@ -331,7 +337,7 @@ void coll_start(sim *s, const coll_request *rq) {
     if (check_native(s, rq)) return;
     plan_phases(s, rq, group, &p);
   }
-  coll_inst *c = calloc(1, sizeof *c + (size_t)p.n * sizeof p.ph[0]);
+  coll_inst *c = live_alloc(&s->live, sizeof *c + (size_t)p.n * sizeof p.ph[0]);
   if (!c) {
     s->q.oom = 1;
     return;

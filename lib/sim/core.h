@@ -19,6 +19,7 @@
 #include "config.h"
 #include "diag.h"
 #include "eventq.h"
+#include "live.h"
 
 struct net;
 struct wl;
@@ -51,6 +52,7 @@ typedef struct sim {
   struct sys *sys;
   struct mem *mem;
   groups_state *grp;       /* groups.c */
+  live_list live;          /* objects in flight between an issue and its completion (live.h) */
   sim_diag diag;           /* errors and warnings (diag.h) */
   chakra_progress_fn progress; /* may be NULL */
   void *progress_ctx;

@@ -26,9 +26,12 @@ typedef struct calgo {   /* one algorithm file, as loaded */
 struct custom_lib {
   calgo *v;
   size_t n, cap;
+  struct crun *running;  /* runs not yet finished (freed with the library) */
 };
 
 typedef struct crun {    /* one NPU's run of one collective */
+  struct crun *prev, *next; /* custom_lib.running */
+  custom_lib *lib;
   const calgo *a;
   uint32_t rank, left;
   const uint32_t *members;
@@ -44,8 +47,11 @@ int custom_lib_init(sim *s, custom_lib **out) {
   return *out ? 0 : chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
 }
 
+static void crun_free(crun *r);
+
 void custom_lib_free(custom_lib *lib) {
   if (!lib) return;
+  while (lib->running) crun_free(lib->running);
   for (size_t i = 0; i < lib->n; i++) {
     calgo *a = &lib->v[i];
     free(a->prefix), free(a->kind), free(a->id), free(a->peer), free(a->value), free(a->tag);
@@ -184,6 +190,9 @@ static void crun_issue_ready(sim *s, crun *r) {
 }
 
 static void crun_free(crun *r) {
+  if (r->prev) r->prev->next = r->next;
+  else if (r->lib) r->lib->running = r->next;
+  if (r->next) r->next->prev = r->prev;
   stdhash_free(&r->ready);
   free(r->indeg);
   free(r);
@@ -244,7 +253,10 @@ void custom_run(sim *s, custom_lib *lib, const char *prefix, uint32_t rank, cons
     return;
   }
   memcpy(indeg, a->indeg, a->n * sizeof *indeg);
-  *r = (crun){.a = a, .rank = rank, .left = a->n, .members = members, .indeg = indeg, .done = done, .obj = obj, .arg = arg};
+  *r = (crun){.lib = lib, .next = lib->running, .a = a, .rank = rank, .left = a->n, .members = members,
+              .indeg = indeg, .done = done, .obj = obj, .arg = arg};
+  if (lib->running) lib->running->prev = r;
+  lib->running = r;
   stdhash_init(&r->ready);
   if (a->n == 0) {
     crun_free(r);

@@ -426,7 +426,7 @@ typedef struct rdv_op {
 
 static rdv_op *rdv_new(sim *s, uint32_t a, uint32_t b, uint64_t bytes, uint64_t tag, sim_fn cb, void *obj,
                        uint64_t arg) {
-  rdv_op *op = malloc(sizeof *op);
+  rdv_op *op = live_alloc(&s->live, sizeof *op);
   if (!op) s->q.oom = 1;
   else *op = (rdv_op){a, b, bytes, tag, cb, obj, arg};
   return op;
@@ -436,7 +436,7 @@ static rdv_op *rdv_new(sim *s, uint32_t a, uint32_t b, uint64_t bytes, uint64_t 
 static void rdv_invited(sim *s, void *obj, uint64_t arg) {
   (void)arg;
   rdv_op op = *(rdv_op *)obj;
-  free(obj);
+  live_release(&s->live, obj);
   net_send_eager(s, op.a, op.b, op.bytes, op.tag, op.cb, op.obj, op.arg);
 }
 
@@ -444,7 +444,7 @@ static void rdv_invited(sim *s, void *obj, uint64_t arg) {
 static void rdv_invitation_sent(sim *s, void *obj, uint64_t arg) {
   (void)arg;
   rdv_op op = *(rdv_op *)obj;
-  free(obj);
+  live_release(&s->live, obj);
   net_recv_eager(s, op.a, op.b, op.bytes, op.tag, op.cb, op.obj, op.arg);
 }
 

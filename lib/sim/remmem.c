@@ -43,7 +43,7 @@ static void mem_finish(sim *s, void *obj, uint64_t arg) {
   sim_fn done = rq->done;
   void *o = rq->obj;
   uint64_t a = rq->arg;
-  free(rq);
+  live_release(&s->live, rq);
   done(s, o, a);
   if (l) {
     l->busy = 0;
@@ -61,7 +61,7 @@ static void mem_start(sim *s, mem_line *l) {
 }
 
 void remmem_access(sim *s, uint32_t rank, uint64_t bytes, sim_fn done, void *obj, uint64_t arg) {
-  mem_req *rq = calloc(1, sizeof *rq);
+  mem_req *rq = live_alloc(&s->live, sizeof *rq);
   if (!rq) {
     s->q.oom = 1;
     return;

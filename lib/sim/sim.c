@@ -88,6 +88,7 @@ static void teardown(sim *s) {
   coll_free(s);
   groups_free(s);
   remmem_free(s);
+  live_free_all(&s->live);
   net_free(s);
   eventq_free(&s->q);
   sim_config_groups_free(&s->groups);
