@@ -12,7 +12,7 @@ typedef struct sim_diag {
   void *ctx;
   chakra_error *err;       /* the first error; never NULL while a run is set up */
   int failed;              /* an error was recorded */
-  int *stop;               /* set to 1 on error: the event loop's stop flag */
+  int *stop;               /* set to 1 on error: stops the event loop (eventq.oom) */
 } sim_diag;
 
 /* Records a run-time error (the first one wins) and stops the loop. */

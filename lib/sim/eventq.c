@@ -252,7 +252,7 @@ void eventq_batch_fire(struct sim *s, void *obj, uint64_t t) {
 }
 
 void eventq_run(eventq *q, struct sim *s, void (*progress)(struct sim *s)) {
-  while (q->heap_n && !q->oom && !q->stop) {
+  while (q->heap_n && !q->oom) {
     uint32_t b = q->heap[0];
     time_bucket *bk = &q->buckets[b];
     q->now = bk->time;

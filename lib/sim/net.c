@@ -1,6 +1,7 @@
 /* net.c - matching and the two analytical network models; see net.h. */
 #include "net.h"
 
+#include "../topo/topo_impl.h"
 #include "../util/ipool.h"
 
 #include <math.h>
@@ -220,7 +221,7 @@ static void deliver(sim *s, void *obj, uint64_t mi) {
   w.cb(s, w.obj, w.arg);
 }
 
-static uint32_t hops_in(const sim *s, int d, uint32_t a, uint32_t b) { return chakra_topo_hops(s->topo, d, a, b); }
+static uint32_t hops_in(const sim *s, int d, uint32_t a, uint32_t b) { return topo_hops_fast(s->topo, d, a, b); }
 
 static int differs_above(const sim *s, uint32_t src, uint32_t dst, int d) {
   for (int e = d + 1; e < s->dims; e++)
@@ -239,13 +240,13 @@ static uint64_t multidim_delay(sim *s, uint32_t src, uint32_t dst, uint64_t byte
   }
   if (!s->opt.multidim_full) {
     uint32_t h = hops_in(s, d, sim_coord(s, src, d), sim_coord(s, dst, d));
-    return (uint64_t)floor((double)h * chakra_topo_dim_at(s->topo, d)->latency_ns + (double)bytes / s->net->bw[d]);
+    return (uint64_t)floor((double)h * topo_latency(s->topo, d) + (double)bytes / s->net->bw[d]);
   }
   double lat = 0, bw = 0;
   for (int e = 0; e < s->dims; e++) {
     uint32_t a = sim_coord(s, src, e), b = sim_coord(s, dst, e);
     if (a == b) continue;
-    lat += (double)hops_in(s, e, a, b) * chakra_topo_dim_at(s->topo, e)->latency_ns;
+    lat += (double)hops_in(s, e, a, b) * topo_latency(s->topo, e);
     if (bw == 0 || s->net->bw[e] < bw) bw = s->net->bw[e];
   }
   return (uint64_t)floor(lat + (double)bytes / bw);
@@ -263,7 +264,7 @@ static uint64_t unaware_delay(sim *s, uint32_t src, uint32_t dst, uint64_t bytes
   uint32_t hops = src == dst ? 0 : hops_in(s, d, a, b);
   delay_memo *m = &s->net->memo[(bytes * 31 + hops * 7 + (uint64_t)d) % DELAY_MEMO];
   if (m->dim == d && m->hops == hops && m->bytes == bytes) return m->delay;
-  uint64_t delay = (uint64_t)floor((double)hops * chakra_topo_dim_at(s->topo, d)->latency_ns + (double)bytes / s->net->bw[d]);
+  uint64_t delay = (uint64_t)floor((double)hops * topo_latency(s->topo, d) + (double)bytes / s->net->bw[d]);
   *m = (delay_memo){bytes, delay, hops, d};
   return delay;
 }
@@ -315,7 +316,7 @@ static void link_times(sim *s, int d, uint64_t bytes, uint64_t *busy, uint64_t *
   }
   double ser = (double)bytes / s->net->bw[d];
   *busy = (uint64_t)floor(ser);
-  *hop = (uint64_t)floor(chakra_topo_dim_at(s->topo, d)->latency_ns + ser);
+  *hop = (uint64_t)floor(topo_latency(s->topo, d) + ser);
   if (*busy < (1ull << 32) && *hop < (1ull << 32))
     *m = (delay_memo){bytes, *busy << 32 | *hop, UINT32_MAX, d};
 }

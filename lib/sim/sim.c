@@ -19,7 +19,7 @@
 static void progress_tick(sim *s) {
   if (s->progress(s->progress_ctx, "run", s->q.now, 0)) {
     s->cancelled = 1;
-    s->q.stop = 1;
+    s->q.oom = 1; /* stops the loop; the run reports the cancellation */
   }
 }
 
@@ -163,7 +163,7 @@ int chakra_sim_run(const chakra_sim_config *c, const chakra_sim_workload *w, con
   sim *s = calloc(1, sizeof *s);
   if (!s) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   s->err = err ? err : &local;
-  s->diag = (sim_diag){.fn = o->diag, .ctx = o->diag_ctx, .err = s->err, .stop = &s->q.stop};
+  s->diag = (sim_diag){.fn = o->diag, .ctx = o->diag_ctx, .err = s->err, .stop = &s->q.oom};
   s->progress = o->progress;
   s->progress_ctx = o->progress_ctx;
   report_log *log = NULL;
@@ -174,9 +174,9 @@ int chakra_sim_run(const chakra_sim_config *c, const chakra_sim_workload *w, con
     wl_start(s);
     eventq_run(&s->q, s, s->progress ? progress_tick : NULL);
     if (s->diag.failed) rc = s->err->code ? s->err->code : CHAKRA_EINVAL;
-    else if (s->q.oom) rc = chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory during the simulation");
     else if (s->cancelled) rc = chakra_error_set(s->err, CHAKRA_ECANCELED, "the simulation was stopped at %llu ns",
                                                  (unsigned long long)s->q.now);
+    else if (s->q.oom) rc = chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory during the simulation");
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   if (!rc) rc = collect(s, r);

@@ -12,16 +12,8 @@
 #include <string.h>
 
 #include "../util/ymap.h"
+#include "topo_impl.h"
 
-struct chakra_topo {
-  int dims;
-  chakra_topo_dim dim[CHAKRA_TOPO_MAX_DIMS];
-  uint32_t npus;
-  uint32_t offset[CHAKRA_TOPO_MAX_DIMS];    /* id = sum coord_d * offset_d */
-  double bpns[CHAKRA_TOPO_MAX_DIMS];        /* bytes per ns */
-  uint64_t link_base[CHAKRA_TOPO_MAX_DIMS + 1];
-  uint64_t switch_base[CHAKRA_TOPO_MAX_DIMS + 1]; /* device id of dimension d's first switch */
-};
 
 /* One building block of n positions; position n is its switch, if any. */
 typedef struct block_ops {

@@ -147,7 +147,7 @@ static void test_stop_flag_ends_the_loop(void **state) {
   setup_q(&q, 1);
   eventq_at(&q, 1, record, NULL, 1);
   eventq_at(&q, 2, record, NULL, 2);
-  q.stop = 1;
+  q.oom = 1; /* the run's stop flag */
   run(&q);
   assert_int_equal(g_log.n, 0);
   eventq_free(&q);

@@ -43,7 +43,7 @@ static sim *make_sim(int aware) {
   s->npus = 4;
   s->opt.aware = aware;
   s->err = &g_err;
-  s->diag = (sim_diag){.err = &g_err, .stop = &s->q.stop};
+  s->diag = (sim_diag){.err = &g_err, .stop = &s->q.oom};
   assert_int_equal(eventq_init(&s->q, 4), 0);
   assert_int_equal(net_init(s), 0);
   return s;
