@@ -275,7 +275,7 @@ static uint64_t unaware_delay(sim *s, uint32_t src, uint32_t dst, uint64_t bytes
  * or UINT64_MAX when it has reached its destination. */
 static uint64_t next_link(sim *s, net_msg *m) {
   chakra_topo_hop h;
-  if (!chakra_topo_next_hop(s->topo, m->cur, m->dst, &h)) return UINT64_MAX;
+  if (!topo_next_hop_fast(s->topo, m->cur, m->dst, &h)) return UINT64_MAX;
   m->cur = h.next;
   return h.link;
 }

@@ -26,38 +26,6 @@ typedef struct block_ops {
   int has_switch;
 } block_ops;
 
-static uint32_t ring_hops(uint32_t n, uint32_t a, uint32_t b) {
-  uint32_t d = a > b ? a - b : b - a;
-  return d < n - d ? d : n - d;
-}
-static uint64_t ring_links(uint32_t n) { return 2ull * n; }
-/* Ties go clockwise (increasing position), as ASTRA-sim routes. */
-static uint64_t ring_step(uint32_t n, uint32_t a, uint32_t b, uint32_t *next) {
-  uint32_t fwd = (b + n - a) % n;
-  int cw = fwd <= n - fwd;
-  *next = cw ? (a + 1) % n : (a + n - 1) % n;
-  return 2ull * a + (cw ? 0 : 1);
-}
-
-static uint32_t fc_hops(uint32_t n, uint32_t a, uint32_t b) { return (void)n, a != b; }
-static uint64_t fc_links(uint32_t n) { return (uint64_t)n * n; }
-static uint64_t fc_step(uint32_t n, uint32_t a, uint32_t b, uint32_t *next) {
-  *next = b;
-  return (uint64_t)a * n + b;
-}
-
-static uint32_t sw_hops(uint32_t n, uint32_t a, uint32_t b) { return (void)n, a != b ? 2 : 0; }
-static uint64_t sw_links(uint32_t n) { return 2ull * n; }
-/* Link 2p: NPU p up to the switch; 2p + 1: the switch down to p. */
-static uint64_t sw_step(uint32_t n, uint32_t a, uint32_t b, uint32_t *next) {
-  if (a == n) {
-    *next = b;
-    return 2ull * b + 1;
-  }
-  *next = n;
-  return 2ull * a;
-}
-
 static const block_ops blocks[] = {
     [CHAKRA_TOPO_RING] = {"Ring", ring_hops, ring_links, ring_step, 0},
     [CHAKRA_TOPO_FULLY_CONNECTED] = {"FullyConnected", fc_hops, fc_links, fc_step, 0},
