@@ -225,9 +225,9 @@ static int convert_comm(load_ctx *L, const chakra_gnode *g, wl_node *n) {
   int32_t peer = send ? g->comm_dst : g->comm_src;
   if (peer < 0 || (uint32_t)peer >= L->npus) return node_error(L, g, "peer rank outside the network");
   if (!(g->present & CHAKRA_HAS_COMM_TAG)) {
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s: node %llu: no comm_tag; using 0", L->path, (unsigned long long)g->id);
-    load_warn(L, msg);
+    char line[512];
+    snprintf(line, sizeof line, "%s: node %llu: no comm_tag; using 0", L->path, (unsigned long long)g->id);
+    load_warn(L, line);
   }
   n->kind = send ? WK_SEND : WK_RECV;
   n->u.p2p.peer = peer;
@@ -731,9 +731,9 @@ static uint64_t busy_union(const wl_npu *w, int cat) {
   uint32_t k = 0;
   for (uint32_t i = 0; i < w->n; i++)
     if (w->nodes[i].cat == cat && w->end[i] != UINT64_MAX) iv[2 * k] = w->start[i], iv[2 * k + 1] = w->end[i], k++;
-  uint32_t j = 1;
-  while (j < k && iv[2 * j] >= iv[2 * j - 2]) j++;
-  if (j < k) qsort(iv, k, 2 * sizeof *iv, cmp_u64pair); /* chains come sorted */
+  uint32_t sorted = 1;
+  while (sorted < k && iv[2 * sorted] >= iv[2 * sorted - 2]) sorted++;
+  if (sorted < k) qsort(iv, k, 2 * sizeof *iv, cmp_u64pair); /* chains come sorted */
   uint64_t total = 0, a = 0, b = 0;
   for (uint32_t j = 0; j < k; j++) {
     if (j == 0 || iv[2 * j] > b) {
