@@ -23,8 +23,19 @@ static const char footer[] =
     "Exit status: 0 when every rank finished; 1 when some could not (a report of\n"
     "the stuck ranks and unmatched messages goes to stderr); 2 bad input.\n";
 
+/* What the options ask for; handed to the library's three parts in run(). */
+typedef struct sim_options {
+  const char *workload, *system, *network, *remote_memory, *comm_groups;
+  int network_model;
+  uint32_t queues_per_dim;
+  double injection_scale;
+  int rendezvous, multidim_full;
+  const char *timeline, *logging_folder;
+  uint32_t load_threads;
+} sim_options;
+
 typedef struct sim_args {
-  chakra_sim_options o;
+  sim_options o;
   int quiet, summary;
   const char *report;
   const char *no_effect[3]; /* ASTRA-sim options accepted and ignored */
@@ -38,7 +49,7 @@ static int parse_sim_args(sim_args *a, int argc, char **argv) {
   static const cli_choice bools[] = {{"true", 1}, {"false", 0}, {"1", 1}, {"0", 0}, {NULL, 0}};
   static const cli_choice multidim[] = {{"lowest", 0}, {"full", 1}, {NULL, 0}};
   static const char no_effect[] = "accepted for ASTRA-sim compatibility; no effect";
-  chakra_sim_options *o = &a->o;
+  sim_options *o = &a->o;
   const cli_opt opts[] = {
       {.name = "workload-configuration", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &o->workload,
        .metavar = "PREFIX", .help = "trace prefix"},
@@ -139,6 +150,48 @@ static void keep_freed_memory(void) {
 #endif
 }
 
+static void print_problem(void *ctx, const chakra_problem *p) {
+  (void)ctx;
+  char line[2048];
+  chakra_problem_format(p, line, sizeof line);
+  cli_warn("%s", line);
+}
+
+/* The progress line, on a terminal only, redrawn in place. */
+static int print_progress(void *ctx, const char *phase, uint64_t done, uint64_t total) {
+  (void)ctx, (void)phase, (void)total;
+  fprintf(stderr, "\rchakra sim: %llu ns simulated\033[K", (unsigned long long)done);
+  return 0;
+}
+
+/* Configuration, workload, run: the library's three parts. */
+static int run(const sim_options *o, chakra_sim_result *res, chakra_error *err) {
+  memset(res, 0, sizeof *res);
+  chakra_sim_files files = {o->system, o->network, o->remote_memory, o->comm_groups};
+  chakra_sim_config *cfg;
+  int rc = chakra_sim_config_load(&cfg, &files, print_problem, NULL, err);
+  if (rc) return rc;
+  chakra_sim_params *p = chakra_sim_config_params(cfg);
+  p->network_model = o->network_model;
+  if (o->queues_per_dim) p->queues_per_dim = o->queues_per_dim;
+  if (o->injection_scale > 0) p->injection_scale = o->injection_scale;
+  p->rendezvous = o->rendezvous;
+  p->multidim_full = o->multidim_full;
+  chakra_sim_workload *w;
+  rc = chakra_sim_workload_load(&w, o->workload, chakra_topo_npus(chakra_sim_config_topo(cfg)), o->load_threads,
+                                print_problem, NULL, err);
+  if (!rc) {
+    int tty = isatty(2);
+    chakra_sim_run_options ro = {.timeline = o->timeline, .logging_folder = o->logging_folder,
+                                 .diag = print_problem, .progress = tty ? print_progress : NULL};
+    rc = chakra_sim_run(cfg, w, &ro, res, err);
+    if (tty) fputs("\r\033[K", stderr);
+  }
+  chakra_sim_workload_free(w);
+  chakra_sim_config_free(cfg);
+  return rc;
+}
+
 int cmd_sim(int argc, char **argv) {
   sim_args a;
   memset(&a, 0, sizeof a);
@@ -153,8 +206,7 @@ int cmd_sim(int argc, char **argv) {
   keep_freed_memory();
   chakra_sim_result res;
   chakra_error err = {0};
-  a.o.progress = isatty(2);
-  if (chakra_sim_run(&a.o, &res, cli_warn_cb, NULL, &err)) {
+  if (run(&a.o, &res, &err)) {
     cli_error("%s", err.msg);
     chakra_sim_result_free(&res);
     return 2;

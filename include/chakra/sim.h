@@ -14,29 +14,99 @@
 
 #include "chakra/error.h"
 #include "chakra/json.h"
+#include "chakra/topo.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* Use in three parts:
+ *
+ *   chakra_sim_config   what is simulated on: the network (chakra/topo.h),
+ *                       the system (collective algorithms, chunking,
+ *                       roofline, ...), remote memory, communicator groups,
+ *                       and the run parameters. From ASTRA-sim's files or
+ *                       built in code; read-only while runs use it.
+ *   chakra_sim_workload the per-rank ETs, loaded once; never changed by a
+ *                       run, so one workload serves many runs and
+ *                       configurations (also from several threads, each
+ *                       with its own result).
+ *   chakra_sim_run()    one simulation of a workload on a configuration.
+ *
+ * Ownership: every _load and _new function returns an object the caller frees with
+ * the matching *_free (NULL is fine); on failure *out is NULL and nothing
+ * needs freeing. Pointers passed in are copied unless said otherwise.
+ * chakra_sim_run() fills a result the caller frees with
+ * chakra_sim_result_free(), also after a failure (it is then empty). */
+
 enum { CHAKRA_NET_AWARE = 0, CHAKRA_NET_UNAWARE = 1 };
 
-typedef struct chakra_sim_options {
-  const char *workload;        /* trace prefix: rank r reads <workload>.<r>.et */
-  const char *system;          /* system JSON */
-  const char *network;         /* network YAML */
-  const char *remote_memory;   /* remote memory JSON, or NULL (none) */
-  const char *comm_groups;     /* comm-group JSON, or NULL */
+/* Run parameters that ASTRA-sim takes on its command line. */
+typedef struct chakra_sim_params {
   int network_model;           /* CHAKRA_NET_* */
-  uint32_t queues_per_dim;     /* 0 = 1 */
-  double injection_scale;      /* 0 = 1 */
+  uint32_t queues_per_dim;     /* scheduling queues per dimension; 0 = 1 */
+  double injection_scale;      /* multiplies endpoint-delay; 0 = 1 */
   int rendezvous;              /* an 8 KiB invitation from the receiver before each send */
   int multidim_full;           /* unaware: charge every dimension two NPUs differ in */
-  const char *timeline;        /* Chrome trace-event JSON to write, or NULL */
-  int progress;                /* progress line on stderr during the run */
-  uint32_t load_threads;       /* threads that load the rank files; 0 = one per CPU */
-  const char *logging_folder;  /* ASTRA-sim's log.log and err.log go here (created), or NULL */
-} chakra_sim_options;
+} chakra_sim_params;
+
+typedef struct chakra_sim_config chakra_sim_config;
+
+/* The configuration files (ASTRA-sim's formats); remote_memory and
+ * comm_groups may be NULL (none). */
+typedef struct chakra_sim_files {
+  const char *system;          /* system JSON */
+  const char *network;         /* network YAML */
+  const char *remote_memory;   /* remote memory JSON */
+  const char *comm_groups;     /* comm-group JSON */
+} chakra_sim_files;
+
+/* Reads and checks the files; warnings (keys without effect, defaults
+ * taken) go to diag (may be NULL). Parameters start at their defaults. */
+int chakra_sim_config_load(chakra_sim_config **out, const chakra_sim_files *files, chakra_diag_fn diag,
+                           void *diag_ctx, chakra_error *err);
+/* A configuration on topo (copied) with the system file's defaults, no
+ * remote memory and no groups; fill it with chakra_sim_config_set(). */
+int chakra_sim_config_new(chakra_sim_config **out, const chakra_topo *topo, chakra_error *err);
+/* Sets one field of the system or remote-memory configuration by its file
+ * key, value in JSON: ("preferred-dataset-splits", "4"),
+ * ("all-reduce-implementation", "[\"ring\"]"), ("memory-type",
+ * "\"MEMORY_POOL\""). Checked as in a file; on failure that one field may
+ * be partly set (the error names it). Settings that only make sense
+ * together (PER_NODE_MEMORY_EXPANSION and num-npus-per-node) are checked
+ * when a run starts. */
+int chakra_sim_config_set(chakra_sim_config *c, const char *key, const char *json_value, chakra_diag_fn diag,
+                          void *diag_ctx, chakra_error *err);
+/* Adds communicator group `name` (a pg_name) with its members in order. */
+int chakra_sim_config_add_group(chakra_sim_config *c, const char *name, const uint32_t *ranks, uint32_t n,
+                                chakra_error *err);
+/* The run parameters, to read or change (valid as long as c). */
+chakra_sim_params *chakra_sim_config_params(chakra_sim_config *c);
+/* The network (valid as long as c). */
+const chakra_topo *chakra_sim_config_topo(const chakra_sim_config *c);
+void chakra_sim_config_free(chakra_sim_config *c);
+
+typedef struct chakra_sim_workload chakra_sim_workload;
+
+/* Loads PREFIX.0.et .. PREFIX.<npus-1>.et (npus: the network's NPU count)
+ * on `threads` threads (0 = one per CPU); warnings go to diag in rank
+ * order, whatever the thread count. */
+int chakra_sim_workload_load(chakra_sim_workload **out, const char *prefix, uint32_t npus, uint32_t threads,
+                             chakra_diag_fn diag, void *diag_ctx, chakra_error *err);
+uint32_t chakra_sim_workload_npus(const chakra_sim_workload *w);
+void chakra_sim_workload_free(chakra_sim_workload *w);
+
+/* Per-run outputs and observers; every field may be zero/NULL. */
+typedef struct chakra_sim_run_options {
+  const char *timeline;        /* Chrome trace-event JSON to write */
+  const char *logging_folder;  /* ASTRA-sim's log.log and err.log go here (created) */
+  chakra_diag_fn diag;         /* run-time warnings */
+  void *diag_ctx;
+  /* Called with phase "run", done = simulated ns so far, total = 0, about
+   * every million events; nonzero stops the run with CHAKRA_ECANCELED. */
+  chakra_progress_fn progress;
+  void *progress_ctx;
+} chakra_sim_run_options;
 
 /* The built-in collective types, in the order of per-type arrays below. */
 enum { CHAKRA_SIM_ALL_REDUCE, CHAKRA_SIM_ALL_GATHER, CHAKRA_SIM_REDUCE_SCATTER, CHAKRA_SIM_ALL_TO_ALL,
@@ -68,11 +138,14 @@ typedef struct chakra_sim_result {
   int roofline;                  /* the roofline figures of the ranks are set */
 } chakra_sim_result;
 
-/* Runs the simulation. Returns CHAKRA_OK when the run could be set up and
+/* Simulates w on c. Returns CHAKRA_OK when the run could be set up and
  * carried out; ranks that could not finish (deadlock, unmatched messages)
- * are reported in result->stuck and have finished = 0. */
-int chakra_sim_run(const chakra_sim_options *opt, chakra_sim_result *result, chakra_warn_fn warn,
-                   void *warn_ctx, chakra_error *err);
+ * are reported in result->stuck and have finished = 0. w's NPU count must
+ * be c's. result is always initialised; free it with
+ * chakra_sim_result_free(). */
+int chakra_sim_run(const chakra_sim_config *c, const chakra_sim_workload *w, const chakra_sim_run_options *opt,
+                   chakra_sim_result *result, chakra_error *err);
+/* Frees what r holds (not r itself) and empties it. */
 void chakra_sim_result_free(chakra_sim_result *r);
 
 /* Fills order with the finished ranks in the order ASTRA-sim's lines are

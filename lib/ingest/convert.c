@@ -24,6 +24,7 @@
 
 #include "../util/bigmem.h"
 #include "../util/outfile.h"
+#include "../util/pgjson.h"
 #include "../util/tasks.h"
 #include "../util/topo.h"
 #include "chakra/build.h"
@@ -447,72 +448,57 @@ static pgroup *pg_by_name(const conv *c, const char *name) {
   return NULL;
 }
 
+/* Applies one entry of a process-group list; 1 = stop reading (compat). */
+static int apply_group(conv *c, uint32_t i, size_t k, const pg_entry *e) {
+  if (!e->name) return c->compat ? 0 : node_err(c, i, "process group #%zu has no pg_name", k);
+  if (e->bad_rank) {
+    if (c->compat) return 1;
+    return node_err(c, i, "process group '%s' lists a rank that is not a non-negative integer", e->name);
+  }
+  pgroup *slot = pg_by_name(c, e->name);
+  if (!slot) {
+    pgroup *p = realloc(c->pgs, (c->n_pgs + 1) * sizeof *p);
+    if (!p) return oom(c);
+    c->pgs = p;
+    slot = &c->pgs[c->n_pgs++];
+    memset(slot, 0, sizeof *slot);
+    if (!(slot->name = strdup(e->name))) return oom(c);
+  } else {
+    free(slot->ranks);
+    slot->ranks = NULL;
+    slot->n_ranks = 0;
+  }
+  if (e->has_backend_id) slot->backend_id = e->backend_id, slot->has_backend_id = 1;
+  if (e->has_size) slot->size = e->size;
+  if (e->n_ranks) {
+    if (!(slot->ranks = malloc(e->n_ranks * sizeof *slot->ranks))) return oom(c);
+    memcpy(slot->ranks, e->ranks, e->n_ranks * sizeof *slot->ranks);
+    slot->n_ranks = e->n_ranks;
+  }
+  return 0;
+}
+
 static int parse_groups(conv *c) {
   for (size_t s = 0; s < c->h->n_side; s++) {
     const ht_side *sd = &c->h->side[s];
     if (!sd->pg_json) continue;
     uint32_t i = sd->node;
     char why[256] = "";
-    yajl_val v = yajl_tree_parse(sd->pg_json, why, sizeof why);
-    if (!v || !YAJL_IS_ARRAY(v)) {
-      if (v) yajl_tree_free(v);
+    pg_list l;
+    int rc = pg_list_parse(sd->pg_json, &l, why, sizeof why);
+    if (rc == PG_ENOMEM) {
+      pg_list_free(&l);
+      return oom(c);
+    }
+    if (rc == PG_ENOTLIST) {
+      pg_list_free(&l);
       if (c->compat) continue; /* the reference does not look inside */
       return node_err(c, i, "the process-group list is not a JSON list%s%s", why[0] ? ": " : "", why);
     }
-    for (size_t k = 0; k < v->u.array.len; k++) {
-      yajl_val g = v->u.array.values[k];
-      const char *pn[] = {"pg_name", NULL}, *rk[] = {"ranks", NULL}, *gs[] = {"group_size", NULL},
-                 *bi[] = {"backend_id", NULL};
-      yajl_val name = yajl_tree_get(g, pn, yajl_t_any), ranks = yajl_tree_get(g, rk, yajl_t_array),
-               size = yajl_tree_get(g, gs, yajl_t_number), bid = yajl_tree_get(g, bi, yajl_t_number);
-      if (!name || (!YAJL_IS_STRING(name) && !YAJL_IS_INTEGER(name))) {
-        if (c->compat) continue;
-        yajl_tree_free(v);
-        return node_err(c, i, "process group #%zu has no pg_name", k);
-      }
-      char nb[32];
-      const char *nm = YAJL_IS_STRING(name) ? YAJL_GET_STRING(name) : (snprintf(nb, sizeof nb, "%lld", YAJL_GET_INTEGER(name)), nb);
-      pgroup *slot = pg_by_name(c, nm);
-      if (!slot) {
-        pgroup *p = realloc(c->pgs, (c->n_pgs + 1) * sizeof *p);
-        if (!p) {
-          yajl_tree_free(v);
-          return oom(c);
-        }
-        c->pgs = p;
-        slot = &c->pgs[c->n_pgs++];
-        memset(slot, 0, sizeof *slot);
-        slot->name = strdup(nm);
-        if (!slot->name) {
-          yajl_tree_free(v);
-          return oom(c);
-        }
-      } else {
-        free(slot->ranks);
-        slot->ranks = NULL;
-        slot->n_ranks = 0;
-      }
-      if (bid && YAJL_IS_INTEGER(bid)) slot->backend_id = YAJL_GET_INTEGER(bid), slot->has_backend_id = 1;
-      if (size && YAJL_IS_INTEGER(size)) slot->size = YAJL_GET_INTEGER(size);
-      if (ranks && ranks->u.array.len) {
-        slot->ranks = malloc(ranks->u.array.len * sizeof *slot->ranks);
-        if (!slot->ranks) {
-          yajl_tree_free(v);
-          return oom(c);
-        }
-        for (size_t j = 0; j < ranks->u.array.len; j++) {
-          yajl_val r = ranks->u.array.values[j];
-          if (!YAJL_IS_INTEGER(r) || YAJL_GET_INTEGER(r) < 0) {
-            yajl_tree_free(v);
-            if (c->compat) return 0;
-            return node_err(c, i, "process group '%s' lists a rank that is not a non-negative integer", nm);
-          }
-          slot->ranks[j] = YAJL_GET_INTEGER(r);
-        }
-        slot->n_ranks = ranks->u.array.len;
-      }
-    }
-    yajl_tree_free(v);
+    for (size_t k = 0; k < l.n && !rc; k++) rc = apply_group(c, i, k, &l.v[k]);
+    pg_list_free(&l);
+    if (rc == 1) return 0;
+    if (rc) return rc;
   }
   c->rep->process_groups = c->n_pgs;
   return 0;

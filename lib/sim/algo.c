@@ -128,7 +128,7 @@ static void on_packet_ready(sim *s, void *obj, uint64_t arg) {
   algo_run *r = obj;
   r->free_++;
   try_send(s, r);
-  if (r->sends_left == 0 && r->free_ == r->P) sys_phase_done(s, r->st);
+  if (r->sends_left == 0 && r->free_ == r->P) r->done(s, r->done_obj, 0);
 }
 
 static void on_receive(sim *s, void *obj, uint64_t arg) {
@@ -143,7 +143,7 @@ static void on_receive(sim *s, void *obj, uint64_t arg) {
 static void tree_done(sim *s, void *obj, uint64_t arg) {
   (void)arg;
   algo_run *r = obj;
-  sys_phase_done(s, r->st);
+  r->done(s, r->done_obj, 0);
 }
 
 static void tree_send_down(sim *s, void *obj, uint64_t arg) {
@@ -152,7 +152,7 @@ static void tree_send_down(sim *s, void *obj, uint64_t arg) {
   uint64_t c = r->ph->in_bytes;
   for (int k = 0; k < 2; k++)
     if (r->child[k] != UINT32_MAX) net_send(s, r->me, r->child[k], c, r->tag, NULL, NULL, 0);
-  sys_phase_done(s, r->st);
+  r->done(s, r->done_obj, 0);
 }
 
 static void tree_from_parent(sim *s, void *obj, uint64_t arg) {
@@ -226,8 +226,8 @@ static void tree_start(sim *s, algo_run *r) {
 
 /* ---- start ---- */
 
-void algo_start(sim *s, algo_run *r, struct stream *st, const phase_spec *ph, uint32_t me, uint64_t tag,
-                int tree) {
+void algo_start(sim *s, algo_run *r, const phase_spec *ph, uint32_t me, uint64_t tag, int tree, sim_fn done,
+                void *done_obj) {
   /* The packet buffer is kept across phases and streams. */
   pkt *fifo = r->fifo;
   uint32_t fifo_cap = r->fifo_cap;
@@ -235,7 +235,8 @@ void algo_start(sim *s, algo_run *r, struct stream *st, const phase_spec *ph, ui
   r->fifo = fifo;
   r->fifo_cap = fifo_cap;
   r->tree = tree;
-  r->st = st;
+  r->done = done;
+  r->done_obj = done_obj;
   r->ph = ph;
   r->me = me;
   r->tag = tag;

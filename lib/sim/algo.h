@@ -6,7 +6,8 @@
  * reduction cost when it carries reduced data) before it may be sent; every
  * send posts the receive of the next expected message, every receipt
  * inserts a packet. The double binary tree has its own up/down schedule.
- * When the phase is over the engine calls sys_phase_done(). */
+ * When the phase is over the engine calls the done callback it was
+ * started with. */
 #ifndef CHAKRA_SIM_ALGO_H
 #define CHAKRA_SIM_ALGO_H
 
@@ -40,10 +41,9 @@ typedef struct pkt {
   uint64_t bytes;
 } pkt;
 
-struct stream;
-
 typedef struct algo_run {
-  struct stream *st;
+  sim_fn done;                  /* called as done(s, done_obj, 0) when the phase is over */
+  void *done_obj;
   const phase_spec *ph;
   uint32_t me;
   uint64_t tag;
@@ -66,13 +66,10 @@ typedef struct algo_run {
   int waits_left, got_parent;
 } algo_run;
 
-void algo_start(sim *s, algo_run *r, struct stream *st, const phase_spec *ph, uint32_t me, uint64_t tag,
-                int tree);
+void algo_start(sim *s, algo_run *r, const phase_spec *ph, uint32_t me, uint64_t tag, int tree, sim_fn done,
+                void *done_obj);
 void algo_free(algo_run *r);
 /* Output size of a phase of type `type` with input c on n NPUs. */
 uint64_t algo_out_bytes(int type, uint64_t c, uint32_t n);
-
-/* Implemented by sys.c: the phase of st has finished. */
-void sys_phase_done(sim *s, struct stream *st);
 
 #endif

@@ -9,7 +9,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <yajl/yajl_tree.h>
-#include <yaml.h>
+
+#include "../util/ymap.h"
 #include "chakra/build.h"
 
 /* ---- small file helpers ---- */
@@ -77,164 +78,6 @@ char *sim_config_resolve_prefix(const char *prefix, const char *base_dir) {
   }
   free(probe);
   return strdup(prefix); /* the caller reports the missing files */
-}
-
-/* ---- YAML: a top-level mapping of scalar -> scalar or list of scalars ---- */
-
-typedef struct yentry {
-  char *key;
-  char **vals;
-  int n, is_list;
-  unsigned long line;
-} yentry;
-
-typedef struct ymap {
-  yentry *e;
-  int n;
-} ymap;
-
-static void ymap_free(ymap *m) {
-  for (int i = 0; i < m->n; i++) {
-    for (int k = 0; k < m->e[i].n; k++) free(m->e[i].vals[k]);
-    free(m->e[i].vals);
-    free(m->e[i].key);
-  }
-  free(m->e);
-}
-
-static int ypush(char ***v, int *n, const char *s) {
-  char **q = realloc(*v, (size_t)(*n + 1) * sizeof *q);
-  if (!q) return -1;
-  *v = q;
-  return (q[(*n)++] = strdup(s)) ? 0 : -1;
-}
-
-/* Reads the simple YAML shape every simulator config uses. */
-static int ymap_read(const char *path, ymap *m, chakra_error *err) {
-  memset(m, 0, sizeof *m);
-  FILE *f = fopen(path, "rb");
-  if (!f) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot open: %s", path, strerror(errno));
-  yaml_parser_t p;
-  yaml_parser_initialize(&p);
-  yaml_parser_set_input_file(&p, f);
-  int depth = 0, rc = 0, done = 0;
-  yentry *cur = NULL;
-  while (!done && !rc) {
-    yaml_event_t ev;
-    if (!yaml_parser_parse(&p, &ev)) {
-      rc = chakra_error_set(err, CHAKRA_EFORMAT, "%s: line %lu: invalid YAML: %s", path,
-                            (unsigned long)p.problem_mark.line + 1, p.problem ? p.problem : "?");
-      break;
-    }
-    unsigned long line = ev.start_mark.line + 1;
-    switch (ev.type) {
-      case YAML_STREAM_END_EVENT: done = 1; break;
-      case YAML_MAPPING_START_EVENT:
-        if (depth++ != 0) rc = chakra_error_set(err, CHAKRA_EFORMAT, "%s: line %lu: nested mappings are not allowed here", path, line);
-        break;
-      case YAML_MAPPING_END_EVENT: depth--; break;
-      case YAML_SEQUENCE_START_EVENT:
-        if (!cur || cur->is_list || cur->n) rc = chakra_error_set(err, CHAKRA_EFORMAT, "%s: line %lu: unexpected list", path, line);
-        else cur->is_list = 1;
-        break;
-      case YAML_SEQUENCE_END_EVENT: cur = NULL; break;
-      case YAML_SCALAR_EVENT: {
-        const char *s = (const char *)ev.data.scalar.value;
-        if (depth != 1) {
-          rc = chakra_error_set(err, CHAKRA_EFORMAT, "%s: line %lu: expected a mapping at the top", path, line);
-        } else if (!cur) {
-          yentry *e = realloc(m->e, (size_t)(m->n + 1) * sizeof *e);
-          if (!e) { rc = CHAKRA_ENOMEM; break; }
-          m->e = e;
-          cur = &m->e[m->n++];
-          memset(cur, 0, sizeof *cur);
-          cur->key = strdup(s);
-          cur->line = line;
-        } else {
-          if (ypush(&cur->vals, &cur->n, s)) rc = CHAKRA_ENOMEM;
-          if (!cur->is_list) cur = NULL;
-        }
-        break;
-      }
-      default: break;
-    }
-    yaml_event_delete(&ev);
-  }
-  yaml_parser_delete(&p);
-  fclose(f);
-  if (rc == CHAKRA_ENOMEM) chakra_error_set(err, rc, "%s: out of memory", path);
-  if (rc) ymap_free(m);
-  return rc;
-}
-
-/* ---- network YAML ---- */
-
-static int parse_double(const char *s, double *out) {
-  char *end;
-  errno = 0;
-  *out = strtod(s, &end);
-  return *s && !*end && !errno && isfinite(*out) ? 0 : -1;
-}
-
-static int net_list(const char *path, const yentry *e, sim_net_config *c, chakra_error *err) {
-  for (int i = 0; i < e->n; i++) {
-    const char *v = e->vals[i];
-    double d = 0;
-    if (strcmp(e->key, "topology") == 0) {
-      if (strcmp(v, "Ring") == 0) c->topo[i] = TOPO_RING;
-      else if (strcmp(v, "FullyConnected") == 0) c->topo[i] = TOPO_FULLY_CONNECTED;
-      else if (strcmp(v, "Switch") == 0) c->topo[i] = TOPO_SWITCH;
-      else return chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: topology '%s' is not supported (Ring, FullyConnected, Switch)", path, e->line, v);
-    } else if (parse_double(v, &d)) {
-      return chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: %s: '%s' is not a number", path, e->line, e->key, v);
-    } else if (strcmp(e->key, "npus_count") == 0) {
-      if (d < 1 || d != floor(d) || d > 1e7)
-        return chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: npus_count: '%s' must be a whole number >= 1", path, e->line, v);
-      c->npus[i] = (uint32_t)d;
-    } else if (strcmp(e->key, "bandwidth") == 0) {
-      if (d <= 0) return chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: bandwidth must be > 0 GB/s", path, e->line);
-      c->bandwidth[i] = d;
-    } else {
-      if (d < 0) return chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: latency must be >= 0 ns", path, e->line);
-      c->latency[i] = d;
-    }
-  }
-  return 0;
-}
-
-int sim_config_network(const char *path, sim_net_config *c, chakra_error *err) {
-  static const char *const keys[] = {"topology", "npus_count", "bandwidth", "latency"};
-  memset(c, 0, sizeof *c);
-  ymap m;
-  int rc = ymap_read(path, &m, err);
-  if (rc) return rc;
-  int seen[4] = {0}, len[4] = {0};
-  for (int i = 0; i < m.n && !rc; i++) {
-    int k = 0;
-    while (k < 4 && strcmp(m.e[i].key, keys[k]) != 0) k++;
-    if (k == 4) {
-      rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: unknown key '%s' (expected topology, npus_count, bandwidth, latency)", path, m.e[i].line, m.e[i].key);
-    } else if (m.e[i].n < 1 || m.e[i].n > SIM_MAX_DIMS) {
-      rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: %s must list 1 to %d dimensions", path, m.e[i].line, keys[k], SIM_MAX_DIMS);
-    } else {
-      seen[k] = 1;
-      len[k] = m.e[i].n;
-      rc = net_list(path, &m.e[i], c, err);
-    }
-  }
-  for (int k = 0; k < 4 && !rc; k++)
-    if (!seen[k]) rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: missing key '%s'", path, keys[k]);
-  for (int k = 1; k < 4 && !rc; k++)
-    if (len[k] != len[0])
-      rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: length of %s (%d) doesn't match with dimensions (%d)", path, keys[k], len[k], len[0]);
-  ymap_free(&m);
-  if (rc) return rc;
-  c->dims = len[0];
-  c->total_npus = 1;
-  for (int d = 0; d < c->dims; d++) c->total_npus *= c->npus[d];
-  if (c->total_npus > (1u << 24))
-    return chakra_error_set(err, CHAKRA_EINVAL, "%s: %llu NPUs is more than supported (16M)", path, (unsigned long long)c->total_npus);
-  return 0;
 }
 
 /* ---- system JSON ---- */
@@ -322,10 +165,9 @@ static int per_node_yaml(const char *path, sim_sys_config *c, const char *base, 
   return rc;
 }
 
-static int sys_key(const char *path, const char *k, yajl_val v, sim_sys_config *c, const char *base,
-                   chakra_warn_fn warn, void *ctx, chakra_error *err) {
+int sim_config_system_key(const char *path, const char *k, yajl_val v, sim_sys_config *c, const char *base,
+                          const sim_diag *diag, chakra_error *err) {
   double d = 0;
-  char msg[512];
   for (int i = 0; i < SIM_NCOLL; i++) {
     size_t kl = strlen(impl_keys[i]);
     if (strncmp(k, impl_keys[i], kl) != 0) continue;
@@ -362,10 +204,7 @@ static int sys_key(const char *path, const char *k, yajl_val v, sim_sys_config *
                                       "L", "o", "g", "G", "local-reduction-delay", "local-mem-trace-filename"};
   for (size_t i = 0; i < sizeof noops / sizeof *noops; i++)
     if (strcmp(k, noops[i]) == 0) {
-      if (warn && strcmp(k, "boost-mode") != 0) {
-        snprintf(msg, sizeof msg, "%s: \"%s\" has no effect (as in ASTRA-sim)", path, k);
-        warn(ctx, msg);
-      }
+      if (strcmp(k, "boost-mode") != 0) sim_diag_warn(diag, path, "\"%s\" has no effect (as in ASTRA-sim)", k);
       return 0;
     }
   struct { const char *key; double lo; } nums[] = {
@@ -395,7 +234,7 @@ static int sys_key(const char *path, const char *k, yajl_val v, sim_sys_config *
   return chakra_error_set(err, CHAKRA_EINVAL, "%s: unknown key \"%s\"", path, k);
 }
 
-int sim_config_system(const char *path, sim_sys_config *c, chakra_warn_fn warn, void *ctx, chakra_error *err) {
+int sim_config_system(const char *path, sim_sys_config *c, const sim_diag *d, chakra_error *err) {
   memset(c, 0, sizeof *c);
   c->endpoint_delay = 10;
   c->active_chunks = 1;
@@ -409,19 +248,12 @@ int sim_config_system(const char *path, sim_sys_config *c, chakra_warn_fn warn, 
     const char *k = root->u.object.keys[i];
     have_policy |= strcmp(k, "scheduling-policy") == 0;
     have_opt |= strcmp(k, "collective-optimization") == 0;
-    rc = sys_key(path, k, root->u.object.values[i], c, base, warn, ctx, err);
+    rc = sim_config_system_key(path, k, root->u.object.values[i], c, base, d, err);
   }
   yajl_tree_free(root);
   free(base);
-  char msg[512];
-  if (!rc && warn && !have_policy) {
-    snprintf(msg, sizeof msg, "%s: no \"scheduling-policy\"; using LIFO", path);
-    warn(ctx, msg);
-  }
-  if (!rc && warn && !have_opt) {
-    snprintf(msg, sizeof msg, "%s: no \"collective-optimization\"; using baseline", path);
-    warn(ctx, msg);
-  }
+  if (!rc && !have_policy) sim_diag_warn(d, path, "no \"scheduling-policy\"; using LIFO");
+  if (!rc && !have_opt) sim_diag_warn(d, path, "no \"collective-optimization\"; using baseline");
   if (!rc && c->roofline && (c->local_mem_bw <= 0 || c->peak_perf <= 0))
     rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: roofline-enabled needs \"local-mem-bw\" and \"peak-perf\" above 0", path);
   if (rc) sim_config_system_free(c);
@@ -438,6 +270,36 @@ void sim_config_system_free(sim_sys_config *c) {
 
 /* ---- remote memory JSON ---- */
 
+int sim_config_memory_key(const char *path, const char *k, yajl_val v, sim_mem_config *c, chakra_error *err) {
+  double d = 0;
+  int rc = 0;
+  if (strcmp(k, "memory-type") == 0) {
+    const char *s = YAJL_IS_STRING(v) ? v->u.string : "";
+    if (strcmp(s, "NO_MEMORY_EXPANSION") == 0) c->type = MEM_NONE;
+    else if (strcmp(s, "PER_NPU_MEMORY_EXPANSION") == 0) c->type = MEM_PER_NPU;
+    else if (strcmp(s, "PER_NODE_MEMORY_EXPANSION") == 0) c->type = MEM_PER_NODE;
+    else if (strcmp(s, "MEMORY_POOL") == 0) c->type = MEM_POOL;
+    else rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: \"memory-type\" must be NO_MEMORY_EXPANSION, PER_NPU_MEMORY_EXPANSION, PER_NODE_MEMORY_EXPANSION or MEMORY_POOL", path);
+  } else if (strcmp(k, "remote-mem-latency") == 0) {
+    rc = sys_number(path, k, v, 0, &c->latency, err);
+  } else if (strcmp(k, "remote-mem-bw") == 0) {
+    rc = sys_number(path, k, v, 0, &c->bandwidth, err);
+  } else if (strcmp(k, "num-nodes") == 0 || strcmp(k, "num-npus-per-node") == 0) {
+    rc = sys_number(path, k, v, 1, &d, err);
+    if (strcmp(k, "num-nodes") == 0) c->num_nodes = (uint32_t)d; /* both start "num-n" */
+    else c->npus_per_node = (uint32_t)d;
+  } else {
+    rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: unknown key \"%s\"", path, k);
+  }
+  return rc;
+}
+
+int sim_config_memory_check(const char *path, const sim_mem_config *c, chakra_error *err) {
+  if (c->type == MEM_PER_NODE && !c->npus_per_node)
+    return chakra_error_set(err, CHAKRA_EINVAL, "%s: PER_NODE_MEMORY_EXPANSION needs \"num-npus-per-node\"", path);
+  return 0;
+}
+
 int sim_config_memory(const char *path, sim_mem_config *c, chakra_error *err) {
   memset(c, 0, sizeof *c);
   c->type = MEM_NONE;
@@ -447,33 +309,12 @@ int sim_config_memory(const char *path, sim_mem_config *c, chakra_error *err) {
   int rc = YAJL_IS_OBJECT(root) ? 0 : chakra_error_set(err, CHAKRA_EINVAL, "%s: expected a JSON object", path);
   int have_type = 0;
   for (size_t i = 0; !rc && i < root->u.object.len; i++) {
-    const char *k = root->u.object.keys[i];
-    yajl_val v = root->u.object.values[i];
-    double d = 0;
-    if (strcmp(k, "memory-type") == 0) {
-      const char *s = YAJL_IS_STRING(v) ? v->u.string : "";
-      have_type = 1;
-      if (strcmp(s, "NO_MEMORY_EXPANSION") == 0) c->type = MEM_NONE;
-      else if (strcmp(s, "PER_NPU_MEMORY_EXPANSION") == 0) c->type = MEM_PER_NPU;
-      else if (strcmp(s, "PER_NODE_MEMORY_EXPANSION") == 0) c->type = MEM_PER_NODE;
-      else if (strcmp(s, "MEMORY_POOL") == 0) c->type = MEM_POOL;
-      else rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: \"memory-type\" must be NO_MEMORY_EXPANSION, PER_NPU_MEMORY_EXPANSION, PER_NODE_MEMORY_EXPANSION or MEMORY_POOL", path);
-    } else if (strcmp(k, "remote-mem-latency") == 0) {
-      rc = sys_number(path, k, v, 0, &c->latency, err);
-    } else if (strcmp(k, "remote-mem-bw") == 0) {
-      rc = sys_number(path, k, v, 0, &c->bandwidth, err);
-    } else if (strcmp(k, "num-nodes") == 0 || strcmp(k, "num-npus-per-node") == 0) {
-      rc = sys_number(path, k, v, 1, &d, err);
-      if (k[4] == 'n') c->num_nodes = (uint32_t)d;
-      else c->npus_per_node = (uint32_t)d;
-    } else {
-      rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: unknown key \"%s\"", path, k);
-    }
+    have_type |= strcmp(root->u.object.keys[i], "memory-type") == 0;
+    rc = sim_config_memory_key(path, root->u.object.keys[i], root->u.object.values[i], c, err);
   }
   yajl_tree_free(root);
   if (!rc && !have_type) rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: missing key \"memory-type\"", path);
-  if (!rc && c->type == MEM_PER_NODE && !c->npus_per_node)
-    rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: PER_NODE_MEMORY_EXPANSION needs \"num-npus-per-node\"", path);
+  if (!rc) rc = sim_config_memory_check(path, c, err);
   return rc;
 }
 
@@ -522,4 +363,32 @@ void sim_config_groups_free(sim_groups *g) {
   }
   free(g->v);
   memset(g, 0, sizeof *g);
+}
+
+int sim_groups_add(sim_groups *g, const char *name, const uint32_t *ranks, uint32_t n) {
+  sim_group *v = realloc(g->v, (size_t)(g->n + 1) * sizeof *v);
+  if (!v) return -1;
+  g->v = v;
+  sim_group *x = &v[g->n];
+  x->name = strdup(name);
+  x->members = malloc((n ? n : 1) * sizeof *x->members);
+  x->n = n;
+  if (!x->name || !x->members) {
+    free(x->name);
+    free(x->members);
+    return -1;
+  }
+  memcpy(x->members, ranks, n * sizeof *ranks);
+  g->n++;
+  return 0;
+}
+
+int sim_groups_copy(sim_groups *dst, const sim_groups *src) {
+  memset(dst, 0, sizeof *dst);
+  for (int i = 0; i < src->n; i++)
+    if (sim_groups_add(dst, src->v[i].name, src->v[i].members, src->v[i].n)) {
+      sim_config_groups_free(dst);
+      return -1;
+    }
+  return 0;
 }

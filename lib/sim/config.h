@@ -12,19 +12,13 @@
 
 #include "chakra/error.h"
 #include "chakra/json.h"
+#include <yajl/yajl_tree.h>
 
-#define SIM_MAX_DIMS 8
+#include "chakra/sim.h"
+#include "chakra/topo.h"
+#include "diag.h"
 
-enum { TOPO_RING, TOPO_FULLY_CONNECTED, TOPO_SWITCH };
-
-typedef struct sim_net_config {
-  int dims;
-  int topo[SIM_MAX_DIMS];
-  uint32_t npus[SIM_MAX_DIMS];
-  double bandwidth[SIM_MAX_DIMS]; /* GB/s with GB = 2^30 bytes, as the reference */
-  double latency[SIM_MAX_DIMS];   /* ns */
-  uint64_t total_npus;
-} sim_net_config;
+#define SIM_MAX_DIMS CHAKRA_TOPO_MAX_DIMS
 
 enum { ALGO_RING, ALGO_DIRECT, ALGO_HALVING_DOUBLING, ALGO_DOUBLE_BINARY_TREE };
 
@@ -34,9 +28,15 @@ typedef struct sim_algo {
   int one;     /* one* variant: one ring of all NPUs */
 } sim_algo;
 
-/* Collective types the simulator runs natively, in CollectiveCommType order
- * of their config keys. */
-enum { SIM_AR, SIM_AG, SIM_RS, SIM_A2A, SIM_NCOLL };
+/* Collective types the simulator runs natively: the public numbering
+ * (results are indexed by it). */
+enum {
+  SIM_AR = CHAKRA_SIM_ALL_REDUCE,
+  SIM_AG = CHAKRA_SIM_ALL_GATHER,
+  SIM_RS = CHAKRA_SIM_REDUCE_SCATTER,
+  SIM_A2A = CHAKRA_SIM_ALL_TO_ALL,
+  SIM_NCOLL = CHAKRA_SIM_COLLS
+};
 
 typedef struct sim_coll_impl {
   int n;                      /* entries in the native list (0 = not given) */
@@ -82,15 +82,24 @@ typedef struct sim_groups {
   int n;
 } sim_groups;
 
-int sim_config_network(const char *path, sim_net_config *out, chakra_error *err);
 /* Paths inside the system file are tried against cwd, then against the
- * file's folder. warn may be NULL. */
-int sim_config_system(const char *path, sim_sys_config *out, chakra_warn_fn warn, void *ctx,
-                      chakra_error *err);
+ * file's folder. Warnings go to d. */
+int sim_config_system(const char *path, sim_sys_config *out, const sim_diag *d, chakra_error *err);
 int sim_config_memory(const char *path, sim_mem_config *out, chakra_error *err);
+/* One key of a system or remote-memory file with its parsed value, as the
+ * file readers apply them; `where` names the source in messages and base
+ * resolves relative trace prefixes. On failure the field may be partly set. */
+int sim_config_system_key(const char *where, const char *key, yajl_val v, sim_sys_config *c, const char *base,
+                          const sim_diag *d, chakra_error *err);
+int sim_config_memory_key(const char *where, const char *key, yajl_val v, sim_mem_config *c, chakra_error *err);
+int sim_config_memory_check(const char *where, const sim_mem_config *c, chakra_error *err);
 int sim_config_groups(const char *path, uint64_t npus, sim_groups *out, chakra_error *err);
 void sim_config_system_free(sim_sys_config *c);
 void sim_config_groups_free(sim_groups *g);
+/* Appends a group (name and members copied); -1 when out of memory. */
+int sim_groups_add(sim_groups *g, const char *name, const uint32_t *ranks, uint32_t n);
+/* A deep copy; -1 when out of memory (dst then empty). */
+int sim_groups_copy(sim_groups *dst, const sim_groups *src);
 
 /* Resolves a trace prefix: as given if PREFIX.0.et exists relative to the
  * working directory, else relative to base_dir. Returns a malloc'd string. */

@@ -8,6 +8,7 @@
 #include "chakra/build.h"
 #include "chakra/graph.h"
 #include "net.h"
+#include "stdhash.h"
 
 enum { CK_SEND, CK_RECV, CK_COMP };
 
@@ -15,23 +16,31 @@ typedef struct calgo {   /* one algorithm file, as loaded */
   char *prefix;
   uint32_t pos, n;
   uint8_t *kind;
+  uint64_t *id;          /* node ids */
   uint32_t *peer;        /* algorithm rank */
   uint64_t *value;       /* bytes or ns */
   int32_t *tag;
-  uint32_t *indeg, *child_off, *children;
+  uint32_t *indeg, *child_off, *children; /* children in the reference's issue order */
+  uint32_t *roots, n_roots;               /* dependency-free nodes, in that order */
 } calgo;
 
 struct custom_lib {
   calgo *v;
   size_t n, cap;
+  struct crun *running;  /* runs not yet finished (freed with the library) */
 };
 
 typedef struct crun {    /* one NPU's run of one collective */
+  struct crun *prev, *next; /* custom_lib.running */
+  custom_lib *lib;
   const calgo *a;
   uint32_t rank, left;
   const uint32_t *members;
   uint32_t *indeg;
-  void *coll;
+  stdhash ready;         /* the reference's set of dependency-free nodes */
+  sim_fn done;           /* called when every node has finished */
+  void *obj;
+  uint64_t arg;
 } crun;
 
 int custom_lib_init(sim *s, custom_lib **out) {
@@ -39,32 +48,73 @@ int custom_lib_init(sim *s, custom_lib **out) {
   return *out ? 0 : chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
 }
 
+static void crun_free(crun *r);
+
 void custom_lib_free(custom_lib *lib) {
   if (!lib) return;
+  while (lib->running) crun_free(lib->running);
   for (size_t i = 0; i < lib->n; i++) {
     calgo *a = &lib->v[i];
-    free(a->prefix), free(a->kind), free(a->peer), free(a->value), free(a->tag);
-    free(a->indeg), free(a->child_off), free(a->children);
+    free(a->prefix), free(a->kind), free(a->id), free(a->peer), free(a->value), free(a->tag);
+    free(a->indeg), free(a->child_off), free(a->children), free(a->roots);
   }
   free(lib->v);
   free(lib);
+}
+
+/* The reference's order (stdhash.h): its dependency map gets each node's
+ * id, then its dependencies' ids, in file order; the dependency-free nodes
+ * are collected by walking that map. Each node's dependants form a set
+ * filled in file order, walked when the node finishes. */
+static int calgo_order(calgo *a, const chakra_graph *g) {
+  stdhash h;
+  stdhash_init(&h);
+  int rc = 0;
+  for (uint32_t i = 0; i < g->n && !rc; i++) {
+    rc = stdhash_insert(&h, g->nodes[i].id, i);
+    for (uint32_t k = g->dep_off[i]; k < g->dep_off[i + 1] && !rc; k++)
+      rc = stdhash_insert(&h, g->nodes[g->deps[k]].id, g->deps[k]);
+  }
+  a->roots = malloc((g->n ? g->n : 1) * sizeof *a->roots);
+  if (!a->roots) rc = -1;
+  for (uint32_t e = h.first; !rc && e != STDHASH_NONE; e = h.next[e])
+    if (a->indeg[h.val[e]] == 0) a->roots[a->n_roots++] = h.val[e];
+  stdhash_free(&h);
+  for (uint32_t i = 0; i < g->n && !rc; i++) {
+    uint32_t *c = &a->children[a->child_off[i]], nc = a->child_off[i + 1] - a->child_off[i];
+    if (nc < 2) continue;
+    stdhash_init(&h);
+    for (uint32_t j = 0, last = 0; j < nc && !rc; j++) { /* dependants in file order */
+      uint32_t next = UINT32_MAX;
+      for (uint32_t k = 0; k < nc; k++)
+        if ((j == 0 || c[k] > last) && c[k] < next) next = c[k];
+      last = next;
+      rc = stdhash_insert(&h, g->nodes[next].id, next);
+    }
+    uint32_t k = 0;
+    for (uint32_t e = h.first; !rc && e != STDHASH_NONE; e = h.next[e]) c[k++] = h.val[e];
+    stdhash_free(&h);
+  }
+  return rc;
 }
 
 static int calgo_fill(sim *s, calgo *a, const chakra_graph *g, const char *path, uint32_t n_members) {
   a->n = (uint32_t)g->n;
   size_t n = g->n ? g->n : 1, m = g->child_off[g->n] ? g->child_off[g->n] : 1;
   a->kind = malloc(n);
+  a->id = malloc(n * sizeof *a->id);
   a->peer = malloc(n * sizeof *a->peer);
   a->value = malloc(n * sizeof *a->value);
   a->tag = malloc(n * sizeof *a->tag);
   a->indeg = malloc(n * sizeof *a->indeg);
   a->child_off = malloc((n + 1) * sizeof *a->child_off);
   a->children = malloc(m * sizeof *a->children);
-  if (!a->kind || !a->peer || !a->value || !a->tag || !a->indeg || !a->child_off || !a->children)
+  if (!a->kind || !a->id || !a->peer || !a->value || !a->tag || !a->indeg || !a->child_off || !a->children)
     return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   for (uint32_t i = 0; i < g->n; i++) {
     const chakra_gnode *x = &g->nodes[i];
     a->indeg[i] = g->dep_off[i + 1] - g->dep_off[i];
+    a->id[i] = x->id;
     a->tag[i] = x->comm_tag;
     a->value[i] = x->size;
     a->peer[i] = 0;
@@ -87,7 +137,7 @@ static int calgo_fill(sim *s, calgo *a, const chakra_graph *g, const char *path,
   }
   memcpy(a->child_off, g->child_off, (g->n + 1) * sizeof *a->child_off);
   memcpy(a->children, g->children, g->child_off[g->n] * sizeof *a->children);
-  return 0;
+  return calgo_order(a, g) ? chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory") : 0;
 }
 
 static const calgo *calgo_get(sim *s, custom_lib *lib, const char *prefix, uint32_t pos, uint32_t n_members) {
@@ -124,16 +174,43 @@ static const calgo *calgo_get(sim *s, custom_lib *lib, const char *prefix, uint3
 
 static void crun_issue(sim *s, crun *r, uint32_t i);
 
+/* Issues every node in the ready set, in its order, emptying it (the
+ * reference walks a copy and takes each node out of the set). */
+static void crun_issue_ready(sim *s, crun *r) {
+  uint32_t n = 0, buf[64], *v = r->ready.n <= 64 ? buf : malloc(r->ready.n * sizeof *v);
+  if (!v) {
+    s->q.oom = 1;
+    return;
+  }
+  for (uint32_t e = r->ready.first; e != STDHASH_NONE; e = r->ready.next[e]) v[n++] = r->ready.val[e];
+  for (uint32_t k = 0; k < n; k++) {
+    stdhash_erase(&r->ready, r->a->id[v[k]]);
+    crun_issue(s, r, v[k]);
+  }
+  if (v != buf) free(v);
+}
+
+static void crun_free(crun *r) {
+  if (r->prev) r->prev->next = r->next;
+  else if (r->lib) r->lib->running = r->next;
+  if (r->next) r->next->prev = r->prev;
+  stdhash_free(&r->ready);
+  free(r->indeg);
+  free(r);
+}
+
 static void crun_node_done(sim *s, void *obj, uint64_t i) {
   crun *r = obj;
   const calgo *a = r->a;
   for (uint32_t k = a->child_off[i]; k < a->child_off[i + 1]; k++)
-    if (--r->indeg[a->children[k]] == 0) crun_issue(s, r, a->children[k]);
+    if (--r->indeg[a->children[k]] == 0 && stdhash_insert(&r->ready, a->id[a->children[k]], a->children[k])) s->q.oom = 1;
+  crun_issue_ready(s, r);
   if (--r->left == 0) {
-    void *coll = r->coll;
-    free(r->indeg);
-    free(r);
-    sys_custom_done(s, coll);
+    sim_fn done = r->done;
+    void *o = r->obj;
+    uint64_t arg = r->arg;
+    crun_free(r);
+    done(s, o, arg);
   }
 }
 
@@ -153,7 +230,7 @@ static void crun_issue(sim *s, crun *r, uint32_t i) {
 }
 
 void custom_run(sim *s, custom_lib *lib, const char *prefix, uint32_t rank, const uint32_t *members,
-                uint32_t n_members, uint64_t node_id, void *coll) {
+                uint32_t n_members, uint64_t node_id, sim_fn done, void *obj, uint64_t arg) {
   uint32_t pos = rank;
   if (members) {
     pos = 0;
@@ -161,7 +238,7 @@ void custom_run(sim *s, custom_lib *lib, const char *prefix, uint32_t rank, cons
   }
   const calgo *a = calgo_get(s, lib, prefix, pos, n_members);
   if (!a) {
-    if (!s->failed) { /* s->err holds the loader's message; keep it, add the node */
+    if (!s->diag.failed) { /* s->err holds the loader's message; keep it, add the node */
       char why[sizeof s->err->msg];
       snprintf(why, sizeof why, "%s", s->err->msg[0] ? s->err->msg : "out of memory");
       sim_fail(s, s->err->code ? s->err->code : CHAKRA_ENOMEM, "%s (collective node %llu)", why,
@@ -177,15 +254,17 @@ void custom_run(sim *s, custom_lib *lib, const char *prefix, uint32_t rank, cons
     return;
   }
   memcpy(indeg, a->indeg, a->n * sizeof *indeg);
-  *r = (crun){a, rank, a->n, members, indeg, coll};
+  *r = (crun){.lib = lib, .next = lib->running, .a = a, .rank = rank, .left = a->n, .members = members,
+              .indeg = indeg, .done = done, .obj = obj, .arg = arg};
+  if (lib->running) lib->running->prev = r;
+  lib->running = r;
+  stdhash_init(&r->ready);
   if (a->n == 0) {
-    free(indeg);
-    free(r);
-    sys_custom_done(s, coll);
+    crun_free(r);
+    done(s, obj, arg);
     return;
   }
-  /* The reference starts the dependency-free nodes from the highest id down;
-   * on a congested link that order decides which message goes first. */
-  for (uint32_t i = a->n; i-- > 0;)
-    if (a->indeg[i] == 0) crun_issue(s, r, i);
+  for (uint32_t k = 0; k < a->n_roots; k++)
+    if (stdhash_insert(&r->ready, a->id[a->roots[k]], a->roots[k])) s->q.oom = 1;
+  crun_issue_ready(s, r);
 }

@@ -16,12 +16,9 @@ typedef struct custom_lib custom_lib;
 
 int custom_lib_init(sim *s, custom_lib **out);
 void custom_lib_free(custom_lib *lib);
-/* Runs rank's part; calls sys_custom_done(s, coll) when it is over. Errors
- * stop the run through sim_fail(). */
+/* Runs rank's part; calls done(s, obj, arg) when it is over. Errors stop
+ * the run through sim_fail(). */
 void custom_run(sim *s, custom_lib *lib, const char *prefix, uint32_t rank, const uint32_t *members,
-                uint32_t n_members, uint64_t node_id, void *coll);
-
-/* Implemented by sys.c. */
-void sys_custom_done(sim *s, void *coll);
+                uint32_t n_members, uint64_t node_id, sim_fn done, void *obj, uint64_t arg);
 
 #endif

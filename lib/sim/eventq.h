@@ -71,7 +71,8 @@ typedef struct eventq {
   uint32_t pool_n, pool_cap, pool_free;
   npu_batches *npus;    /* per NPU */
   uint32_t n_npus;
-  int oom;              /* an allocation failed; the run must stop */
+  int oom;              /* set to stop the loop: an allocation failed, an error was
+                           recorded or the caller asked to stop (the run says which) */
 } eventq;
 
 int eventq_init(eventq *q, uint32_t npus);

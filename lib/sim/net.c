@@ -1,6 +1,7 @@
 /* net.c - matching and the two analytical network models; see net.h. */
 #include "net.h"
 
+#include "../topo/topo_impl.h"
 #include "../util/ipool.h"
 
 #include <math.h>
@@ -13,8 +14,7 @@ typedef struct net_msg {
   sim_fn cb;
   void *obj;
   uint64_t arg;
-  uint32_t cur;        /* aware: the NPU the message is at */
-  int8_t at_switch;    /* aware: -1, or the dimension whose switch holds it */
+  uint32_t cur;        /* aware: the device (NPU or switch) the message is at */
   uint32_t next;       /* link queue / free list */
 } net_msg;
 
@@ -58,7 +58,7 @@ typedef struct delay_memo {
 #define DELAY_MEMO 256
 
 typedef struct net {
-  double bw[SIM_MAX_DIMS]; /* bytes per ns */
+  double bw[CHAKRA_TOPO_MAX_DIMS]; /* bytes per ns */
   delay_memo memo[DELAY_MEMO];
   net_msg *msgs;
   uint32_t n_msgs, cap_msgs, free_msgs;
@@ -72,7 +72,6 @@ typedef struct net {
     uint32_t gen;
   } *last;
   link *links;
-  uint64_t link_base[SIM_MAX_DIMS];
   int warned_multidim;
 } net;
 
@@ -222,43 +221,32 @@ static void deliver(sim *s, void *obj, uint64_t mi) {
   w.cb(s, w.obj, w.arg);
 }
 
-static uint32_t ring_hops(uint32_t a, uint32_t b, uint32_t n) {
-  uint32_t d = a > b ? a - b : b - a;
-  return d < n - d ? d : n - d;
-}
-
-static uint32_t hops_in(const sim *s, int d, uint32_t a, uint32_t b) {
-  switch (s->net_cfg.topo[d]) {
-    case TOPO_RING: return ring_hops(a, b, s->net_cfg.npus[d]);
-    case TOPO_FULLY_CONNECTED: return 1;
-    default: return 2;
-  }
-}
+static uint32_t hops_in(const sim *s, int d, uint32_t a, uint32_t b) { return topo_hops_fast(s->topo, d, a, b); }
 
 static int differs_above(const sim *s, uint32_t src, uint32_t dst, int d) {
-  for (int e = d + 1; e < s->net_cfg.dims; e++)
+  for (int e = d + 1; e < s->dims; e++)
     if (sim_coord(s, src, e) != sim_coord(s, dst, e)) return 1;
   return 0;
 }
 
 /* NPUs differing in several dimensions: ASTRA-sim charges only the lowest
- * one (kept by default for agreement); --multidim-p2p=full charges every
+ * one (kept by default for agreement); multidim_full charges every
  * differing dimension's hops and the slowest bandwidth. */
 static uint64_t multidim_delay(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, int d) {
   if (!s->net->warned_multidim) {
     s->net->warned_multidim = 1;
     if (!s->opt.multidim_full)
-      sim_warn(s, "messages between NPUs that differ in several dimensions are charged only the lowest one, as ASTRA-sim does (--multidim-p2p=full charges them all)");
+      sim_warn(s, "messages between NPUs that differ in several dimensions are charged only the lowest one, as ASTRA-sim does (multidim_full charges them all)");
   }
   if (!s->opt.multidim_full) {
     uint32_t h = hops_in(s, d, sim_coord(s, src, d), sim_coord(s, dst, d));
-    return (uint64_t)floor((double)h * s->net_cfg.latency[d] + (double)bytes / s->net->bw[d]);
+    return (uint64_t)floor((double)h * topo_latency(s->topo, d) + (double)bytes / s->net->bw[d]);
   }
   double lat = 0, bw = 0;
-  for (int e = 0; e < s->net_cfg.dims; e++) {
+  for (int e = 0; e < s->dims; e++) {
     uint32_t a = sim_coord(s, src, e), b = sim_coord(s, dst, e);
     if (a == b) continue;
-    lat += (double)hops_in(s, e, a, b) * s->net_cfg.latency[e];
+    lat += (double)hops_in(s, e, a, b) * topo_latency(s->topo, e);
     if (bw == 0 || s->net->bw[e] < bw) bw = s->net->bw[e];
   }
   return (uint64_t)floor(lat + (double)bytes / bw);
@@ -266,74 +254,30 @@ static uint64_t multidim_delay(sim *s, uint32_t src, uint32_t dst, uint64_t byte
 
 static uint64_t unaware_delay(sim *s, uint32_t src, uint32_t dst, uint64_t bytes) {
   int d = 0;
-  uint32_t a = src, b = dst, hops; /* 1-D: the coordinate is the id */
-  if (s->net_cfg.dims > 1) {
-    while (d < s->net_cfg.dims - 1 && sim_coord(s, src, d) == sim_coord(s, dst, d)) d++;
+  uint32_t a = src, b = dst; /* 1-D: the coordinate is the id */
+  if (s->dims > 1) {
+    while (d < s->dims - 1 && sim_coord(s, src, d) == sim_coord(s, dst, d)) d++;
     a = sim_coord(s, src, d);
     b = sim_coord(s, dst, d);
     if (differs_above(s, src, dst, d)) return multidim_delay(s, src, dst, bytes, d);
   }
-  switch (s->net_cfg.topo[d]) {
-    case TOPO_RING: hops = ring_hops(a, b, s->net_cfg.npus[d]); break;
-    case TOPO_FULLY_CONNECTED: hops = 1; break;
-    default: hops = 2; break;
-  }
-  if (src == dst) hops = 0;
+  uint32_t hops = src == dst ? 0 : hops_in(s, d, a, b);
   delay_memo *m = &s->net->memo[(bytes * 31 + hops * 7 + (uint64_t)d) % DELAY_MEMO];
   if (m->dim == d && m->hops == hops && m->bytes == bytes) return m->delay;
-  uint64_t delay = (uint64_t)floor((double)hops * s->net_cfg.latency[d] + (double)bytes / s->net->bw[d]);
+  uint64_t delay = (uint64_t)floor((double)hops * topo_latency(s->topo, d) + (double)bytes / s->net->bw[d]);
   *m = (delay_memo){bytes, delay, hops, d};
   return delay;
 }
 
 /* ---- congestion-aware links ---- */
 
-static uint64_t instance_of(const sim *s, uint32_t id, int d) {
-  uint64_t off = s->offset[d], n = s->net_cfg.npus[d];
-  return (id / (off * n)) * off + id % off;
-}
-
-/* Picks the next link for a message at its current device, or returns
- * UINT64_MAX when it has reached its destination. */
+/* The next link for a message at its current device (moving it there),
+ * or UINT64_MAX when it has reached its destination. */
 static uint64_t next_link(sim *s, net_msg *m) {
-  net *n = s->net;
-  if (m->at_switch >= 0) {
-    int d = m->at_switch;
-    uint64_t inst = s->net_cfg.dims == 1 ? 0 : instance_of(s, m->cur, d);
-    uint32_t to = s->net_cfg.dims == 1 ? m->dst : sim_coord(s, m->dst, d);
-    m->cur = s->net_cfg.dims == 1 ? to : m->cur - sim_coord(s, m->cur, d) * s->offset[d] + to * s->offset[d];
-    m->at_switch = -1;
-    return n->link_base[d] + (inst * s->net_cfg.npus[d] + to) * 2 + 1;
-  }
-  int d = 0;
-  uint32_t a = m->cur, b = m->dst, base = 0;
-  uint64_t inst = 0;
-  if (s->net_cfg.dims == 1) { /* the coordinate is the id */
-    if (a == b) return UINT64_MAX;
-  } else {
-    while (d < s->net_cfg.dims && sim_coord(s, m->cur, d) == sim_coord(s, m->dst, d)) d++;
-    if (d == s->net_cfg.dims) return UINT64_MAX;
-    a = sim_coord(s, m->cur, d);
-    b = sim_coord(s, m->dst, d);
-    inst = instance_of(s, m->cur, d);
-    base = m->cur - a * s->offset[d];
-  }
-  uint32_t nd = s->net_cfg.npus[d];
-  switch (s->net_cfg.topo[d]) {
-    case TOPO_RING: {
-      uint32_t fwd = (b + nd - a) % nd;
-      int cw = fwd <= nd - fwd; /* shorter way; ties go clockwise */
-      uint32_t next = cw ? (a + 1) % nd : (a + nd - 1) % nd;
-      m->cur = base + next * s->offset[d];
-      return n->link_base[d] + (inst * nd + a) * 2 + (cw ? 0 : 1);
-    }
-    case TOPO_FULLY_CONNECTED:
-      m->cur = base + b * s->offset[d];
-      return n->link_base[d] + (inst * nd + a) * nd + b;
-    default:
-      m->at_switch = (int8_t)d;
-      return n->link_base[d] + (inst * nd + a) * 2;
-  }
+  chakra_topo_hop h;
+  if (!topo_next_hop_fast(s->topo, m->cur, m->dst, &h)) return UINT64_MAX;
+  m->cur = h.next;
+  return h.link;
 }
 
 static void link_start(sim *s, uint64_t li, uint32_t mi);
@@ -372,7 +316,7 @@ static void link_times(sim *s, int d, uint64_t bytes, uint64_t *busy, uint64_t *
   }
   double ser = (double)bytes / s->net->bw[d];
   *busy = (uint64_t)floor(ser);
-  *hop = (uint64_t)floor(s->net_cfg.latency[d] + ser);
+  *hop = (uint64_t)floor(topo_latency(s->topo, d) + ser);
   if (*busy < (1ull << 32) && *hop < (1ull << 32))
     *m = (delay_memo){bytes, *busy << 32 | *hop, UINT32_MAX, d};
 }
@@ -396,18 +340,10 @@ static void on_hop_arrival(sim *s, void *obj, uint64_t mi) {
 
 static int build_links(sim *s) {
   net *n = s->net;
-  uint64_t total = 0;
-  for (int d = 0; d < s->net_cfg.dims; d++) {
-    uint64_t nd = s->net_cfg.npus[d], inst = s->npus / nd;
-    n->link_base[d] = total;
-    total += s->net_cfg.topo[d] == TOPO_FULLY_CONNECTED ? inst * nd * nd : inst * nd * 2;
-  }
+  uint64_t total = chakra_topo_links(s->topo);
   n->links = calloc(total ? total : 1, sizeof *n->links);
   if (!n->links) return -1;
-  for (int d = 0; d < s->net_cfg.dims; d++) {
-    uint64_t end = d + 1 < s->net_cfg.dims ? n->link_base[d + 1] : total;
-    for (uint64_t i = n->link_base[d]; i < end; i++) n->links[i].dim = d;
-  }
+  for (uint64_t i = 0; i < total; i++) n->links[i].dim = chakra_topo_link_dim(s->topo, i);
   return 0;
 }
 
@@ -417,8 +353,7 @@ int net_init(sim *s) {
   net *n = calloc(1, sizeof *n);
   if (!n) return -1;
   s->net = n;
-  for (int d = 0; d < s->net_cfg.dims; d++)
-    n->bw[d] = s->net_cfg.bandwidth[d] * 1073741824.0 / 1e9; /* GB = 2^30 B */
+  for (int d = 0; d < s->dims; d++) n->bw[d] = chakra_topo_bytes_per_ns(s->topo, d);
   n->n_msgs = n->n_waits = 1; /* index 0 means "none" */
   n->last = calloc(s->npus, sizeof *n->last); /* gen 0 = stale: rebuilds start at 1 */
   if (!n->last) return -1;
@@ -443,7 +378,7 @@ void net_send_eager(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t
                      void *obj, uint64_t arg) {
   uint32_t mi = msg_alloc(s);
   if (!mi) return;
-  s->net->msgs[mi] = (net_msg){src, dst, bytes, tag, cb, obj, arg, src, -1, 0};
+  s->net->msgs[mi] = (net_msg){src, dst, bytes, tag, cb, obj, arg, src, 0};
   s->messages++;
   if (!s->opt.aware) {
     eventq_at(&s->q, s->q.now + unaware_delay(s, src, dst, bytes), deliver, NULL, mi);
@@ -492,7 +427,7 @@ typedef struct rdv_op {
 
 static rdv_op *rdv_new(sim *s, uint32_t a, uint32_t b, uint64_t bytes, uint64_t tag, sim_fn cb, void *obj,
                        uint64_t arg) {
-  rdv_op *op = malloc(sizeof *op);
+  rdv_op *op = live_alloc(&s->live, sizeof *op);
   if (!op) s->q.oom = 1;
   else *op = (rdv_op){a, b, bytes, tag, cb, obj, arg};
   return op;
@@ -502,7 +437,7 @@ static rdv_op *rdv_new(sim *s, uint32_t a, uint32_t b, uint64_t bytes, uint64_t 
 static void rdv_invited(sim *s, void *obj, uint64_t arg) {
   (void)arg;
   rdv_op op = *(rdv_op *)obj;
-  free(obj);
+  live_release(&s->live, obj);
   net_send_eager(s, op.a, op.b, op.bytes, op.tag, op.cb, op.obj, op.arg);
 }
 
@@ -510,7 +445,7 @@ static void rdv_invited(sim *s, void *obj, uint64_t arg) {
 static void rdv_invitation_sent(sim *s, void *obj, uint64_t arg) {
   (void)arg;
   rdv_op op = *(rdv_op *)obj;
-  free(obj);
+  live_release(&s->live, obj);
   net_recv_eager(s, op.a, op.b, op.bytes, op.tag, op.cb, op.obj, op.arg);
 }
 

@@ -11,7 +11,6 @@
 
 #include "../util/jsonw.h"
 #include "../util/outfile.h"
-#include "chakra/build.h"
 #include "chakra/attr.h"
 #include "chakra/sim.h"
 #include "chakra/trace.h"
@@ -42,9 +41,9 @@ static void meta_event(jsonw *w, const char *what, uint32_t pid, int tid, const 
   jsonw_lit(w, "}}");
 }
 
-static int rank_events(sim *s, jsonw *w, const char *prefix, uint32_t r, int *first) {
-  char path[4096], pname[32];
-  chakra_rank_path(path, sizeof path, prefix, r);
+static int rank_events(sim *s, jsonw *w, uint32_t r, int *first) {
+  char pname[32];
+  const char *path = wl_path(s, r);
   snprintf(pname, sizeof pname, "rank %u", r);
   meta_event(w, "process_name", r, -1, pname, first);
   for (int t = 0; t < 4; t++) meta_event(w, "thread_name", r, t, track_names[t], first);
@@ -78,7 +77,7 @@ static int rank_events(sim *s, jsonw *w, const char *prefix, uint32_t r, int *fi
   return rc < 0 ? rc : 0;
 }
 
-int report_timeline(sim *s, const char *prefix, const char *path) {
+int report_timeline(sim *s, const char *path) {
   outfile *f;
   int rc = outfile_open(&f, path, outfile_name_is_gzip(path), s->err);
   if (rc) return rc;
@@ -89,7 +88,7 @@ int report_timeline(sim *s, const char *prefix, const char *path) {
   }
   jsonw_lit(&w, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
   int first = 1;
-  for (uint32_t r = 0; r < s->npus && !rc; r++) rc = rank_events(s, &w, prefix, r, &first);
+  for (uint32_t r = 0; r < s->npus && !rc; r++) rc = rank_events(s, &w, r, &first);
   jsonw_lit(&w, "\n]}\n");
   if (!rc && jsonw_flush(&w)) {
     *s->err = w.err;
@@ -389,9 +388,8 @@ static int names_from(chakra_reader *rd, uint32_t count, rank_names *out, const 
   return rc;
 }
 
-static int read_names(sim *s, const char *prefix, uint32_t r, rank_names *out) {
-  char path[4096];
-  chakra_rank_path(path, sizeof path, prefix, r);
+static int read_names(sim *s, uint32_t r, rank_names *out) {
+  const char *path = wl_path(s, r);
   uint32_t count = wl_nodes(s, r);
   out->off = malloc(((size_t)count + 1) * sizeof *out->off);
   if (!out->off) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
@@ -428,14 +426,13 @@ static void rank_block(report_log *lg, const chakra_sim_result *r, uint32_t rank
 
 /* A rank's lines follow the events of the tick it finished at; ranks come
  * in stdout order, which is by finish time. */
-static int write_body(report_log *lg, sim *s, const chakra_sim_result *r, const uint32_t *order, uint32_t n,
-                      const char *prefix) {
+static int write_body(report_log *lg, sim *s, const chakra_sim_result *r, const uint32_t *order, uint32_t n) {
   size_t n_ev;
   const wl_trace_ev *ev = wl_trace_events(s, &n_ev);
   rank_names *names = n_ev ? calloc(s->npus, sizeof *names) : NULL;
   if (n_ev && !names) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   int rc = 0;
-  for (uint32_t k = 0; n_ev && k < s->npus && !rc; k++) rc = read_names(s, prefix, k, &names[k]);
+  for (uint32_t k = 0; n_ev && k < s->npus && !rc; k++) rc = read_names(s, k, &names[k]);
   uint32_t k = 0;
   for (size_t e = 0; e < n_ev && !rc; e++) {
     for (; k < n && r->ranks[order[k]].finish_ns < ev[e].tick; k++) rank_block(lg, r, order[k]);
@@ -446,7 +443,7 @@ static int write_body(report_log *lg, sim *s, const chakra_sim_result *r, const 
   return rc ? rc : lg->rc;
 }
 
-int report_log_commit(report_log *lg, sim *s, const chakra_sim_result *r, const char *trace_prefix) {
+int report_log_commit(report_log *lg, sim *s, const chakra_sim_result *r) {
   lg->e = s->err;
   set_stamp(lg);
   uint32_t *order = malloc((r->npus ? r->npus : 1) * sizeof *order);
@@ -455,7 +452,7 @@ int report_log_commit(report_log *lg, sim *s, const chakra_sim_result *r, const 
     return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   }
   uint32_t n = chakra_sim_finish_order(r, order);
-  int rc = write_body(lg, s, r, order, n, trace_prefix);
+  int rc = write_body(lg, s, r, order, n);
   free(order);
   if (!rc) log_put(lg, "system", "warning", "Exiting");
   if (!rc) rc = lg->rc;

@@ -10,7 +10,7 @@
 /* One process per rank, one track per hardware slot, node name and id in
  * args; times in microseconds as the format defines. Names are read back
  * from the traces (the simulator does not keep them). */
-int report_timeline(sim *s, const char *trace_prefix, const char *path);
+int report_timeline(sim *s, const char *path);
 
 /* ASTRA-sim's log folder: log.log and an empty err.log. Opened (the folder
  * created) before the run, so that an unusable folder fails before any
@@ -20,7 +20,7 @@ int report_log_open(report_log **out, const char *dir, chakra_error *err);
 /* Writes log.log: the finished ranks' lines in stdout order, merged by
  * time with the recorded issue/callback events (names read back from the
  * traces), then "Exiting". Renames both files into place; frees lg. */
-int report_log_commit(report_log *lg, sim *s, const chakra_sim_result *r, const char *trace_prefix);
+int report_log_commit(report_log *lg, sim *s, const chakra_sim_result *r);
 void report_log_discard(report_log *lg); /* NULL is fine */
 
 #endif

@@ -1,106 +1,96 @@
 /* sim.c - setting up and running a simulation; see include/chakra/sim.h. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "chakra/sim.h"
 #include "core.h"
 #include "net.h"
 #include "report.h"
-#include "sys.h"
+#include "simconfig.h"
+#include "coll.h"
+#include "groups.h"
+#include "remmem.h"
 #include "workload.h"
 
-void sim_fail(sim *s, int code, const char *fmt, ...) {
-  if (s->failed) return;
-  s->failed = 1;
-  s->q.oom = 1; /* stops the event loop */
-  va_list ap;
-  va_start(ap, fmt);
-  char msg[sizeof s->err->msg];
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  chakra_error_set(s->err, code, "%s", msg);
-}
-
-void sim_warn(sim *s, const char *fmt, ...) {
-  if (!s->warn) return;
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  s->warn(s->warn_ctx, msg);
-}
-
-/* Called every 2^20 events: simulated time and ranks done so far. */
-static void progress_line(sim *s) {
-  uint32_t done = 0;
-  for (uint32_t r = 0; r < s->npus; r++) {
-    done += (uint32_t)wl_finished(s, r);
+/* Called every 2^20 events: hands the simulated time to the caller's
+ * progress callback, which may stop the run. */
+static void progress_tick(sim *s) {
+  if (s->progress(s->progress_ctx, "run", s->q.now, 0)) {
+    s->cancelled = 1;
+    s->q.oom = 1; /* stops the loop; the run reports the cancellation */
   }
-  fprintf(stderr, "\rchakra sim: %llu ns simulated, %llu M events, %u/%u ranks done\033[K",
-          (unsigned long long)s->q.now, (unsigned long long)(s->q.fired >> 20), done, s->npus);
 }
 
-/* The configuration files, checked, and the warnings they call for. */
-static int setup_config(sim *s, const chakra_sim_options *o) {
-  int rc = sim_config_network(o->network, &s->net_cfg, s->err);
-  if (!rc) rc = sim_config_system(o->system, &s->sys_cfg, s->warn, s->warn_ctx, s->err);
-  if (!rc) rc = sim_config_memory(o->remote_memory, &s->mem_cfg, s->err);
-  if (rc) return rc;
-  s->npus = (uint32_t)s->net_cfg.total_npus;
-  rc = sim_config_groups(o->comm_groups, s->npus, &s->groups, s->err);
-  if (rc) return rc;
-  for (int d = 0, off = 1; d < s->net_cfg.dims; d++) {
+/* The run's copy of the configuration and the warnings it calls for. */
+static int setup_config(sim *s, const chakra_sim_config *c, const chakra_sim_run_options *o) {
+  const char *sysf = c->system_file ? c->system_file : "configuration";
+  s->topo = c->topo;
+  s->sys_cfg = c->sys; /* shallow: the strings stay the configuration's */
+  s->mem_cfg = c->mem;
+  s->npus = chakra_topo_npus(s->topo);
+  s->dims = chakra_topo_dims(s->topo);
+  const chakra_sim_params *p = &c->params;
+  s->opt.aware = p->network_model == CHAKRA_NET_AWARE;
+  s->opt.queues_per_dim = p->queues_per_dim ? p->queues_per_dim : 1;
+  s->opt.injection_scale = p->injection_scale > 0 ? p->injection_scale : 1;
+  s->opt.rendezvous = p->rendezvous;
+  s->opt.multidim_full = p->multidim_full;
+  if (sim_groups_copy(&s->groups, &c->groups)) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+  for (int d = 0, off = 1; d < s->dims; d++) {
+    s->dim_npus[d] = chakra_topo_dim_at(s->topo, d)->npus;
     s->offset[d] = (uint32_t)off;
-    off *= (int)s->net_cfg.npus[d];
+    off *= (int)s->dim_npus[d];
   }
+  if (sim_config_memory_check(c->system_file ? "remote memory configuration" : "configuration", &s->mem_cfg, s->err))
+    return s->err->code;
+  if (s->sys_cfg.roofline && (s->sys_cfg.local_mem_bw <= 0 || s->sys_cfg.peak_perf <= 0))
+    return chakra_error_set(s->err, CHAKRA_EINVAL, "%s: roofline-enabled needs \"local-mem-bw\" and \"peak-perf\" above 0", sysf);
   if (s->sys_cfg.track_local_mem)
-    sim_warn(s, "%s: \"track-local-mem\" is not implemented by chakra sim; ignored", o->system);
+    sim_diag_warn(&s->diag, sysf, "\"track-local-mem\" is not implemented by chakra sim; ignored");
   if (s->sys_cfg.trace_enabled && !o->logging_folder)
-    sim_warn(s, "%s: \"trace-enabled\": the per-node issue/callback lines go only to <logging folder>/log.log; give --logging-folder (or use --timeline)", o->system);
-  if (s->opt.aware && s->net_cfg.dims > 1)
+    sim_diag_warn(&s->diag, sysf, "\"trace-enabled\": the per-node issue/callback lines go only to <logging folder>/log.log; set a logging folder (or write a timeline)");
+  if (s->opt.aware && s->dims > 1)
     sim_warn(s, "the congestion-aware model on a %d-dimensional network is a chakra-c extension (ASTRA-sim supports 1-D only): dimension-ordered routing, no reference numbers",
-             s->net_cfg.dims);
+             s->dims);
   for (int t = 0; t < SIM_NCOLL; t++) {
     const sim_coll_impl *im = &s->sys_cfg.impl[t];
-    if (im->n > s->net_cfg.dims && !im->algo[0].one)
+    if (im->n > s->dims && !im->algo[0].one)
       return chakra_error_set(s->err, CHAKRA_EINVAL, "%s: an implementation list has %d entries but the network has %d dimensions",
-                              o->system, im->n, s->net_cfg.dims);
+                              sysf, im->n, s->dims);
   }
   return 0;
 }
 
-/* The layers' state and the traces. */
-static int setup_run(sim *s, const chakra_sim_options *o) {
+/* The layers' state over the loaded traces. */
+static int setup_run(sim *s, const chakra_sim_workload *w) {
   if (net_init(s)) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   if (eventq_init(&s->q, s->npus)) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
-  int rc = sys_init(s);
-  char *prefix = rc ? NULL : sim_config_resolve_prefix(o->workload, NULL);
-  if (!rc) rc = prefix ? wl_load(s, prefix) : chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
-  free(prefix);
+  int rc = coll_init(s);
+  if (!rc) rc = wl_setup(s, w);
   return rc;
 }
 
 /* The log folder is opened between the two: a bad folder fails before the
- * traces load, and a bad configuration creates no folder. */
-static int setup(sim *s, const chakra_sim_options *o, report_log **log) {
-  int rc = setup_config(s, o);
+ * run starts, and a bad configuration creates no folder. */
+static int setup(sim *s, const chakra_sim_config *c, const chakra_sim_workload *w, const chakra_sim_run_options *o,
+                 report_log **log) {
+  int rc = setup_config(s, c, o);
   if (!rc && o->logging_folder) rc = report_log_open(log, o->logging_folder, s->err);
-  if (!rc) rc = setup_run(s, o);
+  if (!rc) rc = setup_run(s, w);
   if (!rc && *log && s->sys_cfg.trace_enabled) wl_trace_on(s);
   return rc;
 }
 
 static void teardown(sim *s) {
   wl_free(s);
-  sys_free(s);
+  coll_free(s);
+  groups_free(s);
+  remmem_free(s);
+  live_free_all(&s->live);
   net_free(s);
   eventq_free(&s->q);
-  sim_config_system_free(&s->sys_cfg);
   sim_config_groups_free(&s->groups);
 }
 
@@ -164,43 +154,42 @@ static int collect(sim *s, chakra_sim_result *r) {
   return 0;
 }
 
-int chakra_sim_run(const chakra_sim_options *o, chakra_sim_result *r, chakra_warn_fn warn, void *warn_ctx,
-                   chakra_error *err) {
+int chakra_sim_run(const chakra_sim_config *c, const chakra_sim_workload *w, const chakra_sim_run_options *opt,
+                   chakra_sim_result *r, chakra_error *err) {
   memset(r, 0, sizeof *r);
+  static const chakra_sim_run_options none;
+  const chakra_sim_run_options *o = opt ? opt : &none;
   chakra_error local = {0};
   sim *s = calloc(1, sizeof *s);
   if (!s) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   s->err = err ? err : &local;
-  s->warn = warn;
-  s->warn_ctx = warn_ctx;
-  s->opt.aware = o->network_model == CHAKRA_NET_AWARE;
-  s->opt.queues_per_dim = o->queues_per_dim ? o->queues_per_dim : 1;
-  s->opt.injection_scale = o->injection_scale > 0 ? o->injection_scale : 1;
-  s->opt.rendezvous = o->rendezvous;
-  s->opt.multidim_full = o->multidim_full;
-  s->opt.load_threads = o->load_threads;
+  s->diag = (sim_diag){.fn = o->diag, .ctx = o->diag_ctx, .err = s->err, .stop = &s->q.oom};
+  s->progress = o->progress;
+  s->progress_ctx = o->progress_ctx;
   report_log *log = NULL;
-  int rc = setup(s, o, &log);
+  int rc = setup(s, c, w, o, &log);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   if (!rc) {
     wl_start(s);
-    eventq_run(&s->q, s, o->progress ? progress_line : NULL);
-    if (o->progress) fputs("\r\033[K", stderr);
-    if (s->failed) rc = s->err->code ? s->err->code : CHAKRA_EINVAL;
+    eventq_run(&s->q, s, s->progress ? progress_tick : NULL);
+    if (s->diag.failed) rc = s->err->code ? s->err->code : CHAKRA_EINVAL;
+    else if (s->cancelled) rc = chakra_error_set(s->err, CHAKRA_ECANCELED, "the simulation was stopped at %llu ns",
+                                                 (unsigned long long)s->q.now);
     else if (s->q.oom) rc = chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory during the simulation");
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
   if (!rc) rc = collect(s, r);
   r->wall_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-  if (!rc && o->timeline) rc = report_timeline(s, o->workload, o->timeline);
+  if (!rc && o->timeline) rc = report_timeline(s, o->timeline);
   if (!rc && log) {
-    rc = report_log_commit(log, s, r, o->workload);
+    rc = report_log_commit(log, s, r);
     log = NULL;
   }
   report_log_discard(log);
   teardown(s);
   free(s);
+  if (rc) chakra_sim_result_free(r);
   return rc;
 }
 

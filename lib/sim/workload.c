@@ -1,7 +1,10 @@
 /* workload.c - per-NPU DAG execution; see workload.h. */
 #include "workload.h"
 
+#include "chakra/build.h"
+
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,36 +12,64 @@
 #include <unistd.h>
 
 #include "../util/bigmem.h"
-#include "../util/tasks.h"
-#include "../util/topo.h"
-#include "chakra/build.h"
 #include "chakra/graph.h"
 #include "net.h"
-#include "sys.h"
+#include "coll.h"
+#include "groups.h"
+#include "remmem.h"
 
-enum { WK_DELAY, WK_ROOFLINE, WK_COLL, WK_SEND, WK_RECV, WK_MEM, WK_NOOP };
+/* A node's kind as loaded; WK_COMP (GPU compute) becomes WK_ROOFLINE or
+ * WK_DELAY by the configuration, and replay-only makes every node WK_DELAY
+ * (wl_kind()). */
+enum { WK_DELAY, WK_ROOFLINE, WK_COLL, WK_SEND, WK_RECV, WK_MEM, WK_NOOP, WK_COMP };
+enum { WF_ROOFLINE_ATTRS = 1, WF_TENSOR_SIZE = 2 };
 enum { SLOT_CPU, SLOT_GPU, SLOT_COMM, SLOT_NONE, SLOT_N };
 
 typedef struct wl_node { /* 32 bytes: a 100k-node rank is 3 MiB of these */
   uint64_t id;
-  uint64_t value;       /* DELAY: ns; COLL/SEND/RECV/MEM: bytes; ROOFLINE: tensor_size */
+  uint64_t value;       /* DELAY: ns; COLL/SEND/RECV/MEM: bytes; COMP: tensor_size */
   union {
     uint64_t num_ops;                          /* ROOFLINE */
     struct { int32_t peer, tag; } p2p;         /* SEND, RECV */
     struct { uint32_t involved_dim, pg; } cl;  /* COLL; pg indexes the rank's pg_names (0 = all) */
   } u;
-  uint8_t kind, slot, cat, coll, n_involved;
+  uint32_t replay_us;   /* duration_micros (wl_replay_ns()) */
+  unsigned kind : 3, slot : 2, cat : 3, coll : 2, n_involved : 4, flags : 2;
 } wl_node;
 
-typedef idheap heap;
-
-typedef struct wl_npu {
-  uint32_t rank, n;
-  wl_node *nodes;                          /* owns the block of all six (npu_arrays) */
-  uint32_t *indeg, *child_off, *children;
-  uint64_t *start, *end;
+/* One rank's trace as loaded: read-only while runs use it. */
+typedef struct wl_rank {
+  uint32_t n;
+  wl_node *nodes;                          /* owns the block of all four (rank_arrays) */
+  uint32_t *child_off, *children;
+  uint64_t *replay_wide;                   /* replay ns per node, when a duration needs 64 bits; else NULL */
   char **pg_names;
   uint32_t n_pg;
+  char *path;
+  char **groups;                           /* METADATA process-group lists (JSON) */
+  size_t n_groups;
+  int comm_rc;                             /* a communication node could not be read: an error */
+  chakra_error comm_err;                   /* for runs that are not replay-only */
+} wl_rank;
+
+struct chakra_sim_workload {
+  uint32_t npus;
+  wl_rank *rank;
+};
+
+typedef struct heap {
+  uint32_t *v;
+  uint32_t n, cap;
+} heap;
+
+/* One NPU's state in one run. */
+typedef struct wl_npu {
+  uint32_t rank, n;
+  const wl_node *nodes;                    /* the rank's, shared */
+  const uint32_t *child_off, *children;
+  const uint64_t *replay_wide;             /* the rank's, or NULL */
+  uint32_t *indeg;                         /* owns the block of indeg, start, end */
+  uint64_t *start, *end;
   heap ready[SLOT_N];
   int busy[SLOT_N];
   uint32_t in_flight, done;
@@ -58,10 +89,55 @@ typedef struct wl {
   size_t n_trace, cap_trace;
 } wl;
 
+/* The kind a node runs as under this run's configuration. */
+static inline int wl_kind(const sim *s, const wl_node *n) {
+  if (s->sys_cfg.replay_only) return WK_DELAY;
+  if (n->kind == WK_COMP) return s->sys_cfg.roofline ? WK_ROOFLINE : WK_DELAY;
+  return n->kind;
+}
+
 /* ---- ready heaps, ordered by node id ---- */
 
-static int heap_push(heap *h, uint32_t v, const wl_node *nodes) { return idheap_push(h, v, &nodes[0].id, sizeof *nodes); }
-static uint32_t heap_pop(heap *h, const wl_node *nodes) { return idheap_pop(h, &nodes[0].id, sizeof *nodes); }
+/* What node i of w takes when replayed: duration_micros x 1000, 0 -> 1. */
+static inline uint64_t wl_replay_ns(const sim *s, const wl_npu *w, uint32_t i) {
+  (void)s;
+  if (w->replay_wide) return w->replay_wide[i];
+  uint32_t us = w->nodes[i].replay_us;
+  return us ? (uint64_t)us * 1000 : 1;
+}
+
+static int heap_push(heap *h, uint32_t v, const wl_node *nodes) {
+  if (h->n == h->cap) {
+    uint32_t nc = h->cap ? h->cap * 2 : 16;
+    uint32_t *p = realloc(h->v, nc * sizeof *p);
+    if (!p) return -1;
+    h->v = p;
+    h->cap = nc;
+  }
+  uint32_t i = h->n++;
+  while (i > 0) {
+    uint32_t p = (i - 1) / 2;
+    if (nodes[h->v[p]].id <= nodes[v].id) break;
+    h->v[i] = h->v[p];
+    i = p;
+  }
+  h->v[i] = v;
+  return 0;
+}
+
+static uint32_t heap_pop(heap *h, const wl_node *nodes) {
+  uint32_t top = h->v[0], last = h->v[--h->n], i = 0;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= h->n) break;
+    if (c + 1 < h->n && nodes[h->v[c + 1]].id < nodes[h->v[c]].id) c++;
+    if (nodes[last].id <= nodes[h->v[c]].id) break;
+    h->v[i] = h->v[c];
+    i = c;
+  }
+  if (h->n) h->v[i] = last;
+  return top;
+}
 
 /* ---- loading ---- */
 
@@ -70,7 +146,7 @@ static uint32_t heap_pop(heap *h, const wl_node *nodes) { return idheap_pop(h, &
  * and applied in rank order afterwards, which keeps every message and
  * error exactly as a one-thread load gives them. */
 typedef struct load_ctx {
-  sim *s;                 /* read only while loading */
+  uint32_t npus;
   uint32_t rank;
   char *path;
   int rc;
@@ -78,6 +154,8 @@ typedef struct load_ctx {
   char **warns, **groups; /* warnings; group lists (JSON) from METADATA nodes */
   size_t n_warns, n_groups;
   int oom;                /* a warning or group list could not be kept */
+  int comm_rc;            /* the first communication node that cannot run, kept for */
+  chakra_error comm_err;  /* runs that are not replay-only */
 } load_ctx;
 
 static void keep_string(load_ctx *L, char ***v, size_t *n, char *str) {
@@ -101,13 +179,25 @@ static int node_error(load_ctx *L, const chakra_gnode *g, const char *what) {
                           (unsigned long long)g->id, what);
 }
 
+/* The simulator's collective for a comm_type: -2 BROADCAST (replayed),
+ * -1 not supported. */
+static int coll_of(int comm_type) {
+  switch (comm_type) {
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE: return SIM_AR;
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER: return SIM_AG;
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER: return SIM_RS;
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_TO_ALL: return SIM_A2A;
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__BROADCAST: return -2;
+    default: return -1;
+  }
+}
+
 static int convert_comm(load_ctx *L, const chakra_gnode *g, wl_node *n) {
   char msg[160];
   if (g->flags & CHAKRA_GNODE_CPU) return node_error(L, g, "communication node with is_cpu_op = true");
   if (g->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE) {
     if (!(g->present & CHAKRA_HAS_COMM_TYPE)) return node_error(L, g, "collective without comm_type");
-    static const int map[10] = {SIM_AR, -1, SIM_AG, -1, -1, -2, SIM_A2A, SIM_RS, -1, -1};
-    int c = g->comm_type >= 0 ? map[g->comm_type] : -1;
+    int c = coll_of(g->comm_type);
     if (c == -1) {
       snprintf(msg, sizeof msg, "unsupported collective comm type %s",
                g->comm_type >= 0 ? chakra_comm_type_name(g->comm_type) : "(unknown value)");
@@ -124,7 +214,7 @@ static int convert_comm(load_ctx *L, const chakra_gnode *g, wl_node *n) {
     n->value = g->size;
     n->u.cl.involved_dim = g->involved_dim;
     n->u.cl.pg = g->pg;
-    n->n_involved = g->n_involved_dim;
+    n->n_involved = g->n_involved_dim < 15 ? g->n_involved_dim : 15; /* > any dimension count */
     return 0;
   }
   int send = g->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
@@ -135,11 +225,11 @@ static int convert_comm(load_ctx *L, const chakra_gnode *g, wl_node *n) {
   if ((g->present & (send ? CHAKRA_HAS_COMM_SRC : CHAKRA_HAS_COMM_DST)) && own != (int32_t)L->rank)
     return node_error(L, g, send ? "comm_src is not this rank" : "comm_dst is not this rank");
   int32_t peer = send ? g->comm_dst : g->comm_src;
-  if (peer < 0 || (uint32_t)peer >= L->s->npus) return node_error(L, g, "peer rank outside the network");
+  if (peer < 0 || (uint32_t)peer >= L->npus) return node_error(L, g, "peer rank outside the network");
   if (!(g->present & CHAKRA_HAS_COMM_TAG)) {
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s: node %llu: no comm_tag; using 0", L->path, (unsigned long long)g->id);
-    load_warn(L, msg);
+    char line[512];
+    snprintf(line, sizeof line, "%s: node %llu: no comm_tag; using 0", L->path, (unsigned long long)g->id);
+    load_warn(L, line);
   }
   n->kind = send ? WK_SEND : WK_RECV;
   n->u.p2p.peer = peer;
@@ -148,57 +238,46 @@ static int convert_comm(load_ctx *L, const chakra_gnode *g, wl_node *n) {
   return 0;
 }
 
+/* Everything about a node that does not depend on the configuration;
+ * what does is settled per run (wl_kind(), wl_check_rank()). */
 static int convert_node(load_ctx *L, const chakra_gnode *g, wl_node *n) {
-  const sim_sys_config *c = &L->s->sys_cfg;
   memset(n, 0, sizeof *n);
   n->id = g->id;
   int cpu = (g->flags & CHAKRA_GNODE_CPU) != 0;
   n->slot = cpu ? SLOT_CPU : SLOT_COMM;
-  uint64_t replay = g->duration_micros ? g->duration_micros * 1000 : 1;
+  n->replay_us = g->duration_micros < UINT32_MAX ? (uint32_t)g->duration_micros : UINT32_MAX;
+  if (g->present & CHAKRA_HAS_TENSOR_SIZE) n->flags |= WF_TENSOR_SIZE;
   switch (g->type) {
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
       n->cat = cpu ? CAT_CPU : CAT_GPU;
       n->slot = cpu ? SLOT_CPU : SLOT_GPU;
-      if (c->roofline && !cpu && !c->replay_only) {
-        if (!(g->present & CHAKRA_HAS_NUM_OPS) || !(g->present & CHAKRA_HAS_TENSOR_SIZE))
-          return node_error(L, g, "roofline compute needs num_ops and tensor_size");
-        n->kind = WK_ROOFLINE;
-        n->u.num_ops = g->num_ops;
-        n->value = g->size;
-      } else {
-        n->kind = WK_DELAY;
-        n->value = replay;
-      }
+      n->kind = cpu ? WK_DELAY : WK_COMP;
+      n->value = cpu ? (g->duration_micros ? g->duration_micros * 1000 : 1) : g->size;
+      n->u.num_ops = g->num_ops;
+      if ((g->present & CHAKRA_HAS_NUM_OPS) && (g->present & CHAKRA_HAS_TENSOR_SIZE)) n->flags |= WF_ROOFLINE_ATTRS;
       return 0;
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE: {
       n->cat = CAT_COMM;
       if (g->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE) n->slot = SLOT_NONE;
-      if (c->replay_only) {
-        n->kind = WK_DELAY;
-        n->value = replay;
-        return 0;
+      int rc = convert_comm(L, g, n);
+      if (rc) { /* an error only for runs that do not replay */
+        if (!L->comm_rc) L->comm_rc = rc, L->comm_err = L->err;
+        n->kind = WK_NOOP;
       }
-      return convert_comm(L, g, n);
+      return 0;
+    }
     case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
     case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE:
       n->cat = CAT_MEM;
-      if (c->replay_only) {
-        n->kind = WK_DELAY;
-        n->value = replay;
-        return 0;
-      }
-      if (L->s->mem_cfg.type == MEM_NONE) return node_error(L, g, "remote memory access, but the remote memory configuration has no memory expansion");
-      if (!(g->present & CHAKRA_HAS_TENSOR_SIZE)) return node_error(L, g, "memory node without tensor_size");
       n->kind = WK_MEM;
       n->value = g->size;
       return 0;
     case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
     case CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE:
       n->cat = CAT_INVALID;
-      n->kind = c->replay_only ? WK_DELAY : WK_NOOP;
-      n->value = replay;
+      n->kind = WK_NOOP;
       return 0;
     default: {
       char msg[64];
@@ -212,32 +291,28 @@ static int convert_node(load_ctx *L, const chakra_gnode *g, wl_node *n) {
 static int read_metadata_groups(load_ctx *L, const chakra_graph *g, uint32_t i);
 
 /* A rank's per-node arrays share one block: one huge-page mapping instead
- * of six, so a 100k-node rank faults a few times, not 1,500 (bigmem.h). */
-static int npu_arrays(wl_npu *w, size_t n, size_t n_children) {
-  size_t sz[] = {n * sizeof *w->nodes, n * sizeof *w->start, n * sizeof *w->end, n * sizeof *w->indeg,
-                 (n + 1) * sizeof *w->child_off, (n_children ? n_children : 1) * sizeof *w->children};
-  size_t off[6], total = 0;
-  for (int k = 0; k < 6; k++) {
+ * of three, so a 100k-node rank faults a few times, not 1,000 (bigmem.h). */
+static int rank_arrays(wl_rank *w, size_t n, size_t n_children) {
+  size_t sz[] = {n * sizeof *w->nodes, (n + 1) * sizeof *w->child_off, (n_children ? n_children : 1) * sizeof *w->children};
+  size_t off[3], total = 0;
+  for (int k = 0; k < 3; k++) {
     off[k] = total;
     total += (sz[k] + 15) & ~(size_t)15;
   }
   char *b = bigmem_alloc(total);
   if (!b) return -1;
   w->nodes = (wl_node *)b;
-  w->start = (uint64_t *)(b + off[1]);
-  w->end = (uint64_t *)(b + off[2]);
-  w->indeg = (uint32_t *)(b + off[3]);
-  w->child_off = (uint32_t *)(b + off[4]);
-  w->children = (uint32_t *)(b + off[5]);
+  w->child_off = (uint32_t *)(b + off[1]);
+  w->children = (uint32_t *)(b + off[2]);
   return 0;
 }
 
-static int load_rank(load_ctx *L, wl_npu *w) {
+static int load_rank(load_ctx *L, wl_rank *w) {
   const char *path = L->path;
   FILE *f = fopen(path, "rb");
   if (!f)
     return chakra_error_set(&L->err, CHAKRA_EIO, "workload file %s does not exist (the network has %u NPUs, so ranks 0..%u are needed)",
-                            path, L->s->npus, L->s->npus - 1);
+                            path, L->npus, L->npus - 1);
   fclose(f);
   chakra_graph_options opt = {.warn = load_warn, .warn_ctx = L};
   chakra_graph *g;
@@ -245,17 +320,17 @@ static int load_rank(load_ctx *L, wl_npu *w) {
   if (rc) return rc;
   w->n = (uint32_t)g->n;
   size_t n = g->n ? g->n : 1;
-  if (npu_arrays(w, n, g->child_off[g->n]))
-    rc = chakra_error_set(&L->err, CHAKRA_ENOMEM, "%s: out of memory", path);
-  if (!rc) {
-    memset(w->start, 0xff, n * sizeof *w->start); /* UINT64_MAX = not yet */
-    memset(w->end, 0xff, n * sizeof *w->end);
-  }
+  if (rank_arrays(w, n, g->child_off[g->n])) rc = chakra_error_set(&L->err, CHAKRA_ENOMEM, "%s: out of memory", path);
   for (uint32_t i = 0; i < g->n && !rc; i++) {
     rc = convert_node(L, &g->nodes[i], &w->nodes[i]);
     if (!rc && g->nodes[i].type == CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE) rc = read_metadata_groups(L, g, i);
-    w->indeg[i] = g->dep_off[i + 1] - g->dep_off[i];
   }
+  for (uint32_t i = 0; i < g->n && !rc && !w->replay_wide; i++) /* a duration of 2^32 us or more: keep them all */
+    if (g->nodes[i].duration_micros >= UINT32_MAX) {
+      if (!(w->replay_wide = malloc(n * sizeof *w->replay_wide))) rc = chakra_error_set(&L->err, CHAKRA_ENOMEM, "out of memory");
+      for (uint32_t k = 0; !rc && k < g->n; k++)
+        w->replay_wide[k] = g->nodes[k].duration_micros ? g->nodes[k].duration_micros * 1000 : 1;
+    }
   if (!rc) {
     memcpy(w->child_off, g->child_off, (g->n + 1) * sizeof *w->child_off);
     memcpy(w->children, g->children, g->child_off[g->n] * sizeof *w->children);
@@ -276,43 +351,51 @@ static int read_metadata_groups(load_ctx *L, const chakra_graph *g, uint32_t i) 
   if (chakra_graph_read_node(g, i, &full, &e)) return chakra_error_set(&L->err, e.code, "%s", e.msg);
   const char *v = full->inputs ? full->inputs->values : NULL;
   /* "['[{...}]']": strip the Python list and quotes; the JSON list is
-   * parsed when the groups are applied. */
+   * parsed when a run applies the groups. */
   size_t len = v ? strlen(v) : 0;
   if (len > 4 && strstr(v, "pg_name")) keep_string(L, &L->groups, &L->n_groups, strndup(v + 2, len - 4));
   protobuf_c_message_free_unpacked(&full->base, NULL);
   return 0;
 }
 
+static void warn_line(chakra_diag_fn diag, void *ctx, const char *msg) {
+  if (!diag) return;
+  chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, msg);
+  diag(ctx, &p);
+}
+
 /* What a one-thread load would have done after rank r's file: its
- * warnings, its groups, then the check that its pg_names are known. */
-static int finish_rank(sim *s, load_ctx *L, wl_npu *w) {
-  for (size_t k = 0; k < L->n_warns; k++) sim_warn(s, "%s", L->warns[k]);
+ * warnings, then its result. The rank keeps its path and group lists. */
+static int finish_rank(load_ctx *L, wl_rank *w, chakra_diag_fn diag, void *ctx, chakra_error *err) {
+  for (size_t k = 0; k < L->n_warns; k++) warn_line(diag, ctx, L->warns[k]);
   if (L->rc) {
-    *s->err = L->err;
+    if (err) *err = L->err;
     return L->rc;
   }
-  for (size_t k = 0; k < L->n_groups; k++) {
-    int rc = sys_parse_pg_json(s, L->groups[k], L->rank, s->err);
-    if (rc) return rc;
-  }
-  for (uint32_t k = 1; k < w->n_pg; k++)
-    if (!sys_group_known(s, w->pg_names[k]))
-      return chakra_error_set(s->err, CHAKRA_EINVAL,
-                              "%s: rank %u: pg_name '%s' names no communicator group (give --comm-group-configuration, or a METADATA node defining it)",
-                              L->path, w->rank, w->pg_names[k]);
+  w->path = L->path, L->path = NULL;
+  w->groups = L->groups, L->groups = NULL;
+  w->n_groups = L->n_groups, L->n_groups = 0;
+  w->comm_rc = L->comm_rc;
+  w->comm_err = L->comm_err;
   return 0;
 }
 
 typedef struct load_pool {
-  sim *s;
+  chakra_sim_workload *w;
   load_ctx *ctx;
+  atomic_uint next;  /* next rank to take */
+  atomic_int failed; /* a rank failed: later ranks need not load */
 } load_pool;
 
-static int load_job(void *arg, size_t r) {
+static void *load_worker(void *arg) {
   load_pool *p = arg;
-  load_ctx *L = &p->ctx[r];
-  L->rc = load_rank(L, &p->s->wl->npu[r]);
-  return L->rc;
+  for (;;) {
+    uint32_t r = atomic_fetch_add(&p->next, 1);
+    if (r >= p->w->npus || atomic_load(&p->failed)) return NULL;
+    load_ctx *L = &p->ctx[r];
+    L->rc = load_rank(L, &p->w->rank[r]);
+    if (L->rc) atomic_store(&p->failed, 1);
+  }
 }
 
 static void free_ctx(load_ctx *L) {
@@ -323,43 +406,156 @@ static void free_ctx(load_ctx *L) {
   free(L->path);
 }
 
-/* Ranks are independent until their groups are applied: on T threads the
- * decoding, the largest part of a load, takes about 1/T of the time. */
-static uint32_t load_threads(const sim *s) {
-  uint32_t t = s->opt.load_threads ? s->opt.load_threads : tasks_cpus();
+/* Ranks are independent: on T threads the decoding, the largest part of a
+ * load, takes about 1/T of the time. */
+static uint32_t load_threads(uint32_t asked, uint32_t npus) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  uint32_t t = asked ? asked : cpus > 0 ? (uint32_t)cpus : 1;
   if (t > 64) t = 64;
-  return t < s->npus ? t : s->npus;
+  return t < npus ? t : npus;
 }
 
-int wl_load(sim *s, const char *prefix) {
+static int load_all(chakra_sim_workload *w, const char *prefix, uint32_t threads, chakra_diag_fn diag, void *ctx,
+                    chakra_error *err) {
+  load_pool p = {.w = w, .ctx = calloc(w->npus, sizeof(load_ctx))};
+  if (!p.ctx) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  atomic_init(&p.next, 0);
+  atomic_init(&p.failed, 0);
+  size_t plen = strlen(prefix) + 24;
+  int rc = 0;
+  for (uint32_t r = 0; r < w->npus && !rc; r++) {
+    p.ctx[r] = (load_ctx){.npus = w->npus, .rank = r, .path = malloc(plen)};
+    if (!p.ctx[r].path) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    else chakra_rank_path(p.ctx[r].path, plen, prefix, r);
+  }
+  uint32_t nt = rc ? 0 : load_threads(threads, w->npus);
+  pthread_t *tid = calloc(nt ? nt : 1, sizeof *tid);
+  char *started = calloc(nt ? nt : 1, 1);
+  if (!rc && (!tid || !started)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (uint32_t t = 1; !rc && t < nt; t++) started[t] = pthread_create(&tid[t], NULL, load_worker, &p) == 0;
+  if (!rc) load_worker(&p); /* this thread works too, and alone if none started */
+  for (uint32_t t = 1; !rc && t < nt; t++)
+    if (started[t]) pthread_join(tid[t], NULL);
+  for (uint32_t r = 0; r < w->npus && !rc; r++) rc = finish_rank(&p.ctx[r], &w->rank[r], diag, ctx, err);
+  for (uint32_t r = 0; r < w->npus; r++) free_ctx(&p.ctx[r]);
+  free(p.ctx);
+  free(tid);
+  free(started);
+  return rc;
+}
+
+int chakra_sim_workload_load(chakra_sim_workload **out, const char *prefix, uint32_t npus, uint32_t threads,
+                             chakra_diag_fn diag, void *diag_ctx, chakra_error *err) {
+  *out = NULL;
+  if (npus == 0) return chakra_error_set(err, CHAKRA_EINVAL, "workload: the NPU count must be at least 1");
+  chakra_sim_workload *w = calloc(1, sizeof *w);
+  if (w) w->rank = calloc(npus, sizeof *w->rank);
+  if (!w || !w->rank) {
+    free(w);
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
+  w->npus = npus;
+  char *resolved = sim_config_resolve_prefix(prefix, NULL);
+  int rc = resolved ? load_all(w, resolved, threads, diag, diag_ctx, err) : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  free(resolved);
+  if (rc) chakra_sim_workload_free(w);
+  else *out = w;
+  return rc;
+}
+
+uint32_t chakra_sim_workload_npus(const chakra_sim_workload *w) { return w->npus; }
+
+void chakra_sim_workload_free(chakra_sim_workload *w) {
+  if (!w) return;
+  for (uint32_t r = 0; r < w->npus; r++) {
+    wl_rank *k = &w->rank[r];
+    bigmem_free(k->nodes);
+    for (uint32_t i = 1; k->pg_names && i < k->n_pg; i++) free(k->pg_names[i]);
+    free(k->pg_names);
+    for (size_t i = 0; i < k->n_groups; i++) free(k->groups[i]);
+    free(k->groups);
+    free(k->path);
+    free(k->replay_wide);
+  }
+  free(w->rank);
+  free(w);
+}
+
+/* ---- a run's view of the workload ---- */
+
+static int wl_node_error(const wl_rank *k, uint32_t rank, const wl_node *n, const char *what, chakra_error *err) {
+  return chakra_error_set(err, CHAKRA_EINVAL, "%s: rank %u: node %llu: %s", k->path, rank, (unsigned long long)n->id, what);
+}
+
+/* The errors a configuration makes of a loaded rank, first in node order. */
+static int wl_check_rank(const sim *s, const wl_rank *k, uint32_t rank) {
+  const sim_sys_config *c = &s->sys_cfg;
+  if (c->replay_only) return 0;
+  for (uint32_t i = 0; i < k->n; i++) {
+    const wl_node *n = &k->nodes[i];
+    if (n->kind == WK_COMP && c->roofline && !(n->flags & WF_ROOFLINE_ATTRS))
+      return wl_node_error(k, rank, n, "roofline compute needs num_ops and tensor_size", s->err);
+    if (n->kind == WK_MEM && s->mem_cfg.type == MEM_NONE)
+      return wl_node_error(k, rank, n, "remote memory access, but the remote memory configuration has no memory expansion", s->err);
+    if (n->kind == WK_MEM && !(n->flags & WF_TENSOR_SIZE))
+      return wl_node_error(k, rank, n, "memory node without tensor_size", s->err);
+  }
+  if (k->comm_rc) *s->err = k->comm_err;
+  return k->comm_rc;
+}
+
+/* Groups from METADATA nodes, then the check that every pg_name is known. */
+static int wl_rank_groups(sim *s, const wl_rank *k, uint32_t rank) {
+  for (size_t i = 0; i < k->n_groups; i++) {
+    int rc = groups_add_pytorch(s, k->groups[i], rank, s->err);
+    if (rc) return rc;
+  }
+  for (uint32_t i = 1; i < k->n_pg; i++)
+    if (!groups_known(s, k->pg_names[i]))
+      return chakra_error_set(s->err, CHAKRA_EINVAL,
+                              "%s: rank %u: pg_name '%s' names no communicator group (give a comm-group configuration, or a METADATA node defining it)",
+                              k->path, rank, k->pg_names[i]);
+  return 0;
+}
+
+int wl_setup(sim *s, const chakra_sim_workload *wk) {
+  if (wk->npus != s->npus)
+    return chakra_error_set(s->err, CHAKRA_EINVAL, "the workload has %u ranks but the network has %u NPUs", wk->npus, s->npus);
+  s->wk = wk;
   s->wl = calloc(1, sizeof *s->wl);
   if (!s->wl || !(s->wl->npu = calloc(s->npus, sizeof *s->wl->npu)))
     return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
-  load_pool p = {.s = s, .ctx = calloc(s->npus, sizeof(load_ctx))};
-  if (!p.ctx) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
-  size_t plen = strlen(prefix) + 24;
-  int rc = 0;
-  for (uint32_t r = 0; r < s->npus && !rc; r++) {
-    s->wl->npu[r].rank = r;
-    p.ctx[r] = (load_ctx){.s = s, .rank = r, .path = malloc(plen)};
-    if (!p.ctx[r].path) rc = chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
-    else chakra_rank_path(p.ctx[r].path, plen, prefix, r);
+  for (uint32_t r = 0; r < s->npus; r++) {
+    const wl_rank *k = &wk->rank[r];
+    int rc = wl_check_rank(s, k, r);
+    if (!rc) rc = wl_rank_groups(s, k, r);
+    if (rc) return rc;
+    wl_npu *w = &s->wl->npu[r];
+    w->rank = r;
+    w->n = k->n;
+    w->nodes = k->nodes;
+    w->child_off = k->child_off;
+    w->children = k->children;
+    w->replay_wide = k->replay_wide;
+    size_t n = k->n ? k->n : 1, a = (n * sizeof *w->indeg + 15) & ~(size_t)15;
+    char *b = bigmem_alloc(a + 2 * n * sizeof(uint64_t));
+    if (!b) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+    w->indeg = (uint32_t *)b;
+    w->start = (uint64_t *)(b + a);
+    w->end = w->start + n;
+    memset(w->indeg, 0, k->n * sizeof *w->indeg); /* each dependency is one child entry */
+    for (uint32_t c = 0; c < k->child_off[k->n]; c++) w->indeg[k->children[c]]++;
+    memset(w->start, 0xff, n * sizeof *w->start); /* UINT64_MAX = not yet */
+    memset(w->end, 0xff, n * sizeof *w->end);
   }
-  /* a failed rank stops the ranks after it; the first failure is reported */
-  if (!rc) tasks_run(s->npus, load_threads(s), load_job, &p, TASKS_STOP_ON_ERROR);
-  for (uint32_t r = 0; r < s->npus && !rc; r++) rc = finish_rank(s, &p.ctx[r], &s->wl->npu[r]);
-  for (uint32_t r = 0; r < s->npus; r++) free_ctx(&p.ctx[r]);
-  free(p.ctx);
-  return rc;
+  return 0;
 }
 
 void wl_free(sim *s) {
   if (!s->wl) return;
-  for (uint32_t r = 0; r < s->npus; r++) {
+  for (uint32_t r = 0; s->wl->npu && r < s->npus; r++) {
     wl_npu *w = &s->wl->npu[r];
-    bigmem_free(w->nodes);
-    for (uint32_t k = 1; w->pg_names && k < w->n_pg; k++) free(w->pg_names[k]);
-    free(w->pg_names);
+    bigmem_free(w->indeg);
     for (int c = 0; c < SLOT_N; c++) free(w->ready[c].v);
   }
   free(s->wl->trace);
@@ -369,8 +565,10 @@ void wl_free(sim *s) {
 }
 
 const char *wl_pg_name(const sim *s, uint32_t rank, uint32_t pg) {
-  return pg ? s->wl->npu[rank].pg_names[pg] : NULL;
+  return pg ? s->wk->rank[rank].pg_names[pg] : NULL;
 }
+
+const char *wl_path(const sim *s, uint32_t rank) { return s->wk->rank[rank].path; }
 
 /* ---- execution ---- */
 
@@ -395,7 +593,7 @@ static uint64_t roofline_ns(const sim *s, const wl_node *n) {
  * Zero-length nodes are left out: their intensity may be infinite. */
 static void roofline_account(const sim *s, wl_npu *w, const wl_node *n, uint64_t ns) {
   w->rl_time += ns;
-  if (n->kind != WK_ROOFLINE || ns == 0 || n->u.num_ops == 0) return; /* no ops: memory bound, all zero */
+  if (wl_kind(s, n) != WK_ROOFLINE || ns == 0 || n->u.num_ops == 0) return; /* no ops: memory bound, all zero */
   double oi, perf = roofline_perf(s, n, &oi), d = (double)ns;
   double bw = s->sys_cfg.local_mem_bw * 1e9, peak = s->sys_cfg.peak_perf * 1e12;
   if (perf >= peak) w->rl_bound += ns; /* bandwidth x intensity is not the smaller term */
@@ -422,17 +620,18 @@ __attribute__((noinline, cold)) static void trace_event(sim *s, const wl_npu *w,
 
 /* Marks node i finished: frees its slot and readies its children. */
 static void wl_finish_node(sim *s, wl_npu *w, uint32_t i) {
-  wl_node *n = &w->nodes[i];
+  const wl_node *n = &w->nodes[i];
   w->end[i] = s->q.now;
   if (n->slot != SLOT_NONE) w->busy[n->slot] = 0;
   if (w->trace) trace_event(s, w, i, WL_TRACE_DONE);
   if ((n->cat == CAT_GPU || n->cat == CAT_CPU) && s->sys_cfg.roofline)
     roofline_account(s, w, n, s->q.now - w->start[i]);
-  if (n->kind == WK_COLL) {
+  int kind = wl_kind(s, n);
+  if (kind == WK_COLL) {
     w->coll_ops[n->coll]++;
     w->coll_bytes[n->coll] += n->value;
     w->coll_ns[n->coll] += s->q.now - w->start[i];
-  } else if (n->kind == WK_SEND) {
+  } else if (kind == WK_SEND) {
     w->send_ops++;
     w->send_bytes += n->value;
   }
@@ -445,16 +644,18 @@ static void wl_finish_node(sim *s, wl_npu *w, uint32_t i) {
 }
 
 static void wl_issue(sim *s, wl_npu *w, uint32_t i) {
-  wl_node *n = &w->nodes[i];
+  const wl_node *n = &w->nodes[i];
   w->start[i] = s->q.now;
   if (n->slot != SLOT_NONE) w->busy[n->slot] = 1;
   if (w->trace) trace_event(s, w, i, 0);
   w->in_flight++;
   uint64_t ns;
-  switch (n->kind) {
+  int kind = wl_kind(s, n);
+  switch (kind) {
     case WK_DELAY:
-      if (n->cat == CAT_GPU) w->gpu_time += n->value;
-      eventq_npu_after(&s->q, w->rank, n->value, wl_on_complete, w, i);
+      ns = n->kind == WK_DELAY ? n->value : wl_replay_ns(s, w, i);
+      if (n->cat == CAT_GPU) w->gpu_time += ns;
+      eventq_npu_after(&s->q, w->rank, ns, wl_on_complete, w, i);
       return;
     case WK_ROOFLINE:
       if (n->value == 0) { /* tensor_size 0: skipped, takes no time */
@@ -475,12 +676,12 @@ static void wl_issue(sim *s, wl_npu *w, uint32_t i) {
       net_recv(s, w->rank, (uint32_t)n->u.p2p.peer, n->value, NET_TAG_NATIVE | (uint32_t)n->u.p2p.tag, wl_on_complete, w, i);
       return;
     case WK_MEM:
-      mem_access(s, w->rank, n->value, wl_on_complete, w, i);
+      remmem_access(s, w->rank, n->value, wl_on_complete, w, i);
       return;
     case WK_COLL: {
       coll_request rq = {w->rank, n->coll, n->value, n->u.cl.involved_dim, n->n_involved,
                          wl_pg_name(s, w->rank, n->u.cl.pg), n->id, wl_on_complete, w, i};
-      sys_collective(s, &rq);
+      coll_start(s, &rq);
       return;
     }
   }
@@ -532,9 +733,9 @@ static uint64_t busy_union(const wl_npu *w, int cat) {
   uint32_t k = 0;
   for (uint32_t i = 0; i < w->n; i++)
     if (w->nodes[i].cat == cat && w->end[i] != UINT64_MAX) iv[2 * k] = w->start[i], iv[2 * k + 1] = w->end[i], k++;
-  uint32_t j = 1;
-  while (j < k && iv[2 * j] >= iv[2 * j - 2]) j++;
-  if (j < k) qsort(iv, k, 2 * sizeof *iv, cmp_u64pair); /* chains come sorted */
+  uint32_t sorted = 1;
+  while (sorted < k && iv[2 * sorted] >= iv[2 * sorted - 2]) sorted++;
+  if (sorted < k) qsort(iv, k, 2 * sizeof *iv, cmp_u64pair); /* chains come sorted */
   uint64_t total = 0, a = 0, b = 0;
   for (uint32_t j = 0; j < k; j++) {
     if (j == 0 || iv[2 * j] > b) {

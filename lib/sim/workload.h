@@ -12,7 +12,15 @@
 
 #include "core.h"
 
-enum { CAT_GPU, CAT_CPU, CAT_COMM, CAT_MEM, CAT_INVALID, CAT_N };
+/* Statistics categories: the public numbering (results are indexed by it). */
+enum {
+  CAT_GPU = CHAKRA_CAT_GPU,
+  CAT_CPU = CHAKRA_CAT_CPU,
+  CAT_COMM = CHAKRA_CAT_COMM,
+  CAT_MEM = CHAKRA_CAT_MEM,
+  CAT_INVALID = CHAKRA_CAT_INVALID,
+  CAT_N = CHAKRA_CAT_N
+};
 
 typedef struct wl_rank_result {
   int finished;
@@ -46,9 +54,13 @@ uint32_t wl_nodes(const sim *s, uint32_t rank);
 int wl_finished(const sim *s, uint32_t rank);
 void wl_node_at(const sim *s, uint32_t rank, uint32_t i, wl_node_view *out);
 
-/* Loads PREFIX.<r>.et for every rank (trace paths already resolved). */
-int wl_load(sim *s, const char *prefix);
+/* The run's state over the loaded ranks (chakra_sim_workload, read only):
+ * the checks this configuration makes of them, their METADATA process
+ * groups, per-NPU run arrays. Errors go to s->err. */
+int wl_setup(sim *s, const chakra_sim_workload *wk);
 void wl_free(sim *s);
+/* The trace file of rank. */
+const char *wl_path(const sim *s, uint32_t rank);
 /* Issues every NPU's initial nodes (t = 0, rank order). */
 void wl_start(sim *s);
 void wl_result(const sim *s, uint32_t rank, wl_rank_result *out);

@@ -436,6 +436,62 @@ def test_trace_enabled_logs_issue_and_callback_per_node():
     check("trace-enabled without --logging-folder: warned once", warned == 1, plain.stderr)
 
 
+def test_per_node_memory_expansion_serialises_each_node():
+    # 4 NPUs, 2 per node; each loads 1000 B at 100 ns + 1000 B / 10 B/ns =
+    # 200 ns. Within a node one access at a time, first come first served
+    # (rank 0 issues before rank 1 at t = 0): 200 then 400, per node.
+    c = Case(4)
+    c.ranks(lambda r: [{"id": "1", "name": "load", "type": "MEM_LOAD_NODE", "attr": [attr_int("tensor_size", 1000, "uint64_val")]}])
+    mem = os.path.join(c.dir, "mem.json")
+    with open(mem, "w") as f:
+        json.dump({"memory-type": "PER_NODE_MEMORY_EXPANSION", "remote-mem-latency": 100, "remote-mem-bw": 10,
+                   "num-nodes": 2, "num-npus-per-node": 2}, f)
+    p, got = c.run("--remote-memory-configuration=" + mem)
+    check("PER_NODE_MEMORY_EXPANSION with num-npus-per-node: one access at a time per node",
+          p.returncode == 0 and got == {0: (200, 200), 1: (400, 400), 2: (200, 200), 3: (400, 400)},
+          "%d %s %s" % (p.returncode, got, p.stderr))
+
+
+def test_custom_all_pairs_issue_order_on_aware_ring():
+    # All-pairs all-to-all as custom ETs on a 4-NPU aware ring (50 GB/s,
+    # 500 ns); rank r's k-th peer (ascending, skipping r) gets send 2k and
+    # recv 2k+1, all dependency-free, 131,072 B each: a link is busy
+    # b = floor(131072 / 53.6870912) = 2,441 ns per message and a hop takes
+    # h = floor(500 + 2441.41) = 2,941 ns. ASTRA-sim issues dependency-free
+    # nodes in the order of its std::unordered_set; for these six ids that is
+    # ascending, so ranks 0, 1, 3 put their 1-hop clockwise message on the
+    # link before the 2-hop one (peer distance 2 ties clockwise) and rank 2
+    # the 2-hop one (to 0) first. The 2-hop messages of ranks 0, 1, 3 leave
+    # at b, reach the middle NPU at b + h = 5,382, find its link free (its
+    # own two left by 2b = 4,882) and arrive at 5,382 + h = 8,323; rank 2's
+    # waits behind NPU 3's two messages (4,882) and arrives at 7,823. Every
+    # rank sends or receives one of the 8,323 messages: all finish at 8,323.
+    # (Issuing from the highest id down, as chakra sim did, lets ranks 1 and
+    # 3 finish at 7,823, 500 ns early.)
+    def algo(r):
+        nodes, k = [], 0
+        for p in range(4):
+            if p == r:
+                continue
+            for kind, i, peer in (("SEND", 2 * k, "comm_dst"), ("RECV", 2 * k + 1, "comm_src")):
+                nodes.append({"id": str(i), "name": "%s%d" % (kind.lower(), p), "type": "COMM_%s_NODE" % kind,
+                              "attr": [attr_int("comm_size", 131072), attr_int("comm_tag", 0, "int32_val"),
+                                       attr_int(peer, p, "int32_val")]})
+            k += 1
+        return nodes
+    system = dict(SYSTEM)
+    c = Case(4, system)
+    c.ranks(algo)
+    algo_prefix = os.path.join(c.dir, "t")
+    w = Case(4, dict(SYSTEM, **{"all-to-all-implementation-custom": [algo_prefix]}))
+    w.ranks(lambda r: [{"id": "0", "name": "a2a", "type": "COMM_COLL_NODE",
+                        "attr": [{"name": "is_cpu_op", "bool_val": False}, attr_int("comm_type", 6), attr_int("comm_size", 1048576)]}])
+    p, got = w.run(model="aware")
+    want = {r: (8323, 8323) for r in range(4)}
+    check("custom all-pairs on an aware ring: dependency-free nodes issue in ASTRA-sim's set order",
+          p.returncode == 0 and got == want, "%d %s %s" % (p.returncode, got, p.stderr))
+
+
 if __name__ == "__main__":
     BASE = tempfile.mkdtemp(prefix="chakra-sim-test-")
     try:

@@ -1,14 +1,14 @@
-/* sys.c - collectives: chunking, phases, queues, streams; see sys.h. */
-#include "sys.h"
+/* coll.c - collectives: chunking, phases, queues, streams; see coll.h. */
+#include "coll.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yajl/yajl_tree.h>
 
 #include "algo.h"
 #include "custom.h"
+#include "groups.h"
 #include "net.h"
 
 typedef struct plan {
@@ -34,6 +34,7 @@ typedef struct stream {
   int tree;               /* double binary tree of this chunk: 0 max, 1 min */
   algo_run run;
   struct stream *next;    /* queue link, or free list */
+  struct stream *all;     /* every stream of the run, for coll_free() */
 } stream;
 
 typedef struct squeue {
@@ -46,176 +47,53 @@ typedef struct sys_npu {
   uint32_t *rr;          /* per dimension: all, first half, second half */
   uint64_t stream_ctr;
   uint32_t tree_ctr;
-  uint64_t *group_ctr;   /* per group */
 } sys_npu;
 
 typedef struct sys {
   sys_npu *npu;
   stream *free_streams;   /* recycled: collectives create millions */
+  stream *all;            /* every stream, running, waiting or recycled */
   uint32_t K, per_queue;
   uint64_t ep;
   custom_lib *custom;
-  /* groups: the comm-group file first, then PyTorch METADATA groups */
-  int n_file_groups;
-  uint32_t **sorted;     /* member lists sorted ascending, per group */
 } sys;
-
-/* ---- groups ---- */
-
-static int find_group(const sim *s, const char *name) {
-  for (int i = 0; i < s->groups.n; i++)
-    if (strcmp(s->groups.v[i].name, name) == 0) return i;
-  return -1;
-}
-
-static int is_all(const char *pg) { return !pg || !*pg || strcmp(pg, "0") == 0; }
-
-int sys_group_known(const sim *s, const char *pg_name) {
-  return is_all(pg_name) || find_group(s, pg_name) >= 0;
-}
-
-static int add_group(sim *s, const char *name, const uint32_t *ranks, uint32_t n) {
-  sim_group *v = realloc(s->groups.v, (size_t)(s->groups.n + 1) * sizeof *v);
-  if (!v) return -1;
-  s->groups.v = v;
-  sim_group *g = &v[s->groups.n];
-  g->name = strdup(name);
-  g->members = malloc((n ? n : 1) * sizeof *g->members);
-  if (!g->name || !g->members) return -1;
-  memcpy(g->members, ranks, n * sizeof *ranks);
-  g->n = n;
-  s->groups.n++;
-  return 0;
-}
-
-int sys_parse_pg_json(sim *s, const char *json, uint32_t rank, chakra_error *err) {
-  char why[256];
-  yajl_val v = yajl_tree_parse(json, why, sizeof why);
-  if (!v || !YAJL_IS_ARRAY(v)) {
-    if (v) yajl_tree_free(v);
-    return chakra_error_set(err, CHAKRA_EFORMAT, "rank %u: METADATA node: process groups are not a JSON list", rank);
-  }
-  int rc = 0;
-  for (size_t i = 0; i < v->u.array.len && !rc; i++) {
-    const char *pn[] = {"pg_name", NULL}, *rk[] = {"ranks", NULL};
-    yajl_val name = yajl_tree_get(v->u.array.values[i], pn, yajl_t_any);
-    yajl_val ranks = yajl_tree_get(v->u.array.values[i], rk, yajl_t_array);
-    char buf[32];
-    const char *nm = name && YAJL_IS_STRING(name) ? name->u.string : NULL;
-    if (name && YAJL_IS_INTEGER(name)) snprintf(buf, sizeof buf, "%lld", YAJL_GET_INTEGER(name)), nm = buf;
-    if (!nm || !ranks) {
-      rc = chakra_error_set(err, CHAKRA_EFORMAT, "rank %u: METADATA node: a process group without pg_name or ranks", rank);
-      break;
-    }
-    if (find_group(s, nm) >= 0 || is_all(nm)) continue;
-    size_t n = ranks->u.array.len;
-    uint32_t *m = malloc((n ? n : s->npus) * sizeof *m);
-    if (!m) { rc = CHAKRA_ENOMEM; break; }
-    if (n == 0) for (uint32_t k = 0; k < s->npus; k++) m[k] = k;
-    for (size_t k = 0; k < n; k++) {
-      yajl_val r = ranks->u.array.values[k];
-      if (!YAJL_IS_INTEGER(r) || YAJL_GET_INTEGER(r) < 0 || (uint64_t)YAJL_GET_INTEGER(r) >= s->npus)
-        rc = chakra_error_set(err, CHAKRA_EFORMAT, "rank %u: METADATA node: group '%s' lists a rank outside 0..%u", rank, nm, s->npus - 1);
-      else m[k] = (uint32_t)YAJL_GET_INTEGER(r);
-    }
-    if (!rc && add_group(s, nm, m, n ? (uint32_t)n : s->npus)) rc = CHAKRA_ENOMEM;
-    free(m);
-  }
-  yajl_tree_free(v);
-  if (rc == CHAKRA_ENOMEM) chakra_error_set(err, rc, "out of memory");
-  return rc;
-}
-
-static int cmp_u32(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* Sorted member lists and counters for groups known at run start. */
-static int groups_ready(sim *s) {
-  sys *y = s->sys;
-  if (y->sorted) return 0;
-  y->sorted = calloc((size_t)s->groups.n + 1, sizeof *y->sorted);
-  if (!y->sorted) return -1;
-  for (int i = 0; i < s->groups.n; i++) {
-    sim_group *g = &s->groups.v[i];
-    if (!(y->sorted[i] = malloc(g->n * sizeof(uint32_t)))) return -1;
-    memcpy(y->sorted[i], g->members, g->n * sizeof(uint32_t));
-    qsort(y->sorted[i], g->n, sizeof(uint32_t), cmp_u32);
-  }
-  for (uint32_t r = 0; r < s->npus; r++) {
-    y->npu[r].group_ctr = calloc((size_t)s->groups.n + 1, sizeof(uint64_t));
-    if (!y->npu[r].group_ctr) return -1;
-    for (int i = 0; i < s->groups.n; i++) y->npu[r].group_ctr[i] = (uint64_t)(i + 1) * 1000000u;
-  }
-  return 0;
-}
-
-/* ---- remote memory ---- */
-
-typedef struct mem_req {
-  uint32_t rank;
-  uint64_t bytes;
-  sim_fn done;
-  void *obj;
-  uint64_t arg;
-  struct mem_req *next;
-} mem_req;
-
-typedef struct mem_line {
-  int busy;
-  mem_req *head, *tail;
-} mem_line;
-
-typedef struct mem {
-  mem_line *lines; /* per node (PER_NODE) or one (POOL) */
-} mem;
 
 /* ---- init ---- */
 
-int sys_init(sim *s) {
+int coll_init(sim *s) {
   sys *y = calloc(1, sizeof *y);
   if (!y) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   s->sys = y;
   y->K = s->opt.queues_per_dim ? s->opt.queues_per_dim : 1;
   y->per_queue = (s->sys_cfg.active_chunks + y->K - 1) / y->K;
   y->ep = (uint64_t)floor(s->sys_cfg.endpoint_delay * s->opt.injection_scale);
-  y->n_file_groups = s->groups.n;
   y->npu = calloc(s->npus, sizeof *y->npu);
   if (!y->npu) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
-  uint32_t nq = (uint32_t)s->net_cfg.dims * y->K;
+  uint32_t nq = (uint32_t)s->dims * y->K;
   for (uint32_t r = 0; r < s->npus; r++) {
     y->npu[r].queues = calloc(nq, sizeof(squeue));
-    y->npu[r].rr = calloc((size_t)s->net_cfg.dims * 3, sizeof(uint32_t));
+    y->npu[r].rr = calloc((size_t)s->dims * 3, sizeof(uint32_t));
     if (!y->npu[r].queues || !y->npu[r].rr) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   }
   return custom_lib_init(s, &y->custom);
 }
 
-void sys_free(sim *s) {
+void coll_free(sim *s) {
   sys *y = s->sys;
   if (!y) return;
   for (uint32_t r = 0; r < s->npus; r++) {
     free(y->npu[r].queues);
     free(y->npu[r].rr);
-    free(y->npu[r].group_ctr);
   }
-  for (stream *st = y->free_streams, *nx; st; st = nx) {
-    nx = st->next;
+  for (stream *st = y->all, *nx; st; st = nx) {
+    nx = st->all;
     algo_free(&st->run);
     free(st);
   }
-  for (int i = 0; y->sorted && i < s->groups.n; i++) free(y->sorted[i]);
-  free(y->sorted);
   free(y->npu);
   custom_lib_free(y->custom);
   free(y);
   s->sys = NULL;
-  if (s->mem) {
-    free(s->mem->lines);
-    free(s->mem);
-    s->mem = NULL;
-  }
 }
 
 /* ---- queues and streams ---- */
@@ -232,9 +110,11 @@ static void queue_append(squeue *q, stream *st) {
   *pp = st;
 }
 
+static void stream_phase_done(sim *s, void *obj, uint64_t arg);
+
 static void stream_begin_phase(sim *s, stream *st) {
   const phase_spec *ph = &st->coll->ph[st->cur];
-  algo_start(s, &st->run, st, ph, st->coll->rank, st->tag, st->tree);
+  algo_start(s, &st->run, ph, st->coll->rank, st->tag, st->tree, stream_phase_done, st);
 }
 
 static stream *stream_new(sim *s) {
@@ -243,12 +123,16 @@ static stream *stream_new(sim *s) {
   if (st) {
     y->free_streams = st->next;
     algo_run keep = st->run; /* keeps its packet buffer */
+    stream *all = st->all;
     memset(st, 0, sizeof *st);
+    st->all = all;
     st->run.fifo = keep.fifo;
     st->run.fifo_cap = keep.fifo_cap;
     return st;
   }
-  return calloc(1, sizeof *st);
+  st = calloc(1, sizeof *st);
+  if (st) st->all = y->all, y->all = st;
+  return st;
 }
 
 static void stream_recycle(sim *s, stream *st) {
@@ -269,10 +153,19 @@ static void queue_pump(sim *s, uint32_t rank, int qi) {
 
 static void coll_finished(sim *s, coll_inst *c) {
   eventq_npu_after(&s->q, c->rank, 0, c->done, c->obj, c->arg);
-  free(c);
+  live_release(&s->live, c);
 }
 
-void sys_phase_done(sim *s, stream *st) {
+/* An NPU's part of a custom collective is done. */
+static void coll_custom_done(sim *s, void *obj, uint64_t arg) {
+  (void)arg;
+  coll_finished(s, obj);
+}
+
+/* The algorithm of st's current phase has finished on this NPU. */
+static void stream_phase_done(sim *s, void *obj, uint64_t arg) {
+  (void)arg;
+  stream *st = obj;
   sys *y = s->sys;
   uint32_t rank = st->coll->rank;
   const coll_inst *p = st->coll;
@@ -296,7 +189,7 @@ void sys_phase_done(sim *s, stream *st) {
 
 static lring dim_ring(const sim *s, uint32_t rank, int d) {
   lring r;
-  r.n = s->net_cfg.npus[d];
+  r.n = s->dim_npus[d];
   r.idx = sim_coord(s, rank, d);
   r.stride = s->offset[d];
   r.base = rank - r.idx * r.stride;
@@ -353,7 +246,7 @@ static int plan_phases(sim *s, const coll_request *rq, int group, plan *p) {
   int active[SIM_MAX_DIMS], na = 0;
   for (int d = 0; d < impl->n; d++) {
     int inv = rq->n_involved == 0 || (d < rq->n_involved && ((rq->involved >> d) & 1));
-    if (s->net_cfg.npus[d] > 1 && inv) active[na++] = d;
+    if (s->dim_npus[d] > 1 && inv) active[na++] = d;
   }
   if (rq->type == SIM_AR && s->sys_cfg.local_bw_aware && na > 0) {
     for (int k = 0; k < na - 1; k++)
@@ -372,8 +265,8 @@ static int plan_phases(sim *s, const coll_request *rq, int group, plan *p) {
 
 static int resolve_group(sim *s, const coll_request *rq, int *group) {
   *group = -1;
-  if (is_all(rq->pg_name)) return 0;
-  int g = find_group(s, rq->pg_name);
+  if (groups_is_all(rq->pg_name)) return 0;
+  int g = groups_find(s, rq->pg_name);
   if (g < 0) {
     sim_fail(s, CHAKRA_EINVAL, "rank %u: node %llu: pg_name '%s' names no communicator group", rq->rank,
              (unsigned long long)rq->node_id, rq->pg_name);
@@ -410,7 +303,7 @@ static int check_native(sim *s, const coll_request *rq) {
    * algorithm that cannot run is refused only when a collective needs it. */
   for (int d = 0; d < impl->n; d++) {
     const sim_algo *a = &impl->algo[d];
-    uint32_t n = a->one ? s->npus : s->net_cfg.npus[d];
+    uint32_t n = a->one ? s->npus : s->dim_npus[d];
     const char *why = NULL;
     if (a->kind == ALGO_DOUBLE_BINARY_TREE && rq->type != SIM_AR) why = "doubleBinaryTree exists only for all-reduce";
     else if (a->kind == ALGO_HALVING_DOUBLING && rq->type == SIM_A2A) why = "halvingDoubling does not exist for all-to-all";
@@ -430,7 +323,7 @@ static int check_native(sim *s, const coll_request *rq) {
   return 0;
 }
 
-void sys_collective(sim *s, const coll_request *rq) {
+void coll_start(sim *s, const coll_request *rq) {
   sys *y = s->sys;
   int group;
   if (groups_ready(s)) {
@@ -444,7 +337,7 @@ void sys_collective(sim *s, const coll_request *rq) {
     if (check_native(s, rq)) return;
     plan_phases(s, rq, group, &p);
   }
-  coll_inst *c = calloc(1, sizeof *c + (size_t)p.n * sizeof p.ph[0]);
+  coll_inst *c = live_alloc(&s->live, sizeof *c + (size_t)p.n * sizeof p.ph[0]);
   if (!c) {
     s->q.oom = 1;
     return;
@@ -456,9 +349,9 @@ void sys_collective(sim *s, const coll_request *rq) {
   c->n = p.n;
   memcpy(c->ph, p.ph, (size_t)p.n * sizeof p.ph[0]);
   if (custom) {
-    const uint32_t *members = group >= 0 ? y->sorted[group] : NULL;
+    const uint32_t *members = group >= 0 ? groups_sorted(s, group) : NULL;
     uint32_t n = group >= 0 ? s->groups.v[group].n : s->npus;
-    custom_run(s, y->custom, custom, rq->rank, members, n, rq->node_id, c);
+    custom_run(s, y->custom, custom, rq->rank, members, n, rq->node_id, coll_custom_done, c, 0);
     return;
   }
   if (c->n == 0) {
@@ -491,7 +384,7 @@ void sys_collective(sim *s, const coll_request *rq) {
       return;
     }
     st->coll = c;
-    st->tag = NET_TAG_COLLECTIVE | (group >= 0 ? np->group_ctr[group]++ : ++np->stream_ctr);
+    st->tag = NET_TAG_COLLECTIVE | (group >= 0 ? groups_next_stream(s, rq->rank, group) : ++np->stream_ctr);
     if (dbt) st->tree = (int)(np->tree_ctr++ & 1);
     queue_append(&np->queues[c->ph[0].queue], st);
     int seen = 0;
@@ -501,70 +394,4 @@ void sys_collective(sim *s, const coll_request *rq) {
   for (int t = 0; t < nt; t++) queue_pump(s, rq->rank, touched[t]);
 }
 
-/* Called by custom.c when an NPU's part of a custom collective is done. */
-void sys_custom_done(sim *s, void *coll) { coll_finished(s, coll); }
 
-static uint64_t mem_time(const sim *s, uint64_t bytes) {
-  const sim_mem_config *m = &s->mem_cfg;
-  uint64_t t = (uint64_t)m->latency;
-  if (m->bandwidth > 0) t += (uint64_t)floor((double)bytes / m->bandwidth);
-  return t;
-}
-
-static void mem_start(sim *s, mem_line *l);
-
-static void mem_finish(sim *s, void *obj, uint64_t arg) {
-  (void)arg;
-  mem_req *rq = obj;
-  mem_line *l = NULL;
-  if (s->mem_cfg.type != MEM_PER_NPU) {
-    uint32_t line = s->mem_cfg.type == MEM_POOL ? 0 : rq->rank / s->mem_cfg.npus_per_node;
-    l = &s->mem->lines[line];
-  }
-  sim_fn done = rq->done;
-  void *o = rq->obj;
-  uint64_t a = rq->arg;
-  free(rq);
-  done(s, o, a);
-  if (l) {
-    l->busy = 0;
-    mem_start(s, l);
-  }
-}
-
-static void mem_start(sim *s, mem_line *l) {
-  if (l->busy || !l->head) return;
-  mem_req *rq = l->head;
-  l->head = rq->next;
-  if (!l->head) l->tail = NULL;
-  l->busy = 1;
-  eventq_npu_after(&s->q, rq->rank, mem_time(s, rq->bytes), mem_finish, rq, 0);
-}
-
-void mem_access(sim *s, uint32_t rank, uint64_t bytes, sim_fn done, void *obj, uint64_t arg) {
-  mem_req *rq = calloc(1, sizeof *rq);
-  if (!rq) {
-    s->q.oom = 1;
-    return;
-  }
-  *rq = (mem_req){rank, bytes, done, obj, arg, NULL};
-  if (s->mem_cfg.type == MEM_PER_NPU) {
-    eventq_npu_after(&s->q, rank, mem_time(s, bytes), mem_finish, rq, 0);
-    return;
-  }
-  if (!s->mem) {
-    uint32_t lines = s->mem_cfg.type == MEM_POOL ? 1 : (s->npus + s->mem_cfg.npus_per_node - 1) / s->mem_cfg.npus_per_node;
-    s->mem = calloc(1, sizeof *s->mem);
-    if (s->mem) s->mem->lines = calloc(lines, sizeof(mem_line));
-    if (!s->mem || !s->mem->lines) {
-      s->q.oom = 1;
-      return;
-    }
-  }
-  uint32_t line = s->mem_cfg.type == MEM_POOL ? 0 : rank / s->mem_cfg.npus_per_node;
-  mem_line *l = &s->mem->lines[line];
-  if (l->tail) l->tail->next = rq;
-  else l->head = rq;
-  l->tail = rq;
-  mem_start(s, l);
-}

@@ -1,0 +1,29 @@
+/* diag.c - see diag.h. */
+#include "diag.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+void sim_diag_fail(sim_diag *d, int code, const char *fmt, ...) {
+  if (d->failed) return;
+  d->failed = 1;
+  if (d->stop) *d->stop = 1;
+  char msg[sizeof d->err->msg];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  chakra_error_set(d->err, code, "%s", msg);
+}
+
+void sim_diag_warn(const sim_diag *d, const char *file, const char *fmt, ...) {
+  if (!d->fn) return;
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, msg);
+  p.file = file;
+  d->fn(d->ctx, &p);
+}
