@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "chakra/export.h"
 #include "chakra/trace.h"
 
 #ifdef __cplusplus
@@ -56,22 +57,22 @@ typedef void (*chakra_attr_issue_fn)(void *ctx, int severity, const char *name, 
 /* Resolves the standard attributes of node into out. Problems are passed to
  * issue (may be NULL); returns CHAKRA_OK, or CHAKRA_EFORMAT if any problem
  * was an error (out still holds everything that could be read). */
-int chakra_std_attrs_resolve(const chakra_node *node, chakra_std_attrs *out,
+CHAKRA_API int chakra_std_attrs_resolve(const chakra_node *node, chakra_std_attrs *out,
                              chakra_attr_issue_fn issue, void *ctx);
 
 /* The first attribute called name, or NULL. */
-const chakra_attr *chakra_attr_find(const chakra_node *node, const char *name);
+CHAKRA_API const chakra_attr *chakra_attr_find(const chakra_node *node, const char *name);
 
 /* Reads an attribute as a signed integer from any integer or bool kind (an
  * integral double is accepted and *inexact set). Returns 0, or -1 when the
  * kind is not numeric, the value is absent, or it does not fit int64. */
-int chakra_attr_as_int(const chakra_attr *a, int64_t *out, int *from_double);
+CHAKRA_API int chakra_attr_as_int(const chakra_attr *a, int64_t *out, int *from_double);
 
 /* Names of enum values, or NULL when v is outside the schema. */
-const char *chakra_node_type_name(int v);
-const char *chakra_comm_type_name(int64_t v);
+CHAKRA_API const char *chakra_node_type_name(int v);
+CHAKRA_API const char *chakra_comm_type_name(int64_t v);
 /* Parses a name ("ALL_REDUCE", "all_reduce") to its value, or -1. */
-int chakra_comm_type_parse(const char *s);
+CHAKRA_API int chakra_comm_type_parse(const char *s);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "chakra/export.h"
 #include "chakra/attr.h"
 #include "chakra/trace.h"
 
@@ -84,24 +85,24 @@ typedef struct chakra_graph_options {
 
 /* Loads path ("-" = stdin). On error *out is NULL and err says what and
  * where (file, offset, node id). opt may be NULL. */
-int chakra_graph_load(chakra_graph **out, const char *path, const chakra_graph_options *opt,
+CHAKRA_API int chakra_graph_load(chakra_graph **out, const char *path, const chakra_graph_options *opt,
                       chakra_error *err);
-void chakra_graph_free(chakra_graph *g);
+CHAKRA_API void chakra_graph_free(chakra_graph *g);
 
 /* Index of id, or UINT32_MAX. */
-uint32_t chakra_graph_find(const chakra_graph *g, uint64_t id);
+CHAKRA_API uint32_t chakra_graph_find(const chakra_graph *g, uint64_t id);
 
 /* Re-reads node i from the file in full (name, inputs, all attributes).
  * Free the result with protobuf_c_message_free_unpacked(). */
-int chakra_graph_read_node(const chakra_graph *g, uint32_t i, chakra_node **out,
+CHAKRA_API int chakra_graph_read_node(const chakra_graph *g, uint32_t i, chakra_node **out,
                            chakra_error *err);
 
 /* Longest path through the DAG weighted by duration_micros (microseconds);
  * *end receives the index of the last node of that path (UINT32_MAX if empty). */
-uint64_t chakra_graph_critical_path(const chakra_graph *g, uint32_t *end);
+CHAKRA_API uint64_t chakra_graph_critical_path(const chakra_graph *g, uint32_t *end);
 
 /* Memory held by g, in bytes (arrays only). */
-size_t chakra_graph_memory(const chakra_graph *g);
+CHAKRA_API size_t chakra_graph_memory(const chakra_graph *g);
 
 #ifdef __cplusplus
 }

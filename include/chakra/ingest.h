@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 
+#include "chakra/export.h"
 #include "chakra/error.h"
 #include "chakra/json.h" /* chakra_warn_fn */
 
@@ -24,7 +25,7 @@ extern "C" {
 #endif
 
 /* Host ET schema versions accepted by link and convert (NULL-terminated). */
-extern const char *const chakra_hostet_versions[];
+extern CHAKRA_API const char *const chakra_hostet_versions[];
 
 /* ---- link ---------------------------------------------------------------- */
 
@@ -54,7 +55,7 @@ typedef struct chakra_link_report {
 } chakra_link_report;
 
 /* host and kineto may be gzip-compressed; out ending in .gz is compressed. */
-int chakra_link(const char *host_path, const char *kineto_path, const char *out_path,
+CHAKRA_API int chakra_link(const char *host_path, const char *kineto_path, const char *out_path,
                 const chakra_link_options *opt, chakra_link_report *rep, chakra_error *err);
 
 /* ---- convert pytorch ------------------------------------------------------- */
@@ -90,7 +91,7 @@ typedef struct chakra_convert_report {
 
 /* kineto_path non-NULL: link in_path with it first (a temporary linked file
  * beside out_path), then convert. */
-int chakra_convert_pytorch(const char *in_path, const char *kineto_path, const char *out_path,
+CHAKRA_API int chakra_convert_pytorch(const char *in_path, const char *kineto_path, const char *out_path,
                            const chakra_convert_options *opt, chakra_convert_report *rep,
                            chakra_error *err);
 
@@ -108,7 +109,7 @@ typedef struct chakra_text_report {
   uint64_t nodes_per_npu;
 } chakra_text_report;
 
-int chakra_convert_text(const char *in_path, const char *out_prefix, const chakra_text_options *opt,
+CHAKRA_API int chakra_convert_text(const char *in_path, const char *out_prefix, const chakra_text_options *opt,
                         chakra_text_report *rep, chakra_error *err);
 
 #ifdef __cplusplus

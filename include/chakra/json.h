@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 
+#include "chakra/export.h"
 #include "chakra/error.h"
 
 #ifdef __cplusplus
@@ -34,12 +35,12 @@ typedef struct chakra_json_stats {
 typedef void (*chakra_warn_fn)(void *ctx, const char *msg);
 
 /* in_path/out_path may be "-". out_gzip: compress the JSON. */
-int chakra_jsonize(const char *in_path, const char *out_path, int layout, int out_gzip,
+CHAKRA_API int chakra_jsonize(const char *in_path, const char *out_path, int layout, int out_gzip,
                    chakra_json_stats *stats, chakra_warn_fn warn, void *warn_ctx,
                    chakra_error *err);
 
 /* write_flags are CHAKRA_WRITE_* from trace.h. */
-int chakra_pack(const char *in_path, const char *out_path, int write_flags,
+CHAKRA_API int chakra_pack(const char *in_path, const char *out_path, int write_flags,
                 chakra_json_stats *stats, chakra_warn_fn warn, void *warn_ctx,
                 chakra_error *err);
 

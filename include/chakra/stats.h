@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "chakra/export.h"
 #include "chakra/error.h"
 
 #ifdef __cplusplus
@@ -45,11 +46,11 @@ typedef struct chakra_rank_stats {
 
 /* Statistics of one file. ignore_ctrl_deps: data deps only (the graph of
  * some older traces is cyclic through their control deps). */
-int chakra_stats_file(const char *path, int ignore_ctrl_deps, chakra_rank_stats *out,
+CHAKRA_API int chakra_stats_file(const char *path, int ignore_ctrl_deps, chakra_rank_stats *out,
                       chakra_error *err);
 /* total += r: counts summed, critical path and max_deps maximised. */
-int chakra_stats_add(chakra_rank_stats *total, const chakra_rank_stats *r);
-void chakra_stats_free(chakra_rank_stats *s);
+CHAKRA_API int chakra_stats_add(chakra_rank_stats *total, const chakra_rank_stats *r);
+CHAKRA_API void chakra_stats_free(chakra_rank_stats *s);
 
 #ifdef __cplusplus
 }

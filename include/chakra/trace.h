@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "chakra/export.h"
 #include "chakra/error.h"
 #include "chakra/et_def.pb-c.h"
 
@@ -38,45 +39,45 @@ typedef struct chakra_reader_options {
 
 /* Opens path ("-" = standard input) and reads its GlobalMetadata.
  * opt may be NULL. On failure *out is NULL and err names file and offset. */
-int chakra_reader_open(chakra_reader **out, const char *path,
+CHAKRA_API int chakra_reader_open(chakra_reader **out, const char *path,
                        const chakra_reader_options *opt, chakra_error *err);
 
 /* The file's GlobalMetadata; valid until chakra_reader_close(). */
-const chakra_metadata *chakra_reader_metadata(const chakra_reader *r);
+CHAKRA_API const chakra_metadata *chakra_reader_metadata(const chakra_reader *r);
 
 /* Decodes the next Node into *node (valid until the next call).
  * Returns 1 for a node, 0 at a clean end of file, < 0 on error. */
-int chakra_reader_next(chakra_reader *r, chakra_node **node, chakra_error *err);
+CHAKRA_API int chakra_reader_next(chakra_reader *r, chakra_node **node, chakra_error *err);
 
 /* Like chakra_reader_next() but hands back the undecoded message bytes
  * (valid until the next call); the framing is still checked. */
-int chakra_reader_next_raw(chakra_reader *r, const uint8_t **data, size_t *len,
+CHAKRA_API int chakra_reader_next_raw(chakra_reader *r, const uint8_t **data, size_t *len,
                            chakra_error *err);
 
 /* Byte offset (in the uncompressed stream) of the length prefix of the
  * message returned last, and its index (0 = GlobalMetadata, 1 = first Node). */
-uint64_t chakra_reader_message_offset(const chakra_reader *r);
-uint64_t chakra_reader_message_index(const chakra_reader *r);
+CHAKRA_API uint64_t chakra_reader_message_offset(const chakra_reader *r);
+CHAKRA_API uint64_t chakra_reader_message_index(const chakra_reader *r);
 /* Byte offset just past everything consumed so far. */
-uint64_t chakra_reader_offset(const chakra_reader *r);
-int chakra_reader_is_gzip(const chakra_reader *r);
+CHAKRA_API uint64_t chakra_reader_offset(const chakra_reader *r);
+CHAKRA_API int chakra_reader_is_gzip(const chakra_reader *r);
 /* Nonzero when chakra_reader_seek() is cheap: a plain file, not gzip (which
  * re-reads from the start) and not a pipe (which cannot seek). */
-int chakra_reader_can_rewind(const chakra_reader *r);
-const char *chakra_reader_path(const chakra_reader *r);
+CHAKRA_API int chakra_reader_can_rewind(const chakra_reader *r);
+CHAKRA_API const char *chakra_reader_path(const chakra_reader *r);
 
 /* Re-positions the reader at a message boundary previously reported by
  * chakra_reader_message_offset(), or at chakra_reader_offset() as it was
  * right after open (the first node). Message indexes are then unknown
  * (UINT64_MAX) except after a seek back to the first node. Plain files
  * seek; gzip re-reads from the start; a pipe fails with CHAKRA_EINVAL. */
-int chakra_reader_seek(chakra_reader *r, uint64_t offset, chakra_error *err);
+CHAKRA_API int chakra_reader_seek(chakra_reader *r, uint64_t offset, chakra_error *err);
 
-void chakra_reader_close(chakra_reader *r);
+CHAKRA_API void chakra_reader_close(chakra_reader *r);
 
 /* Convenience: decodes one message body with a caller-owned allocator
  * (NULL = malloc); free with protobuf_c_message_free_unpacked(). */
-chakra_node *chakra_node_decode(const uint8_t *data, size_t len);
+CHAKRA_API chakra_node *chakra_node_decode(const uint8_t *data, size_t len);
 
 typedef struct chakra_writer chakra_writer;
 
@@ -87,21 +88,21 @@ enum {
 
 /* Opens a temporary file beside path ("-" = standard output, written
  * directly). Nothing is visible at path until chakra_writer_close(). */
-int chakra_writer_open(chakra_writer **out, const char *path, int flags,
+CHAKRA_API int chakra_writer_open(chakra_writer **out, const char *path, int flags,
                        chakra_error *err);
 /* Writes one message (GlobalMetadata first, then Nodes) with its length. */
-int chakra_writer_put(chakra_writer *w, const ProtobufCMessage *msg, chakra_error *err);
+CHAKRA_API int chakra_writer_put(chakra_writer *w, const ProtobufCMessage *msg, chakra_error *err);
 /* Writes already-serialized message bytes with their length prefix. */
-int chakra_writer_put_raw(chakra_writer *w, const uint8_t *data, size_t len,
+CHAKRA_API int chakra_writer_put_raw(chakra_writer *w, const uint8_t *data, size_t len,
                           chakra_error *err);
 /* Flushes, closes and renames into place; frees w whatever happens. */
-int chakra_writer_close(chakra_writer *w, chakra_error *err);
+CHAKRA_API int chakra_writer_close(chakra_writer *w, chakra_error *err);
 /* Abandons the output: removes the temporary file and frees w. */
-void chakra_writer_discard(chakra_writer *w);
+CHAKRA_API void chakra_writer_discard(chakra_writer *w);
 
 /* Encodes v as a base-128 varint into out (at least 10 bytes); returns the
  * number of bytes written. */
-size_t chakra_varint_encode(uint64_t v, uint8_t *out);
+CHAKRA_API size_t chakra_varint_encode(uint64_t v, uint8_t *out);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "chakra/export.h"
 #include "chakra/error.h"
 
 #ifdef __cplusplus
@@ -34,7 +35,7 @@ typedef struct chakra_validate_summary {
 /* paths[r] is rank r's file. Cross-rank checks run when n > 1.
  * Returns CHAKRA_OK (problems are reported, not returned) or an error for
  * allocation failure. */
-int chakra_validate(char *const *paths, int n, chakra_problem_fn fn, void *ctx,
+CHAKRA_API int chakra_validate(char *const *paths, int n, chakra_problem_fn fn, void *ctx,
                     chakra_validate_summary *sum, chakra_error *err);
 
 #ifdef __cplusplus
