@@ -7,6 +7,7 @@
 #ifndef CHAKRA_CLI_H
 #define CHAKRA_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "chakra/error.h"
@@ -25,8 +26,20 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints err's message as a one-line error; returns the exit status for it. */
 int cli_fail(const chakra_error *err);
-/* For library warnings given as callbacks. */
+/* For library warnings given as callbacks: cli_diag prints
+ * "chakra: SEVERITY: FILE: node N at offset O: FIELD: what" on stderr;
+ * cli_warn_cb takes an already formatted line (chakra_sim_run). */
+void cli_diag(void *ctx, const chakra_problem *p);
 void cli_warn_cb(void *ctx, const char *msg);
+
+/* Phase timing (--timing, or CHAKRA_TIMING set and not "0"): a
+ * chakra_progress_fn that prints "chakra: timing: PHASE SECONDS" on stderr
+ * as each phase ends; ctx is a cli_timer. */
+typedef struct cli_timer {
+  double start;
+} cli_timer;
+int cli_timing(void *ctx, const char *phase, uint64_t done, uint64_t total);
+int cli_timing_wanted(int flag);
 
 /* True if arg is "-h" or "--help". */
 int cli_is_help(const char *arg);

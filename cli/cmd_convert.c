@@ -10,7 +10,7 @@ static const char usage[] =
     "usage: chakra convert pytorch IN.json[.gz] [KINETO.json[.gz]] -o OUT.et\n"
     "                      [--comm-groups GROUPS.json] [--compat] [--log FILE]\n"
     "                      [--p2p-missing=error|drop] [--unknown-coll=error|comp]\n"
-    "                      [--threads N] [-q]\n"
+    "                      [--threads N] [--timing] [-q]\n"
     "       chakra convert text IN.txt -o PREFIX [--num-npus N] [--num-passes P]\n"
     "                      [--compat] [-q]\n"
     "\n"
@@ -29,6 +29,8 @@ static const char usage[] =
     "  --threads N         threads that parse large files and pack the nodes (at\n"
     "                      most 8); with N > 1 the output is also written by a\n"
     "                      thread of its own (default: CPUs)\n"
+    "  --timing            print the time of each phase on stderr (also when\n"
+    "                      CHAKRA_TIMING is set)\n"
     "\n"
     "text     an ASTRA-sim 1.0 text workload to PREFIX.0.et .. PREFIX.<N-1>.et\n"
     "  --num-npus N        number of files (1)\n"
@@ -40,8 +42,9 @@ static const char usage[] =
 
 static int convert_pytorch(int argc, char **argv) {
   const char *in = NULL, *kin = NULL, *out = NULL;
-  chakra_convert_options opt = {.warn = cli_warn_cb};
-  int quiet = 0;
+  chakra_convert_options opt = {.diag = cli_diag};
+  int quiet = 0, timing = 0;
+  cli_timer timer = {0};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -71,6 +74,8 @@ static int convert_pytorch(int argc, char **argv) {
         return 2;
       }
       opt.threads = (int)n, i++;
+    } else if (strcmp(a, "--timing") == 0) {
+      timing = 1;
     } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
       quiet = 1;
     } else if (a[0] == '-' && a[1]) {
@@ -96,6 +101,7 @@ static int convert_pytorch(int argc, char **argv) {
   size_t ol = strlen(out);
   if (ol > 3 && strcmp(out + ol - 3, ".gz") == 0)
     cli_warn("%s: a compressed trace: ASTRA-sim cannot read it (chakra sim can)", out);
+  if (cli_timing_wanted(timing)) opt.progress = cli_timing, opt.progress_ctx = &timer;
   chakra_convert_report rep;
   chakra_error err = {0};
   if (chakra_convert_pytorch(in, kin, out, &opt, &rep, &err)) return cli_fail(&err);

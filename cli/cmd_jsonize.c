@@ -52,6 +52,6 @@ int cmd_jsonize(int argc, char **argv) {
   if (len > 3 && strcmp(out + len - 3, ".gz") == 0) gzip = 1;
   chakra_error err = {0};
   chakra_json_stats st;
-  if (chakra_jsonize(in, out, layout, gzip, &st, cli_warn_cb, NULL, &err)) return cli_fail(&err);
+  if (chakra_jsonize(in, out, layout, gzip, &st, cli_diag, NULL, &err)) return cli_fail(&err);
   return 0;
 }

@@ -27,7 +27,7 @@ static const char usage[] =
 
 int cmd_link(int argc, char **argv) {
   const char *host = NULL, *dev = NULL, *out = NULL;
-  chakra_link_options opt = {.rank = -1, .warn = cli_warn_cb};
+  chakra_link_options opt = {.rank = -1, .diag = cli_diag};
   int quiet = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];

@@ -46,6 +46,6 @@ int cmd_pack(int argc, char **argv) {
   }
   chakra_error err = {0};
   chakra_json_stats st;
-  if (chakra_pack(in, out, flags, &st, cli_warn_cb, NULL, &err)) return cli_fail(&err);
+  if (chakra_pack(in, out, flags, &st, cli_diag, NULL, &err)) return cli_fail(&err);
   return 0;
 }

@@ -49,16 +49,14 @@ typedef struct chakra_std_attrs {
   char pg_buf[24];        /* pg_name made from a legacy int comm_group */
 } chakra_std_attrs;
 
-enum { CHAKRA_ISSUE_WARNING = 1, CHAKRA_ISSUE_ERROR = 2 };
-
-/* Called once per problem found while resolving; name is the attribute. */
-typedef void (*chakra_attr_issue_fn)(void *ctx, int severity, const char *name, const char *what);
-
-/* Resolves the standard attributes of node into out. Problems are passed to
- * issue (may be NULL); returns CHAKRA_OK, or CHAKRA_EFORMAT if any problem
- * was an error (out still holds everything that could be read). */
+/* Resolves the standard attributes of node into out (cleared first).
+ * Each problem goes to diag (may be NULL) as a chakra_problem with node_id
+ * and field (the attribute's name) set; file and offset are left unknown
+ * for the caller to add. Returns CHAKRA_OK, or CHAKRA_EFORMAT if any
+ * problem was an error (out still holds everything that could be read).
+ * out->pg_name points into node or into out->pg_buf: valid while both are. */
 CHAKRA_API int chakra_std_attrs_resolve(const chakra_node *node, chakra_std_attrs *out,
-                             chakra_attr_issue_fn issue, void *ctx);
+                                        chakra_diag_fn diag, void *ctx);
 
 /* The first attribute called name, or NULL. */
 CHAKRA_API const chakra_attr *chakra_attr_find(const chakra_node *node, const char *name);

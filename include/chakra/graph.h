@@ -66,21 +66,18 @@ typedef struct chakra_graph {
   struct idmap *idmap_;        /* private */
 } chakra_graph;
 
-/* Problems found while loading; severity is CHAKRA_ISSUE_*. */
-typedef void (*chakra_graph_problem_fn)(void *ctx, int severity, uint64_t node_id,
-                                        uint64_t offset, const char *what);
-
 typedef struct chakra_graph_options {
   int drop_missing_data_deps;  /* drop deps on absent ids (counted) */
   int ignore_ctrl_deps;        /* data deps only, as the mlcommons feeder reads */
-  /* If set, every problem is passed here and loading goes on where it can
-   * (validate mode): the graph is returned whenever it could be built, with
-   * bad deps dropped and cycle members appended to topo. Otherwise the
-   * first error fails the load and warnings are summarised through warn. */
-  chakra_graph_problem_fn problem;
-  void *problem_ctx;
-  void (*warn)(void *ctx, const char *msg);
-  void *warn_ctx;
+  /* Tolerant (validate) mode: every problem - duplicate ids, bad deps,
+   * cycles, unreadable attributes - goes to diag and loading goes on where
+   * it can; the graph is returned whenever it could be built, with bad deps
+   * dropped and cycle members appended to topo. Otherwise the first error
+   * fails the load (in err) and diag receives only warnings: one per kind
+   * of dependency the load ignored or dropped, with its count. */
+  int tolerant;
+  chakra_diag_fn diag;         /* may be NULL */
+  void *diag_ctx;
 } chakra_graph_options;
 
 /* Loads path ("-" = stdin). On error *out is NULL and err says what and

@@ -18,7 +18,6 @@
 
 #include "chakra/export.h"
 #include "chakra/error.h"
-#include "chakra/json.h" /* chakra_warn_fn */
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,8 +33,8 @@ typedef struct chakra_link_options {
   double thread_gap_us;  /* inter-thread dependency gap; <= 0 means 1000 */
   int allow_partial;     /* accept more than 1 % unmatched host ops */
   int threads;           /* parse threads for large plain files; 0 = auto */
-  chakra_warn_fn warn;   /* one line per warning (may be NULL) */
-  void *warn_ctx;
+  chakra_diag_fn diag;   /* warnings, each naming the file (may be NULL) */
+  void *diag_ctx;
 } chakra_link_options;
 
 typedef struct chakra_link_report {
@@ -72,8 +71,14 @@ typedef struct chakra_convert_options {
   int threads;                  /* parse threads for large plain files and packing
                                    threads (at most 8); > 1 also writes the output
                                    on a thread of its own; 0 = the number of CPUs */
-  chakra_warn_fn warn;
-  void *warn_ctx;
+  chakra_diag_fn diag;          /* warnings, each naming the file (may be NULL) */
+  void *diag_ctx;
+  /* Called as each phase begins (done 0) and ends (done = total = 1):
+   * "link" (with a Kineto trace), "parse", "index", "deps", "write",
+   * "free", one after the other. Nonzero when a phase begins cancels the
+   * conversion with CHAKRA_ECANCELED, up to "write"; may be NULL. */
+  chakra_progress_fn progress;
+  void *progress_ctx;
 } chakra_convert_options;
 
 typedef struct chakra_convert_report {

@@ -75,9 +75,15 @@ CHAKRA_API int chakra_reader_seek(chakra_reader *r, uint64_t offset, chakra_erro
 
 CHAKRA_API void chakra_reader_close(chakra_reader *r);
 
-/* Convenience: decodes one message body with a caller-owned allocator
- * (NULL = malloc); free with protobuf_c_message_free_unpacked(). */
+/* Decodes one Node message body (as from chakra_reader_next_raw()) into a
+ * node of its own, or NULL if data is not a Node. The caller owns the
+ * result: free it with chakra_node_free(). */
 CHAKRA_API chakra_node *chakra_node_decode(const uint8_t *data, size_t len);
+
+/* Frees a node the caller owns: from chakra_node_decode() or
+ * chakra_graph_read_node(); never one from chakra_reader_next(), which
+ * belongs to the reader. NULL is allowed. */
+CHAKRA_API void chakra_node_free(chakra_node *node);
 
 typedef struct chakra_writer chakra_writer;
 

@@ -1729,11 +1729,14 @@ int hostet_read(hostet **out, const char *path, const hostet_options *opt, chakr
     hostet_free(h);
     return rc;
   }
-  if (h->newer_schema && opt->warn) {
+  if (h->newer_schema && opt->diag) {
     char msg[300];
-    snprintf(msg, sizeof msg, "%s: schema '%s' is newer than this version of chakra knows (1.1); converted as 1.1",
-             path, h->schema);
-    opt->warn(opt->warn_ctx, msg);
+    snprintf(msg, sizeof msg, "schema '%s' is newer than this version of chakra knows (1.1); converted as 1.1",
+             h->schema);
+    chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, msg);
+    p.file = path;
+    p.field = "schema";
+    opt->diag(opt->diag_ctx, &p);
   }
   *out = h;
   return 0;

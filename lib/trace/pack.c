@@ -44,8 +44,8 @@ typedef struct packer {
   const unsigned char *chunk;
   uint64_t chunk_base, lines_before;
   chakra_json_stats *st;
-  chakra_warn_fn warn;
-  void *warn_ctx;
+  chakra_diag_fn diag;
+  void *diag_ctx;
   chakra_error *err;
   int rc;
   uint64_t bad_utf8_msg; /* replacements in the current message */
@@ -349,13 +349,15 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t n) {
 }
 
 static int write_top(packer *p, ProtobufCMessage *m) {
-  if (p->bad_utf8_msg && p->warn) {
-    char msg[300];
-    snprintf(msg, sizeof msg, "%s: message %llu (node %llu): %llu invalid UTF-8 sequence(s) replaced by U+FFFD",
-             p->path, (unsigned long long)p->written,
-             p->written ? (unsigned long long)((chakra_node *)m)->id : 0ull,
-             (unsigned long long)p->bad_utf8_msg);
-    p->warn(p->warn_ctx, msg);
+  if (p->bad_utf8_msg && p->diag) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "message %llu: %llu invalid UTF-8 sequence(s) replaced by U+FFFD",
+             (unsigned long long)p->written, (unsigned long long)p->bad_utf8_msg);
+    chakra_problem pr = chakra_problem_make(CHAKRA_SEV_WARNING, msg);
+    pr.file = p->path;
+    pr.has_node = p->written > 0;
+    pr.node_id = p->written ? ((chakra_node *)m)->id : 0;
+    p->diag(p->diag_ctx, &pr);
   }
   p->st->bad_utf8 += p->bad_utf8_msg;
   p->bad_utf8_msg = 0;
@@ -488,10 +490,10 @@ static int pack_stream(packer *p, instream *in) {
 }
 
 int chakra_pack(const char *in_path, const char *out_path, int write_flags,
-                chakra_json_stats *stats, chakra_warn_fn warn, void *warn_ctx,
+                chakra_json_stats *stats, chakra_diag_fn diag, void *diag_ctx,
                 chakra_error *err) {
   chakra_json_stats local;
-  packer p = {.path = in_path, .st = stats ? stats : &local, .warn = warn, .warn_ctx = warn_ctx,
+  packer p = {.path = in_path, .st = stats ? stats : &local, .diag = diag, .diag_ctx = diag_ctx,
               .err = err};
   memset(p.st, 0, sizeof *p.st);
   instream *in;
