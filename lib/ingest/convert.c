@@ -731,7 +731,7 @@ static int type_nodes(conv *c) {
         if (c->compat || c->opt->unknown_coll != CHAKRA_UNKNOWN_COLL_COMP)
           return node_err(c, (uint32_t)i, "cannot tell which collective this NCCL kernel runs (no allreduce, "
                                           "alltoall, allgather, reducescatter or broadcast in its name)%s",
-                          c->compat ? "" : "; --unknown-coll=comp converts such kernels to compute nodes");
+                          c->compat ? "" : "; option unknown_coll = comp converts such kernels to compute nodes");
         c->type[i] = T_COMP;
         c->rep->unknown_colls++;
         warnf(c, c->h->path, "node %llu '%.100s': unknown collective kernel converted to a compute node",
@@ -753,7 +753,7 @@ static int type_nodes(conv *c) {
                         r == -2 ? "the peer rank of this %s lies outside its process group"
                                 : "cannot tell the peer rank of this %s: no record_param_comms with a rank "
                                   "argument and no 'nccl:send a->b' name among its launcher's ancestors "
-                                  "(--p2p-missing=drop converts it to a compute node)",
+                                  "(option p2p_missing = drop converts it to a compute node)",
                         c->type[i] == T_SEND ? "send" : "receive");
       }
       c->peer[i] = (int32_t)peer;

@@ -236,8 +236,8 @@ static int check_schema(hparse *p, const unsigned char *s, size_t n) {
     char list[400];
     join_list(reference_versions, list, sizeof list);
     return fail(p, CHAKRA_EFORMAT,
-                "schema '%.*s' is not read by the reference converter, so --compat cannot reproduce it "
-                "(it reads %s); convert without --compat",
+                "schema '%.*s' is not read by the reference converter, so the compat option cannot "
+                "reproduce it (it reads %s); convert without compat",
                 (int)(n > 100 ? 100 : n), str, list);
   }
   if (version_known(chakra_hostet_versions, str, n)) return 1;

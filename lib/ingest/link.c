@@ -807,7 +807,7 @@ int chakra_link(const char *host_path, const char *kineto_path, const char *out_
   }
   if (!rc) {
     if (opt->rank >= 0 && L.k->has_rank && L.k->rank != opt->rank)
-      rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: the trace is of rank %lld, not of rank %lld (--rank)", kineto_path,
+      rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: the trace is of rank %lld, not of the expected rank %lld", kineto_path,
                             (long long)L.k->rank, (long long)opt->rank);
     rep->rank = opt->rank >= 0 ? opt->rank : L.k->has_rank ? L.k->rank : -1;
   }
@@ -840,7 +840,7 @@ int chakra_link(const char *host_path, const char *kineto_path, const char *out_
     if (rep->unmatched_host * 100 > rep->host_ops && !opt->allow_partial)
       rc = chakra_error_set(err, CHAKRA_EFORMAT,
                             "%s: %llu of %llu host ops have no op in %s (more than 1%%): the traces are not of the "
-                            "same run, or the profiler saw only part of it (--allow-partial links anyway)",
+                            "same run, or the profiler saw only part of it (option allow_partial links anyway)",
                             host_path, (unsigned long long)rep->unmatched_host, (unsigned long long)rep->host_ops,
                             kineto_path);
     else if (rep->unmatched_host)
