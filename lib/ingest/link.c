@@ -807,7 +807,7 @@ int chakra_link(const char *host_path, const char *kineto_path, const char *out_
   }
   if (!rc) {
     if (opt->rank >= 0 && L.k->has_rank && L.k->rank != opt->rank)
-      rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: the trace is of rank %lld, not of the expected rank %lld", kineto_path,
+      rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: the trace is of rank %lld, not of rank %lld (option rank)", kineto_path,
                             (long long)L.k->rank, (long long)opt->rank);
     rep->rank = opt->rank >= 0 ? opt->rank : L.k->has_rank ? L.k->rank : -1;
   }
