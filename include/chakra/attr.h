@@ -58,7 +58,7 @@ typedef struct chakra_std_attrs {
 CHAKRA_API int chakra_std_attrs_resolve(const chakra_node *node, chakra_std_attrs *out,
                                         chakra_diag_fn diag, void *ctx);
 
-/* The first attribute called name, or NULL. */
+/* The first attribute called name (a pointer into node), or NULL. */
 CHAKRA_API const chakra_attr *chakra_attr_find(const chakra_node *node, const char *name);
 
 /* Reads an attribute as a signed integer from any integer or bool kind (an
@@ -66,7 +66,8 @@ CHAKRA_API const chakra_attr *chakra_attr_find(const chakra_node *node, const ch
  * kind is not numeric, the value is absent, or it does not fit int64. */
 CHAKRA_API int chakra_attr_as_int(const chakra_attr *a, int64_t *out, int *from_double);
 
-/* Names of enum values, or NULL when v is outside the schema. */
+/* Names of enum values (static strings), or NULL when v is outside the
+ * schema. */
 CHAKRA_API const char *chakra_node_type_name(int v);
 CHAKRA_API const char *chakra_comm_type_name(int64_t v);
 /* Parses a name ("ALL_REDUCE", "all_reduce") to its value, or -1. */

@@ -3,7 +3,9 @@
  * A function that can fail returns an int status (CHAKRA_OK or a negative
  * CHAKRA_E* code) and, when given a non-NULL chakra_error, fills it with one
  * human-readable line that names the file and the place (byte offset,
- * message index, node id, line) so that the CLI can print it unchanged. */
+ * message index, node id, line) so that the CLI can print it unchanged.
+ * A chakra_error is a plain value owned by the caller; nothing in it needs
+ * freeing. Ownership rules for the whole API are in docs/library.md. */
 #ifndef CHAKRA_ERROR_H
 #define CHAKRA_ERROR_H
 
@@ -74,7 +76,8 @@ typedef void (*chakra_diag_fn)(void *ctx, const chakra_problem *p);
  * with CHAKRA_ECANCELED. */
 typedef int (*chakra_progress_fn)(void *ctx, const char *phase, uint64_t done, uint64_t total);
 
-/* A problem with every field "unknown" and the given severity and text. */
+/* A problem with every field "unknown" and the given severity and text
+ * (borrowed, not copied). */
 CHAKRA_API chakra_problem chakra_problem_make(chakra_severity sev, const char *what);
 
 /* Formats p as one line, "FILE: rank R: node N at offset O: line L: FIELD: what"
@@ -82,10 +85,11 @@ CHAKRA_API chakra_problem chakra_problem_make(chakra_severity sev, const char *w
  * length the whole line needs, like snprintf. */
 CHAKRA_API size_t chakra_problem_format(const chakra_problem *p, char *buf, size_t size);
 
-/* "note", "warning", "error" or "unreadable". */
+/* "note", "warning", "error" or "unreadable" (static strings). */
 CHAKRA_API const char *chakra_severity_name(chakra_severity sev);
 
-/* Prefixes an existing message with more context ("file: " ...). */
+/* Prefixes an existing message with more context ("file: " ...); err may
+ * be NULL. The result is truncated to the size of msg. */
 CHAKRA_API void chakra_error_prefix(chakra_error *err, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

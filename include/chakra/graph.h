@@ -80,19 +80,25 @@ typedef struct chakra_graph_options {
   void *diag_ctx;
 } chakra_graph_options;
 
-/* Loads path ("-" = stdin). On error *out is NULL and err says what and
- * where (file, offset, node id). opt may be NULL. */
+/* Loads path ("-" = stdin, which chakra_graph_read_node() then cannot
+ * re-read). opt may be NULL. The graph is the caller's: free it with
+ * chakra_graph_free(); it keeps its own copy of the path. On error *out is
+ * NULL (nothing to free) and err says what and where (file, offset, node
+ * id). A loaded graph is only read by the functions below, so several
+ * threads may use one at once. */
 CHAKRA_API int chakra_graph_load(chakra_graph **out, const char *path, const chakra_graph_options *opt,
-                      chakra_error *err);
+                                 chakra_error *err);
+/* Frees g and all its arrays. NULL is allowed. */
 CHAKRA_API void chakra_graph_free(chakra_graph *g);
 
 /* Index of id, or UINT32_MAX. */
 CHAKRA_API uint32_t chakra_graph_find(const chakra_graph *g, uint64_t id);
 
 /* Re-reads node i from the file in full (name, inputs, all attributes).
- * Free the result with protobuf_c_message_free_unpacked(). */
+ * *out is the caller's: free it with chakra_node_free(). On failure (the
+ * file is gone or changed since the load) *out is NULL. */
 CHAKRA_API int chakra_graph_read_node(const chakra_graph *g, uint32_t i, chakra_node **out,
-                           chakra_error *err);
+                                      chakra_error *err);
 
 /* Longest path through the DAG weighted by duration_micros (microseconds);
  * *end receives the index of the last node of that path (UINT32_MAX if empty). */

@@ -10,7 +10,11 @@
  * Inputs are parsed as streams (gzip detected by its magic bytes); memory
  * grows with the nodes kept, not with the text of the file. Outputs are
  * written to temporary files and renamed on success, so a failed run leaves
- * nothing behind. Errors name the file and the node id or byte offset. */
+ * nothing behind. Errors name the file and the node id or byte offset.
+ *
+ * For all three: opt and rep may be NULL (defaults; no report). rep is
+ * filled in as far as the run got, also on failure. Nothing is kept or
+ * handed out: the results are the files. */
 #ifndef CHAKRA_INGEST_H
 #define CHAKRA_INGEST_H
 
@@ -55,7 +59,7 @@ typedef struct chakra_link_report {
 
 /* host and kineto may be gzip-compressed; out ending in .gz is compressed. */
 CHAKRA_API int chakra_link(const char *host_path, const char *kineto_path, const char *out_path,
-                const chakra_link_options *opt, chakra_link_report *rep, chakra_error *err);
+                           const chakra_link_options *opt, chakra_link_report *rep, chakra_error *err);
 
 /* ---- convert pytorch ------------------------------------------------------- */
 
@@ -95,10 +99,13 @@ typedef struct chakra_convert_report {
 } chakra_convert_report;
 
 /* kineto_path non-NULL: link in_path with it first (a temporary linked file
- * beside out_path), then convert. */
+ * beside out_path, removed in every case), then convert. The log file is
+ * committed with the output (both or neither); the comm-groups file is
+ * written atomically after them, so if that step fails the output is
+ * already in place. */
 CHAKRA_API int chakra_convert_pytorch(const char *in_path, const char *kineto_path, const char *out_path,
-                           const chakra_convert_options *opt, chakra_convert_report *rep,
-                           chakra_error *err);
+                                      const chakra_convert_options *opt, chakra_convert_report *rep,
+                                      chakra_error *err);
 
 /* ---- convert text ---------------------------------------------------------- */
 
@@ -114,8 +121,10 @@ typedef struct chakra_text_report {
   uint64_t nodes_per_npu;
 } chakra_text_report;
 
+/* All NPUs' files are written to temporary files and renamed only when
+ * every one is complete: all or none. */
 CHAKRA_API int chakra_convert_text(const char *in_path, const char *out_prefix, const chakra_text_options *opt,
-                        chakra_text_report *rep, chakra_error *err);
+                                   chakra_text_report *rep, chakra_error *err);
 
 #ifdef __cplusplus
 }

@@ -98,6 +98,7 @@ int chakra_stats_file(const char *path, int ignore_ctrl_deps, chakra_rank_stats 
   }
   chakra_graph_free(g);
   if (!rc && (!s->version || !s->schema)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (rc) chakra_stats_free(s); /* a failed call leaves nothing to free */
   return rc;
 }
 
@@ -127,6 +128,7 @@ int chakra_stats_add(chakra_rank_stats *t, const chakra_rank_stats *r) {
 }
 
 void chakra_stats_free(chakra_rank_stats *s) {
+  if (!s) return;
   for (uint64_t i = 0; i < s->n_groups; i++) free(s->groups[i].name);
   free(s->groups);
   free(s->version);
