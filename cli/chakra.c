@@ -1,8 +1,10 @@
 /* chakra.c - the chakra program: dispatches to one cmd_<name>() per
  * subcommand, git style. Nothing else lives here. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "chakra/output.h"
 #include "chakra/version.h"
 #include "cli.h"
 
@@ -32,7 +34,27 @@ static void usage(FILE *f) {
   fprintf(f, "\n'chakra <command> --help' describes one command.\n");
 }
 
+/* An interrupted command must not leave hidden temporaries (up to hundreds
+ * of MB) beside its outputs: remove them, then die of the same signal so
+ * the caller sees how the command ended. */
+static void on_fatal_signal(int sig) {
+  chakra_output_remove_temporaries();
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void remove_temporaries_on_signals(void) {
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+  for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+    struct sigaction sa = {0};
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sigs[i], &sa, NULL);
+  }
+}
+
 int main(int argc, char **argv) {
+  remove_temporaries_on_signals();
   if (argc < 2) {
     usage(stderr);
     return 2;
@@ -51,7 +73,10 @@ int main(int argc, char **argv) {
     return 0;
   }
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-    if (strcmp(commands[i].name, argv[1]) == 0) return commands[i].run(argc - 1, argv + 1);
+    if (strcmp(commands[i].name, argv[1]) == 0) {
+      cli_set_command(commands[i].name);
+      return commands[i].run(argc - 1, argv + 1);
+    }
   cli_error("'%s' is not a command; see 'chakra --help'", argv[1]);
   return 2;
 }

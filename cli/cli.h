@@ -1,7 +1,7 @@
 /* cli.h - what the subcommands of the chakra program share.
  *
- * chakra.c only dispatches; each cmd_<name>.c parses its own options,
- * calls libchakra and turns errors into one line on stderr and an exit
+ * chakra.c only dispatches; each cmd_<name>.c declares its options as a
+ * table for the parser in opts.h, calls libchakra and turns errors into one line on stderr and an exit
  * status: 0 success, 1 the input has problems (validate) or the command
  * failed, 2 usage errors and unreadable input. */
 #ifndef CHAKRA_CLI_H
@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "chakra/error.h"
+#include "opts.h"
 
 int cmd_jsonize(int argc, char **argv);
 int cmd_pack(int argc, char **argv);
@@ -21,19 +22,30 @@ int cmd_sim(int argc, char **argv);
 int cmd_link(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 
-/* Prints "chakra: <message>" on stderr. */
+/* Exit statuses, the same in every command: */
+enum {
+  CLI_EXIT_OK = 0,       /* done; for checkers: nothing found */
+  CLI_EXIT_PROBLEMS = 1, /* the command ran and found problems (validate, sim ranks that cannot finish) */
+  CLI_EXIT_ERROR = 2     /* usage error, unreadable or invalid input, or the command could not do its job */
+};
+
+/* Prints "chakra CMD: <message>" on stderr (one line). */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Prints err's message as a one-line error; returns the exit status for it. */
+/* Prints err's message as a one-line error; returns CLI_EXIT_ERROR. */
 int cli_fail(const chakra_error *err);
+/* Checks every output (NULL entries skipped) with chakra_output_check()
+ * against the inputs before any work; prints the first problem and
+ * returns CLI_EXIT_ERROR, or 0. */
+int cli_check_outputs(const char *const *outputs, size_t n_out, const char *const *inputs, size_t n_in);
 /* For library warnings given as callbacks: cli_diag prints
- * "chakra: SEVERITY: FILE: node N at offset O: FIELD: what" on stderr;
+ * "chakra CMD: SEVERITY: FILE: node N at offset O: FIELD: what" on stderr;
  * cli_warn_cb takes an already formatted line (chakra_sim_run). */
 void cli_diag(void *ctx, const chakra_problem *p);
 void cli_warn_cb(void *ctx, const char *msg);
 
 /* Phase timing (--timing, or CHAKRA_TIMING set and not "0"): a
- * chakra_progress_fn that prints "chakra: timing: PHASE SECONDS" on stderr
+ * chakra_progress_fn that prints "chakra CMD: timing: PHASE SECONDS" on stderr
  * as each phase ends; ctx is a cli_timer. */
 typedef struct cli_timer {
   double start;
@@ -43,9 +55,6 @@ int cli_timing_wanted(int flag);
 
 /* True if arg is "-h" or "--help". */
 int cli_is_help(const char *arg);
-/* Parses an unsigned integer with an optional K/M/G (binary) suffix;
- * returns 0 on success. */
-int cli_parse_size(const char *s, unsigned long long *out);
 
 /* Expands a list of FILE or PREFIX arguments into .et paths: an argument
  * that names an existing file is taken as is, otherwise it is a prefix and

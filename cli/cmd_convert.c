@@ -1,106 +1,63 @@
 /* cmd_convert.c - chakra convert: PyTorch traces and ASTRA-sim 1.0 text
  * workloads into Chakra ETs. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "chakra/ingest.h"
 #include "cli.h"
 
-static const char usage[] =
-    "usage: chakra convert pytorch IN.json[.gz] [KINETO.json[.gz]] -o OUT.et\n"
-    "                      [--comm-groups GROUPS.json] [--compat] [--log FILE]\n"
-    "                      [--p2p-missing=error|drop] [--unknown-coll=error|comp]\n"
-    "                      [--threads N] [--timing] [-q]\n"
-    "       chakra convert text IN.txt -o PREFIX [--num-npus N] [--num-passes P]\n"
-    "                      [--compat] [-q]\n"
-    "\n"
-    "pytorch  a PyTorch host execution trace (schema 1.0.1 to 1.1.1-chakra.1.0.0) or\n"
-    "         a linked trace ('chakra link') to one Chakra ET. Given a Kineto trace\n"
-    "         as well, the two are linked first. GPU ops depend on their launcher\n"
-    "         and on the previous op of their stream; collectives carry comm_type,\n"
-    "         comm_size and pg_name; send/recv carry their peer and a tag.\n"
-    "  --comm-groups FILE  write the process groups as ASTRA-sim's comm-group JSON\n"
-    "  --compat            reproduce the reference converter byte for byte\n"
-    "  --log FILE          one line per node with its dependencies\n"
-    "  --p2p-missing=drop  send/recv without a known peer become compute nodes\n"
-    "                      (default: error)\n"
-    "  --unknown-coll=comp NCCL kernels of unknown collective become compute\n"
-    "                      nodes (default: error)\n"
-    "  --threads N         threads that parse large files and pack the nodes (at\n"
-    "                      most 8); with N > 1 the output is also written by a\n"
-    "                      thread of its own (default: CPUs)\n"
-    "  --timing            print the time of each phase on stderr (also when\n"
-    "                      CHAKRA_TIMING is set)\n"
-    "\n"
-    "text     an ASTRA-sim 1.0 text workload to PREFIX.0.et .. PREFIX.<N-1>.et\n"
-    "  --num-npus N        number of files (1)\n"
-    "  --num-passes P      training passes (1)\n"
-    "  --compat            as the reference: NONE communications become\n"
-    "                      all-reduce nodes, ids continue across files\n"
-    "\n"
-    "  -q                  no summary on stdout\n";
+static const char pytorch_about[] =
+    "A PyTorch host execution trace (schema 1.0.1 to 1.1.1-chakra.1.0.0) or a\n"
+    "linked trace ('chakra link') to one Chakra ET. Given a Kineto trace as\n"
+    "well, the two are linked first. GPU ops depend on their launcher and on the\n"
+    "previous op of their stream; collectives carry comm_type, comm_size and\n"
+    "pg_name; send/recv carry their peer and a tag.\n";
+
+static const char text_about[] = "An ASTRA-sim 1.0 text workload to PREFIX.0.et .. PREFIX.<N-1>.et.\n";
 
 static int convert_pytorch(int argc, char **argv) {
-  const char *in = NULL, *kin = NULL, *out = NULL;
+  static const cli_choice p2p[] = {{"error", CHAKRA_P2P_MISSING_ERROR}, {"drop", CHAKRA_P2P_MISSING_DROP}, {NULL, 0}};
+  static const cli_choice unknown[] = {
+      {"error", CHAKRA_UNKNOWN_COLL_ERROR}, {"comp", CHAKRA_UNKNOWN_COLL_COMP}, {NULL, 0}};
+  const char *out = NULL;
   chakra_convert_options opt = {.diag = cli_diag};
   int quiet = 0, timing = 0;
   cli_timer timer = {0};
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    unsigned long long n;
-    if (cli_is_help(a)) {
-      fputs(usage, stdout);
-      return 0;
-    } else if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && v) {
-      out = v, i++;
-    } else if (strcmp(a, "--comm-groups") == 0 && v) {
-      opt.comm_groups_path = v, i++;
-    } else if (strcmp(a, "--log") == 0 && v) {
-      opt.log_path = v, i++;
-    } else if (strcmp(a, "--compat") == 0) {
-      opt.compat = 1;
-    } else if (strcmp(a, "--p2p-missing=drop") == 0) {
-      opt.p2p_missing = CHAKRA_P2P_MISSING_DROP;
-    } else if (strcmp(a, "--p2p-missing=error") == 0) {
-      opt.p2p_missing = CHAKRA_P2P_MISSING_ERROR;
-    } else if (strcmp(a, "--unknown-coll=comp") == 0) {
-      opt.unknown_coll = CHAKRA_UNKNOWN_COLL_COMP;
-    } else if (strcmp(a, "--unknown-coll=error") == 0) {
-      opt.unknown_coll = CHAKRA_UNKNOWN_COLL_ERROR;
-    } else if (strcmp(a, "--threads") == 0 && v) {
-      if (cli_parse_size(v, &n) || n < 1 || n > 64) {
-        cli_error("convert pytorch: --threads '%s': expected 1 to 64", v);
-        return 2;
-      }
-      opt.threads = (int)n, i++;
-    } else if (strcmp(a, "--timing") == 0) {
-      timing = 1;
-    } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-      quiet = 1;
-    } else if (a[0] == '-' && a[1]) {
-      cli_error("convert pytorch: unexpected argument '%s'\n%s", a, usage);
-      return 2;
-    } else if (!in) {
-      in = a;
-    } else if (!kin) {
-      kin = a;
-    } else {
-      cli_error("convert pytorch: more than two input files ('%s')\n%s", a, usage);
-      return 2;
-    }
-  }
-  if (!in || !out) {
-    cli_error("convert pytorch: an input file and -o are required\n%s", usage);
-    return 2;
-  }
+  const cli_opt opts[] = {
+      {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &out,
+       .metavar = "OUT.et", .help = "the Chakra ET to write"},
+      {.name = "comm-groups", .kind = CLI_OPT_STRING, .dest = &opt.comm_groups_path, .metavar = "FILE",
+       .help = "write the process groups as ASTRA-sim's comm-group JSON"},
+      {.name = "compat", .kind = CLI_OPT_FLAG, .dest = &opt.compat,
+       .help = "reproduce the reference converter byte for byte (linked traces only)"},
+      {.name = "log", .kind = CLI_OPT_STRING, .dest = &opt.log_path, .metavar = "FILE",
+       .help = "one line per node with its dependencies"},
+      {.name = "p2p-missing", .kind = CLI_OPT_CHOICE, .dest = &opt.p2p_missing, .choices = p2p,
+       .help = "drop: send/recv without a known peer become compute nodes", .def = "error"},
+      {.name = "unknown-coll", .kind = CLI_OPT_CHOICE, .dest = &opt.unknown_coll, .choices = unknown,
+       .help = "comp: NCCL kernels of unknown collective become compute nodes", .def = "error"},
+      {.name = "threads", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&opt.threads), .min = 1, .max = 64,
+       .help = "threads that parse large files and pack the nodes (at most 8 are used); with N > 1 the "
+               "output is also written by a thread of its own",
+       .def = "CPUs"},
+      {.name = "timing", .kind = CLI_OPT_FLAG, .dest = &timing,
+       .help = "print the time of each phase on stderr (also when CHAKRA_TIMING is set)"},
+      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &quiet, .help = "no summary on stdout"},
+      {0}};
+  const cli_command cmd = {.name = "convert pytorch", .args = "IN.json[.gz] [KINETO.json[.gz]]", .min_args = 1,
+                           .max_args = 2, .about = pytorch_about, .opts = opts};
+  cli_args pos;
+  int st = cli_parse(&cmd, argc, argv, &pos);
+  if (st != CLI_PROCEED) return st;
+  const char *in = pos.v[0], *kin = pos.n > 1 ? pos.v[1] : NULL;
   if (opt.compat && kin) {
-    cli_error("convert pytorch: --compat converts linked traces only; link first with 'chakra link'");
+    fputs("chakra convert pytorch: --compat: converts linked traces only; link first with 'chakra link'\n", stderr);
     return 2;
   }
   size_t ol = strlen(out);
   if (ol > 3 && strcmp(out + ol - 3, ".gz") == 0)
     cli_warn("%s: a compressed trace: ASTRA-sim cannot read it (chakra sim can)", out);
+  const char *ins[] = {in, kin}, *outs[] = {out, opt.comm_groups_path, opt.log_path};
+  if ((st = cli_check_outputs(outs, 3, ins, 2)) != 0) return st;
   if (cli_timing_wanted(timing)) opt.progress = cli_timing, opt.progress_ctx = &timer;
   chakra_convert_report rep;
   chakra_error err = {0};
@@ -115,44 +72,30 @@ static int convert_pytorch(int argc, char **argv) {
 }
 
 static int convert_text(int argc, char **argv) {
-  const char *in = NULL, *out = NULL;
+  const char *out = NULL;
   chakra_text_options opt = {.npus = 1, .passes = 1};
   int quiet = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    unsigned long long n;
-    if (cli_is_help(a)) {
-      fputs(usage, stdout);
-      return 0;
-    } else if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && v) {
-      out = v, i++;
-    } else if ((strcmp(a, "--num-npus") == 0 || strcmp(a, "--num-passes") == 0) && v) {
-      if (cli_parse_size(v, &n) || n < 1 || n > 1000000) {
-        cli_error("convert text: %s '%s': expected 1 to 1000000", a, v);
-        return 2;
-      }
-      if (a[6] == 'n') opt.npus = (uint32_t)n;
-      else opt.passes = (uint32_t)n;
-      i++;
-    } else if (strcmp(a, "--compat") == 0) {
-      opt.compat = 1;
-    } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-      quiet = 1;
-    } else if (a[0] == '-' && a[1]) {
-      cli_error("convert text: unexpected argument '%s'\n%s", a, usage);
-      return 2;
-    } else if (!in) {
-      in = a;
-    } else {
-      cli_error("convert text: more than one input file ('%s')\n%s", a, usage);
-      return 2;
-    }
-  }
-  if (!in || !out) {
-    cli_error("convert text: an input file and -o PREFIX are required\n%s", usage);
-    return 2;
-  }
+  const cli_opt opts[] = {
+      {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &out,
+       .metavar = "PREFIX", .help = "writes PREFIX.0.et .. PREFIX.<N-1>.et"},
+      {.name = "num-npus", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&opt.npus), .min = 1, .max = 1000000,
+       .help = "number of files", .def = "1"},
+      {.name = "num-passes", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&opt.passes), .min = 1, .max = 1000000,
+       .metavar = "P", .help = "training passes", .def = "1"},
+      {.name = "compat", .kind = CLI_OPT_FLAG, .dest = &opt.compat,
+       .help = "as the reference: NONE communications become all-reduce nodes, ids continue across files"},
+      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &quiet, .help = "no summary on stdout"},
+      {0}};
+  const cli_command cmd = {.name = "convert text", .args = "IN.txt", .min_args = 1, .max_args = 1,
+                           .about = text_about, .opts = opts};
+  cli_args pos;
+  int st = cli_parse(&cmd, argc, argv, &pos);
+  if (st != CLI_PROCEED) return st;
+  const char *in = pos.v[0];
+  char first[4096];
+  snprintf(first, sizeof first, "%s.0.et", out);
+  const char *outs[] = {first};
+  if ((st = cli_check_outputs(outs, 1, &in, 1)) != 0) return st;
   chakra_text_report rep;
   chakra_error err = {0};
   if (chakra_convert_text(in, out, &opt, &rep, &err)) return cli_fail(&err);
@@ -163,12 +106,6 @@ static int convert_text(int argc, char **argv) {
 }
 
 int cmd_convert(int argc, char **argv) {
-  if (argc < 2 || cli_is_help(argv[1])) {
-    fputs(usage, argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
-  }
-  if (strcmp(argv[1], "pytorch") == 0) return convert_pytorch(argc - 1, argv + 1);
-  if (strcmp(argv[1], "text") == 0) return convert_text(argc - 1, argv + 1);
-  cli_error("convert: unknown input kind '%s' (pytorch or text)\n%s", argv[1], usage);
-  return 2;
+  static const cli_mode modes[] = {{"pytorch", convert_pytorch}, {"text", convert_text}};
+  return cli_run_mode("convert", modes, sizeof modes / sizeof *modes, argc, argv);
 }

@@ -1,7 +1,6 @@
 /* cmd_sim.c - chakra sim: ASTRA-sim-compatible simulation of per-rank ETs. */
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -10,48 +9,16 @@
 #include "chakra/sim.h"
 #include "cli.h"
 
-static const char usage[] =
-    "usage: chakra sim --workload-configuration=PREFIX --system-configuration=SYS.json\n"
-    "                  --network-configuration=NET.yml [--remote-memory-configuration=MEM.json]\n"
-    "                  [--comm-group-configuration=GROUPS.json] [--network-model=aware|unaware]\n"
-    "                  [--num-queues-per-dim=N] [--injection-scale=X] [options]\n"
-    "\n"
+static const char about[] =
     "Simulates the per-rank traces PREFIX.0.et .. PREFIX.<N-1>.et (N = product of the\n"
     "network's npus_count) on the modelled system and prints, per rank, the line\n"
     "ASTRA-sim prints:  sys[R] finished, T cycles, exposed communication E cycles.\n"
     "followed by its statistics lines (with roofline-enabled, also the compute-bound\n"
     "percentage, average compute and memory utilisation and operation intensity,\n"
     "weighted by compute node duration). 1 cycle = 1 ns. Options take '=VALUE' or a\n"
-    "separate argument.\n"
-    "\n"
-    "  --workload-configuration      trace prefix (required)\n"
-    "  --system-configuration        system JSON (required)\n"
-    "  --network-configuration       network YAML (required)\n"
-    "  --remote-memory-configuration remote memory JSON (default: none)\n"
-    "  --comm-group-configuration    communicator groups JSON\n"
-    "  --network-model               aware (default) or unaware\n"
-    "  --num-queues-per-dim          scheduling queues per dimension (default 1)\n"
-    "  --injection-scale             multiplies endpoint-delay (default 1)\n"
-    "  --rendezvous-protocol         true|false: the receiver sends an 8 KiB invitation\n"
-    "                                before each send (default false)\n"
-    "  --multidim-p2p                lowest (default, as ASTRA-sim: a message between NPUs\n"
-    "                                that differ in several dimensions is charged the\n"
-    "                                lowest one only) or full (all of them)\n"
-    "  --logging-folder=DIR          write ASTRA-sim's DIR/log.log (the result and\n"
-    "                                statistics lines with its [time] [logger] [level]\n"
-    "                                heads, then 'Exiting'; with trace-enabled in the\n"
-    "                                system config also one issue and one callback line\n"
-    "                                per node) and an empty DIR/err.log; DIR is created\n"
-    "  --logging-configuration, --comm-scale, --compute-scale\n"
-    "                                accepted for ASTRA-sim compatibility; no effect\n"
-    "  --report=FILE.json            per-rank times (finish, exposed communication,\n"
-    "                                compute, communication, overlap), collectives by\n"
-    "                                type (count, bytes, time) and run totals\n"
-    "  --timeline=FILE.json          Chrome trace-event timeline (open in Perfetto):\n"
-    "                                a process per rank, a track per hardware slot\n"
-    "  --summary                     a short human summary after the result lines\n"
-    "  -q, --quiet                   only the 'finished' lines\n"
-    "\n"
+    "separate argument.\n";
+
+static const char footer[] =
     "Exit status: 0 when every rank finished; 1 when some could not (a report of\n"
     "the stuck ranks and unmatched messages goes to stderr); 2 bad input.\n";
 
@@ -59,50 +26,68 @@ typedef struct sim_args {
   chakra_sim_options o;
   int quiet, summary;
   const char *report;
+  const char *no_effect[3]; /* ASTRA-sim options accepted and ignored */
 } sim_args;
 
-static int set_opt(sim_args *a, const char *key, const char *val) {
+static const char *const no_effect_names[3] = {"logging-configuration", "comm-scale", "compute-scale"};
+
+/* Fills a from argv; returns CLI_PROCEED or the exit status. */
+static int parse_sim_args(sim_args *a, int argc, char **argv) {
+  static const cli_choice models[] = {{"aware", CHAKRA_NET_AWARE}, {"unaware", CHAKRA_NET_UNAWARE}, {NULL, 0}};
+  static const cli_choice bools[] = {{"true", 1}, {"false", 0}, {"1", 1}, {"0", 0}, {NULL, 0}};
+  static const cli_choice multidim[] = {{"lowest", 0}, {"full", 1}, {NULL, 0}};
+  static const char no_effect[] = "accepted for ASTRA-sim compatibility; no effect";
   chakra_sim_options *o = &a->o;
-  char *end;
-  if (strcmp(key, "workload-configuration") == 0) o->workload = val;
-  else if (strcmp(key, "system-configuration") == 0) o->system = val;
-  else if (strcmp(key, "network-configuration") == 0) o->network = val;
-  else if (strcmp(key, "remote-memory-configuration") == 0) o->remote_memory = val;
-  else if (strcmp(key, "comm-group-configuration") == 0) o->comm_groups = val;
-  else if (strcmp(key, "report") == 0) a->report = val;
-  else if (strcmp(key, "timeline") == 0) o->timeline = val;
-  else if (strcmp(key, "logging-folder") == 0) o->logging_folder = val;
-  else if (strcmp(key, "network-model") == 0) {
-    if (strcmp(val, "aware") == 0) o->network_model = CHAKRA_NET_AWARE;
-    else if (strcmp(val, "unaware") == 0) o->network_model = CHAKRA_NET_UNAWARE;
-    else return cli_error("sim: --network-model '%s': expected aware or unaware", val), 2;
-  } else if (strcmp(key, "num-queues-per-dim") == 0) {
-    long v = strtol(val, &end, 10);
-    if (*end || v < 1 || v > 64) return cli_error("sim: --num-queues-per-dim '%s': expected 1..64", val), 2;
-    o->queues_per_dim = (uint32_t)v;
-  } else if (strcmp(key, "injection-scale") == 0) {
-    double v = strtod(val, &end);
-    if (*end || !(v > 0)) return cli_error("sim: --injection-scale '%s': expected a positive number", val), 2;
-    o->injection_scale = v;
-  } else if (strcmp(key, "rendezvous-protocol") == 0) {
-    if (strcasecmp(val, "true") == 0 || strcmp(val, "1") == 0) o->rendezvous = 1;
-    else if (strcasecmp(val, "false") == 0 || strcmp(val, "0") == 0) o->rendezvous = 0;
-    else return cli_error("sim: --rendezvous-protocol '%s': expected true or false", val), 2;
-  } else if (strcmp(key, "multidim-p2p") == 0) {
-    if (strcmp(val, "full") == 0) o->multidim_full = 1;
-    else if (strcmp(val, "lowest") == 0) o->multidim_full = 0;
-    else return cli_error("sim: --multidim-p2p '%s': expected lowest or full", val), 2;
-  } else if (strcmp(key, "threads") == 0) {
-    long v = strtol(val, &end, 10);
-    if (*end || v < 1 || v > 64) return cli_error("sim: --threads '%s': expected 1..64", val), 2;
-    o->load_threads = (uint32_t)v;
-  } else if (strcmp(key, "logging-configuration") == 0 || strcmp(key, "comm-scale") == 0 ||
-             strcmp(key, "compute-scale") == 0) {
-    cli_warn("sim: --%s has no effect in chakra sim", key);
-  } else {
-    return cli_error("sim: unknown option '--%s'\n%s", key, usage), 2;
-  }
-  return 0;
+  const cli_opt opts[] = {
+      {.name = "workload-configuration", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &o->workload,
+       .metavar = "PREFIX", .help = "trace prefix"},
+      {.name = "system-configuration", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &o->system,
+       .metavar = "SYS.json", .help = "system JSON"},
+      {.name = "network-configuration", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &o->network,
+       .metavar = "NET.yml", .help = "network YAML"},
+      {.name = "remote-memory-configuration", .kind = CLI_OPT_STRING, .dest = &o->remote_memory,
+       .metavar = "MEM.json", .help = "remote memory JSON", .def = "none"},
+      {.name = "comm-group-configuration", .kind = CLI_OPT_STRING, .dest = &o->comm_groups,
+       .metavar = "GROUPS.json", .help = "communicator groups JSON"},
+      {.name = "network-model", .kind = CLI_OPT_CHOICE, .dest = &o->network_model, .choices = models,
+       .help = "congestion-aware or -unaware network", .def = "aware"},
+      {.name = "num-queues-per-dim", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&o->queues_per_dim), .min = 1,
+       .max = 64, .help = "scheduling queues per dimension", .def = "1"},
+      {.name = "injection-scale", .kind = CLI_OPT_DOUBLE, .flags = CLI_OPT_POSITIVE, .dest = &o->injection_scale,
+       .help = "multiplies endpoint-delay", .def = "1"},
+      {.name = "rendezvous-protocol", .kind = CLI_OPT_CHOICE, .dest = &o->rendezvous, .choices = bools,
+       .metavar = "BOOL", .help = "true|false: the receiver sends an 8 KiB invitation before each send",
+       .def = "false"},
+      {.name = "multidim-p2p", .kind = CLI_OPT_CHOICE, .dest = &o->multidim_full, .choices = multidim,
+       .help = "lowest: as ASTRA-sim, a message between NPUs that differ in several dimensions is charged the "
+               "lowest one only; full: all of them",
+       .def = "lowest"},
+      {.name = "logging-folder", .kind = CLI_OPT_STRING, .dest = &o->logging_folder, .metavar = "DIR",
+       .help = "write ASTRA-sim's DIR/log.log (the result and statistics lines with its [time] [logger] [level] "
+               "heads, then 'Exiting'; with trace-enabled in the system config also one issue and one callback "
+               "line per node) and an empty DIR/err.log; DIR is created"},
+      {.name = "logging-configuration", .kind = CLI_OPT_STRING, .dest = &a->no_effect[0], .metavar = "FILE",
+       .help = no_effect},
+      {.name = "comm-scale", .kind = CLI_OPT_STRING, .dest = &a->no_effect[1], .help = no_effect},
+      {.name = "compute-scale", .kind = CLI_OPT_STRING, .dest = &a->no_effect[2], .help = no_effect},
+      {.name = "report", .kind = CLI_OPT_STRING, .dest = &a->report, .metavar = "FILE.json",
+       .help = "per-rank times (finish, exposed communication, compute, communication, overlap), collectives by "
+               "type (count, bytes, time) and run totals"},
+      {.name = "timeline", .kind = CLI_OPT_STRING, .dest = &o->timeline, .metavar = "FILE.json",
+       .help = "Chrome trace-event timeline (open in Perfetto): a process per rank, a track per hardware slot"},
+      {.name = "threads", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&o->load_threads), .min = 1, .max = 64,
+       .help = "threads that load the rank files", .def = "CPUs"},
+      {.name = "summary", .kind = CLI_OPT_FLAG, .dest = &a->summary, .help = "a short human summary after the result lines"},
+      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &a->quiet, .help = "only the 'finished' lines"},
+      {0}};
+  const cli_command cmd = {.name = "sim", .max_args = 0, .show_equals = 1, .about = about, .footer = footer,
+                           .opts = opts};
+  cli_args pos;
+  int st = cli_parse(&cmd, argc, argv, &pos);
+  if (st != CLI_PROCEED) return st;
+  for (int i = 0; i < 3; i++)
+    if (a->no_effect[i]) cli_warn("sim: --%s has no effect in chakra sim", no_effect_names[i]);
+  return CLI_PROCEED;
 }
 
 static void put_line(void *ctx, const char *logger, const char *text) {
@@ -156,43 +141,14 @@ static void keep_freed_memory(void) {
 int cmd_sim(int argc, char **argv) {
   sim_args a;
   memset(&a, 0, sizeof a);
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i];
-    if (cli_is_help(arg)) {
-      fputs(usage, stdout);
-      return 0;
-    }
-    if (strcmp(arg, "-q") == 0 || strcmp(arg, "--quiet") == 0) {
-      a.quiet = 1;
-      continue;
-    }
-    if (strcmp(arg, "--summary") == 0) {
-      a.summary = 1;
-      continue;
-    }
-    if (strncmp(arg, "--", 2) != 0) {
-      cli_error("sim: unexpected argument '%s'\n%s", arg, usage);
-      return 2;
-    }
-    char key[64];
-    const char *eq = strchr(arg, '='), *val;
-    size_t kl = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
-    if (kl >= sizeof key) kl = sizeof key - 1;
-    memcpy(key, arg + 2, kl);
-    key[kl] = 0;
-    if (eq) val = eq + 1;
-    else if (i + 1 < argc) val = argv[++i];
-    else {
-      cli_error("sim: --%s needs a value", key);
-      return 2;
-    }
-    int rc = set_opt(&a, key, val);
-    if (rc) return rc;
-  }
-  if (!a.o.workload || !a.o.system || !a.o.network) {
-    cli_error("sim: --workload-configuration, --system-configuration and --network-configuration are required\n%s", usage);
-    return 2;
-  }
+  int st = parse_sim_args(&a, argc, argv);
+  if (st != CLI_PROCEED) return st;
+  /* A report into a missing folder must fail now, not after the run. */
+  char rank0[4096];
+  snprintf(rank0, sizeof rank0, "%s.0.et", a.o.workload);
+  const char *ins[] = {rank0, a.o.system, a.o.network, a.o.remote_memory, a.o.comm_groups};
+  const char *outs[] = {a.report, a.o.timeline};
+  if ((st = cli_check_outputs(outs, 2, ins, 5)) != 0) return st;
   keep_freed_memory();
   chakra_sim_result res;
   chakra_error err = {0};
@@ -204,7 +160,7 @@ int cmd_sim(int argc, char **argv) {
   }
   uint32_t *order = malloc((res.npus ? res.npus : 1) * sizeof *order);
   if (!order) {
-    cli_error("sim: out of memory");
+    cli_error("out of memory");
     chakra_sim_result_free(&res);
     return 2;
   }
@@ -218,7 +174,7 @@ int cmd_sim(int argc, char **argv) {
   }
   if (a.summary) print_summary(&res);
   if (res.n_stuck) {
-    cli_error("sim: %u of %u ranks did not finish (deadlock or unmatched communication):", res.npus - n, res.npus);
+    cli_error("%u of %u ranks did not finish (deadlock or unmatched communication):", res.npus - n, res.npus);
     for (uint32_t i = 0; i < res.n_stuck; i++) fprintf(stderr, "  %s\n", res.stuck[i]);
     status = 1;
   }

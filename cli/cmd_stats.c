@@ -7,18 +7,11 @@
 #include "chakra/stats.h"
 #include "cli.h"
 
-static const char usage[] =
-    "usage: chakra stats [--json] [--ignore-ctrl-deps] FILE.et... | PREFIX\n"
-    "\n"
+static const char about[] =
     "Per rank and in total: nodes by type and collective type, communication\n"
     "bytes by type and group, compute nodes, ops and recorded durations,\n"
     "dependency counts and the critical path (longest chain of duration_micros).\n"
-    "PREFIX means PREFIX.0.et, PREFIX.1.et, ...\n"
-    "\n"
-    "  --json              machine-readable output on stdout\n"
-    "  --ignore-ctrl-deps  use data deps only (some older traces are cyclic\n"
-    "                      through their control deps; the critical path is then\n"
-    "                      undefined unless this is given)\n";
+    "PREFIX means PREFIX.0.et, PREFIX.1.et, ...\n";
 
 static const char *type_name(int i) { return i < 8 ? chakra_node_type_name(i) : "UNKNOWN_TYPE"; }
 
@@ -149,33 +142,20 @@ static void print_json(char **paths, int n, const chakra_rank_stats *ranks, cons
 }
 
 int cmd_stats(int argc, char **argv) {
-  int json = 0, ignore_ctrl = 0, nargs = 0;
-  char **args = calloc((size_t)argc, sizeof *args);
-  for (int i = 1; i < argc; i++) {
-    if (cli_is_help(argv[i])) {
-      fputs(usage, stdout);
-      free(args);
-      return 0;
-    } else if (strcmp(argv[i], "--json") == 0) {
-      json = 1;
-    } else if (strcmp(argv[i], "--ignore-ctrl-deps") == 0) {
-      ignore_ctrl = 1;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      cli_error("stats: unknown option '%s'\n%s", argv[i], usage);
-      free(args);
-      return 2;
-    } else {
-      args[nargs++] = argv[i];
-    }
-  }
-  if (!nargs) {
-    free(args);
-    cli_error("stats: no input\n%s", usage);
-    return 2;
-  }
+  int json = 0, ignore_ctrl = 0;
+  const cli_opt opts[] = {
+      {.name = "json", .kind = CLI_OPT_FLAG, .dest = &json, .help = "machine-readable output on stdout"},
+      {.name = "ignore-ctrl-deps", .kind = CLI_OPT_FLAG, .dest = &ignore_ctrl,
+       .help = "use data deps only (some older traces are cyclic through their control deps; the critical "
+               "path is then undefined unless this is given)"},
+      {0}};
+  const cli_command cmd = {.name = "stats", .args = "FILE.et... | PREFIX", .min_args = 1, .max_args = -1,
+                           .about = about, .opts = opts};
+  cli_args pos;
+  int st = cli_parse(&cmd, argc, argv, &pos);
+  if (st != CLI_PROCEED) return st;
   char **paths;
-  int n = cli_expand_traces(nargs, args, &paths);
-  free(args);
+  int n = cli_expand_traces(pos.n, pos.v, &paths);
   if (n < 0) return 2;
   chakra_rank_stats *ranks = calloc((size_t)n, sizeof *ranks), total;
   memset(&total, 0, sizeof total);

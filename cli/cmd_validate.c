@@ -5,9 +5,7 @@
 #include "chakra/validate.h"
 #include "cli.h"
 
-static const char usage[] =
-    "usage: chakra validate [--max-errors N] [--strict] FILE.et... | PREFIX\n"
-    "\n"
+static const char about[] =
     "Checks each file: framing and decoding, duplicate node ids, dependencies\n"
     "on absent ids, cycles, attribute kinds, and the attributes each node type\n"
     "requires. With several ranks (PREFIX means PREFIX.0.et, PREFIX.1.et, ...;\n"
@@ -15,12 +13,9 @@ static const char usage[] =
     "every send has exactly one receive with the same src, dst, tag and size,\n"
     "and that collectives of each group agree in order, type and size.\n"
     "\n"
-    "Prints one line per problem (file, node id, offset, problem) and a summary.\n"
-    "Exit status: 0 clean (warnings allowed), 1 problems found, 2 unreadable input.\n"
-    "\n"
-    "  --max-errors N  print at most N problem lines (default 100; 0 = all)\n"
-    "  --strict        warnings count as problems for the exit status\n"
-    "  -q, --quiet     print only the summary\n";
+    "Prints one line per problem (file, node id, offset, problem) and a summary.\n";
+
+static const char footer[] = "Exit status: 0 clean (warnings allowed), 1 problems found, 2 unreadable input.\n";
 
 typedef struct out_state {
   unsigned long long printed, limit;
@@ -42,40 +37,19 @@ static void print_problem(void *ctx, const chakra_problem *p) {
 int cmd_validate(int argc, char **argv) {
   out_state o = {0, 100, 0};
   int strict = 0;
-  char **args = calloc((size_t)argc, sizeof *args);
-  int nargs = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (cli_is_help(a)) {
-      fputs(usage, stdout);
-      free(args);
-      return 0;
-    } else if (strcmp(a, "--max-errors") == 0 && i + 1 < argc) {
-      if (cli_parse_size(argv[++i], &o.limit)) {
-        cli_error("validate: --max-errors '%s': expected a number", argv[i]);
-        free(args);
-        return 2;
-      }
-    } else if (strcmp(a, "--strict") == 0) {
-      strict = 1;
-    } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-      o.quiet = 1;
-    } else if (a[0] == '-' && a[1]) {
-      cli_error("validate: unknown option '%s'\n%s", a, usage);
-      free(args);
-      return 2;
-    } else {
-      args[nargs++] = argv[i];
-    }
-  }
-  if (nargs == 0) {
-    cli_error("validate: no input\n%s", usage);
-    free(args);
-    return 2;
-  }
+  const cli_opt opts[] = {
+      {.name = "max-errors", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&o.limit),
+       .help = "print at most N problem lines (0 = all)", .def = "100"},
+      {.name = "strict", .kind = CLI_OPT_FLAG, .dest = &strict, .help = "warnings count as problems for the exit status"},
+      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &o.quiet, .help = "print only the summary"},
+      {0}};
+  const cli_command cmd = {.name = "validate", .args = "FILE.et... | PREFIX", .min_args = 1, .max_args = -1,
+                           .about = about, .footer = footer, .opts = opts};
+  cli_args pos;
+  int st = cli_parse(&cmd, argc, argv, &pos);
+  if (st != CLI_PROCEED) return st;
   char **paths;
-  int n = cli_expand_traces(nargs, args, &paths);
-  free(args);
+  int n = cli_expand_traces(pos.n, pos.v, &paths);
   if (n < 0) return 2;
   chakra_validate_summary sum;
   chakra_error err = {0};

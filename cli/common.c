@@ -1,17 +1,27 @@
 /* common.c - helpers shared by the subcommands; see cli.h. */
-#include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <time.h>
 
+#include "chakra/output.h"
 #include "cli.h"
+
+/* "chakra CMD: " once a subcommand runs, "chakra: " before. */
+static void put_prefix(void) {
+  const char *name = cli_command_name();
+  if (name[0]) fprintf(stderr, "chakra %s: ", name);
+  else fputs("chakra: ", stderr);
+}
 
 void cli_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("chakra: ", stderr);
+  put_prefix();
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
@@ -20,7 +30,8 @@ void cli_error(const char *fmt, ...) {
 void cli_warn(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("chakra: warning: ", stderr);
+  put_prefix();
+  fputs("warning: ", stderr);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
@@ -35,7 +46,8 @@ void cli_diag(void *ctx, const chakra_problem *p) {
   (void)ctx;
   char line[2048];
   chakra_problem_format(p, line, sizeof line);
-  fprintf(stderr, "chakra: %s: %s\n", chakra_severity_name(p->severity), line);
+  put_prefix();
+  fprintf(stderr, "%s: %s\n", chakra_severity_name(p->severity), line);
 }
 
 /* Phases are contiguous, so each one's time is measured from its start. */
@@ -45,7 +57,10 @@ int cli_timing(void *ctx, const char *phase, uint64_t done, uint64_t total) {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   double now = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
   if (done == 0) t->start = now;
-  else if (done == total) fprintf(stderr, "chakra: timing: %-8s %.3f s\n", phase, now - t->start);
+  else if (done == total) {
+    put_prefix();
+    fprintf(stderr, "timing: %-8s %.3f s\n", phase, now - t->start);
+  }
   return 0;
 }
 
@@ -56,29 +71,19 @@ int cli_timing_wanted(int flag) {
 
 int cli_fail(const chakra_error *err) {
   cli_error("%s", err->msg);
-  return err->code == CHAKRA_EFORMAT || err->code == CHAKRA_EIO ? 2 : 1;
+  return CLI_EXIT_ERROR;
+}
+
+int cli_check_outputs(const char *const *outputs, size_t n_out, const char *const *inputs, size_t n_in) {
+  for (size_t i = 0; i < n_out; i++) {
+    chakra_error err = {0};
+    if (outputs[i] && chakra_output_check(outputs[i], inputs, n_in, &err)) return cli_fail(&err);
+  }
+  return 0;
 }
 
 int cli_is_help(const char *arg) {
   return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
-}
-
-int cli_parse_size(const char *s, unsigned long long *out) {
-  char *end;
-  errno = 0;
-  if (!*s || *s == '-') return -1;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || end == s) return -1;
-  unsigned long long mul = 1;
-  if (*end == 'K' || *end == 'k') mul = 1ull << 10, end++;
-  else if (*end == 'M' || *end == 'm') mul = 1ull << 20, end++;
-  else if (*end == 'G' || *end == 'g') mul = 1ull << 30, end++;
-  if (*end == 'i') end++;
-  if (*end == 'B') end++;
-  if (*end) return -1;
-  if (v > ~0ull / mul) return -1;
-  *out = v * mul;
-  return 0;
 }
 
 /* Anything but a directory: pipes and process substitution are traces too. */
@@ -87,36 +92,91 @@ static int is_file(const char *p) {
   return stat(p, &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
+static int push_path(char ***paths, size_t *n, size_t *cap, char *p) {
+  if (!p) return -1;
+  if (*n == *cap) {
+    char **q = realloc(*paths, (*cap *= 2) * sizeof *q);
+    if (!q) {
+      free(p);
+      return -1;
+    }
+    *paths = q;
+  }
+  (*paths)[(*n)++] = p;
+  return 0;
+}
+
+/* Rank files PREFIX.<r>.et beyond the `found` contiguous ones, by a scan
+ * of the prefix's folder: a set cut short by a gap (0, 1, 16, 63) must not
+ * quietly become a 2-rank workload. Returns how many there are and the
+ * lowest such rank in *first (UINT64_MAX when none). */
+static size_t ranks_after_gap(const char *prefix, size_t found, uint64_t *first) {
+  const char *slash = strrchr(prefix, '/');
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - prefix) : 1, slash ? prefix : ".");
+  if (slash == prefix) snprintf(dir, sizeof dir, "/");
+  const char *base = slash ? slash + 1 : prefix;
+  size_t blen = strlen(base), extra = 0;
+  *first = UINT64_MAX;
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    const char *nm = e->d_name;
+    if (strncmp(nm, base, blen) != 0 || nm[blen] != '.') continue;
+    const char *q = nm + blen + 1;
+    char *end;
+    if (*q < '0' || *q > '9') continue;
+    unsigned long long r = strtoull(q, &end, 10);
+    if (strcmp(end, ".et") != 0 || r < found) continue;
+    extra++;
+    if (r < *first) *first = r;
+  }
+  closedir(d);
+  return extra;
+}
+
 int cli_expand_traces(int argc, char **argv, char ***out) {
   size_t cap = 16, n = 0;
   char **paths = malloc(cap * sizeof *paths);
   if (!paths) return -1;
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "-") == 0 || is_file(argv[i])) {
-      if (n == cap) paths = realloc(paths, (cap *= 2) * sizeof *paths);
-      paths[n++] = strdup(argv[i]);
+      if (push_path(&paths, &n, &cap, strdup(argv[i]))) goto oom;
       continue;
     }
     size_t found = 0;
     for (;; found++) {
       size_t len = strlen(argv[i]) + 32;
       char *p = malloc(len);
+      if (!p) goto oom;
       snprintf(p, len, "%s.%zu.et", argv[i], found);
       if (!is_file(p)) {
         free(p);
         break;
       }
-      if (n == cap) paths = realloc(paths, (cap *= 2) * sizeof *paths);
-      paths[n++] = p;
+      if (push_path(&paths, &n, &cap, p)) goto oom;
     }
     if (!found) {
       cli_error("%s: no such file, and no %s.0.et for a rank prefix", argv[i], argv[i]);
       cli_free_paths(paths, (int)n);
       return -1;
     }
+    uint64_t first;
+    size_t extra = ranks_after_gap(argv[i], found, &first);
+    if (extra) {
+      cli_error("%s: ranks 0..%zu exist, then %s.%zu.et is missing but %zu later rank file(s) exist (first: "
+                "%s.%llu.et); a workload's ranks must be numbered without gaps",
+                argv[i], found - 1, argv[i], found, extra, argv[i], (unsigned long long)first);
+      cli_free_paths(paths, (int)n);
+      return -1;
+    }
   }
   *out = paths;
   return (int)n;
+oom:
+  cli_error("out of memory");
+  cli_free_paths(paths, (int)n);
+  return -1;
 }
 
 void cli_free_paths(char **paths, int n) {

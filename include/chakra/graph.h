@@ -58,7 +58,9 @@ typedef struct chakra_graph {
   size_t n_pg_names;
   /* What loading saw. */
   uint64_t raw_data_deps, raw_ctrl_deps;
-  uint64_t missing_ctrl_deps, missing_data_deps_dropped, duplicate_deps;
+  uint64_t missing_ctrl_deps, missing_data_deps_dropped;
+  uint64_t duplicate_deps;     /* a dep listed twice in the same list (warned) */
+  uint64_t ctrl_also_data;     /* a ctrl dep that is also a data dep: merged, legal */
   uint64_t self_ctrl_deps;     /* a node's control dep on itself: ignored */
   size_t unordered;            /* nodes on or behind a cycle (tolerant mode only) */
   uint64_t forward_deps;

@@ -7,11 +7,13 @@
 #include <string.h>
 
 #include "chakra/graph.h"
+#include "deadlock.h"
 
 typedef struct p2p {
   int32_t src, dst, tag;
   uint64_t size, node_id, offset;
   int file;
+  uint32_t idx;  /* node index in its rank's graph */
 } p2p;
 
 typedef struct coll {
@@ -36,6 +38,10 @@ typedef struct vstate {
   rank_colls *colls;
   char **groups;
   size_t n_groups;
+  dl_rank *dl;           /* per rank, for the deadlock check (multi-rank only) */
+  const chakra_graph *g; /* the graph being checked */
+  p2p *keys;             /* receive key index -> its (src, dst, tag, size) */
+  uint8_t *member;       /* n_groups x n_files: rank r is in group g */
   int oom;
 } vstate;
 
@@ -100,6 +106,12 @@ static uint32_t group_index(vstate *s, const char *name) {
   return (uint32_t)s->n_groups++;
 }
 
+static uint32_t node_group(void *ctx, uint32_t i) {
+  vstate *s = ctx;
+  uint32_t pg = s->g->nodes[i].pg;
+  return group_index(s, pg ? s->g->pg_names[pg] : "");
+}
+
 static void require(vstate *s, const chakra_gnode *n, uint32_t bit, const char *name, chakra_severity sev) {
   if (!(n->present & bit))
     report(s, sev, s->cur, 1, n->id, n->offset, "%s: required attribute '%s' is missing",
@@ -122,7 +134,7 @@ static void check_send_recv(vstate *s, const chakra_gnode *n, int is_send) {
     report(s, CHAKRA_SEV_ERROR, s->cur, 1, n->id, n->offset, "%s %d is not a rank of this workload (0..%d)",
            is_send ? "comm_dst" : "comm_src", peer, s->n_files - 1);
   p2p m = {is_send ? s->cur : peer, is_send ? peer : s->cur, n->comm_tag, n->size, n->id,
-           n->offset, s->cur};
+           n->offset, s->cur, (uint32_t)(n - s->g->nodes)};
   if (!(n->present & peer_bit)) return;
   if (push(is_send ? (void **)&s->sends : (void **)&s->recvs, is_send ? &s->n_sends : &s->n_recvs,
            is_send ? &s->cap_sends : &s->cap_recvs, sizeof m, &m))
@@ -194,7 +206,10 @@ static void validate_file(vstate *s, int r) {
   if (g->duplicate_deps)
     report(s, CHAKRA_SEV_WARNING, r, 0, 0, 0, "%llu duplicate deps (counted once)",
            (unsigned long long)g->duplicate_deps);
+  s->g = g;
   for (uint32_t t = 0; t < g->n; t++) check_node(s, g, &g->nodes[g->topo[t]]);
+  if (s->dl && dl_rank_init(&s->dl[r], g, node_group, s)) s->oom = 1;
+  s->g = NULL;
   chakra_graph_free(g);
 }
 
@@ -219,8 +234,10 @@ static void unmatched(vstate *s, const p2p *m, int is_send) {
 }
 
 static void match_p2p(vstate *s) {
-  qsort(s->sends, s->n_sends, sizeof *s->sends, cmp_p2p);
-  qsort(s->recvs, s->n_recvs, sizeof *s->recvs, cmp_p2p);
+  /* qsort(NULL, 0, ...) is undefined behaviour: a workload without
+   * point-to-point nodes has no arrays at all. */
+  if (s->n_sends) qsort(s->sends, s->n_sends, sizeof *s->sends, cmp_p2p);
+  if (s->n_recvs) qsort(s->recvs, s->n_recvs, sizeof *s->recvs, cmp_p2p);
   size_t i = 0, j = 0;
   while (i < s->n_sends || j < s->n_recvs) {
     int c = i == s->n_sends ? 1 : j == s->n_recvs ? -1 : 0;
@@ -280,12 +297,88 @@ static void match_collectives(vstate *s) {
   }
 }
 
+/* Matched sends and receives share a key index; the arrays are sorted and
+ * every send has its receive, so they pair up in order. */
+static void assign_keys(vstate *s) {
+  s->keys = malloc((s->n_sends ? s->n_sends : 1) * sizeof *s->keys);
+  if (!s->keys) {
+    s->oom = 1;
+    return;
+  }
+  uint32_t k = 0;
+  for (size_t i = 0; i < s->n_sends; i++) {
+    const p2p *a = &s->sends[i], *b = &s->recvs[i], *last = k ? &s->keys[k - 1] : NULL;
+    if (!last || a->src != last->src || a->dst != last->dst || a->tag != last->tag || a->size != last->size)
+      s->keys[k++] = *a;
+    s->dl[a->file].key[a->idx] = k - 1;
+    s->dl[b->file].key[b->idx] = k - 1;
+  }
+}
+
+static int is_member(void *ctx, uint32_t g, int r) {
+  vstate *s = ctx;
+  return s->member[(size_t)g * (size_t)s->n_files + (size_t)r];
+}
+
+static void report_stuck(void *ctx, const dl_stuck *x) {
+  vstate *s = ctx;
+  const dl_rank *g = &s->dl[x->rank];
+  uint64_t id = g->id[x->node], off = g->offset[x->node];
+  if (x->kind == DL_COLL) {
+    const char *gname = s->groups[x->key][0] ? s->groups[x->key] : "(all ranks)";
+    report(s, CHAKRA_SEV_ERROR, x->rank, 1, id, off,
+           "deadlock: group %s: collective #%llu (%s, %llu bytes) never completes: rank %d never issues its "
+           "collective #%llu of the group (%u node(s) of this rank never finish)",
+           gname, (unsigned long long)x->ordinal, chakra_comm_type_name(g->comm_type[x->node]),
+           (unsigned long long)g->size[x->node], x->missing_rank, (unsigned long long)x->ordinal,
+           x->unfinished);
+  } else if (x->kind == DL_RECV) {
+    const p2p *k = &s->keys[x->key];
+    report(s, CHAKRA_SEV_ERROR, x->rank, 1, id, off,
+           "deadlock: receive from rank %d (tag %d, %llu bytes) never completes: rank %d cannot reach its "
+           "send (%u node(s) of this rank never finish)",
+           k->src, k->tag, (unsigned long long)k->size, k->src, x->unfinished);
+  } else {
+    report(s, CHAKRA_SEV_ERROR, x->rank, 1, id, off,
+           "deadlock: node never becomes ready (%u node(s) of this rank never finish)", x->unfinished);
+  }
+}
+
+/* Runs the untimed execution (deadlock.h) once the workload is otherwise
+ * sound: with unmatched messages or disagreeing collectives the errors
+ * above already say why ranks would stop. */
+static void check_deadlock(vstate *s) {
+  assign_keys(s);
+  size_t cells = s->n_groups * (size_t)s->n_files;
+  s->member = calloc(cells ? cells : 1, 1);
+  uint32_t *members = calloc(s->n_groups ? s->n_groups : 1, sizeof *members);
+  if (s->oom || !s->member || !members) {
+    free(members);
+    s->oom = 1;
+    return;
+  }
+  for (uint32_t gi = 0; gi < s->n_groups; gi++)
+    for (int r = 0; r < s->n_files; r++)
+      if (!s->groups[gi][0] || rank_has_group(&s->colls[r], gi)) {
+        s->member[(size_t)gi * (size_t)s->n_files + (size_t)r] = 1;
+        members[gi]++;
+      }
+  uint32_t n_keys = s->n_sends ? (uint32_t)s->n_sends : 1;
+  if (dl_run(s->dl, s->n_files, n_keys, (uint32_t)s->n_groups, members, is_member, report_stuck, s) < 0)
+    s->oom = 1;
+  free(members);
+}
+
 int chakra_validate(char *const *paths, int n, chakra_diag_fn fn, void *ctx,
                     chakra_validate_summary *sum, chakra_error *err) {
   memset(sum, 0, sizeof *sum);
   vstate s = {.paths = paths, .n_files = n, .fn = fn, .ctx = ctx, .sum = sum};
   s.colls = calloc(n ? (size_t)n : 1, sizeof *s.colls);
-  if (!s.colls) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (n > 1) s.dl = calloc((size_t)n, sizeof *s.dl);
+  if (!s.colls || (n > 1 && !s.dl)) {
+    free(s.colls);
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
   for (int r = 0; r < n && !s.oom; r++) {
     validate_file(&s, r);
     sum->files++;
@@ -293,7 +386,12 @@ int chakra_validate(char *const *paths, int n, chakra_diag_fn fn, void *ctx,
   if (n > 1 && !s.oom && !sum->unreadable) {
     match_p2p(&s);
     match_collectives(&s);
+    if (!sum->errors && !s.oom) check_deadlock(&s);
   }
+  for (int r = 0; s.dl && r < n; r++) dl_rank_free(&s.dl[r]);
+  free(s.dl);
+  free(s.keys);
+  free(s.member);
   for (int r = 0; r < n; r++) free(s.colls[r].v);
   for (size_t i = 0; i < s.n_groups; i++) free(s.groups[i]);
   free(s.groups);

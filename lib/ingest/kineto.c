@@ -159,6 +159,7 @@ static int on_scalar(kparse *p, int is_num, int is_str, const char *s, size_t n)
       if (!(is_num || is_str) || to_double(s, n, &d))
         return ev_fail(p, p->want == W_TS ? "'ts' is not a number" : "'dur' is not a number");
       if (p->want == W_TS) e->ts = d, p->has_ts = 1;
+      else if (d < 0) return ev_fail(p, "'dur' is negative (a duration cannot be)");
       else e->dur = d;
       break;
     case W_ID:

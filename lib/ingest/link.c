@@ -624,6 +624,14 @@ static int write_linked(linker *L, const char *out_path) {
     for (size_t i = 0; i < n; i++) a[i].k = h->nodes[i].id, a[i].v = (uint32_t)i;
     if (store_sort_kv(a, n)) rc = oom(L);
   }
+  /* Renumbering would hide them; convert refuses them too. */
+  for (size_t q = 1; !rc && q < n; q++)
+    if (a[q].k == a[q - 1].k) {
+      uint64_t o1 = h->nodes[a[q - 1].v].offset, o2 = h->nodes[a[q].v].offset;
+      rc = chakra_error_set(err, CHAKRA_EFORMAT, "%s: duplicate node id %llu (bytes %llu and %llu)", h->path,
+                            (unsigned long long)a[q].k, (unsigned long long)(o1 < o2 ? o1 : o2),
+                            (unsigned long long)(o1 < o2 ? o2 : o1));
+    }
   /* sync pairs refer to gpu[] indexes: remember them across the sort */
   uint32_t *gpu_pos = NULL;
   if (!rc) {

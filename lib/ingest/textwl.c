@@ -16,6 +16,7 @@
 
 #include "../util/instream.h"
 #include "../util/outfile.h"
+#include "../util/utf8.h"
 #include "chakra/ingest.h"
 #include "ibuf.h"
 #include "pbmsg.h"
@@ -294,6 +295,41 @@ static int split(char *line, char **col, int max) {
   return n;
 }
 
+/* The reference reads the file as Python text: "\r\n" and a lone "\r" end
+ * a line like "\n", and the text it stores in input_file has plain line
+ * feeds. Done in place; returns the new length. */
+static size_t universal_newlines(char *s, size_t n) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] != '\r') s[k++] = s[i];
+    else if (i + 1 < n && s[i + 1] == '\n') continue;
+    else s[k++] = '\n';
+  }
+  s[k] = 0;
+  return k;
+}
+
+/* Names and input_file become proto3 strings, which must be UTF-8 (other
+ * decoders refuse the file otherwise); the reference's Python read fails on
+ * such input too, so it is refused with the place. */
+static int check_utf8(tparse *t) {
+  const unsigned char *u = (const unsigned char *)t->text;
+  size_t line = 1;
+  for (size_t i = 0; i < t->len;) {
+    if (u[i] < 0x80) {
+      line += u[i++] == '\n';
+      continue;
+    }
+    uint32_t cp;
+    size_t k = utf8_decode(u + i, t->len - i, &cp);
+    if (!k)
+      return chakra_error_set(t->err, CHAKRA_EFORMAT, "%s: line %zu (byte %zu): invalid UTF-8 (0x%02x); a text workload must be UTF-8",
+                              t->path, line, i, u[i]);
+    i += k;
+  }
+  return 0;
+}
+
 static int read_text(tparse *t) {
   instream *in;
   int rc = instream_open(&in, t->path, t->err);
@@ -323,7 +359,8 @@ static int read_text(tparse *t) {
   t->text = b.p;
   t->len = b.n;
   if (strlen(t->text) != t->len) return chakra_error_set(t->err, CHAKRA_EFORMAT, "%s: binary data (a NUL byte) in a text workload", t->path);
-  return 0;
+  t->len = universal_newlines(t->text, t->len);
+  return check_utf8(t);
 }
 
 static const char *const kinds[] = {"MICRO", "DATA", "MODEL", "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA", "HYBRID_DLRM",

@@ -249,10 +249,17 @@ static int map_ids(loader *L) {
 static int resolve_deps(loader *L) {
   chakra_graph *g = L->g;
   uint32_t *stamp = malloc((g->n ? g->n : 1) * sizeof *stamp);
+  /* seen_as[j]: bit 0 the current node lists j in data_deps, bit 1 in
+   * ctrl_deps (valid where stamp[j] says "current node"). */
+  uint8_t *seen_as = malloc(g->n ? g->n : 1);
   /* 32-bit indexes overwrite the 64-bit ids in place: index w is written
    * at byte 4w, never past the id at k >= w still to be read. */
   unsigned char *out = (unsigned char *)L->dep_ids;
-  if (!stamp) return chakra_error_set(L->err, CHAKRA_ENOMEM, "%s: out of memory", g->path);
+  if (!stamp || !seen_as) {
+    free(stamp);
+    free(seen_as);
+    return chakra_error_set(L->err, CHAKRA_ENOMEM, "%s: out of memory", g->path);
+  }
   memset(stamp, 0xff, (g->n ? g->n : 1) * sizeof *stamp);
   size_t w = 0;
   int rc = 0;
@@ -290,10 +297,15 @@ static int resolve_deps(loader *L) {
         continue;
       }
       if (stamp[j] == i) {
-        g->duplicate_deps++;
+        /* A parent in both lists is how PyTorch converters say "data flows
+         * from it and it runs first": legal, merged, not a defect. */
+        if (!is_data && seen_as[j] == 1) g->ctrl_also_data++;
+        else g->duplicate_deps++;
+        seen_as[j] |= is_data ? 1 : 2;
         continue;
       }
       stamp[j] = i;
+      seen_as[j] = is_data ? 1 : 2;
       if (j > i) g->forward_deps++;
       memcpy(out + 4 * w++, &j, sizeof j);
       kept_data += is_data;
@@ -302,6 +314,7 @@ static int resolve_deps(loader *L) {
   }
   g->dep_off[g->n] = (uint32_t)w;
   free(stamp);
+  free(seen_as);
   if (rc) return rc;
   g->deps = realloc(L->dep_ids, (w ? w : 1) * sizeof *g->deps);
   if (!g->deps) g->deps = (uint32_t *)out;

@@ -31,6 +31,52 @@ typedef struct frame {
 
 enum { TOP_IDLE, TOP_PENDING, TOP_DOC, TOP_DOC_META, TOP_DOC_NODES_KEY, TOP_DOC_NODES };
 
+/* yajl turns a high surrogate escape (\uD800-\uDBFF) that is not followed
+ * by a low one into '?', or joins it with whatever escape follows, and says
+ * nothing. Escapes only occur inside strings, so following backslashes in
+ * the raw text finds them; the state carries across chunks. */
+typedef struct surrogate_scan {
+  int esc;          /* the previous byte was an unescaped backslash */
+  int hex;          /* hex digits of a \u escape still to read (0 = none) */
+  uint32_t cp;      /* the escape's value so far */
+  int high;         /* 1: a high surrogate was just completed; 2: and a backslash follows */
+  uint64_t lone;    /* high surrogates without their low half so far */
+} surrogate_scan;
+
+static void surrogate_escape_done(surrogate_scan *z) {
+  int is_high = (z->cp & 0xFC00) == 0xD800, is_low = (z->cp & 0xFC00) == 0xDC00;
+  if (z->high) z->lone += !is_low; /* a pair, or the high half was lone */
+  z->high = is_high && !z->high;
+}
+
+static void surrogate_scan_chunk(surrogate_scan *z, const unsigned char *s, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    unsigned char c = s[i];
+    if (z->hex) {
+      int v = c >= '0' && c <= '9' ? c - '0' : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : 0;
+      z->cp = z->cp << 4 | (uint32_t)v;
+      if (--z->hex == 0) surrogate_escape_done(z);
+      i++;
+    } else if (z->esc) {
+      z->esc = 0;
+      if (c == 'u') z->hex = 4, z->cp = 0;
+      else if (z->high) z->lone++, z->high = 0;
+      i++;
+    } else if (c == '\\') {
+      z->esc = 1;
+      i++;
+    } else if (z->high) {
+      z->lone++, z->high = 0;
+      i++;
+    } else {
+      const unsigned char *b = memchr(s + i, '\\', n - i);
+      if (!b) return;
+      i = (size_t)(b - s);
+    }
+  }
+}
+
 typedef struct packer {
   yajl_handle y;
   arena a;
@@ -49,6 +95,11 @@ typedef struct packer {
   chakra_error *err;
   int rc;
   uint64_t bad_utf8_msg; /* replacements in the current message */
+  uint64_t tokens;       /* callbacks so far: a chunk that adds none is inside one token */
+  uint64_t nul_msg;      /* NUL characters replaced in the current message */
+  surrogate_scan sur;    /* lone high surrogates, found in the raw text */
+  size_t scanned;        /* bytes of the current chunk the scan has seen */
+  uint64_t sur_reported; /* sur.lone already counted in earlier messages */
 } packer;
 
 static void where(packer *p, char *buf, size_t n) {
@@ -218,16 +269,42 @@ static int set_bytes(packer *p, const unsigned char *s, size_t n) {
   return store(p, &b);
 }
 
+/* protobuf-c strings end at their first NUL, so a "\u0000" would silently
+ * cut the string short: each becomes U+FFFD instead, with a warning. */
+static size_t replace_nuls(char *s, size_t n, char *out) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i]) {
+      out[k++] = s[i];
+    } else {
+      memcpy(out + k, "\xEF\xBF\xBD", 3);
+      k += 3;
+    }
+  }
+  out[k] = 0;
+  return k;
+}
+
 static int set_string(packer *p, const unsigned char *s, size_t n) {
   size_t bad = utf8_count_invalid(s, n);
   char *copy = arena_alloc(&p->a, bad ? n * 3 + 1 : n + 1);
   if (!copy) return fail(p, "out of memory");
+  size_t len = n;
   if (bad) {
-    utf8_sanitize(s, n, copy);
+    len = utf8_sanitize(s, n, copy);
     p->bad_utf8_msg += bad;
   } else {
     memcpy(copy, s, n);
     copy[n] = 0;
+  }
+  size_t nuls = 0;
+  for (const char *q = copy; (q = memchr(q, 0, (size_t)(copy + len - q))) != NULL; q++) nuls++;
+  if (nuls) {
+    char *wide = arena_alloc(&p->a, len + 2 * nuls + 1);
+    if (!wide) return fail(p, "out of memory");
+    replace_nuls(copy, len, wide);
+    copy = wide;
+    p->nul_msg += nuls;
   }
   return store(p, &copy);
 }
@@ -255,6 +332,7 @@ static int need_field(packer *p) {
 }
 
 static int cb_null(void *ctx) {
+  ((packer *)ctx)->tokens++;
   packer *p = ctx;
   if (!need_field(p)) return 0;
   if (p->stack[p->depth - 1].in_array) return fail(p, "null inside an array");
@@ -262,6 +340,7 @@ static int cb_null(void *ctx) {
 }
 
 static int cb_bool(void *ctx, int b) {
+  ((packer *)ctx)->tokens++;
   packer *p = ctx;
   if (!need_field(p)) return 0;
   const ProtobufCFieldDescriptor *fd = p->stack[p->depth - 1].field;
@@ -271,11 +350,13 @@ static int cb_bool(void *ctx, int b) {
 }
 
 static int cb_number(void *ctx, const char *s, size_t n) {
+  ((packer *)ctx)->tokens++;
   packer *p = ctx;
   return need_field(p) && set_number(p, s, n, 0);
 }
 
 static int cb_string(void *ctx, const unsigned char *s, size_t n) {
+  ((packer *)ctx)->tokens++;
   packer *p = ctx;
   if (!need_field(p)) return 0;
   const ProtobufCFieldDescriptor *fd = p->stack[p->depth - 1].field;
@@ -290,6 +371,7 @@ static int cb_string(void *ctx, const unsigned char *s, size_t n) {
 }
 
 static int cb_start_map(void *ctx) {
+  ((packer *)ctx)->tokens++;
   packer *p = ctx;
   if (p->depth == 0) {
     switch (p->top) {
@@ -326,6 +408,7 @@ static const ProtobufCFieldDescriptor *find_field(const ProtobufCMessageDescript
 }
 
 static int cb_map_key(void *ctx, const unsigned char *k, size_t n) {
+  ((packer *)ctx)->tokens++;
   packer *p = ctx;
   if (p->depth == 0) {
     int is_doc_key = (n == 15 && memcmp(k, "global_metadata", 15) == 0) ||
@@ -348,19 +431,58 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t n) {
   return 1;
 }
 
+/* Scans the current chunk's raw text up to byte upto (what yajl has
+ * consumed), so that each surrogate is counted in its own message. */
+static void scan_raw_text(packer *p, size_t upto) {
+  if (upto > p->scanned) surrogate_scan_chunk(&p->sur, p->chunk + p->scanned, upto - p->scanned);
+  if (upto > p->scanned) p->scanned = upto;
+}
+
+/* A warning about message m (the node, when it is one). */
+static void pack_warn(packer *p, const ProtobufCMessage *m, const char *what) {
+  chakra_problem pr = chakra_problem_make(CHAKRA_SEV_WARNING, what);
+  pr.file = p->path;
+  pr.has_node = p->written > 0;
+  pr.node_id = p->written ? ((const chakra_node *)m)->id : 0;
+  p->diag(p->diag_ctx, &pr);
+}
+
+/* One warning per message for each lossy text repair, naming its place. */
+static void warn_lossy_text(packer *p, const ProtobufCMessage *m) {
+  if (p->chunk) scan_raw_text(p, yajl_get_bytes_consumed(p->y));
+  uint64_t lone = p->sur.lone - p->sur_reported;
+  p->sur_reported = p->sur.lone;
+  if ((!p->nul_msg && !lone) || !p->diag) {
+    p->nul_msg = 0;
+    return;
+  }
+  char pos[64], msg[400];
+  where(p, pos, sizeof pos);
+  if (p->nul_msg) {
+    snprintf(msg, sizeof msg, "%s: message %llu: %llu NUL character(s) (\\u0000) replaced by U+FFFD", pos,
+             (unsigned long long)p->written, (unsigned long long)p->nul_msg);
+    pack_warn(p, m, msg);
+  }
+  if (lone) {
+    snprintf(msg, sizeof msg,
+             "%s: message %llu: %llu high surrogate escape(s) without a low half: each became '?' "
+             "(or was joined with the \\u escape right after it)",
+             pos, (unsigned long long)p->written, (unsigned long long)lone);
+    pack_warn(p, m, msg);
+  }
+  p->nul_msg = 0;
+}
+
 static int write_top(packer *p, ProtobufCMessage *m) {
   if (p->bad_utf8_msg && p->diag) {
     char msg[200];
     snprintf(msg, sizeof msg, "message %llu: %llu invalid UTF-8 sequence(s) replaced by U+FFFD",
              (unsigned long long)p->written, (unsigned long long)p->bad_utf8_msg);
-    chakra_problem pr = chakra_problem_make(CHAKRA_SEV_WARNING, msg);
-    pr.file = p->path;
-    pr.has_node = p->written > 0;
-    pr.node_id = p->written ? ((chakra_node *)m)->id : 0;
-    p->diag(p->diag_ctx, &pr);
+    pack_warn(p, m, msg);
   }
   p->st->bad_utf8 += p->bad_utf8_msg;
   p->bad_utf8_msg = 0;
+  warn_lossy_text(p, m);
   if (chakra_writer_put(p->w, m, p->err)) {
     p->rc = p->err ? p->err->code : CHAKRA_EIO;
     return 0;
@@ -371,6 +493,7 @@ static int write_top(packer *p, ProtobufCMessage *m) {
 }
 
 static int cb_end_map(void *ctx) {
+  ((packer *)ctx)->tokens++;
   packer *p = ctx;
   if (p->depth == 0) {
     if (p->top == TOP_PENDING) { /* "{}": an all-default message */
@@ -394,6 +517,7 @@ static int cb_end_map(void *ctx) {
 }
 
 static int cb_start_array(void *ctx) {
+  ((packer *)ctx)->tokens++;
   packer *p = ctx;
   if (p->depth == 0) {
     if (p->top != TOP_DOC_NODES_KEY) return fail(p, "unexpected array");
@@ -411,6 +535,7 @@ static int cb_start_array(void *ctx) {
 }
 
 static int cb_end_array(void *ctx) {
+  ((packer *)ctx)->tokens++;
   packer *p = ctx;
   if (p->depth == 0) {
     if (p->top != TOP_DOC_NODES) return fail(p, "unexpected ']'");
@@ -449,13 +574,31 @@ static int parse_error(packer *p, const unsigned char *chunk, size_t n) {
   return p->rc;
 }
 
+/* One read, or with fill set as many as it takes to fill buf (a pipe hands
+ * out 64 KiB at a time; a grown chunk must reach yajl whole). */
+static ssize_t read_chunk(instream *in, unsigned char *buf, size_t cap, int fill, chakra_error *err) {
+  size_t got = 0;
+  do {
+    ssize_t n = instream_read(in, buf + got, cap - got, err);
+    if (n <= 0) return n < 0 ? n : (ssize_t)got;
+    got += (size_t)n;
+  } while (fill && got < cap);
+  return (ssize_t)got;
+}
+
 static int pack_stream(packer *p, instream *in) {
-  enum { CHUNK = 256 * 1024 };
-  unsigned char *buf = malloc(CHUNK);
+  /* yajl lexes a token that spans chunks again from its start with every
+   * chunk, so a 300 MB string read 256 KiB at a time costs quadratic time.
+   * A chunk that completes no token doubles the next read: the rescans
+   * then add up to twice the token's length. */
+  enum { CHUNK = 256 * 1024, MAX_CHUNK = 1 << 30 };
+  size_t cap = CHUNK;
+  unsigned char *buf = malloc(cap);
   if (!buf) return chakra_error_set(p->err, CHAKRA_ENOMEM, "out of memory");
   int rc = 0, saw_text = 0;
   for (;;) {
-    ssize_t n = instream_read(in, buf, CHUNK, p->err);
+    uint64_t tokens_before = p->tokens;
+    ssize_t n = read_chunk(in, buf, cap, cap > CHUNK, p->err);
     if (n < 0) {
       rc = (int)n;
       break;
@@ -463,7 +606,9 @@ static int pack_stream(packer *p, instream *in) {
     /* The final call parses none of our bytes: positions are then the end
      * of the input, not an offset into a stale buffer. */
     p->chunk = n ? buf : NULL;
+    p->scanned = 0;
     yajl_status s = n ? yajl_parse(p->y, buf, (size_t)n) : yajl_complete_parse(p->y);
+    if (n) scan_raw_text(p, (size_t)n);
     if (s != yajl_status_ok) {
       if (n == 0 && !p->rc && !saw_text) break; /* empty input: reported below */
       rc = parse_error(p, buf, (size_t)n);
@@ -476,6 +621,10 @@ static int pack_stream(packer *p, instream *in) {
     for (const unsigned char *q = buf, *end = buf + n; (q = memchr(q, '\n', (size_t)(end - q))) != NULL; q++)
       p->lines_before++;
     p->chunk_base += (uint64_t)n;
+    if (p->tokens == tokens_before && cap < MAX_CHUNK) {
+      unsigned char *bigger = realloc(buf, 2 * cap);
+      if (bigger) buf = bigger, cap *= 2;
+    }
   }
   p->chunk = NULL;
   free(buf);

@@ -3,6 +3,7 @@
  * Messages are decoded in place from one growing buffer. Each node is
  * unpacked into an arena that the next call resets: memory stays at the
  * size of the largest message, whatever the length of the trace. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,6 +117,23 @@ static int reader_decode_error(chakra_reader *r, const ProtobufCMessageDescripto
                           (unsigned long long)r->msg_index, d->short_name, why);
 }
 
+/* A .et file starts with a varint length; JSON starts with '{' or '[',
+ * which as a length is garbage. Users hand us JSON often enough that the
+ * first error says so. */
+static void hint_if_json(const chakra_reader *r, chakra_error *err) {
+  if (!err || r->buf_base != 0) return;
+  for (size_t i = 0; i < r->end && i < 64; i++) {
+    unsigned char c = r->buf[i];
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') continue;
+    if (c == '{' || c == '[') {
+      size_t n = strlen(err->msg);
+      snprintf(err->msg + n, sizeof err->msg - n,
+               " (the file is JSON text, not a .et protobuf stream; pack turns Chakra JSON into .et)");
+    }
+    return;
+  }
+}
+
 int chakra_reader_open(chakra_reader **out, const char *path, const chakra_reader_options *opt,
                        chakra_error *err) {
   *out = NULL;
@@ -136,6 +154,7 @@ int chakra_reader_open(chakra_reader **out, const char *path, const chakra_reade
   if (rc == 0)
     rc = chakra_error_set(err, CHAKRA_EFORMAT, "%s: offset 0: no GlobalMetadata (empty file)", path);
   if (rc < 0) {
+    if (rc == CHAKRA_EFORMAT) hint_if_json(r, err);
     chakra_reader_close(r);
     return rc;
   }
@@ -144,6 +163,7 @@ int chakra_reader_open(chakra_reader **out, const char *path, const chakra_reade
     rc = r->meta_arena.failed
              ? chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path)
              : reader_decode_error(r, &chakra_proto_msg__global_metadata__descriptor, data, len, err);
+    if (rc == CHAKRA_EFORMAT) hint_if_json(r, err);
     chakra_reader_close(r);
     return rc;
   }

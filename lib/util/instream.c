@@ -1,6 +1,10 @@
 /* instream.c - buffered, gzip-transparent input; see instream.h. */
 #include "instream.h"
 
+#include <stdatomic.h>
+
+#include "chakra/limits.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -18,12 +22,32 @@ struct instream {
   int eof_raw;        /* the file itself has no more bytes */
   int member_done;    /* a gzip member ended; next bytes decide what follows */
   uint64_t raw_off;   /* compressed bytes consumed from the file */
+  uint64_t out_off;   /* bytes inflated so far */
+  uint64_t max_ratio; /* refuse more than this many inflated bytes per compressed byte (0 = any) */
   z_stream z;
   int z_ready;
   unsigned char *in;  /* raw bytes read but not yet consumed */
   size_t in_pos, in_end;
   char *path;
 };
+
+static _Atomic uint32_t gzip_ratio_limit = CHAKRA_DEFAULT_GZIP_RATIO;
+
+void chakra_limits_set_gzip_ratio(uint32_t max_ratio) { atomic_store(&gzip_ratio_limit, max_ratio); }
+uint32_t chakra_limits_gzip_ratio(void) { return atomic_load(&gzip_ratio_limit); }
+
+/* Small inputs may legitimately compress very well (a run of zeros); the
+ * ratio is only judged once this much has been inflated. */
+#define RATIO_FLOOR (1ull << 20)
+
+static int check_ratio(instream *s, chakra_error *err) {
+  if (!s->max_ratio || s->out_off <= RATIO_FLOOR || s->out_off <= s->max_ratio * (s->raw_off + 1)) return 0;
+  return chakra_error_set(err, CHAKRA_EFORMAT,
+                          "%s: compressed offset %llu: gzip data expands more than %llu:1 (%llu bytes became "
+                          "%llu); refusing it as a decompression bomb (the limit is chakra_limits_set_gzip_ratio)",
+                          s->path, (unsigned long long)s->raw_off, (unsigned long long)s->max_ratio,
+                          (unsigned long long)s->raw_off, (unsigned long long)s->out_off);
+}
 
 static int fill_raw(instream *s, chakra_error *err) {
   if (s->in_pos < s->in_end || s->eof_raw) return 0;
@@ -56,6 +80,7 @@ static int detect(instream *s, chakra_error *err) {
   if (inflateInit2(&s->z, 15 + 16) != Z_OK)
     return chakra_error_set(err, CHAKRA_ENOMEM, "%s: cannot start gzip decoder", s->path);
   s->z_ready = 1;
+  s->max_ratio = chakra_limits_gzip_ratio();
   return 0;
 }
 
@@ -143,10 +168,13 @@ static ssize_t read_gzip(instream *s, unsigned char *buf, size_t n, chakra_error
                               s->path, (unsigned long long)s->raw_off);
     s->z.next_in = s->in + s->in_pos;
     s->z.avail_in = (uInt)(s->in_end - s->in_pos);
+    uInt room = s->z.avail_out;
     int zr = inflate(&s->z, Z_NO_FLUSH);
     size_t used = (s->in_end - s->in_pos) - s->z.avail_in;
     s->in_pos += used;
     s->raw_off += used;
+    s->out_off += room - s->z.avail_out;
+    if ((rc = check_ratio(s, err)) != 0) return rc;
     if (zr == Z_STREAM_END) {
       s->member_done = 1;
     } else if (zr != Z_OK && zr != Z_BUF_ERROR) {
@@ -178,6 +206,7 @@ int instream_seek(instream *s, uint64_t offset, chakra_error *err) {
   s->in_pos = s->in_end = 0;
   s->eof_raw = 0;
   s->raw_off = 0;
+  s->out_off = 0;
   s->member_done = 0;
   inflateReset(&s->z);
   unsigned char skip[16384];

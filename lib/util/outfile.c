@@ -1,13 +1,18 @@
 /* outfile.c - temporary file + rename; see outfile.h. */
 #include "outfile.h"
 
+#include "chakra/output.h"
+
 #include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -16,14 +21,60 @@
 
 struct outfile {
   int fd;
-  int is_stdout;
+  int in_place;  /* a special file or standard output: no temporary, no rename */
+  int own_fd;    /* in place: fd was opened here and is closed on commit */
   gzFile gz;
-  char *path;
+  char *path;    /* as the caller named it (messages) */
+  char *target;  /* what the rename replaces: path, or a symlink's final target */
   char *tmp;
+  struct tmpreg_slot *reg;
   char *buf;
   size_t used;
   int failed;
 };
+
+/* Live temporaries, for chakra_output_remove_temporaries() in a signal
+ * handler. Slots are never freed, only recycled, so a handler walking the
+ * list never touches freed memory; a slot's name is only read while its
+ * state says live. */
+typedef struct tmpreg_slot {
+  _Atomic int state; /* 0 free, 1 live, 2 being changed */
+  size_t cap;
+  struct tmpreg_slot *next;
+  char name[];
+} tmpreg_slot;
+
+static _Atomic(tmpreg_slot *) tmpreg_head;
+
+static tmpreg_slot *tmpreg_add(const char *name) {
+  size_t n = strlen(name) + 1;
+  for (tmpreg_slot *s = atomic_load(&tmpreg_head); s; s = s->next) {
+    int expect = 0;
+    if (s->cap >= n && atomic_compare_exchange_strong(&s->state, &expect, 2)) {
+      memcpy(s->name, name, n);
+      atomic_store(&s->state, 1);
+      return s;
+    }
+  }
+  tmpreg_slot *s = malloc(sizeof *s + n);
+  if (!s) return NULL; /* the file is still removed on every ordinary path */
+  memcpy(s->name, name, n);
+  s->cap = n;
+  atomic_init(&s->state, 1);
+  s->next = atomic_load(&tmpreg_head);
+  while (!atomic_compare_exchange_weak(&tmpreg_head, &s->next, s)) {
+  }
+  return s;
+}
+
+static void tmpreg_remove(tmpreg_slot *s) {
+  if (s) atomic_store(&s->state, 0);
+}
+
+void chakra_output_remove_temporaries(void) {
+  for (tmpreg_slot *s = atomic_load(&tmpreg_head); s; s = s->next)
+    if (atomic_load(&s->state) == 1) unlink(s->name);
+}
 
 int outfile_name_is_gzip(const char *path) {
   size_t n = strlen(path);
@@ -31,13 +82,13 @@ int outfile_name_is_gzip(const char *path) {
 }
 
 static int open_temp(outfile *f, chakra_error *err) {
-  const char *slash = strrchr(f->path, '/');
-  size_t dirlen = slash ? (size_t)(slash - f->path) + 1 : 0;
-  const char *base = slash ? slash + 1 : f->path;
+  const char *slash = strrchr(f->target, '/');
+  size_t dirlen = slash ? (size_t)(slash - f->target) + 1 : 0;
+  const char *base = slash ? slash + 1 : f->target;
   size_t n = dirlen + strlen(base) + 16;
   f->tmp = malloc(n);
   if (!f->tmp) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", f->path);
-  snprintf(f->tmp, n, "%.*s.%s.XXXXXX", (int)dirlen, f->path, base);
+  snprintf(f->tmp, n, "%.*s.%s.XXXXXX", (int)dirlen, f->target, base);
   /* Like mkstemp, but created 0666 so that the umask applies as to any file
    * the user creates. (Reading the umask with umask() would change it for
    * a moment in every thread of the process.) */
@@ -62,7 +113,72 @@ static int open_temp(outfile *f, chakra_error *err) {
     f->tmp = NULL;
     return chakra_error_set(err, CHAKRA_EIO, "%s: cannot create output: %s", f->path, strerror(e));
   }
+  f->reg = tmpreg_add(f->tmp);
   return 0;
+}
+
+/* 1 if st is the file behind the process's standard output or error:
+ * /dev/stdout, /dev/fd/1 or a shell redirection's file named again. */
+static int is_std_stream(const struct stat *st) {
+  struct stat o;
+  for (int fd = 1; fd <= 2; fd++)
+    if (fstat(fd, &o) == 0 && o.st_dev == st->st_dev && o.st_ino == st->st_ino) return fd;
+  return 0;
+}
+
+/* The file a rename must replace for path: path itself, or the end of its
+ * chain of symbolic links (which may not exist yet). NULL when out of
+ * memory or the chain loops. */
+static char *final_target(const char *path) {
+  char *cur = strdup(path);
+  for (int depth = 0; cur && depth < 40; depth++) {
+    struct stat st;
+    if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode)) return cur;
+    char link[PATH_MAX];
+    ssize_t k = readlink(cur, link, sizeof link - 1);
+    if (k < 0) return cur;
+    link[k] = 0;
+    const char *slash = strrchr(cur, '/');
+    size_t dirlen = link[0] != '/' && slash ? (size_t)(slash - cur) + 1 : 0;
+    char *next = malloc(dirlen + (size_t)k + 1);
+    if (next) {
+      memcpy(next, cur, dirlen);
+      memcpy(next + dirlen, link, (size_t)k + 1);
+    }
+    free(cur);
+    cur = next;
+  }
+  free(cur);
+  return NULL;
+}
+
+/* Decides how path is written: in place (standard output, special files)
+ * or through a temporary beside its final target. */
+static int open_destination(outfile *f, const char *path, chakra_error *err) {
+  if (strcmp(path, "-") == 0) {
+    f->in_place = 1;
+    f->fd = 1;
+    return 0;
+  }
+  if (!*path) return chakra_error_set(err, CHAKRA_EINVAL, "output path is empty");
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    if (S_ISDIR(st.st_mode))
+      return chakra_error_set(err, CHAKRA_EINVAL, "%s: is a directory, expected a file", path);
+    int std = is_std_stream(&st);
+    if (std || !S_ISREG(st.st_mode)) {
+      f->in_place = 1;
+      f->fd = std ? std : open(path, O_WRONLY | O_CLOEXEC);
+      f->own_fd = !std;
+      if (f->fd < 0)
+        return chakra_error_set(err, CHAKRA_EIO, "%s: cannot open for writing: %s", path, strerror(errno));
+      return 0;
+    }
+  }
+  f->target = final_target(path);
+  if (!f->target)
+    return chakra_error_set(err, CHAKRA_EIO, "%s: cannot resolve the symbolic link (a loop?)", path);
+  return open_temp(f, err);
 }
 
 int outfile_open(outfile **out, const char *path, int gzip, chakra_error *err) {
@@ -76,13 +192,7 @@ int outfile_open(outfile **out, const char *path, int gzip, chakra_error *err) {
     outfile_discard(f);
     return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
   }
-  int rc = 0;
-  if (strcmp(path, "-") == 0) {
-    f->is_stdout = 1;
-    f->fd = 1;
-  } else {
-    rc = open_temp(f, err);
-  }
+  int rc = open_destination(f, path, err);
   if (!rc && gzip) {
     int fd2 = dup(f->fd);
     f->gz = fd2 >= 0 ? gzdopen(fd2, "wb6") : NULL;
@@ -157,6 +267,24 @@ char *outfile_reserve(outfile *f, size_t n, chakra_error *err) {
 
 void outfile_commit_bytes(outfile *f, size_t used) { f->used += used; }
 
+/* The folder part of path ("." when there is none) into dir. */
+static void folder_of(const char *path, char dir[PATH_MAX]) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) snprintf(dir, PATH_MAX, ".");
+  else snprintf(dir, PATH_MAX, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+}
+
+/* Makes a completed rename durable: the directory entry is written too. */
+static void sync_directory(const char *target) {
+  char dir[PATH_MAX];
+  folder_of(target, dir);
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    (void)fsync(fd); /* some file systems refuse; the data itself is already synced */
+    close(fd);
+  }
+}
+
 int outfile_commit(outfile *f, chakra_error *err) {
   int rc = f->failed ? chakra_error_set(err, CHAKRA_EIO, "%s: earlier write failed", f->path)
                      : flush_buf(f, err);
@@ -165,17 +293,26 @@ int outfile_commit(outfile *f, chakra_error *err) {
       rc = chakra_error_set(err, CHAKRA_EIO, "%s: write failed (gzip)", f->path);
     f->gz = NULL;
   }
-  if (!f->is_stdout) {
+  if (!f->in_place) {
+    if (!rc && fsync(f->fd) != 0)
+      rc = chakra_error_set(err, CHAKRA_EIO, "%s: write failed (fsync): %s", f->path, strerror(errno));
     if (close(f->fd) != 0 && !rc)
       rc = chakra_error_set(err, CHAKRA_EIO, "%s: write failed: %s", f->path, strerror(errno));
     f->fd = -1;
-    if (!rc && rename(f->tmp, f->path) != 0)
+    if (!rc && rename(f->tmp, f->target) != 0)
       rc = chakra_error_set(err, CHAKRA_EIO, "%s: cannot rename into place: %s", f->path,
                             strerror(errno));
     if (!rc) {
+      tmpreg_remove(f->reg);
+      f->reg = NULL;
       free(f->tmp);
       f->tmp = NULL;
+      sync_directory(f->target);
     }
+  } else if (f->own_fd) {
+    if (close(f->fd) != 0 && !rc)
+      rc = chakra_error_set(err, CHAKRA_EIO, "%s: write failed: %s", f->path, strerror(errno));
+    f->fd = -1;
   }
   outfile_discard(f);
   return rc;
@@ -184,14 +321,45 @@ int outfile_commit(outfile *f, chakra_error *err) {
 void outfile_discard(outfile *f) {
   if (!f) return;
   if (f->gz) gzclose(f->gz);
-  if (!f->is_stdout && f->fd >= 0) close(f->fd);
+  if ((!f->in_place || f->own_fd) && f->fd >= 0) close(f->fd);
   if (f->tmp) {
     unlink(f->tmp);
+    tmpreg_remove(f->reg);
     free(f->tmp);
   }
+  free(f->target);
   free(f->buf);
   free(f->path);
   free(f);
 }
 
 const char *outfile_path(const outfile *f) { return f->path; }
+
+int chakra_output_check(const char *path, const char *const *inputs, size_t n, chakra_error *err) {
+  if (!path || !*path) return chakra_error_set(err, CHAKRA_EINVAL, "output path is empty");
+  if (strcmp(path, "-") == 0) return 0;
+  struct stat st;
+  int exists = stat(path, &st) == 0;
+  if (exists && S_ISDIR(st.st_mode))
+    return chakra_error_set(err, CHAKRA_EINVAL, "%s: is a directory, expected a file", path);
+  if (exists && (!S_ISREG(st.st_mode) || is_std_stream(&st))) return 0; /* written in place */
+  for (size_t i = 0; exists && i < n; i++) {
+    struct stat in;
+    if (inputs[i] && strcmp(inputs[i], "-") != 0 && stat(inputs[i], &in) == 0 &&
+        in.st_dev == st.st_dev && in.st_ino == st.st_ino)
+      return chakra_error_set(err, CHAKRA_EINVAL,
+                              "%s: is the same file as the input %s; writing it would destroy the input",
+                              path, inputs[i]);
+  }
+  char *target = final_target(path);
+  if (!target) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot resolve the symbolic link (a loop?)", path);
+  char dir[PATH_MAX];
+  folder_of(target, dir);
+  free(target);
+  struct stat ds;
+  if (stat(dir, &ds) != 0 || !S_ISDIR(ds.st_mode))
+    return chakra_error_set(err, CHAKRA_EIO, "%s: folder %s does not exist", path, dir);
+  if (access(dir, W_OK | X_OK) != 0)
+    return chakra_error_set(err, CHAKRA_EIO, "%s: folder %s is not writable: %s", path, dir, strerror(errno));
+  return 0;
+}

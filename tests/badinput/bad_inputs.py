@@ -286,6 +286,12 @@ class Checker:
         if case.node_id is not None and "node %d " % case.node_id not in line:
             self.fail(case, "error does not name node %d: %r" % (case.node_id, line))
 
+    @staticmethod
+    def prefix(tool):
+        """Every CLI message starts 'chakra COMMAND: '; the graph_load helper says 'chakra: '."""
+        word = tool.split()[0]
+        return "chakra: " if word == "graph_load" else "chakra %s: " % word
+
     def expect_failure(self, case, argv, path, outdir, tool):
         r = self.run(argv)
         err = r.stderr.decode("utf-8", "replace")
@@ -296,8 +302,8 @@ class Checker:
             self.fail(case, "%s died or crashed (status %d): %s" % (tool, r.returncode, err[-2000:]))
         if len(lines) != 1:
             self.fail(case, "%s: want exactly one line on stderr, got %d: %r" % (tool, len(lines), err[:2000]))
-        elif not lines[0].startswith("chakra: "):
-            self.fail(case, "%s: stderr line does not start with 'chakra: ': %r" % (tool, lines[0]))
+        elif not lines[0].startswith(self.prefix(tool)):
+            self.fail(case, "%s: stderr line does not start with %r: %r" % (tool, self.prefix(tool), lines[0]))
         if lines:
             self.check_place(case, lines[0], path)
         if outdir is not None and os.listdir(outdir):

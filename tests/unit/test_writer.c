@@ -233,13 +233,14 @@ static void test_writer_open_in_missing_directory_fails_naming_the_path(void **s
 
 static void test_writer_close_failure_removes_the_temporary(void **state) {
   (void)state;
-  /* The destination is a directory: the final rename fails. */
+  /* The destination becomes a directory while the output is written: the
+   * final rename fails. */
   char *p = tu_join(tu_dir, "adir");
-  assert_int_equal(mkdir(p, 0700), 0);
   chakra_error err = {0};
   chakra_writer *w;
   assert_int_equal(chakra_writer_open(&w, p, 0, &err), 0);
   put_meta(w, "1.0.0");
+  assert_int_equal(mkdir(p, 0700), 0);
   assert_int_equal(chakra_writer_close(w, &err), CHAKRA_EIO);
   assert_contains(err.msg, p);
   char name[256];

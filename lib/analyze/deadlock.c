@@ -1,0 +1,340 @@
+/* deadlock.c - the untimed execution of a workload; see deadlock.h. */
+#include "deadlock.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { ST_WAITING, ST_READY, ST_ISSUED, ST_DONE };
+
+static const uint32_t NONE = UINT32_MAX;
+
+int dl_rank_init(dl_rank *r, const chakra_graph *g, uint32_t (*group_of)(void *ctx, uint32_t i), void *ctx) {
+  memset(r, 0, sizeof *r);
+  uint32_t n = (uint32_t)g->n;
+  size_t edges = g->child_off[n];
+  r->n = n;
+  r->id = malloc(n * sizeof *r->id);
+  r->offset = malloc(n * sizeof *r->offset);
+  r->size = malloc(n * sizeof *r->size);
+  r->slot = malloc(n ? n : 1);
+  r->kind = malloc(n ? n : 1);
+  r->comm_type = malloc(n ? n : 1);
+  r->key = calloc(n ? n : 1, sizeof *r->key);
+  r->indeg = malloc(n * sizeof *r->indeg);
+  r->child_off = malloc((n + 1) * sizeof *r->child_off);
+  r->children = malloc((edges ? edges : 1) * sizeof *r->children);
+  if (!r->id || !r->offset || !r->size || !r->slot || !r->kind || !r->comm_type || !r->key || !r->indeg ||
+      !r->child_off || !r->children) {
+    dl_rank_free(r);
+    return -1;
+  }
+  memcpy(r->child_off, g->child_off, (n + 1) * sizeof *r->child_off);
+  memcpy(r->children, g->children, edges * sizeof *r->children);
+  for (uint32_t i = 0; i < n; i++) {
+    const chakra_gnode *x = &g->nodes[i];
+    r->id[i] = x->id;
+    r->offset[i] = x->offset;
+    r->size[i] = x->size;
+    r->comm_type[i] = x->comm_type;
+    r->indeg[i] = g->dep_off[i + 1] - g->dep_off[i];
+    int real_coll = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE &&
+                    (x->comm_type == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE ||
+                     x->comm_type == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER ||
+                     x->comm_type == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER ||
+                     x->comm_type == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_TO_ALL);
+    r->kind[i] = real_coll ? DL_COLL
+                 : x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE ? DL_SEND
+                 : x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE ? DL_RECV
+                                                                        : DL_LOCAL;
+    if (x->flags & CHAKRA_GNODE_CPU) r->slot[i] = DL_CPU;
+    else if (x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE) r->slot[i] = DL_RECV_SLOT;
+    else if (x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE) r->slot[i] = DL_COMP;
+    else r->slot[i] = DL_COMM;
+    if (real_coll) r->key[i] = group_of(ctx, i);
+  }
+  return 0;
+}
+
+void dl_rank_free(dl_rank *r) {
+  free(r->id);
+  free(r->offset);
+  free(r->size);
+  free(r->slot);
+  free(r->kind);
+  free(r->comm_type);
+  free(r->key);
+  free(r->indeg);
+  free(r->child_off);
+  free(r->children);
+  memset(r, 0, sizeof *r);
+}
+
+/* ---- run-time state ----------------------------------------------------- */
+
+typedef struct heap {
+  uint32_t *v;
+  uint32_t n, cap;
+} heap;
+
+typedef struct rstate {
+  const dl_rank *g;
+  uint8_t *st;             /* ST_* per node */
+  uint32_t *rem;           /* unfinished dependencies per node */
+  heap ready[DL_SLOTS];
+  int busy[DL_SLOTS];
+  uint32_t coll;           /* the collective holding the communication slot, or NONE */
+  uint64_t coll_ordinal;
+  uint64_t *ordinal;       /* per group: collectives issued so far */
+  uint32_t done;
+  int dirty;
+} rstate;
+
+typedef struct waiter {
+  int rank;
+  uint32_t node;
+  uint64_t ordinal;
+} waiter;
+
+typedef struct keyq {
+  waiter *v;
+  uint32_t head, n, cap;
+  uint64_t sends, recvs;
+} keyq;
+
+typedef struct counts {
+  uint32_t *v;
+  uint64_t n, cap;
+} counts;
+
+typedef struct run {
+  rstate *r;
+  int nr;
+  keyq *keys;
+  counts *groups;          /* per group: members that issued each ordinal */
+  const uint32_t *members;
+  int (*member)(void *ctx, uint32_t g, int r);
+  void *ctx;
+  int *work;               /* ranks to (re)issue */
+  int n_work;
+  int oom;
+} run;
+
+static int grow(void **v, uint32_t *cap, size_t elem, uint32_t need) {
+  if (need <= *cap) return 0;
+  uint32_t c = *cap ? *cap : 16;
+  while (c < need) c *= 2;
+  void *q = realloc(*v, (size_t)c * elem);
+  if (!q) return -1;
+  *v = q;
+  *cap = c;
+  return 0;
+}
+
+static int heap_push(heap *h, const uint64_t *id, uint32_t x) {
+  if (grow((void **)&h->v, &h->cap, sizeof *h->v, h->n + 1)) return -1;
+  uint32_t i = h->n++;
+  while (i && id[h->v[(i - 1) / 2]] > id[x]) {
+    h->v[i] = h->v[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  h->v[i] = x;
+  return 0;
+}
+
+static uint32_t heap_pop(heap *h, const uint64_t *id) {
+  uint32_t top = h->v[0], x = h->v[--h->n], i = 0;
+  for (;;) {
+    uint32_t c = 2 * i + 1;
+    if (c >= h->n) break;
+    if (c + 1 < h->n && id[h->v[c + 1]] < id[h->v[c]]) c++;
+    if (id[h->v[c]] >= id[x]) break;
+    h->v[i] = h->v[c];
+    i = c;
+  }
+  if (h->n) h->v[i] = x;
+  return top;
+}
+
+static void mark(run *u, int r) {
+  if (!u->r[r].dirty) {
+    u->r[r].dirty = 1;
+    u->work[u->n_work++] = r;
+  }
+}
+
+static void finish(run *u, int r, uint32_t i) {
+  rstate *s = &u->r[r];
+  const dl_rank *g = s->g;
+  s->st[i] = ST_DONE;
+  s->done++;
+  for (uint32_t k = g->child_off[i]; k < g->child_off[i + 1]; k++) {
+    uint32_t c = g->children[k];
+    if (--s->rem[c] == 0) {
+      s->st[c] = ST_READY;
+      if (heap_push(&s->ready[g->slot[c]], g->id, c)) u->oom = 1;
+    }
+  }
+  mark(u, r);
+}
+
+static void deliver(run *u, keyq *q) {
+  while (q->head < q->n && q->sends > q->v[q->head].ordinal) {
+    waiter w = q->v[q->head++];
+    finish(u, w.rank, w.node);
+  }
+}
+
+static void issue_coll(run *u, int r, uint32_t i) {
+  rstate *s = &u->r[r];
+  uint32_t gi = s->g->key[i];
+  s->busy[DL_COMM] = 1;
+  s->coll = i;
+  s->coll_ordinal = s->ordinal[gi]++;
+  counts *c = &u->groups[gi];
+  if (s->coll_ordinal >= c->cap) {
+    uint64_t nc = c->cap ? c->cap * 2 : 16;
+    while (nc <= s->coll_ordinal) nc *= 2;
+    uint32_t *v = realloc(c->v, nc * sizeof *v);
+    if (!v) {
+      u->oom = 1;
+      return;
+    }
+    memset(v + c->cap, 0, (nc - c->cap) * sizeof *v);
+    c->v = v;
+    c->cap = nc;
+  }
+  if (++c->v[s->coll_ordinal] < u->members[gi]) return;
+  uint64_t k = s->coll_ordinal;
+  for (int m = 0; m < u->nr; m++) {
+    rstate *t = &u->r[m];
+    if (t->coll != NONE && t->g->key[t->coll] == gi && t->coll_ordinal == k) {
+      uint32_t x = t->coll;
+      t->coll = NONE;
+      t->busy[DL_COMM] = 0;
+      finish(u, m, x);
+    }
+  }
+}
+
+static void issue(run *u, int r, uint32_t i) {
+  rstate *s = &u->r[r];
+  const dl_rank *g = s->g;
+  s->st[i] = ST_ISSUED;
+  switch (g->kind[i]) {
+    case DL_LOCAL: finish(u, r, i); break;
+    case DL_SEND: {
+      keyq *q = &u->keys[g->key[i]];
+      q->sends++;
+      finish(u, r, i);
+      deliver(u, q);
+      break;
+    }
+    case DL_RECV: {
+      keyq *q = &u->keys[g->key[i]];
+      waiter w = {r, i, q->recvs++};
+      if (grow((void **)&q->v, &q->cap, sizeof *q->v, q->n + 1)) {
+        u->oom = 1;
+        return;
+      }
+      q->v[q->n++] = w;
+      deliver(u, q);
+      break;
+    }
+    case DL_COLL: issue_coll(u, r, i); break;
+  }
+}
+
+/* The issue rule at one rank: in each slot that is free, the ready node
+ * with the lowest id, again and again while something changes. */
+static void issue_ready(run *u, int r) {
+  rstate *s = &u->r[r];
+  s->dirty = 0;
+  for (int progress = 1; progress && !u->oom;) {
+    progress = 0;
+    for (int c = 0; c < DL_SLOTS; c++) {
+      if (s->busy[c] || !s->ready[c].n) continue;
+      issue(u, r, heap_pop(&s->ready[c], s->g->id));
+      progress = 1;
+    }
+  }
+}
+
+static void report_rank(run *u, int r, dl_report_fn report, void *ctx) {
+  rstate *s = &u->r[r];
+  const dl_rank *g = s->g;
+  dl_stuck x = {.rank = r, .node = NONE, .kind = DL_LOCAL, .missing_rank = -1,
+                .unfinished = g->n - s->done};
+  if (s->coll != NONE) {
+    uint32_t gi = g->key[s->coll];
+    x.node = s->coll, x.kind = DL_COLL, x.key = gi, x.ordinal = s->coll_ordinal;
+    for (int m = 0; m < u->nr && x.missing_rank < 0; m++)
+      if (u->member(u->ctx, gi, m) && u->r[m].ordinal[gi] <= s->coll_ordinal) x.missing_rank = m;
+  } else {
+    for (uint32_t i = 0; i < g->n; i++)
+      if (g->kind[i] == DL_RECV && s->st[i] == ST_ISSUED && (x.node == NONE || g->id[i] < g->id[x.node]))
+        x.node = i, x.kind = DL_RECV, x.key = g->key[i];
+    for (uint32_t i = 0; x.node == NONE && i < g->n; i++)
+      if (s->st[i] != ST_DONE) x.node = i;
+  }
+  report(ctx, &x);
+}
+
+static void run_free(run *u, uint32_t n_keys, uint32_t n_groups) {
+  for (int r = 0; u->r && r < u->nr; r++) {
+    free(u->r[r].st);
+    free(u->r[r].rem);
+    free(u->r[r].ordinal);
+    for (int c = 0; c < DL_SLOTS; c++) free(u->r[r].ready[c].v);
+  }
+  for (uint32_t k = 0; u->keys && k < n_keys; k++) free(u->keys[k].v);
+  for (uint32_t k = 0; u->groups && k < n_groups; k++) free(u->groups[k].v);
+  free(u->r);
+  free(u->keys);
+  free(u->groups);
+  free(u->work);
+}
+
+static int run_init(run *u, dl_rank *ranks, int n, uint32_t n_keys, uint32_t n_groups) {
+  u->r = calloc((size_t)n, sizeof *u->r);
+  u->keys = calloc(n_keys ? n_keys : 1, sizeof *u->keys);
+  u->groups = calloc(n_groups ? n_groups : 1, sizeof *u->groups);
+  u->work = malloc((size_t)n * sizeof *u->work);
+  if (!u->r || !u->keys || !u->groups || !u->work) return -1;
+  for (int r = 0; r < n; r++) {
+    rstate *s = &u->r[r];
+    const dl_rank *g = &ranks[r];
+    s->g = g;
+    s->coll = NONE;
+    s->st = calloc(g->n ? g->n : 1, 1);
+    s->rem = malloc((g->n ? g->n : 1) * sizeof *s->rem);
+    s->ordinal = calloc(n_groups ? n_groups : 1, sizeof *s->ordinal);
+    if (!s->st || !s->rem || !s->ordinal) return -1;
+    memcpy(s->rem, g->indeg, g->n * sizeof *s->rem);
+    for (uint32_t i = 0; i < g->n; i++)
+      if (!s->rem[i]) {
+        s->st[i] = ST_READY;
+        if (heap_push(&s->ready[g->slot[i]], g->id, i)) return -1;
+      }
+  }
+  return 0;
+}
+
+int dl_run(dl_rank *ranks, int n, uint32_t n_keys, uint32_t n_groups, const uint32_t *members,
+           int (*member)(void *ctx, uint32_t g, int r), dl_report_fn report, void *ctx) {
+  run u = {.nr = n, .members = members, .member = member, .ctx = ctx};
+  if (run_init(&u, ranks, n, n_keys, n_groups)) {
+    run_free(&u, n_keys, n_groups);
+    return -1;
+  }
+  for (int r = 0; r < n; r++) mark(&u, r);
+  while (u.n_work && !u.oom) issue_ready(&u, u.work[--u.n_work]);
+  int stuck = 0;
+  for (int r = 0; r < n && !u.oom; r++)
+    if (u.r[r].done < ranks[r].n) {
+      stuck++;
+      report_rank(&u, r, report, ctx);
+    }
+  int oom = u.oom;
+  run_free(&u, n_keys, n_groups);
+  return oom ? -1 : stuck;
+}

@@ -1,0 +1,66 @@
+/* deadlock.h - can a workload's ranks run to completion? (private to
+ * lib/analyze; validate and stats use it).
+ *
+ * An abstract execution of the simulator's issue rule without time: each
+ * rank issues its dependency-free nodes in ascending id order into the
+ * CPU, GPU-compute and GPU-communication slots (receives take none); local
+ * work and sends finish as soon as they are issued (a send finishes when
+ * its message arrives, which never waits for the receiver); the k-th
+ * receive of a (src, dst, tag, size) key finishes once k sends of that key
+ * were issued; the k-th collective of a group holds its rank's
+ * communication slot until every member has issued its k-th collective of
+ * that group. Whatever is unfinished at the fixed point is stuck in any
+ * timing in which work takes equal time; the simulator then reports the
+ * same ranks as unfinished. */
+#ifndef CHAKRA_ANALYZE_DEADLOCK_H
+#define CHAKRA_ANALYZE_DEADLOCK_H
+
+#include <stdint.h>
+
+#include "chakra/graph.h"
+
+enum { DL_CPU, DL_COMP, DL_COMM, DL_RECV_SLOT, DL_SLOTS }; /* issue classes */
+enum { DL_LOCAL, DL_SEND, DL_RECV, DL_COLL };               /* what finishing waits for */
+
+/* One rank's skeleton: just what the execution needs (about 30 bytes a
+ * node), so that every rank of a large workload fits at once. */
+typedef struct dl_rank {
+  uint32_t n;
+  uint64_t *id, *offset;
+  uint8_t *slot, *kind;
+  uint32_t *key;           /* send/recv: key index (dl_rank_set_key); coll: group index */
+  int8_t *comm_type;       /* collectives, for the report */
+  uint64_t *size;          /* collectives, for the report */
+  uint32_t *indeg, *child_off, *children;
+} dl_rank;
+
+/* Builds r from a loaded graph (indexes as in g). Returns 0 or -1 when out
+ * of memory. group_of maps a node to its group index (collectives only). */
+int dl_rank_init(dl_rank *r, const chakra_graph *g, uint32_t (*group_of)(void *ctx, uint32_t i),
+                 void *ctx);
+void dl_rank_free(dl_rank *r);
+
+/* A stuck node, handed to the report callback: rank, node index, and for
+ * a receive its key, for a collective its group and the ranks that never
+ * issued their part. */
+typedef struct dl_stuck {
+  int rank;
+  uint32_t node;
+  int kind;                /* DL_RECV, DL_COLL, or DL_LOCAL (never became ready) */
+  uint32_t key;            /* receive key or group */
+  uint64_t ordinal;        /* collective: its position in the group */
+  int missing_rank;        /* a collective: one member that did not issue it; else -1 */
+  uint32_t unfinished;     /* nodes of this rank that never finished */
+} dl_stuck;
+
+typedef void (*dl_report_fn)(void *ctx, const dl_stuck *s);
+
+/* Runs the execution over n ranks with n_keys receive keys and n_groups
+ * groups; member(ctx, g, r) says whether rank r belongs to group g and
+ * members[g] how many do. Calls report once per rank that cannot finish,
+ * for its lowest-id blocked node. Returns the number of stuck ranks, or
+ * -1 when out of memory. */
+int dl_run(dl_rank *ranks, int n, uint32_t n_keys, uint32_t n_groups, const uint32_t *members,
+           int (*member)(void *ctx, uint32_t g, int r), dl_report_fn report, void *ctx);
+
+#endif

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target for MINUTES minutes each, two at a time (one
+# per core), under ASan+UBSan, from a corpus seeded with tests/fuzz/seeds and
+# the small real traces in ../shared. Findings (crash-*, leak-*, timeout-*)
+# are kept in build-fuzz/findings/<target>/; the last lines say, per target,
+# how many CPU-seconds it ran and whether it ran clean.
+#   scripts/fuzz.sh MINUTES [TARGET...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+minutes=${1:?usage: scripts/fuzz.sh MINUTES [TARGET...]}
+shift
+case $minutes in '' | *[!0-9]*) echo "fuzz.sh: MINUTES must be a whole number" >&2; exit 2 ;; esac
+scripts/install-deps.sh
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=(reader jsonize pack hostet link textwl)
+
+CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCHAKRA_SANITIZE=ON -DCHAKRA_FUZZ=ON >/dev/null
+cmake --build build-fuzz -j"$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null
+
+shared=${CHAKRA_SHARED:-../shared}
+seed_corpus() { # TARGET DIR: checked-in seeds (hex decoded) and shared inputs
+  local t=$1 dir=$2 src=$1
+  [ "$t" = jsonize ] && src=reader
+  mkdir -p "$dir"
+  for f in tests/fuzz/seeds/$src/* tests/fuzz/regressions/$src/*; do
+    [ -f "$f" ] || continue
+    case $f in
+      *.hex) grep -v '^#' "$f" | xxd -r -p > "$dir/$(basename "$f" .hex)" ;;
+      *) cp "$f" "$dir/" ;;
+    esac
+  done
+  local tr=$shared/data/traces
+  [ -d "$tr" ] || return 0
+  case $src in
+    reader) cp "$tr"/astra-microbench/all_to_all/4npus_1MB/*.0.et "$tr"/msccl/alltoall_allpairs_n8/*.1.et "$dir/" ;;
+    hostet) gzip -dc "$tr/kineto-pair/simple_add.host_et.json.gz" > "$dir/shared_host.json" ;;
+    link) { gzip -dc "$tr/kineto-pair/simple_add.host_et.json.gz"; printf '\n%%%%KINETO%%%%\n'
+            gzip -dc "$tr/kineto-pair/simple_add.kineto.json.gz"; } > "$dir/shared_pair.txt" ;;
+  esac
+}
+
+export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+run_one() { # TARGET
+  local t=$1 corpus=build-fuzz/corpus/$1 out=build-fuzz/findings/$1
+  seed_corpus "$t" "$corpus"
+  mkdir -p "$out"
+  local dict=()
+  [ -f "tests/fuzz/$t.dict" ] && dict=(-dict="tests/fuzz/$t.dict")
+  local start=$(date +%s) rc=0
+  build-fuzz/bin/fuzz_"$t" -max_total_time=$((minutes * 60)) -max_len=8192 -timeout=20 -rss_limit_mb=2048 \
+    -artifact_prefix="$out/" -print_final_stats=1 "${dict[@]}" "$corpus" > "build-fuzz/$t.log" 2>&1 || rc=$?
+  local secs=$(( $(date +%s) - start )) runs
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "build-fuzz/$t.log" | grep -o '[0-9]*$' || echo "?")
+  if [ $rc -eq 0 ]; then echo "$t: clean, $secs CPU-seconds, $runs executions"
+  else echo "$t: FINDING (exit $rc) after $secs s: see build-fuzz/$t.log and $out/"; fi
+}
+
+jobs=$(nproc)
+for t in "${targets[@]}"; do
+  while [ "$(jobs -r | wc -l)" -ge "$jobs" ]; do sleep 1; done
+  run_one "$t" &
+done
+wait

@@ -1,0 +1,261 @@
+#!/usr/bin/python3
+"""Pins the command line every chakra subcommand shares (cli/opts.c):
+
+  * `--help` (and `-h`, `chakra help CMD`) exits 0 and lists every option the
+    subcommand has ever taken and every flag its page in docs/ spells;
+  * `--key=value` and `--key value` (and `-o value`) give the same result for
+    every subcommand, including sim's ASTRA-sim spellings and the
+    `--threads=4` / `--p2p-missing drop` forms convert and link once refused;
+  * counts reject suffixes, signs, garbage and overflow, unknown options and
+    missing values are refused: one line on stderr naming the option, exit
+    status 2, nothing written;
+  * `--` ends the options.
+
+Needs no shared data: its inputs are generated with chakra itself or written
+here.
+
+Usage: cli_options.py CHAKRA SOURCE_DIR
+"""
+import filecmp
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+CHAKRA, SOURCE = os.path.abspath(sys.argv[1]), sys.argv[2]
+FAILURES = []
+
+# Every option each subcommand takes (the flags of the previous hand-written
+# parsers, which must keep working).
+OPTIONS = {
+    ("jsonize",): ["--document", "--compat", "--gzip", "-o", "--output"],
+    ("pack",): ["-o", "--output", "--gzip"],
+    ("validate",): ["--max-errors", "--strict", "-q", "--quiet"],
+    ("stats",): ["--json", "--ignore-ctrl-deps"],
+    ("gen", "microbench"): ["--coll", "--npus", "--size", "-o", "--output"],
+    ("link",): ["--host", "--device", "-o", "--output", "--rank", "--thread-gap-us", "--allow-partial", "--threads",
+                "-q", "--quiet"],
+    ("convert", "pytorch"): ["-o", "--output", "--comm-groups", "--compat", "--log", "--p2p-missing",
+                             "--unknown-coll", "--threads", "-q", "--quiet"],
+    ("convert", "text"): ["-o", "--output", "--num-npus", "--num-passes", "--compat", "-q", "--quiet"],
+    ("sim",): ["--workload-configuration", "--system-configuration", "--network-configuration",
+               "--remote-memory-configuration", "--comm-group-configuration", "--network-model",
+               "--num-queues-per-dim", "--injection-scale", "--rendezvous-protocol", "--multidim-p2p",
+               "--logging-folder", "--logging-configuration", "--comm-scale", "--compute-scale", "--report",
+               "--timeline", "--threads", "--summary", "-q", "--quiet"],
+}
+
+
+def check(name, ok, detail=""):
+    print(("ok    " if ok else "FAIL  ") + name)
+    if not ok:
+        FAILURES.append(name)
+        if detail:
+            print("      " + str(detail).replace("\n", "\n      ")[:3000])
+
+
+def run(*args, cwd=None):
+    return subprocess.run([CHAKRA] + list(args), capture_output=True, text=True, cwd=cwd)
+
+
+def one_line(p):
+    return p.stderr.count("\n") == 1 and p.stderr.endswith("\n")
+
+
+def words(text):
+    """The option spellings in text: --long-name and -x."""
+    return set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*|-[a-zA-Z])\b", text))
+
+
+def test_help():
+    for cmd, opts in OPTIONS.items():
+        name = " ".join(cmd)
+        for form in ("--help", "-h"):
+            p = run(*cmd, form)
+            missing = [o for o in opts if o not in words(p.stdout)]
+            check("%s %s: exit 0, usage on stdout, every option listed" % (name, form),
+                  p.returncode == 0 and p.stdout.startswith("usage: chakra " + name) and not p.stderr
+                  and not missing, "%d missing %s\n%s%s" % (p.returncode, missing, p.stdout, p.stderr))
+    for group, modes in (("convert", ("pytorch", "text")), ("gen", ("microbench",))):
+        p = run(group, "--help")
+        ok = p.returncode == 0 and all("usage: chakra %s %s" % (group, m) in p.stdout for m in modes)
+        opts = set(o for m in modes for o in OPTIONS[(group, m)])
+        check("%s --help: every mode's usage and options" % group, ok and opts <= words(p.stdout), p.stdout)
+    p = run("help", "sim")
+    check("chakra help sim: sim's help", p.returncode == 0 and "--workload-configuration" in p.stdout, p.stderr)
+
+
+def test_docs_flags_are_in_help():
+    """Every flag a page of docs/ spells for its command appears in that command's --help."""
+    for cmd in ("jsonize", "pack", "validate", "stats", "gen", "link", "convert", "sim"):
+        page = os.path.join(SOURCE, "docs", cmd + ".md")
+        if not os.path.exists(page):
+            continue
+        text = open(page).read()
+        doc = set(o for o in words(text) if o.startswith("--")) - {"--help", "--key", "--name"}  # placeholders: "--name=value"
+        help_text = run(cmd, "--help").stdout
+        check("docs/%s.md: every flag it spells is in 'chakra %s --help'" % (cmd, cmd),
+              doc <= words(help_text), sorted(doc - words(help_text)))
+
+
+def same_files(a, b):
+    return os.path.exists(a) and os.path.exists(b) and filecmp.cmp(a, b, shallow=False)
+
+
+def test_forms(tmp):
+    j = lambda *p: os.path.join(tmp, *p)
+    # gen: every value in both spellings and the short option attached
+    a = run("gen", "microbench", "--coll=all_reduce", "--npus=8", "--size=1M", "--output=" + j("a"))
+    b = run("gen", "microbench", "--coll", "all_reduce", "--npus", "8", "--size", "1048576", "-o", j("b"))
+    c = run("gen", "microbench", "--coll", "ALL_REDUCE", "--npus", "8", "--size", "1MiB", "-o" + j("c"))
+    check("gen microbench: --k=v, --k v, -oPREFIX and 1M = 1MiB = 1048576 give the same files",
+          a.returncode == b.returncode == c.returncode == 0
+          and all(same_files(j("a.%d.et" % r), j("%s.%d.et" % (x, r))) for r in range(8) for x in "bc"),
+          a.stderr + b.stderr + c.stderr)
+
+    # validate and stats
+    v1, v2 = run("validate", "--max-errors=1", "-q", j("a")), run("validate", "--max-errors", "1", "--quiet", j("a"))
+    check("validate: --max-errors=1 and --max-errors 1", v1.returncode == v2.returncode == 0 and v1.stdout == v2.stdout
+          and "8 file(s)" in v1.stdout, v1.stdout + v1.stderr + v2.stderr)
+    s = run("stats", "--json", j("a"))
+    check("stats --json PREFIX: 8 ranks", s.returncode == 0 and len(json.loads(s.stdout)["ranks"]) == 8, s.stderr)
+
+    # jsonize and pack
+    j1 = run("jsonize", "--document", j("a.0.et"), "--output=" + j("a.json"))
+    j2 = run("jsonize", "--document", j("a.0.et"), "-o", j("b.json"))
+    p1 = run("pack", j("a.json"), "--output", j("back.et"))
+    p2 = run("pack", "--output=" + j("back2.et"), j("b.json"))
+    check("jsonize/pack: --output=F, --output F and -o F", all(x.returncode == 0 for x in (j1, j2, p1, p2))
+          and same_files(j("a.json"), j("b.json")) and same_files(j("back.et"), j("a.0.et"))
+          and same_files(j("back2.et"), j("a.0.et")), j1.stderr + j2.stderr + p1.stderr + p2.stderr)
+
+    # sim: ASTRA-sim's --k=v spelling and --k v
+    sysc, net = os.path.join(SOURCE, "examples", "system.json"), os.path.join(SOURCE, "examples", "ring8.yml")
+    s1 = run("sim", "--workload-configuration=" + j("a"), "--system-configuration=" + sysc,
+             "--network-configuration=" + net, "--network-model=unaware", "--threads=2", "--injection-scale=1")
+    s2 = run("sim", "--workload-configuration", j("a"), "--system-configuration", sysc, "--network-configuration", net,
+             "--network-model", "unaware", "--threads", "2", "--injection-scale", "1")
+    check("sim: --workload-configuration=P and --workload-configuration P (all options both ways)",
+          s1.returncode == s2.returncode == 0 and s1.stdout == s2.stdout and s1.stdout.count("finished") == 8,
+          s1.stdout + s1.stderr + s2.stderr)
+
+    # convert text
+    with open(j("w.txt"), "w") as f:
+        f.write("DATA\n2\nconv1 -1 5 NONE 0 6 NONE 0 7 ALLREDUCE 100 1\nfc -1 8 NONE 0 9 NONE 0 10 NONE 0 1\n")
+    t1 = run("convert", "text", j("w.txt"), "--num-npus=2", "--num-passes", "2", "--output=" + j("t1"), "-q")
+    t2 = run("convert", "text", "--num-npus", "2", "--num-passes=2", "-o", j("t2"), "--quiet", j("w.txt"))
+    check("convert text: --num-npus=2 / --num-npus 2, --output=P / -o P", t1.returncode == t2.returncode == 0
+          and all(same_files(j("t1.%d.et" % r), j("t2.%d.et" % r)) for r in range(2)), t1.stderr + t2.stderr)
+
+    # link and convert pytorch: --threads=4 and --p2p-missing drop (refused before)
+    io = {"values": [], "shapes": [], "types": []}
+    attrs = [{"name": n, "type": "uint64", "value": 0} for n in ("rf_id", "fw_parent", "seq_id", "scope", "tid",
+                                                                  "fw_tid")]
+    nodes = [{"id": 2, "name": "[pytorch|profiler|execution_trace|thread]", "ctrl_deps": 1},
+             {"id": 3, "name": "aten::mul", "ctrl_deps": 2}]
+    for n in nodes:
+        n.update(inputs=io, outputs=io, attrs=attrs)
+    with open(j("host.json"), "w") as f:
+        json.dump({"schema": "1.0.2-chakra.0.0.4", "pid": 1, "time": "t", "start_ts": 1, "nodes": nodes,
+                   "finish_ts": 2}, f)
+    with open(j("kineto.json"), "w") as f:
+        json.dump({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mul", "pid": 1, "tid": 1, "ts": 10,
+                                    "dur": 5, "args": {"External id": 1}}]}, f)
+    l1 = run("link", "--host=" + j("host.json"), "--device", j("kineto.json"), "--threads=4", "--thread-gap-us=500",
+             "--output=" + j("l1.json"), "-q")
+    l2 = run("link", "--host", j("host.json"), "--device=" + j("kineto.json"), "--threads", "4", "--thread-gap-us",
+             "500", "-o", j("l2.json"), "--quiet")
+    check("link: --threads=4 / --threads 4, --host=F / --host F", l1.returncode == l2.returncode == 0
+          and same_files(j("l1.json"), j("l2.json")), l1.stderr + l2.stderr)
+    c1 = run("convert", "pytorch", j("l1.json"), "--threads=4", "--p2p-missing", "drop", "--unknown-coll", "comp",
+             "-o", j("c1.et"), "-q")
+    c2 = run("convert", "pytorch", "--threads", "4", "--p2p-missing=drop", "--unknown-coll=comp",
+             "--output=" + j("c2.et"), j("l1.json"), "-q")
+    check("convert pytorch: --threads=4, --p2p-missing drop / =drop", c1.returncode == c2.returncode == 0
+          and same_files(j("c1.et"), j("c2.et")), c1.stderr + c2.stderr)
+    return j("a"), j("host.json"), j("kineto.json"), j("w.txt")
+
+
+def test_refusals(tmp, prefix, host, kineto, text):
+    out = os.path.join(tmp, "refused")
+    os.mkdir(out)
+    o = lambda name: os.path.join(out, name)
+    sim = ["sim", "--workload-configuration=" + prefix, "--system-configuration=x", "--network-configuration=y"]
+    gen = ["gen", "microbench", "--coll", "all_reduce", "--size", "1M", "-o", o("g")]
+    link = ["link", "--host", host, "--device", kineto, "-o", o("l.json")]
+    cases = [
+        # (args, the option named, what the line says)
+        (gen + ["--npus", "1K"], "--npus", "expected a whole number, got '1K'"),
+        (gen + ["--npus=12abc"], "--npus", "expected a whole number, got '12abc'"),
+        (gen + ["--npus", "-3"], "--npus", "expected a whole number, got '-3'"),
+        (gen + ["--npus="], "--npus", "expected a whole number, got ''"),
+        (gen + ["--npus", "4294967297"], "--npus", "out of range: expected 1 to 1000000"),
+        (gen + ["--npus", "4", "--size", "1X"], "--size", "expected a byte count"),
+        (gen + ["--npus", "4", "--size", "99999999999T"], "--size", "out of range"),
+        (gen + ["--npus", "4", "--coll=all_reduc"], "--coll", "expected all_reduce, all_gather, reduce_scatter"),
+        (["validate", "--max-errors", "-3", prefix], "--max-errors", "expected a whole number"),
+        (["validate", prefix, "--max-errors"], "--max-errors", "expected a value (N)"),
+        (["validate", "--max-errors=18446744073709551616", prefix], "--max-errors", "out of range"),
+        (link + ["--threads", "1K"], "--threads", "expected a whole number"),
+        (link + ["--threads=0"], "--threads", "out of range: expected 1 to 64"),
+        (link + ["--rank", "1e3"], "--rank", "expected a whole number"),
+        (link + ["--thread-gap-us", "-5"], "--thread-gap-us", "expected a positive number"),
+        (["convert", "pytorch", host, "-o", o("c.et"), "--threads="], "--threads", "expected a whole number"),
+        (["convert", "pytorch", host, "-o", o("c.et"), "--p2p-missing", "maybe"], "--p2p-missing",
+         "expected error or drop, got 'maybe'"),
+        (["convert", "text", text, "-o", o("t"), "--num-npus", "2K"], "--num-npus", "expected a whole number"),
+        (["convert", "text", text, "-o", o("t"), "--num-passes", "99999999999999999999"], "--num-passes",
+         "out of range"),
+        (sim + ["--threads=1K"], "--threads", "expected a whole number"),
+        (sim + ["--num-queues-per-dim", "65"], "--num-queues-per-dim", "out of range: expected 1 to 64"),
+        (sim + ["--injection-scale=0"], "--injection-scale", "expected a positive number"),
+        (sim + ["--network-model", "fast"], "--network-model", "expected aware or unaware"),
+        (sim + ["--rendezvous-protocol=maybe"], "--rendezvous-protocol", "expected true, false, 1 or 0"),
+        (["jsonize", "--gzip=yes", prefix + ".0.et"], "--gzip", "takes no value"),
+        (["pack", "x.json"], "--output", "required"),
+        (["link", "--host", host], "--device", "required"),
+    ]
+    for cmd, opt in ((["jsonize"], "--frobnicate"), (["pack"], "--frobnicate"), (["validate"], "-x"),
+                     (["stats"], "--frobnicate"), (["gen", "microbench"], "--frobnicate"), (["link"], "-x"),
+                     (["convert", "pytorch"], "--frobnicate"), (["convert", "text"], "--frobnicate"),
+                     (["sim"], "--frobnicate")):
+        cases.append((cmd + [opt], opt, "unknown option"))
+    for args, opt, what in cases:
+        p = run(*args)
+        head = "chakra %s: %s: " % (" ".join(args[:2] if args[0] in ("gen", "convert") else args[:1]), opt)
+        check("refused: %s" % " ".join(a.replace(tmp, "T") for a in args),
+              p.returncode == 2 and one_line(p) and p.stderr.startswith(head) and what in p.stderr and not p.stdout
+              and not os.listdir(out), "%d %r %r" % (p.returncode, p.stderr, os.listdir(out)))
+    for args, what in ((["convert"], "expected pytorch or text"), (["convert", "json"], "'json': expected pytorch"),
+                       (["gen"], "expected microbench"), (["jsonize"], "missing arguments"),
+                       (["jsonize", "a", "b"], "'b': unexpected argument")):
+        p = run(*args)
+        check("refused: chakra %s" % " ".join(args), p.returncode == 2 and one_line(p) and what in p.stderr, p.stderr)
+
+
+def test_double_dash(tmp, prefix):
+    shutil.copy(prefix + ".0.et", os.path.join(tmp, "-q.et"))
+    p = run("validate", "--", "-q.et", cwd=tmp)
+    check("validate -- -q.et: a file whose name starts with a dash", p.returncode == 0 and "1 file(s)" in p.stdout,
+          p.stdout + p.stderr)
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="chakra-cli-test-")
+    try:
+        test_help()
+        test_docs_flags_are_in_help()
+        prefix, host, kineto, text = test_forms(tmp)
+        test_refusals(tmp, prefix, host, kineto, text)
+        test_double_dash(tmp, prefix)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("%d failure(s)" % len(FAILURES))
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
