@@ -23,6 +23,7 @@ static const command commands[] = {
     {"stats", cmd_stats, "per-rank and total statistics of a workload"},
     {"sim", cmd_sim, "simulate per-rank traces on a modelled system (ASTRA-sim compatible)"},
     {"gen", cmd_gen, "generate workloads (microbench: one collective per rank)"},
+    {"coll", cmd_coll, "collective algorithms as ETs: generate, from MSCCL XML, check, expand"},
 };
 
 static void usage(FILE *f) {

@@ -21,6 +21,7 @@ int cmd_gen(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 int cmd_link(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_coll(int argc, char **argv);
 
 /* Exit statuses, the same in every command: */
 enum {

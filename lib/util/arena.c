@@ -22,8 +22,12 @@ void arena_init(arena *a, size_t default_block_size) {
   a->pb.allocator_data = a;
 }
 
-/* size is already rounded by arena_alloc(). */
+/* size is already rounded by arena_alloc(), unless beyond ARENA_MAX. */
 void *arena_alloc_slow(arena *a, size_t size) {
+  if (size > ARENA_MAX) {
+    a->failed = 1;
+    return NULL;
+  }
   size_t bsize = size > a->default_size ? size : a->default_size;
   arena_block *b = malloc(sizeof *b + bsize);
   if (!b) {

@@ -8,6 +8,7 @@
 
 #include <protobuf-c/protobuf-c.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct arena_block arena_block;
 
@@ -20,12 +21,17 @@ typedef struct arena {
   ProtobufCAllocator pb; /* protobuf-c view of this arena */
 } arena;
 
+/* Larger requests fail (their rounding and block header would overflow). */
+#define ARENA_MAX (SIZE_MAX / 2)
+
 void arena_init(arena *a, size_t default_block_size);
 /* Allocation that needs a new block (private to arena_alloc). */
 void *arena_alloc_slow(arena *a, size_t size);
 
 /* Returns 16-byte aligned memory, or NULL when out of memory. */
 static inline void *arena_alloc(arena *a, size_t size) {
+  /* A size within 15 of SIZE_MAX would round to a small one. */
+  if (size > ARENA_MAX) return arena_alloc_slow(a, size);
   size = size ? (size + 15) & ~(size_t)15 : 16;
   if ((size_t)(a->lim - a->cur) < size) return arena_alloc_slow(a, size);
   void *p = a->cur;

@@ -27,7 +27,7 @@ static void *map_aligned(size_t len) {
 }
 
 static void *bigmem_get(size_t n, int zero) {
-  if (n + HDR < n) return NULL;
+  if (n > SIZE_MAX - HDR - HUGE) return NULL;
   if (n < BIG_MIN) {
     char *p = zero ? calloc(1, n + HDR) : malloc(n + HDR);
     if (!p) return NULL;
@@ -47,6 +47,8 @@ void *bigmem_calloc(size_t n) { return bigmem_get(n, 1); }
 
 void *bigmem_realloc(void *p, size_t n) {
   if (!p) return bigmem_alloc(n);
+  /* Beyond this, rounding to huge pages would wrap to a small length. */
+  if (n > SIZE_MAX - HDR - HUGE) return NULL;
   size_t mapped = *hdr_of(p);
   if (mapped) {
     if (n + HDR <= mapped) return p;

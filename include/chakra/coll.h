@@ -1,0 +1,124 @@
+/* coll.h - collective algorithms as Chakra ETs (docs/coll.md).
+ *
+ * An algorithm is one ET per rank, PREFIX.<r>.et, r = the rank's position
+ * in its communicator: a DAG of COMM_SEND, COMM_RECV and COMP nodes. This
+ * header generates the standard algorithms, converts MSCCL-IR XML, checks
+ * that a set of algorithm ETs can complete, and expands the collectives of
+ * a workload into algorithm DAGs. Every writer produces all of its rank
+ * files or none. */
+#ifndef CHAKRA_COLL_H
+#define CHAKRA_COLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chakra/error.h"
+#include "chakra/export.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum chakra_coll_type {
+  CHAKRA_COLL_ALLREDUCE,
+  CHAKRA_COLL_ALLGATHER,
+  CHAKRA_COLL_REDUCESCATTER,
+  CHAKRA_COLL_ALLTOALL,
+  CHAKRA_COLL_TYPES
+} chakra_coll_type;
+
+typedef enum chakra_coll_algo {
+  CHAKRA_ALGO_RING,
+  CHAKRA_ALGO_DIRECT,
+  CHAKRA_ALGO_HD,   /* recursive halving-doubling */
+  CHAKRA_ALGO_TREE, /* one binary tree */
+  CHAKRA_ALGO_DBT,  /* double binary tree */
+  CHAKRA_ALGO_COUNT
+} chakra_coll_algo;
+
+/* "allreduce", "all_reduce", "all-reduce" (any case) ...; -1 if unknown. */
+CHAKRA_API int chakra_coll_type_parse(const char *s);
+CHAKRA_API const char *chakra_coll_type_name(chakra_coll_type t); /* "allreduce", ... */
+CHAKRA_API int chakra_coll_algo_parse(const char *s);             /* ring|direct|hd|tree|dbt; -1 */
+CHAKRA_API const char *chakra_coll_algo_name(chakra_coll_algo a);
+
+#define CHAKRA_COLL_DEFAULT_REDUCE_BW 50.0 /* GB/s = bytes per ns */
+
+typedef struct chakra_coll_gen_options {
+  chakra_coll_type coll;
+  chakra_coll_algo algo;
+  uint32_t ranks;
+  uint64_t size;      /* whole buffer; all-gather: the per-rank input */
+  uint32_t chunks;    /* independent pipelines; 0 = 1 */
+  double reduce_bw;   /* GB/s for reduction COMP nodes; 0 = none */
+} chakra_coll_gen_options;
+
+/* Checks that the algorithm supports the collective and rank count; the
+ * message names what is wrong. */
+CHAKRA_API int chakra_coll_gen_check(const chakra_coll_gen_options *o, chakra_error *err);
+
+/* Writes PREFIX.0.et .. PREFIX.<ranks-1>.et. */
+CHAKRA_API int chakra_coll_gen(const char *prefix, const chakra_coll_gen_options *o, chakra_error *err);
+
+typedef struct chakra_coll_msccl_options {
+  uint64_t size;      /* the collective's comm_size (all-gather: per-rank input) */
+  double reduce_bw;   /* GB/s for reduce / copy COMP nodes (default 50) */
+  int compat;         /* the 2025-04 reference converter's bytes exactly */
+  int embed_xml;      /* store the whole XML in input_file, as the reference */
+  const char *producer; /* "chakra-c <version> coll from-msccl" or NULL */
+} chakra_coll_msccl_options;
+
+/* Converts MSCCL-IR XML into PREFIX.<gpu>.et. Errors name the file, gpu, tb
+ * and step; on error no output file is left. */
+CHAKRA_API int chakra_coll_from_msccl(const char *xml_path, const char *prefix,
+                                      const chakra_coll_msccl_options *o, chakra_error *err);
+
+/* Checks a set of algorithm ETs (paths[r] = rank r): send/receive matching
+ * by (src, dst, tag, size), valid peers, acyclic DAGs, and completion when
+ * run with unlimited resources. Each problem goes to diag (one line each,
+ * naming the file, node id and the unmatched key); *problems receives
+ * their count. Returns non-zero only when the files could not be read. */
+CHAKRA_API int chakra_coll_check(char *const *paths, uint32_t n, chakra_diag_fn diag, void *ctx,
+                                 uint64_t *problems, chakra_error *err);
+
+/* One --algo rule of chakra_coll_expand(): collectives of type coll (-1 =
+ * any) whose comm_size is within [min_size, max_size] and, when pg is set,
+ * whose pg_name is pg, use algo (a generated algorithm, or the ETs at
+ * prefix when prefix is non-NULL). A rule without a type that cannot run a
+ * collective (tree for an all-gather, hd on 6 ranks) is passed over. */
+typedef struct chakra_coll_rule {
+  int coll;
+  uint64_t min_size, max_size;
+  const char *pg;      /* NULL = any communicator */
+  size_t pg_len;
+  int algo;            /* chakra_coll_algo, or -1 with prefix */
+  const char *prefix;  /* algorithm ETs, or NULL */
+} chakra_coll_rule;
+
+/* Parses "[COLL][:MIN-MAX][@PG]=ALGO" or "ALGO" (sizes with K/M/G
+ * suffixes, either end may be empty); strings point into s. */
+CHAKRA_API int chakra_coll_rule_parse(const char *s, chakra_coll_rule *out, chakra_error *err);
+
+typedef struct chakra_coll_expand_options {
+  const chakra_coll_rule *rules; /* first match wins */
+  size_t n_rules;
+  const char *comm_groups;  /* comm-group JSON, or NULL */
+  double reduce_bw;         /* for generated algorithms (default 50) */
+  int overlap;              /* split consumers of collective outputs per chunk */
+  const char *producer;
+  chakra_diag_fn diag;      /* warnings (collectives left alone, ...) */
+  void *diag_ctx;
+} chakra_coll_expand_options;
+
+/* Reads the workload WORKLOAD_PREFIX.<r>.et (r = 0.. while files exist)
+ * and writes OUT_PREFIX.<r>.et with every matched COMM_COLL node replaced
+ * by its rank's copy of the algorithm DAG. *nodes_out receives the number
+ * of nodes written (may be NULL). */
+CHAKRA_API int chakra_coll_expand(const char *workload_prefix, const char *out_prefix,
+                                  const chakra_coll_expand_options *o, uint64_t *nodes_out,
+                                  chakra_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

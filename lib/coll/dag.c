@@ -1,0 +1,84 @@
+/* dag.c - per-rank algorithm DAG arrays; see dag.h. */
+#include "dag.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void coll_dag_init(coll_dag *d) { memset(d, 0, sizeof *d); }
+
+void *coll_grow(void *arr, size_t n, size_t *cap, size_t elem) {
+  if (n < *cap) return arr;
+  size_t c = *cap ? *cap * 2 : 64;
+  void *p = realloc(arr, c * elem);
+  if (p) *cap = c;
+  return p;
+}
+
+void coll_dag_clear(coll_dag *d) {
+  d->n = 0;
+  d->n_deps = 0;
+  d->oom = 0;
+  if (d->dep_off) d->dep_off[0] = 0;
+}
+
+void coll_dag_free(coll_dag *d) {
+  free(d->kind), free(d->peer), free(d->tag), free(d->bytes), free(d->dur_ns);
+  free(d->label), free(d->tb), free(d->dep_off), free(d->deps);
+  coll_dag_init(d);
+}
+
+#define GROW(p, cap) \
+  do { void *q_ = realloc((p), (size_t)(cap) * sizeof *(p)); if (!q_) return -1; (p) = q_; } while (0)
+
+static int grow_nodes(coll_dag *d) {
+  uint32_t cap = d->cap ? d->cap * 2 : 64;
+  GROW(d->kind, cap);
+  GROW(d->peer, cap);
+  GROW(d->tag, cap);
+  GROW(d->bytes, cap);
+  GROW(d->dur_ns, cap);
+  GROW(d->label, cap);
+  GROW(d->tb, cap);
+  GROW(d->dep_off, cap + 1);
+  if (d->cap == 0) d->dep_off[0] = 0;
+  d->cap = cap;
+  return 0;
+}
+
+uint32_t coll_dag_add(coll_dag *d, int kind, int32_t peer, int32_t tag, uint64_t bytes,
+                      uint64_t dur_ns, uint32_t label) {
+  if (d->oom) return COLL_NONE;
+  if (d->n == d->cap && grow_nodes(d)) {
+    d->oom = 1;
+    return COLL_NONE;
+  }
+  uint32_t i = d->n++;
+  d->kind[i] = (uint8_t)kind;
+  d->peer[i] = peer;
+  d->tag[i] = tag;
+  d->bytes[i] = bytes;
+  d->dur_ns[i] = dur_ns;
+  d->label[i] = label;
+  d->tb[i] = 0;
+  d->dep_off[i + 1] = d->n_deps;
+  return i;
+}
+
+void coll_dag_dep(coll_dag *d, uint32_t on) {
+  if (on == COLL_NONE || d->oom || d->n == 0) return;
+  uint32_t *v = coll_grow(d->deps, d->n_deps, &d->cap_deps, sizeof *v);
+  if (!v) {
+    d->oom = 1;
+    return;
+  }
+  d->deps = v;
+  d->deps[d->n_deps++] = on;
+  d->dep_off[d->n] = d->n_deps;
+}
+
+uint64_t coll_comp_ns(int kind, uint64_t bytes, double bw) {
+  if (!(bw > 0)) return 0;
+  uint64_t q = (uint64_t)floor((double)bytes / bw);
+  return (kind == COLL_COPY ? 2 : 3) * q;
+}

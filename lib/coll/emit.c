@@ -1,0 +1,413 @@
+/* emit.c - hand-encoded algorithm nodes and all-or-nothing rank sets; see
+ * emit.h. */
+#include "emit.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void coll_buf_free(coll_buf *b) {
+  free(b->p);
+  memset(b, 0, sizeof *b);
+}
+
+static uint8_t *room(coll_buf *b, size_t k) {
+  if (b->oom) return NULL;
+  if (b->cap - b->n < k) {
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap - b->n < k) cap *= 2;
+    uint8_t *p = realloc(b->p, cap);
+    if (!p) {
+      b->oom = 1;
+      return NULL;
+    }
+    b->p = p;
+    b->cap = cap;
+  }
+  return b->p + b->n;
+}
+
+static inline size_t vlen(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) v >>= 7, n++;
+  return n;
+}
+
+static inline uint8_t *put_v(uint8_t *p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = (uint8_t)(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = (uint8_t)v;
+  return p;
+}
+
+static inline uint8_t *put_bytes(uint8_t *p, const void *s, size_t n) {
+  memcpy(p, s, n);
+  return p + n;
+}
+
+/* Field keys (field number << 3 | wire type). */
+enum {
+  K_NODE_ID = 0x08, K_NODE_NAME = 0x12, K_NODE_TYPE = 0x18, K_NODE_DATA_DEPS = 0x2a,
+  K_NODE_DURATION = 0x38, K_NODE_ATTR = 0x52,
+  K_ATTR_NAME = 0x0a, K_ATTR_INT32 = 0x38, K_ATTR_INT64 = 0x48, K_ATTR_UINT64 = 0x68,
+  K_META_VERSION = 0x0a, K_META_ATTR = 0x12
+};
+#define K_ATTR_STRING 0x01ea /* field 29, two key bytes */
+
+/* One attribute with an integer value (int32/int64 are sign-extended). */
+typedef struct iattr {
+  const char *name;
+  uint8_t name_len;
+  uint8_t key;
+  uint64_t v;
+} iattr;
+
+#define IA(lit, key, v) ((iattr){lit, sizeof lit - 1, key, v})
+
+static size_t iattr_body(const iattr *a) { return 2u + a->name_len + 1 + vlen(a->v); }
+
+static uint8_t *put_iattr(uint8_t *p, uint8_t key, const iattr *a) {
+  *p++ = key;
+  p = put_v(p, iattr_body(a));
+  *p++ = K_ATTR_NAME;
+  *p++ = a->name_len;
+  p = put_bytes(p, a->name, a->name_len);
+  *p++ = a->key;
+  return put_v(p, a->v);
+}
+
+static size_t str_attr_body(const char *name, size_t sl) {
+  size_t nl = strlen(name);
+  return 1 + vlen(nl) + nl + 2 + vlen(sl) + sl;
+}
+
+static uint8_t *put_str_attr(uint8_t *p, uint8_t key, const char *name, const char *s, size_t sl) {
+  size_t nl = strlen(name), body = str_attr_body(name, sl);
+  *p++ = key;
+  p = put_v(p, body);
+  *p++ = K_ATTR_NAME;
+  p = put_v(p, nl);
+  p = put_bytes(p, name, nl);
+  *p++ = K_ATTR_STRING & 0xff;
+  *p++ = K_ATTR_STRING >> 8;
+  p = put_v(p, sl);
+  return put_bytes(p, s, sl);
+}
+
+static char *put_dec(char *p, uint32_t v) {
+  char t[10];
+  int n = 0;
+  do t[n++] = (char)('0' + v % 10), v /= 10; while (v);
+  while (n) *p++ = t[--n];
+  return p;
+}
+
+/* The node's name into buf (at least 64 + strlen(name_prefix) bytes);
+ * returns its length. Formatted by hand: printf was a third of gen. */
+static size_t node_name(char *buf, const coll_dag *d, uint32_t i, const coll_place *pl) {
+  static const char *const short_names[] = {"send.", "recv.", "reduce.", "copy."};
+  static const char *const msccl_names[] = {"COMM_SEND_NODE_tb", "COMM_RECV_NODE_tb", "COMP_NODE_tb", "COMP_NODE_tb"};
+  char *p = buf;
+  if (pl->name_prefix) p = stpcpy(p, pl->name_prefix);
+  int k = d->kind[i];
+  if (pl->names == COLL_NAMES_MSCCL) {
+    p = stpcpy(p, msccl_names[k]);
+    p = put_dec(p, d->tb[i]);
+    p = stpcpy(p, "_step");
+  } else {
+    p = stpcpy(p, short_names[k]);
+  }
+  p = put_dec(p, d->label[i]);
+  return (size_t)(p - buf);
+}
+
+static uint64_t scaled(uint64_t v, const coll_place *pl) {
+  if (!pl->scale_den) return v;
+  return coll_muldiv(v, pl->scale_num, pl->scale_den);
+}
+
+/* The attributes of node i; returns their count. */
+static size_t node_attrs(iattr *at, const coll_dag *d, uint32_t i, const coll_place *pl, uint64_t bytes,
+                         uint64_t ns) {
+  int k = d->kind[i];
+  size_t na = 0;
+  if (k == COLL_SEND || k == COLL_RECV) {
+    int send = k == COLL_SEND;
+    int32_t peer = d->peer[i];
+    if (pl->peer_map) peer = (int32_t)pl->peer_map[peer];
+    uint64_t tag = (uint64_t)((int64_t)d->tag[i] + pl->tag_base);
+    uint64_t pv = (uint64_t)(int64_t)peer;
+    if (pl->style == COLL_STYLE_COMPAT) {
+      at[na++] = IA("comm_type", K_ATTR_INT64, send ? 5u : 6u);
+      at[na++] = IA("comm_size", K_ATTR_INT64, bytes);
+      at[na++] = send ? IA("comm_dst", K_ATTR_INT32, pv) : IA("comm_src", K_ATTR_INT32, pv);
+      at[na++] = IA("comm_tag", K_ATTR_INT32, tag);
+      return na;
+    }
+    if (pl->self >= 0) {
+      uint64_t sv = (uint64_t)(int64_t)pl->self;
+      at[na++] = send ? IA("comm_src", K_ATTR_INT32, sv) : IA("comm_dst", K_ATTR_INT32, sv);
+    }
+    at[na++] = send ? IA("comm_dst", K_ATTR_INT32, pv) : IA("comm_src", K_ATTR_INT32, pv);
+    at[na++] = IA("comm_size", K_ATTR_INT64, bytes);
+    at[na++] = IA("comm_tag", K_ATTR_INT32, tag);
+  } else if (pl->style != COLL_STYLE_COMPAT) {
+    at[na++] = IA("duration_ns", K_ATTR_UINT64, ns);
+    at[na++] = IA("num_ops", K_ATTR_INT64, bytes / 4); /* fp32 elements */
+    at[na++] = IA("tensor_size", K_ATTR_UINT64, bytes * (k == COLL_COPY ? 2 : 3));
+  }
+  return na;
+}
+
+void coll_encode_node(coll_buf *out, const coll_dag *d, uint32_t i, const coll_place *pl) {
+  int k = d->kind[i];
+  int msg = k == COLL_SEND || k == COLL_RECV;
+  uint64_t bytes = scaled(d->bytes[i], pl), ns = scaled(d->dur_ns[i], pl);
+  uint32_t nd = coll_dag_ndeps(d, i);
+  const uint32_t *dv = d->deps + d->dep_off[i];
+  size_t n_extra = nd == 0 ? pl->n_root_deps : 0;
+  size_t pfx = pl->name_prefix ? strlen(pl->name_prefix) : 0;
+  size_t pgl = msg && pl->pg_name ? strlen(pl->pg_name) : 0;
+  /* Encode the body after room for the longest length prefix, then move it
+   * down next to the prefix it really needs. */
+  size_t worst = 10 + 11 + 3 + 64 + pfx + 3 + 10 * (nd + n_extra + 1) + 11 + 6 * 40 + 24 + pgl;
+  uint8_t *p0 = room(out, worst);
+  if (!p0) return;
+  uint8_t *b = p0 + 10, *p = b;
+  uint64_t id = pl->id_base + (pl->id_of ? pl->id_of[i] : i), micros = ns / 1000;
+  if (id) {
+    *p++ = K_NODE_ID;
+    p = put_v(p, id);
+  }
+  char name[96 + 64];
+  char *nm = pfx + 64 <= sizeof name - 32 ? name : malloc(pfx + 96);
+  size_t nl = nm ? node_name(nm, d, i, pl) : 0;
+  *p++ = K_NODE_NAME;
+  p = put_v(p, nl);
+  p = put_bytes(p, nm, nl);
+  if (nm != name) free(nm);
+  *p++ = K_NODE_TYPE;
+  *p++ = (uint8_t)(k == COLL_SEND ? 5 : k == COLL_RECV ? 6 : 4);
+  if (nd + n_extra) {
+    size_t depbytes = 0;
+    for (uint32_t j = 0; j < nd; j++) depbytes += vlen(pl->id_base + (pl->id_of ? pl->id_of[dv[j]] : dv[j]));
+    for (size_t j = 0; j < n_extra; j++) depbytes += vlen(pl->root_deps[j]);
+    *p++ = K_NODE_DATA_DEPS;
+    p = put_v(p, depbytes);
+    for (uint32_t j = 0; j < nd; j++) p = put_v(p, pl->id_base + (pl->id_of ? pl->id_of[dv[j]] : dv[j]));
+    for (size_t j = 0; j < n_extra; j++) p = put_v(p, pl->root_deps[j]);
+  }
+  if (micros) {
+    *p++ = K_NODE_DURATION;
+    p = put_v(p, micros);
+  }
+  iattr at[6];
+  size_t na = node_attrs(at, d, i, pl, bytes, ns);
+  for (size_t j = 0; j < na; j++) p = put_iattr(p, K_NODE_ATTR, &at[j]);
+  if (msg && pl->pg_name) p = put_str_attr(p, K_NODE_ATTR, "pg_name", pl->pg_name, pgl);
+  size_t body = (size_t)(p - b);
+  uint8_t *q = put_v(p0, body);
+  memmove(q, b, body);
+  out->n += (size_t)(q - p0) + body;
+}
+
+void coll_encode_pb(coll_buf *out, const ProtobufCMessage *m) {
+  size_t len = protobuf_c_message_get_packed_size(m);
+  uint8_t *p = room(out, len + 10);
+  if (!p) return;
+  size_t k = (size_t)(put_v(p, len) - p);
+  protobuf_c_message_pack(m, p + k);
+  out->n += k + len;
+}
+
+void coll_encode_raw(coll_buf *out, const uint8_t *data, size_t len) {
+  uint8_t *p = room(out, len + 10);
+  if (!p) return;
+  uint8_t *q = put_v(p, len);
+  memcpy(q, data, len);
+  out->n += (size_t)(q - p) + len;
+}
+
+void coll_meta_str(coll_meta *m, const char *name, const char *s) {
+  if (m->n == sizeof m->a / sizeof m->a[0]) return;
+  m->a[m->n].name = name;
+  m->a[m->n].kind = COLL_META_STR;
+  m->a[m->n].s = s;
+  m->a[m->n].len = 0;
+  m->n++;
+}
+
+void coll_meta_int(coll_meta *m, const char *name, int64_t v) {
+  if (m->n == sizeof m->a / sizeof m->a[0]) return;
+  m->a[m->n].name = name;
+  m->a[m->n].kind = COLL_META_INT64;
+  m->a[m->n].i = v;
+  m->n++;
+}
+
+void coll_encode_meta(coll_buf *out, const coll_meta *m) {
+  size_t body = 0, vl = m->version ? strlen(m->version) : 0;
+  if (m->version) body += 1 + vlen(vl) + vl;
+  for (size_t j = 0; j < m->n; j++) {
+    size_t b;
+    if (m->a[j].kind == COLL_META_STR) {
+      b = str_attr_body(m->a[j].name, m->a[j].len ? m->a[j].len : strlen(m->a[j].s));
+    } else {
+      iattr a = {m->a[j].name, (uint8_t)strlen(m->a[j].name), K_ATTR_INT64, (uint64_t)m->a[j].i};
+      b = iattr_body(&a);
+    }
+    body += 1 + vlen(b) + b;
+  }
+  uint8_t *p = room(out, body + 10), *p0 = p;
+  if (!p) return;
+  p = put_v(p, body);
+  if (m->version) {
+    *p++ = K_META_VERSION;
+    p = put_v(p, vl);
+    p = put_bytes(p, m->version, vl);
+  }
+  for (size_t j = 0; j < m->n; j++) {
+    if (m->a[j].kind == COLL_META_STR) {
+      size_t sl = m->a[j].len ? m->a[j].len : strlen(m->a[j].s);
+      p = put_str_attr(p, K_META_ATTR, m->a[j].name, m->a[j].s, sl);
+    } else {
+      iattr a = {m->a[j].name, (uint8_t)strlen(m->a[j].name), K_ATTR_INT64, (uint64_t)m->a[j].i};
+      p = put_iattr(p, K_META_ATTR, &a);
+    }
+  }
+  out->n += (size_t)(p - p0);
+}
+
+/* ---- rank sets --------------------------------------------------------- */
+
+struct coll_set {
+  char *prefix;
+  uint32_t ranks;
+  uint32_t cur;       /* rank of w, or UINT32_MAX */
+  chakra_writer *w;
+  uint8_t *done;      /* ranks renamed into place */
+  pthread_mutex_t mu; /* guards done for coll_set_put_rank */
+};
+
+char *coll_rank_path(const char *prefix, uint32_t r) {
+  size_t n = strlen(prefix) + 16;
+  char *p = malloc(n);
+  if (p) snprintf(p, n, "%s.%u.et", prefix, r);
+  return p;
+}
+
+int coll_set_open(coll_set **out, const char *prefix, uint32_t ranks, chakra_error *err) {
+  coll_set *s = calloc(1, sizeof *s);
+  if (s) s->prefix = strdup(prefix);
+  if (s) s->done = calloc(ranks ? ranks : 1, 1);
+  if (!s || !s->prefix || !s->done) {
+    if (s) free(s->prefix), free(s->done);
+    free(s);
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
+  s->ranks = ranks;
+  s->cur = UINT32_MAX;
+  pthread_mutex_init(&s->mu, NULL);
+  *out = s;
+  return 0;
+}
+
+static int close_current(coll_set *s, chakra_error *err) {
+  if (!s->w) return 0;
+  chakra_writer *w = s->w;
+  s->w = NULL;
+  int rc = chakra_writer_close(w, err);
+  if (!rc) s->done[s->cur] = 1;
+  return rc;
+}
+
+static int put_framed(chakra_writer *w, const coll_buf *buf, chakra_error *err);
+
+int coll_set_write(coll_set *s, uint32_t r, const coll_buf *buf, chakra_error *err) {
+  if (buf->oom) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory encoding rank %u", s->prefix, r);
+  if (r >= s->ranks) return chakra_error_set(err, CHAKRA_EINVAL, "%s: rank %u outside the set", s->prefix, r);
+  if (r != s->cur) {
+    int rc = close_current(s, err);
+    if (rc) return rc;
+    char *path = coll_rank_path(s->prefix, r);
+    if (!path) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    rc = chakra_writer_open(&s->w, path, CHAKRA_WRITE_PLAIN, err);
+    free(path);
+    if (rc) return rc;
+    s->cur = r;
+  }
+  return put_framed(s->w, buf, err);
+}
+
+/* The buffer holds framed messages; they go to the writer one by one, as
+ * its public API expects. */
+static int put_framed(chakra_writer *w, const coll_buf *buf, chakra_error *err) {
+  size_t off = 0;
+  while (off < buf->n) {
+    uint64_t len = 0;
+    int shift = 0;
+    while (off < buf->n && shift < 64) {
+      uint8_t c = buf->p[off++];
+      len |= (uint64_t)(c & 0x7f) << shift;
+      shift += 7;
+      if (c < 0x80) break;
+    }
+    int rc = chakra_writer_put_raw(w, buf->p + off, (size_t)len, err);
+    if (rc) return rc;
+    off += (size_t)len;
+  }
+  return 0;
+}
+
+int coll_set_put_rank(coll_set *s, uint32_t r, const coll_buf *buf, chakra_error *err) {
+  if (buf->oom) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory encoding rank %u", s->prefix, r);
+  if (r >= s->ranks) return chakra_error_set(err, CHAKRA_EINVAL, "%s: rank %u outside the set", s->prefix, r);
+  char *path = coll_rank_path(s->prefix, r);
+  if (!path) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  chakra_writer *w;
+  int rc = chakra_writer_open(&w, path, CHAKRA_WRITE_PLAIN, err);
+  free(path);
+  if (rc) return rc;
+  rc = put_framed(w, buf, err);
+  if (rc) {
+    chakra_writer_discard(w);
+    return rc;
+  }
+  rc = chakra_writer_close(w, err);
+  if (!rc) {
+    pthread_mutex_lock(&s->mu);
+    s->done[r] = 1;
+    pthread_mutex_unlock(&s->mu);
+  }
+  return rc;
+}
+
+int coll_set_commit(coll_set *s, chakra_error *err) {
+  int rc = close_current(s, err);
+  for (uint32_t r = 0; !rc && r < s->ranks; r++)
+    if (!s->done[r]) rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: rank %u was not written", s->prefix, r);
+  if (rc) {
+    coll_set_abort(s);
+    return rc;
+  }
+  pthread_mutex_destroy(&s->mu);
+  free(s->prefix), free(s->done), free(s);
+  return 0;
+}
+
+void coll_set_abort(coll_set *s) {
+  if (!s) return;
+  if (s->w) chakra_writer_discard(s->w);
+  for (uint32_t r = 0; r < s->ranks; r++) {
+    if (!s->done[r]) continue;
+    char *path = coll_rank_path(s->prefix, r);
+    if (path) unlink(path);
+    free(path);
+  }
+  pthread_mutex_destroy(&s->mu);
+  free(s->prefix), free(s->done), free(s);
+}

@@ -1,0 +1,99 @@
+/* emit.h - every .et byte lib/coll writes goes through here (private).
+ *
+ * Algorithm nodes are encoded by hand (protobuf wire format, fields in
+ * number order, as protobuf-c and the Python reference serialise them):
+ * a generated 1,024-rank ring is millions of nodes and a generic
+ * descriptor-driven pack per node would dominate the run. A rank set is
+ * written all or nothing: each rank goes through chakra_writer (temporary
+ * file + rename) and, if a later rank fails, the ranks already renamed into
+ * place are removed again. When the multi-rank workload writer lands in
+ * lib/trace, this file is the one to switch. */
+#ifndef CHAKRA_COLL_EMIT_H
+#define CHAKRA_COLL_EMIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chakra/error.h"
+#include "chakra/trace.h"
+#include "dag.h"
+
+/* A growable byte buffer. */
+typedef struct coll_buf {
+  uint8_t *p;
+  size_t n, cap;
+  int oom;
+} coll_buf;
+
+void coll_buf_free(coll_buf *b);
+
+/* GlobalMetadata: optional version and up to 16 attributes. */
+enum { COLL_META_STR, COLL_META_INT64 };
+typedef struct coll_meta {
+  const char *version; /* NULL = unset */
+  size_t n;
+  struct {
+    const char *name;
+    int kind;
+    const char *s;  /* COLL_META_STR; may hold NULs when len is set */
+    size_t len;     /* 0 = strlen(s) */
+    int64_t i;
+  } a[16];
+} coll_meta;
+
+void coll_meta_str(coll_meta *m, const char *name, const char *s);
+void coll_meta_int(coll_meta *m, const char *name, int64_t v);
+
+/* How algorithm nodes are written. */
+enum {
+  COLL_STYLE_CHAKRA, /* comm_src/comm_dst, comm_size, comm_tag; COMP: duration_ns, num_ops, tensor_size */
+  COLL_STYLE_COMPAT  /* the 2025-04 MSCCL converter: comm_type, comm_size, peer, comm_tag; bare COMP */
+};
+enum {
+  COLL_NAMES_SHORT,  /* send.<step>, recv.<step>, reduce.<step>, copy.<step> */
+  COLL_NAMES_MSCCL   /* COMM_SEND_NODE_tb<t>_step<s>, ... */
+};
+
+/* Where an algorithm node lands in its output file. */
+typedef struct coll_place {
+  uint64_t id_base;         /* node i gets id id_base + i ... */
+  const uint32_t *id_of;    /* ... or id_base + id_of[i] when set (ids with gaps) */
+  const uint32_t *peer_map; /* algorithm rank -> written rank; NULL = identity */
+  int32_t self;             /* written rank of the file's owner (comm_src/dst), -1 = omit */
+  int64_t tag_base;         /* added to every tag */
+  uint64_t scale_num, scale_den; /* bytes and costs times num / den (den 0 = 1:1) */
+  const uint64_t *root_deps;     /* extra deps of nodes without deps */
+  size_t n_root_deps;
+  const char *pg_name;      /* written on messages when non-NULL */
+  const char *name_prefix;  /* prepended to names when non-NULL */
+  int style, names;
+} coll_place;
+
+/* Appends node i of d, length-prefixed, to out. */
+void coll_encode_node(coll_buf *out, const coll_dag *d, uint32_t i, const coll_place *pl);
+/* Appends any protobuf-c message (a workload node), length-prefixed. */
+void coll_encode_pb(coll_buf *out, const ProtobufCMessage *m);
+/* Appends already-encoded message bytes with their length prefix. */
+void coll_encode_raw(coll_buf *out, const uint8_t *data, size_t len);
+/* Appends the metadata, length-prefixed. */
+void coll_encode_meta(coll_buf *out, const coll_meta *m);
+
+/* A set of rank files PREFIX.<r>.et written all or nothing. */
+typedef struct coll_set coll_set;
+int coll_set_open(coll_set **out, const char *prefix, uint32_t ranks, chakra_error *err);
+/* Writes buf (already length-prefixed messages) as rank r's whole file,
+ * or appends when called again for the same rank before the next rank. */
+int coll_set_write(coll_set *s, uint32_t r, const coll_buf *buf, chakra_error *err);
+/* Writes buf as rank r's whole file and puts it in place at once. Safe to
+ * call from several threads for different ranks (not mixed with
+ * coll_set_write). */
+int coll_set_put_rank(coll_set *s, uint32_t r, const coll_buf *buf, chakra_error *err);
+/* Puts the last rank in place; 0 when every rank was written. Frees s. */
+int coll_set_commit(coll_set *s, chakra_error *err);
+/* Removes everything written so far. Frees s. */
+void coll_set_abort(coll_set *s);
+
+/* Path of rank r: "PREFIX.r.et" in a malloc'd string (NULL on OOM). */
+char *coll_rank_path(const char *prefix, uint32_t r);
+
+#endif

@@ -1,0 +1,861 @@
+/* expand.c - collectives of a workload replaced by algorithm DAGs; see
+ * chakra_coll_expand() in include/chakra/coll.h and docs/coll.md.
+ *
+ * Two passes over every rank. The first records each COMM_COLL node (type,
+ * size, communicator, dependencies), the largest node id and the largest
+ * point-to-point tag, and decides every expansion: its algorithm, the ids
+ * its nodes get (after the file's largest id), its sinks, and its tag base.
+ * Tag bases are handed out once for the whole workload, per communicator
+ * and instance in a fixed order, above every tag the workload already uses,
+ * so messages of different collectives can never pair up. The second pass
+ * copies the workload, writing each expanded collective's DAG in its place
+ * (roots take the collective's dependencies, dependents wait on its sinks)
+ * and, with overlap, splitting each compute node that consumes an
+ * all-gather into per-chunk pieces. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chakra/attr.h"
+#include "chakra/coll.h"
+#include "chakra/graph.h"
+#include "chakra/trace.h"
+#include "dag.h"
+#include "emit.h"
+#include "gen.h"
+#include "groups.h"
+
+/* ---- rules ---------------------------------------------------------------- */
+
+static int parse_size(const char *s, const char *end, uint64_t *out) {
+  if (s == end) return -1;
+  uint64_t v = 0;
+  for (; s < end && *s >= '0' && *s <= '9'; s++) {
+    if (v > (UINT64_MAX - 9) / 10) return -1;
+    v = v * 10 + (uint64_t)(*s - '0');
+  }
+  int shift = 0;
+  if (s < end) {
+    if (*s == 'K' || *s == 'k') shift = 10;
+    else if (*s == 'M' || *s == 'm') shift = 20;
+    else if (*s == 'G' || *s == 'g') shift = 30;
+    else return -1;
+    s++;
+  }
+  if (s != end || (shift && v > (UINT64_MAX >> shift))) return -1;
+  *out = v << shift;
+  return 0;
+}
+
+int chakra_coll_rule_parse(const char *s, chakra_coll_rule *out, chakra_error *err) {
+  memset(out, 0, sizeof *out);
+  out->coll = -1;
+  out->max_size = UINT64_MAX;
+  const char *eq = strchr(s, '=');
+  const char *algo = eq ? eq + 1 : s;
+  if (eq) {
+    const char *at = memchr(s, '@', (size_t)(eq - s)), *end = at ? at : eq;
+    const char *colon = memchr(s, ':', (size_t)(end - s)), *cend = colon ? colon : end;
+    if (cend > s) {
+      char name[32];
+      if ((size_t)(cend - s) >= sizeof name || (snprintf(name, sizeof name, "%.*s", (int)(cend - s), s),
+                                                 (out->coll = chakra_coll_type_parse(name)) < 0))
+        return chakra_error_set(err, CHAKRA_EINVAL, "--algo '%s': '%.*s' is not allreduce, allgather, reducescatter or alltoall",
+                                s, (int)(cend - s), s);
+    }
+    if (colon) {
+      const char *dash = memchr(colon + 1, '-', (size_t)(end - colon - 1));
+      if (!dash) {
+        if (parse_size(colon + 1, end, &out->min_size)) goto bad_range;
+        out->max_size = out->min_size;
+      } else {
+        if (dash > colon + 1 && parse_size(colon + 1, dash, &out->min_size)) goto bad_range;
+        if (end > dash + 1 && parse_size(dash + 1, end, &out->max_size)) goto bad_range;
+      }
+    }
+    if (at) {
+      out->pg = at + 1;
+      out->pg_len = (size_t)(eq - at - 1);
+    }
+  }
+  if (!*algo) return chakra_error_set(err, CHAKRA_EINVAL, "--algo '%s': no algorithm after '='", s);
+  out->algo = chakra_coll_algo_parse(algo);
+  if (out->algo < 0) out->prefix = algo;
+  return 0;
+bad_range:
+  return chakra_error_set(err, CHAKRA_EINVAL, "--algo '%s': expected a size range MIN-MAX (K, M, G suffixes)", s);
+}
+
+/* ---- algorithms loaded from ETs ------------------------------------------- */
+
+typedef struct xlib {   /* one algorithm prefix, every rank in memory */
+  char *prefix;
+  coll_dag *ranks;
+  uint32_t n;
+  uint64_t size;        /* the size it was made for */
+  int64_t span;         /* 1 + its largest tag */
+} xlib;
+
+static int lib_load_rank(coll_dag *d, const char *path, uint32_t n, int64_t *span, uint64_t *size,
+                         chakra_error *err) {
+  chakra_graph *g;
+  int rc = chakra_graph_load(&g, path, NULL, err);
+  if (rc) return rc;
+  if (size) {
+    *size = 0;
+    const chakra_metadata *m = g->metadata;
+    for (size_t i = 0; m && i < m->n_attr; i++) {
+      int64_t v;
+      int inexact;
+      if (strcmp(m->attr[i]->name, "size") == 0 && chakra_attr_as_int(m->attr[i], &v, &inexact) == 0 && v > 0)
+        *size = (uint64_t)v;
+    }
+  }
+  coll_dag_init(d);
+  /* nodes keep file order; deps are indexes, so order does not matter */
+  for (uint32_t i = 0; !rc && i < g->n; i++) {
+    const chakra_gnode *x = &g->nodes[i];
+    int kind = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE   ? COLL_SEND
+               : x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE ? COLL_RECV
+               : x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE      ? COLL_REDUCE
+                                                                         : -1;
+    int32_t peer = kind == COLL_SEND ? x->comm_dst : kind == COLL_RECV ? x->comm_src : -1;
+    if (kind < 0 || ((kind == COLL_SEND || kind == COLL_RECV) && (peer < 0 || (uint32_t)peer >= n || x->comm_tag < 0)))
+      rc = chakra_error_set(err, CHAKRA_EFORMAT, "%s: node %llu: not an algorithm node (send/recv with a peer in 0..%u and a tag >= 0, or compute)",
+                            path, (unsigned long long)x->id, n - 1);
+    else {
+      uint64_t ns = x->duration_micros * 1000;
+      coll_dag_add(d, kind, peer, kind == COLL_REDUCE ? 0 : x->comm_tag, x->size, ns, (uint32_t)i);
+      for (uint32_t j = g->dep_off[i]; j < g->dep_off[i + 1]; j++) coll_dag_dep(d, g->deps[j]);
+      if (kind != COLL_REDUCE && x->comm_tag + 1 > *span) *span = x->comm_tag + 1;
+    }
+  }
+  if (!rc && g->unordered) rc = chakra_error_set(err, CHAKRA_EFORMAT, "%s: dependency cycle", path);
+  if (!rc && d->oom) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  chakra_graph_free(g);
+  return rc;
+}
+
+static int lib_load(xlib *l, const char *prefix, chakra_error *err) {
+  memset(l, 0, sizeof *l);
+  l->prefix = strdup(prefix);
+  if (!l->prefix) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (;; l->n++) {
+    char *p = coll_rank_path(prefix, l->n);
+    FILE *f = p ? fopen(p, "rb") : NULL;
+    free(p);
+    if (!f) break;
+    fclose(f);
+  }
+  if (!l->n) return chakra_error_set(err, CHAKRA_EINVAL, "--algo %s: neither a generated algorithm (ring, direct, hd, tree, dbt) nor a prefix of algorithm ETs (%s.0.et)", prefix, prefix);
+  l->ranks = calloc(l->n, sizeof *l->ranks);
+  if (!l->ranks) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (uint32_t r = 0; r < l->n; r++) {
+    char *p = coll_rank_path(prefix, r);
+    int rc = p ? lib_load_rank(&l->ranks[r], p, l->n, &l->span, r == 0 ? &l->size : NULL, err)
+               : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    free(p);
+    if (rc) return rc;
+  }
+  if (!l->size)
+    return chakra_error_set(err, CHAKRA_EINVAL, "%s.0.et: no 'size' in its metadata: cannot scale it to a collective's size (make it with chakra coll gen or from-msccl)", prefix);
+  return 0;
+}
+
+static void lib_free(xlib *l) {
+  for (uint32_t r = 0; l->ranks && r < l->n; r++) coll_dag_free(&l->ranks[r]);
+  free(l->ranks);
+  free(l->prefix);
+}
+
+/* ---- the plan ------------------------------------------------------------- */
+
+typedef struct xcoll {    /* one COMM_COLL node of one rank */
+  uint64_t id, size;
+  uint32_t group;         /* index into groups */
+  int type;               /* chakra_coll_type, or -1 */
+  int rule;               /* index of the rule used, or -1: left alone */
+  int64_t lib;            /* index into libs when the rule names a prefix */
+  uint32_t inst;          /* instance number within its group on this rank */
+  uint64_t id_base;
+  uint32_t n_nodes;
+  uint64_t *deps;         /* data + control deps, as written */
+  uint32_t n_deps;
+  uint64_t *sinks;        /* absolute ids of its DAG's sinks */
+  uint32_t n_sinks;
+  int64_t tag_base;
+} xcoll;
+
+typedef struct xrank {
+  char *path;
+  uint64_t max_id;
+  xcoll *v;
+  size_t n, cap;
+  uint32_t *by_id;        /* indexes of v sorted by id */
+} xrank;
+
+typedef struct xstate {
+  const chakra_coll_expand_options *o;
+  chakra_error *err;
+  uint32_t npus;
+  xrank *ranks;
+  coll_groups groups;
+  xlib *libs;
+  size_t n_libs;
+  int64_t tag_floor;      /* 1 + the largest point-to-point tag in the workload */
+  uint64_t left_alone[4]; /* no rule, unsupported type, single member, other */
+  coll_dag dag;           /* scratch */
+  uint64_t nodes_out;
+} xstate;
+
+static const int comm_to_coll[] = {
+    /* ALL_REDUCE */ CHAKRA_COLL_ALLREDUCE, /* REDUCE */ -1, /* ALL_GATHER */ CHAKRA_COLL_ALLGATHER,
+    /* GATHER */ -1, /* SCATTER */ -1, /* BROADCAST */ -1, /* ALL_TO_ALL */ CHAKRA_COLL_ALLTOALL,
+    /* REDUCE_SCATTER */ CHAKRA_COLL_REDUCESCATTER};
+
+static const coll_group *group_of(const xstate *x, const xcoll *c) { return &x->groups.v[c->group]; }
+
+/* Position of rank r in group g (members ascending). */
+static uint32_t group_pos(const coll_group *g, uint32_t r) {
+  uint32_t lo = 0, hi = g->n;
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (g->members[mid] < r) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+static chakra_coll_gen_options gen_opts(const xstate *x, const chakra_coll_rule *rule, const xcoll *c, uint32_t n) {
+  chakra_coll_gen_options g = {(chakra_coll_type)c->type, (chakra_coll_algo)rule->algo, n, c->size, 1,
+                               x->o->reduce_bw};
+  return g;
+}
+
+static int lib_index(xstate *x, const char *prefix, int64_t *out) {
+  for (size_t i = 0; i < x->n_libs; i++)
+    if (strcmp(x->libs[i].prefix, prefix) == 0) {
+      *out = (int64_t)i;
+      return 0;
+    }
+  xlib *v = realloc(x->libs, (x->n_libs + 1) * sizeof *v);
+  if (!v) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  x->libs = v;
+  int rc = lib_load(&x->libs[x->n_libs], prefix, x->err);
+  x->n_libs++; /* kept so that it is freed */
+  *out = (int64_t)x->n_libs - 1;
+  return rc;
+}
+
+/* Chooses c's rule: the first that matches and can run it. */
+static int choose(xstate *x, xcoll *c, const char *pg) {
+  const coll_group *g = group_of(x, c);
+  c->rule = -1;
+  if (c->type < 0) {
+    x->left_alone[1]++;
+    return 0;
+  }
+  if (g->n < 2) {
+    x->left_alone[2]++;
+    return 0;
+  }
+  for (size_t i = 0; i < x->o->n_rules; i++) {
+    const chakra_coll_rule *r = &x->o->rules[i];
+    if (r->coll >= 0 && r->coll != c->type) continue;
+    if (c->size < r->min_size || c->size > r->max_size) continue;
+    if (r->pg && (strlen(pg) != r->pg_len || strncmp(pg, r->pg, r->pg_len) != 0)) continue;
+    if (r->prefix) {
+      int rc = lib_index(x, r->prefix, &c->lib);
+      if (rc) return rc;
+      if (x->libs[c->lib].n != g->n) {
+        if (r->coll < 0) continue;
+        return chakra_error_set(x->err, CHAKRA_EINVAL, "--algo %s: %u ranks, but communicator '%s' has %u",
+                                r->prefix, x->libs[c->lib].n, g->name, g->n);
+      }
+    } else {
+      chakra_coll_gen_options go = gen_opts(x, r, c, g->n);
+      chakra_error e;
+      if (chakra_coll_gen_check(&go, &e)) {
+        if (r->coll < 0) continue;
+        return chakra_error_set(x->err, CHAKRA_EINVAL, "--algo rule %zu: %s (collective of %llu bytes on communicator '%s')",
+                                i + 1, e.msg, (unsigned long long)c->size, g->name);
+      }
+    }
+    c->rule = (int)i;
+    return 0;
+  }
+  x->left_alone[0]++;
+  return 0;
+}
+
+/* Builds c's DAG on rank r into x->dag. */
+static void build_dag(xstate *x, const xcoll *c, uint32_t r, const coll_dag **out) {
+  const chakra_coll_rule *rule = &x->o->rules[c->rule];
+  uint32_t pos = group_pos(group_of(x, c), r);
+  if (rule->prefix) {
+    *out = &x->libs[c->lib].ranks[pos];
+    return;
+  }
+  chakra_coll_gen_options go = gen_opts(x, rule, c, group_of(x, c)->n);
+  coll_gen_rank(&x->dag, &go, pos);
+  *out = &x->dag;
+}
+
+static int64_t span_of(const xstate *x, const xcoll *c) {
+  const chakra_coll_rule *rule = &x->o->rules[c->rule];
+  if (rule->prefix) return x->libs[c->lib].span;
+  chakra_coll_gen_options go = gen_opts(x, rule, c, group_of(x, c)->n);
+  return coll_gen_tag_span(&go);
+}
+
+/* Node count and sinks of c on rank r; ids from *next. */
+static int place_coll(xstate *x, xcoll *c, uint32_t r, uint64_t *next) {
+  const coll_dag *d;
+  build_dag(x, c, r, &d);
+  if (d->oom) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  c->id_base = *next;
+  c->n_nodes = d->n;
+  *next += d->n;
+  uint8_t *has_child = calloc(d->n ? d->n : 1, 1);
+  if (!has_child) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  for (uint32_t i = 0; i < d->n_deps; i++) has_child[d->deps[i]] = 1;
+  uint32_t ns = 0;
+  for (uint32_t i = 0; i < d->n; i++) ns += !has_child[i];
+  c->sinks = malloc((ns ? ns : 1) * sizeof *c->sinks);
+  if (!c->sinks) {
+    free(has_child);
+    return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  }
+  for (uint32_t i = 0; i < d->n; i++)
+    if (!has_child[i]) c->sinks[c->n_sinks++] = c->id_base + i;
+  free(has_child);
+  return 0;
+}
+
+/* ---- pass 1: what each rank holds ---------------------------------------- */
+
+static int add_coll(xrank *k, const xcoll *c) {
+  xcoll *v = coll_grow(k->v, k->n, &k->cap, sizeof *v);
+  if (!v) return -1;
+  k->v = v;
+  k->v[k->n++] = *c;
+  return 0;
+}
+
+static uint64_t *copy_deps(const chakra_node *n, uint32_t *count) {
+  size_t m = n->n_data_deps + n->n_ctrl_deps;
+  uint64_t *v = malloc((m ? m : 1) * sizeof *v);
+  if (!v) return NULL;
+  if (n->n_data_deps) memcpy(v, n->data_deps, n->n_data_deps * sizeof *v);
+  if (n->n_ctrl_deps) memcpy(v + n->n_data_deps, n->ctrl_deps, n->n_ctrl_deps * sizeof *v);
+  *count = (uint32_t)m;
+  return v;
+}
+
+/* Reads rank r: its collectives (pg names in *pgs, parallel to v), groups
+ * from METADATA nodes, the largest id and tag. */
+static int pass1_rank(xstate *x, uint32_t r, char ***pgs) {
+  xrank *k = &x->ranks[r];
+  chakra_reader *rd;
+  int rc = chakra_reader_open(&rd, k->path, NULL, x->err);
+  if (rc) return rc;
+  size_t cap_pg = 0;
+  chakra_node *n;
+  while (!rc && (rc = chakra_reader_next(rd, &n, x->err)) == 1) {
+    rc = 0;
+    if (n->id > k->max_id) k->max_id = n->id;
+    if (n->type == CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE && n->inputs && n->inputs->values) {
+      rc = coll_groups_add_metadata(&x->groups, n->inputs->values, x->err);
+      continue;
+    }
+    int p2p = n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE || n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE;
+    if (!p2p && n->type != CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE) continue;
+    chakra_std_attrs a;
+    chakra_std_attrs_resolve(n, &a, NULL, NULL);
+    if (p2p) {
+      if ((a.present & CHAKRA_HAS_COMM_TAG) && (int64_t)a.comm_tag + 1 > x->tag_floor) x->tag_floor = (int64_t)a.comm_tag + 1;
+      continue;
+    }
+    xcoll c = {0};
+    c.id = n->id;
+    c.size = a.comm_size;
+    c.type = (a.present & CHAKRA_HAS_COMM_TYPE) && a.comm_type >= 0 && a.comm_type < 8 ? comm_to_coll[a.comm_type] : -1;
+    if (!(a.present & CHAKRA_HAS_COMM_SIZE)) c.type = -1;
+    c.deps = copy_deps(n, &c.n_deps);
+    if (k->n == cap_pg) {
+      cap_pg = cap_pg ? cap_pg * 2 : 64;
+      char **v = realloc(*pgs, cap_pg * sizeof *v);
+      if (v) *pgs = v;
+      else c.deps = (free(c.deps), NULL);
+    }
+    char *pg = c.deps ? strdup(a.pg_name ? a.pg_name : "") : NULL;
+    if (!pg || add_coll(k, &c)) {
+      free(pg), free(c.deps);
+      rc = chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+      break;
+    }
+    (*pgs)[k->n - 1] = pg;
+  }
+  chakra_reader_close(rd);
+  return rc < 0 ? rc : 0;
+}
+
+static int cmp_by_id(const void *a, const void *b, void *ctx) {
+  const xcoll *v = ctx;
+  uint64_t x = v[*(const uint32_t *)a].id, y = v[*(const uint32_t *)b].id;
+  return x < y ? -1 : x > y;
+}
+
+static xcoll *find_coll(const xrank *k, uint64_t id) {
+  uint32_t lo = 0, hi = (uint32_t)k->n;
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (k->v[k->by_id[mid]].id < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < k->n && k->v[k->by_id[lo]].id == id ? &k->v[k->by_id[lo]] : NULL;
+}
+
+/* Resolves communicators, chooses algorithms, numbers instances and places
+ * ids for rank r. */
+static int plan_rank(xstate *x, uint32_t r, char **pgs, uint32_t *inst_ctr) {
+  xrank *k = &x->ranks[r];
+  memset(inst_ctr, 0, x->groups.n * sizeof *inst_ctr);
+  uint64_t next = k->max_id + 1;
+  for (size_t i = 0; i < k->n; i++) {
+    xcoll *c = &k->v[i];
+    long g = coll_groups_find(&x->groups, pgs[i]);
+    if (g < 0 && strcmp(pgs[i], "0") == 0) g = coll_groups_find(&x->groups, "");
+    if (g < 0)
+      return chakra_error_set(x->err, CHAKRA_EINVAL, "%s: rank %u: node %llu: pg_name '%s' names no communicator group (give --comm-group-configuration, or a METADATA node defining it)",
+                              k->path, r, (unsigned long long)c->id, pgs[i]);
+    c->group = (uint32_t)g;
+    const coll_group *grp = &x->groups.v[g];
+    uint32_t pos = group_pos(grp, r);
+    if (pos >= grp->n || grp->members[pos] != r)
+      return chakra_error_set(x->err, CHAKRA_EINVAL, "%s: rank %u: node %llu: the rank is not a member of communicator '%s'",
+                              k->path, r, (unsigned long long)c->id, grp->name);
+    c->inst = inst_ctr[g]++;
+    int rc = choose(x, c, pgs[i]);
+    if (!rc && c->rule >= 0) rc = place_coll(x, c, r, &next);
+    if (rc) return rc;
+  }
+  k->by_id = malloc((k->n ? k->n : 1) * sizeof *k->by_id);
+  if (!k->by_id) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  for (uint32_t i = 0; i < k->n; i++) k->by_id[i] = i;
+  qsort_r(k->by_id, k->n, sizeof *k->by_id, cmp_by_id, k->v);
+  for (size_t i = 1; i < k->n; i++)
+    if (k->v[k->by_id[i]].id == k->v[k->by_id[i - 1]].id)
+      return chakra_error_set(x->err, CHAKRA_EFORMAT, "%s: node id %llu used twice", k->path,
+                              (unsigned long long)k->v[k->by_id[i]].id);
+  return 0;
+}
+
+/* Tag bases: per communicator, per instance, in one global order, taken
+ * from the communicator's lowest rank; every member must agree. */
+static int plan_tags(xstate *x) {
+  int64_t next = x->tag_floor;
+  for (size_t g = 0; g < x->groups.n; g++) {
+    const coll_group *grp = &x->groups.v[g];
+    if (grp->n < 2) continue;
+    const xrank *ref = &x->ranks[grp->members[0]];
+    size_t count = 0;
+    for (size_t i = 0; i < ref->n; i++) count += ref->v[i].group == g;
+    int64_t *base = malloc((count ? count : 1) * sizeof *base);
+    const xcoll **refc = malloc((count ? count : 1) * sizeof *refc);
+    if (!base || !refc) {
+      free(base), free(refc);
+      return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0, j = 0; i < ref->n; i++) {
+      if (ref->v[i].group != g) continue;
+      refc[j] = &ref->v[i];
+      base[j++] = next;
+      if (ref->v[i].rule >= 0) next += span_of(x, &ref->v[i]);
+    }
+    int rc = 0;
+    if (next > INT32_MAX) rc = chakra_error_set(x->err, CHAKRA_EINVAL, "expanded collectives need more than 2^31 message tags");
+    for (uint32_t m = 0; !rc && m < grp->n; m++) {
+      xrank *k = &x->ranks[grp->members[m]];
+      size_t seen = 0;
+      for (size_t i = 0; !rc && i < k->n; i++) {
+        xcoll *c = &k->v[i];
+        if (c->group != g) continue;
+        if (seen >= count || c->type != refc[seen]->type || c->size != refc[seen]->size || c->rule != refc[seen]->rule)
+          rc = chakra_error_set(x->err, CHAKRA_EFORMAT, "%s: node %llu: collective #%zu of communicator '%s' differs from rank %u's (type, size or count): the ranks would never match",
+                                k->path, (unsigned long long)c->id, seen, grp->name, grp->members[0]);
+        else c->tag_base = base[seen++];
+      }
+      if (!rc && seen != count)
+        rc = chakra_error_set(x->err, CHAKRA_EFORMAT, "%s: %zu collectives on communicator '%s', rank %u has %zu", k->path,
+                              seen, grp->name, grp->members[0], count);
+    }
+    free(base), free(refc);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* ---- pass 2: the output --------------------------------------------------- */
+
+typedef struct ids {
+  uint64_t *v;
+  size_t n, cap;
+  int oom;
+} ids;
+
+static void ids_push(ids *l, uint64_t v) {
+  uint64_t *p = coll_grow(l->v, l->n, &l->cap, sizeof *p);
+  if (!p) {
+    l->oom = 1;
+    return;
+  }
+  l->v = p;
+  l->v[l->n++] = v;
+}
+
+/* Appends deps with every expanded collective replaced by its sinks;
+ * returns how many were replaced. `skip` (an expanded collective) is left
+ * out altogether. */
+static size_t rewrite(const xrank *k, const uint64_t *deps, size_t n, ids *out, const xcoll *skip) {
+  size_t hits = 0;
+  for (size_t i = 0; i < n; i++) {
+    const xcoll *c = find_coll(k, deps[i]);
+    if (!c || c->rule < 0) {
+      ids_push(out, deps[i]);
+      continue;
+    }
+    hits++;
+    if (c == skip) continue;
+    for (uint32_t j = 0; j < c->n_sinks; j++) ids_push(out, c->sinks[j]);
+  }
+  return hits;
+}
+
+typedef struct p2 {      /* pass-2 state of one rank */
+  xstate *x;
+  uint32_t r;
+  xrank *k;
+  coll_buf buf;
+  uint64_t next_extra;   /* ids for overlap pieces */
+  ids a, b;              /* scratch */
+} p2;
+
+/* d with message bytes scaled by num / den, in x->dag. A reduction is
+ * re-costed from its scaled bytes (tensor_size / 3, as chakra-c writes it)
+ * so that a small algorithm file gives the same cost as one made for the
+ * size itself; compute without tensor_size keeps its time, scaled. */
+static const coll_dag *scaled_copy(xstate *x, const coll_dag *d, uint64_t num, uint64_t den) {
+  coll_dag *o = &x->dag;
+  coll_dag_clear(o);
+  for (uint32_t i = 0; i < d->n; i++) {
+    uint64_t bytes = d->bytes[i], ns = d->dur_ns[i];
+    if (d->kind[i] == COLL_SEND || d->kind[i] == COLL_RECV) {
+      bytes = coll_muldiv(bytes, num, den);
+    } else if (bytes) {
+      bytes = coll_muldiv(bytes / 3, num, den);
+      ns = coll_comp_ns(COLL_REDUCE, bytes, x->o->reduce_bw);
+    } else {
+      ns = coll_muldiv(ns, num, den);
+    }
+    uint32_t j = coll_dag_add(o, d->kind[i], d->peer[i], d->tag[i], bytes, ns, d->label[i]);
+    if (j != COLL_NONE) o->tb[j] = d->tb[i];
+    for (uint32_t k = d->dep_off[i]; k < d->dep_off[i + 1]; k++) coll_dag_dep(o, d->deps[k]);
+  }
+  return o->oom ? NULL : o;
+}
+
+static int write_coll(p2 *w, const xcoll *c, const chakra_node *n) {
+  xstate *x = w->x;
+  const coll_dag *d;
+  build_dag(x, c, w->r, &d);
+  w->a.n = 0;
+  uint32_t nd = c->n_deps;
+  rewrite(w->k, c->deps, nd, &w->a, NULL);
+  if (w->a.oom || d->oom) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  char pre[48];
+  snprintf(pre, sizeof pre, "coll%llu/", (unsigned long long)n->id);
+  const chakra_coll_rule *rule = &x->o->rules[c->rule];
+  coll_place pl = {.id_base = c->id_base, .peer_map = group_of(x, c)->members, .self = (int32_t)w->r,
+                   .tag_base = c->tag_base, .root_deps = w->a.v, .n_root_deps = w->a.n, .name_prefix = pre,
+                   .style = COLL_STYLE_CHAKRA, .names = COLL_NAMES_SHORT};
+  if (rule->prefix) {
+    d = scaled_copy(x, d, c->size, x->libs[c->lib].size);
+    if (!d) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+    pl.names = COLL_NAMES_MSCCL;
+  }
+  for (uint32_t i = 0; i < d->n; i++) coll_encode_node(&w->buf, d, i, &pl);
+  x->nodes_out += d->n;
+  return 0;
+}
+
+/* The expanded all-gather a compute node consumes directly (one only), or NULL. */
+static const xcoll *overlap_source(const p2 *w, const chakra_node *n) {
+  if (!w->x->o->overlap || n->type != CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE) return NULL;
+  const xcoll *found = NULL;
+  for (size_t i = 0; i < n->n_data_deps; i++) {
+    const xcoll *c = find_coll(w->k, n->data_deps[i]);
+    if (!c || c->rule < 0) continue;
+    if (found || c->type != CHAKRA_COLL_ALLGATHER) return NULL;
+    found = c;
+  }
+  for (size_t i = 0; found && i < n->n_ctrl_deps; i++) {
+    const xcoll *c = find_coll(w->k, n->ctrl_deps[i]);
+    if (c && c->rule >= 0) return NULL;
+  }
+  return found;
+}
+
+/* num_ops / tensor_size of a piece: share of the whole. */
+static ChakraProtoMsg__AttributeProto *scaled_attr(const ChakraProtoMsg__AttributeProto *a, uint64_t part,
+                                                   uint64_t total, ChakraProtoMsg__AttributeProto *tmp) {
+  if (strcmp(a->name, "num_ops") != 0 && strcmp(a->name, "tensor_size") != 0) return (ChakraProtoMsg__AttributeProto *)a;
+  *tmp = *a;
+  if (a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL)
+    tmp->int64_val = (int64_t)coll_muldiv((uint64_t)a->int64_val, part, total);
+  else if (a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL)
+    tmp->uint64_val = coll_muldiv(a->uint64_val, part, total);
+  else if (a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL)
+    tmp->int32_val = (int32_t)((int64_t)a->int32_val * (int64_t)part / (int64_t)total);
+  return tmp;
+}
+
+/* Splits compute node n that consumes all-gather c into one piece per
+ * delivering receive plus the local piece, and a join node with n's id. */
+static int write_overlap(p2 *w, const xcoll *c, chakra_node *n) {
+  xstate *x = w->x;
+  const coll_dag *d;
+  build_dag(x, c, w->r, &d);
+  const chakra_coll_rule *rule = &x->o->rules[c->rule];
+  uint64_t num = rule->prefix ? c->size : 1, den = rule->prefix ? x->libs[c->lib].size : 1;
+  uint32_t nr = 0;
+  uint64_t total = c->size; /* the local part: this rank's own input */
+  for (uint32_t i = 0; i < d->n; i++)
+    if (d->kind[i] == COLL_RECV) nr++, total += coll_muldiv(d->bytes[i], num, den);
+  if (total == 0) return 0;
+  /* the other deps of n, rewritten */
+  w->b.n = 0;
+  rewrite(w->k, n->data_deps, n->n_data_deps, &w->b, c);
+  rewrite(w->k, n->ctrl_deps, n->n_ctrl_deps, &w->b, NULL);
+  size_t n_other = w->b.n;
+  rewrite(w->k, c->deps, c->n_deps, &w->b, NULL); /* + the collective's inputs, for the local piece */
+  if (w->b.oom) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  ChakraProtoMsg__AttributeProto **attrs = malloc((n->n_attr ? n->n_attr : 1) * sizeof *attrs);
+  ChakraProtoMsg__AttributeProto *tmp = malloc((n->n_attr ? n->n_attr : 1) * sizeof *tmp);
+  uint64_t *deps = malloc((w->b.n + 1) * sizeof *deps);
+  size_t name_len = strlen(n->name ? n->name : "") + 32;
+  char *name = malloc(name_len);
+  uint64_t *piece_ids = malloc((nr + 1) * sizeof *piece_ids);
+  int rc = 0;
+  if (!attrs || !tmp || !deps || !name || !piece_ids) {
+    rc = chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+    goto out;
+  }
+  /* duration shares: floor(whole * bytes / total) per receive; the local
+   * piece takes the rest, so the pieces add up to the whole */
+  uint64_t dur = n->duration_micros, recv_shares = 0;
+  for (uint32_t q = 0; q < d->n; q++)
+    if (d->kind[q] == COLL_RECV)
+      recv_shares += coll_muldiv(dur, coll_muldiv(d->bytes[q], num, den), total);
+  uint32_t ri = 0;
+  for (uint32_t p = 0; p <= nr; p++) {
+    /* piece p: 0 = local, then the receives in DAG order */
+    uint64_t bytes;
+    size_t nd = n_other;
+    if (n_other) memcpy(deps, w->b.v, n_other * sizeof *deps);
+    if (p == 0) {
+      bytes = c->size;
+      if (w->b.n > n_other) memcpy(deps + nd, w->b.v + n_other, (w->b.n - n_other) * sizeof *deps);
+      nd = w->b.n;
+    } else {
+      while (d->kind[ri] != COLL_RECV) ri++;
+      bytes = coll_muldiv(d->bytes[ri], num, den);
+      deps[nd++] = c->id_base + ri++;
+    }
+    ChakraProtoMsg__Node piece = *n;
+    piece.id = w->next_extra++;
+    piece_ids[p] = piece.id;
+    snprintf(name, name_len, "%s/chunk%u", n->name ? n->name : "", p);
+    piece.name = name;
+    piece.data_deps = deps;
+    piece.n_data_deps = nd;
+    piece.n_ctrl_deps = 0;
+    piece.ctrl_deps = NULL;
+    piece.duration_micros = p == 0 ? dur - recv_shares : coll_muldiv(dur, bytes, total);
+    for (size_t i = 0; i < n->n_attr; i++) attrs[i] = scaled_attr(n->attr[i], bytes, total, &tmp[i]);
+    piece.attr = attrs;
+    coll_encode_pb(&w->buf, &piece.base);
+  }
+  /* the join keeps n's id, so whatever depended on n still does */
+  ChakraProtoMsg__Node join = *n;
+  join.data_deps = piece_ids;
+  join.n_data_deps = nr + 1;
+  join.n_ctrl_deps = 0;
+  join.ctrl_deps = NULL;
+  join.duration_micros = 0;
+  for (size_t i = 0; i < n->n_attr; i++) attrs[i] = scaled_attr(n->attr[i], 0, 1, &tmp[i]);
+  join.attr = attrs;
+  coll_encode_pb(&w->buf, &join.base);
+  x->nodes_out += nr + 2;
+out:
+  free(attrs), free(tmp), free(deps), free(name), free(piece_ids);
+  return rc;
+}
+
+/* Any other node: copied as is, or with its dependencies rewritten. */
+static int write_node(p2 *w, chakra_node *n, const uint8_t *raw, size_t len) {
+  w->a.n = 0;
+  size_t hits = rewrite(w->k, n->data_deps, n->n_data_deps, &w->a, NULL);
+  size_t n_data = w->a.n;
+  hits += rewrite(w->k, n->ctrl_deps, n->n_ctrl_deps, &w->a, NULL);
+  if (w->a.oom) return chakra_error_set(w->x->err, CHAKRA_ENOMEM, "out of memory");
+  w->x->nodes_out++;
+  if (!hits) {
+    coll_encode_raw(&w->buf, raw, len);
+    return 0;
+  }
+  ChakraProtoMsg__Node m = *n;
+  m.data_deps = w->a.v;
+  m.n_data_deps = n_data;
+  m.ctrl_deps = w->a.v + n_data;
+  m.n_ctrl_deps = w->a.n - n_data;
+  coll_encode_pb(&w->buf, &m.base);
+  return 0;
+}
+
+static int pass2_rank(xstate *x, uint32_t r, coll_set *set) {
+  xrank *k = &x->ranks[r];
+  p2 w = {x, r, k, {0}, 0, {0}, {0}};
+  w.next_extra = k->max_id + 1;
+  for (size_t i = 0; i < k->n; i++)
+    if (k->v[i].rule >= 0 && k->v[i].id_base + k->v[i].n_nodes > w.next_extra)
+      w.next_extra = k->v[i].id_base + k->v[i].n_nodes;
+  chakra_reader *rd;
+  int rc = chakra_reader_open(&rd, k->path, NULL, x->err);
+  if (rc) return rc;
+  coll_encode_pb(&w.buf, &chakra_reader_metadata(rd)->base);
+  const uint8_t *raw;
+  size_t len;
+  while (!rc && (rc = chakra_reader_next_raw(rd, &raw, &len, x->err)) == 1) {
+    rc = 0;
+    chakra_node *n = chakra_node_decode(raw, len);
+    if (!n) {
+      rc = chakra_error_set(x->err, CHAKRA_EFORMAT, "%s: node at offset %llu does not decode", k->path,
+                            (unsigned long long)chakra_reader_message_offset(rd));
+      break;
+    }
+    const xcoll *c = n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE ? find_coll(k, n->id) : NULL;
+    const xcoll *src;
+    if (c && c->rule >= 0) rc = write_coll(&w, c, n);
+    else if ((src = overlap_source(&w, n)) != NULL) rc = write_overlap(&w, src, n);
+    else rc = write_node(&w, n, raw, len);
+    protobuf_c_message_free_unpacked(&n->base, NULL);
+    if (!rc && w.buf.n >= (4u << 20)) {
+      rc = coll_set_write(set, r, &w.buf, x->err);
+      w.buf.n = 0;
+    }
+  }
+  chakra_reader_close(rd);
+  if (rc >= 0) rc = coll_set_write(set, r, &w.buf, x->err);
+  coll_buf_free(&w.buf);
+  free(w.a.v), free(w.b.v);
+  return rc;
+}
+
+/* ---- driver ---------------------------------------------------------------- */
+
+static void xstate_free(xstate *x) {
+  for (uint32_t r = 0; x->ranks && r < x->npus; r++) {
+    xrank *k = &x->ranks[r];
+    for (size_t i = 0; i < k->n; i++) free(k->v[i].deps), free(k->v[i].sinks);
+    free(k->v), free(k->by_id), free(k->path);
+  }
+  free(x->ranks);
+  for (size_t i = 0; i < x->n_libs; i++) lib_free(&x->libs[i]);
+  free(x->libs);
+  coll_groups_free(&x->groups);
+  coll_dag_free(&x->dag);
+}
+
+static void warn(const xstate *x, const char *fmt, unsigned long long n) {
+  if (!x->o->diag || !n) return;
+  char what[256];
+  snprintf(what, sizeof what, fmt, n);
+  chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, what);
+  x->o->diag(x->o->diag_ctx, &p);
+}
+
+static int count_ranks(xstate *x, const char *prefix) {
+  for (;; x->npus++) {
+    char *p = coll_rank_path(prefix, x->npus);
+    if (!p) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+    FILE *f = fopen(p, "rb");
+    free(p);
+    if (!f) break;
+    fclose(f);
+  }
+  if (!x->npus) return chakra_error_set(x->err, CHAKRA_EIO, "%s.0.et: cannot open (no workload with that prefix)", prefix);
+  x->ranks = calloc(x->npus, sizeof *x->ranks);
+  if (!x->ranks) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  for (uint32_t r = 0; r < x->npus; r++)
+    if (!(x->ranks[r].path = coll_rank_path(prefix, r))) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  return 0;
+}
+
+static int plan(xstate *x) {
+  char ***pgs = calloc(x->npus, sizeof *pgs);
+  if (!pgs) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  int rc = 0;
+  for (uint32_t r = 0; !rc && r < x->npus; r++) rc = pass1_rank(x, r, &pgs[r]);
+  if (!rc && coll_groups_find(&x->groups, "") < 0) {
+    /* the whole world, for collectives without pg_name */
+    coll_group *v = coll_grow(x->groups.v, x->groups.n, &x->groups.cap, sizeof *v);
+    if (!v) rc = chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+    else {
+      x->groups.v = v;
+      v[x->groups.n] = (coll_group){strdup(""), malloc(sizeof(uint32_t)), 0};
+      if (!v[x->groups.n].name || !v[x->groups.n].members) rc = chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+      x->groups.n++;
+    }
+  }
+  if (!rc) rc = coll_groups_finish(&x->groups, x->npus, x->err);
+  uint32_t *ctr = rc ? NULL : malloc((x->groups.n ? x->groups.n : 1) * sizeof *ctr);
+  if (!rc && !ctr) rc = chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  for (uint32_t r = 0; !rc && r < x->npus; r++) rc = plan_rank(x, r, pgs[r], ctr);
+  if (!rc) rc = plan_tags(x);
+  free(ctr);
+  for (uint32_t r = 0; r < x->npus; r++) {
+    for (size_t i = 0; pgs[r] && i < x->ranks[r].n; i++) free(pgs[r][i]);
+    free(pgs[r]);
+  }
+  free(pgs);
+  return rc;
+}
+
+int chakra_coll_expand(const char *workload_prefix, const char *out_prefix, const chakra_coll_expand_options *o,
+                       uint64_t *nodes_out, chakra_error *err) {
+  xstate x = {0};
+  x.o = o;
+  x.err = err;
+  coll_dag_init(&x.dag);
+  if (nodes_out) *nodes_out = 0;
+  if (!o->n_rules) return chakra_error_set(err, CHAKRA_EINVAL, "give at least one --algo rule");
+  int rc = count_ranks(&x, workload_prefix);
+  if (!rc && o->comm_groups) rc = coll_groups_load_json(&x.groups, o->comm_groups, err);
+  if (!rc) rc = plan(&x);
+  coll_set *set = NULL;
+  if (!rc) rc = coll_set_open(&set, out_prefix, x.npus, err);
+  for (uint32_t r = 0; !rc && r < x.npus; r++) rc = pass2_rank(&x, r, set);
+  if (set) {
+    if (rc) coll_set_abort(set);
+    else rc = coll_set_commit(set, err);
+  }
+  if (!rc) {
+    warn(&x, "%llu collective(s) left as COMM_COLL nodes: no --algo rule matches them", x.left_alone[0]);
+    warn(&x, "%llu collective(s) left as COMM_COLL nodes: type not expandable (only all-reduce, all-gather, reduce-scatter, all-to-all)", x.left_alone[1]);
+    warn(&x, "%llu collective(s) left as COMM_COLL nodes: single-member communicator", x.left_alone[2]);
+  }
+  if (nodes_out) *nodes_out = x.nodes_out;
+  xstate_free(&x);
+  return rc;
+}

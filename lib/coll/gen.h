@@ -1,0 +1,19 @@
+/* gen.h - the standard algorithms, one rank at a time (private to lib/coll).
+ *
+ * coll_gen_rank() builds rank r's DAG of the algorithm described by the
+ * options into d (cleared first); chakra_coll_gen() writes every rank's,
+ * chakra_coll_expand() splices them into workloads. */
+#ifndef CHAKRA_COLL_GEN_H
+#define CHAKRA_COLL_GEN_H
+
+#include "chakra/coll.h"
+#include "dag.h"
+
+/* Tags of pipeline c are offset by c << COLL_CHUNK_TAG_SHIFT. */
+#define COLL_CHUNK_TAG_SHIFT 16
+
+void coll_gen_rank(coll_dag *d, const chakra_coll_gen_options *o, uint32_t r);
+/* 1 + the largest tag any rank uses. */
+int64_t coll_gen_tag_span(const chakra_coll_gen_options *o);
+
+#endif
