@@ -51,16 +51,15 @@ static int fail(const char *op, const chakra_error *err) {
   return 1;
 }
 
-static void ignore_warning(void *ctx, const char *msg) {
+static void ignore_warning(void *ctx, const chakra_problem *p) {
   (void)ctx;
-  (void)msg;
+  (void)p;
 }
 
 /* Graph problems are counted, not fatal: pytorch_converted.0.et has a
  * control-dependency cycle, so a strict load would stop at it. */
-static void count_problem(void *ctx, int severity, uint64_t node_id, uint64_t offset,
-                          const char *what) {
-  (void)severity, (void)node_id, (void)offset, (void)what;
+static void count_problem(void *ctx, const chakra_problem *p) {
+  (void)p;
   ++*(unsigned long long *)ctx;
 }
 
@@ -117,8 +116,9 @@ int main(int argc, char **argv) {
   } else if (strcmp(op, "graph") == 0) {
     chakra_graph *g;
     chakra_graph_options opt = {0};
-    opt.problem = count_problem;
-    opt.problem_ctx = &problems;
+    opt.tolerant = 1;
+    opt.diag = count_problem;
+    opt.diag_ctx = &problems;
     if (chakra_graph_load(&g, in, &opt, &err)) return fail(op, &err);
     nodes = g->n;
     graph_bytes = chakra_graph_memory(g);

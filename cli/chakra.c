@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "chakra/output.h"
+#include "chakra/version.h"
 #include "cli.h"
 
 typedef struct command {
@@ -70,7 +71,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
-    printf("chakra %s\n", CHAKRA_VERSION);
+    printf("chakra %s\n", chakra_version());
     return 0;
   }
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)

@@ -7,6 +7,7 @@
 #ifndef CHAKRA_CLI_H
 #define CHAKRA_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "chakra/error.h"
@@ -39,8 +40,20 @@ int cli_fail(const chakra_error *err);
  * against the inputs before any work; prints the first problem and
  * returns CLI_EXIT_ERROR, or 0. */
 int cli_check_outputs(const char *const *outputs, size_t n_out, const char *const *inputs, size_t n_in);
-/* For library warnings given as callbacks. */
+/* For library warnings given as callbacks: cli_diag prints
+ * "chakra CMD: SEVERITY: FILE: node N at offset O: FIELD: what" on stderr;
+ * cli_warn_cb takes an already formatted line (chakra_sim_run). */
+void cli_diag(void *ctx, const chakra_problem *p);
 void cli_warn_cb(void *ctx, const char *msg);
+
+/* Phase timing (--timing, or CHAKRA_TIMING set and not "0"): a
+ * chakra_progress_fn that prints "chakra CMD: timing: PHASE SECONDS" on stderr
+ * as each phase ends; ctx is a cli_timer. */
+typedef struct cli_timer {
+  double start;
+} cli_timer;
+int cli_timing(void *ctx, const char *phase, uint64_t done, uint64_t total);
+int cli_timing_wanted(int flag);
 
 /* True if arg is "-h" or "--help". */
 int cli_is_help(const char *arg);

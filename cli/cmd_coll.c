@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "chakra/coll.h"
+#include "chakra/version.h"
 #include "cli.h"
 
 static const char usage[] =
@@ -153,7 +154,7 @@ static int coll_gen(int argc, char **argv) {
 static int coll_from_msccl(int argc, char **argv) {
   opts o = {argc, argv, 0, "from-msccl"};
   chakra_coll_msccl_options m = {.reduce_bw = CHAKRA_COLL_DEFAULT_REDUCE_BW,
-                                 .producer = "chakra-c " CHAKRA_VERSION " coll from-msccl"};
+                                 .producer = "chakra-c " CHAKRA_VERSION_STRING " coll from-msccl"};
   const char *xml = NULL, *prefix = NULL, *v;
   unsigned long long u;
   int have_size = 0;
@@ -207,7 +208,7 @@ static void warn_problem(void *ctx, const chakra_problem *p) {
 static int coll_expand(int argc, char **argv) {
   opts o = {argc, argv, 0, "expand"};
   chakra_coll_expand_options x = {.reduce_bw = CHAKRA_COLL_DEFAULT_REDUCE_BW, .diag = warn_problem,
-                                  .producer = "chakra-c " CHAKRA_VERSION " coll expand"};
+                                  .producer = "chakra-c " CHAKRA_VERSION_STRING " coll expand"};
   chakra_coll_rule *rules = calloc((size_t)argc, sizeof *rules);
   const char *in = NULL, *out = NULL, *v;
   int rc = 2;

@@ -19,8 +19,9 @@ static int convert_pytorch(int argc, char **argv) {
   static const cli_choice unknown[] = {
       {"error", CHAKRA_UNKNOWN_COLL_ERROR}, {"comp", CHAKRA_UNKNOWN_COLL_COMP}, {NULL, 0}};
   const char *out = NULL;
-  chakra_convert_options opt = {.warn = cli_warn_cb};
-  int quiet = 0;
+  chakra_convert_options opt = {.diag = cli_diag};
+  int quiet = 0, timing = 0;
+  cli_timer timer = {0};
   const cli_opt opts[] = {
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &out,
        .metavar = "OUT.et", .help = "the Chakra ET to write"},
@@ -38,6 +39,8 @@ static int convert_pytorch(int argc, char **argv) {
        .help = "threads that parse large files and pack the nodes (at most 8 are used); with N > 1 the "
                "output is also written by a thread of its own",
        .def = "CPUs"},
+      {.name = "timing", .kind = CLI_OPT_FLAG, .dest = &timing,
+       .help = "print the time of each phase on stderr (also when CHAKRA_TIMING is set)"},
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &quiet, .help = "no summary on stdout"},
       {0}};
   const cli_command cmd = {.name = "convert pytorch", .args = "IN.json[.gz] [KINETO.json[.gz]]", .min_args = 1,
@@ -55,6 +58,7 @@ static int convert_pytorch(int argc, char **argv) {
     cli_warn("%s: a compressed trace: ASTRA-sim cannot read it (chakra sim can)", out);
   const char *ins[] = {in, kin}, *outs[] = {out, opt.comm_groups_path, opt.log_path};
   if ((st = cli_check_outputs(outs, 3, ins, 2)) != 0) return st;
+  if (cli_timing_wanted(timing)) opt.progress = cli_timing, opt.progress_ctx = &timer;
   chakra_convert_report rep;
   chakra_error err = {0};
   if (chakra_convert_pytorch(in, kin, out, &opt, &rep, &err)) return cli_fail(&err);

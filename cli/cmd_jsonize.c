@@ -34,6 +34,6 @@ int cmd_jsonize(int argc, char **argv) {
   if ((st = cli_check_outputs(&out, 1, in, 1)) != 0) return st;
   chakra_error err = {0};
   chakra_json_stats st_json;
-  if (chakra_jsonize(pos.v[0], out, layout, gzip, &st_json, cli_warn_cb, NULL, &err)) return cli_fail(&err);
+  if (chakra_jsonize(pos.v[0], out, layout, gzip, &st_json, cli_diag, NULL, &err)) return cli_fail(&err);
   return 0;
 }

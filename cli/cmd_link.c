@@ -12,7 +12,7 @@ static const char about[] =
 
 int cmd_link(int argc, char **argv) {
   const char *host = NULL, *dev = NULL, *out = NULL;
-  chakra_link_options opt = {.rank = -1, .warn = cli_warn_cb};
+  chakra_link_options opt = {.rank = -1, .diag = cli_diag};
   int quiet = 0;
   const cli_opt opts[] = {
       {.name = "host", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &host, .metavar = "HOST.json[.gz]",

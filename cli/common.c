@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "chakra/build.h"
 #include "chakra/output.h"
@@ -40,6 +41,33 @@ void cli_warn(const char *fmt, ...) {
 void cli_warn_cb(void *ctx, const char *msg) {
   (void)ctx;
   cli_warn("%s", msg);
+}
+
+void cli_diag(void *ctx, const chakra_problem *p) {
+  (void)ctx;
+  char line[2048];
+  chakra_problem_format(p, line, sizeof line);
+  put_prefix();
+  fprintf(stderr, "%s: %s\n", chakra_severity_name(p->severity), line);
+}
+
+/* Phases are contiguous, so each one's time is measured from its start. */
+int cli_timing(void *ctx, const char *phase, uint64_t done, uint64_t total) {
+  cli_timer *t = ctx;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  double now = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+  if (done == 0) t->start = now;
+  else if (done == total) {
+    put_prefix();
+    fprintf(stderr, "timing: %-8s %.3f s\n", phase, now - t->start);
+  }
+  return 0;
+}
+
+int cli_timing_wanted(int flag) {
+  const char *env = getenv("CHAKRA_TIMING");
+  return flag || (env && *env && strcmp(env, "0") != 0);
 }
 
 int cli_fail(const chakra_error *err) {

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "chakra/export.h"
 #include "chakra/trace.h"
 
 #ifdef __cplusplus
@@ -48,30 +49,29 @@ typedef struct chakra_std_attrs {
   char pg_buf[24];        /* pg_name made from a legacy int comm_group */
 } chakra_std_attrs;
 
-enum { CHAKRA_ISSUE_WARNING = 1, CHAKRA_ISSUE_ERROR = 2 };
+/* Resolves the standard attributes of node into out (cleared first).
+ * Each problem goes to diag (may be NULL) as a chakra_problem with node_id
+ * and field (the attribute's name) set; file and offset are left unknown
+ * for the caller to add. Returns CHAKRA_OK, or CHAKRA_EFORMAT if any
+ * problem was an error (out still holds everything that could be read).
+ * out->pg_name points into node or into out->pg_buf: valid while both are. */
+CHAKRA_API int chakra_std_attrs_resolve(const chakra_node *node, chakra_std_attrs *out,
+                                        chakra_diag_fn diag, void *ctx);
 
-/* Called once per problem found while resolving; name is the attribute. */
-typedef void (*chakra_attr_issue_fn)(void *ctx, int severity, const char *name, const char *what);
-
-/* Resolves the standard attributes of node into out. Problems are passed to
- * issue (may be NULL); returns CHAKRA_OK, or CHAKRA_EFORMAT if any problem
- * was an error (out still holds everything that could be read). */
-int chakra_std_attrs_resolve(const chakra_node *node, chakra_std_attrs *out,
-                             chakra_attr_issue_fn issue, void *ctx);
-
-/* The first attribute called name, or NULL. */
-const chakra_attr *chakra_attr_find(const chakra_node *node, const char *name);
+/* The first attribute called name (a pointer into node), or NULL. */
+CHAKRA_API const chakra_attr *chakra_attr_find(const chakra_node *node, const char *name);
 
 /* Reads an attribute as a signed integer from any integer or bool kind (an
  * integral double is accepted and *inexact set). Returns 0, or -1 when the
  * kind is not numeric, the value is absent, or it does not fit int64. */
-int chakra_attr_as_int(const chakra_attr *a, int64_t *out, int *from_double);
+CHAKRA_API int chakra_attr_as_int(const chakra_attr *a, int64_t *out, int *from_double);
 
-/* Names of enum values, or NULL when v is outside the schema. */
-const char *chakra_node_type_name(int v);
-const char *chakra_comm_type_name(int64_t v);
+/* Names of enum values (static strings), or NULL when v is outside the
+ * schema. */
+CHAKRA_API const char *chakra_node_type_name(int v);
+CHAKRA_API const char *chakra_comm_type_name(int64_t v);
 /* Parses a name ("ALL_REDUCE", "all_reduce") to its value, or -1. */
-int chakra_comm_type_parse(const char *s);
+CHAKRA_API int chakra_comm_type_parse(const char *s);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "chakra/error.h"
+#include "chakra/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,10 +37,10 @@ typedef enum chakra_coll_algo {
 } chakra_coll_algo;
 
 /* "allreduce", "all_reduce", "all-reduce" (any case) ...; -1 if unknown. */
-int chakra_coll_type_parse(const char *s);
-const char *chakra_coll_type_name(chakra_coll_type t); /* "allreduce", ... */
-int chakra_coll_algo_parse(const char *s);             /* ring|direct|hd|tree|dbt; -1 */
-const char *chakra_coll_algo_name(chakra_coll_algo a);
+CHAKRA_API int chakra_coll_type_parse(const char *s);
+CHAKRA_API const char *chakra_coll_type_name(chakra_coll_type t); /* "allreduce", ... */
+CHAKRA_API int chakra_coll_algo_parse(const char *s);             /* ring|direct|hd|tree|dbt; -1 */
+CHAKRA_API const char *chakra_coll_algo_name(chakra_coll_algo a);
 
 #define CHAKRA_COLL_DEFAULT_REDUCE_BW 50.0 /* GB/s = bytes per ns */
 
@@ -54,10 +55,10 @@ typedef struct chakra_coll_gen_options {
 
 /* Checks that the algorithm supports the collective and rank count; the
  * message names what is wrong. */
-int chakra_coll_gen_check(const chakra_coll_gen_options *o, chakra_error *err);
+CHAKRA_API int chakra_coll_gen_check(const chakra_coll_gen_options *o, chakra_error *err);
 
 /* Writes PREFIX.0.et .. PREFIX.<ranks-1>.et. */
-int chakra_coll_gen(const char *prefix, const chakra_coll_gen_options *o, chakra_error *err);
+CHAKRA_API int chakra_coll_gen(const char *prefix, const chakra_coll_gen_options *o, chakra_error *err);
 
 typedef struct chakra_coll_msccl_options {
   uint64_t size;      /* the collective's comm_size (all-gather: per-rank input) */
@@ -69,16 +70,16 @@ typedef struct chakra_coll_msccl_options {
 
 /* Converts MSCCL-IR XML into PREFIX.<gpu>.et. Errors name the file, gpu, tb
  * and step; on error no output file is left. */
-int chakra_coll_from_msccl(const char *xml_path, const char *prefix,
-                           const chakra_coll_msccl_options *o, chakra_error *err);
+CHAKRA_API int chakra_coll_from_msccl(const char *xml_path, const char *prefix,
+                                      const chakra_coll_msccl_options *o, chakra_error *err);
 
 /* Checks a set of algorithm ETs (paths[r] = rank r): send/receive matching
  * by (src, dst, tag, size), valid peers, acyclic DAGs, and completion when
  * run with unlimited resources. Each problem goes to diag (one line each,
  * naming the file, node id and the unmatched key); *problems receives
  * their count. Returns non-zero only when the files could not be read. */
-int chakra_coll_check(char *const *paths, uint32_t n, chakra_diag_fn diag, void *ctx,
-                      uint64_t *problems, chakra_error *err);
+CHAKRA_API int chakra_coll_check(char *const *paths, uint32_t n, chakra_diag_fn diag, void *ctx,
+                                 uint64_t *problems, chakra_error *err);
 
 /* One --algo rule of chakra_coll_expand(): collectives of type coll (-1 =
  * any) whose comm_size is within [min_size, max_size] and, when pg is set,
@@ -96,7 +97,7 @@ typedef struct chakra_coll_rule {
 
 /* Parses "[COLL][:MIN-MAX][@PG]=ALGO" or "ALGO" (sizes with K/M/G
  * suffixes, either end may be empty); strings point into s. */
-int chakra_coll_rule_parse(const char *s, chakra_coll_rule *out, chakra_error *err);
+CHAKRA_API int chakra_coll_rule_parse(const char *s, chakra_coll_rule *out, chakra_error *err);
 
 typedef struct chakra_coll_expand_options {
   const chakra_coll_rule *rules; /* first match wins */
@@ -113,9 +114,9 @@ typedef struct chakra_coll_expand_options {
  * and writes OUT_PREFIX.<r>.et with every matched COMM_COLL node replaced
  * by its rank's copy of the algorithm DAG. *nodes_out receives the number
  * of nodes written (may be NULL). */
-int chakra_coll_expand(const char *workload_prefix, const char *out_prefix,
-                       const chakra_coll_expand_options *o, uint64_t *nodes_out,
-                       chakra_error *err);
+CHAKRA_API int chakra_coll_expand(const char *workload_prefix, const char *out_prefix,
+                                  const chakra_coll_expand_options *o, uint64_t *nodes_out,
+                                  chakra_error *err);
 
 #ifdef __cplusplus
 }

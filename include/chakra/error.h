@@ -3,12 +3,16 @@
  * A function that can fail returns an int status (CHAKRA_OK or a negative
  * CHAKRA_E* code) and, when given a non-NULL chakra_error, fills it with one
  * human-readable line that names the file and the place (byte offset,
- * message index, node id, line) so that the CLI can print it unchanged. */
+ * message index, node id, line) so that the CLI can print it unchanged.
+ * A chakra_error is a plain value owned by the caller; nothing in it needs
+ * freeing. Ownership rules for the whole API are in docs/library.md. */
 #ifndef CHAKRA_ERROR_H
 #define CHAKRA_ERROR_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "chakra/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,7 +35,7 @@ typedef struct chakra_error {
 
 /* Records code and a printf-style message in err (if non-NULL); returns code
  * so that callers can write `return chakra_error_set(err, ...)`. */
-int chakra_error_set(chakra_error *err, int code, const char *fmt, ...)
+CHAKRA_API int chakra_error_set(chakra_error *err, int code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
@@ -72,19 +76,21 @@ typedef void (*chakra_diag_fn)(void *ctx, const chakra_problem *p);
  * with CHAKRA_ECANCELED. */
 typedef int (*chakra_progress_fn)(void *ctx, const char *phase, uint64_t done, uint64_t total);
 
-/* A problem with every field "unknown" and the given severity and text. */
-chakra_problem chakra_problem_make(chakra_severity sev, const char *what);
+/* A problem with every field "unknown" and the given severity and text
+ * (borrowed, not copied). */
+CHAKRA_API chakra_problem chakra_problem_make(chakra_severity sev, const char *what);
 
 /* Formats p as one line, "FILE: rank R: node N at offset O: line L: FIELD: what"
  * with the parts that are known, into buf (always terminated). Returns the
  * length the whole line needs, like snprintf. */
-size_t chakra_problem_format(const chakra_problem *p, char *buf, size_t size);
+CHAKRA_API size_t chakra_problem_format(const chakra_problem *p, char *buf, size_t size);
 
-/* "note", "warning", "error" or "unreadable". */
-const char *chakra_severity_name(chakra_severity sev);
+/* "note", "warning", "error" or "unreadable" (static strings). */
+CHAKRA_API const char *chakra_severity_name(chakra_severity sev);
 
-/* Prefixes an existing message with more context ("file: " ...). */
-void chakra_error_prefix(chakra_error *err, const char *fmt, ...)
+/* Prefixes an existing message with more context ("file: " ...); err may
+ * be NULL. The result is truncated to the size of msg. */
+CHAKRA_API void chakra_error_prefix(chakra_error *err, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "chakra/export.h"
 #include "chakra/error.h"
 
 #ifdef __cplusplus
@@ -18,12 +19,14 @@ extern "C" {
 
 /* Writes PREFIX.<r>.et for r in 0..npus-1. comm_type is a
  * CollectiveCommType value (ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER,
- * ALL_TO_ALL). */
-int chakra_gen_microbench(const char *prefix, int comm_type, uint32_t npus, uint64_t size_bytes,
-                          chakra_error *err);
+ * ALL_TO_ALL). Each file is written atomically, one after the other: after
+ * a failure the files of the ranks before the failing one are in place. */
+CHAKRA_API int chakra_gen_microbench(const char *prefix, int comm_type, uint32_t npus, uint64_t size_bytes,
+                                     chakra_error *err);
 
-/* The size label used in node names: "1MB" for 1 MiB, "64KB", "100B". */
-void chakra_gen_size_label(uint64_t bytes, char *out, size_t out_size);
+/* The size label used in node names: "1MB" for 1 MiB, "64KB", "100B";
+ * written into out (always terminated when out_size > 0). */
+CHAKRA_API void chakra_gen_size_label(uint64_t bytes, char *out, size_t out_size);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "chakra/export.h"
 #include "chakra/attr.h"
 #include "chakra/trace.h"
 
@@ -67,43 +68,46 @@ typedef struct chakra_graph {
   struct idmap *idmap_;        /* private */
 } chakra_graph;
 
-/* Problems found while loading; severity is CHAKRA_ISSUE_*. */
-typedef void (*chakra_graph_problem_fn)(void *ctx, int severity, uint64_t node_id,
-                                        uint64_t offset, const char *what);
-
 typedef struct chakra_graph_options {
   int drop_missing_data_deps;  /* drop deps on absent ids (counted) */
   int ignore_ctrl_deps;        /* data deps only, as the mlcommons feeder reads */
-  /* If set, every problem is passed here and loading goes on where it can
-   * (validate mode): the graph is returned whenever it could be built, with
-   * bad deps dropped and cycle members appended to topo. Otherwise the
-   * first error fails the load and warnings are summarised through warn. */
-  chakra_graph_problem_fn problem;
-  void *problem_ctx;
-  void (*warn)(void *ctx, const char *msg);
-  void *warn_ctx;
+  /* Tolerant (validate) mode: every problem - duplicate ids, bad deps,
+   * cycles, unreadable attributes - goes to diag and loading goes on where
+   * it can; the graph is returned whenever it could be built, with bad deps
+   * dropped and cycle members appended to topo. Otherwise the first error
+   * fails the load (in err) and diag receives only warnings: one per kind
+   * of dependency the load ignored or dropped, with its count. */
+  int tolerant;
+  chakra_diag_fn diag;         /* may be NULL */
+  void *diag_ctx;
 } chakra_graph_options;
 
-/* Loads path ("-" = stdin). On error *out is NULL and err says what and
- * where (file, offset, node id). opt may be NULL. */
-int chakra_graph_load(chakra_graph **out, const char *path, const chakra_graph_options *opt,
-                      chakra_error *err);
-void chakra_graph_free(chakra_graph *g);
+/* Loads path ("-" = stdin, which chakra_graph_read_node() then cannot
+ * re-read). opt may be NULL. The graph is the caller's: free it with
+ * chakra_graph_free(); it keeps its own copy of the path. On error *out is
+ * NULL (nothing to free) and err says what and where (file, offset, node
+ * id). A loaded graph is only read by the functions below, so several
+ * threads may use one at once. */
+CHAKRA_API int chakra_graph_load(chakra_graph **out, const char *path, const chakra_graph_options *opt,
+                                 chakra_error *err);
+/* Frees g and all its arrays. NULL is allowed. */
+CHAKRA_API void chakra_graph_free(chakra_graph *g);
 
 /* Index of id, or UINT32_MAX. */
-uint32_t chakra_graph_find(const chakra_graph *g, uint64_t id);
+CHAKRA_API uint32_t chakra_graph_find(const chakra_graph *g, uint64_t id);
 
 /* Re-reads node i from the file in full (name, inputs, all attributes).
- * Free the result with protobuf_c_message_free_unpacked(). */
-int chakra_graph_read_node(const chakra_graph *g, uint32_t i, chakra_node **out,
-                           chakra_error *err);
+ * *out is the caller's: free it with chakra_node_free(). On failure (the
+ * file is gone or changed since the load) *out is NULL. */
+CHAKRA_API int chakra_graph_read_node(const chakra_graph *g, uint32_t i, chakra_node **out,
+                                      chakra_error *err);
 
 /* Longest path through the DAG weighted by duration_micros (microseconds);
  * *end receives the index of the last node of that path (UINT32_MAX if empty). */
-uint64_t chakra_graph_critical_path(const chakra_graph *g, uint32_t *end);
+CHAKRA_API uint64_t chakra_graph_critical_path(const chakra_graph *g, uint32_t *end);
 
 /* Memory held by g, in bytes (arrays only). */
-size_t chakra_graph_memory(const chakra_graph *g);
+CHAKRA_API size_t chakra_graph_memory(const chakra_graph *g);
 
 #ifdef __cplusplus
 }

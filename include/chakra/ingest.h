@@ -10,21 +10,25 @@
  * Inputs are parsed as streams (gzip detected by its magic bytes); memory
  * grows with the nodes kept, not with the text of the file. Outputs are
  * written to temporary files and renamed on success, so a failed run leaves
- * nothing behind. Errors name the file and the node id or byte offset. */
+ * nothing behind. Errors name the file and the node id or byte offset.
+ *
+ * For all three: opt and rep may be NULL (defaults; no report). rep is
+ * filled in as far as the run got, also on failure. Nothing is kept or
+ * handed out: the results are the files. */
 #ifndef CHAKRA_INGEST_H
 #define CHAKRA_INGEST_H
 
 #include <stdint.h>
 
+#include "chakra/export.h"
 #include "chakra/error.h"
-#include "chakra/json.h" /* chakra_warn_fn */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* Host ET schema versions accepted by link and convert (NULL-terminated). */
-extern const char *const chakra_hostet_versions[];
+extern CHAKRA_API const char *const chakra_hostet_versions[];
 
 /* ---- link ---------------------------------------------------------------- */
 
@@ -33,8 +37,8 @@ typedef struct chakra_link_options {
   double thread_gap_us;  /* inter-thread dependency gap; <= 0 means 1000 */
   int allow_partial;     /* accept more than 1 % unmatched host ops */
   int threads;           /* parse threads for large plain files; 0 = auto */
-  chakra_warn_fn warn;   /* one line per warning (may be NULL) */
-  void *warn_ctx;
+  chakra_diag_fn diag;   /* warnings, each naming the file (may be NULL) */
+  void *diag_ctx;
 } chakra_link_options;
 
 typedef struct chakra_link_report {
@@ -54,8 +58,8 @@ typedef struct chakra_link_report {
 } chakra_link_report;
 
 /* host and kineto may be gzip-compressed; out ending in .gz is compressed. */
-int chakra_link(const char *host_path, const char *kineto_path, const char *out_path,
-                const chakra_link_options *opt, chakra_link_report *rep, chakra_error *err);
+CHAKRA_API int chakra_link(const char *host_path, const char *kineto_path, const char *out_path,
+                           const chakra_link_options *opt, chakra_link_report *rep, chakra_error *err);
 
 /* ---- convert pytorch ------------------------------------------------------- */
 
@@ -71,8 +75,14 @@ typedef struct chakra_convert_options {
   int threads;                  /* parse threads for large plain files and packing
                                    threads (at most 8); > 1 also writes the output
                                    on a thread of its own; 0 = the number of CPUs */
-  chakra_warn_fn warn;
-  void *warn_ctx;
+  chakra_diag_fn diag;          /* warnings, each naming the file (may be NULL) */
+  void *diag_ctx;
+  /* Called as each phase begins (done 0) and ends (done = total = 1):
+   * "link" (with a Kineto trace), "parse", "index", "deps", "write",
+   * "free", one after the other. Nonzero when a phase begins cancels the
+   * conversion with CHAKRA_ECANCELED, up to "write"; may be NULL. */
+  chakra_progress_fn progress;
+  void *progress_ctx;
 } chakra_convert_options;
 
 typedef struct chakra_convert_report {
@@ -89,10 +99,13 @@ typedef struct chakra_convert_report {
 } chakra_convert_report;
 
 /* kineto_path non-NULL: link in_path with it first (a temporary linked file
- * beside out_path), then convert. */
-int chakra_convert_pytorch(const char *in_path, const char *kineto_path, const char *out_path,
-                           const chakra_convert_options *opt, chakra_convert_report *rep,
-                           chakra_error *err);
+ * beside out_path, removed in every case), then convert. The log file is
+ * committed with the output (both or neither); the comm-groups file is
+ * written atomically after them, so if that step fails the output is
+ * already in place. */
+CHAKRA_API int chakra_convert_pytorch(const char *in_path, const char *kineto_path, const char *out_path,
+                                      const chakra_convert_options *opt, chakra_convert_report *rep,
+                                      chakra_error *err);
 
 /* ---- convert text ---------------------------------------------------------- */
 
@@ -108,8 +121,10 @@ typedef struct chakra_text_report {
   uint64_t nodes_per_npu;
 } chakra_text_report;
 
-int chakra_convert_text(const char *in_path, const char *out_prefix, const chakra_text_options *opt,
-                        chakra_text_report *rep, chakra_error *err);
+/* All NPUs' files are written to temporary files and renamed only when
+ * every one is complete: all or none. */
+CHAKRA_API int chakra_convert_text(const char *in_path, const char *out_prefix, const chakra_text_options *opt,
+                                   chakra_text_report *rep, chakra_error *err);
 
 #ifdef __cplusplus
 }

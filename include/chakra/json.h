@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 
+#include "chakra/export.h"
 #include "chakra/error.h"
 
 #ifdef __cplusplus
@@ -30,18 +31,26 @@ typedef struct chakra_json_stats {
   uint64_t unknown_fields; /* unknown protobuf fields not representable in JSON */
 } chakra_json_stats;
 
-/* Warnings (one line each, already naming file and node) go to warn. */
+/* Converts in_path (a .et, gzip or not) to JSON in out_path; either may be
+ * "-". out_gzip: compress the JSON. The output is written to a temporary
+ * file and renamed on success: after a failure nothing is at out_path.
+ * Warnings (invalid UTF-8 replaced, unknown fields left out) go to diag
+ * (may be NULL) naming the file and node. stats (may be NULL) is filled in
+ * even on failure, with what was converted until then. */
+CHAKRA_API int chakra_jsonize(const char *in_path, const char *out_path, int layout, int out_gzip,
+                              chakra_json_stats *stats, chakra_diag_fn diag, void *diag_ctx,
+                              chakra_error *err);
+
+/* Converts JSON in any of the layouts above back into a .et; write_flags
+ * are CHAKRA_WRITE_* from trace.h. Output, warnings and stats as for
+ * chakra_jsonize(). */
+CHAKRA_API int chakra_pack(const char *in_path, const char *out_path, int write_flags,
+                           chakra_json_stats *stats, chakra_diag_fn diag, void *diag_ctx,
+                           chakra_error *err);
+
+/* Deprecated: the one-line warning callback that chakra_sim_run() still
+ * takes (sim.h); everything else reports through chakra_diag_fn. */
 typedef void (*chakra_warn_fn)(void *ctx, const char *msg);
-
-/* in_path/out_path may be "-". out_gzip: compress the JSON. */
-int chakra_jsonize(const char *in_path, const char *out_path, int layout, int out_gzip,
-                   chakra_json_stats *stats, chakra_warn_fn warn, void *warn_ctx,
-                   chakra_error *err);
-
-/* write_flags are CHAKRA_WRITE_* from trace.h. */
-int chakra_pack(const char *in_path, const char *out_path, int write_flags,
-                chakra_json_stats *stats, chakra_warn_fn warn, void *warn_ctx,
-                chakra_error *err);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,8 @@
 
 #include <stdint.h>
 
+#include "chakra/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -19,8 +21,9 @@ extern "C" {
 
 /* Sets the largest accepted expansion ratio of gzip input (0 = no limit).
  * Takes effect for streams opened afterwards; safe from any thread. */
-void chakra_limits_set_gzip_ratio(uint32_t max_ratio);
-uint32_t chakra_limits_gzip_ratio(void);
+CHAKRA_API void chakra_limits_set_gzip_ratio(uint32_t max_ratio);
+/* The ratio in force (CHAKRA_DEFAULT_GZIP_RATIO until set). */
+CHAKRA_API uint32_t chakra_limits_gzip_ratio(void);
 
 #ifdef __cplusplus
 }

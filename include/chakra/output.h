@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "chakra/error.h"
+#include "chakra/export.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,12 +31,12 @@ extern "C" {
  * n inputs (which would be destroyed). Inputs that do not exist or are
  * "-" are ignored. Returns CHAKRA_OK or CHAKRA_EINVAL / CHAKRA_EIO with a
  * one-line message naming path. */
-int chakra_output_check(const char *path, const char *const *inputs, size_t n, chakra_error *err);
+CHAKRA_API int chakra_output_check(const char *path, const char *const *inputs, size_t n, chakra_error *err);
 
 /* Removes every temporary file that an output still in progress holds.
  * Async-signal-safe (only unlink(2) is called): meant for SIGINT, SIGTERM
  * and SIGHUP handlers, which then end the process. */
-void chakra_output_remove_temporaries(void);
+CHAKRA_API void chakra_output_remove_temporaries(void);
 
 #ifdef __cplusplus
 }

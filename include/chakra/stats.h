@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "chakra/export.h"
 #include "chakra/error.h"
 
 #ifdef __cplusplus
@@ -43,13 +44,19 @@ typedef struct chakra_rank_stats {
   uint64_t n_groups;
 } chakra_rank_stats;
 
-/* Statistics of one file. ignore_ctrl_deps: data deps only (the graph of
- * some older traces is cyclic through their control deps). */
-int chakra_stats_file(const char *path, int ignore_ctrl_deps, chakra_rank_stats *out,
-                      chakra_error *err);
-/* total += r: counts summed, critical path and max_deps maximised. */
-int chakra_stats_add(chakra_rank_stats *total, const chakra_rank_stats *r);
-void chakra_stats_free(chakra_rank_stats *s);
+/* Statistics of one file into *out (overwritten). ignore_ctrl_deps: data
+ * deps only (the graph of some older traces is cyclic through their
+ * control deps). The strings and groups in *out are the caller's: release
+ * them with chakra_stats_free(). On failure *out holds nothing to free. */
+CHAKRA_API int chakra_stats_file(const char *path, int ignore_ctrl_deps, chakra_rank_stats *out,
+                                 chakra_error *err);
+/* total += r: counts summed, critical path and max_deps maximised, groups
+ * merged (copied; r is unchanged). total starts zeroed; version and schema
+ * are not merged. Returns CHAKRA_OK or CHAKRA_ENOMEM, after which total is
+ * incomplete but still released by chakra_stats_free(). */
+CHAKRA_API int chakra_stats_add(chakra_rank_stats *total, const chakra_rank_stats *r);
+/* Releases what s holds (not s itself) and zeroes it. NULL is allowed. */
+CHAKRA_API void chakra_stats_free(chakra_rank_stats *s);
 
 #ifdef __cplusplus
 }

@@ -11,31 +11,27 @@
 
 #include <stdint.h>
 
+#include "chakra/export.h"
 #include "chakra/error.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Severities of validation findings (chakra_problem in error.h). */
-enum {
-  CHAKRA_PROBLEM_WARNING = CHAKRA_SEV_WARNING,
-  CHAKRA_PROBLEM_ERROR = CHAKRA_SEV_ERROR,
-  CHAKRA_PROBLEM_UNREADABLE = CHAKRA_SEV_UNREADABLE
-};
-
-typedef chakra_diag_fn chakra_problem_fn;
-
 typedef struct chakra_validate_summary {
   int files, unreadable;
   uint64_t nodes, errors, warnings;
 } chakra_validate_summary;
 
-/* paths[r] is rank r's file. Cross-rank checks run when n > 1.
- * Returns CHAKRA_OK (problems are reported, not returned) or an error for
- * allocation failure. */
-int chakra_validate(char *const *paths, int n, chakra_problem_fn fn, void *ctx,
-                    chakra_validate_summary *sum, chakra_error *err);
+/* paths[r] is rank r's file. Cross-rank checks run when n > 1. Each
+ * finding goes to fn (NULL: only the summary is wanted) with file set to
+ * paths[r] as given;
+ * severities are WARNING, ERROR, or UNREADABLE for a file that could not be
+ * loaded at all (its other checks are skipped). sum (required) is filled
+ * in. Returns CHAKRA_OK (problems are reported, not returned) or an error
+ * for allocation failure. Nothing is kept: paths stay the caller's. */
+CHAKRA_API int chakra_validate(char *const *paths, int n, chakra_diag_fn fn, void *ctx,
+                               chakra_validate_summary *sum, chakra_error *err);
 
 #ifdef __cplusplus
 }

@@ -63,15 +63,12 @@ static char *attr_string(const chakra_metadata *m, const char *name) {
   return strdup("");
 }
 
-static void tolerate(void *ctx, int sev, uint64_t id, uint64_t off, const char *what) {
-  /* stats describes what is there; validate is the tool that judges. */
-  (void)ctx, (void)sev, (void)id, (void)off, (void)what;
-}
-
 int chakra_stats_file(const char *path, int ignore_ctrl_deps, chakra_rank_stats *s,
                       chakra_error *err) {
   memset(s, 0, sizeof *s);
-  chakra_graph_options opt = {.ignore_ctrl_deps = ignore_ctrl_deps, .problem = tolerate};
+  /* Tolerant and silent: stats describes what is there; validate is the
+   * tool that judges. */
+  chakra_graph_options opt = {.ignore_ctrl_deps = ignore_ctrl_deps, .tolerant = 1};
   chakra_graph *g;
   int rc = chakra_graph_load(&g, path, &opt, err);
   if (rc) return rc;
@@ -101,6 +98,7 @@ int chakra_stats_file(const char *path, int ignore_ctrl_deps, chakra_rank_stats 
   }
   chakra_graph_free(g);
   if (!rc && (!s->version || !s->schema)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (rc) chakra_stats_free(s); /* a failed call leaves nothing to free */
   return rc;
 }
 
@@ -130,6 +128,7 @@ int chakra_stats_add(chakra_rank_stats *t, const chakra_rank_stats *r) {
 }
 
 void chakra_stats_free(chakra_rank_stats *s) {
+  if (!s) return;
   for (uint64_t i = 0; i < s->n_groups; i++) free(s->groups[i].name);
   free(s->groups);
   free(s->version);

@@ -30,7 +30,7 @@ typedef struct rank_colls {
 typedef struct vstate {
   char *const *paths;
   int n_files, cur;
-  chakra_problem_fn fn;
+  chakra_diag_fn fn;
   void *ctx;
   chakra_validate_summary *sum;
   p2p *sends, *recvs;
@@ -45,31 +45,37 @@ typedef struct vstate {
   int oom;
 } vstate;
 
-static void report(vstate *s, int sev, int file, int has_node, uint64_t id, uint64_t off,
+static void report(vstate *s, chakra_severity sev, int file, int has_node, uint64_t id, uint64_t off,
                    const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 
-static void report(vstate *s, int sev, int file, int has_node, uint64_t id, uint64_t off,
+static void deliver(vstate *s, const chakra_problem *p) {
+  if (p->severity == CHAKRA_SEV_WARNING) s->sum->warnings++;
+  else if (p->severity >= CHAKRA_SEV_ERROR) s->sum->errors++;
+  if (s->fn) s->fn(s->ctx, p);
+}
+
+static void report(vstate *s, chakra_severity sev, int file, int has_node, uint64_t id, uint64_t off,
                    const char *fmt, ...) {
   char what[700];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
-  if (sev == CHAKRA_PROBLEM_WARNING) s->sum->warnings++;
-  else s->sum->errors++;
-  chakra_problem p = chakra_problem_make((chakra_severity)sev, what);
+  chakra_problem p = chakra_problem_make(sev, what);
   p.file = s->paths[file];
   p.has_node = has_node;
   p.node_id = id;
   p.has_offset = has_node;
   p.offset = off;
-  s->fn(s->ctx, &p);
+  deliver(s, &p);
 }
 
-static void graph_problem(void *ctx, int sev, uint64_t id, uint64_t off, const char *what) {
+/* The loader's findings, named by the path as given ("-" rather than <stdin>). */
+static void graph_problem(void *ctx, const chakra_problem *gp) {
   vstate *s = ctx;
-  report(s, sev == CHAKRA_ISSUE_WARNING ? CHAKRA_PROBLEM_WARNING : CHAKRA_PROBLEM_ERROR, s->cur, 1,
-         id, off, "%s", what);
+  chakra_problem p = *gp;
+  p.file = s->paths[s->cur];
+  deliver(s, &p);
 }
 
 static int push(void **v, size_t *n, size_t *cap, size_t elem, const void *x) {
@@ -106,26 +112,26 @@ static uint32_t node_group(void *ctx, uint32_t i) {
   return group_index(s, pg ? s->g->pg_names[pg] : "");
 }
 
-static void require(vstate *s, const chakra_gnode *n, uint32_t bit, const char *name, int sev) {
+static void require(vstate *s, const chakra_gnode *n, uint32_t bit, const char *name, chakra_severity sev) {
   if (!(n->present & bit))
     report(s, sev, s->cur, 1, n->id, n->offset, "%s: required attribute '%s' is missing",
            chakra_node_type_name(n->type), name);
 }
 
 static void check_send_recv(vstate *s, const chakra_gnode *n, int is_send) {
-  require(s, n, CHAKRA_HAS_COMM_SIZE, "comm_size", CHAKRA_PROBLEM_ERROR);
+  require(s, n, CHAKRA_HAS_COMM_SIZE, "comm_size", CHAKRA_SEV_ERROR);
   require(s, n, is_send ? CHAKRA_HAS_COMM_DST : CHAKRA_HAS_COMM_SRC, is_send ? "comm_dst" : "comm_src",
-          CHAKRA_PROBLEM_ERROR);
-  require(s, n, CHAKRA_HAS_COMM_TAG, "comm_tag", CHAKRA_PROBLEM_WARNING);
+          CHAKRA_SEV_ERROR);
+  require(s, n, CHAKRA_HAS_COMM_TAG, "comm_tag", CHAKRA_SEV_WARNING);
   uint32_t own_bit = is_send ? CHAKRA_HAS_COMM_SRC : CHAKRA_HAS_COMM_DST;
   int32_t own = is_send ? n->comm_src : n->comm_dst;
   if ((n->present & own_bit) && own != s->cur && s->n_files > 1)
-    report(s, CHAKRA_PROBLEM_ERROR, s->cur, 1, n->id, n->offset,
+    report(s, CHAKRA_SEV_ERROR, s->cur, 1, n->id, n->offset,
            "%s is %d but this file is rank %d", is_send ? "comm_src" : "comm_dst", own, s->cur);
   int32_t peer = is_send ? n->comm_dst : n->comm_src;
   uint32_t peer_bit = is_send ? CHAKRA_HAS_COMM_DST : CHAKRA_HAS_COMM_SRC;
   if ((n->present & peer_bit) && s->n_files > 1 && (peer < 0 || peer >= s->n_files))
-    report(s, CHAKRA_PROBLEM_ERROR, s->cur, 1, n->id, n->offset, "%s %d is not a rank of this workload (0..%d)",
+    report(s, CHAKRA_SEV_ERROR, s->cur, 1, n->id, n->offset, "%s %d is not a rank of this workload (0..%d)",
            is_send ? "comm_dst" : "comm_src", peer, s->n_files - 1);
   p2p m = {is_send ? s->cur : peer, is_send ? peer : s->cur, n->comm_tag, n->size, n->id,
            n->offset, s->cur, (uint32_t)(n - s->g->nodes)};
@@ -138,10 +144,10 @@ static void check_send_recv(vstate *s, const chakra_gnode *n, int is_send) {
 static void check_node(vstate *s, const chakra_graph *g, const chakra_gnode *n) {
   switch (n->type) {
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
-      require(s, n, CHAKRA_HAS_COMM_TYPE, "comm_type", CHAKRA_PROBLEM_ERROR);
-      require(s, n, CHAKRA_HAS_COMM_SIZE, "comm_size", CHAKRA_PROBLEM_ERROR);
+      require(s, n, CHAKRA_HAS_COMM_TYPE, "comm_type", CHAKRA_SEV_ERROR);
+      require(s, n, CHAKRA_HAS_COMM_SIZE, "comm_size", CHAKRA_SEV_ERROR);
       if ((n->present & CHAKRA_HAS_COMM_TYPE) && n->comm_type < 0)
-        report(s, CHAKRA_PROBLEM_ERROR, s->cur, 1, n->id, n->offset,
+        report(s, CHAKRA_SEV_ERROR, s->cur, 1, n->id, n->offset,
                "comm_type is not a CollectiveCommType value (0..9)");
       if ((n->present & CHAKRA_HAS_COMM_TYPE) && (n->present & CHAKRA_HAS_COMM_SIZE) && n->comm_type >= 0) {
         coll c = {group_index(s, n->pg ? g->pg_names[n->pg] : ""), n->comm_type, n->size, n->id, n->offset};
@@ -153,32 +159,32 @@ static void check_node(vstate *s, const chakra_graph *g, const chakra_gnode *n) 
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE: check_send_recv(s, n, 0); break;
     case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
     case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE:
-      require(s, n, CHAKRA_HAS_TENSOR_SIZE, "tensor_size", CHAKRA_PROBLEM_ERROR);
+      require(s, n, CHAKRA_HAS_TENSOR_SIZE, "tensor_size", CHAKRA_SEV_ERROR);
       break;
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
       if ((n->present & CHAKRA_HAS_NUM_OPS) != 0 && !(n->present & CHAKRA_HAS_TENSOR_SIZE))
-        report(s, CHAKRA_PROBLEM_WARNING, s->cur, 1, n->id, n->offset,
+        report(s, CHAKRA_SEV_WARNING, s->cur, 1, n->id, n->offset,
                "num_ops without tensor_size: the roofline model cannot time this node");
       break;
     case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
       break;
     case CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE:
-      report(s, CHAKRA_PROBLEM_WARNING, s->cur, 1, n->id, n->offset, "INVALID_NODE (runs as a no-op)");
+      report(s, CHAKRA_SEV_WARNING, s->cur, 1, n->id, n->offset, "INVALID_NODE (runs as a no-op)");
       break;
     default:
-      report(s, CHAKRA_PROBLEM_WARNING, s->cur, 1, n->id, n->offset,
+      report(s, CHAKRA_SEV_WARNING, s->cur, 1, n->id, n->offset,
              "node type %d is not in the schema (simulators refuse it)", n->type);
   }
   int is_comm = n->type >= CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE &&
                 n->type <= CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;
   if (is_comm && (n->flags & CHAKRA_GNODE_CPU))
-    report(s, CHAKRA_PROBLEM_ERROR, s->cur, 1, n->id, n->offset,
+    report(s, CHAKRA_SEV_ERROR, s->cur, 1, n->id, n->offset,
            "communication node with is_cpu_op = true (simulators refuse it)");
 }
 
 static void validate_file(vstate *s, int r) {
   s->cur = r;
-  chakra_graph_options opt = {.problem = graph_problem, .problem_ctx = s};
+  chakra_graph_options opt = {.tolerant = 1, .diag = graph_problem, .diag_ctx = s};
   chakra_graph *g;
   chakra_error err = {0};
   if (chakra_graph_load(&g, s->paths[r], &opt, &err)) {
@@ -187,18 +193,18 @@ static void validate_file(vstate *s, int r) {
     size_t plen = strlen(s->paths[r]);
     if (strncmp(what, s->paths[r], plen) == 0 && what[plen] == ':') what += plen + 2;
     s->sum->unreadable++;
-    report(s, CHAKRA_PROBLEM_UNREADABLE, r, 0, 0, 0, "%s", what);
+    report(s, CHAKRA_SEV_UNREADABLE, r, 0, 0, 0, "%s", what);
     return;
   }
   s->sum->nodes += g->n;
   if (g->missing_ctrl_deps)
-    report(s, CHAKRA_PROBLEM_WARNING, r, 0, 0, 0, "%llu control deps on absent ids (ignored)",
+    report(s, CHAKRA_SEV_WARNING, r, 0, 0, 0, "%llu control deps on absent ids (ignored)",
            (unsigned long long)g->missing_ctrl_deps);
   if (g->self_ctrl_deps)
-    report(s, CHAKRA_PROBLEM_WARNING, r, 0, 0, 0, "%llu control deps of nodes on themselves (ignored)",
+    report(s, CHAKRA_SEV_WARNING, r, 0, 0, 0, "%llu control deps of nodes on themselves (ignored)",
            (unsigned long long)g->self_ctrl_deps);
   if (g->duplicate_deps)
-    report(s, CHAKRA_PROBLEM_WARNING, r, 0, 0, 0, "%llu duplicate deps (counted once)",
+    report(s, CHAKRA_SEV_WARNING, r, 0, 0, 0, "%llu duplicate deps (counted once)",
            (unsigned long long)g->duplicate_deps);
   s->g = g;
   for (uint32_t t = 0; t < g->n; t++) check_node(s, g, &g->nodes[g->topo[t]]);
@@ -218,11 +224,11 @@ static int cmp_p2p(const void *a, const void *b) {
 
 static void unmatched(vstate *s, const p2p *m, int is_send) {
   if (is_send)
-    report(s, CHAKRA_PROBLEM_ERROR, m->file, 1, m->node_id, m->offset,
+    report(s, CHAKRA_SEV_ERROR, m->file, 1, m->node_id, m->offset,
            "send to rank %d (tag %d, %llu bytes) has no matching receive", m->dst, m->tag,
            (unsigned long long)m->size);
   else
-    report(s, CHAKRA_PROBLEM_ERROR, m->file, 1, m->node_id, m->offset,
+    report(s, CHAKRA_SEV_ERROR, m->file, 1, m->node_id, m->offset,
            "receive from rank %d (tag %d, %llu bytes) has no matching send", m->src, m->tag,
            (unsigned long long)m->size);
 }
@@ -256,7 +262,7 @@ static void compare_group(vstate *s, uint32_t gi, int ref, int r) {
     while (j < b->n && b->v[j].group != gi) j++;
     if (i == a->n && j == b->n) return;
     if (i == a->n || j == b->n) {
-      report(s, CHAKRA_PROBLEM_ERROR, r, j < b->n, j < b->n ? b->v[j].node_id : 0,
+      report(s, CHAKRA_SEV_ERROR, r, j < b->n, j < b->n ? b->v[j].node_id : 0,
              j < b->n ? b->v[j].offset : 0,
              "group %s: this rank has %s collectives than rank %d (first difference at collective #%zu)",
              gname, j == b->n ? "fewer" : "more", ref, pos);
@@ -264,7 +270,7 @@ static void compare_group(vstate *s, uint32_t gi, int ref, int r) {
     }
     const coll *x = &a->v[i++], *y = &b->v[j++];
     if (x->type != y->type || x->size != y->size) {
-      report(s, CHAKRA_PROBLEM_ERROR, r, 1, y->node_id, y->offset,
+      report(s, CHAKRA_SEV_ERROR, r, 1, y->node_id, y->offset,
              "group %s: collective #%zu is %s of %llu bytes, but rank %d has %s of %llu bytes (node %llu)",
              gname, pos, chakra_comm_type_name(y->type), (unsigned long long)y->size, ref,
              chakra_comm_type_name(x->type), (unsigned long long)x->size, (unsigned long long)x->node_id);
@@ -320,7 +326,7 @@ static void report_stuck(void *ctx, const dl_stuck *x) {
   uint64_t id = g->id[x->node], off = g->offset[x->node];
   if (x->kind == DL_COLL) {
     const char *gname = s->groups[x->key][0] ? s->groups[x->key] : "(all ranks)";
-    report(s, CHAKRA_PROBLEM_ERROR, x->rank, 1, id, off,
+    report(s, CHAKRA_SEV_ERROR, x->rank, 1, id, off,
            "deadlock: group %s: collective #%llu (%s, %llu bytes) never completes: rank %d never issues its "
            "collective #%llu of the group (%u node(s) of this rank never finish)",
            gname, (unsigned long long)x->ordinal, chakra_comm_type_name(g->comm_type[x->node]),
@@ -328,12 +334,12 @@ static void report_stuck(void *ctx, const dl_stuck *x) {
            x->unfinished);
   } else if (x->kind == DL_RECV) {
     const p2p *k = &s->keys[x->key];
-    report(s, CHAKRA_PROBLEM_ERROR, x->rank, 1, id, off,
+    report(s, CHAKRA_SEV_ERROR, x->rank, 1, id, off,
            "deadlock: receive from rank %d (tag %d, %llu bytes) never completes: rank %d cannot reach its "
            "send (%u node(s) of this rank never finish)",
            k->src, k->tag, (unsigned long long)k->size, k->src, x->unfinished);
   } else {
-    report(s, CHAKRA_PROBLEM_ERROR, x->rank, 1, id, off,
+    report(s, CHAKRA_SEV_ERROR, x->rank, 1, id, off,
            "deadlock: node never becomes ready (%u node(s) of this rank never finish)", x->unfinished);
   }
 }
@@ -363,7 +369,7 @@ static void check_deadlock(vstate *s) {
   free(members);
 }
 
-int chakra_validate(char *const *paths, int n, chakra_problem_fn fn, void *ctx,
+int chakra_validate(char *const *paths, int n, chakra_diag_fn fn, void *ctx,
                     chakra_validate_summary *sum, chakra_error *err) {
   memset(sum, 0, sizeof *sum);
   vstate s = {.paths = paths, .n_files = n, .fn = fn, .ctx = ctx, .sum = sum};

@@ -128,14 +128,10 @@ static void report(cctx *c, uint32_t r, int has_node, uint64_t id, const char *f
   c->diag(c->ctx, &p);
 }
 
-static void ignore_problem(void *ctx, int sev, uint64_t id, uint64_t off, const char *what) {
-  (void)ctx, (void)sev, (void)id, (void)off, (void)what;
-}
-
 /* Loads file r into c->ranks[r], reporting bad nodes and cycles. */
 static int load_rank(cctx *c, uint32_t r, chakra_error *err) {
   chakra_graph *g;
-  chakra_graph_options go = {.problem = ignore_problem};
+  chakra_graph_options go = {.tolerant = 1}; /* tolerant and silent: cycles are reported below */
   int rc = chakra_graph_load(&g, c->paths[r], &go, err);
   if (rc) return rc;
   crank *k = &c->ranks[r];

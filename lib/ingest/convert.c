@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
@@ -84,15 +83,18 @@ typedef struct conv {
   size_t n_pgs;
 } conv;
 
-static void warnf(conv *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warnf(conv *c, const char *fmt, ...) {
-  if (!c->opt->warn) return;
+/* A warning about file. */
+static void warnf(conv *c, const char *file, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void warnf(conv *c, const char *file, const char *fmt, ...) {
+  if (!c->opt->diag) return;
   char msg[1024];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  c->opt->warn(c->opt->warn_ctx, msg);
+  chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, msg);
+  p.file = file;
+  c->opt->diag(c->opt->diag_ctx, &p);
 }
 
 static const char *nname(const conv *c, uint32_t i) { return strtab_str(&c->h->strings, c->h->nodes[i].name); }
@@ -238,7 +240,7 @@ static int select_nodes(conv *c) {
     }
   }
   if (c->rep->gpu_dropped && !c->compat)
-    warnf(c, "%s: %llu device ops have no host op as parent and are left out", c->h->path,
+    warnf(c, c->h->path, "%llu device ops have no host op as parent and are left out",
           (unsigned long long)c->rep->gpu_dropped);
   return 0;
 }
@@ -432,10 +434,10 @@ static int deps_default(conv *c) {
   }
   bigmem_free(stack), bigmem_free(chain), bigmem_free(prev), bigmem_free(sprev);
   if (!rc && c->rep->itd_skipped)
-    warnf(c, "%s: %llu inter_thread_dep ids name no converted node; ignored", c->h->path,
+    warnf(c, c->h->path, "%llu inter_thread_dep ids name no converted node; ignored",
           (unsigned long long)c->rep->itd_skipped);
   if (!rc && c->rep->sync_skipped)
-    warnf(c, "%s: %llu sync_dep entries do not name a device op that started earlier; ignored", c->h->path,
+    warnf(c, c->h->path, "%llu sync_dep entries do not name a device op that started earlier; ignored",
           (unsigned long long)c->rep->sync_skipped);
   return rc;
 }
@@ -526,8 +528,8 @@ static int write_groups(conv *c, const char *path) {
     errno = 0;
     long long num = strtoll(g->name, &end, 10);
     if (*end || errno || num <= 0)
-      warnf(c, "%s: process group '%s' is not a positive number: ASTRA-sim cannot read it from %s (chakra sim can)",
-            c->h->path, g->name, path);
+      warnf(c, c->h->path, "process group '%s' is not a positive number: ASTRA-sim cannot read it from %s (chakra sim can)",
+            g->name, path);
     if (!first) ibuf_put(&b, ", ", 2);
     first = 0;
     json_str(&b, (const unsigned char *)g->name, strlen(g->name));
@@ -715,10 +717,10 @@ static int type_nodes(conv *c) {
         if (c->compat || c->opt->unknown_coll != CHAKRA_UNKNOWN_COLL_COMP)
           return node_err(c, (uint32_t)i, "cannot tell which collective this NCCL kernel runs (no allreduce, "
                                           "alltoall, allgather, reducescatter or broadcast in its name)%s",
-                          c->compat ? "" : "; --unknown-coll=comp converts such kernels to compute nodes");
+                          c->compat ? "" : "; option unknown_coll = comp converts such kernels to compute nodes");
         c->type[i] = T_COMP;
         c->rep->unknown_colls++;
-        warnf(c, "%s: node %llu '%.100s': unknown collective kernel converted to a compute node", c->h->path,
+        warnf(c, c->h->path, "node %llu '%.100s': unknown collective kernel converted to a compute node",
               (unsigned long long)x->id, name);
         continue;
       }
@@ -737,7 +739,7 @@ static int type_nodes(conv *c) {
                         r == -2 ? "the peer rank of this %s lies outside its process group"
                                 : "cannot tell the peer rank of this %s: no record_param_comms with a rank "
                                   "argument and no 'nccl:send a->b' name among its launcher's ancestors "
-                                  "(--p2p-missing=drop converts it to a compute node)",
+                                  "(option p2p_missing = drop converts it to a compute node)",
                         c->type[i] == T_SEND ? "send" : "receive");
       }
       c->peer[i] = (int32_t)peer;
@@ -745,7 +747,7 @@ static int type_nodes(conv *c) {
     }
   }
   if (c->rep->p2p_dropped)
-    warnf(c, "%s: %llu send/recv kernels without a known peer converted to compute nodes", c->h->path,
+    warnf(c, c->h->path, "%llu send/recv kernels without a known peer converted to compute nodes",
           (unsigned long long)c->rep->p2p_dropped);
   if (c->compat) return 0;
   /* comm_tag: the index of the message among those of the same (group,
@@ -809,7 +811,7 @@ static int prune(conv *c, const uint32_t *dix) {
   bigmem_free(dependent);
   /* the process root is always one; more means ops outside every thread */
   if (!c->compat && c->rep->dangling_removed > 1)
-    warnf(c, "%s: %llu nodes are under no thread root and nothing depends on them: left out", c->h->path,
+    warnf(c, c->h->path, "%llu nodes are under no thread root and nothing depends on them: left out",
           (unsigned long long)c->rep->dangling_removed);
   return 0;
 }
@@ -935,20 +937,14 @@ static int put_meta(conv *c, chakra_builder *b) {
   return chakra_builder_put(b, c->err);
 }
 
-/* CHAKRA_TIMING=1 in the environment prints the phases on stderr (the
- * benchmark uses it). */
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void phase(const char *what, double *t) {
-  static int on = -1;
-  if (on < 0) on = getenv("CHAKRA_TIMING") != NULL;
-  double t1 = now_s();
-  if (on && what) fprintf(stderr, "chakra: timing: %-8s %.3f s\n", what, t1 - *t);
-  *t = t1;
+/* Phases are reported to opt->progress as they begin (done 0) and end
+ * (done = total = 1); the CLI times them with it. A nonzero answer when a
+ * phase begins cancels the conversion; once the output is written (the
+ * "free" phase) it no longer can be. */
+static int phase(const chakra_convert_options *opt, const char *name, uint64_t done, chakra_error *err) {
+  if (!opt->progress || !opt->progress(opt->progress_ctx, name, done, 1) || done || strcmp(name, "free") == 0)
+    return 0;
+  return chakra_error_set(err, CHAKRA_ECANCELED, "conversion canceled before its %s phase", name);
 }
 
 /* duration_micros, shared by the node and its --log line so that they agree:
@@ -1256,8 +1252,9 @@ static void conv_free(conv *c) {
   free(c->pgs);
 }
 
-static int convert_loaded(conv *c, const char *out_path, double *t) {
-  int rc = build_index(c);
+static int convert_loaded(conv *c, const char *out_path) {
+  int rc = phase(c->opt, "index", 0, c->err);
+  if (!rc) rc = build_index(c);
   if (!rc) rc = build_tree(c);
   if (!rc) rc = select_nodes(c);
   if (!rc && c->compat) rc = compat_checks(c);
@@ -1267,14 +1264,16 @@ static int convert_loaded(conv *c, const char *out_path, double *t) {
     c->dep_cnt = bigmem_calloc((c->n ? c->n : 1) * sizeof *c->dep_cnt);
     if (!c->dep_start || !c->dep_cnt) rc = oom(c);
   }
-  if (!rc) phase("index", t);
+  if (!rc) rc = phase(c->opt, "index", 1, c->err);
+  if (!rc) rc = phase(c->opt, "deps", 0, c->err);
   if (!rc) rc = type_nodes(c);
   if (!rc) rc = c->compat ? deps_compat(c) : deps_default(c);
   if (!rc) rc = prune_and_order(c);
-  if (!rc) phase("deps", t);
+  if (!rc) rc = phase(c->opt, "deps", 1, c->err);
+  if (!rc) rc = phase(c->opt, "write", 0, c->err);
   if (!rc) rc = write_et(c, out_path);
   if (!rc && c->opt->comm_groups_path) rc = write_groups(c, c->opt->comm_groups_path);
-  if (!rc) phase("write", t);
+  if (!rc) rc = phase(c->opt, "write", 1, c->err);
   return rc;
 }
 
@@ -1294,9 +1293,12 @@ int chakra_convert_pytorch(const char *in_path, const char *kineto_path, const c
     linked = malloc(len);
     if (!linked) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
     snprintf(linked, len, "%s.linked.%ld.json", out_path, (long)getpid());
-    chakra_link_options lo = {.rank = -1, .threads = opt->threads, .warn = opt->warn, .warn_ctx = opt->warn_ctx};
-    int rc = chakra_link(in_path, kineto_path, linked, &lo, NULL, err);
+    chakra_link_options lo = {.rank = -1, .threads = opt->threads, .diag = opt->diag, .diag_ctx = opt->diag_ctx};
+    int rc = phase(opt, "link", 0, err);
+    if (!rc) rc = chakra_link(in_path, kineto_path, linked, &lo, NULL, err);
+    if (!rc) rc = phase(opt, "link", 1, err);
     if (rc) {
+      unlink(linked);
       free(linked);
       return rc;
     }
@@ -1305,21 +1307,22 @@ int chakra_convert_pytorch(const char *in_path, const char *kineto_path, const c
   hostet_options ho = {.mode = HT_MODE_CONVERT,
                        .versions = opt->compat ? HT_VERSIONS_REFERENCE : HT_VERSIONS_NEWER_OK,
                        .threads = opt->threads,
-                       .warn = opt->warn,
-                       .warn_ctx = opt->warn_ctx};
-  hostet *h;
-  double t = now_s();
-  int rc = hostet_read(&h, in_path, &ho, err);
+                       .diag = opt->diag,
+                       .diag_ctx = opt->diag_ctx};
+  hostet *h = NULL;
+  int rc = phase(opt, "parse", 0, err);
+  if (!rc) rc = hostet_read(&h, in_path, &ho, err);
+  if (!rc) rc = phase(opt, "parse", 1, err);
   if (!rc) {
-    phase("parse", &t);
     conv c = {.opt = opt, .rep = rep, .err = err, .h = h, .n = h->n, .compat = opt->compat};
     rep->nodes_in = h->n;
-    rc = convert_loaded(&c, out_path, &t);
+    rc = convert_loaded(&c, out_path);
     rep->node_table_bytes = hostet_memory(h);
+    if (!rc) phase(opt, "free", 0, err);
     conv_free(&c);
-    hostet_free(h);
-    if (!rc) phase("free", &t);
   }
+  hostet_free(h);
+  if (!rc) phase(opt, "free", 1, err);
   if (linked) {
     unlink(linked);
     free(linked);

@@ -236,8 +236,8 @@ static int check_schema(hparse *p, const unsigned char *s, size_t n) {
     char list[400];
     join_list(reference_versions, list, sizeof list);
     return fail(p, CHAKRA_EFORMAT,
-                "schema '%.*s' is not read by the reference converter, so --compat cannot reproduce it "
-                "(it reads %s); convert without --compat",
+                "schema '%.*s' is not read by the reference converter, so the compat option cannot "
+                "reproduce it (it reads %s); convert without compat",
                 (int)(n > 100 ? 100 : n), str, list);
   }
   if (version_known(chakra_hostet_versions, str, n)) return 1;
@@ -1735,11 +1735,14 @@ int hostet_read(hostet **out, const char *path, const hostet_options *opt, chakr
     hostet_free(h);
     return rc;
   }
-  if (h->newer_schema && opt->warn) {
+  if (h->newer_schema && opt->diag) {
     char msg[300];
-    snprintf(msg, sizeof msg, "%s: schema '%s' is newer than this version of chakra knows (1.1); converted as 1.1",
-             path, h->schema);
-    opt->warn(opt->warn_ctx, msg);
+    snprintf(msg, sizeof msg, "schema '%s' is newer than this version of chakra knows (1.1); converted as 1.1",
+             h->schema);
+    chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, msg);
+    p.file = path;
+    p.field = "schema";
+    opt->diag(opt->diag_ctx, &p);
   }
   *out = h;
   return 0;

@@ -127,8 +127,8 @@ typedef struct hostet_options {
   int mode;            /* HT_MODE_* */
   int versions;        /* HT_VERSIONS_* */
   int threads;         /* 0 = number of CPUs */
-  chakra_warn_fn warn;
-  void *warn_ctx;
+  chakra_diag_fn diag;      /* warnings (may be NULL) */
+  void *diag_ctx;
 } hostet_options;
 
 int hostet_read(hostet **out, const char *path, const hostet_options *opt, chakra_error *err);

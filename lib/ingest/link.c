@@ -62,15 +62,18 @@ typedef struct linker {
   size_t nsync, capsync;
 } linker;
 
-static void warnf(linker *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void warnf(linker *L, const char *fmt, ...) {
-  if (!L->opt->warn) return;
+/* A warning about file. */
+static void warnf(linker *L, const char *file, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void warnf(linker *L, const char *file, const char *fmt, ...) {
+  if (!L->opt->diag) return;
   char msg[1024];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  L->opt->warn(L->opt->warn_ctx, msg);
+  chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, msg);
+  p.file = file;
+  L->opt->diag(L->opt->diag_ctx, &p);
 }
 
 static int oom(linker *L) { return chakra_error_set(L->err, CHAKRA_ENOMEM, "out of memory"); }
@@ -243,8 +246,8 @@ static int match_by_rf(linker *L) {
   }
   free(a);
   if (names_differ)
-    warnf(L, "%s: %llu host ops matched by record function id have a different name in the Kineto trace",
-          L->k->path, (unsigned long long)names_differ);
+    warnf(L, L->k->path, "%llu host ops matched by record function id have a different name in the Kineto trace",
+          (unsigned long long)names_differ);
   return 0;
 }
 
@@ -370,7 +373,7 @@ static int link_gpu(linker *L) {
   }
   uint64_t dup = 0;
   for (size_t i = 1; i < nrt; i++) dup += rt[i].k == rt[i - 1].k;
-  if (dup) warnf(L, "%s: %llu runtime calls repeat a correlation id; the first one is used", k->path, (unsigned long long)dup);
+  if (dup) warnf(L, k->path, "%llu runtime calls repeat a correlation id; the first one is used", (unsigned long long)dup);
   for (size_t i = 0; i < k->n; i++) {
     const kt_event *g = &k->ev[i];
     if (g->kind != KT_GPU) continue;
@@ -407,13 +410,13 @@ static int link_gpu(linker *L) {
   free(rt), free(fl);
   L->rep->gpu_linked = L->ngpu;
   if (L->rep->gpu_no_launcher)
-    warnf(L, "%s: %llu device ops have no runtime call or flow arrow with their correlation id; left out", k->path,
+    warnf(L, k->path, "%llu device ops have no runtime call or flow arrow with their correlation id; left out",
           (unsigned long long)L->rep->gpu_no_launcher);
   if (L->rep->gpu_no_cpu_op)
-    warnf(L, "%s: %llu device ops were launched outside any CPU op; left out", k->path,
+    warnf(L, k->path, "%llu device ops were launched outside any CPU op; left out",
           (unsigned long long)L->rep->gpu_no_cpu_op);
   if (L->rep->gpu_unmatched_cpu)
-    warnf(L, "%s: %llu device ops were launched by CPU ops that have no host op; left out", k->path,
+    warnf(L, k->path, "%llu device ops were launched by CPU ops that have no host op; left out",
           (unsigned long long)L->rep->gpu_unmatched_cpu);
   return 0;
 }
@@ -779,7 +782,7 @@ static int write_linked(linker *L, const char *out_path) {
     else rc = outfile_commit(f, err);
   }
   if (!rc && L->rep->missing_parents)
-    warnf(L, "%s: %llu nodes name a parent id that is not in the trace (given fresh ids)", h->path,
+    warnf(L, h->path, "%llu nodes name a parent id that is not in the trace (given fresh ids)",
           (unsigned long long)L->rep->missing_parents);
   return rc;
 }
@@ -798,7 +801,7 @@ int chakra_link(const char *host_path, const char *kineto_path, const char *out_
   rep->rank = -1;
   linker L = {.opt = opt, .rep = rep, .err = err};
   hostet_options ho = {.mode = HT_MODE_LINK, .versions = HT_VERSIONS_KNOWN, .threads = opt->threads,
-                       .warn = opt->warn, .warn_ctx = opt->warn_ctx};
+                       .diag = opt->diag, .diag_ctx = opt->diag_ctx};
   int rc = hostet_read(&L.h, host_path, &ho, err);
   if (!rc) rc = kineto_read(&L.k, kineto_path, err);
   if (!rc) {
@@ -812,7 +815,7 @@ int chakra_link(const char *host_path, const char *kineto_path, const char *out_
   }
   if (!rc) {
     if (opt->rank >= 0 && L.k->has_rank && L.k->rank != opt->rank)
-      rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: the trace is of rank %lld, not of rank %lld (--rank)", kineto_path,
+      rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: the trace is of rank %lld, not of rank %lld (option rank)", kineto_path,
                             (long long)L.k->rank, (long long)opt->rank);
     rep->rank = opt->rank >= 0 ? opt->rank : L.k->has_rank ? L.k->rank : -1;
   }
@@ -845,11 +848,11 @@ int chakra_link(const char *host_path, const char *kineto_path, const char *out_
     if (rep->unmatched_host * 100 > rep->host_ops && !opt->allow_partial)
       rc = chakra_error_set(err, CHAKRA_EFORMAT,
                             "%s: %llu of %llu host ops have no op in %s (more than 1%%): the traces are not of the "
-                            "same run, or the profiler saw only part of it (--allow-partial links anyway)",
+                            "same run, or the profiler saw only part of it (option allow_partial links anyway)",
                             host_path, (unsigned long long)rep->unmatched_host, (unsigned long long)rep->host_ops,
                             kineto_path);
     else if (rep->unmatched_host)
-      warnf(&L, "%s: %llu of %llu host ops have no Kineto op (no timing)", host_path,
+      warnf(&L, host_path, "%llu of %llu host ops have no Kineto op (no timing)",
             (unsigned long long)rep->unmatched_host, (unsigned long long)rep->host_ops);
   }
   if (!rc) rc = link_gpu(&L);

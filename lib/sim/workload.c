@@ -174,6 +174,13 @@ static void load_warn(void *ctx, const char *msg) {
   keep_string(L, &L->warns, &L->n_warns, strdup(msg));
 }
 
+/* The graph loader's warnings, kept as lines like the others. */
+static void load_diag(void *ctx, const chakra_problem *p) {
+  char msg[1024];
+  chakra_problem_format(p, msg, sizeof msg);
+  load_warn(ctx, msg);
+}
+
 static int node_error(load_ctx *L, const chakra_gnode *g, const char *what) {
   return chakra_error_set(&L->err, CHAKRA_EINVAL, "%s: rank %u: node %llu: %s", L->path, L->rank,
                           (unsigned long long)g->id, what);
@@ -314,7 +321,7 @@ static int load_rank(load_ctx *L, wl_rank *w) {
     return chakra_error_set(&L->err, CHAKRA_EIO, "workload file %s does not exist (the network has %u NPUs, so ranks 0..%u are needed)",
                             path, L->npus, L->npus - 1);
   fclose(f);
-  chakra_graph_options opt = {.warn = load_warn, .warn_ctx = L};
+  chakra_graph_options opt = {.diag = load_diag, .diag_ctx = L};
   chakra_graph *g;
   int rc = chakra_graph_load(&g, path, &opt, &L->err);
   if (rc) return rc;

@@ -33,8 +33,8 @@ static int put_rank(chakra_workload_writer *w, chakra_builder *b, uint32_t rank,
 
 int chakra_gen_microbench(const char *prefix, int comm_type, uint32_t npus, uint64_t size_bytes,
                           chakra_error *err) {
-  if (npus == 0) return chakra_error_set(err, CHAKRA_EINVAL, "--npus must be at least 1");
-  if (size_bytes > INT64_MAX) return chakra_error_set(err, CHAKRA_EINVAL, "--size too large");
+  if (npus == 0) return chakra_error_set(err, CHAKRA_EINVAL, "npus must be at least 1");
+  if (size_bytes > INT64_MAX) return chakra_error_set(err, CHAKRA_EINVAL, "size_bytes %llu is larger than a comm_size can hold", (unsigned long long)size_bytes);
   const char *cname = chakra_comm_type_name(comm_type);
   if (!cname) return chakra_error_set(err, CHAKRA_EINVAL, "unknown collective type %d", comm_type);
   char label[32], name[96], lower[32];

@@ -49,14 +49,20 @@ int chakra_attr_as_int(const chakra_attr *a, int64_t *out, int *from_double) {
 }
 
 typedef struct resolver {
-  chakra_attr_issue_fn issue;
+  chakra_diag_fn diag;
   void *ctx;
+  uint64_t node_id;
   int errors;
 } resolver;
 
-static void report(resolver *rs, int sev, const char *name, const char *what) {
-  if (sev == CHAKRA_ISSUE_ERROR) rs->errors++;
-  if (rs->issue) rs->issue(rs->ctx, sev, name, what);
+static void report(resolver *rs, chakra_severity sev, const char *name, const char *what) {
+  if (sev >= CHAKRA_SEV_ERROR) rs->errors++;
+  if (!rs->diag) return;
+  chakra_problem p = chakra_problem_make(sev, what);
+  p.has_node = 1;
+  p.node_id = rs->node_id;
+  p.field = name;
+  rs->diag(rs->ctx, &p);
 }
 
 static const char *kind_name(const chakra_attr *a) {
@@ -70,19 +76,19 @@ static int read_int(resolver *rs, const chakra_attr *a, int64_t lo, int64_t hi, 
   int from_double;
   char msg[128];
   if (a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE__NOT_SET) {
-    report(rs, CHAKRA_ISSUE_WARNING, a->name, "present with no value; ignored");
+    report(rs, CHAKRA_SEV_WARNING, a->name, "present with no value; ignored");
     return 0;
   }
   if (chakra_attr_as_int(a, out, &from_double) != 0) {
     snprintf(msg, sizeof msg, "expected an integer, found %s", kind_name(a));
-    report(rs, CHAKRA_ISSUE_ERROR, a->name, msg);
+    report(rs, CHAKRA_SEV_ERROR, a->name, msg);
     return 0;
   }
-  if (from_double) report(rs, CHAKRA_ISSUE_WARNING, a->name, "integral value stored as floating point");
+  if (from_double) report(rs, CHAKRA_SEV_WARNING, a->name, "integral value stored as floating point");
   if (*out < lo || *out > hi) {
     snprintf(msg, sizeof msg, "value %lld out of range [%lld, %lld]", (long long)*out, (long long)lo,
              (long long)hi);
-    report(rs, CHAKRA_ISSUE_ERROR, a->name, msg);
+    report(rs, CHAKRA_SEV_ERROR, a->name, msg);
     return 0;
   }
   return 1;
@@ -132,17 +138,17 @@ static void read_involved_dim(resolver *rs, const chakra_attr *a, chakra_std_att
         v = a->uint64_list->values[i] > 1 ? 2 : (int64_t)a->uint64_list->values[i];
       }
       if (v != 0 && v != 1) {
-        report(rs, CHAKRA_ISSUE_ERROR, a->name, "integer list must hold only 0 and 1");
+        report(rs, CHAKRA_SEV_ERROR, a->name, "integer list must hold only 0 and 1");
         return;
       }
       if (v && i < CHAKRA_MAX_DIMS) mask |= 1u << i;
     }
   } else {
-    report(rs, CHAKRA_ISSUE_ERROR, a->name, "expected a bool list");
+    report(rs, CHAKRA_SEV_ERROR, a->name, "expected a bool list");
     return;
   }
   if (n > CHAKRA_MAX_DIMS) {
-    report(rs, CHAKRA_ISSUE_ERROR, a->name, "more than 32 dimensions");
+    report(rs, CHAKRA_SEV_ERROR, a->name, "more than 32 dimensions");
     return;
   }
   o->involved_dim = mask;
@@ -152,7 +158,7 @@ static void read_involved_dim(resolver *rs, const chakra_attr *a, chakra_std_att
 
 static void read_pg_name(resolver *rs, const chakra_attr *a, chakra_std_attrs *o) {
   if (a->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL) {
-    report(rs, CHAKRA_ISSUE_ERROR, a->name, "expected a string");
+    report(rs, CHAKRA_SEV_ERROR, a->name, "expected a string");
     return;
   }
   o->pg_name = a->string_val;
@@ -178,7 +184,7 @@ static void resolve_one(resolver *rs, const chakra_attr *a, chakra_std_attrs *o,
   do {                                                                          \
     bit = (b);                                                                  \
     if (*seen & bit) {                                                          \
-      report(rs, CHAKRA_ISSUE_WARNING, n, "duplicate attribute; first one used"); \
+      report(rs, CHAKRA_SEV_WARNING, n, "duplicate attribute; first one used"); \
       return;                                                                   \
     }                                                                           \
     *seen |= bit;                                                               \
@@ -224,9 +230,9 @@ static void resolve_one(resolver *rs, const chakra_attr *a, chakra_std_attrs *o,
 }
 
 int chakra_std_attrs_resolve(const chakra_node *node, chakra_std_attrs *out,
-                             chakra_attr_issue_fn issue, void *ctx) {
+                             chakra_diag_fn diag, void *ctx) {
   memset(out, 0, sizeof *out);
-  resolver rs = {issue, ctx, 0};
+  resolver rs = {.diag = diag, .ctx = ctx, .node_id = node->id};
   uint32_t seen = 0;
   const chakra_attr *comm_group = NULL;
   for (size_t i = 0; i < node->n_attr; i++) {

@@ -20,28 +20,30 @@ typedef struct loader {
   int failed;             /* an error was reported (validate mode keeps going) */
 } loader;
 
-static int problem(loader *L, int sev, uint64_t id, uint64_t off, const char *fmt, ...)
+static int problem(loader *L, chakra_severity sev, uint64_t id, uint64_t off, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
-/* Reports a problem; returns nonzero when loading must stop. */
-static int problem(loader *L, int sev, uint64_t id, uint64_t off, const char *fmt, ...) {
+static int tolerant(const loader *L) { return L->opt && L->opt->tolerant; }
+
+static void diag(const loader *L, const chakra_problem *p) {
+  if (L->opt && L->opt->diag) L->opt->diag(L->opt->diag_ctx, p);
+}
+
+/* Reports a problem of node id at off; returns nonzero when loading must stop. */
+static int problem(loader *L, chakra_severity sev, uint64_t id, uint64_t off, const char *fmt, ...) {
   char msg[600];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  if (L->opt && L->opt->problem) {
-    L->opt->problem(L->opt->problem_ctx, sev, id, off, msg);
-    if (sev == CHAKRA_ISSUE_ERROR) L->failed = 1;
-    return 0;
-  }
-  if (sev == CHAKRA_ISSUE_WARNING) {
-    if (L->opt && L->opt->warn) {
-      char line[800];
-      snprintf(line, sizeof line, "%s: node %llu at offset %llu: %s", L->g->path,
-               (unsigned long long)id, (unsigned long long)off, msg);
-      L->opt->warn(L->opt->warn_ctx, line);
-    }
+  if (tolerant(L) || sev < CHAKRA_SEV_ERROR) {
+    chakra_problem p = chakra_problem_make(sev, msg);
+    p.file = L->g->path;
+    p.has_node = p.has_offset = 1;
+    p.node_id = id;
+    p.offset = off;
+    diag(L, &p);
+    if (sev >= CHAKRA_SEV_ERROR) L->failed = 1;
     return 0;
   }
   chakra_error_set(L->err, CHAKRA_EGRAPH, "%s: node %llu at offset %llu: %s", L->g->path,
@@ -50,12 +52,17 @@ static int problem(loader *L, int sev, uint64_t id, uint64_t off, const char *fm
   return 1;
 }
 
-static void attr_issue(void *ctx, int sev, const char *name, const char *what) {
+/* Unreadable attributes matter to validate; loading itself only needs the
+ * values, so they are reported in tolerant mode only. */
+static void attr_problem(void *ctx, const chakra_problem *ap) {
   loader *L = ctx;
-  /* Unreadable attributes matter to validate; loading itself only needs the
-   * values, so errors here are downgraded unless validate asked. */
-  if (L->opt && L->opt->problem)
-    problem(L, sev, L->cur_id, L->cur_offset, "attribute '%s': %s", name, what);
+  if (!tolerant(L)) return;
+  chakra_problem p = *ap;
+  p.file = L->g->path;
+  p.has_offset = 1;
+  p.offset = L->cur_offset;
+  diag(L, &p);
+  if (p.severity >= CHAKRA_SEV_ERROR) L->failed = 1;
 }
 
 static uint32_t intern_pg(chakra_graph *g, const char *name) {
@@ -134,7 +141,7 @@ static int add_node(loader *L, const chakra_node *nd, uint64_t offset) {
   L->cur_id = nd->id;
   L->cur_offset = offset;
   chakra_std_attrs a;
-  int arc = chakra_std_attrs_resolve(nd, &a, attr_issue, L);
+  int arc = chakra_std_attrs_resolve(nd, &a, attr_problem, L);
   chakra_gnode *n = &g->nodes[g->n];
   fill_gnode(n, nd, &a, offset, arc != 0);
   if (a.pg_name && a.pg_name[0] && !(n->pg = intern_pg(g, a.pg_name)))
@@ -228,7 +235,7 @@ static int map_ids(loader *L) {
   for (uint32_t i = 0; i < g->n; i++) {
     uint32_t prev = idmap_insert(g->idmap_, i);
     if (prev != IDMAP_NONE &&
-        problem(L, CHAKRA_ISSUE_ERROR, g->nodes[i].id, g->nodes[i].offset,
+        problem(L, CHAKRA_SEV_ERROR, g->nodes[i].id, g->nodes[i].offset,
                 "duplicate node id (first defined at offset %llu)",
                 (unsigned long long)g->nodes[prev].offset))
       return CHAKRA_EGRAPH;
@@ -271,7 +278,7 @@ static int resolve_deps(loader *L) {
           g->missing_ctrl_deps++;
         } else if (L->opt && L->opt->drop_missing_data_deps) {
           g->missing_data_deps_dropped++;
-        } else if (problem(L, CHAKRA_ISSUE_ERROR, g->nodes[i].id, g->nodes[i].offset,
+        } else if (problem(L, CHAKRA_SEV_ERROR, g->nodes[i].id, g->nodes[i].offset,
                            "data dep %llu not found", (unsigned long long)id)) {
           rc = CHAKRA_EGRAPH;
           break;
@@ -283,7 +290,7 @@ static int resolve_deps(loader *L) {
         continue;
       }
       if (j == i) {
-        if (problem(L, CHAKRA_ISSUE_ERROR, g->nodes[i].id, g->nodes[i].offset,
+        if (problem(L, CHAKRA_SEV_ERROR, g->nodes[i].id, g->nodes[i].offset,
                     "data dep on itself")) {
           rc = CHAKRA_EGRAPH;
           break;
@@ -369,7 +376,7 @@ static int order_topo(loader *L) {
     uint32_t start = 0;
     while (indeg[start] == 0) start++;
     uint32_t c = topo_cycle_node(&tg, indeg, start);
-    if (problem(L, CHAKRA_ISSUE_ERROR, g->nodes[c].id, g->nodes[c].offset,
+    if (problem(L, CHAKRA_SEV_ERROR, g->nodes[c].id, g->nodes[c].offset,
                 "dependency cycle through this node (%zu nodes cannot be ordered)", n - done))
       rc = CHAKRA_EGRAPH;
     /* Append the unordered rest so topo still lists every node once. */
@@ -380,30 +387,23 @@ static int order_topo(loader *L) {
   return rc;
 }
 
+static void summary_line(loader *L, uint64_t count, const char *what) {
+  if (!count) return;
+  char msg[200];
+  snprintf(msg, sizeof msg, "%llu %s", (unsigned long long)count, what);
+  chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, msg);
+  p.file = L->g->path;
+  diag(L, &p);
+}
+
+/* Outside tolerant mode what the load ignored is told once per kind. */
 static void summarise(loader *L) {
   chakra_graph *g = L->g;
-  char msg[300];
-  if (!L->opt || L->opt->problem || !L->opt->warn) return;
-  if (g->missing_ctrl_deps) {
-    snprintf(msg, sizeof msg, "%s: %llu control deps on absent ids ignored", g->path,
-             (unsigned long long)g->missing_ctrl_deps);
-    L->opt->warn(L->opt->warn_ctx, msg);
-  }
-  if (g->self_ctrl_deps) {
-    snprintf(msg, sizeof msg, "%s: %llu control deps of nodes on themselves ignored", g->path,
-             (unsigned long long)g->self_ctrl_deps);
-    L->opt->warn(L->opt->warn_ctx, msg);
-  }
-  if (g->duplicate_deps) {
-    snprintf(msg, sizeof msg, "%s: %llu duplicate deps removed", g->path,
-             (unsigned long long)g->duplicate_deps);
-    L->opt->warn(L->opt->warn_ctx, msg);
-  }
-  if (g->missing_data_deps_dropped) {
-    snprintf(msg, sizeof msg, "%s: %llu data deps on absent ids dropped", g->path,
-             (unsigned long long)g->missing_data_deps_dropped);
-    L->opt->warn(L->opt->warn_ctx, msg);
-  }
+  if (tolerant(L)) return;
+  summary_line(L, g->missing_ctrl_deps, "control deps on absent ids ignored");
+  summary_line(L, g->self_ctrl_deps, "control deps of nodes on themselves ignored");
+  summary_line(L, g->duplicate_deps, "duplicate deps removed");
+  summary_line(L, g->missing_data_deps_dropped, "data deps on absent ids dropped");
 }
 
 int chakra_graph_load(chakra_graph **out, const char *path, const chakra_graph_options *opt,

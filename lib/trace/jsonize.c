@@ -314,19 +314,22 @@ typedef struct jrun {
   outfile *out;
   int layout;
   chakra_json_stats *st;
-  chakra_warn_fn warn;
-  void *warn_ctx;
+  chakra_diag_fn diag;
+  void *diag_ctx;
   const char *in_path;
 } jrun;
 
-static void check_message(jrun *j, const ProtobufCMessage *m, uint64_t before, const char *what,
-                          uint64_t id) {
-  char msg[512];
-  if (j->c.w.bad_utf8 > before && j->warn) {
-    snprintf(msg, sizeof msg, "%s: %s %llu: %llu invalid UTF-8 sequence(s) replaced by U+FFFD",
-             j->in_path, what, (unsigned long long)id,
-             (unsigned long long)(j->c.w.bad_utf8 - before));
-    j->warn(j->warn_ctx, msg);
+/* is_node: m is a Node (id), not the GlobalMetadata. */
+static void check_message(jrun *j, const ProtobufCMessage *m, uint64_t before, int is_node, uint64_t id) {
+  char msg[200];
+  if (j->c.w.bad_utf8 > before && j->diag) {
+    snprintf(msg, sizeof msg, "%s%llu invalid UTF-8 sequence(s) replaced by U+FFFD",
+             is_node ? "" : "GlobalMetadata: ", (unsigned long long)(j->c.w.bad_utf8 - before));
+    chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, msg);
+    p.file = j->in_path;
+    p.has_node = is_node;
+    p.node_id = id;
+    j->diag(j->diag_ctx, &p);
   }
   if (m->n_unknown_fields) j->st->unknown_fields += m->n_unknown_fields;
 }
@@ -336,7 +339,7 @@ static int jsonize_stream(jrun *j, chakra_error *err) {
   const chakra_metadata *meta = chakra_reader_metadata(j->r);
   if (j->layout == CHAKRA_JSON_DOCUMENT) jsonw_lit(&c->w, "{\"global_metadata\":");
   emit_message(c, &meta->base);
-  check_message(j, &meta->base, 0, "GlobalMetadata", 0);
+  check_message(j, &meta->base, 0, 0, 0);
   if (j->layout == CHAKRA_JSON_DOCUMENT) jsonw_lit(&c->w, ",\"nodes\":[");
   else if (j->layout == CHAKRA_JSON_LINES) jsonw_char(&c->w, '\n');
   chakra_node *n;
@@ -346,7 +349,7 @@ static int jsonize_stream(jrun *j, chakra_error *err) {
     if (j->layout == CHAKRA_JSON_DOCUMENT) jsonw_raw(&c->w, j->st->nodes ? ",\n" : "\n", j->st->nodes ? 2 : 1);
     emit_message(c, &n->base);
     if (j->layout == CHAKRA_JSON_LINES) jsonw_char(&c->w, '\n');
-    check_message(j, &n->base, before, "node", n->id);
+    check_message(j, &n->base, before, 1, n->id);
     j->st->nodes++;
     if (c->w.failed) break;
   }
@@ -356,10 +359,10 @@ static int jsonize_stream(jrun *j, chakra_error *err) {
 }
 
 int chakra_jsonize(const char *in_path, const char *out_path, int layout, int out_gzip,
-                   chakra_json_stats *stats, chakra_warn_fn warn, void *warn_ctx,
+                   chakra_json_stats *stats, chakra_diag_fn diag, void *diag_ctx,
                    chakra_error *err) {
   chakra_json_stats local;
-  jrun j = {.layout = layout, .st = stats ? stats : &local, .warn = warn, .warn_ctx = warn_ctx,
+  jrun j = {.layout = layout, .st = stats ? stats : &local, .diag = diag, .diag_ctx = diag_ctx,
             .in_path = in_path};
   memset(j.st, 0, sizeof *j.st);
   int rc = chakra_reader_open(&j.r, in_path, NULL, err);
@@ -386,11 +389,13 @@ int chakra_jsonize(const char *in_path, const char *out_path, int layout, int ou
     outfile_discard(j.out);
     return rc;
   }
-  if (j.st->unknown_fields && warn) {
-    char msg[300];
-    snprintf(msg, sizeof msg, "%s: %llu unknown protobuf field(s) have no JSON form and were left out",
-             in_path, (unsigned long long)j.st->unknown_fields);
-    warn(warn_ctx, msg);
+  if (j.st->unknown_fields && diag) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "%llu unknown protobuf field(s) have no JSON form and were left out",
+             (unsigned long long)j.st->unknown_fields);
+    chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, msg);
+    p.file = in_path;
+    diag(diag_ctx, &p);
   }
   return outfile_commit(j.out, err);
 }

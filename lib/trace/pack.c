@@ -90,8 +90,8 @@ typedef struct packer {
   const unsigned char *chunk;
   uint64_t chunk_base, lines_before;
   chakra_json_stats *st;
-  chakra_warn_fn warn;
-  void *warn_ctx;
+  chakra_diag_fn diag;
+  void *diag_ctx;
   chakra_error *err;
   int rc;
   uint64_t bad_utf8_msg; /* replacements in the current message */
@@ -438,41 +438,47 @@ static void scan_raw_text(packer *p, size_t upto) {
   if (upto > p->scanned) p->scanned = upto;
 }
 
+/* A warning about message m (the node, when it is one). */
+static void pack_warn(packer *p, const ProtobufCMessage *m, const char *what) {
+  chakra_problem pr = chakra_problem_make(CHAKRA_SEV_WARNING, what);
+  pr.file = p->path;
+  pr.has_node = p->written > 0;
+  pr.node_id = p->written ? ((const chakra_node *)m)->id : 0;
+  p->diag(p->diag_ctx, &pr);
+}
+
 /* One warning per message for each lossy text repair, naming its place. */
 static void warn_lossy_text(packer *p, const ProtobufCMessage *m) {
   if (p->chunk) scan_raw_text(p, yajl_get_bytes_consumed(p->y));
   uint64_t lone = p->sur.lone - p->sur_reported;
   p->sur_reported = p->sur.lone;
-  if ((!p->nul_msg && !lone) || !p->warn) {
+  if ((!p->nul_msg && !lone) || !p->diag) {
     p->nul_msg = 0;
     return;
   }
   char pos[64], msg[400];
   where(p, pos, sizeof pos);
-  unsigned long long id = p->written ? (unsigned long long)((const chakra_node *)m)->id : 0ull;
   if (p->nul_msg) {
-    snprintf(msg, sizeof msg, "%s: %s: message %llu (node %llu): %llu NUL character(s) (\\u0000) replaced by U+FFFD",
-             p->path, pos, (unsigned long long)p->written, id, (unsigned long long)p->nul_msg);
-    p->warn(p->warn_ctx, msg);
+    snprintf(msg, sizeof msg, "%s: message %llu: %llu NUL character(s) (\\u0000) replaced by U+FFFD", pos,
+             (unsigned long long)p->written, (unsigned long long)p->nul_msg);
+    pack_warn(p, m, msg);
   }
   if (lone) {
     snprintf(msg, sizeof msg,
-             "%s: %s: message %llu (node %llu): %llu high surrogate escape(s) without a low half: each became '?' "
+             "%s: message %llu: %llu high surrogate escape(s) without a low half: each became '?' "
              "(or was joined with the \\u escape right after it)",
-             p->path, pos, (unsigned long long)p->written, id, (unsigned long long)lone);
-    p->warn(p->warn_ctx, msg);
+             pos, (unsigned long long)p->written, (unsigned long long)lone);
+    pack_warn(p, m, msg);
   }
   p->nul_msg = 0;
 }
 
 static int write_top(packer *p, ProtobufCMessage *m) {
-  if (p->bad_utf8_msg && p->warn) {
-    char msg[300];
-    snprintf(msg, sizeof msg, "%s: message %llu (node %llu): %llu invalid UTF-8 sequence(s) replaced by U+FFFD",
-             p->path, (unsigned long long)p->written,
-             p->written ? (unsigned long long)((chakra_node *)m)->id : 0ull,
-             (unsigned long long)p->bad_utf8_msg);
-    p->warn(p->warn_ctx, msg);
+  if (p->bad_utf8_msg && p->diag) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "message %llu: %llu invalid UTF-8 sequence(s) replaced by U+FFFD",
+             (unsigned long long)p->written, (unsigned long long)p->bad_utf8_msg);
+    pack_warn(p, m, msg);
   }
   p->st->bad_utf8 += p->bad_utf8_msg;
   p->bad_utf8_msg = 0;
@@ -633,10 +639,10 @@ static int pack_stream(packer *p, instream *in) {
 }
 
 int chakra_pack(const char *in_path, const char *out_path, int write_flags,
-                chakra_json_stats *stats, chakra_warn_fn warn, void *warn_ctx,
+                chakra_json_stats *stats, chakra_diag_fn diag, void *diag_ctx,
                 chakra_error *err) {
   chakra_json_stats local;
-  packer p = {.path = in_path, .st = stats ? stats : &local, .warn = warn, .warn_ctx = warn_ctx,
+  packer p = {.path = in_path, .st = stats ? stats : &local, .diag = diag, .diag_ctx = diag_ctx,
               .err = err};
   memset(p.st, 0, sizeof *p.st);
   instream *in;

@@ -230,3 +230,7 @@ void chakra_reader_close(chakra_reader *r) {
 chakra_node *chakra_node_decode(const uint8_t *data, size_t len) {
   return chakra_proto_msg__node__unpack(NULL, len, data);
 }
+
+void chakra_node_free(chakra_node *node) {
+  if (node) chakra_proto_msg__node__free_unpacked(node, NULL);
+}

@@ -8,9 +8,11 @@
 
 #include "chakra/graph.h"
 
-static void warn(void *ctx, const char *msg) {
+static void warn(void *ctx, const chakra_problem *p) {
+  char line[1024];
   (void)ctx;
-  fprintf(stderr, "chakra: warning: %s\n", msg);
+  chakra_problem_format(p, line, sizeof line);
+  fprintf(stderr, "chakra: %s: %s\n", chakra_severity_name(p->severity), line);
 }
 
 int main(int argc, char **argv) {
@@ -18,7 +20,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: graph_load FILE.et\n");
     return 2;
   }
-  chakra_graph_options opt = {.warn = warn};
+  chakra_graph_options opt = {.diag = warn};
   chakra_graph *g;
   chakra_error err = {0};
   if (chakra_graph_load(&g, argv[1], &opt, &err)) {

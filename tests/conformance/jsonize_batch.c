@@ -10,9 +10,11 @@
 
 #include "chakra/json.h"
 
-static void warn_print(void *ctx, const char *msg) {
+static void warn_print(void *ctx, const chakra_problem *p) {
+  char line[1024];
   (void)ctx;
-  fprintf(stderr, "warning: %s\n", msg);
+  chakra_problem_format(p, line, sizeof line);
+  fprintf(stderr, "warning: %s\n", line);
 }
 
 int main(int argc, char **argv) {

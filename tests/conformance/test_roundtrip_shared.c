@@ -68,10 +68,12 @@ typedef struct work {
   const char *dir;
 } work;
 
-static void warn_count(void *ctx, const char *msg) {
+static void warn_count(void *ctx, const chakra_problem *p) {
   work *w = ctx;
+  char line[1024];
   w->warnings++;
-  fprintf(stderr, "warning: %s\n", msg);
+  chakra_problem_format(p, line, sizeof line);
+  fprintf(stderr, "warning: %s\n", line);
 }
 
 /* One worker: takes files until none are left, with its own scratch names. */

@@ -11,7 +11,12 @@
 #include "chakra/json.h"
 #include "fuzz_common.h"
 
-static void ignore_warn(void *ctx, const char *msg) { (void)ctx, (void)msg; }
+/* Formats every problem: chakra_problem_format() sees fuzzed text too. */
+static void ignore_warn(void *ctx, const chakra_problem *p) {
+  char line[256];
+  (void)ctx;
+  (void)chakra_problem_format(p, line, sizeof line);
+}
 
 static void json_properties(const char *path) {
   const char *lines = fuzz_out("t.jsonl"), *doc = fuzz_out("t.json"), *compat = fuzz_out("t.compat");

@@ -10,7 +10,12 @@
 #include "chakra/json.h"
 #include "fuzz_common.h"
 
-static void ignore_warn(void *ctx, const char *msg) { (void)ctx, (void)msg; }
+/* Formats every problem: chakra_problem_format() sees fuzzed text too. */
+static void ignore_warn(void *ctx, const chakra_problem *p) {
+  char line[256];
+  (void)ctx;
+  (void)chakra_problem_format(p, line, sizeof line);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char path[64];

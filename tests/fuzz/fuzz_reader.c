@@ -14,12 +14,11 @@
 #include "chakra/trace.h"
 #include "fuzz_common.h"
 
-static void ignore_problem(void *ctx, int sev, uint64_t id, uint64_t off, const char *what) {
-  (void)ctx, (void)sev, (void)id, (void)off, (void)what;
-}
-static void ignore_warn(void *ctx, const char *msg) { (void)ctx, (void)msg; }
-static void ignore_issue(void *ctx, int sev, const char *name, const char *what) {
-  (void)ctx, (void)sev, (void)name, (void)what;
+/* Formats every problem: chakra_problem_format() sees fuzzed text too. */
+static void ignore_warn(void *ctx, const chakra_problem *p) {
+  char line[256];
+  (void)ctx;
+  (void)chakra_problem_format(p, line, sizeof line);
 }
 
 static void read_all(const char *path) {
@@ -30,7 +29,7 @@ static void read_all(const char *path) {
   chakra_node *n;
   while (chakra_reader_next(r, &n, &err) == 1) {
     chakra_std_attrs a;
-    chakra_std_attrs_resolve(n, &a, ignore_issue, NULL);
+    chakra_std_attrs_resolve(n, &a, ignore_warn, NULL);
     (void)chakra_reader_message_offset(r);
   }
   chakra_reader_close(r);
@@ -44,7 +43,7 @@ static void load_graph(const char *path, const chakra_graph_options *opt) {
   (void)chakra_graph_critical_path(g, &end);
   chakra_node *n; /* the last node: the furthest seek */
   if (g->n && chakra_graph_read_node(g, (uint32_t)g->n - 1, &n, &err) == 0)
-    protobuf_c_message_free_unpacked(&n->base, NULL);
+    chakra_node_free(n);
   (void)chakra_graph_memory(g);
   chakra_graph_free(g);
 }
@@ -54,9 +53,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int fd = fuzz_input_file(data, size, path, sizeof path);
   read_all(path);
   load_graph(path, NULL);
-  chakra_graph_options tolerant = {.problem = ignore_problem};
+  chakra_graph_options tolerant = {.tolerant = 1, .diag = ignore_warn};
   load_graph(path, &tolerant);
-  chakra_graph_options data_only = {.ignore_ctrl_deps = 1, .drop_missing_data_deps = 1, .warn = ignore_warn};
+  chakra_graph_options data_only = {.ignore_ctrl_deps = 1, .drop_missing_data_deps = 1, .diag = ignore_warn};
   load_graph(path, &data_only);
   close(fd);
   return 0;

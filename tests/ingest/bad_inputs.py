@@ -55,7 +55,7 @@ CASES = [
      ["trace event #0", "'ts' is not a number"]),
     ("link: no common ops", "link-kineto",
      json.dumps({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "other", "pid": 1, "tid": 1, "ts": 1, "dur": 1}]}),
-     ["1 of 1 host ops have no op", "--allow-partial"]),
+     ["1 of 1 host ops have no op", "allow_partial"]),
     ("text: transformer", "text", "HYBRID_TRANSFORMER\n1\nl -1 1 NONE 0 1 NONE 0 1 NONE 0 1 X\n",
      ["line 1", "not supported"]),
     ("text: short layer", "text", "DATA\n1\nconv -1 1 NONE 0\n", ["line 3", "12 columns"]),

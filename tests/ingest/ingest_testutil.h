@@ -67,7 +67,7 @@ static inline const chakra_node *it_by_name(const it_trace *t, const char *name)
 
 static inline int64_t it_attr_int(const chakra_node *n, const char *name) {
   const chakra_attr *a = chakra_attr_find(n, name);
-  int64_t v;
+  int64_t v = 0; /* fail_msg() does not return, but is not declared noreturn */
   int inexact;
   if (!a || chakra_attr_as_int(a, &v, &inexact)) fail_msg("node %llu: no integer attribute %s", (unsigned long long)n->id, name);
   return v;

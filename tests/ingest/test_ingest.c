@@ -208,7 +208,7 @@ static void test_hostet_newer_schema_is_read_with_a_warning(void **state) {
   chakra_error err = {0};
   tu_lines warnings = {0};
   hostet_options o = {.mode = HT_MODE_CONVERT, .versions = HT_VERSIONS_NEWER_OK, .threads = 1,
-                      .warn = tu_collect_line, .warn_ctx = &warnings};
+                      .diag = tu_collect_line, .diag_ctx = &warnings};
   hostet *h = NULL;
   if (hostet_read(&h, p, &o, &err)) fail_msg("%s", err.msg);
   assert_true(h->newer_schema);

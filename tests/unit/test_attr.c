@@ -18,14 +18,14 @@ typedef struct issues {
   int n;
 } issues;
 
-static void collect(void *ctx, int sev, const char *name, const char *what) {
+static void collect(void *ctx, const chakra_problem *p) {
   issues *is = ctx;
-  if (sev == CHAKRA_ISSUE_ERROR) is->errors++;
+  if (p->severity == CHAKRA_SEV_ERROR) is->errors++;
   else is->warnings++;
   if (is->n < 8) {
-    snprintf(is->name[is->n], sizeof is->name[0], "%s", name);
-    snprintf(is->what[is->n], sizeof is->what[0], "%s", what);
-    is->sev[is->n] = sev;
+    snprintf(is->name[is->n], sizeof is->name[0], "%s", p->field);
+    snprintf(is->what[is->n], sizeof is->what[0], "%s", p->what);
+    is->sev[is->n] = p->severity;
   }
   is->n++;
 }
@@ -213,7 +213,7 @@ static void test_attr_string_for_a_number_is_refused_naming_the_attribute(void *
   chakra_attr t[] = {a_str("comm_size", "1048576")};
   assert_int_equal(resolve(t, 1, &s, &is), CHAKRA_EFORMAT);
   assert_int_equal(is.errors, 1);
-  assert_int_equal(is.sev[0], CHAKRA_ISSUE_ERROR);
+  assert_int_equal(is.sev[0], CHAKRA_SEV_ERROR);
   assert_string_equal(is.name[0], "comm_size");
   assert_contains(is.what[0], "string_val");
   assert_false(s.present & CHAKRA_HAS_COMM_SIZE);

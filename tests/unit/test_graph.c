@@ -98,7 +98,7 @@ static void test_graph_missing_data_deps_are_dropped_and_counted_on_request(void
   tu_node nodes[] = {{.id = 1}, {.id = 2, TU_DATA(99, 1, 98)}};
   char *p = trace("drop_data.et", nodes, N_OF(nodes));
   tu_lines warn = {0};
-  chakra_graph_options opt = {.drop_missing_data_deps = 1, .warn = tu_collect_line, .warn_ctx = &warn};
+  chakra_graph_options opt = {.drop_missing_data_deps = 1, .diag = tu_collect_line, .diag_ctx = &warn};
   chakra_graph *g = load_ok(p, &opt);
   assert_int_equal(g->missing_data_deps_dropped, 2);
   uint64_t d[4];
@@ -118,7 +118,7 @@ static void test_graph_missing_ctrl_deps_are_ignored_and_counted(void **state) {
                      {.id = 218, TU_CTRL(217, 5)}};
   char *p = trace("missing_ctrl.et", nodes, N_OF(nodes));
   tu_lines warn = {0};
-  chakra_graph_options opt = {.warn = tu_collect_line, .warn_ctx = &warn};
+  chakra_graph_options opt = {.diag = tu_collect_line, .diag_ctx = &warn};
   chakra_graph *g = load_ok(p, &opt);
   assert_int_equal(g->n, 3);
   assert_int_equal(g->missing_ctrl_deps, 3);
@@ -143,7 +143,7 @@ static void test_graph_duplicate_deps_are_deduped_and_counted(void **state) {
   tu_node nodes[] = {{.id = 1}, {.id = 2}, {.id = 3, TU_DATA(1, 1, 2), TU_CTRL(2, 1, 2)}};
   char *p = trace("dup_deps.et", nodes, N_OF(nodes));
   tu_lines warn = {0};
-  chakra_graph_options opt = {.warn = tu_collect_line, .warn_ctx = &warn};
+  chakra_graph_options opt = {.diag = tu_collect_line, .diag_ctx = &warn};
   chakra_graph *g = load_ok(p, &opt);
   uint64_t d[8];
   assert_int_equal(dep_ids(g, 3, d), 2);
@@ -207,7 +207,7 @@ static void test_graph_ctrl_dep_on_itself_is_ignored_and_counted(void **state) {
   tu_node nodes[] = {{.id = 1, TU_CTRL(1)}, {.id = 2, TU_DATA(1), TU_CTRL(2, 1)}};
   char *p = trace("self_ctrl.et", nodes, N_OF(nodes));
   tu_lines warn = {0};
-  chakra_graph_options opt = {.warn = tu_collect_line, .warn_ctx = &warn};
+  chakra_graph_options opt = {.diag = tu_collect_line, .diag_ctx = &warn};
   chakra_graph *g = load_ok(p, &opt);
   assert_int_equal(g->self_ctrl_deps, 2);
   uint64_t d[4];
@@ -262,14 +262,13 @@ typedef struct problems {
   int n;
 } problems;
 
-static void collect_problem(void *ctx, int sev, uint64_t id, uint64_t off, const char *what) {
-  (void)off;
+static void collect_problem(void *ctx, const chakra_problem *p) {
   problems *pr = ctx;
-  if (sev == CHAKRA_ISSUE_ERROR) pr->errors++;
+  if (p->severity == CHAKRA_SEV_ERROR) pr->errors++;
   else pr->warnings++;
   if (pr->n < 8) {
-    snprintf(pr->what[pr->n], sizeof pr->what[0], "%s", what);
-    pr->id[pr->n] = id;
+    snprintf(pr->what[pr->n], sizeof pr->what[0], "%s", p->what);
+    pr->id[pr->n] = p->node_id;
   }
   pr->n++;
 }
@@ -280,7 +279,7 @@ static void test_graph_validate_mode_reports_every_problem_and_still_builds(void
                      {.id = 4, TU_DATA(3)}, {.id = 1, .name = "dup"}};
   char *p = trace("validate.et", nodes, N_OF(nodes));
   problems pr = {0};
-  chakra_graph_options opt = {.problem = collect_problem, .problem_ctx = &pr};
+  chakra_graph_options opt = {.tolerant = 1, .diag = collect_problem, .diag_ctx = &pr};
   chakra_graph *g = NULL;
   chakra_error err = {0};
   assert_int_equal(chakra_graph_load(&g, p, &opt, &err), 0);
@@ -545,7 +544,7 @@ static void test_graph_read_node_returns_the_full_node_from_plain_and_gzip(void 
       assert_int_equal(n->id, g->nodes[i].id);
       assert_string_equal(n->name, i == 0 ? "compute" : i == 1 ? "allgather" : "odd");
       assert_int_equal(n->n_attr, i == 1 ? 3 : 2);
-      protobuf_c_message_free_unpacked(&n->base, NULL);
+      chakra_node_free(n);
     }
     chakra_graph_free(g);
     free(p);

@@ -208,9 +208,12 @@ void tu_write_trace(const char *path, const tu_node *nodes, size_t n) {
   if (chakra_writer_close(w, &err)) fail_msg("writer_close: %s", err.msg);
 }
 
-void tu_collect_line(void *ctx, const char *msg) {
+void tu_collect_line(void *ctx, const chakra_problem *p) {
   tu_lines *l = ctx;
-  if (l->n < (int)(sizeof l->line / sizeof l->line[0])) snprintf(l->line[l->n], sizeof l->line[0], "%s", msg);
+  if (l->n < (int)(sizeof l->line / sizeof l->line[0])) {
+    chakra_problem_format(p, l->line[l->n], sizeof l->line[0]);
+    l->sev[l->n] = p->severity;
+  }
   l->n++;
 }
 

@@ -96,12 +96,14 @@ void tu_write_trace(const char *path, const tu_node *nodes, size_t n);
 
 /* ---- messages ------------------------------------------------------- */
 
-/* Collects warning lines (chakra_warn_fn / graph warn callbacks). */
+/* Collects problems (a chakra_diag_fn) as chakra_problem_format() lines,
+ * with their severities. */
 typedef struct tu_lines {
   char line[16][1024];
+  chakra_severity sev[16];
   int n;
 } tu_lines;
-void tu_collect_line(void *ctx, const char *msg);
+void tu_collect_line(void *ctx, const chakra_problem *p);
 
 /* Fails the test unless needle occurs in haystack. */
 #define assert_contains(haystack, needle)                                          \
