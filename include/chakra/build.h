@@ -23,10 +23,6 @@
 #include "chakra/error.h"
 #include "chakra/trace.h"
 
-#ifndef CHAKRA_API
-#define CHAKRA_API
-#endif
-
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -63,11 +63,11 @@ typedef struct chakra_sim_files {
 
 /* Reads and checks the files; warnings (keys without effect, defaults
  * taken) go to diag (may be NULL). Parameters start at their defaults. */
-int chakra_sim_config_load(chakra_sim_config **out, const chakra_sim_files *files, chakra_diag_fn diag,
+CHAKRA_API int chakra_sim_config_load(chakra_sim_config **out, const chakra_sim_files *files, chakra_diag_fn diag,
                            void *diag_ctx, chakra_error *err);
 /* A configuration on topo (copied) with the system file's defaults, no
  * remote memory and no groups; fill it with chakra_sim_config_set(). */
-int chakra_sim_config_new(chakra_sim_config **out, const chakra_topo *topo, chakra_error *err);
+CHAKRA_API int chakra_sim_config_new(chakra_sim_config **out, const chakra_topo *topo, chakra_error *err);
 /* Sets one field of the system or remote-memory configuration by its file
  * key, value in JSON: ("preferred-dataset-splits", "4"),
  * ("all-reduce-implementation", "[\"ring\"]"), ("memory-type",
@@ -75,26 +75,26 @@ int chakra_sim_config_new(chakra_sim_config **out, const chakra_topo *topo, chak
  * be partly set (the error names it). Settings that only make sense
  * together (PER_NODE_MEMORY_EXPANSION and num-npus-per-node) are checked
  * when a run starts. */
-int chakra_sim_config_set(chakra_sim_config *c, const char *key, const char *json_value, chakra_diag_fn diag,
+CHAKRA_API int chakra_sim_config_set(chakra_sim_config *c, const char *key, const char *json_value, chakra_diag_fn diag,
                           void *diag_ctx, chakra_error *err);
 /* Adds communicator group `name` (a pg_name) with its members in order. */
-int chakra_sim_config_add_group(chakra_sim_config *c, const char *name, const uint32_t *ranks, uint32_t n,
+CHAKRA_API int chakra_sim_config_add_group(chakra_sim_config *c, const char *name, const uint32_t *ranks, uint32_t n,
                                 chakra_error *err);
 /* The run parameters, to read or change (valid as long as c). */
-chakra_sim_params *chakra_sim_config_params(chakra_sim_config *c);
+CHAKRA_API chakra_sim_params *chakra_sim_config_params(chakra_sim_config *c);
 /* The network (valid as long as c). */
-const chakra_topo *chakra_sim_config_topo(const chakra_sim_config *c);
-void chakra_sim_config_free(chakra_sim_config *c);
+CHAKRA_API const chakra_topo *chakra_sim_config_topo(const chakra_sim_config *c);
+CHAKRA_API void chakra_sim_config_free(chakra_sim_config *c);
 
 typedef struct chakra_sim_workload chakra_sim_workload;
 
 /* Loads PREFIX.0.et .. PREFIX.<npus-1>.et (npus: the network's NPU count)
  * on `threads` threads (0 = one per CPU); warnings go to diag in rank
  * order, whatever the thread count. */
-int chakra_sim_workload_load(chakra_sim_workload **out, const char *prefix, uint32_t npus, uint32_t threads,
+CHAKRA_API int chakra_sim_workload_load(chakra_sim_workload **out, const char *prefix, uint32_t npus, uint32_t threads,
                              chakra_diag_fn diag, void *diag_ctx, chakra_error *err);
-uint32_t chakra_sim_workload_npus(const chakra_sim_workload *w);
-void chakra_sim_workload_free(chakra_sim_workload *w);
+CHAKRA_API uint32_t chakra_sim_workload_npus(const chakra_sim_workload *w);
+CHAKRA_API void chakra_sim_workload_free(chakra_sim_workload *w);
 
 /* Per-run outputs and observers; every field may be zero/NULL. */
 typedef struct chakra_sim_run_options {
@@ -143,15 +143,15 @@ typedef struct chakra_sim_result {
  * are reported in result->stuck and have finished = 0. w's NPU count must
  * be c's. result is always initialised; free it with
  * chakra_sim_result_free(). */
-int chakra_sim_run(const chakra_sim_config *c, const chakra_sim_workload *w, const chakra_sim_run_options *opt,
+CHAKRA_API int chakra_sim_run(const chakra_sim_config *c, const chakra_sim_workload *w, const chakra_sim_run_options *opt,
                    chakra_sim_result *result, chakra_error *err);
 /* Frees what r holds (not r itself) and empties it. */
-void chakra_sim_result_free(chakra_sim_result *r);
+CHAKRA_API void chakra_sim_result_free(chakra_sim_result *r);
 
 /* Fills order with the finished ranks in the order ASTRA-sim's lines are
  * printed here (finish time, then rank); returns how many. order needs room
  * for r->npus entries. */
-uint32_t chakra_sim_finish_order(const chakra_sim_result *r, uint32_t *order);
+CHAKRA_API uint32_t chakra_sim_finish_order(const chakra_sim_result *r, uint32_t *order);
 
 /* Which of a finished rank's lines chakra_sim_rank_lines() produces. */
 enum {
@@ -163,13 +163,13 @@ typedef void (*chakra_sim_line_fn)(void *ctx, const char *logger, const char *te
 
 /* Passes rank's lines, in ASTRA-sim's texts without line ends, to fn with
  * the name of the reference logger that prints each. */
-void chakra_sim_rank_lines(const chakra_sim_result *r, uint32_t rank, unsigned which, chakra_sim_line_fn fn,
+CHAKRA_API void chakra_sim_rank_lines(const chakra_sim_result *r, uint32_t rank, unsigned which, chakra_sim_line_fn fn,
                            void *ctx);
 
 /* Writes r as JSON (per rank: finish, exposed communication, compute,
  * communication and overlap times, collectives by type; run totals),
  * atomically. */
-int chakra_sim_write_report(const chakra_sim_result *r, const char *path, chakra_error *err);
+CHAKRA_API int chakra_sim_write_report(const chakra_sim_result *r, const char *path, chakra_error *err);
 
 #ifdef __cplusplus
 }

@@ -37,7 +37,7 @@ typedef struct chakra_synth_config {
 } chakra_synth_config;
 
 /* STAGE's defaults for every field (model gpt, degrees 1, schedule 1f1b). */
-void chakra_synth_config_default(chakra_synth_config *c);
+CHAKRA_API void chakra_synth_config_default(chakra_synth_config *c);
 
 typedef struct chakra_synth_stats {
   uint32_t ranks, stages, ranks_written;
@@ -47,12 +47,12 @@ typedef struct chakra_synth_stats {
 
 /* Checks the configuration without writing anything: 0, or CHAKRA_EINVAL
  * with one line naming the option and the constraint. */
-int chakra_synth_check(const chakra_synth_config *c, chakra_error *err);
+CHAKRA_API int chakra_synth_check(const chakra_synth_config *c, chakra_error *err);
 
 /* Writes PREFIX.<r>.et for every (selected) rank and PREFIX.json with the
  * communicator groups. All files or none: on failure nothing is left.
  * stats may be NULL. */
-int chakra_synth_write(const chakra_synth_config *c, const char *prefix, chakra_synth_stats *stats,
+CHAKRA_API int chakra_synth_write(const chakra_synth_config *c, const char *prefix, chakra_synth_stats *stats,
                        chakra_error *err);
 
 #ifdef __cplusplus

@@ -49,30 +49,30 @@ typedef struct chakra_topo chakra_topo;
 
 /* Reads ASTRA-sim's network YAML (topology, npus_count, bandwidth, latency:
  * one list entry per dimension). Errors name the file, line and key. */
-int chakra_topo_load(chakra_topo **out, const char *path, chakra_error *err);
+CHAKRA_API int chakra_topo_load(chakra_topo **out, const char *path, chakra_error *err);
 /* Builds a topology of n dimensions (1..CHAKRA_TOPO_MAX_DIMS); dims is
  * copied. Errors name the dimension and field. */
-int chakra_topo_new(chakra_topo **out, const chakra_topo_dim *dims, int n, chakra_error *err);
-void chakra_topo_free(chakra_topo *t); /* NULL is fine */
+CHAKRA_API int chakra_topo_new(chakra_topo **out, const chakra_topo_dim *dims, int n, chakra_error *err);
+CHAKRA_API void chakra_topo_free(chakra_topo *t); /* NULL is fine */
 
-int chakra_topo_dims(const chakra_topo *t);
+CHAKRA_API int chakra_topo_dims(const chakra_topo *t);
 /* Dimension d (0 <= d < dims); the pointer lives as long as t. */
-const chakra_topo_dim *chakra_topo_dim_at(const chakra_topo *t, int d);
+CHAKRA_API const chakra_topo_dim *chakra_topo_dim_at(const chakra_topo *t, int d);
 /* N, the product of the dimensions' NPU counts. */
-uint32_t chakra_topo_npus(const chakra_topo *t);
+CHAKRA_API uint32_t chakra_topo_npus(const chakra_topo *t);
 /* Bandwidth of dimension d in bytes per ns. */
-double chakra_topo_bytes_per_ns(const chakra_topo *t, int d);
+CHAKRA_API double chakra_topo_bytes_per_ns(const chakra_topo *t, int d);
 
 /* coords receives chakra_topo_dims() entries. */
-void chakra_topo_coords(const chakra_topo *t, uint32_t npu, uint32_t *coords);
-uint32_t chakra_topo_coord(const chakra_topo *t, uint32_t npu, int d);
-uint32_t chakra_topo_npu_at(const chakra_topo *t, const uint32_t *coords);
+CHAKRA_API void chakra_topo_coords(const chakra_topo *t, uint32_t npu, uint32_t *coords);
+CHAKRA_API uint32_t chakra_topo_coord(const chakra_topo *t, uint32_t npu, int d);
+CHAKRA_API uint32_t chakra_topo_npu_at(const chakra_topo *t, const uint32_t *coords);
 /* Hops between two NPUs inside dimension d, counted on the coordinates of
  * d only (Ring: the shorter way; FullyConnected: 1; Switch: 2; 0 when the
  * coordinates agree). */
-uint32_t chakra_topo_hops(const chakra_topo *t, int d, uint32_t a, uint32_t b);
+CHAKRA_API uint32_t chakra_topo_hops(const chakra_topo *t, int d, uint32_t a, uint32_t b);
 /* The lowest dimension in which a and b differ, or -1 when a == b. */
-int chakra_topo_first_diff(const chakra_topo *t, uint32_t a, uint32_t b);
+CHAKRA_API int chakra_topo_first_diff(const chakra_topo *t, uint32_t a, uint32_t b);
 
 /* ---- link level ---- */
 
@@ -83,19 +83,19 @@ typedef struct chakra_topo_hop {
 } chakra_topo_hop;
 
 /* Devices: NPUs, then switches. */
-uint64_t chakra_topo_devices(const chakra_topo *t);
-uint64_t chakra_topo_links(const chakra_topo *t);
+CHAKRA_API uint64_t chakra_topo_devices(const chakra_topo *t);
+CHAKRA_API uint64_t chakra_topo_links(const chakra_topo *t);
 /* The next hop from device `at` toward NPU dst. Returns 1 and fills *hop,
  * or 0 when at == dst. */
-int chakra_topo_next_hop(const chakra_topo *t, uint32_t at, uint32_t dst, chakra_topo_hop *hop);
+CHAKRA_API int chakra_topo_next_hop(const chakra_topo *t, uint32_t at, uint32_t dst, chakra_topo_hop *hop);
 /* The whole route from src to dst: up to max hops into hops; returns the
  * number of hops (which may exceed max; only max are written). */
-int chakra_topo_route(const chakra_topo *t, uint32_t src, uint32_t dst, chakra_topo_hop *hops, int max);
+CHAKRA_API int chakra_topo_route(const chakra_topo *t, uint32_t src, uint32_t dst, chakra_topo_hop *hops, int max);
 /* A link's dimension, bandwidth (bytes per ns) and latency (ns). */
-int chakra_topo_link_dim(const chakra_topo *t, uint64_t link);
+CHAKRA_API int chakra_topo_link_dim(const chakra_topo *t, uint64_t link);
 
 /* "Ring", "FullyConnected", "Switch" (the YAML names). */
-const char *chakra_topo_kind_name(chakra_topo_kind k);
+CHAKRA_API const char *chakra_topo_kind_name(chakra_topo_kind k);
 
 #ifdef __cplusplus
 }
