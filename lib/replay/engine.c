@@ -84,13 +84,15 @@ int rp_engine_init(rp_engine *e, const rp_plan *p, const rp_comms *c, rp_pool *p
   e->start = malloc(n * sizeof *e->start);
   e->end = malloc(n * sizeof *e->end);
   e->counts = malloc(4 * (size_t)gmax * sizeof *e->counts);
+  e->arrived = malloc(n);
+  e->posted = malloc(n);
   e->cap_req = 64;
   e->req = malloc(e->cap_req * sizeof *e->req);
   e->req_node = malloc(e->cap_req * sizeof *e->req_node);
   e->req_buf = malloc(e->cap_req * sizeof *e->req_buf);
   e->req_bytes = malloc(e->cap_req * sizeof *e->req_bytes);
   e->req_idx = malloc(e->cap_req * sizeof *e->req_idx);
-  if (!e->indeg || !e->start || !e->end || !e->counts || !e->req || !e->req_node || !e->req_buf || !e->req_bytes ||
+  if (!e->indeg || !e->start || !e->end || !e->counts || !e->arrived || !e->posted || !e->req || !e->req_node || !e->req_buf || !e->req_bytes ||
       !e->req_idx)
     return chakra_error_set(err, CHAKRA_ENOMEM, "rank %u: out of memory", p->rank);
   return 0;
@@ -101,6 +103,8 @@ void rp_engine_free(rp_engine *e) {
   free(e->start);
   free(e->end);
   free(e->counts);
+  free(e->arrived);
+  free(e->posted);
   free(e->req);
   free(e->req_node);
   free(e->req_buf);
@@ -239,11 +243,11 @@ static const char *call_name(const rp_node *n) {
   return n->coll < 10 ? names[n->coll] : "MPI_Ibarrier";
 }
 
-/* Posts node i's communication; the buffer returns to the pool when the
- * request completes. */
+/* Posts node i's send or collective; the buffer returns to the pool when
+ * the request completes. */
 static int post(rp_engine *e, uint32_t i, chakra_error *err) {
   const rp_node *n = &e->p->nodes[i];
-  uint64_t bytes = n->kind == RP_SEND ? 0 : rp_node_bytes(n, n->kind == RP_COLL ? e->c->size[n->tag] : 1);
+  uint64_t bytes = n->kind == RP_SEND ? 0 : rp_node_bytes(n, e->c->size[n->tag]);
   void *buf = rp_pool_get(e->pool, bytes);
   MPI_Request *r;
   if (!buf || add_request(e, i, buf, bytes, &r)) return oom(e, err);
@@ -252,8 +256,6 @@ static int post(rp_engine *e, uint32_t i, chakra_error *err) {
   if (n->kind == RP_SEND) {
     rc = MPI_Isend(e->pool->source, (int)n->value, MPI_BYTE, n->peer, n->tag, e->c->all, r);
     e->messages++;
-  } else if (n->kind == RP_RECV) {
-    rc = MPI_Irecv(buf, (int)n->value, MPI_BYTE, n->peer, n->tag, e->c->all, r);
   } else {
     rc = post_collective(e, n, buf, r);
   }
@@ -265,6 +267,44 @@ static int post(rp_engine *e, uint32_t i, chakra_error *err) {
   }
   if (n->kind == RP_COLL && n->next_coll != RP_NONE && --e->indeg[n->next_coll] == 0 && make_ready(e, n->next_coll))
     return oom(e, err);
+  return 0;
+}
+
+/* Posts the next receive in trace order (engine.h: receives go ahead). */
+static int post_next_recv(rp_engine *e, chakra_error *err) {
+  uint32_t i = e->p->recvs[e->next_recv++];
+  const rp_node *n = &e->p->nodes[i];
+  void *buf = rp_pool_get(e->pool, n->value);
+  MPI_Request *r;
+  if (!buf || add_request(e, i, buf, n->value, &r)) return oom(e, err);
+  uint64_t t = rp_now_ns();
+  int rc = MPI_Irecv(buf, (int)n->value, MPI_BYTE, n->peer, n->tag, e->c->all, r);
+  e->mpi_ns += rp_now_ns() - t;
+  if (rc != MPI_SUCCESS) {
+    e->n_req--;
+    rp_pool_put(e->pool, buf, n->value);
+    return mpi_fail(e, err, i, "MPI_Irecv", rc);
+  }
+  e->posted[i] = 1;
+  e->prepost_bytes += n->value;
+  return 0;
+}
+
+static int top_up_receives(rp_engine *e, chakra_error *err) {
+  while (e->next_recv < e->p->n_recvs && e->prepost_bytes < RP_PREPOST_BYTES) {
+    int rc = post_next_recv(e, err);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* A receive node issues: its message may be in already. */
+static int issue_recv(rp_engine *e, uint32_t i, uint64_t now, chakra_error *err) {
+  while (!e->posted[i]) {
+    int rc = post_next_recv(e, err);
+    if (rc) return rc;
+  }
+  if (e->arrived[i] && finish_node(e, i, now)) return oom(e, err);
   return 0;
 }
 
@@ -297,6 +337,7 @@ static int issue(rp_engine *e, uint32_t i, uint64_t now, chakra_error *err) {
       return finish_node(e, i, rp_now_ns()) ? oom(e, err) : 0;
     }
     case RP_NOOP: return finish_node(e, i, now) ? oom(e, err) : 0;
+    case RP_RECV: return issue_recv(e, i, now, err);
     default: return post(e, i, err);
   }
 }
@@ -340,12 +381,19 @@ static int poll_requests(rp_engine *e, chakra_error *err) {
     uint32_t j = (uint32_t)e->req_idx[k], last = --e->n_req;
     uint32_t node = e->req_node[j];
     rp_pool_put(e->pool, e->req_buf[j], e->req_bytes[j]);
+    int early = 0;
+    if (e->p->nodes[node].kind == RP_RECV) {
+      e->prepost_bytes -= e->p->nodes[node].value;
+      early = e->start[node] == UINT64_MAX;
+      e->arrived[node] = 1;
+    }
     e->req[j] = e->req[last];
     e->req_node[j] = e->req_node[last];
     e->req_buf[j] = e->req_buf[last];
     e->req_bytes[j] = e->req_bytes[last];
-    if (finish_node(e, node, now)) return oom(e, err), -1;
+    if (!early && finish_node(e, node, now)) return oom(e, err), -1;
   }
+  if (top_up_receives(e, err)) return -1;
   return out;
 }
 
@@ -375,6 +423,11 @@ static int reset(rp_engine *e, chakra_error *err) {
   e->comp_node[0] = e->comp_node[1] = RP_NONE;
   e->done = e->in_flight = 0;
   e->gpu_ns = e->mpi_ns = e->messages = 0;
+  memset(e->arrived, 0, p->n);
+  memset(e->posted, 0, p->n);
+  e->next_recv = 0;
+  e->prepost_bytes = 0;
+  if (top_up_receives(e, err)) return err ? err->code : CHAKRA_EIO;
   for (uint32_t i = 0; i < p->n; i++)
     if (e->indeg[i] == 0 && make_ready(e, i)) return oom(e, err);
   return 0;
@@ -407,7 +460,9 @@ int rp_engine_run(rp_engine *e, chakra_error *err) {
     } else if (e->stall_ns && now - last > e->stall_ns) {
       return 1;
     } else if (e->n_req) {
-      sched_yield(); /* oversubscribed ranks (more processes than cores) need the core to progress */
+      /* More processes than cores: the peers need this core to progress. */
+      if (e->idle_sleep_ns) sleep_until(now + e->idle_sleep_ns);
+      else sched_yield();
     } else {
       return chakra_error_set(err, CHAKRA_EGRAPH, "%s: rank %u: %u of %u nodes can never become ready (a cycle?)",
                               e->p->path, e->p->rank, e->p->n - e->done, e->p->n);
@@ -416,22 +471,34 @@ int rp_engine_run(rp_engine *e, chakra_error *err) {
   return rc;
 }
 
+/* "123 (send to 4)", "77 (ALL_REDUCE)", "9 (recv from 2)" */
+static int describe(char *out, size_t cap, const rp_node *n) {
+  unsigned long long id = (unsigned long long)n->id;
+  switch (n->kind) {
+    case RP_SEND: return snprintf(out, cap, " %llu (send to %d)", id, n->peer);
+    case RP_RECV: return snprintf(out, cap, " %llu (recv from %d)", id, n->peer);
+    case RP_COLL: return snprintf(out, cap, " %llu (%s)", id, chakra_comm_type_name(n->coll));
+    default: return snprintf(out, cap, " %llu", id);
+  }
+}
+
 char *rp_engine_stuck_line(const rp_engine *e) {
   const rp_plan *p = e->p;
   size_t cap = 1024;
   char *s = malloc(cap);
   if (!s) return NULL;
-  int len = snprintf(s, cap, "rank %u: %u of %u nodes done; in flight:", p->rank, e->done, p->n);
-  int shown = 0;
-  for (uint32_t k = 0; k < e->n_req && shown < 16; k++, shown++) {
-    const rp_node *n = &p->nodes[e->req_node[k]];
-    const char *what = n->kind == RP_SEND ? "send" : n->kind == RP_RECV ? "recv" : chakra_comm_type_name(n->coll);
-    if (len < (int)cap - 64)
-      len += snprintf(s + len, cap - (size_t)len, " %llu (%s%s%d)", (unsigned long long)n->id, what,
-                      n->kind == RP_SEND ? " to " : n->kind == RP_RECV ? " from " : "",
-                      n->kind == RP_COLL ? 0 : n->peer);
+  int len = snprintf(s, cap, "rank %u: %u of %u nodes done; issued and unfinished:", p->rank, e->done, p->n);
+  uint32_t shown = 0, more = 0;
+  for (uint32_t i = 0; i < p->n; i++) {
+    if (e->start[i] == UINT64_MAX || e->end[i] != UINT64_MAX) continue;
+    if (shown == 16 || len > (int)cap - 80) {
+      more++;
+      continue;
+    }
+    len += describe(s + len, cap - (size_t)len, &p->nodes[i]);
+    shown++;
   }
-  if (!e->n_req && len < (int)cap - 16) len += snprintf(s + len, cap - (size_t)len, " none");
-  if (e->n_req > 16 && len < (int)cap - 32) snprintf(s + len, cap - (size_t)len, " and %u more", e->n_req - 16);
+  if (!shown) len += snprintf(s + len, cap - (size_t)len, " none");
+  if (more) snprintf(s + len, cap - (size_t)len, " and %u more", more);
   return s;
 }

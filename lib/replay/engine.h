@@ -7,7 +7,15 @@
  * and messages are posted as non-blocking MPI calls; compute nodes occupy
  * their slot for their recorded duration (or a stand-in) while the loop
  * keeps testing the posted requests, so communication progresses under
- * compute as it does on a GPU. Nothing in the loop blocks. */
+ * compute as it does on a GPU. Nothing in the loop blocks.
+ *
+ * In the simulator a send finishes when its message arrives, whether or
+ * not the receiver has issued its receive yet; MPI completes a large send
+ * only once a receive is posted for it. So receives are posted ahead, in
+ * trace order, up to RP_PREPOST_BYTES of buffers: a message lands as soon
+ * as it is sent, and its receive node, when it issues, finishes at once or
+ * when the message is in. (Without this an MSCCL ring, where each rank
+ * sends before it receives, deadlocks.) */
 #ifndef CHAKRA_REPLAY_ENGINE_H
 #define CHAKRA_REPLAY_ENGINE_H
 
@@ -19,6 +27,8 @@
 #include "pool.h"
 
 enum { RP_RUN_WAIT, RP_RUN_SLEEP, RP_RUN_SKIP };
+
+#define RP_PREPOST_BYTES (256u << 20)
 
 typedef struct rp_heap {
   uint32_t *v;
@@ -43,6 +53,11 @@ typedef struct rp_engine {
   uint64_t *req_bytes;
   int *req_idx;
   uint32_t n_req, cap_req;
+  uint8_t *arrived;          /* receive node: its message is in (posted ahead, not issued yet) */
+  uint8_t *posted;           /* receive node: its MPI receive is posted */
+  uint32_t next_recv;        /* next of plan->recvs to post */
+  uint64_t prepost_bytes;    /* buffers of receives posted and not yet in */
+  uint64_t idle_sleep_ns;    /* sleep this long when a poll finds nothing (oversubscribed nodes) */
   uint32_t comp_node[2];    /* compute in flight on the CPU and GPU slots */
   uint64_t comp_end[2];
   int *counts;              /* v-collective counts and displacements (one collective at a time) */

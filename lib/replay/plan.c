@@ -120,14 +120,20 @@ static uint32_t pg_index(const rp_plan *p, uint32_t pg) {
  * order. The validator checks that the members agree in trace order
  * (topological, ties by id); chaining each collective behind the previous
  * one of its group ("issued", not "finished") keeps the replayer in that
- * order even when timing would let a later one become ready first. */
+ * order even when timing would let a later one become ready first. The
+ * same pass lists the receives in that order for pre-posting (engine.h). */
 static int chain_collectives(rp_plan *p, const chakra_graph *g, chakra_error *err) {
   uint32_t *last = malloc((p->n_pg + 1) * sizeof *last);
-  if (!last) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  p->recvs = malloc((p->n ? p->n : 1) * sizeof *p->recvs);
+  if (!last || !p->recvs) {
+    free(last);
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
   for (uint32_t k = 0; k <= p->n_pg; k++) last[k] = RP_NONE;
   for (uint32_t t = 0; t < p->n; t++) {
     uint32_t i = g->topo[t];
     rp_node *n = &p->nodes[i];
+    if (n->kind == RP_RECV) p->recvs[p->n_recvs++] = i;
     if (n->kind != RP_COLL) continue;
     n->tag = (int32_t)pg_index(p, (uint32_t)n->tag);
     uint32_t *prev = &last[n->tag];
@@ -185,6 +191,7 @@ void rp_plan_free(rp_plan *p) {
   free(p->indeg0);
   free(p->child_off);
   free(p->children);
+  free(p->recvs);
   for (uint32_t k = 1; p->pg_names && k < p->n_pg; k++) free(p->pg_names[k]);
   free(p->pg_names);
   for (uint32_t k = 0; k < p->n_meta; k++) free(p->meta_groups[k]);

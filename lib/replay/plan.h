@@ -43,6 +43,8 @@ typedef struct rp_plan {
   char **meta_groups;          /* process-group JSON lists from METADATA nodes */
   uint32_t n_meta;
   uint32_t n_colls, n_p2p;     /* collective and send/receive nodes */
+  uint32_t *recvs;             /* receive nodes in trace order (topological, ties by id) */
+  uint32_t n_recvs;
 } rp_plan;
 
 /* Loads rank's file. Warnings go to warn (may be NULL). A node the

@@ -161,6 +161,18 @@ static uint64_t largest_message(const job *j) {
   return max;
 }
 
+/* More ranks on this machine than cores: a rank that spins keeps the one
+ * it waits for off the CPU, so idle polls sleep briefly instead. */
+static int oversubscribed(const job *j) {
+  MPI_Comm local;
+  int n = 1;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, j->me, MPI_INFO_NULL, &local) != MPI_SUCCESS) return 0;
+  MPI_Comm_size(local, &n);
+  MPI_Comm_free(&local);
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return cores > 0 && n > cores;
+}
+
 static int setup(job *j, const chakra_replay_options *o, chakra_error *err) {
   MPI_Comm w = MPI_COMM_WORLD;
   char *path = rank_path(o->workload, j->me);
@@ -185,6 +197,7 @@ static int setup(job *j, const chakra_replay_options *o, chakra_error *err) {
   uint64_t stall = (uint64_t)(o->timeout_s * 1e9);
   if (!rc) rc = rp_engine_init(&j->eng, &j->plan, &j->comms, &j->pool, mode, o->compute_scale > 0 ? o->compute_scale : 1.0,
                                stall, err);
+  if (!rc) j->eng.idle_sleep_ns = oversubscribed(j) ? 20000 : 0;
   uint32_t iters = o->iterations ? o->iterations : 1;
   if (!rc && rp_measure_init(&j->meas, &j->plan, iters)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   if (!rc && (MPI_Comm_dup(w, &j->sync) != MPI_SUCCESS || MPI_Comm_dup(w, &j->abrt) != MPI_SUCCESS))
