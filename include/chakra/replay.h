@@ -59,6 +59,8 @@ typedef struct chakra_replay_rank {
   uint64_t send_ops, send_bytes;
   uint64_t finish_min_ns, finish_median_ns, finish_max_ns;
   uint64_t mpi_ns;          /* time inside the MPI calls that post and test */
+  uint64_t idle_ns;         /* waiting: polls that found nothing, sleeps, compute stand-ins */
+  uint64_t loop_ns;         /* the replay loop from start to end (>= finish_ns) */
 } chakra_replay_rank;
 
 /* One collective node of one rank: issue to completion. */

@@ -65,6 +65,8 @@ typedef struct rp_engine {
   uint64_t t0;              /* CLOCK_MONOTONIC ns at the iteration's start */
   uint64_t gpu_ns;          /* GPU compute time stood in for */
   uint64_t mpi_ns;          /* time inside MPI calls that post or test */
+  uint64_t idle_ns;         /* polls that found nothing, sleeps, compute stand-ins */
+  uint64_t loop_ns;         /* the whole run */
   uint64_t messages;        /* sends posted */
   int failed;
 } rp_engine;

@@ -81,6 +81,8 @@ int rp_measure_record(rp_measure *m, const rp_engine *e) {
   /* As the simulator: finish minus the GPU compute that was stood in for. */
   r->exposed_comm_ns = r->finish_ns > e->gpu_ns ? r->finish_ns - e->gpu_ns : 0;
   r->mpi_ns = e->mpi_ns;
+  r->idle_ns = e->idle_ns;
+  r->loop_ns = e->loop_ns;
   if (m->k < m->iters) {
     m->finish[m->k] = r->finish_ns;
     for (uint32_t j = 0; j < m->n_inst; j++) {

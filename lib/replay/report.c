@@ -67,7 +67,12 @@ static void rank_object(jsonw *w, uint32_t r, const chakra_replay_rank *k) {
   key_u64(w, "finish_min_ns", k->finish_min_ns, 1);
   key_u64(w, "finish_median_ns", k->finish_median_ns, 1);
   key_u64(w, "finish_max_ns", k->finish_max_ns, 1);
+  key_u64(w, "loop_ns", k->loop_ns, 1);
   key_u64(w, "mpi_ns", k->mpi_ns, 1);
+  key_u64(w, "idle_ns", k->idle_ns, 1);
+  /* The replayer's own time: what the overhead floor is about. */
+  uint64_t waited = k->mpi_ns + k->idle_ns;
+  key_u64(w, "replayer_ns", k->loop_ns > waited ? k->loop_ns - waited : 0, 1);
   jsonw_char(w, '}');
 }
 
