@@ -3,6 +3,7 @@
  * when CMake finds MPI. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "chakra/replay.h"
 #include "cli.h"
@@ -83,11 +84,20 @@ static int parse_replay_args(replay_args *a, int argc, char **argv) {
   return parse_compute(a->compute, o) ? 2 : CLI_PROCEED;
 }
 
+/* Every rank may print the same error at once: one write per line keeps
+ * the lines whole where mpirun merges the ranks' stderr. */
+static void rank_line(const char *head, const char *msg) {
+  char line[1600];
+  int n = snprintf(line, sizeof line, "chakra: %s%s\n", head, msg);
+  if (n > (int)sizeof line - 1) n = (int)sizeof line - 1;
+  if (write(2, line, (size_t)n) < 0) return;
+}
+
 static void on_warning(void *ctx, const chakra_problem *p) {
   (void)ctx;
   char line[1400];
   chakra_problem_format(p, line, sizeof line);
-  cli_warn("replay: %s", line);
+  rank_line("warning: replay: ", line);
 }
 
 static void print_results(const chakra_replay_result *r) {
@@ -125,7 +135,7 @@ int cmd_replay(int argc, char **argv) {
   if (chakra_replay_init(&argc, &argv, &err)) return cli_fail(&err);
   chakra_replay_result res;
   if (chakra_replay_run(&a.o, &res, on_warning, NULL, &err)) {
-    if (err.msg[0]) cli_error("%s", err.msg);
+    if (err.msg[0]) rank_line("", err.msg);
     chakra_replay_result_free(&res);
     chakra_replay_finalize();
     return 2;
