@@ -22,6 +22,7 @@ static const command commands[] = {
     {"stats", cmd_stats, "per-rank and total statistics of a workload"},
     {"sim", cmd_sim, "simulate per-rank traces on a modelled system (ASTRA-sim compatible)"},
     {"gen", cmd_gen, "generate workloads (microbench: one collective per rank)"},
+    {"compare", cmd_compare, "a simulation's report against a replay's: per rank and per collective type"},
 #ifdef CHAKRA_HAVE_MPI
     {"replay", cmd_replay, "run a workload's communication and compute over MPI and measure it"},
 #endif

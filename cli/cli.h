@@ -20,6 +20,7 @@ int cmd_gen(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 int cmd_link(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int cmd_replay(int argc, char **argv); /* only with MPI (CHAKRA_HAVE_MPI) */
 
 /* Prints "chakra: <message>" on stderr. */
