@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "chakra/validate.h"
@@ -215,7 +216,9 @@ static void exchange_status(job *j, uint64_t mine[2], uint64_t all[2]) {
   MPI_Request r;
   MPI_Iallreduce(mine, all, 2, MPI_UINT64_T, MPI_MAX, j->sync, &r);
   int done = 0;
-  while (!done) MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+  struct timespec nap = {0, (long)j->eng.idle_sleep_ns};
+  for (MPI_Test(&r, &done, MPI_STATUS_IGNORE); !done; MPI_Test(&r, &done, MPI_STATUS_IGNORE))
+    if (nap.tv_nsec) nanosleep(&nap, NULL); /* a finished rank leaves the core to those still running */
 }
 
 /* Rank 0 gets one line per rank saying how it stopped. */
