@@ -23,6 +23,8 @@ int cmd_link(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_coll(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_replay(int argc, char **argv); /* only with MPI (CHAKRA_HAVE_MPI) */
 
 /* Exit statuses, the same in every command: */
 enum {

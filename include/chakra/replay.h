@@ -1,0 +1,127 @@
+/* replay.h - replaying a workload's communication and compute over MPI.
+ *
+ * Rank r of an MPI job replays PREFIX.r.et: its nodes issue as the
+ * simulator's workload layer issues them (dependencies; one CPU, one GPU
+ * compute and one GPU communication slot; ascending ids), collectives run
+ * as non-blocking MPI collectives on communicators built once from the
+ * communicator groups, sends and receives as non-blocking point-to-point
+ * calls with their peers and tags, memory nodes copy tensor_size bytes, and
+ * compute nodes stand in for their recorded duration while communication
+ * keeps progressing. What each rank measures is gathered on rank 0 in the
+ * shape of chakra_sim_result, so simulated and replayed runs compare field
+ * by field. Times are integer nanoseconds since the iteration's start,
+ * which a barrier aligns across ranks.
+ *
+ * Only built when MPI is available. Every call below except
+ * chakra_replay_write_report() is collective over MPI_COMM_WORLD. */
+#ifndef CHAKRA_REPLAY_H
+#define CHAKRA_REPLAY_H
+
+#include <stdint.h>
+
+#include "chakra/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How compute nodes are stood in for. */
+enum {
+  CHAKRA_REPLAY_WAIT = 0,  /* poll communication until the recorded duration has passed */
+  CHAKRA_REPLAY_SLEEP = 1, /* sleep through it (frees the core; communication is tested on waking) */
+  CHAKRA_REPLAY_SKIP = 2   /* take no time: measures the communication and the replayer alone */
+};
+
+typedef struct chakra_replay_options {
+  const char *workload;     /* trace prefix: rank r reads <workload>.<r>.et */
+  const char *comm_groups;  /* comm-group JSON, or NULL */
+  int compute;              /* CHAKRA_REPLAY_* */
+  double compute_scale;     /* durations are multiplied by this (0 = 1) */
+  uint32_t iterations;      /* measured runs of the whole workload (0 = 1) */
+  uint32_t warmup;          /* runs before them, not measured */
+  double timeout_s;         /* give up when no node finished for this long and no compute runs; 0 = never */
+  int no_validate;          /* skip the cross-rank validation before the run */
+  const char *timeline;     /* Chrome trace-event JSON of the last iteration (rank 0 writes it), or NULL */
+} chakra_replay_options;
+
+/* The collective types, indexed by CollectiveCommType (ALL_REDUCE = 0 ... BARRIER = 9). */
+#define CHAKRA_REPLAY_COLLS 10
+
+/* What one rank measured in the last measured iteration, in the fields of
+ * chakra_sim_rank (busy_ns in CHAKRA_CAT_* order of sim.h), and the spread
+ * of its finish time over the measured iterations. */
+typedef struct chakra_replay_rank {
+  uint64_t finished;
+  uint64_t finish_ns, exposed_comm_ns, wall_ns;
+  uint64_t busy_ns[5];
+  uint64_t nodes, nodes_done;
+  uint64_t coll_ops[CHAKRA_REPLAY_COLLS], coll_bytes[CHAKRA_REPLAY_COLLS], coll_ns[CHAKRA_REPLAY_COLLS];
+  uint64_t send_ops, send_bytes;
+  uint64_t finish_min_ns, finish_median_ns, finish_max_ns;
+  uint64_t mpi_ns;          /* time inside the MPI calls that post and test */
+  uint64_t idle_ns;         /* waiting: polls that found nothing, sleeps, compute stand-ins */
+  uint64_t loop_ns;         /* the replay loop from start to end (>= finish_ns) */
+} chakra_replay_rank;
+
+/* One collective node of one rank: issue to completion. */
+typedef struct chakra_replay_instance {
+  uint64_t rank, node_id, comm_type, bytes;
+  int64_t group;            /* index into chakra_replay_result.groups, -1 = all ranks */
+  uint64_t start_ns, time_ns;                       /* last measured iteration */
+  uint64_t time_min_ns, time_median_ns, time_max_ns; /* over the measured iterations */
+} chakra_replay_instance;
+
+typedef struct chakra_replay_result {
+  int rank, size;            /* this process, the job */
+  int must_abort;            /* communication is still posted: end with chakra_replay_abort() */
+  /* On rank 0 only: */
+  uint32_t npus;
+  chakra_replay_rank *ranks;
+  chakra_replay_instance *instances;
+  uint64_t n_instances;
+  char **groups;             /* names of the communicator groups */
+  uint32_t n_groups;
+  uint32_t iterations, warmup;
+  uint64_t *makespan_ns;     /* per measured iteration: the latest finish over the ranks */
+  uint64_t nodes, messages;  /* per iteration, over all ranks */
+  double wall_seconds;       /* all iterations */
+  int compute;
+  double compute_scale;
+  char **stuck;              /* a run that stalled or failed: one line per rank */
+  uint32_t n_stuck;
+} chakra_replay_result;
+
+/* MPI_Init. Call first; nothing else may call MPI before. */
+int chakra_replay_init(int *argc, char ***argv, chakra_error *err);
+/* MPI_Finalize, after a run that did not need to abort. */
+void chakra_replay_finalize(void);
+/* This process's rank in MPI_COMM_WORLD, and the job's size. */
+int chakra_replay_world_rank(void);
+int chakra_replay_world_size(void);
+
+/* Replays the workload. The job size must equal the number of rank files.
+ * Before anything is posted, the trace set is validated (chakra_validate:
+ * unmatched messages, disagreeing collectives, deadlocks) and loaded; any
+ * error is the same on every rank. Returns CHAKRA_OK when the run was
+ * carried out; a run that stalled (timeout_s) or whose MPI calls failed
+ * fills result->stuck on rank 0 and sets must_abort. Warnings (loading on
+ * every rank, validation on rank 0) go to warn. */
+int chakra_replay_run(const chakra_replay_options *opt, chakra_replay_result *result, chakra_diag_fn warn,
+                      void *warn_ctx, chakra_error *err);
+void chakra_replay_result_free(chakra_replay_result *r);
+
+/* Ends the whole job with status: rank 0 calls MPI_Abort, the others wait
+ * for it. Never returns. */
+void chakra_replay_abort(const chakra_replay_result *r, int status);
+
+/* Rank 0: writes r as JSON in the schema of chakra_sim_write_report()
+ * (per rank: finish, exposed communication, compute, communication,
+ * overlap; collectives by type: count, bytes, time; run totals; stuck),
+ * plus "replay" (compute mode, iterations, makespan spread) and
+ * "collective_instances". Atomic. */
+int chakra_replay_write_report(const chakra_replay_result *r, const char *path, chakra_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,352 @@
+/* comms.c - communicators for groups, MPI tags for messages; see comms.h. */
+#include "comms.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_tree.h>
+
+/* ---- this rank's definitions, as "name<TAB>r,r,r<LF>" lines ---- */
+
+typedef struct text {
+  char *s;
+  size_t n, cap;
+  int oom;
+} text;
+
+static void put(text *t, const char *s, size_t n) {
+  if (t->oom) return;
+  if (t->n + n + 1 > t->cap) {
+    size_t nc = (t->n + n + 1) * 2;
+    char *q = realloc(t->s, nc);
+    if (!q) {
+      t->oom = 1;
+      return;
+    }
+    t->s = q;
+    t->cap = nc;
+  }
+  memcpy(t->s + t->n, s, n);
+  t->n += n;
+  t->s[t->n] = 0;
+}
+
+static void put_num(text *t, long long v, int comma) {
+  char b[32];
+  int n = snprintf(b, sizeof b, comma ? ",%lld" : "%lld", v);
+  put(t, b, (size_t)n);
+}
+
+static int is_all(const char *name) { return !*name || strcmp(name, "0") == 0; }
+
+/* One definition from a JSON rank list; empty = all ranks (METADATA only). */
+static int put_def(text *t, const char *name, yajl_val ranks, uint32_t world, const char *where,
+                   chakra_error *err) {
+  if (strpbrk(name, "\t\n")) return chakra_error_set(err, CHAKRA_EINVAL, "%s: group name with a tab or line break", where);
+  if (is_all(name)) return 0;
+  put(t, name, strlen(name));
+  put(t, "\t", 1);
+  size_t n = ranks->u.array.len;
+  for (size_t k = 0; k < (n ? n : world); k++) {
+    if (!n) {
+      put_num(t, (long long)k, k > 0);
+      continue;
+    }
+    yajl_val r = ranks->u.array.values[k];
+    if (!YAJL_IS_INTEGER(r) || YAJL_GET_INTEGER(r) < 0 || (uint64_t)YAJL_GET_INTEGER(r) >= world)
+      return chakra_error_set(err, CHAKRA_EINVAL, "%s: group \"%s\": entry %zu is not a rank of the job (0..%u)",
+                              where, name, k, world - 1);
+    put_num(t, YAJL_GET_INTEGER(r), k > 0);
+  }
+  put(t, "\n", 1);
+  return 0;
+}
+
+static char *read_all(const char *path, chakra_error *err) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    chakra_error_set(err, CHAKRA_EIO, "%s: cannot open the comm-group configuration", path);
+    return NULL;
+  }
+  text t = {0};
+  char buf[65536];
+  size_t got;
+  while ((got = fread(buf, 1, sizeof buf, f)) > 0) put(&t, buf, got);
+  int bad = ferror(f);
+  fclose(f);
+  if (bad || t.oom || !t.s) {
+    free(t.s);
+    chakra_error_set(err, bad ? CHAKRA_EIO : CHAKRA_EFORMAT, "%s: %s", path, bad ? "read error" : "empty file");
+    return NULL;
+  }
+  return t.s;
+}
+
+static int config_defs(text *t, const char *path, uint32_t world, chakra_error *err) {
+  char *src = read_all(path, err), why[256] = "";
+  if (!src) return err ? err->code : CHAKRA_EIO;
+  yajl_val root = yajl_tree_parse(src, why, sizeof why);
+  free(src);
+  if (!root || !YAJL_IS_OBJECT(root)) {
+    if (root) yajl_tree_free(root);
+    char *nl = strchr(why, '\n');
+    if (nl) *nl = 0;
+    return chakra_error_set(err, CHAKRA_EFORMAT, "%s: expected a JSON object of group id -> rank list%s%s", path,
+                            *why ? ": " : "", why);
+  }
+  int rc = 0;
+  for (size_t i = 0; i < root->u.object.len && !rc; i++) {
+    yajl_val v = root->u.object.values[i];
+    if (!YAJL_IS_ARRAY(v) || v->u.array.len == 0)
+      rc = chakra_error_set(err, CHAKRA_EFORMAT, "%s: group \"%s\" must be a non-empty list of ranks", path,
+                            root->u.object.keys[i]);
+    else rc = put_def(t, root->u.object.keys[i], v, world, path, err);
+  }
+  yajl_tree_free(root);
+  return rc;
+}
+
+static int meta_defs(text *t, const rp_plan *p, const char *json, uint32_t world, chakra_error *err) {
+  char where[4200];
+  snprintf(where, sizeof where, "%s: rank %u: METADATA node", p->path, p->rank);
+  yajl_val v = yajl_tree_parse(json, NULL, 0);
+  if (!v || !YAJL_IS_ARRAY(v)) {
+    if (v) yajl_tree_free(v);
+    return chakra_error_set(err, CHAKRA_EFORMAT, "%s: process groups are not a JSON list", where);
+  }
+  int rc = 0;
+  for (size_t i = 0; i < v->u.array.len && !rc; i++) {
+    const char *pn[] = {"pg_name", NULL}, *rk[] = {"ranks", NULL};
+    yajl_val name = yajl_tree_get(v->u.array.values[i], pn, yajl_t_any);
+    yajl_val ranks = yajl_tree_get(v->u.array.values[i], rk, yajl_t_array);
+    char buf[32];
+    const char *nm = name && YAJL_IS_STRING(name) ? name->u.string : NULL;
+    if (name && YAJL_IS_INTEGER(name)) snprintf(buf, sizeof buf, "%lld", YAJL_GET_INTEGER(name)), nm = buf;
+    if (!nm || !ranks) rc = chakra_error_set(err, CHAKRA_EFORMAT, "%s: a process group without pg_name or ranks", where);
+    else rc = put_def(t, nm, ranks, world, where, err);
+  }
+  yajl_tree_free(v);
+  return rc;
+}
+
+int rp_comms_local(rp_comms *c, const rp_plan *p, const char *config, uint32_t world, chakra_error *err) {
+  memset(c, 0, sizeof *c);
+  c->all = MPI_COMM_NULL;
+  text t = {0};
+  put(&t, "", 0);
+  int rc = config ? config_defs(&t, config, world, err) : 0;
+  for (uint32_t k = 0; k < p->n_meta && !rc; k++) rc = meta_defs(&t, p, p->meta_groups[k], world, err);
+  if (!rc && t.oom) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  c->local = t.s;
+  c->local_len = t.n;
+  return rc;
+}
+
+/* ---- the job's table ---- */
+
+static int find(const rp_comms *c, const char *name) {
+  for (uint32_t i = 0; i < c->n_groups; i++)
+    if (strcmp(c->groups[i].name, name) == 0) return (int)i;
+  return -1;
+}
+
+/* Adds one "name\tr,r" line unless the name is known already. */
+static int add_line(rp_comms *c, char *line) {
+  char *tab = strchr(line, '\t');
+  if (!tab) return 0;
+  *tab = 0;
+  if (find(c, line) >= 0) return 0;
+  rp_group *v = realloc(c->groups, (c->n_groups + 1) * sizeof *v);
+  if (!v) return -1;
+  c->groups = v;
+  rp_group *g = &v[c->n_groups];
+  size_t cap = 1;
+  for (const char *s = tab + 1; *s; s++) cap += *s == ',';
+  g->name = strdup(line);
+  g->members = malloc(cap * sizeof *g->members);
+  g->n = 0;
+  if (!g->name || !g->members) {
+    free(g->name);
+    free(g->members);
+    return -1;
+  }
+  for (char *s = tab + 1, *end; *s; s = *end ? end + 1 : end) {
+    g->members[g->n++] = (uint32_t)strtoul(s, &end, 10);
+    if (end == s) break;
+  }
+  c->n_groups++;
+  return 0;
+}
+
+int rp_comms_exchange(rp_comms *c, MPI_Comm world, chakra_error *err) {
+  int size;
+  MPI_Comm_size(world, &size);
+  int mine = (int)c->local_len, *lens = malloc((size_t)size * sizeof *lens), *displs = malloc((size_t)size * sizeof *displs);
+  if (!lens || !displs) {
+    free(lens);
+    free(displs);
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
+  MPI_Allgather(&mine, 1, MPI_INT, lens, 1, MPI_INT, world);
+  size_t total = 0;
+  for (int r = 0; r < size; r++) displs[r] = (int)total, total += (size_t)lens[r];
+  char *all = malloc(total + 1);
+  int rc = all ? 0 : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  /* Every rank takes part even without memory, so nobody waits forever. */
+  MPI_Allgatherv(c->local, mine, MPI_CHAR, all ? all : c->local, lens, displs, MPI_CHAR, world);
+  if (!rc) all[total] = 0;
+  for (char *s = all, *nl; !rc && s && *s; s = nl + 1) {
+    if (!(nl = strchr(s, '\n'))) break;
+    *nl = 0;
+    if (add_line(c, s)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
+  free(all);
+  free(lens);
+  free(displs);
+  return rc;
+}
+
+int rp_comms_resolve(rp_comms *c, const rp_plan *p, chakra_error *err) {
+  uint32_t n = p->n_pg ? p->n_pg : 1;
+  c->group_of = malloc(n * sizeof *c->group_of);
+  c->comm = malloc(n * sizeof *c->comm);
+  c->size = calloc(n, sizeof *c->size);
+  if (!c->group_of || !c->comm || !c->size) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (uint32_t k = 0; k < n; k++) c->group_of[k] = -1, c->comm[k] = MPI_COMM_NULL;
+  for (uint32_t k = 1; k < p->n_pg; k++) {
+    if (is_all(p->pg_names[k])) continue;
+    int g = find(c, p->pg_names[k]);
+    if (g < 0)
+      return chakra_error_set(err, CHAKRA_EINVAL,
+                              "%s: rank %u: pg_name '%s' names no communicator group (give "
+                              "--comm-group-configuration, or a METADATA node defining it)",
+                              p->path, p->rank, p->pg_names[k]);
+    int member = 0;
+    for (uint32_t i = 0; i < c->groups[g].n; i++) member |= c->groups[g].members[i] == p->rank;
+    if (!member)
+      return chakra_error_set(err, CHAKRA_EINVAL, "%s: rank %u: collectives on group '%s', which does not list this rank",
+                              p->path, p->rank, p->pg_names[k]);
+    c->group_of[k] = g;
+  }
+  return 0;
+}
+
+/* Position of rank in g, or MPI_UNDEFINED. */
+static int position(const rp_group *g, uint32_t rank) {
+  for (uint32_t i = 0; i < g->n; i++)
+    if (g->members[i] == rank) return (int)i;
+  return MPI_UNDEFINED;
+}
+
+int rp_comms_build(rp_comms *c, const rp_plan *p, MPI_Comm world, chakra_error *err) {
+  int rc = MPI_Comm_dup(world, &c->all);
+  unsigned char *used = calloc(c->n_groups + 1, 1), *any = calloc(c->n_groups + 1, 1);
+  MPI_Comm *made = calloc(c->n_groups + 1, sizeof *made);
+  if (!used || !any || !made) {
+    free(used);
+    free(any);
+    free(made);
+    /* The others go on into MPI_Comm_split; the caller aborts the job. */
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
+  for (uint32_t k = 1; k < p->n_pg; k++)
+    if (c->group_of[k] >= 0) used[c->group_of[k]] = 1;
+  MPI_Allreduce(used, any, (int)c->n_groups + 1, MPI_UNSIGNED_CHAR, MPI_MAX, world);
+  for (uint32_t g = 0; g < c->n_groups && rc == MPI_SUCCESS; g++) {
+    made[g] = MPI_COMM_NULL;
+    if (!any[g]) continue;
+    int pos = position(&c->groups[g], p->rank);
+    rc = MPI_Comm_split(world, pos == MPI_UNDEFINED ? MPI_UNDEFINED : 0, pos, &made[g]);
+  }
+  MPI_Comm_size(c->all, &c->size[0]);
+  c->comm[0] = c->all;
+  for (uint32_t k = 1; k < p->n_pg && rc == MPI_SUCCESS; k++) {
+    int g = c->group_of[k];
+    c->comm[k] = g < 0 ? c->all : made[g];
+    MPI_Comm_size(c->comm[k], &c->size[k]);
+  }
+  /* The plan's pg indexes own the communicators from here on; unused
+   * ones (groups of other ranks) were MPI_COMM_NULL for this rank. */
+  free(used);
+  free(any);
+  free(made);
+  if (rc != MPI_SUCCESS) return chakra_error_set(err, CHAKRA_EIO, "rank %u: MPI could not build a communicator", p->rank);
+  return 0;
+}
+
+void rp_comms_free(rp_comms *c) {
+  for (uint32_t i = 0; i < c->n_groups; i++) {
+    free(c->groups[i].name);
+    free(c->groups[i].members);
+  }
+  free(c->groups);
+  free(c->local);
+  free(c->group_of);
+  free(c->comm);
+  free(c->size);
+  memset(c, 0, sizeof *c);
+}
+
+/* ---- MPI tags for (comm_tag, size) ---- */
+
+typedef struct pair {
+  uint64_t tag, size;
+} pair;
+
+static int cmp_pair(const void *a, const void *b) {
+  const pair *x = a, *y = b;
+  if (x->tag != y->tag) return x->tag < y->tag ? -1 : 1;
+  return x->size < y->size ? -1 : x->size > y->size;
+}
+
+static size_t unique(pair *v, size_t n) {
+  if (n) qsort(v, n, sizeof *v, cmp_pair);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (!k || cmp_pair(&v[k - 1], &v[i])) v[k++] = v[i];
+  return k;
+}
+
+static int gather_pairs(pair *mine, int n_mine, MPI_Comm world, pair **all, size_t *n_all) {
+  int size;
+  MPI_Comm_size(world, &size);
+  int *cnt = malloc((size_t)size * sizeof *cnt), *dsp = malloc((size_t)size * sizeof *dsp);
+  int words = 2 * n_mine;
+  if (!cnt || !dsp) return -1;
+  MPI_Allgather(&words, 1, MPI_INT, cnt, 1, MPI_INT, world);
+  size_t total = 0;
+  for (int r = 0; r < size; r++) dsp[r] = (int)total, total += (size_t)cnt[r];
+  *all = malloc((total ? total : 2) * sizeof(uint64_t));
+  MPI_Allgatherv(mine, words, MPI_UINT64_T, *all ? (void *)*all : (void *)mine, cnt, dsp, MPI_UINT64_T, world);
+  free(cnt);
+  free(dsp);
+  *n_all = total / 2;
+  return *all ? 0 : -1;
+}
+
+int rp_tags_assign(rp_plan *p, MPI_Comm world, chakra_error *err) {
+  pair *mine = malloc((p->n_p2p ? p->n_p2p : 1) * sizeof *mine), *all = NULL;
+  if (!mine) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  size_t n = 0, n_all = 0;
+  for (uint32_t i = 0; i < p->n; i++)
+    if (p->nodes[i].kind == RP_SEND || p->nodes[i].kind == RP_RECV)
+      mine[n++] = (pair){(uint64_t)p->nodes[i].tag, p->nodes[i].value};
+  n = unique(mine, n);
+  int rc = gather_pairs(mine, (int)n, world, &all, &n_all) ? chakra_error_set(err, CHAKRA_ENOMEM, "out of memory") : 0;
+  if (!rc) n_all = unique(all, n_all);
+  int *ub, flag = 0;
+  MPI_Comm_get_attr(world, MPI_TAG_UB, &ub, &flag);
+  if (!rc && flag && n_all > (size_t)*ub + 1)
+    rc = chakra_error_set(err, CHAKRA_EINVAL, "the job's messages use %zu distinct (tag, size) pairs; MPI offers %d tags",
+                          n_all, *ub + 1);
+  for (uint32_t i = 0; i < p->n && !rc; i++) {
+    rp_node *x = &p->nodes[i];
+    if (x->kind != RP_SEND && x->kind != RP_RECV) continue;
+    pair key = {(uint64_t)x->tag, x->value};
+    pair *hit = bsearch(&key, all, n_all, sizeof *all, cmp_pair);
+    x->tag = (int32_t)(hit - all);
+  }
+  free(mine);
+  free(all);
+  return rc;
+}

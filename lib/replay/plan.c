@@ -1,0 +1,200 @@
+/* plan.c - a rank's trace as replay nodes; see plan.h. */
+#include "plan.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chakra/graph.h"
+
+static int node_error(chakra_error *err, const rp_plan *p, const chakra_gnode *g, const char *what) {
+  return chakra_error_set(err, CHAKRA_EINVAL, "%s: rank %u: node %llu: %s", p->path, p->rank,
+                          (unsigned long long)g->id, what);
+}
+
+/* MPI counts are ints; a float all-reduce of S bytes counts S / 4. */
+static int count_fits(uint64_t bytes) { return bytes <= (uint64_t)INT_MAX; }
+
+static int convert_comm(rp_plan *p, const chakra_gnode *g, rp_node *n, uint32_t world, chakra_error *err) {
+  if (g->flags & CHAKRA_GNODE_CPU) return node_error(err, p, g, "communication node with is_cpu_op = true");
+  if (!(g->present & CHAKRA_HAS_COMM_SIZE)) return node_error(err, p, g, "communication node without comm_size");
+  if (!count_fits(g->size)) return node_error(err, p, g, "comm_size is more than an MPI count can hold (2^31 - 1)");
+  n->value = g->size;
+  if (g->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE) {
+    if (!(g->present & CHAKRA_HAS_COMM_TYPE) || g->comm_type < 0)
+      return node_error(err, p, g, "collective without a known comm_type");
+    n->kind = RP_COLL;
+    n->coll = (uint8_t)g->comm_type;
+    n->tag = (int32_t)g->pg;
+    return 0;
+  }
+  int send = g->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
+  if (!(g->present & (send ? CHAKRA_HAS_COMM_DST : CHAKRA_HAS_COMM_SRC)))
+    return node_error(err, p, g, send ? "send without comm_dst" : "receive without comm_src");
+  int32_t peer = send ? g->comm_dst : g->comm_src;
+  if (peer < 0 || (uint32_t)peer >= world) {
+    char msg[96];
+    snprintf(msg, sizeof msg, "peer rank %d is not in the job (0..%u)", peer, world - 1);
+    return node_error(err, p, g, msg);
+  }
+  if (g->comm_tag < 0) return node_error(err, p, g, "negative comm_tag");
+  n->kind = send ? RP_SEND : RP_RECV;
+  n->peer = peer;
+  n->tag = g->comm_tag;
+  return 0;
+}
+
+static int convert_node(rp_plan *p, const chakra_gnode *g, rp_node *n, uint32_t world, chakra_error *err) {
+  memset(n, 0, sizeof *n);
+  n->id = g->id;
+  n->next_coll = RP_NONE;
+  int cpu = (g->flags & CHAKRA_GNODE_CPU) != 0;
+  n->slot = cpu ? RP_SLOT_CPU : RP_SLOT_COMM;
+  switch (g->type) {
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
+      n->kind = RP_COMPUTE;
+      n->cat = cpu ? RP_CAT_CPU : RP_CAT_GPU;
+      n->slot = cpu ? RP_SLOT_CPU : RP_SLOT_GPU;
+      n->value = g->duration_micros * 1000;
+      return 0;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE:
+      n->cat = RP_CAT_COMM;
+      if (g->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE) n->slot = RP_SLOT_NONE;
+      return convert_comm(p, g, n, world, err);
+    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE:
+      n->kind = RP_MEM;
+      n->cat = RP_CAT_MEM;
+      if (!(g->present & CHAKRA_HAS_TENSOR_SIZE)) return node_error(err, p, g, "memory node without tensor_size");
+      n->value = g->size;
+      return 0;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE:
+      n->kind = RP_NOOP;
+      n->cat = RP_CAT_INVALID;
+      return 0;
+    default: {
+      char msg[64];
+      snprintf(msg, sizeof msg, "unknown node type %d", g->type);
+      return node_error(err, p, g, msg);
+    }
+  }
+}
+
+/* PyTorch METADATA nodes carry "['[{\"pg_name\": ..., \"ranks\": [...]}]']"
+ * in inputs.values: the JSON list is kept for groups.c. */
+static int keep_meta_groups(rp_plan *p, const chakra_graph *g, uint32_t i, chakra_error *err) {
+  chakra_node *full;
+  int rc = chakra_graph_read_node(g, i, &full, err);
+  if (rc) return rc;
+  const char *v = full->inputs ? full->inputs->values : NULL;
+  size_t len = v ? strlen(v) : 0;
+  if (len > 4 && strstr(v, "pg_name")) {
+    char **m = realloc(p->meta_groups, (p->n_meta + 1) * sizeof *m);
+    if (m) p->meta_groups = m;
+    if (!m || !(m[p->n_meta] = strndup(v + 2, len - 4))) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    else p->n_meta++;
+  }
+  protobuf_c_message_free_unpacked(&full->base, NULL);
+  return rc;
+}
+
+static int copy_pg_names(rp_plan *p, const chakra_graph *g, chakra_error *err) {
+  p->n_pg = (uint32_t)g->n_pg_names;
+  p->pg_names = calloc(g->n_pg_names + 1, sizeof *p->pg_names);
+  if (!p->pg_names) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (size_t k = 1; k < g->n_pg_names; k++)
+    if (!(p->pg_names[k] = strdup(g->pg_names[k]))) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  return 0;
+}
+
+/* "0" names all ranks, as "" and no pg_name do. */
+static uint32_t pg_index(const rp_plan *p, uint32_t pg) {
+  return pg && strcmp(p->pg_names[pg], "0") == 0 ? 0 : pg;
+}
+
+/* MPI needs every member to start a communicator's collectives in the same
+ * order. The validator checks that the members agree in trace order
+ * (topological, ties by id); chaining each collective behind the previous
+ * one of its group ("issued", not "finished") keeps the replayer in that
+ * order even when timing would let a later one become ready first. The
+ * same pass lists the receives in that order for pre-posting (engine.h). */
+static int chain_collectives(rp_plan *p, const chakra_graph *g, chakra_error *err) {
+  uint32_t *last = malloc((p->n_pg + 1) * sizeof *last);
+  p->recvs = malloc((p->n ? p->n : 1) * sizeof *p->recvs);
+  if (!last || !p->recvs) {
+    free(last);
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
+  for (uint32_t k = 0; k <= p->n_pg; k++) last[k] = RP_NONE;
+  for (uint32_t t = 0; t < p->n; t++) {
+    uint32_t i = g->topo[t];
+    rp_node *n = &p->nodes[i];
+    if (n->kind == RP_RECV) p->recvs[p->n_recvs++] = i;
+    if (n->kind != RP_COLL) continue;
+    n->tag = (int32_t)pg_index(p, (uint32_t)n->tag);
+    uint32_t *prev = &last[n->tag];
+    if (*prev != RP_NONE) {
+      p->nodes[*prev].next_coll = i;
+      p->indeg0[i]++;
+    }
+    *prev = i;
+  }
+  free(last);
+  return 0;
+}
+
+static int load_arrays(rp_plan *p, const chakra_graph *g, uint32_t world, chakra_error *err) {
+  size_t n = g->n ? g->n : 1, nc = g->child_off[g->n] ? g->child_off[g->n] : 1;
+  p->n = (uint32_t)g->n;
+  p->nodes = malloc(n * sizeof *p->nodes);
+  p->indeg0 = malloc(n * sizeof *p->indeg0);
+  p->child_off = malloc((n + 1) * sizeof *p->child_off);
+  p->children = malloc(nc * sizeof *p->children);
+  if (!p->nodes || !p->indeg0 || !p->child_off || !p->children)
+    return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", p->path);
+  int rc = 0;
+  for (uint32_t i = 0; i < p->n && !rc; i++) {
+    rc = convert_node(p, &g->nodes[i], &p->nodes[i], world, err);
+    if (!rc && g->nodes[i].type == CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE) rc = keep_meta_groups(p, g, i, err);
+    p->indeg0[i] = g->dep_off[i + 1] - g->dep_off[i];
+    p->n_colls += p->nodes[i].kind == RP_COLL;
+    p->n_p2p += p->nodes[i].kind == RP_SEND || p->nodes[i].kind == RP_RECV;
+  }
+  if (rc) return rc;
+  memcpy(p->child_off, g->child_off, (g->n + 1) * sizeof *p->child_off);
+  memcpy(p->children, g->children, g->child_off[g->n] * sizeof *p->children);
+  rc = copy_pg_names(p, g, err);
+  return rc ? rc : chain_collectives(p, g, err);
+}
+
+int rp_plan_load(rp_plan *p, const char *path, uint32_t rank, uint32_t world, chakra_diag_fn diag, void *ctx,
+                 chakra_error *err) {
+  memset(p, 0, sizeof *p);
+  p->rank = rank;
+  if (!(p->path = strdup(path))) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  chakra_graph_options opt = {.diag = diag, .diag_ctx = ctx};
+  chakra_graph *g;
+  int rc = chakra_graph_load(&g, path, &opt, err);
+  if (rc) return rc;
+  rc = load_arrays(p, g, world, err);
+  chakra_graph_free(g);
+  return rc;
+}
+
+void rp_plan_free(rp_plan *p) {
+  free(p->path);
+  free(p->nodes);
+  free(p->indeg0);
+  free(p->child_off);
+  free(p->children);
+  free(p->recvs);
+  for (uint32_t k = 1; p->pg_names && k < p->n_pg; k++) free(p->pg_names[k]);
+  free(p->pg_names);
+  for (uint32_t k = 0; k < p->n_meta; k++) free(p->meta_groups[k]);
+  free(p->meta_groups);
+  memset(p, 0, sizeof *p);
+}

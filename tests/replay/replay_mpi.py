@@ -1,0 +1,330 @@
+#!/usr/bin/python3
+"""Pins what `mpirun -np N chakra replay PREFIX` does (docs/replay.md): every
+node of every rank runs, each collective moves the bytes its trace says, the
+report carries every field of `chakra sim --report` plus the replay's own,
+the timeline has one event per node, iterations give their spread, compute
+stand-ins take the time they should, and broken trace sets fail before
+anything is posted (the same message on every rank) or, when they stall at
+run time, name the stuck nodes of each rank and end the job.
+
+Runs 2-8 processes on one machine (oversubscribed). Skips, saying so, when
+chakra was built without MPI or mpirun is missing; the shared STAGE and
+MSCCL traces are used when ../shared (or $CHAKRA_SHARED) is there.
+
+usage: replay_mpi.py CHAKRA_BINARY SOURCE_DIR [NAME_PART]  (runs the tests whose name has it)"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+CHAKRA = os.path.abspath(sys.argv[1])
+SOURCE = os.path.abspath(sys.argv[2])
+SKIP = 77
+BASE = None
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+COLL = {"ALL_REDUCE": 0, "REDUCE": 1, "ALL_GATHER": 2, "GATHER": 3, "SCATTER": 4, "BROADCAST": 5,
+        "ALL_TO_ALL": 6, "REDUCE_SCATTER": 7, "REDUCE_SCATTER_BLOCK": 8, "BARRIER": 9}
+COLL_NAME = {v: k for k, v in COLL.items()}
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what)
+
+
+def mpirun(n, *args, timeout=300):
+    cmd = ["mpirun", "--oversubscribe", "-np", str(n), CHAKRA, "replay"] + [str(a) for a in args]
+    t = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=timeout)
+    p.seconds = time.time() - t
+    return p
+
+
+def shared_dir():
+    d = os.environ.get("CHAKRA_SHARED") or os.path.join(SOURCE, "..", "shared")
+    return d if os.path.isdir(os.path.join(d, "data", "traces")) else None
+
+
+# ---- traces --------------------------------------------------------------------
+
+def attr_int(name, v):
+    return {"name": name, "int64_val": str(v)}
+
+
+def node(i, kind, deps=(), **kw):
+    n = {"id": str(i), "name": "%s%d" % (kind.lower(), i), "type": kind, "attr": [{"name": "is_cpu_op", "bool_val": kw.pop("cpu", False)}]}
+    if "us" in kw:
+        n["duration_micros"] = str(kw.pop("us"))
+    for k, v in kw.items():
+        if k == "pg_name":
+            n["attr"].append({"name": k, "string_val": v})
+        elif k == "inputs":
+            n["inputs"] = {"values": v}
+        else:
+            n["attr"].append(attr_int(k, v) if k in ("comm_type", "comm_size", "tensor_size") else {"name": k, "int32_val": v})
+    if deps:
+        n["data_deps"] = [str(d) for d in deps]
+    return n
+
+
+def write_set(prefix, nranks, make):
+    for r in range(nranks):
+        jl = "%s.%d.jsonl" % (prefix, r)
+        with open(jl, "w") as f:
+            f.write(json.dumps({"version": "1.0.0"}) + "\n")
+            for n in make(r):
+                f.write(json.dumps(n) + "\n")
+        subprocess.run([CHAKRA, "pack", jl, "-o", "%s.%d.et" % (prefix, r)], check=True)
+        os.remove(jl)
+
+
+def trace_facts(prefix, nranks):
+    """Per rank: node count, bytes and count per collective type, sends, from the trace itself."""
+    facts = []
+    for r in range(nranks):
+        out = os.path.join(BASE, "facts.jsonl")
+        subprocess.run([CHAKRA, "jsonize", "%s.%d.et" % (prefix, r), "-o", out], check=True)
+        nodes, colls, sends, send_bytes = 0, {}, 0, 0
+        with open(out) as f:
+            next(f)
+            for line in f:
+                n = json.loads(line)
+                nodes += 1
+                attrs = {a["name"]: a for a in n.get("attr", [])}
+                size = int(next(iter(v for k, v in attrs.get("comm_size", {}).items() if k != "name"), 0))
+                if n.get("type") == "COMM_COLL_NODE":
+                    t = COLL_NAME[int(attrs["comm_type"]["int64_val"])]
+                    c = colls.setdefault(t, [0, 0])
+                    c[0] += 1
+                    c[1] += size
+                elif n.get("type") == "COMM_SEND_NODE":
+                    sends += 1
+                    send_bytes += size
+        facts.append((nodes, colls, sends, send_bytes))
+    return facts
+
+
+def sim_report_keys():
+    """The keys `chakra sim --report` writes, top level and per rank."""
+    d = tempfile.mkdtemp(dir=BASE)
+    prefix = os.path.join(d, "ar")
+    subprocess.run([CHAKRA, "gen", "microbench", "--coll", "all_reduce", "--npus", "8", "--size", "1M", "-o", prefix], check=True)
+    rep = os.path.join(d, "sim.json")
+    subprocess.run([CHAKRA, "sim", "-q", "--workload-configuration=" + prefix,
+                    "--system-configuration=" + os.path.join(SOURCE, "examples", "system.json"),
+                    "--network-configuration=" + os.path.join(SOURCE, "examples", "ring8.yml"), "--report=" + rep],
+                   check=True, capture_output=True)
+    r = json.load(open(rep))
+    return set(r), set(r["ranks"][0]), set(r["ranks"][0]["collectives"]["ALL_REDUCE"])
+
+
+def check_run(name, p, prefix, nranks, report, extra_check=None):
+    check(p.returncode == 0, "%s: exit %d\n%s" % (name, p.returncode, p.stderr[-3000:]))
+    if p.returncode != 0:
+        return None
+    r = json.load(open(report))
+    top, per_rank, per_coll = SIM_KEYS
+    check(top <= set(r), "%s: report lacks sim report keys %s" % (name, top - set(r)))
+    check(r["npus"] == nranks and len(r["ranks"]) == nranks, "%s: %d ranks in the report" % (name, len(r["ranks"])))
+    facts = trace_facts(prefix, nranks)
+    instances = {}
+    for x in r["collective_instances"]:
+        instances.setdefault(x["rank"], []).append(x)
+    for k, (nodes, colls, sends, send_bytes) in zip(r["ranks"], facts):
+        rk = k["rank"]
+        check(per_rank <= set(k), "%s: rank %d lacks %s" % (name, rk, per_rank - set(k)))
+        check(k["finished"] and k["nodes"] == nodes and k["nodes_done"] == nodes,
+              "%s: rank %d ran %s of %d nodes" % (name, rk, k["nodes_done"], nodes))
+        got = {t: [c["count"], c["bytes"]] for t, c in k["collectives"].items()}
+        check(got == colls, "%s: rank %d collectives %s, trace says %s" % (name, rk, got, colls))
+        for c in k["collectives"].values():
+            check(per_coll <= set(c), "%s: rank %d collective entry lacks %s" % (name, rk, per_coll - set(c)))
+        check((k["p2p_sends"], k["p2p_bytes"]) == (sends, send_bytes),
+              "%s: rank %d sent %s, trace says %s" % (name, rk, (k["p2p_sends"], k["p2p_bytes"]), (sends, send_bytes)))
+        inst = instances.get(rk, [])
+        check(len(inst) == sum(c[0] for c in colls.values()), "%s: rank %d has %d collective instances" % (name, rk, len(inst)))
+        check(sum(x["bytes"] for x in inst) == sum(c[1] for c in colls.values()), "%s: rank %d instance bytes" % (name, rk))
+        check(all(x["time_min_ns"] <= x["time_median_ns"] <= x["time_max_ns"] for x in inst), "%s: instance spread" % name)
+        check(k["finish_ns"] >= k["comm_ns"] and k["overlap_ns"] >= 0, "%s: rank %d times inconsistent" % (name, rk))
+    if extra_check:
+        extra_check(r)
+    return r
+
+
+# ---- cases ---------------------------------------------------------------------
+
+def test_microbench_every_collective():
+    for coll, n in (("all_reduce", 2), ("all_gather", 4), ("reduce_scatter", 3), ("all_to_all", 4)):
+        d = tempfile.mkdtemp(dir=BASE)
+        prefix = os.path.join(d, coll)
+        subprocess.run([CHAKRA, "gen", "microbench", "--coll", coll, "--npus", str(n), "--size", "1M", "-o", prefix], check=True)
+        rep = os.path.join(d, "r.json")
+        p = mpirun(n, prefix, "--report", rep)
+        check_run("microbench %s on %d" % (coll, n), p, prefix, n, rep)
+        check(p.stdout.count("finished,") == n, "microbench %s: %d result lines" % (coll, p.stdout.count("finished,")))
+
+
+def test_synthesised_workload():
+    """Compute on both slots, every collective type on a METADATA group and
+    on all ranks, point-to-point both ways, memory copies, iterations,
+    timeline."""
+    n = 4
+    d = tempfile.mkdtemp(dir=BASE)
+    prefix = os.path.join(d, "w")
+    groups = json.dumps([{"pg_name": "7", "ranks": [0, 2]}, {"pg_name": "8", "ranks": [1, 3]}])
+
+    def make(r):
+        pg = "7" if r % 2 == 0 else "8"
+        peer = r ^ 1
+        v = [node(1, "METADATA_NODE", inputs="['%s']" % groups),
+             node(2, "COMP_NODE", deps=[1], us=200),
+             node(3, "COMP_NODE", deps=[1], us=100, cpu=True)]
+        i = 4
+        for t in range(10):
+            size = 4096 * (t + 1) if t not in (3, 4) else 1000 * (t + 1)
+            v.append(node(i, "COMM_COLL_NODE", deps=[2], comm_type=t, comm_size=size, pg_name=pg if t % 2 else ""))
+            i += 1
+        v.append(node(i, "COMM_SEND_NODE", deps=[3], comm_dst=peer, comm_size=65536, comm_tag=5))
+        v.append(node(i + 1, "COMM_RECV_NODE", comm_src=peer, comm_size=65536, comm_tag=5))
+        v.append(node(i + 2, "COMM_SEND_NODE", deps=[i + 1], comm_dst=peer, comm_size=3 << 20, comm_tag=6))
+        v.append(node(i + 3, "COMM_RECV_NODE", deps=[i], comm_src=peer, comm_size=3 << 20, comm_tag=6))
+        v.append(node(i + 4, "MEM_LOAD_NODE", deps=[i + 3], tensor_size=1 << 20))
+        v.append(node(i + 5, "COMP_NODE", deps=[i + 4, i - 1], us=50))
+        return v
+
+    write_set(prefix, n, make)
+    rep, tl = os.path.join(d, "r.json"), os.path.join(d, "tl.json")
+    p = mpirun(n, prefix, "--report", rep, "--timeline", tl, "--iterations", 3, "--warmup", 1)
+
+    def more(r):
+        check(r["replay"]["iterations"] == 3 and len(r["replay"]["makespan_ns"]) == 3, "synth: 3 measured iterations")
+        check(r["replay"]["makespan_min_ns"] <= r["replay"]["makespan_median_ns"] <= r["replay"]["makespan_max_ns"],
+              "synth: makespan spread ordered")
+        for k in r["ranks"]:
+            check(k["gpu_ns"] >= 250000, "synth: rank %d GPU compute %d ns < 250 us" % (k["rank"], k["gpu_ns"]))
+            check(k["cpu_ns"] >= 100000, "synth: rank %d CPU compute %d ns" % (k["rank"], k["cpu_ns"]))
+            check(k["remote_mem_ns"] > 0, "synth: rank %d memory copy took no time" % k["rank"])
+            check(k["finish_min_ns"] <= k["finish_median_ns"] <= k["finish_max_ns"], "synth: finish spread")
+        pgs = {x["pg"] for x in r["collective_instances"]}
+        check(pgs == {"", "7", "8"}, "synth: instance groups %s" % pgs)
+        t = json.load(open(tl))
+        ev = [e for e in t["traceEvents"] if e["ph"] == "X"]
+        ids = {}
+        for e in ev:
+            ids.setdefault(e["pid"], set()).add(e["args"]["node_id"])
+        check(len(ev) == n * 19, "synth: timeline has %d node events, expected %d: %s" % (len(ev), n * 19, ids))
+        check({e["tid"] for e in ev} == {0, 1, 2, 3}, "synth: timeline tracks %s" % {e["tid"] for e in ev})
+
+    check_run("synthesised workload", p, prefix, n, rep, more)
+
+
+def test_compute_stand_ins():
+    d = tempfile.mkdtemp(dir=BASE)
+    prefix = os.path.join(d, "c")
+    write_set(prefix, 2, lambda r: [node(1, "COMP_NODE", us=40000),
+                                    node(2, "COMM_COLL_NODE", deps=[1], comm_type=0, comm_size=1024)])
+    for mode, lo, hi in (("wait", 40e6, None), ("sleep", 40e6, None), ("scale:0.5", 20e6, 40e6), ("skip", 0, 20e6)):
+        rep = os.path.join(d, mode.replace(":", "_") + ".json")
+        p = mpirun(2, prefix, "--compute", mode, "--report", rep, "-q")
+        check(p.returncode == 0, "compute %s: exit %d %s" % (mode, p.returncode, p.stderr[-500:]))
+        if p.returncode:
+            continue
+        r = json.load(open(rep))
+        # The compute node's own time: the machine may be busy, so not the finish.
+        f = min(k["gpu_ns"] for k in r["ranks"])
+        check(f >= lo and (hi is None or f < hi), "compute %s: compute took %d ns, outside [%s, %s)" % (mode, f, lo, hi))
+        check(r["replay"]["compute"] == mode.split(":")[0].replace("scale", "wait"), "compute %s: mode in report" % mode)
+
+
+def test_job_size_mismatch():
+    d = tempfile.mkdtemp(dir=BASE)
+    prefix = os.path.join(d, "ar")
+    subprocess.run([CHAKRA, "gen", "microbench", "--coll", "all_reduce", "--npus", "4", "--size", "1K", "-o", prefix], check=True)
+    p = mpirun(2, prefix, timeout=120)
+    check(p.returncode != 0, "job size: exit 0")
+    want = "the trace set has 4 ranks"
+    check(p.stderr.count(want) == 1, "job size: expected one line saying '%s' (rank 0), got:\n%s" % (want, p.stderr[-2000:]))
+    check("mpirun -np 4" in p.stderr, "job size: the error says how to run it")
+
+
+def test_broken_set_fails_before_posting_on_every_rank():
+    d = tempfile.mkdtemp(dir=BASE)
+    prefix = os.path.join(d, "b")
+    # Rank 1 never receives rank 0's message; rank 2 has a different collective.
+    write_set(prefix, 3, lambda r: [node(1, "COMM_COLL_NODE", comm_type=0 if r < 2 else 2, comm_size=1024)] +
+              ([node(2, "COMM_SEND_NODE", comm_dst=1, comm_size=64, comm_tag=1)] if r == 0 else []))
+    p = mpirun(3, prefix, timeout=120)
+    check(p.returncode != 0, "broken set: exit 0")
+    lines = [l for l in p.stderr.splitlines() if "cannot be replayed" in l]
+    check(len(lines) == 3 and len(set(lines)) == 1, "broken set: expected the same line from 3 ranks, got %s" % lines)
+    check("finished," not in p.stdout, "broken set: something ran")
+
+
+def test_stall_names_stuck_nodes_and_aborts():
+    d = tempfile.mkdtemp(dir=BASE)
+    prefix = os.path.join(d, "s")
+    # Rank 0 waits for a message rank 1 never sends (validation skipped).
+    write_set(prefix, 2, lambda r: [node(1, "COMM_COLL_NODE", comm_type=0, comm_size=256)] +
+              ([node(9, "COMM_RECV_NODE", deps=[1], comm_src=1, comm_size=128, comm_tag=3)] if r == 0 else []))
+    p = mpirun(2, prefix, "--no-validate", "--timeout", "2", timeout=120)
+    check(p.returncode != 0, "stall: exit 0")
+    check("rank 0: 1 of 2 nodes done; issued and unfinished: 9 (recv from 1)" in p.stderr,
+          "stall: rank 0's stuck node not named:\n%s" % p.stderr[-2000:])
+    check("rank 1: finished" in p.stderr, "stall: rank 1's line missing")
+    check(p.seconds < 60, "stall: took %.0f s" % p.seconds)
+    v = subprocess.run([CHAKRA, "replay", "--help"], capture_output=True, text=True)
+    check(v.returncode == 0 and "--timeout" in v.stdout, "replay --help")
+    bad = subprocess.run([CHAKRA, "replay", prefix, "--compute", "fast"], capture_output=True, text=True)
+    check(bad.returncode == 2 and "--compute" in bad.stderr, "bad --compute: %d %s" % (bad.returncode, bad.stderr))
+
+
+def test_shared_traces():
+    sh = shared_dir()
+    if not sh:
+        print("note: ../shared not found: STAGE and MSCCL replays skipped")
+        return
+    t = os.path.join(sh, "data", "traces")
+    stage = os.path.join(t, "stage", "gpt_small_tponly_dp2tp4", "gpt_small_tponly_dp2tp4")
+    rep = os.path.join(BASE, "stage.json")
+    p = mpirun(8, stage, "--comm-group-configuration", stage + ".json", "--compute", "skip", "--report", rep)
+    check_run("STAGE", p, stage, 8, rep)
+    for m in ("allgather_ring_nofusion_n8", "alltoall_allpairs_n8"):
+        prefix = os.path.join(t, "msccl", m, m)
+        rep = os.path.join(BASE, m + ".json")
+        check_run("MSCCL " + m, mpirun(8, prefix, "--report", rep), prefix, 8, rep)
+
+
+def main():
+    global BASE, SIM_KEYS
+    h = subprocess.run([CHAKRA, "--help"], capture_output=True, text=True).stdout
+    if " replay " not in h:
+        print("skip: chakra was built without MPI (scripts/install-deps.sh installs OpenMPI)")
+        return SKIP
+    if not shutil.which("mpirun"):
+        print("skip: mpirun not found")
+        return SKIP
+    BASE = tempfile.mkdtemp(prefix="replay-test-")
+    try:
+        SIM_KEYS = sim_report_keys()
+        for t in (test_microbench_every_collective, test_synthesised_workload, test_compute_stand_ins,
+                  test_job_size_mismatch, test_broken_set_fails_before_posting_on_every_rank,
+                  test_stall_names_stuck_nodes_and_aborts, test_shared_traces):
+            if len(sys.argv) > 3 and sys.argv[3] not in t.__name__:
+                continue
+            t0 = time.time()
+            t()
+            print("%-60s %.1f s" % (t.__name__, time.time() - t0))
+    finally:
+        shutil.rmtree(BASE, ignore_errors=True)
+    print("%d failure(s)" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
