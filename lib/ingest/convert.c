@@ -25,7 +25,7 @@
 #include "../util/outfile.h"
 #include "../util/pgjson.h"
 #include "../util/tasks.h"
-#include "../util/topo.h"
+#include "../util/toposort.h"
 #include "chakra/build.h"
 #include "chakra/et_def.pb-c.h"
 #include "chakra/ingest.h"

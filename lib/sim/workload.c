@@ -4,14 +4,13 @@
 #include "chakra/build.h"
 
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../util/bigmem.h"
+#include "../util/tasks.h"
+#include "../util/toposort.h"
 #include "chakra/graph.h"
 #include "net.h"
 #include "coll.h"
@@ -57,10 +56,7 @@ struct chakra_sim_workload {
   wl_rank *rank;
 };
 
-typedef struct heap {
-  uint32_t *v;
-  uint32_t n, cap;
-} heap;
+typedef idheap heap;
 
 /* One NPU's state in one run. */
 typedef struct wl_npu {
@@ -106,38 +102,8 @@ static inline uint64_t wl_replay_ns(const sim *s, const wl_npu *w, uint32_t i) {
   return us ? (uint64_t)us * 1000 : 1;
 }
 
-static int heap_push(heap *h, uint32_t v, const wl_node *nodes) {
-  if (h->n == h->cap) {
-    uint32_t nc = h->cap ? h->cap * 2 : 16;
-    uint32_t *p = realloc(h->v, nc * sizeof *p);
-    if (!p) return -1;
-    h->v = p;
-    h->cap = nc;
-  }
-  uint32_t i = h->n++;
-  while (i > 0) {
-    uint32_t p = (i - 1) / 2;
-    if (nodes[h->v[p]].id <= nodes[v].id) break;
-    h->v[i] = h->v[p];
-    i = p;
-  }
-  h->v[i] = v;
-  return 0;
-}
-
-static uint32_t heap_pop(heap *h, const wl_node *nodes) {
-  uint32_t top = h->v[0], last = h->v[--h->n], i = 0;
-  for (;;) {
-    uint32_t c = 2 * i + 1;
-    if (c >= h->n) break;
-    if (c + 1 < h->n && nodes[h->v[c + 1]].id < nodes[h->v[c]].id) c++;
-    if (nodes[last].id <= nodes[h->v[c]].id) break;
-    h->v[i] = h->v[c];
-    i = c;
-  }
-  if (h->n) h->v[i] = last;
-  return top;
-}
+static int heap_push(heap *h, uint32_t v, const wl_node *nodes) { return idheap_push(h, v, &nodes[0].id, sizeof *nodes); }
+static uint32_t heap_pop(heap *h, const wl_node *nodes) { return idheap_pop(h, &nodes[0].id, sizeof *nodes); }
 
 /* ---- loading ---- */
 
@@ -390,19 +356,13 @@ static int finish_rank(load_ctx *L, wl_rank *w, chakra_diag_fn diag, void *ctx, 
 typedef struct load_pool {
   chakra_sim_workload *w;
   load_ctx *ctx;
-  atomic_uint next;  /* next rank to take */
-  atomic_int failed; /* a rank failed: later ranks need not load */
 } load_pool;
 
-static void *load_worker(void *arg) {
+static int load_job(void *arg, size_t r) {
   load_pool *p = arg;
-  for (;;) {
-    uint32_t r = atomic_fetch_add(&p->next, 1);
-    if (r >= p->w->npus || atomic_load(&p->failed)) return NULL;
-    load_ctx *L = &p->ctx[r];
-    L->rc = load_rank(L, &p->w->rank[r]);
-    if (L->rc) atomic_store(&p->failed, 1);
-  }
+  load_ctx *L = &p->ctx[r];
+  L->rc = load_rank(L, &p->w->rank[r]);
+  return L->rc;
 }
 
 static void free_ctx(load_ctx *L) {
@@ -416,8 +376,7 @@ static void free_ctx(load_ctx *L) {
 /* Ranks are independent: on T threads the decoding, the largest part of a
  * load, takes about 1/T of the time. */
 static uint32_t load_threads(uint32_t asked, uint32_t npus) {
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  uint32_t t = asked ? asked : cpus > 0 ? (uint32_t)cpus : 1;
+  uint32_t t = asked ? asked : tasks_cpus();
   if (t > 64) t = 64;
   return t < npus ? t : npus;
 }
@@ -426,8 +385,6 @@ static int load_all(chakra_sim_workload *w, const char *prefix, uint32_t threads
                     chakra_error *err) {
   load_pool p = {.w = w, .ctx = calloc(w->npus, sizeof(load_ctx))};
   if (!p.ctx) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  atomic_init(&p.next, 0);
-  atomic_init(&p.failed, 0);
   size_t plen = strlen(prefix) + 24;
   int rc = 0;
   for (uint32_t r = 0; r < w->npus && !rc; r++) {
@@ -435,19 +392,11 @@ static int load_all(chakra_sim_workload *w, const char *prefix, uint32_t threads
     if (!p.ctx[r].path) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
     else chakra_rank_path(p.ctx[r].path, plen, prefix, r);
   }
-  uint32_t nt = rc ? 0 : load_threads(threads, w->npus);
-  pthread_t *tid = calloc(nt ? nt : 1, sizeof *tid);
-  char *started = calloc(nt ? nt : 1, 1);
-  if (!rc && (!tid || !started)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  for (uint32_t t = 1; !rc && t < nt; t++) started[t] = pthread_create(&tid[t], NULL, load_worker, &p) == 0;
-  if (!rc) load_worker(&p); /* this thread works too, and alone if none started */
-  for (uint32_t t = 1; !rc && t < nt; t++)
-    if (started[t]) pthread_join(tid[t], NULL);
+  /* a failed rank stops the ranks after it; the first failure is reported */
+  if (!rc) tasks_run(w->npus, load_threads(threads, w->npus), load_job, &p, TASKS_STOP_ON_ERROR);
   for (uint32_t r = 0; r < w->npus && !rc; r++) rc = finish_rank(&p.ctx[r], &w->rank[r], diag, ctx, err);
   for (uint32_t r = 0; r < w->npus; r++) free_ctx(&p.ctx[r]);
   free(p.ctx);
-  free(tid);
-  free(started);
   return rc;
 }
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../util/idmap.h"
-#include "../util/topo.h"
+#include "../util/toposort.h"
 
 
 typedef struct loader {

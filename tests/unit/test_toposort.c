@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "testutil.h"
-#include "topo.h"
+#include "toposort.h"
 
 typedef struct nd {
   uint64_t id;

@@ -1,5 +1,5 @@
-/* topo.c - Kahn's algorithm with an id heap, and the cycle finder; see topo.h. */
-#include "topo.h"
+/* toposort.c - Kahn's algorithm with an id heap, and the cycle finder; see toposort.h. */
+#include "toposort.h"
 
 #include <string.h>
 

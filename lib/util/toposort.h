@@ -1,4 +1,4 @@
-/* topo.h - id-ordered topological order and cycle finding (private to
+/* toposort.h - id-ordered topological order and cycle finding (private to
  * libchakra).
  *
  * Chakra's canonical node order is Kahn's algorithm with ties broken by
@@ -7,8 +7,8 @@
  * sort built on it live here once. Node ids are read in place from the
  * caller's node array: the id of node i is the uint64_t at byte offset
  * i * stride from keys. */
-#ifndef CHAKRA_TOPO_H
-#define CHAKRA_TOPO_H
+#ifndef CHAKRA_UTIL_TOPOSORT_H
+#define CHAKRA_UTIL_TOPOSORT_H
 
 #include <stddef.h>
 #include <stdint.h>
