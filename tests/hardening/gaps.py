@@ -8,11 +8,13 @@ happened (issue: hardening, "gaps a user meets at once").
   * a rank prefix with a gap (files 0, 1, 16, 63) is an error naming the
     first missing file and the first file after the gap, not a silent
     2-rank workload;
+  * `sim` of a workload with more rank files than the network has NPUs is
+    an error naming the first extra file, not a silent cut;
   * `convert text --compat` of a file with CRLF (or CR) line ends writes
     exactly the bytes of the same file with LF line ends, as the reference
     (Python text mode) does.
 
-Usage: gaps.py CHAKRA
+Usage: gaps.py CHAKRA SOURCE_DIR
 """
 import os
 import subprocess
@@ -20,6 +22,7 @@ import sys
 import tempfile
 
 CHAKRA = sys.argv[1]
+SOURCE = sys.argv[2] if len(sys.argv) > 2 else "."
 passed, failed = 0, 0
 
 
@@ -58,6 +61,18 @@ with tempfile.TemporaryDirectory() as d:
         check(r.returncode == 2, "%s of a prefix with a gap exits 2 (got %d)" % (cmd, r.returncode))
         check("w.2.et is missing" in r.stderr and "w.16.et" in r.stderr,
               "%s names the missing and the later file: %r" % (cmd, r.stderr))
+
+with tempfile.TemporaryDirectory() as d:
+    prefix = os.path.join(d, "x8")
+    subprocess.run([CHAKRA, "gen", "microbench", "--coll", "all_reduce", "--npus", "8", "--size", "1M",
+                    "-o", prefix], check=True)
+    net = os.path.join(d, "ring4.yml")
+    open(net, "w").write("topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n")
+    r = subprocess.run([CHAKRA, "sim", "--workload-configuration=" + prefix,
+                        "--system-configuration=" + os.path.join(SOURCE, "examples", "system.json"),
+                        "--network-configuration=" + net], capture_output=True, text=True)
+    check(r.returncode == 2 and "x8.4.et" in r.stderr and "more rank files" in r.stderr,
+          "sim with 8 rank files on a 4-NPU network names the extra file: %r" % r.stderr)
 
 with tempfile.TemporaryDirectory() as d:
     text = "DATA\n2\nconv1 -1 5 NONE 0 6 NONE 0 7 ALLREDUCE 100 1\nfc -1 8 NONE 0 9 NONE 0 10 NONE 0 1\n"
