@@ -11,6 +11,7 @@ packages=(
   libcmocka-dev                           # unit tests
   python3 python3-protobuf protobuf-compiler  # independent decoder in tests
   clang libclang-rt-14-dev                # libFuzzer targets
+  graphviz                                # chakra dot tests render with dot -Tsvg
 )
 
 missing=()
