@@ -20,6 +20,7 @@ static const command commands[] = {
     {"stats", cmd_stats, "per-rank and total statistics of a workload"},
     {"sim", cmd_sim, "simulate per-rank traces on a modelled system (ASTRA-sim compatible)"},
     {"gen", cmd_gen, "generate workloads (microbench: one collective per rank)"},
+    {"timeline", cmd_timeline, "Chrome/Perfetto timeline from a trace's own timing"},
     {"dot", cmd_dot, "Graphviz/GraphML view of one rank: neighbourhood, critical path, folded"},
 };
 
