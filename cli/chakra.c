@@ -21,6 +21,7 @@ static const command commands[] = {
     {"sim", cmd_sim, "simulate per-rank traces on a modelled system (ASTRA-sim compatible)"},
     {"gen", cmd_gen, "generate workloads (microbench: one collective per rank)"},
     {"timeline", cmd_timeline, "Chrome/Perfetto timeline from a trace's own timing"},
+    {"diff", cmd_diff, "what changed between two traces: nodes added, removed, changed; summary figures"},
     {"dot", cmd_dot, "Graphviz/GraphML view of one rank: neighbourhood, critical path, folded"},
 };
 
