@@ -22,6 +22,7 @@ static const command commands[] = {
     {"gen", cmd_gen, "generate workloads (microbench: one collective per rank)"},
     {"timeline", cmd_timeline, "Chrome/Perfetto timeline from a trace's own timing"},
     {"diff", cmd_diff, "what changed between two traces: nodes added, removed, changed; summary figures"},
+    {"obfuscate", cmd_obfuscate, "a shareable copy: names hashed, strings and shapes gone, same simulation"},
     {"dot", cmd_dot, "Graphviz/GraphML view of one rank: neighbourhood, critical path, folded"},
 };
 
