@@ -23,6 +23,7 @@ int cmd_dot(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_obfuscate(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
 
 /* Prints "chakra: <message>" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
