@@ -1,14 +1,12 @@
 /* diffreport.c - summary figures and the text and JSON forms of a trace
  * comparison; see include/chakra/diff.h. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/jsonw.h"
-#include "../util/outfile.h"
 #include "chakra/attr.h"
 #include "chakra/diff.h"
+#include "textout.h"
 
 typedef struct figures {
   chakra_diff_figure *v;
@@ -117,17 +115,6 @@ int chakra_diff_set_equal(const chakra_diff_set *s) {
 
 /* ---- text ---- */
 
-static void textf(jsonw *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void textf(jsonw *w, const char *fmt, ...) {
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  if (n > 0) jsonw_raw(w, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
-}
-
 /* Names are shown in quotes with control characters escaped, so that one
  * change is one line. */
 static void text_name(jsonw *w, const char *s) {
@@ -136,40 +123,40 @@ static void text_name(jsonw *w, const char *s) {
 
 static void text_rank(jsonw *w, const chakra_diff_set *s, size_t r, const chakra_diff_figure *f, long nf) {
   const chakra_diff_rank *d = &s->ranks[r];
-  textf(w, "rank %zu: %s vs %s: ", r, s->paths_a[r], s->paths_b[r]);
+  textout_printf(w, "rank %zu: %s vs %s: ", r, s->paths_a[r], s->paths_b[r]);
   if (chakra_diff_rank_equal(d)) {
-    textf(w, "equal (%llu nodes)\n", (unsigned long long)d->nodes_a);
+    textout_printf(w, "equal (%llu nodes)\n", (unsigned long long)d->nodes_a);
     return;
   }
-  textf(w, "%llu vs %llu nodes: %llu added, %llu removed, %llu changed, %llu same%s\n",
+  textout_printf(w, "%llu vs %llu nodes: %llu added, %llu removed, %llu changed, %llu same%s\n",
         (unsigned long long)d->nodes_a, (unsigned long long)d->nodes_b, (unsigned long long)d->added,
         (unsigned long long)d->removed, (unsigned long long)d->changed, (unsigned long long)d->same,
         d->metadata_differs ? "; GlobalMetadata differs" : "");
   if (d->changed) {
     jsonw_lit(w, "  changed:");
     for (int b = 0; b < CHAKRA_DIFF_FIELDS; b++)
-      if (d->changed_fields[b]) textf(w, " %s %llu", chakra_diff_field_name(b), (unsigned long long)d->changed_fields[b]);
+      if (d->changed_fields[b]) textout_printf(w, " %s %llu", chakra_diff_field_name(b), (unsigned long long)d->changed_fields[b]);
     jsonw_char(w, '\n');
   }
   for (long i = 0; i < nf; i++) {
-    if (f[i].text_a) textf(w, "  %s: \"%s\" -> \"%s\"\n", f[i].label, f[i].text_a, f[i].text_b);
-    else textf(w, "  %s: %llu -> %llu\n", f[i].label, (unsigned long long)f[i].a, (unsigned long long)f[i].b);
+    if (f[i].text_a) textout_printf(w, "  %s: \"%s\" -> \"%s\"\n", f[i].label, f[i].text_a, f[i].text_b);
+    else textout_printf(w, "  %s: %llu -> %llu\n", f[i].label, (unsigned long long)f[i].a, (unsigned long long)f[i].b);
   }
   for (size_t k = 0; k < d->n_listed; k++) {
     const chakra_diff_node *n = &d->listed[k];
     const char *type = chakra_node_type_name(n->type);
-    if (n->kind == CHAKRA_DIFF_ADDED) textf(w, "  + node %llu ", (unsigned long long)n->id_b);
-    else if (n->kind == CHAKRA_DIFF_REMOVED) textf(w, "  - node %llu ", (unsigned long long)n->id_a);
-    else if (s->by_name) textf(w, "  ~ node %llu (was %llu) ", (unsigned long long)n->id_b, (unsigned long long)n->id_a);
-    else textf(w, "  ~ node %llu ", (unsigned long long)n->id_b);
+    if (n->kind == CHAKRA_DIFF_ADDED) textout_printf(w, "  + node %llu ", (unsigned long long)n->id_b);
+    else if (n->kind == CHAKRA_DIFF_REMOVED) textout_printf(w, "  - node %llu ", (unsigned long long)n->id_a);
+    else if (s->by_name) textout_printf(w, "  ~ node %llu (was %llu) ", (unsigned long long)n->id_b, (unsigned long long)n->id_a);
+    else textout_printf(w, "  ~ node %llu ", (unsigned long long)n->id_b);
     text_name(w, n->name);
-    textf(w, " %s", type ? type : "UNKNOWN");
-    if (n->details) textf(w, ": %s", n->details);
+    textout_printf(w, " %s", type ? type : "UNKNOWN");
+    if (n->details) textout_printf(w, ": %s", n->details);
     jsonw_char(w, '\n');
   }
   uint64_t total = d->added + d->removed + d->changed;
   if (total > d->n_listed)
-    textf(w, "  ... %llu more node changes (--limit 0 lists all)\n", (unsigned long long)(total - d->n_listed));
+    textout_printf(w, "  ... %llu more node changes (--limit 0 lists all)\n", (unsigned long long)(total - d->n_listed));
 }
 
 /* ---- JSON ---- */
@@ -263,27 +250,23 @@ static void json_rank(jsonw *w, const chakra_diff_set *s, size_t r, const chakra
 }
 
 int chakra_diff_write(const chakra_diff_set *s, const char *path, int json, chakra_error *err) {
-  outfile *f;
-  int rc = outfile_open(&f, path, outfile_name_is_gzip(path), err);
+  textout t;
+  int rc = textout_open(&t, path, err);
   if (rc) return rc;
-  jsonw w;
-  if (jsonw_init(&w, f)) {
-    outfile_discard(f);
-    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  }
+  jsonw *w = &t.w;
   size_t n = s->ranks_a < s->ranks_b ? s->ranks_a : s->ranks_b;
   if (json) {
-    jsonw_lit(&w, "{\"equal\":");
-    jsonw_lit(&w, chakra_diff_set_equal(s) ? "true" : "false");
-    jsonw_lit(&w, ",\"by\":");
-    jsonw_lit(&w, s->by_name ? "\"name\"" : "\"id\"");
-    jsonw_lit(&w, ",\"ranks_a\":");
-    jsonw_u64(&w, s->ranks_a);
-    jsonw_lit(&w, ",\"ranks_b\":");
-    jsonw_u64(&w, s->ranks_b);
-    jsonw_lit(&w, ",\"ranks\":[");
+    jsonw_lit(w, "{\"equal\":");
+    jsonw_lit(w, chakra_diff_set_equal(s) ? "true" : "false");
+    jsonw_lit(w, ",\"by\":");
+    jsonw_lit(w, s->by_name ? "\"name\"" : "\"id\"");
+    jsonw_lit(w, ",\"ranks_a\":");
+    jsonw_u64(w, s->ranks_a);
+    jsonw_lit(w, ",\"ranks_b\":");
+    jsonw_u64(w, s->ranks_b);
+    jsonw_lit(w, ",\"ranks\":[");
   } else if (s->ranks_a != s->ranks_b) {
-    textf(&w, "ranks: %zu vs %zu (only the first %zu compared)\n", s->ranks_a, s->ranks_b, n);
+    textout_printf(w, "ranks: %zu vs %zu (only the first %zu compared)\n", s->ranks_a, s->ranks_b, n);
   }
   for (size_t r = 0; r < n && !rc; r++) {
     chakra_diff_figure *fg = NULL;
@@ -293,20 +276,14 @@ int chakra_diff_write(const chakra_diff_set *s, const char *path, int json, chak
       break;
     }
     if (json) {
-      if (r) jsonw_char(&w, ',');
-      jsonw_char(&w, '\n');
-      json_rank(&w, s, r, fg, nf);
+      if (r) jsonw_char(w, ',');
+      jsonw_char(w, '\n');
+      json_rank(w, s, r, fg, nf);
     } else {
-      text_rank(&w, s, r, fg, nf);
+      text_rank(w, s, r, fg, nf);
     }
     free(fg);
   }
-  if (json) jsonw_lit(&w, "\n]}\n");
-  if (!rc && jsonw_flush(&w)) rc = chakra_error_set(err, w.err.code ? w.err.code : CHAKRA_EIO, "%s", w.err.msg);
-  jsonw_free(&w);
-  if (rc) {
-    outfile_discard(f);
-    return rc;
-  }
-  return outfile_commit(f, err);
+  if (json) jsonw_lit(w, "\n]}\n");
+  return textout_close(&t, rc, err);
 }

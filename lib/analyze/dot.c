@@ -11,11 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/jsonw.h"
-#include "../util/outfile.h"
 #include "../util/utf8.h"
 #include "chakra/attr.h"
 #include "nodescan.h"
+#include "textout.h"
 
 #define NONE UINT32_MAX
 #define NAME_MAX_CHARS 60
@@ -389,24 +388,6 @@ static void dot_string(jsonw *w, const char *s) {
   jsonw_char(w, '"');
 }
 
-/* XML character data or attribute value; characters XML 1.0 forbids
- * (controls other than tab, newline, return) become U+FFFD. */
-static void xml_text(jsonw *w, const char *s) {
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    switch (c) {
-      case '&': jsonw_lit(w, "&amp;"); break;
-      case '<': jsonw_lit(w, "&lt;"); break;
-      case '>': jsonw_lit(w, "&gt;"); break;
-      case '"': jsonw_lit(w, "&quot;"); break;
-      case '\t': case '\n': case '\r': jsonw_char(w, (char)c); break;
-      default:
-        if (c < 0x20 || c == 0x7f) jsonw_lit(w, "\xef\xbf\xbd");
-        else jsonw_char(w, (char)c);
-    }
-  }
-}
-
 static char *node_label(const view *v, size_t k) {
   char desc[256];
   describe(v->g, &v->vn[k], desc, sizeof desc);
@@ -460,7 +441,7 @@ static void xml_data(jsonw *w, const char *key, const char *value) {
   jsonw_lit(w, "<data key=\"");
   jsonw_lit(w, key);
   jsonw_lit(w, "\">");
-  xml_text(w, value);
+  textout_xml(w, value);
   jsonw_lit(w, "</data>");
 }
 
@@ -528,28 +509,17 @@ static int write_graphml(const view *v, jsonw *w) {
 }
 
 static int write_file(const view *v, const char *path, chakra_error *err) {
-  outfile *f;
-  int rc = outfile_open(&f, path, outfile_name_is_gzip(path), err);
+  textout t;
+  int rc = textout_open(&t, path, err);
   if (rc) return rc;
-  jsonw w;
-  if (jsonw_init(&w, f)) {
-    outfile_discard(f);
-    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  }
   const char *slash = strrchr(v->g->path, '/');
   const char *title = v->opt->title ? v->opt->title : slash ? slash + 1 : v->g->path;
   char *clean_title = clean_text(title, 0);
   rc = !clean_title ? CHAKRA_ENOMEM
-       : v->opt->format == CHAKRA_VIEW_GRAPHML ? write_graphml(v, &w) : write_dot(v, &w, clean_title);
+       : v->opt->format == CHAKRA_VIEW_GRAPHML ? write_graphml(v, &t.w) : write_dot(v, &t.w, clean_title);
   free(clean_title);
   if (rc) chakra_error_set(err, rc, "out of memory");
-  else if (jsonw_flush(&w)) rc = chakra_error_set(err, w.err.code ? w.err.code : CHAKRA_EIO, "%s", w.err.msg);
-  jsonw_free(&w);
-  if (rc) {
-    outfile_discard(f);
-    return rc;
-  }
-  return outfile_commit(f, err);
+  return textout_close(&t, rc, err);
 }
 
 static void view_free(view *v) {

@@ -2,13 +2,11 @@
 #include "svgplot.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/jsonw.h"
-#include "../util/outfile.h"
+#include "textout.h"
 
 enum { WIDTH = 900, LEFT = 200, BAR_AREA = 560, BAR_H = 14, GAP = 8, TITLE_H = 30, AXIS_H = 28, LEGEND_H = 22 };
 
@@ -33,30 +31,6 @@ void svgplot_chart_free(svgplot_chart *c) {
   free(c->groups);
   c->groups = NULL;
   c->n_groups = c->cap = 0;
-}
-
-static void out(jsonw *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void out(jsonw *w, const char *fmt, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  if (n > 0) jsonw_raw(w, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
-}
-
-/* XML text; controls XML 1.0 forbids become U+FFFD. */
-static void xml(jsonw *w, const char *s) {
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '&') jsonw_lit(w, "&amp;");
-    else if (c == '<') jsonw_lit(w, "&lt;");
-    else if (c == '>') jsonw_lit(w, "&gt;");
-    else if (c == '"') jsonw_lit(w, "&quot;");
-    else if (c < 0x20 && c != '\t' && c != '\n') jsonw_lit(w, "\xef\xbf\xbd");
-    else jsonw_char(w, (char)c);
-  }
 }
 
 /* "12.3 MB", "640 us": three significant digits and an SI prefix. */
@@ -93,9 +67,9 @@ static void axis(jsonw *w, double y, double top, double max, const char *unit, d
     double x = LEFT + BAR_AREA * t / 4.0;
     char lab[64];
     human(max * t / 4 * display, unit, lab, sizeof lab);
-    out(w, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", x, top, x, y);
-    out(w, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"axis\">", x, y + 14);
-    xml(w, lab);
+    textout_printf(w, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", x, top, x, y);
+    textout_printf(w, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"axis\">", x, y + 14);
+    textout_xml(w, lab);
     jsonw_lit(w, "</text>\n");
   }
 }
@@ -106,37 +80,37 @@ static double chart(jsonw *w, const svgplot_chart *c, double y0) {
     for (size_t s = 0; s < c->n_series; s++)
       if (c->groups[g].value[s] > max) max = c->groups[g].value[s];
   double top_val = nice_max(max), scale = BAR_AREA / top_val, display = c->display ? c->display : 1;
-  out(w, "<g class=\"chart\" data-scale=\"%.17g\">\n<text x=\"10\" y=\"%.1f\" class=\"title\">", scale, y0 + 20);
-  xml(w, c->title);
+  textout_printf(w, "<g class=\"chart\" data-scale=\"%.17g\">\n<text x=\"10\" y=\"%.1f\" class=\"title\">", scale, y0 + 20);
+  textout_xml(w, c->title);
   jsonw_lit(w, "</text>\n");
   double y = y0 + TITLE_H;
   double x = LEFT;
   for (size_t s = 0; s < c->n_series; x += 30 + 7.0 * (double)strlen(c->series[s]), s++) {
-    out(w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">", x, y,
+    textout_printf(w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">", x, y,
         colours[s], x + 16, y + 10);
-    xml(w, c->series[s]);
+    textout_xml(w, c->series[s]);
     jsonw_lit(w, "</text>\n");
   }
   y += LEGEND_H;
   double top = y;
   for (size_t g = 0; g < c->n_groups; g++) {
     const svgplot_group *gr = &c->groups[g];
-    out(w, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", LEFT - 6, y + (double)c->n_series * BAR_H / 2 + 4);
-    xml(w, gr->label);
+    textout_printf(w, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">", LEFT - 6, y + (double)c->n_series * BAR_H / 2 + 4);
+    textout_xml(w, gr->label);
     jsonw_lit(w, "</text>\n");
     for (size_t s = 0; s < c->n_series; s++, y += BAR_H) {
       char val[64];
       human(gr->value[s] * display, c->unit, val, sizeof val);
-      out(w, "<rect class=\"bar\" x=\"%d\" y=\"%.1f\" width=\"%.4f\" height=\"%d\" fill=\"%s\" data-value=\"%.17g\" "
+      textout_printf(w, "<rect class=\"bar\" x=\"%d\" y=\"%.1f\" width=\"%.4f\" height=\"%d\" fill=\"%s\" data-value=\"%.17g\" "
              "data-label=\"", LEFT, y, gr->value[s] * scale, BAR_H - 2, colours[s], gr->value[s]);
-      xml(w, gr->label);
+      textout_xml(w, gr->label);
       jsonw_lit(w, "\" data-series=\"");
-      xml(w, c->series[s]);
+      textout_xml(w, c->series[s]);
       jsonw_lit(w, "\"><title>");
-      xml(w, val);
-      out(w, "</title></rect>\n<text x=\"%.1f\" y=\"%.1f\" class=\"value\">", LEFT + gr->value[s] * scale + 4,
+      textout_xml(w, val);
+      textout_printf(w, "</title></rect>\n<text x=\"%.1f\" y=\"%.1f\" class=\"value\">", LEFT + gr->value[s] * scale + 4,
           y + BAR_H - 4);
-      xml(w, val);
+      textout_xml(w, val);
       jsonw_lit(w, "</text>\n");
     }
     y += GAP;
@@ -149,30 +123,20 @@ static double chart(jsonw *w, const svgplot_chart *c, double y0) {
 int svgplot_write(const char *path, const char *title, const svgplot_chart *charts, size_t n, chakra_error *err) {
   double height = 40;
   for (size_t i = 0; i < n; i++) height += chart_height(&charts[i]) + 10;
-  outfile *f;
-  int rc = outfile_open(&f, path, outfile_name_is_gzip(path), err);
+  textout t;
+  int rc = textout_open(&t, path, err);
   if (rc) return rc;
-  jsonw w;
-  if (jsonw_init(&w, f)) {
-    outfile_discard(f);
-    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  }
-  out(&w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+  jsonw *w = &t.w;
+  textout_printf(w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
           "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" viewBox=\"0 0 %d %.0f\" "
           "font-family=\"Helvetica, Arial, sans-serif\" font-size=\"11\">\n"
           "<style>.title{font-size:14px;font-weight:bold}.axis{fill:#666;font-size:10px}"
           ".value{fill:#333;font-size:10px}</style>\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
           "<text x=\"10\" y=\"24\" font-size=\"16\" font-weight=\"bold\">", WIDTH, height, WIDTH, height);
-  xml(&w, title);
-  jsonw_lit(&w, "</text>\n");
+  textout_xml(w, title);
+  jsonw_lit(w, "</text>\n");
   double y = 40;
-  for (size_t i = 0; i < n; i++) y = chart(&w, &charts[i], y) + 10;
-  jsonw_lit(&w, "</svg>\n");
-  if (jsonw_flush(&w)) rc = chakra_error_set(err, w.err.code ? w.err.code : CHAKRA_EIO, "%s", w.err.msg);
-  jsonw_free(&w);
-  if (rc) {
-    outfile_discard(f);
-    return rc;
-  }
-  return outfile_commit(f, err);
+  for (size_t i = 0; i < n; i++) y = chart(w, &charts[i], y) + 10;
+  jsonw_lit(w, "</svg>\n");
+  return textout_close(&t, 0, err);
 }

@@ -6,14 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/jsonw.h"
-#include "../util/outfile.h"
 #include "chakra/attr.h"
 #include "nodescan.h"
+#include "textout.h"
 
 struct chakra_timeline {
-  outfile *f;
-  jsonw w;
+  textout t;
+  jsonw *w;   /* &t.w */
   int first;  /* no event written yet */
 };
 
@@ -21,24 +20,20 @@ int chakra_timeline_open(chakra_timeline **out, const char *path, chakra_error *
   *out = NULL;
   chakra_timeline *t = calloc(1, sizeof *t);
   if (!t) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  int rc = outfile_open(&t->f, path, outfile_name_is_gzip(path), err);
+  int rc = textout_open(&t->t, path, err);
   if (rc) {
     free(t);
     return rc;
   }
-  if (jsonw_init(&t->w, t->f)) {
-    outfile_discard(t->f);
-    free(t);
-    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  }
+  t->w = &t->t.w;
   t->first = 1;
-  jsonw_lit(&t->w, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+  jsonw_lit(t->w, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
   *out = t;
   return 0;
 }
 
 static void next_event(chakra_timeline *t) {
-  jsonw_lit(&t->w, t->first ? "\n" : ",\n");
+  jsonw_lit(t->w, t->first ? "\n" : ",\n");
   t->first = 0;
 }
 
@@ -51,17 +46,17 @@ static void put_us(jsonw *w, uint64_t ns) {
 
 static void meta(chakra_timeline *t, const char *what, uint32_t pid, int64_t tid, const char *name) {
   next_event(t);
-  jsonw_lit(&t->w, "{\"ph\":\"M\",\"name\":\"");
-  jsonw_lit(&t->w, what);
-  jsonw_lit(&t->w, "\",\"pid\":");
-  jsonw_u64(&t->w, pid);
+  jsonw_lit(t->w, "{\"ph\":\"M\",\"name\":\"");
+  jsonw_lit(t->w, what);
+  jsonw_lit(t->w, "\",\"pid\":");
+  jsonw_u64(t->w, pid);
   if (tid >= 0) {
-    jsonw_lit(&t->w, ",\"tid\":");
-    jsonw_u64(&t->w, (uint64_t)tid);
+    jsonw_lit(t->w, ",\"tid\":");
+    jsonw_u64(t->w, (uint64_t)tid);
   }
-  jsonw_lit(&t->w, ",\"args\":{\"name\":");
-  jsonw_string(&t->w, name, strlen(name));
-  jsonw_lit(&t->w, "}}");
+  jsonw_lit(t->w, ",\"args\":{\"name\":");
+  jsonw_string(t->w, name, strlen(name));
+  jsonw_lit(t->w, "}}");
 }
 
 void chakra_timeline_process(chakra_timeline *t, uint32_t pid, const char *name) {
@@ -74,7 +69,7 @@ void chakra_timeline_track(chakra_timeline *t, uint32_t pid, uint32_t tid, const
 
 void chakra_timeline_slice(chakra_timeline *t, uint32_t pid, uint32_t tid, const char *name, size_t name_len,
                            const char *cat, uint64_t start_ns, uint64_t dur_ns, uint64_t node_id) {
-  jsonw *w = &t->w;
+  jsonw *w = t->w;
   next_event(t);
   jsonw_lit(w, "{\"ph\":\"X\",\"name\":");
   jsonw_string(w, name ? name : "", name ? name_len : 0);
@@ -94,23 +89,15 @@ void chakra_timeline_slice(chakra_timeline *t, uint32_t pid, uint32_t tid, const
 }
 
 int chakra_timeline_close(chakra_timeline *t, chakra_error *err) {
-  jsonw_lit(&t->w, "\n]}\n");
-  int rc = 0;
-  if (jsonw_flush(&t->w)) {
-    rc = t->w.err.code ? t->w.err.code : CHAKRA_EIO;
-    if (err) *err = t->w.err;
-  }
-  jsonw_free(&t->w);
-  if (rc) outfile_discard(t->f);
-  else rc = outfile_commit(t->f, err);
+  jsonw_lit(t->w, "\n]}\n");
+  int rc = textout_close(&t->t, 0, err);
   free(t);
   return rc;
 }
 
 void chakra_timeline_discard(chakra_timeline *t) {
   if (!t) return;
-  jsonw_free(&t->w);
-  outfile_discard(t->f);
+  textout_close(&t->t, CHAKRA_ECANCELED, NULL);
   free(t);
 }
 
