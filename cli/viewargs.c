@@ -65,6 +65,11 @@ static void note_problem(void *ctx, int severity, uint64_t id, uint64_t offset, 
 }
 
 int viewargs_load(const char *path, int ignore_ctrl_deps, chakra_graph **out) {
+  if (strcmp(path, "-") == 0) {
+    /* names are read back from the file in a second pass */
+    cli_error("standard input cannot be drawn: the file is read twice; give a file name");
+    return 2;
+  }
   load_problems p = {0};
   chakra_graph_options opt = {.ignore_ctrl_deps = ignore_ctrl_deps, .problem = note_problem, .problem_ctx = &p};
   chakra_error err = {0};
