@@ -70,6 +70,10 @@ int cmd_diff(int argc, char **argv) {
     cli_error("diff: needs two inputs, A and B\n%s", usage);
     return 2;
   }
+  if (strcmp(in[0], "-") == 0 || strcmp(in[1], "-") == 0) {
+    cli_error("diff: standard input cannot be used: each trace is read twice; give file names");
+    return 2;
+  }
   chakra_diff_set set = {.by_name = opt.by_name};
   int na = expand_one(in[0], &set.paths_a);
   if (na < 0) return 2;

@@ -67,7 +67,7 @@ static void note_problem(void *ctx, int severity, uint64_t id, uint64_t offset, 
 int viewargs_load(const char *path, int ignore_ctrl_deps, chakra_graph **out) {
   if (strcmp(path, "-") == 0) {
     /* names are read back from the file in a second pass */
-    cli_error("standard input cannot be drawn: the file is read twice; give a file name");
+    cli_error("standard input cannot be used here: the trace is read twice; give a file name");
     return 2;
   }
   load_problems p = {0};
