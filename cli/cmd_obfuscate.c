@@ -10,7 +10,7 @@
 #include "viewargs.h"
 
 static const char usage[] =
-    "usage: chakra obfuscate IN.et | IN_PREFIX -o OUT.et | OUT_PREFIX [--key FILE]\n"
+    "usage: chakra obfuscate IN.et [-o OUT.et] | IN_PREFIX -o OUT_PREFIX [--key FILE]\n"
     "                        [--hash-strings] [--keep ATTR]... [--time-noise PCT --seed S] [-q]\n"
     "\n"
     "Writes a copy of a trace that can be shared: every node name becomes an\n"
@@ -23,7 +23,8 @@ static const char usage[] =
     "pg_name and the process groups of METADATA nodes. A PREFIX means every\n"
     "rank, PREFIX.0.et ...; all ranks are written or none.\n"
     "\n"
-    "  -o, --output OUT    output file, or prefix when the input is a prefix\n"
+    "  -o, --output OUT    output file (default: standard output), or prefix\n"
+    "                      when the input is a prefix\n"
     "  --key FILE          key for the name hashes: the same key maps the same\n"
     "                      name the same way in every rank and run (without it a\n"
     "                      random key is used: names match across ranks only)\n"
@@ -139,8 +140,8 @@ static int parse(run *r, int argc, char **argv, const char **keep) {
       return 2;
     }
   }
-  if (!r->in || !r->out) {
-    cli_error("obfuscate: needs an input and -o OUT\n%s", usage);
+  if (!r->in) {
+    cli_error("obfuscate: no input\n%s", usage);
     return 2;
   }
   return 0;
@@ -172,7 +173,13 @@ int cmd_obfuscate(int argc, char **argv) {
     FILE *probe = strcmp(r.in, "-") == 0 ? NULL : fopen(r.in, "rb");
     int prefixed = !probe && strcmp(r.in, "-") != 0;
     if (probe) fclose(probe);
-    rc = obfuscate_all(&r, paths, n, prefixed);
+    if (!r.out && prefixed) {
+      cli_error("obfuscate: a prefix needs -o OUT_PREFIX");
+      rc = 2;
+    } else {
+      if (!r.out) r.out = "-";
+      rc = obfuscate_all(&r, paths, n, prefixed);
+    }
   }
   if (n > 0) cli_free_paths(paths, n);
   free(keep);
