@@ -23,7 +23,7 @@ run() {
     local rc=$?
     [ "$rc" -le 1 ] || { cat "$work/err" >&2; exit 1; }
   }
-  read -r s u sy kb <"$work/time"
+  read -r s u sy kb < <(tail -n 1 "$work/time")  # time prefixes a line on a non-zero exit
   printf '%-40s %8s %8.2f %9.1f\n' "$label" "$s" "$(echo "$u + $sy" | bc -l)" "$(echo "$kb / 1024" | bc -l)"
 }
 run "dot --collapse (1 rank)" "$chakra" dot --collapse --max-nodes 0 "$work/a.0.et" -o "$work/a.dot"

@@ -166,7 +166,10 @@ def test_shared_sets_simulate_the_same(w):
         cases = [json.loads(l) for l in f if l.strip()]
     by_workload = {}
     for c in cases:
-        by_workload.setdefault(c["workload"], c)
+        # the 64- and 256-NPU scaling cases repeat the microbenchmark traces at a
+        # size that costs minutes under the sanitizers, and add nothing here
+        if not c["name"].startswith("scale_"):
+            by_workload.setdefault(c["workload"], c)
     base8 = dict(by_workload["../../traces/astra-microbench/all_reduce/8npus_1MB/all_reduce"])
     traces = os.path.join(shared, "data", "traces")
     extra = {os.path.join(traces, "custom-collective", "custom_allreduce"): dict(base8)}
