@@ -1,10 +1,11 @@
 /* diff.c - comparing two traces of one rank; see include/chakra/diff.h.
  *
- * Each side is read twice, both on a thread of its own: once into a graph
- * for the statistics (and, by name, the topological positions), once on the
- * wire for a fingerprint of every node (nodescan). Matching and comparing
- * fingerprints is then one hash lookup per node. Only the changes listed
- * with details are decoded in full, in one more pass per side. */
+ * Each side is first read on the wire for a fingerprint of every node
+ * (nodescan), both sides at once on threads of their own (by name, also
+ * into a graph for the topological positions). Matching and comparing
+ * fingerprints is then one hash lookup per node. Only when something
+ * differs are the statistics computed (a graph load per side, again on two
+ * threads) and the listed changes decoded in full. */
 #include "chakra/diff.h"
 
 #include <pthread.h>
@@ -152,8 +153,7 @@ static int name_keys(side *s) {
 
 static void *read_side(void *arg) {
   side *s = arg;
-  s->rc = chakra_stats_file(s->path, s->opt->ignore_ctrl_deps, &s->st, &s->err);
-  if (!s->rc) s->rc = hash_metadata(s);
+  s->rc = hash_metadata(s);
   if (!s->rc) s->rc = nodescan_file(s->path, 1, keep_fp, s, &s->err);
   if (s->rc == CHAKRA_ENOMEM) chakra_error_set(&s->err, CHAKRA_ENOMEM, "%s: out of memory", s->path);
   if (!s->rc && s->opt->by_name) s->rc = name_keys(s);
@@ -444,19 +444,26 @@ const char *chakra_diff_field_name(int bit) {
   return bit >= 0 && bit < CHAKRA_DIFF_FIELDS ? names[bit] : "?";
 }
 
-static void read_both(side *A, side *B) {
+static void *stats_side(void *arg) {
+  side *s = arg;
+  s->rc = chakra_stats_file(s->path, s->opt->ignore_ctrl_deps, &s->st, &s->err);
+  return NULL;
+}
+
+/* Runs fn on both sides, B on a thread of its own when one can be made. */
+static void both(void *(*fn)(void *), side *A, side *B) {
   pthread_t t;
-  int threaded = pthread_create(&t, NULL, read_side, B) == 0;
-  read_side(A);
+  int threaded = pthread_create(&t, NULL, fn, B) == 0;
+  fn(A);
   if (threaded) pthread_join(t, NULL);
-  else read_side(B);
+  else fn(B);
 }
 
 int chakra_diff_files(const char *a, const char *b, const chakra_diff_options *opt, chakra_diff_rank *out,
                       chakra_error *err) {
   memset(out, 0, sizeof *out);
   side A = {.path = a, .opt = opt}, B = {.path = b, .opt = opt};
-  read_both(&A, &B);
+  both(read_side, &A, &B);
   int rc = A.rc ? A.rc : B.rc;
   if (rc && err) *err = A.rc ? A.err : B.err;
   matcher m = {.out = out, .max = opt->max_listed};
@@ -465,6 +472,12 @@ int chakra_diff_files(const char *a, const char *b, const chakra_diff_options *o
     out->metadata_differs = A.h_meta != B.h_meta;
     rc = match(&A, &B, &m, opt->by_name);
     if (rc) chakra_error_set(err, rc, "out of memory");
+  }
+  /* Equal nodes and metadata make equal statistics: skip the graphs. */
+  if (!rc && !chakra_diff_rank_equal(out)) {
+    both(stats_side, &A, &B);
+    rc = A.rc ? A.rc : B.rc;
+    if (rc && err) *err = A.rc ? A.err : B.err;
   }
   if (!rc) rc = add_details(out, m.ix, a, b, opt->by_name, err);
   free(A.fp), free(B.fp), free(m.ix);
