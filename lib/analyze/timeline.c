@@ -202,34 +202,50 @@ static void heap_push(lane_heap *h, uint64_t end, uint32_t id) {
   h->end[i] = end, h->id[i] = id;
 }
 
+/* Start order; of slices starting together the longer first, so that a
+ * parent comes before the children it contains. */
 static int by_start(const void *a, const void *b, void *ctx) {
-  const uint64_t *sort_start = ctx;
+  const rank_sched *s = ctx;
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  if (sort_start[x] != sort_start[y]) return sort_start[x] < sort_start[y] ? -1 : 1;
+  if (s->start[x] != s->start[y]) return s->start[x] < s->start[y] ? -1 : 1;
+  if (s->end[x] != s->end[y]) return s->end[x] > s->end[y] ? -1 : 1;
   return x < y ? -1 : x > y;
 }
 
-/* Interval partitioning: in start order, each slice takes the lane that
- * freed up first if it is free by then, else a new lane. That uses as few
- * lanes as any assignment can (the most slices overlapping at one time). */
+#define NONE UINT32_MAX
+
+/* Interval partitioning, in start order: a slice with a recorded start
+ * nests in the lane used last when it lies inside that lane's innermost
+ * open slice, recorded too (host ops contain the ops they call; scheduled
+ * slices never nest, which would suggest a call that is not there); else it takes the lane that freed up
+ * first if that is free by then; else a new lane. Without nesting this
+ * uses as few lanes as any assignment can (the most slices overlapping at
+ * one time). Each lane's open slices form a stack linked through up[]. */
 static int assign_lanes(rank_sched *s, chakra_timeline_rank_info *info) {
   const chakra_graph *g = s->g;
   size_t n = g->n ? g->n : 1;
-  uint32_t *order = malloc(n * sizeof *order);
+  uint32_t *order = malloc(n * sizeof *order), *up = malloc(n * sizeof *up), *top = malloc(n * sizeof *top);
   lane_heap h = {malloc(n * sizeof *h.end), malloc(n * sizeof *h.id), 0};
-  if (!order || !h.end || !h.id) {
-    free(order), free(h.end), free(h.id);
+  if (!order || !up || !top || !h.end || !h.id) {
+    free(order), free(up), free(top), free(h.end), free(h.id);
     return CHAKRA_ENOMEM;
   }
   for (uint32_t i = 0; i < g->n; i++) order[i] = i;
-  qsort_r(order, g->n, sizeof *order, by_start, s->start);
+  qsort_r(order, g->n, sizeof *order, by_start, s);
   for (int k = 0; k < CHAKRA_TL_KINDS; k++) {
     h.n = 0;
-    uint32_t lanes = 0;
+    uint32_t lanes = 0, last = NONE;
     for (size_t j = 0; j < g->n; j++) {
       uint32_t x = order[j];
       if (s->kind[x] != k) continue;
-      if (h.n && h.end[0] <= s->start[x]) {
+      up[x] = NONE;
+      uint32_t t = last == NONE ? NONE : top[last];
+      while (t != NONE && s->end[t] <= s->start[x]) t = up[t];
+      if (last != NONE) top[last] = t;
+      if (t != NONE && s->end[t] >= s->end[x] && s->recorded[t] && s->recorded[x]) {
+        up[x] = t;
+        s->lane[x] = last;
+      } else if (h.n && h.end[0] <= s->start[x]) {
         s->lane[x] = h.id[0];
         h.end[0] = s->end[x];
         heap_sift_down(&h, 0);
@@ -237,10 +253,12 @@ static int assign_lanes(rank_sched *s, chakra_timeline_rank_info *info) {
         s->lane[x] = lanes;
         heap_push(&h, s->end[x], lanes++);
       }
+      top[s->lane[x]] = x;
+      last = s->lane[x];
     }
     info->lanes[k] = lanes;
   }
-  free(order), free(h.end), free(h.id);
+  free(order), free(up), free(top), free(h.end), free(h.id);
   return 0;
 }
 

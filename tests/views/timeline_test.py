@@ -87,6 +87,16 @@ def test_overlapping_nodes_get_lanes_and_never_overlap_partially(w):
     check("no two slices of one track overlap", ok, by_tid)
 
 
+def test_recorded_nested_slices_share_a_track(w):
+    n = [comp(1, 100), comp(2, 20), comp(3, 10), comp(4, 5)]
+    for node, start in zip(n, (1000, 1010, 1040, 1200)):
+        node["start_time_micros"] = str(start)
+    p, doc = load(w, w.trace("nested", n))
+    s = slices(doc)
+    check("recorded slices inside a recorded slice nest on its track; later ones reuse it",
+          len({e["tid"] for e in s.values()}) == 1 and len(tracks(doc)) == 1, (s, tracks(doc)))
+
+
 def test_one_process_per_rank_from_a_prefix(w):
     for r in range(3):
         w.trace("ranks.%d" % r, [comp(1, 5 + r), coll(2, 1024, [1])])
@@ -145,6 +155,7 @@ def test_simulator_timeline_is_this_writers_format(w):
 
 if __name__ == "__main__":
     sys.exit(main([test_asap_schedule_uses_recorded_durations, test_recorded_start_times_win,
-                   test_overlapping_nodes_get_lanes_and_never_overlap_partially, test_one_process_per_rank_from_a_prefix,
+                   test_overlapping_nodes_get_lanes_and_never_overlap_partially, test_recorded_nested_slices_share_a_track,
+                   test_one_process_per_rank_from_a_prefix,
                    test_names_are_escaped_json, test_bad_input_fails_without_output,
                    test_simulator_timeline_is_this_writers_format]))
