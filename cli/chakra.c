@@ -29,6 +29,11 @@ static const command commands[] = {
 #ifdef CHAKRA_HAVE_MPI
     {"replay", cmd_replay, "run a workload's communication and compute over MPI and measure it"},
 #endif
+    {"timeline", cmd_timeline, "Chrome/Perfetto timeline from a trace's own timing"},
+    {"diff", cmd_diff, "what changed between two traces: nodes added, removed, changed; summary figures"},
+    {"obfuscate", cmd_obfuscate, "a shareable copy: names hashed, strings and shapes gone, same simulation"},
+    {"plot", cmd_plot, "SVG bar charts of a sim report or of stats --json output"},
+    {"dot", cmd_dot, "Graphviz/GraphML view of one rank: neighbourhood, critical path, folded"},
 };
 
 static void usage(FILE *f) {

@@ -12,6 +12,7 @@ packages=(
   python3 python3-protobuf protobuf-compiler  # independent decoder in tests
   clang libclang-rt-14-dev                # libFuzzer targets
   libopenmpi-dev openmpi-bin              # chakra replay (MPI)
+  graphviz                                # chakra dot tests render with dot -Tsvg
 )
 
 missing=()
