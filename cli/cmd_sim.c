@@ -1,6 +1,7 @@
 /* cmd_sim.c - chakra sim: ASTRA-sim-compatible simulation of per-rank ETs. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -177,9 +178,20 @@ static int run(const sim_options *o, chakra_sim_result *res, chakra_error *err) 
   if (o->injection_scale > 0) p->injection_scale = o->injection_scale;
   p->rendezvous = o->rendezvous;
   p->multidim_full = o->multidim_full;
+  uint32_t npus = chakra_topo_npus(chakra_sim_config_topo(cfg));
+  /* more rank files than NPUs: the extra ranks would be ignored silently */
+  char extra[4096];
+  struct stat st;
+  chakra_rank_path(extra, sizeof extra, o->workload, npus);
+  if (stat(extra, &st) == 0) {
+    chakra_sim_config_free(cfg);
+    return chakra_error_set(err, CHAKRA_EINVAL,
+                            "%s: the workload has more rank files than the network's %u NPUs (npus_count); its "
+                            "ranks %u and above would be ignored",
+                            extra, npus, npus);
+  }
   chakra_sim_workload *w;
-  rc = chakra_sim_workload_load(&w, o->workload, chakra_topo_npus(chakra_sim_config_topo(cfg)), o->load_threads,
-                                print_problem, NULL, err);
+  rc = chakra_sim_workload_load(&w, o->workload, npus, o->load_threads, print_problem, NULL, err);
   if (!rc) {
     int tty = isatty(2);
     chakra_sim_run_options ro = {.timeline = o->timeline, .logging_folder = o->logging_folder,

@@ -13,40 +13,20 @@
 #include "../util/outfile.h"
 #include "chakra/attr.h"
 #include "chakra/sim.h"
+#include "chakra/timeline.h"
 #include "chakra/trace.h"
 #include "workload.h"
 
 static const char *const track_names[] = {"CPU", "GPU compute", "GPU communication", "receives"};
 
-/* Microseconds with nanosecond precision: 12345 ns -> 12.345 */
-static void put_us(jsonw *w, uint64_t ns) {
-  jsonw_u64(w, ns / 1000);
-  char frac[5] = {'.', (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10), (char)('0' + ns % 10), 0};
-  jsonw_raw(w, frac, 4);
-}
-
-static void meta_event(jsonw *w, const char *what, uint32_t pid, int tid, const char *name, int *first) {
-  jsonw_lit(w, *first ? "\n" : ",\n");
-  *first = 0;
-  jsonw_lit(w, "{\"ph\":\"M\",\"name\":\"");
-  jsonw_lit(w, what);
-  jsonw_lit(w, "\",\"pid\":");
-  jsonw_u64(w, pid);
-  if (tid >= 0) {
-    jsonw_lit(w, ",\"tid\":");
-    jsonw_u64(w, (uint64_t)tid);
-  }
-  jsonw_lit(w, ",\"args\":{\"name\":");
-  jsonw_string(w, name, strlen(name));
-  jsonw_lit(w, "}}");
-}
-
-static int rank_events(sim *s, jsonw *w, uint32_t r, int *first) {
+/* The timeline is written by the same writer as `chakra timeline`
+ * (chakra/timeline.h), so both tools' files look alike. */
+static int rank_events(sim *s, chakra_timeline *t, uint32_t r) {
   char pname[32];
   const char *path = wl_path(s, r);
   snprintf(pname, sizeof pname, "rank %u", r);
-  meta_event(w, "process_name", r, -1, pname, first);
-  for (int t = 0; t < 4; t++) meta_event(w, "thread_name", r, t, track_names[t], first);
+  chakra_timeline_process(t, r, pname);
+  for (uint32_t k = 0; k < 4; k++) chakra_timeline_track(t, r, k, track_names[k]);
   chakra_reader *rd;
   int rc = chakra_reader_open(&rd, path, NULL, s->err);
   if (rc) return rc;
@@ -57,49 +37,23 @@ static int rank_events(sim *s, jsonw *w, uint32_t r, int *first) {
     wl_node_at(s, r, i++, &v);
     if (v.start == UINT64_MAX || v.end == UINT64_MAX) continue;
     const char *type = chakra_node_type_name(n->type);
-    jsonw_lit(w, ",\n{\"ph\":\"X\",\"name\":");
-    jsonw_string(w, n->name ? n->name : "", n->name ? strlen(n->name) : 0);
-    jsonw_lit(w, ",\"cat\":\"");
-    jsonw_lit(w, type ? type : "UNKNOWN");
-    jsonw_lit(w, "\",\"pid\":");
-    jsonw_u64(w, r);
-    jsonw_lit(w, ",\"tid\":");
-    jsonw_u64(w, (uint64_t)v.track);
-    jsonw_lit(w, ",\"ts\":");
-    put_us(w, v.start);
-    jsonw_lit(w, ",\"dur\":");
-    put_us(w, v.end - v.start);
-    jsonw_lit(w, ",\"args\":{\"node_id\":");
-    jsonw_u64(w, v.id);
-    jsonw_lit(w, "}}");
+    chakra_timeline_slice(t, r, (uint32_t)v.track, n->name ? n->name : "", n->name ? strlen(n->name) : 0,
+                          type ? type : "UNKNOWN", v.start, v.end - v.start, v.id);
   }
   chakra_reader_close(rd);
   return rc < 0 ? rc : 0;
 }
 
 int report_timeline(sim *s, const char *path) {
-  outfile *f;
-  int rc = outfile_open(&f, path, outfile_name_is_gzip(path), s->err);
+  chakra_timeline *t;
+  int rc = chakra_timeline_open(&t, path, s->err);
   if (rc) return rc;
-  jsonw w;
-  if (jsonw_init(&w, f)) {
-    outfile_discard(f);
-    return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
-  }
-  jsonw_lit(&w, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
-  int first = 1;
-  for (uint32_t r = 0; r < s->npus && !rc; r++) rc = rank_events(s, &w, r, &first);
-  jsonw_lit(&w, "\n]}\n");
-  if (!rc && jsonw_flush(&w)) {
-    *s->err = w.err;
-    rc = w.err.code ? w.err.code : CHAKRA_EIO;
-  }
-  jsonw_free(&w);
+  for (uint32_t r = 0; r < s->npus && !rc; r++) rc = rank_events(s, t, r);
   if (rc) {
-    outfile_discard(f);
+    chakra_timeline_discard(t);
     return rc;
   }
-  return outfile_commit(f, s->err);
+  return chakra_timeline_close(t, s->err);
 }
 
 /* ---- JSON report ---- */

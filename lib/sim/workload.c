@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "../util/bigmem.h"
 #include "../util/tasks.h"
@@ -401,19 +400,6 @@ static int load_all(chakra_sim_workload *w, const char *prefix, uint32_t threads
   return rc;
 }
 
-/* A workload with more rank files than the network has NPUs would have
- * its extra ranks ignored without a word. */
-static int check_no_extra_rank(const char *prefix, uint32_t npus, chakra_error *err) {
-  char path[4096];
-  struct stat st;
-  chakra_rank_path(path, sizeof path, prefix, npus);
-  if (stat(path, &st) != 0) return 0;
-  return chakra_error_set(err, CHAKRA_EINVAL,
-                          "%s: the workload has more rank files than the network's %u NPUs (npus_count); "
-                          "its ranks %u and above would be ignored",
-                          path, npus, npus);
-}
-
 int chakra_sim_workload_load(chakra_sim_workload **out, const char *prefix, uint32_t npus, uint32_t threads,
                              chakra_diag_fn diag, void *diag_ctx, chakra_error *err) {
   *out = NULL;
@@ -426,8 +412,7 @@ int chakra_sim_workload_load(chakra_sim_workload **out, const char *prefix, uint
   }
   w->npus = npus;
   char *resolved = sim_config_resolve_prefix(prefix, NULL);
-  int rc = resolved ? check_no_extra_rank(resolved, npus, err) : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  if (!rc) rc = load_all(w, resolved, threads, diag, diag_ctx, err);
+  int rc = resolved ? load_all(w, resolved, threads, diag, diag_ctx, err) : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   free(resolved);
   if (rc) chakra_sim_workload_free(w);
   else *out = w;
