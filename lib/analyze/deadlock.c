@@ -1,6 +1,8 @@
 /* deadlock.c - the untimed execution of a workload; see deadlock.h. */
 #include "deadlock.h"
 
+#include "../util/toposort.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,10 +73,7 @@ void dl_rank_free(dl_rank *r) {
 
 /* ---- run-time state ----------------------------------------------------- */
 
-typedef struct heap {
-  uint32_t *v;
-  uint32_t n, cap;
-} heap;
+typedef idheap heap;
 
 typedef struct rstate {
   const dl_rank *g;
@@ -136,30 +135,8 @@ static int grow(void **v, uint32_t *cap, size_t elem, uint32_t need) {
   return 0;
 }
 
-static int heap_push(heap *h, const uint64_t *id, uint32_t x) {
-  if (grow((void **)&h->v, &h->cap, sizeof *h->v, h->n + 1)) return -1;
-  uint32_t i = h->n++;
-  while (i && id[h->v[(i - 1) / 2]] > id[x]) {
-    h->v[i] = h->v[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  h->v[i] = x;
-  return 0;
-}
-
-static uint32_t heap_pop(heap *h, const uint64_t *id) {
-  uint32_t top = h->v[0], x = h->v[--h->n], i = 0;
-  for (;;) {
-    uint32_t c = 2 * i + 1;
-    if (c >= h->n) break;
-    if (c + 1 < h->n && id[h->v[c + 1]] < id[h->v[c]]) c++;
-    if (id[h->v[c]] >= id[x]) break;
-    h->v[i] = h->v[c];
-    i = c;
-  }
-  if (h->n) h->v[i] = x;
-  return top;
-}
+static int heap_push(heap *h, const uint64_t *id, uint32_t x) { return idheap_push(h, x, id, sizeof *id); }
+static uint32_t heap_pop(heap *h, const uint64_t *id) { return idheap_pop(h, id, sizeof *id); }
 
 static void mark(run *u, int r) {
   if (!u->r[r].dirty) {
