@@ -39,6 +39,7 @@ typedef struct stream {
 
 typedef struct squeue {
   stream *wait_head;
+  stream **wait_tail;      /* &last->next, or &wait_head when empty (NULL = not set yet) */
   uint32_t running;
 } squeue;
 
@@ -103,11 +104,12 @@ void coll_free(sim *s) {
  * FIFO, or EXPLICIT's comm_priority), placing a stream after those of equal
  * or higher priority; but only one collective per NPU is ever in flight, so
  * all waiting streams share a priority and every policy gives this order. */
+/* Constant time: a collective of 10^5 chunks appends 10^5 streams. */
 static void queue_append(squeue *q, stream *st) {
-  stream **pp = &q->wait_head;
-  while (*pp) pp = &(*pp)->next;
+  if (!q->wait_head) q->wait_tail = &q->wait_head;
   st->next = NULL;
-  *pp = st;
+  *q->wait_tail = st;
+  q->wait_tail = &st->next;
 }
 
 static void stream_phase_done(sim *s, void *obj, uint64_t arg);
@@ -145,7 +147,7 @@ static void queue_pump(sim *s, uint32_t rank, int qi) {
   squeue *q = &y->npu[rank].queues[qi];
   while (q->wait_head && q->running < y->per_queue) {
     stream *st = q->wait_head;
-    q->wait_head = st->next;
+    q->wait_head = st->next; /* wait_tail is reset by the next append to an empty queue */
     q->running++;
     stream_begin_phase(s, st);
   }
