@@ -63,9 +63,17 @@ static void print_text(const char *title, const chakra_rank_stats *s, int is_fil
     printf("  critical path   %llu us (longest rank)\n", (unsigned long long)s->critical_path_us);
 }
 
+/* yajl_gen_integer takes a signed long long: values from 2^63 up (a
+ * saturated sum) are written from their decimal digits instead. */
+static void jnum_u(yajl_gen g, uint64_t v) {
+  char buf[24];
+  int n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+  yajl_gen_number(g, buf, (size_t)n);
+}
+
 static void jkey_u(yajl_gen g, const char *k, uint64_t v) {
   yajl_gen_string(g, (const unsigned char *)k, strlen(k));
-  yajl_gen_integer(g, (long long)v);
+  jnum_u(g, v);
 }
 
 static void jkey_s(yajl_gen g, const char *k, const char *v) {
@@ -118,7 +126,7 @@ static void json_stats(yajl_gen g, const char *path, const chakra_rank_stats *s)
   jkey_u(g, "roots", s->roots), jkey_u(g, "leaves", s->leaves);
   yajl_gen_string(g, (const unsigned char *)"critical_path_us", 16);
   if (s->unordered) yajl_gen_null(g);
-  else yajl_gen_integer(g, (long long)s->critical_path_us);
+  else jnum_u(g, s->critical_path_us);
   jkey_u(g, "nodes_on_cycles", s->unordered);
   yajl_gen_map_close(g);
 }
@@ -177,6 +185,11 @@ int cmd_stats(int argc, char **argv) {
       if (n > 1) print_text("total", &total, 0);
     }
   }
+  if (!rc && total.saturated)
+    cli_warn("a sum of durations, bytes or ops passed 2^64 - 1 and is shown stopped there (18446744073709551615)");
+  if (!rc && total.num_ops && !total.cpu_us && !total.gpu_us)
+    cli_warn("compute nodes carry num_ops but no duration_micros, so the critical path (durations only) is 0; "
+             "chakra sim times them from num_ops with roofline-enabled in the system configuration");
   for (int r = 0; r < n; r++) chakra_stats_free(&ranks[r]);
   chakra_stats_free(&total);
   free(ranks);

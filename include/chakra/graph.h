@@ -102,8 +102,9 @@ CHAKRA_API uint32_t chakra_graph_find(const chakra_graph *g, uint64_t id);
 CHAKRA_API int chakra_graph_read_node(const chakra_graph *g, uint32_t i, chakra_node **out,
                                       chakra_error *err);
 
-/* Longest path through the DAG weighted by duration_micros (microseconds);
- * *end receives the index of the last node of that path (UINT32_MAX if empty). */
+/* Longest path through the DAG weighted by duration_micros (microseconds),
+ * saturating at UINT64_MAX rather than wrapping; *end receives the index of
+ * the last node of that path (UINT32_MAX if empty). */
 CHAKRA_API uint64_t chakra_graph_critical_path(const chakra_graph *g, uint32_t *end);
 
 /* Memory held by g, in bytes (arrays only). */

@@ -40,6 +40,7 @@ typedef struct chakra_rank_stats {
   uint64_t max_deps, roots, leaves;
   uint64_t critical_path_us, critical_end_id;
   uint64_t unordered;          /* nodes on or behind a cycle: critical path not defined */
+  int saturated;               /* a sum of durations, bytes or ops reached 2^64 - 1 and stopped there */
   chakra_group_stats *groups;
   uint64_t n_groups;
 } chakra_rank_stats;

@@ -6,11 +6,22 @@
 
 #include "chakra/graph.h"
 
+/* Sums of durations, bytes and ops saturate at 2^64 - 1 instead of
+ * wrapping (two nodes of 2^63 us once summed to 0), and say so. */
+static inline void sat_add(uint64_t *acc, uint64_t v, chakra_rank_stats *s) {
+  if (*acc > UINT64_MAX - v) {
+    *acc = UINT64_MAX;
+    s->saturated = 1;
+  } else {
+    *acc += v;
+  }
+}
+
 static int add_group(chakra_rank_stats *s, const char *name, uint64_t ops, uint64_t bytes) {
   for (uint64_t i = 0; i < s->n_groups; i++)
     if (strcmp(s->groups[i].name, name) == 0) {
       s->groups[i].ops += ops;
-      s->groups[i].bytes += bytes;
+      sat_add(&s->groups[i].bytes, bytes, s);
       return 0;
     }
   chakra_group_stats *g = realloc(s->groups, (s->n_groups + 1) * sizeof *g);
@@ -29,26 +40,26 @@ static int count_node(chakra_rank_stats *s, const chakra_graph *g, uint32_t i) {
   const char *pg = n->pg ? g->pg_names[n->pg] : "";
   switch (n->type) {
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
-      if (n->flags & CHAKRA_GNODE_CPU) s->cpu_ops++, s->cpu_us += n->duration_micros;
-      else s->gpu_ops++, s->gpu_us += n->duration_micros;
-      s->num_ops += n->num_ops;
-      s->tensor_bytes += n->size;
+      if (n->flags & CHAKRA_GNODE_CPU) s->cpu_ops++, sat_add(&s->cpu_us, n->duration_micros, s);
+      else s->gpu_ops++, sat_add(&s->gpu_us, n->duration_micros, s);
+      sat_add(&s->num_ops, n->num_ops, s);
+      sat_add(&s->tensor_bytes, n->size, s);
       return 0;
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE: {
       int t = n->comm_type >= 0 ? n->comm_type : 10;
       s->coll_ops[t]++;
-      s->coll_bytes[t] += n->size;
+      sat_add(&s->coll_bytes[t], n->size, s);
       return add_group(s, pg, 1, n->size);
     }
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
-      s->send_ops++, s->send_bytes += n->size;
+      s->send_ops++, sat_add(&s->send_bytes, n->size, s);
       return add_group(s, pg, 1, n->size);
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE:
-      s->recv_ops++, s->recv_bytes += n->size;
+      s->recv_ops++, sat_add(&s->recv_bytes, n->size, s);
       return 0; /* bytes counted once, at the sender */
     case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
     case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE:
-      s->mem_ops++, s->mem_bytes += n->size;
+      s->mem_ops++, sat_add(&s->mem_bytes, n->size, s);
       return 0;
     default:
       return 0;
@@ -108,14 +119,15 @@ int chakra_stats_add(chakra_rank_stats *t, const chakra_rank_stats *r) {
   for (int i = 0; i < CHAKRA_STATS_TYPES; i++) t->by_type[i] += r->by_type[i];
   for (int i = 0; i < CHAKRA_STATS_COLLS; i++) {
     t->coll_ops[i] += r->coll_ops[i];
-    t->coll_bytes[i] += r->coll_bytes[i];
+    sat_add(&t->coll_bytes[i], r->coll_bytes[i], t);
   }
-  t->send_ops += r->send_ops, t->send_bytes += r->send_bytes;
-  t->recv_ops += r->recv_ops, t->recv_bytes += r->recv_bytes;
-  t->mem_ops += r->mem_ops, t->mem_bytes += r->mem_bytes;
+  t->send_ops += r->send_ops, sat_add(&t->send_bytes, r->send_bytes, t);
+  t->recv_ops += r->recv_ops, sat_add(&t->recv_bytes, r->recv_bytes, t);
+  t->mem_ops += r->mem_ops, sat_add(&t->mem_bytes, r->mem_bytes, t);
   t->cpu_ops += r->cpu_ops, t->gpu_ops += r->gpu_ops;
-  t->cpu_us += r->cpu_us, t->gpu_us += r->gpu_us;
-  t->num_ops += r->num_ops, t->tensor_bytes += r->tensor_bytes;
+  sat_add(&t->cpu_us, r->cpu_us, t), sat_add(&t->gpu_us, r->gpu_us, t);
+  sat_add(&t->num_ops, r->num_ops, t), sat_add(&t->tensor_bytes, r->tensor_bytes, t);
+  t->saturated |= r->saturated;
   t->data_deps += r->data_deps, t->ctrl_deps += r->ctrl_deps, t->edges += r->edges;
   t->missing_ctrl_deps += r->missing_ctrl_deps, t->self_ctrl_deps += r->self_ctrl_deps;
   t->duplicate_deps += r->duplicate_deps, t->forward_deps += r->forward_deps;

@@ -62,12 +62,16 @@ typedef struct sys {
 /* ---- init ---- */
 
 int coll_init(sim *s) {
+  double ep = floor(s->sys_cfg.endpoint_delay * s->opt.injection_scale);
+  if (!(ep <= 1e15))
+    return chakra_error_set(s->err, CHAKRA_EINVAL,
+                            "endpoint-delay x injection scale = %g ns is more than 10^15 ns (the time base is 64-bit ns)", ep);
   sys *y = calloc(1, sizeof *y);
   if (!y) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   s->sys = y;
   y->K = s->opt.queues_per_dim ? s->opt.queues_per_dim : 1;
   y->per_queue = (s->sys_cfg.active_chunks + y->K - 1) / y->K;
-  y->ep = (uint64_t)floor(s->sys_cfg.endpoint_delay * s->opt.injection_scale);
+  y->ep = (uint64_t)ep;
   y->npu = calloc(s->npus, sizeof *y->npu);
   if (!y->npu) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   uint32_t nq = (uint32_t)s->dims * y->K;
@@ -82,7 +86,7 @@ int coll_init(sim *s) {
 void coll_free(sim *s) {
   sys *y = s->sys;
   if (!y) return;
-  for (uint32_t r = 0; r < s->npus; r++) {
+  for (uint32_t r = 0; y->npu && r < s->npus; r++) { /* npu is NULL when init failed early */
     free(y->npu[r].queues);
     free(y->npu[r].rr);
   }

@@ -216,7 +216,10 @@ int sim_config_system_key(const char *path, const char *k, yajl_val v, sim_sys_c
     int rc = sys_number(path, k, v, nums[i].lo, &d, err);
     if (rc) return rc;
     switch (i) {
-      case 0: c->endpoint_delay = d; break;
+      case 0:
+        if (d > 1e15) return chakra_error_set(err, CHAKRA_EINVAL, "%s: \"endpoint-delay\": %g ns is more than 10^15 ns", path, d);
+        c->endpoint_delay = d;
+        break;
       case 1: c->active_chunks = (uint32_t)d; break;
       case 2: c->splits = (uint32_t)d; break;
       case 3: c->local_mem_bw = d; break;

@@ -200,7 +200,7 @@ static int batches_grow(eventq *q, npu_batches *b) {
 }
 
 void eventq_npu_after_slow(eventq *q, uint32_t npu, uint64_t delay, sim_fn fn, void *obj, uint64_t arg) {
-  uint64_t t = q->now + delay;
+  uint64_t t = eventq_later(q, delay);
   npu_batches *b = &q->npus[npu];
   uint32_t k = 0;
   while (k < b->n && b->v[k].time != t) k++;

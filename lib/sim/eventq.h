@@ -73,7 +73,22 @@ typedef struct eventq {
   uint32_t n_npus;
   int oom;              /* set to stop the loop: an allocation failed, an error was
                            recorded or the caller asked to stop (the run says which) */
+  uint64_t overflow;    /* nonzero: a delay that would pass 2^64 ns (this one) was asked for */
 } eventq;
+
+/* now + delay, the time of every event scheduled relative to now. Simulated
+ * time must not wrap silently (a latency of 1e20 ns, two computes of 2^63
+ * us): a sum past 2^64 - 1 ns records the delay and stops the loop, and the
+ * run reports it. */
+static inline uint64_t eventq_later(eventq *q, uint64_t delay) {
+  uint64_t t = q->now + delay;
+  if (t < q->now || delay == UINT64_MAX) { /* UINT64_MAX: a saturated delay (net.c) */
+    q->overflow = delay ? delay : 1;
+    q->oom = 1;
+    return UINT64_MAX;
+  }
+  return t;
+}
 
 int eventq_init(eventq *q, uint32_t npus);
 void eventq_free(eventq *q);
@@ -98,7 +113,7 @@ void eventq_batch_fire(struct sim *s, void *obj, uint64_t t);
 static inline void eventq_npu_after(eventq *q, uint32_t npu, uint64_t delay, sim_fn fn, void *obj, uint64_t arg) {
   npu_batches *b = &q->npus[npu];
   if (b->n == 0) { /* nothing pending at this NPU (the usual case): open a batch */
-    uint64_t t = q->now + delay;
+    uint64_t t = eventq_later(q, delay);
     b->v[0] = (npu_batch){t, fn, obj, arg, 0, 0};
     b->n = 1;
     eventq_at(q, t, eventq_batch_fire, b, t);

@@ -39,6 +39,14 @@ typedef struct match_slot {
   uint64_t first_arg;
 } match_slot;
 
+/* A delay in whole ns from a double: past 2^64 - 1 it saturates, and the
+ * event queue then stops the run with an error instead of wrapping. */
+static inline uint64_t ns_of(double x) {
+  x = floor(x);
+  if (!(x < 18446744073709551615.0)) return x > 0 ? UINT64_MAX : 0;
+  return x > 0 ? (uint64_t)x : 0;
+}
+
 static int slot_live(const match_slot *m) { return m->arrived || m->first_cb || m->head; }
 
 typedef struct link {
@@ -240,7 +248,7 @@ static uint64_t multidim_delay(sim *s, uint32_t src, uint32_t dst, uint64_t byte
   }
   if (!s->opt.multidim_full) {
     uint32_t h = hops_in(s, d, sim_coord(s, src, d), sim_coord(s, dst, d));
-    return (uint64_t)floor((double)h * topo_latency(s->topo, d) + (double)bytes / s->net->bw[d]);
+    return ns_of((double)h * topo_latency(s->topo, d) + (double)bytes / s->net->bw[d]);
   }
   double lat = 0, bw = 0;
   for (int e = 0; e < s->dims; e++) {
@@ -249,7 +257,7 @@ static uint64_t multidim_delay(sim *s, uint32_t src, uint32_t dst, uint64_t byte
     lat += (double)hops_in(s, e, a, b) * topo_latency(s->topo, e);
     if (bw == 0 || s->net->bw[e] < bw) bw = s->net->bw[e];
   }
-  return (uint64_t)floor(lat + (double)bytes / bw);
+  return ns_of(lat + (double)bytes / bw);
 }
 
 static uint64_t unaware_delay(sim *s, uint32_t src, uint32_t dst, uint64_t bytes) {
@@ -264,7 +272,7 @@ static uint64_t unaware_delay(sim *s, uint32_t src, uint32_t dst, uint64_t bytes
   uint32_t hops = src == dst ? 0 : hops_in(s, d, a, b);
   delay_memo *m = &s->net->memo[(bytes * 31 + hops * 7 + (uint64_t)d) % DELAY_MEMO];
   if (m->dim == d && m->hops == hops && m->bytes == bytes) return m->delay;
-  uint64_t delay = (uint64_t)floor((double)hops * topo_latency(s->topo, d) + (double)bytes / s->net->bw[d]);
+  uint64_t delay = ns_of((double)hops * topo_latency(s->topo, d) + (double)bytes / s->net->bw[d]);
   *m = (delay_memo){bytes, delay, hops, d};
   return delay;
 }
@@ -315,8 +323,8 @@ static void link_times(sim *s, int d, uint64_t bytes, uint64_t *busy, uint64_t *
     return;
   }
   double ser = (double)bytes / s->net->bw[d];
-  *busy = (uint64_t)floor(ser);
-  *hop = (uint64_t)floor(topo_latency(s->topo, d) + ser);
+  *busy = ns_of(ser);
+  *hop = ns_of(topo_latency(s->topo, d) + ser);
   if (*busy < (1ull << 32) && *hop < (1ull << 32))
     *m = (delay_memo){bytes, *busy << 32 | *hop, UINT32_MAX, d};
 }
@@ -327,8 +335,8 @@ static void link_start(sim *s, uint64_t li, uint32_t mi) {
   link_times(s, l->dim, s->net->msgs[mi].bytes, &busy, &hop);
   l->busy = 1;
   /* The arrival is queued before the link-free event, as the reference does. */
-  eventq_at(&s->q, s->q.now + hop, on_hop_arrival, NULL, mi);
-  eventq_at(&s->q, s->q.now + busy, on_link_free, NULL, li);
+  eventq_at(&s->q, eventq_later(&s->q, hop), on_hop_arrival, NULL, mi);
+  eventq_at(&s->q, eventq_later(&s->q, busy), on_link_free, NULL, li);
 }
 
 static void on_hop_arrival(sim *s, void *obj, uint64_t mi) {
@@ -381,7 +389,7 @@ void net_send_eager(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t
   s->net->msgs[mi] = (net_msg){src, dst, bytes, tag, cb, obj, arg, src, 0};
   s->messages++;
   if (!s->opt.aware) {
-    eventq_at(&s->q, s->q.now + unaware_delay(s, src, dst, bytes), deliver, NULL, mi);
+    eventq_at(&s->q, eventq_later(&s->q, unaware_delay(s, src, dst, bytes)), deliver, NULL, mi);
     return;
   }
   uint64_t li = next_link(s, &s->net->msgs[mi]);

@@ -176,6 +176,11 @@ int chakra_sim_run(const chakra_sim_config *c, const chakra_sim_workload *w, con
     if (s->diag.failed) rc = s->err->code ? s->err->code : CHAKRA_EINVAL;
     else if (s->cancelled) rc = chakra_error_set(s->err, CHAKRA_ECANCELED, "the simulation was stopped at %llu ns",
                                                  (unsigned long long)s->q.now);
+    else if (s->q.overflow)
+      rc = chakra_error_set(s->err, CHAKRA_EINVAL,
+                            "simulated time would pass 2^64 ns (584 years): a delay of %llu ns was asked for at "
+                            "%llu ns; a duration, latency, bandwidth or scale in the inputs is out of range",
+                            (unsigned long long)s->q.overflow, (unsigned long long)s->q.now);
     else if (s->q.oom) rc = chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory during the simulation");
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);

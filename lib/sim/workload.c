@@ -214,6 +214,8 @@ static int convert_comm(load_ctx *L, const chakra_gnode *g, wl_node *n) {
 /* Everything about a node that does not depend on the configuration;
  * what does is settled per run (wl_kind(), wl_check_rank()). */
 static int convert_node(load_ctx *L, const chakra_gnode *g, wl_node *n) {
+  if (g->duration_micros > UINT64_MAX / 1000)
+    return node_error(L, g, "duration_micros does not fit the simulator's 64-bit nanosecond time (at most 1.8e16 us)");
   memset(n, 0, sizeof *n);
   n->id = g->id;
   int cpu = (g->flags & CHAKRA_GNODE_CPU) != 0;
@@ -443,12 +445,15 @@ static int wl_node_error(const wl_rank *k, uint32_t rank, const wl_node *n, cons
   return chakra_error_set(err, CHAKRA_EINVAL, "%s: rank %u: node %llu: %s", k->path, rank, (unsigned long long)n->id, what);
 }
 
-/* The errors a configuration makes of a loaded rank, first in node order. */
-static int wl_check_rank(const sim *s, const wl_rank *k, uint32_t rank) {
+/* The errors a configuration makes of a loaded rank, first in node order;
+ * *untimed counts GPU compute nodes that have num_ops but no duration while
+ * the roofline is off (each will take 1 ns). */
+static int wl_check_rank(const sim *s, const wl_rank *k, uint32_t rank, uint64_t *untimed) {
   const sim_sys_config *c = &s->sys_cfg;
   if (c->replay_only) return 0;
   for (uint32_t i = 0; i < k->n; i++) {
     const wl_node *n = &k->nodes[i];
+    if (n->kind == WK_COMP && !c->roofline && n->replay_us == 0 && n->u.num_ops) ++*untimed;
     if (n->kind == WK_COMP && c->roofline && !(n->flags & WF_ROOFLINE_ATTRS))
       return wl_node_error(k, rank, n, "roofline compute needs num_ops and tensor_size", s->err);
     if (n->kind == WK_MEM && s->mem_cfg.type == MEM_NONE)
@@ -481,9 +486,10 @@ int wl_setup(sim *s, const chakra_sim_workload *wk) {
   s->wl = calloc(1, sizeof *s->wl);
   if (!s->wl || !(s->wl->npu = calloc(s->npus, sizeof *s->wl->npu)))
     return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+  uint64_t untimed = 0;
   for (uint32_t r = 0; r < s->npus; r++) {
     const wl_rank *k = &wk->rank[r];
-    int rc = wl_check_rank(s, k, r);
+    int rc = wl_check_rank(s, k, r, &untimed);
     if (!rc) rc = wl_rank_groups(s, k, r);
     if (rc) return rc;
     wl_npu *w = &s->wl->npu[r];
@@ -504,6 +510,11 @@ int wl_setup(sim *s, const chakra_sim_workload *wk) {
     memset(w->start, 0xff, n * sizeof *w->start); /* UINT64_MAX = not yet */
     memset(w->end, 0xff, n * sizeof *w->end);
   }
+  if (untimed)
+    sim_diag_warn(&s->diag, NULL,
+                  "%llu GPU compute node(s) have num_ops but no duration_micros and run as 1 ns each; "
+                  "\"roofline-enabled\": 1 in the system configuration times them from num_ops and tensor_size",
+                  (unsigned long long)untimed);
   return 0;
 }
 

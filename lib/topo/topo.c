@@ -6,6 +6,12 @@
  * switch numbering), so a new block is a new row. */
 #include "chakra/topo.h"
 
+/* Bounds that keep every delay inside the simulator's 64-bit nanosecond
+ * time: a hop of 10^15 ns (11.6 days), a 1 TiB message at 10^-6 GB/s (about
+ * 10^18 ns). Outside them a run would wrap, so they are refused when read. */
+#define TOPO_MAX_LATENCY_NS 1e15
+#define TOPO_MIN_GBPS 1e-6
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -49,10 +55,12 @@ int chakra_topo_new(chakra_topo **out, const chakra_topo_dim *dims, int n, chakr
     if ((unsigned)x->kind >= N_BLOCKS)
       return chakra_error_set(err, CHAKRA_EINVAL, "topology: dimension %d: unknown kind %d", d, (int)x->kind);
     if (x->npus < 1) return chakra_error_set(err, CHAKRA_EINVAL, "topology: dimension %d: npus_count must be >= 1", d);
-    if (!(x->bandwidth_gbps > 0) || !isfinite(x->bandwidth_gbps))
-      return chakra_error_set(err, CHAKRA_EINVAL, "topology: dimension %d: bandwidth must be > 0 GB/s", d);
-    if (!(x->latency_ns >= 0) || !isfinite(x->latency_ns))
-      return chakra_error_set(err, CHAKRA_EINVAL, "topology: dimension %d: latency must be >= 0 ns", d);
+    if (!(x->bandwidth_gbps >= TOPO_MIN_GBPS) || !isfinite(x->bandwidth_gbps))
+      return chakra_error_set(err, CHAKRA_EINVAL, "topology: dimension %d: bandwidth must be at least %g GB/s", d,
+                              TOPO_MIN_GBPS);
+    if (!(x->latency_ns >= 0) || !(x->latency_ns <= TOPO_MAX_LATENCY_NS))
+      return chakra_error_set(err, CHAKRA_EINVAL, "topology: dimension %d: latency must be 0 to %g ns", d,
+                              TOPO_MAX_LATENCY_NS);
     total *= x->npus;
     if (total > (1u << 24))
       return chakra_error_set(err, CHAKRA_EINVAL, "topology: %llu NPUs or more is more than supported (16M)",
@@ -103,10 +111,14 @@ static int yaml_list(const char *path, const yentry *e, int k, chakra_topo_dim *
         return chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: npus_count: '%s' must be a whole number >= 1", path, e->line, v);
       dims[i].npus = (uint32_t)d;
     } else if (k == 2) {
-      if (d <= 0) return chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: bandwidth must be > 0 GB/s", path, e->line);
+      if (!(d >= TOPO_MIN_GBPS))
+        return chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: bandwidth must be at least %g GB/s", path, e->line,
+                                TOPO_MIN_GBPS);
       dims[i].bandwidth_gbps = d;
     } else {
-      if (d < 0) return chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: latency must be >= 0 ns", path, e->line);
+      if (!(d >= 0 && d <= TOPO_MAX_LATENCY_NS))
+        return chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: latency must be 0 to %g ns", path, e->line,
+                                TOPO_MAX_LATENCY_NS);
       dims[i].latency_ns = d;
     }
   }

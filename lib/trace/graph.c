@@ -484,7 +484,8 @@ uint64_t chakra_graph_critical_path(const chakra_graph *g, uint32_t *end) {
     uint64_t d = 0;
     for (uint32_t k = g->dep_off[v]; k < g->dep_off[v + 1]; k++)
       if (dist[g->deps[k]] > d) d = dist[g->deps[k]];
-    dist[v] = d + g->nodes[v].duration_micros;
+    uint64_t dur = g->nodes[v].duration_micros;
+    dist[v] = d > UINT64_MAX - dur ? UINT64_MAX : d + dur; /* saturates, never wraps */
     if (*end == UINT32_MAX || dist[v] > best) best = dist[v], *end = v;
   }
   free(dist);
