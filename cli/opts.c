@@ -199,9 +199,19 @@ static int set_value(const parser *p, const cli_opt *o, const char *as, const ch
 
 /* ---- the parse ---------------------------------------------------------- */
 
+/* Whether the '|'-separated list names holds name[0..len). */
+static int names_hold(const char *names, const char *name, size_t len) {
+  for (const char *n = names; n && *n;) {
+    size_t nl = strcspn(n, "|");
+    if (nl == len && strncmp(n, name, len) == 0) return 1;
+    n += nl + (n[nl] == '|');
+  }
+  return 0;
+}
+
 static const cli_opt *find_long(const cli_opt *opts, const char *name, size_t len) {
   for (const cli_opt *o = opts; o->name; o++)
-    if (strlen(o->name) == len && strncmp(o->name, name, len) == 0) return o;
+    if ((strlen(o->name) == len && strncmp(o->name, name, len) == 0) || names_hold(o->alias, name, len)) return o;
   return NULL;
 }
 
@@ -392,6 +402,11 @@ static void help_text(FILE *f, const cli_opt *o, size_t col, size_t indent) {
   else if (o->flags & CLI_OPT_REQUIRED) snprintf(text, sizeof text, "%s (required)", help);
   else snprintf(text, sizeof text, "%s", help);
   if (o->kind == CLI_OPT_LIST) snprintf(text + strlen(text), sizeof text - strlen(text), "; repeatable");
+  for (const char *n = o->alias; n && *n;) {
+    size_t nl = strcspn(n, "|"), used = strlen(text);
+    snprintf(text + used, sizeof text - used, "%s--%.*s", n == o->alias ? "; also " : ", ", (int)nl, n);
+    n += nl + (n[nl] == '|');
+  }
   for (const char *w = text; *w;) {
     while (*w == ' ') w++;
     size_t len = strcspn(w, " ");

@@ -6,6 +6,8 @@
  *   --name=VALUE and --name VALUE     for every option that takes a value
  *   -x VALUE and -xVALUE              for options with a short name
  *   --                                ends the options
+ * An option's `alias` lists other long names it is also known by (old or
+ * foreign spellings, e.g. STAGE's --micro_batch); --help mentions them.
  * and keeps the other arguments, in order, as positional arguments. The
  * usage line and the --help text are generated from the same table, so they
  * cannot disagree with what is parsed. Any mistake gives one line on stderr,
@@ -61,6 +63,7 @@ typedef struct cli_list {
 
 typedef struct cli_opt {
   const char *name;  /* long name without "--"; NULL ends the table */
+  const char *alias; /* other long names accepted, '|'-separated ("npus|n_pus"), or NULL */
   char short_name;   /* 0: none */
   cli_opt_kind kind;
   unsigned flags;    /* CLI_OPT_* */

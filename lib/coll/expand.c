@@ -60,7 +60,7 @@ int chakra_coll_rule_parse(const char *s, chakra_coll_rule *out, chakra_error *e
       char name[32];
       if ((size_t)(cend - s) >= sizeof name || (snprintf(name, sizeof name, "%.*s", (int)(cend - s), s),
                                                  (out->coll = chakra_coll_type_parse(name)) < 0))
-        return chakra_error_set(err, CHAKRA_EINVAL, "--algo '%s': '%.*s' is not allreduce, allgather, reducescatter or alltoall",
+        return chakra_error_set(err, CHAKRA_EINVAL, "algo '%s': '%.*s' is not allreduce, allgather, reducescatter or alltoall",
                                 s, (int)(cend - s), s);
     }
     if (colon) {
@@ -78,12 +78,12 @@ int chakra_coll_rule_parse(const char *s, chakra_coll_rule *out, chakra_error *e
       out->pg_len = (size_t)(eq - at - 1);
     }
   }
-  if (!*algo) return chakra_error_set(err, CHAKRA_EINVAL, "--algo '%s': no algorithm after '='", s);
+  if (!*algo) return chakra_error_set(err, CHAKRA_EINVAL, "algo '%s': no algorithm after '='", s);
   out->algo = chakra_coll_algo_parse(algo);
   if (out->algo < 0) out->prefix = algo;
   return 0;
 bad_range:
-  return chakra_error_set(err, CHAKRA_EINVAL, "--algo '%s': expected a size range MIN-MAX (K, M, G suffixes)", s);
+  return chakra_error_set(err, CHAKRA_EINVAL, "algo '%s': expected a size range MIN-MAX (K, M, G suffixes)", s);
 }
 
 /* ---- algorithms loaded from ETs ------------------------------------------- */
@@ -147,7 +147,7 @@ static int lib_load(xlib *l, const char *prefix, chakra_error *err) {
     if (!f) break;
     fclose(f);
   }
-  if (!l->n) return chakra_error_set(err, CHAKRA_EINVAL, "--algo %s: neither a generated algorithm (ring, direct, hd, tree, dbt) nor a prefix of algorithm ETs (%s.0.et)", prefix, prefix);
+  if (!l->n) return chakra_error_set(err, CHAKRA_EINVAL, "algo %s: neither a generated algorithm (ring, direct, hd, tree, dbt) nor a prefix of algorithm ETs (%s.0.et)", prefix, prefix);
   l->ranks = calloc(l->n, sizeof *l->ranks);
   if (!l->ranks) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   for (uint32_t r = 0; r < l->n; r++) {
@@ -269,7 +269,7 @@ static int choose(xstate *x, xcoll *c, const char *pg) {
       if (rc) return rc;
       if (x->libs[c->lib].n != g->n) {
         if (r->coll < 0) continue;
-        return chakra_error_set(x->err, CHAKRA_EINVAL, "--algo %s: %u ranks, but communicator '%s' has %u",
+        return chakra_error_set(x->err, CHAKRA_EINVAL, "algo %s: %u ranks, but communicator '%s' has %u",
                                 r->prefix, x->libs[c->lib].n, g->name, g->n);
       }
     } else {
@@ -277,7 +277,7 @@ static int choose(xstate *x, xcoll *c, const char *pg) {
       chakra_error e;
       if (chakra_coll_gen_check(&go, &e)) {
         if (r->coll < 0) continue;
-        return chakra_error_set(x->err, CHAKRA_EINVAL, "--algo rule %zu: %s (collective of %llu bytes on communicator '%s')",
+        return chakra_error_set(x->err, CHAKRA_EINVAL, "algo rule %zu: %s (collective of %llu bytes on communicator '%s')",
                                 i + 1, e.msg, (unsigned long long)c->size, g->name);
       }
     }
@@ -427,7 +427,7 @@ static int plan_rank(xstate *x, uint32_t r, char **pgs, uint32_t *inst_ctr) {
     long g = coll_groups_find(&x->groups, pgs[i]);
     if (g < 0 && strcmp(pgs[i], "0") == 0) g = coll_groups_find(&x->groups, "");
     if (g < 0)
-      return chakra_error_set(x->err, CHAKRA_EINVAL, "%s: rank %u: node %llu: pg_name '%s' names no communicator group (give --comm-group-configuration, or a METADATA node defining it)",
+      return chakra_error_set(x->err, CHAKRA_EINVAL, "%s: rank %u: node %llu: pg_name '%s' names no communicator group (give comm_groups, or a METADATA node defining it)",
                               k->path, r, (unsigned long long)c->id, pgs[i]);
     c->group = (uint32_t)g;
     const coll_group *grp = &x->groups.v[g];
@@ -839,7 +839,7 @@ int chakra_coll_expand(const char *workload_prefix, const char *out_prefix, cons
   x.err = err;
   coll_dag_init(&x.dag);
   if (nodes_out) *nodes_out = 0;
-  if (!o->n_rules) return chakra_error_set(err, CHAKRA_EINVAL, "give at least one --algo rule");
+  if (!o->n_rules) return chakra_error_set(err, CHAKRA_EINVAL, "give at least one algo rule");
   int rc = count_ranks(&x, workload_prefix);
   if (!rc && o->comm_groups) rc = coll_groups_load_json(&x.groups, o->comm_groups, err);
   if (!rc) rc = plan(&x);
@@ -851,7 +851,7 @@ int chakra_coll_expand(const char *workload_prefix, const char *out_prefix, cons
     else rc = coll_set_commit(set, err);
   }
   if (!rc) {
-    warn(&x, "%llu collective(s) left as COMM_COLL nodes: no --algo rule matches them", x.left_alone[0]);
+    warn(&x, "%llu collective(s) left as COMM_COLL nodes: no algo rule matches them", x.left_alone[0]);
     warn(&x, "%llu collective(s) left as COMM_COLL nodes: type not expandable (only all-reduce, all-gather, reduce-scatter, all-to-all)", x.left_alone[1]);
     warn(&x, "%llu collective(s) left as COMM_COLL nodes: single-member communicator", x.left_alone[2]);
   }

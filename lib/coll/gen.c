@@ -66,16 +66,16 @@ int chakra_coll_gen_check(const chakra_coll_gen_options *o, chakra_error *err) {
   if ((o->algo == CHAKRA_ALGO_HD || o->algo == CHAKRA_ALGO_TREE || o->algo == CHAKRA_ALGO_DBT) && !is_pow2(o->ranks))
     return chakra_error_set(err, CHAKRA_EINVAL, "%s needs a power-of-two rank count, not %u", a, o->ranks);
   uint32_t chunks = o->chunks ? o->chunks : 1;
-  if (chunks > 32767) return chakra_error_set(err, CHAKRA_EINVAL, "--chunks %u: at most 32767", chunks);
+  if (chunks > 32767) return chakra_error_set(err, CHAKRA_EINVAL, "chunks %u: at most 32767", chunks);
   if (o->algo == CHAKRA_ALGO_RING && 2ull * o->ranks > (1u << COLL_CHUNK_TAG_SHIFT))
     return chakra_error_set(err, CHAKRA_EINVAL, "ring: at most %u ranks (tags are 16-bit steps)", 1u << (COLL_CHUNK_TAG_SHIFT - 1));
-  if (o->reduce_bw < 0) return chakra_error_set(err, CHAKRA_EINVAL, "--reduce-bw must not be negative");
+  if (o->reduce_bw < 0) return chakra_error_set(err, CHAKRA_EINVAL, "reduce_bw must not be negative");
   uint64_t per = o->size / chunks;
   if (o->coll != CHAKRA_COLL_ALLGATHER && per < o->ranks)
-    return chakra_error_set(err, CHAKRA_EINVAL, "--size %llu: each of the %u pipelines needs at least one byte per rank (%u)",
+    return chakra_error_set(err, CHAKRA_EINVAL, "size %llu: each of the %u pipelines needs at least one byte per rank (%u)",
                             (unsigned long long)o->size, chunks, o->ranks);
   if (o->coll == CHAKRA_COLL_ALLGATHER && per == 0)
-    return chakra_error_set(err, CHAKRA_EINVAL, "--size %llu: smaller than --chunks %u", (unsigned long long)o->size, chunks);
+    return chakra_error_set(err, CHAKRA_EINVAL, "size %llu: smaller than chunks %u", (unsigned long long)o->size, chunks);
   return 0;
 }
 

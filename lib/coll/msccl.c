@@ -695,7 +695,7 @@ static int chunk_bytes(mx *x, const mgpu *g0, const chakra_coll_msccl_options *o
     return mx_fail(x, "gpu %d: o_chunks=\"%d\" is not a multiple of ngpus=\"%d\"", g0->id, g0->o_chunks, x->ngpus);
   if (in <= 0) return mx_fail(x, "gpu %d: no input chunks (i_chunks and o_chunks are 0)", g0->id);
   if (o->size % (uint64_t)in)
-    return mx_fail(x, "--size %llu is not a multiple of the %lld input chunks per rank", (unsigned long long)o->size,
+    return mx_fail(x, "size %llu is not a multiple of the %lld input chunks per rank", (unsigned long long)o->size,
                    (long long)in);
   *out = o->size / (uint64_t)in;
   return 0;
@@ -766,10 +766,10 @@ static int compat_supported(mx *x) {
         const mstep *s = &x->steps[t->first + si];
         place(pl, sizeof pl, g, t, s);
         if (s->type == ST_RCS || s->type == ST_RRS || s->type == ST_RRCS)
-          return mx_fail(x, "%s: --compat: the 2025-04 reference converter cannot convert fused step \"%s\" (drop --compat)",
+          return mx_fail(x, "%s: compat: the 2025-04 reference converter cannot convert fused step \"%s\" (drop compat)",
                          pl, step_types[s->type]);
         if ((s->type == ST_CPY || s->type == ST_RE) && si + 1 < t->n)
-          return mx_fail(x, "%s: --compat: the reference converter fails on a step after a dropped \"%s\" (drop --compat)",
+          return mx_fail(x, "%s: compat: the reference converter fails on a step after a dropped \"%s\" (drop compat)",
                          pl, step_types[s->type]);
       }
     }

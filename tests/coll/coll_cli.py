@@ -602,6 +602,30 @@ def test_expand_refuses_bad_rules_and_disagreeing_ranks():
           and not os.path.exists(os.path.join(d, "y.0.et")), p.stderr)
 
 
+def test_gen_options_take_both_spellings_aliases_and_give_one_line_errors():
+    d = tmpdir("opts")
+    p = run("coll", "gen", "--coll=allreduce", "--algo=ring", "--npus=4", "--size=1K", "--chunks=2",
+            "--reduce-bw=10", "--out=" + os.path.join(d, "a"))
+    check("gen: --k=v spellings and the aliases --npus, --out", p.returncode == 0 and
+          os.path.exists(os.path.join(d, "a.3.et")), p.stderr)
+    p = run("coll", "gen", "--help")
+    check("gen --help is generated from the option table",
+          p.returncode == 0 and "--chunks C" in p.stdout and "also --npus" in p.stdout, p.stdout)
+    for args, want in ((["--size", "1X"], "chakra coll gen: --size: expected a byte count"),
+                       (["--chunks", "0"], "chakra coll gen: --chunks: '0' is out of range"),
+                       (["--coll", "allsum"], "chakra coll gen: --coll: expected allreduce"),
+                       (["--bogus"], "chakra coll gen: --bogus: unknown option")):
+        base = {"--coll": "allreduce", "--algo": "ring", "--ranks": "4", "--size": "1K", "--chunks": "1"}
+        base.update(dict(zip(args[::2], args[1::2])) if len(args) == 2 else {})
+        argv = [x for kv in base.items() for x in kv] + (args if len(args) == 1 else [])
+        p = run("coll", "gen", *argv, "-o", os.path.join(d, "b"))
+        check("gen %s: exit 2, one line '%s'" % (" ".join(args), want),
+              p.returncode == 2 and p.stderr.startswith(want) and len(p.stderr.strip().splitlines()) == 1, p.stderr)
+    p = run("coll", "expand", os.path.join(d, "a"), "-o", os.path.join(d, "x"))
+    check("expand without --algo: one line naming it",
+          p.returncode == 2 and p.stderr.startswith("chakra coll expand: --algo: required"), p.stderr)
+
+
 def main():
     tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
     for name, f in tests:

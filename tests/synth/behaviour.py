@@ -44,6 +44,15 @@ def main():
         synth(chakra, b)
         check("two runs write identical files",
               all(filecmp.cmp("%s.%d.et" % (a, r), "%s.%d.et" % (b, r), shallow=False) for r in range(8)), bad)
+        u = os.path.join(tmp, "u")
+        stage = ["--" + x[2:].replace("-", "_") if x.startswith("--") else x for x in MODEL]
+        subprocess.run([chakra, "synth", "-q", "--output=" + u, "--dtype_bytes=2", "--tag_base", "0"] + stage,
+                       check=True)
+        check("STAGE's underscore spellings and --k=v give the same files",
+              all(filecmp.cmp("%s.%d.et" % (a, r), "%s.%d.et" % (u, r), shallow=False) for r in range(8)), bad)
+        p = subprocess.run([chakra, "synth", "-o", u, "--micro_batch", "x"], capture_output=True, text=True)
+        check("bad --micro_batch: exit 2, one line naming micro-batch", p.returncode == 2 and
+              p.stderr.startswith("chakra synth: --micro-batch: ") and len(p.stderr.strip().splitlines()) == 1, bad)
         sub = os.path.join(tmp, "sub")
         os.mkdir(sub)
         synth(chakra, os.path.join(sub, "s"), "--ranks", "0,5-6")

@@ -48,7 +48,7 @@ static void fill_opts(dests *d, cli_opt *opts) {
        .help = "where to write", .def = "standard output"},
       {.name = "name", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &d->name, .metavar = "NAME",
        .help = "a name"},
-      {.name = "count", .short_name = 'n', .kind = CLI_OPT_COUNT, .dest = CLI_INT(&d->count), .help = "a count"},
+      {.name = "count", .alias = "num|n_count", .short_name = 'n', .kind = CLI_OPT_COUNT, .dest = CLI_INT(&d->count), .help = "a count"},
       {.name = "threads", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&d->threads), .min = 1, .max = 64,
        .help = "threads", .def = "CPUs"},
       {.name = "small", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&d->small), .help = "fits a byte"},
@@ -120,6 +120,26 @@ static void test_opts_long_options_take_equals_or_the_next_argument(void **state
   assert_true(r.d.scale == 2.5);
   assert_int_equal(r.d.color, 2);
   assert_int_equal(r.pos.n, 0);
+  done(&r);
+}
+
+static void test_opts_aliases_are_other_long_names_of_the_same_option(void **state) {
+  (void)state;
+  run r;
+  parse(&r, &any_args, "--name", "a", "--num=3", NULL);
+  assert_int_equal(r.status, CLI_PROCEED);
+  assert_int_equal(r.d.count, 3);
+  done(&r);
+  parse(&r, &any_args, "--name", "a", "--n_count", "9", NULL);
+  assert_int_equal(r.status, CLI_PROCEED);
+  assert_int_equal(r.d.count, 9);
+  done(&r);
+  expect_error("--n_count", "x", "--n_count: expected a whole number");
+  /* a prefix or a piece of the list is no alias */
+  expect_error("--nu", "1", "--nu: unknown option");
+  expect_error("--num|n_count", "1", "unknown option");
+  parse(&r, &any_args, "--help", NULL);
+  assert_non_null(strstr(r.out, "also --num, --n_count"));
   done(&r);
 }
 
@@ -342,6 +362,7 @@ static void test_opts_number_parsers_alone(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_opts_long_options_take_equals_or_the_next_argument),
+      cmocka_unit_test(test_opts_aliases_are_other_long_names_of_the_same_option),
       cmocka_unit_test(test_opts_short_options_take_the_next_argument_or_an_attached_value),
       cmocka_unit_test(test_opts_a_value_may_start_with_a_dash),
       cmocka_unit_test(test_opts_positionals_keep_their_order_and_double_dash_ends_options),
