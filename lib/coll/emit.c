@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 void coll_buf_free(coll_buf *b) {
   free(b->p);
@@ -284,68 +283,34 @@ void coll_encode_meta(coll_buf *out, const coll_meta *m) {
 
 /* ---- rank sets --------------------------------------------------------- */
 
+/* A rank set is the workload writer plus a lock: gen encodes ranks on
+ * several threads and the writer is used by one at a time. */
 struct coll_set {
-  char *prefix;
+  chakra_workload_writer *w;
   uint32_t ranks;
-  uint32_t cur;       /* rank of w, or UINT32_MAX */
-  chakra_writer *w;
-  uint8_t *done;      /* ranks renamed into place */
-  pthread_mutex_t mu; /* guards done for coll_set_put_rank */
+  pthread_mutex_t mu;
 };
 
-char *coll_rank_path(const char *prefix, uint32_t r) {
-  size_t n = strlen(prefix) + 16;
-  char *p = malloc(n);
-  if (p) snprintf(p, n, "%s.%u.et", prefix, r);
-  return p;
-}
-
 int coll_set_open(coll_set **out, const char *prefix, uint32_t ranks, chakra_error *err) {
+  *out = NULL;
   coll_set *s = calloc(1, sizeof *s);
-  if (s) s->prefix = strdup(prefix);
-  if (s) s->done = calloc(ranks ? ranks : 1, 1);
-  if (!s || !s->prefix || !s->done) {
-    if (s) free(s->prefix), free(s->done);
+  if (!s) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  int rc = chakra_workload_writer_open(&s->w, prefix, ranks, NULL, err);
+  if (rc) {
     free(s);
-    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    return rc;
   }
   s->ranks = ranks;
-  s->cur = UINT32_MAX;
   pthread_mutex_init(&s->mu, NULL);
   *out = s;
   return 0;
 }
 
-static int close_current(coll_set *s, chakra_error *err) {
-  if (!s->w) return 0;
-  chakra_writer *w = s->w;
-  s->w = NULL;
-  int rc = chakra_writer_close(w, err);
-  if (!rc) s->done[s->cur] = 1;
-  return rc;
-}
-
-static int put_framed(chakra_writer *w, const coll_buf *buf, chakra_error *err);
-
-int coll_set_write(coll_set *s, uint32_t r, const coll_buf *buf, chakra_error *err) {
-  if (buf->oom) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory encoding rank %u", s->prefix, r);
-  if (r >= s->ranks) return chakra_error_set(err, CHAKRA_EINVAL, "%s: rank %u outside the set", s->prefix, r);
-  if (r != s->cur) {
-    int rc = close_current(s, err);
-    if (rc) return rc;
-    char *path = coll_rank_path(s->prefix, r);
-    if (!path) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-    rc = chakra_writer_open(&s->w, path, CHAKRA_WRITE_PLAIN, err);
-    free(path);
-    if (rc) return rc;
-    s->cur = r;
-  }
-  return put_framed(s->w, buf, err);
-}
-
-/* The buffer holds framed messages; they go to the writer one by one, as
- * its public API expects. */
-static int put_framed(chakra_writer *w, const coll_buf *buf, chakra_error *err) {
+/* The buffer holds framed messages; the writer takes them one by one, so
+ * it sees (and bounds) each message's size. */
+static int put_framed(coll_set *s, uint32_t r, const coll_buf *buf, chakra_error *err) {
+  const char *path = chakra_workload_writer_path(s->w, r);
+  if (buf->oom) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory encoding rank %u", path, r);
   size_t off = 0;
   while (off < buf->n) {
     uint64_t len = 0;
@@ -356,58 +321,37 @@ static int put_framed(chakra_writer *w, const coll_buf *buf, chakra_error *err) 
       shift += 7;
       if (c < 0x80) break;
     }
-    int rc = chakra_writer_put_raw(w, buf->p + off, (size_t)len, err);
+    if (len > buf->n - off) return chakra_error_set(err, CHAKRA_EINVAL, "%s: truncated message encoding rank %u", path, r);
+    int rc = chakra_workload_writer_put_raw(s->w, r, buf->p + off, (size_t)len, err);
     if (rc) return rc;
     off += (size_t)len;
   }
   return 0;
 }
 
+int coll_set_write(coll_set *s, uint32_t r, const coll_buf *buf, chakra_error *err) {
+  if (r >= s->ranks) return chakra_error_set(err, CHAKRA_EINVAL, "rank %u outside the set of %u", r, s->ranks);
+  return put_framed(s, r, buf, err);
+}
+
 int coll_set_put_rank(coll_set *s, uint32_t r, const coll_buf *buf, chakra_error *err) {
-  if (buf->oom) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory encoding rank %u", s->prefix, r);
-  if (r >= s->ranks) return chakra_error_set(err, CHAKRA_EINVAL, "%s: rank %u outside the set", s->prefix, r);
-  char *path = coll_rank_path(s->prefix, r);
-  if (!path) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  chakra_writer *w;
-  int rc = chakra_writer_open(&w, path, CHAKRA_WRITE_PLAIN, err);
-  free(path);
-  if (rc) return rc;
-  rc = put_framed(w, buf, err);
-  if (rc) {
-    chakra_writer_discard(w);
-    return rc;
-  }
-  rc = chakra_writer_close(w, err);
-  if (!rc) {
-    pthread_mutex_lock(&s->mu);
-    s->done[r] = 1;
-    pthread_mutex_unlock(&s->mu);
-  }
+  if (r >= s->ranks) return chakra_error_set(err, CHAKRA_EINVAL, "rank %u outside the set of %u", r, s->ranks);
+  pthread_mutex_lock(&s->mu);
+  int rc = put_framed(s, r, buf, err);
+  pthread_mutex_unlock(&s->mu);
   return rc;
 }
 
 int coll_set_commit(coll_set *s, chakra_error *err) {
-  int rc = close_current(s, err);
-  for (uint32_t r = 0; !rc && r < s->ranks; r++)
-    if (!s->done[r]) rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: rank %u was not written", s->prefix, r);
-  if (rc) {
-    coll_set_abort(s);
-    return rc;
-  }
+  int rc = chakra_workload_writer_commit(s->w, err); /* all ranks or none */
   pthread_mutex_destroy(&s->mu);
-  free(s->prefix), free(s->done), free(s);
-  return 0;
+  free(s);
+  return rc;
 }
 
 void coll_set_abort(coll_set *s) {
   if (!s) return;
-  if (s->w) chakra_writer_discard(s->w);
-  for (uint32_t r = 0; r < s->ranks; r++) {
-    if (!s->done[r]) continue;
-    char *path = coll_rank_path(s->prefix, r);
-    if (path) unlink(path);
-    free(path);
-  }
+  chakra_workload_writer_discard(s->w);
   pthread_mutex_destroy(&s->mu);
-  free(s->prefix), free(s->done), free(s);
+  free(s);
 }

@@ -4,16 +4,15 @@
  * number order, as protobuf-c and the Python reference serialise them):
  * a generated 1,024-rank ring is millions of nodes and a generic
  * descriptor-driven pack per node would dominate the run. A rank set is
- * written all or nothing: each rank goes through chakra_writer (temporary
- * file + rename) and, if a later rank fails, the ranks already renamed into
- * place are removed again. When the multi-rank workload writer lands in
- * lib/trace, this file is the one to switch. */
+ * the workload writer of include/chakra/build.h (all ranks or none, few
+ * descriptors open) taking those bytes unchanged. */
 #ifndef CHAKRA_COLL_EMIT_H
 #define CHAKRA_COLL_EMIT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "chakra/build.h"
 #include "chakra/error.h"
 #include "chakra/trace.h"
 #include "dag.h"
@@ -78,22 +77,19 @@ void coll_encode_raw(coll_buf *out, const uint8_t *data, size_t len);
 /* Appends the metadata, length-prefixed. */
 void coll_encode_meta(coll_buf *out, const coll_meta *m);
 
-/* A set of rank files PREFIX.<r>.et written all or nothing. */
+/* A set of rank files PREFIX.<r>.et written all or nothing. Nothing is
+ * visible under the final names before coll_set_commit(). */
 typedef struct coll_set coll_set;
 int coll_set_open(coll_set **out, const char *prefix, uint32_t ranks, chakra_error *err);
-/* Writes buf (already length-prefixed messages) as rank r's whole file,
- * or appends when called again for the same rank before the next rank. */
+/* Appends buf (already length-prefixed messages) to rank r's file. */
 int coll_set_write(coll_set *s, uint32_t r, const coll_buf *buf, chakra_error *err);
-/* Writes buf as rank r's whole file and puts it in place at once. Safe to
- * call from several threads for different ranks (not mixed with
+/* The same, safe to call from several threads (not mixed with
  * coll_set_write). */
 int coll_set_put_rank(coll_set *s, uint32_t r, const coll_buf *buf, chakra_error *err);
-/* Puts the last rank in place; 0 when every rank was written. Frees s. */
+/* Puts every rank in place, or none; fails when a rank was not written.
+ * Frees s. */
 int coll_set_commit(coll_set *s, chakra_error *err);
 /* Removes everything written so far. Frees s. */
 void coll_set_abort(coll_set *s);
-
-/* Path of rank r: "PREFIX.r.et" in a malloc'd string (NULL on OOM). */
-char *coll_rank_path(const char *prefix, uint32_t r);
 
 #endif

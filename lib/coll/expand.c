@@ -141,7 +141,7 @@ static int lib_load(xlib *l, const char *prefix, chakra_error *err) {
   l->prefix = strdup(prefix);
   if (!l->prefix) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   for (;; l->n++) {
-    char *p = coll_rank_path(prefix, l->n);
+    char *p = chakra_rank_path_dup(prefix, l->n);
     FILE *f = p ? fopen(p, "rb") : NULL;
     free(p);
     if (!f) break;
@@ -151,7 +151,7 @@ static int lib_load(xlib *l, const char *prefix, chakra_error *err) {
   l->ranks = calloc(l->n, sizeof *l->ranks);
   if (!l->ranks) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   for (uint32_t r = 0; r < l->n; r++) {
-    char *p = coll_rank_path(prefix, r);
+    char *p = chakra_rank_path_dup(prefix, r);
     int rc = p ? lib_load_rank(&l->ranks[r], p, l->n, &l->span, r == 0 ? &l->size : NULL, err)
                : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
     free(p);
@@ -787,7 +787,7 @@ static void warn(const xstate *x, const char *fmt, unsigned long long n) {
 
 static int count_ranks(xstate *x, const char *prefix) {
   for (;; x->npus++) {
-    char *p = coll_rank_path(prefix, x->npus);
+    char *p = chakra_rank_path_dup(prefix, x->npus);
     if (!p) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
     FILE *f = fopen(p, "rb");
     free(p);
@@ -798,7 +798,7 @@ static int count_ranks(xstate *x, const char *prefix) {
   x->ranks = calloc(x->npus, sizeof *x->ranks);
   if (!x->ranks) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
   for (uint32_t r = 0; r < x->npus; r++)
-    if (!(x->ranks[r].path = coll_rank_path(prefix, r))) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+    if (!(x->ranks[r].path = chakra_rank_path_dup(prefix, r))) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
   return 0;
 }
 

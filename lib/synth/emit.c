@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/outfile.h"
+#include "chakra/build.h"
 
 typedef struct buf {
   uint8_t *p;
@@ -198,27 +198,27 @@ static size_t hole_bytes(const node_rec *r, uint32_t rank, const emit_rank_fn *f
   return k + n;
 }
 
-static int write_rank(outfile *f, const emit_stage *s, const buf *meta, uint32_t rank,
-                      const emit_rank_fn *fn, uint64_t *bytes, chakra_error *err) {
+/* One rank's messages: its metadata, then each stage node with the hole
+ * filled in for this rank, stamped in scratch (grown as needed). */
+static int write_rank(chakra_workload_writer *w, uint32_t slot, const emit_stage *s, const buf *meta,
+                      uint32_t rank, const emit_rank_fn *fn, buf *scratch, uint64_t *bytes,
+                      chakra_error *err) {
   uint8_t pre[10], hole[96];
-  size_t pl = varint(meta->n, pre);
-  int rc = outfile_write(f, pre, pl, err);
-  if (!rc) rc = outfile_write(f, meta->p, meta->n, err);
-  *bytes += pl + meta->n;
+  int rc = chakra_workload_writer_put_raw(w, slot, meta->p, meta->n, err);
+  *bytes += varint(meta->n, pre) + meta->n;
   for (size_t i = 0; !rc && i < s->n; i++) {
     const node_rec *r = &s->nodes[i];
     size_t hl = r->hole ? hole_bytes(r, rank, fn, hole) : 0;
     size_t total = r->len + hl;
-    char *o = outfile_reserve(f, total + 10, err);
-    if (!o) return CHAKRA_EIO;
-    size_t k = varint(total, (uint8_t *)o);
+    scratch->n = 0;
+    if (!buf_room(scratch, total)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
     const uint8_t *src = s->bytes.p + r->off;
     size_t at = r->hole ? r->hole_at : r->len;
-    memcpy(o + k, src, at), k += at;
-    memcpy(o + k, hole, hl), k += hl;
-    memcpy(o + k, src + at, r->len - at), k += r->len - at;
-    outfile_commit_bytes(f, k);
-    *bytes += k;
+    memcpy(scratch->p, src, at);
+    memcpy(scratch->p + at, hole, hl);
+    memcpy(scratch->p + at + hl, src + at, r->len - at);
+    rc = chakra_workload_writer_put_raw(w, slot, scratch->p, total, err);
+    *bytes += varint(total, pre) + total;
   }
   return rc;
 }
@@ -235,68 +235,38 @@ static void encode_meta(buf *b, const emit_meta *m) {
   }
 }
 
-static char *part_path(const char *prefix, uint32_t rank, int part) {
-  size_t n = strlen(prefix) + 48;
-  char *p = malloc(n);
-  if (p) snprintf(p, n, "%s.%u.et%s", prefix, rank, part ? ".synth-part" : "");
-  return p;
-}
-
-static void remove_parts(const char *prefix, const uint32_t *ranks, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    char *p = part_path(prefix, ranks[i], 1);
-    if (p) remove(p);
-    free(p);
-  }
+/* The writer for ranks[0..n): named files, since the list may be a
+ * subset of the workload's ranks. */
+static int open_writer(chakra_workload_writer **w, const char *prefix, const uint32_t *ranks, size_t n,
+                       chakra_error *err) {
+  *w = NULL;
+  if (n > UINT32_MAX) return chakra_error_set(err, CHAKRA_EINVAL, "%s: too many ranks", prefix);
+  char **paths = calloc(n ? n : 1, sizeof *paths);
+  int rc = paths ? 0 : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (size_t i = 0; !rc && i < n; i++)
+    if (!(paths[i] = chakra_rank_path_dup(prefix, ranks[i]))) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (!rc) rc = chakra_workload_writer_open_paths(w, (const char *const *)paths, (uint32_t)n, NULL, err);
+  for (size_t i = 0; paths && i < n; i++) free(paths[i]);
+  free(paths);
+  return rc;
 }
 
 int emit_write_ranks(const char *prefix, emit_stage *const *stages, const emit_meta *meta,
                      const emit_rank_fn *fn, const uint32_t *ranks, size_t n, uint64_t *bytes,
                      chakra_error *err) {
-  buf m = {0};
+  buf m = {0}, scratch = {0};
   encode_meta(&m, meta);
   if (m.failed) return free(m.p), chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   *bytes = 0;
-  int rc = 0;
-  size_t done = 0;
-  /* One file open at a time; each is complete (committed) under a part
-   * name before the next starts, and all are renamed at the end. */
-  for (; !rc && done < n; done++) {
-    char *path = part_path(prefix, ranks[done], 1);
-    if (!path) {
-      rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-      break;
-    }
-    outfile *f;
-    rc = outfile_open(&f, path, 0, err);
-    if (!rc) {
-      rc = write_rank(f, stages[fn->stage_of(fn->ctx, ranks[done])], &m, ranks[done], fn, bytes, err);
-      if (rc) outfile_discard(f);
-      else rc = outfile_commit(f, err);
-    }
-    free(path);
-    if (rc) break;
-  }
-  free(m.p);
+  chakra_workload_writer *w;
+  int rc = open_writer(&w, prefix, ranks, n, err);
+  for (size_t i = 0; !rc && i < n; i++)
+    rc = write_rank(w, (uint32_t)i, stages[fn->stage_of(fn->ctx, ranks[i])], &m, ranks[i], fn, &scratch, bytes, err);
+  free(m.p), free(scratch.p);
   if (rc) {
-    remove_parts(prefix, ranks, done);
+    chakra_workload_writer_discard(w);
     return rc;
   }
-  size_t moved = 0;
-  for (; !rc && moved < n; moved++) {
-    char *from = part_path(prefix, ranks[moved], 1), *to = part_path(prefix, ranks[moved], 0);
-    if (!from || !to) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-    else if (rename(from, to) != 0) rc = chakra_error_set(err, CHAKRA_EIO, "%s: cannot rename into place", to);
-    free(from), free(to);
-    if (rc) break;
-  }
-  if (rc) { /* all or none: take back the ones already in place */
-    for (size_t i = 0; i < moved; i++) {
-      char *to = part_path(prefix, ranks[i], 0);
-      if (to) remove(to);
-      free(to);
-    }
-    remove_parts(prefix, ranks, n);
-  }
-  return rc;
+  /* all or none: the writer renames every rank into place, or none */
+  return chakra_workload_writer_commit(w, err);
 }

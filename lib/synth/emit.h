@@ -55,10 +55,9 @@ typedef struct emit_meta {
   int is_cpu_bool;     /* unused here; kept by the caller */
 } emit_meta;
 
-/* Writes PREFIX.<r>.et for each rank in ranks[0..n) from its stage's
- * bytes, all or none: files are written beside their destinations and
- * renamed into place only when every one succeeded. *bytes receives the
- * total size. */
+/* Writes PREFIX.<r>.et for each rank in ranks[0..n) (n >= 1) from its
+ * stage's bytes through the workload writer (include/chakra/build.h), so
+ * all ranks land or none. *bytes receives the total size. */
 int emit_write_ranks(const char *prefix, emit_stage *const *stages, const emit_meta *meta,
                      const emit_rank_fn *fn, const uint32_t *ranks, size_t n, uint64_t *bytes,
                      chakra_error *err);
