@@ -1,7 +1,7 @@
 /* build.h - producing Chakra ETs: a fast message builder, a multi-rank
  * workload writer, and the one spelling of rank-file names.
  *
- * Every producer of ETs in chakra-c (gen, convert pytorch, convert text)
+ * Every producer of ETs in chakra-c (gen, convert pytorch, convert text, coll and synth)
  * writes through here:
  *
  *   chakra_builder            builds one GlobalMetadata or Node at a time
