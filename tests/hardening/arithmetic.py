@@ -22,17 +22,9 @@ import subprocess
 import sys
 import tempfile
 
+from hcheck import check, finish
+
 CHAKRA, SOURCE = sys.argv[1], sys.argv[2]
-passed, failed = 0, 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what)
 
 
 def pack(d, name, nodes):
@@ -101,5 +93,4 @@ with tempfile.TemporaryDirectory() as d:
     r = subprocess.run([CHAKRA, "stats", stage_like], capture_output=True, text=True)
     check(r.returncode == 0 and "roofline-enabled" in r.stderr, "stats explains its 0 critical path: %r" % r.stderr)
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+finish()

@@ -15,19 +15,11 @@ import os
 import subprocess
 import sys
 import tempfile
+
+from hcheck import check, finish
 import time
 
 CHAKRA, SOURCE = sys.argv[1], sys.argv[2]
-passed, failed = 0, 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what)
 
 
 with tempfile.TemporaryDirectory() as d:
@@ -46,5 +38,4 @@ with tempfile.TemporaryDirectory() as d:
     check(r.returncode == 0 and r.stdout.count("finished") == 8, "sim with 10^5 splits finishes: %r" % r.stderr[-300:])
     check(took < 30, "sim with 10^5 splits takes %.1f s (< 30 s)" % took)
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+finish()

@@ -21,18 +21,10 @@ import subprocess
 import sys
 import tempfile
 
+from hcheck import check, finish
+
 CHAKRA = sys.argv[1]
 SOURCE = sys.argv[2] if len(sys.argv) > 2 else "."
-passed, failed = 0, 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what)
 
 
 with tempfile.TemporaryDirectory() as d:
@@ -88,5 +80,4 @@ with tempfile.TemporaryDirectory() as d:
     check(outs["crlf"] == outs["lf"] and outs["cr"] == outs["lf"],
           "CRLF and CR text workloads convert to the LF bytes")
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+finish()

@@ -17,17 +17,9 @@ import subprocess
 import sys
 import tempfile
 
+from hcheck import check, finish
+
 CHAKRA = sys.argv[1]
-passed, failed = 0, 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what)
 
 
 def child_peak_mb():
@@ -58,5 +50,4 @@ with tempfile.TemporaryDirectory() as d:
     r = subprocess.run([CHAKRA, "jsonize", prefix + ".gz.et"], capture_output=True, text=True)
     check(r.returncode == 0 and "all_reduce" in r.stdout, "an ordinary gzip trace still reads")
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+finish()

@@ -20,17 +20,9 @@ import subprocess
 import sys
 import tempfile
 
+from hcheck import check, finish
+
 CHAKRA = sys.argv[1]
-passed, failed = 0, 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what)
 
 
 def pack_and_read(d, lines):
@@ -93,5 +85,4 @@ with tempfile.TemporaryDirectory() as d:
     check(r.returncode == 2 and "'dur' is negative" in r.stderr and "k.json" in r.stderr and "byte" in r.stderr,
           "link refuses a negative Kineto dur with its place: %r" % r.stderr)
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+finish()
