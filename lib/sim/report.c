@@ -60,26 +60,11 @@ int report_timeline(sim *s, const char *path) {
 
 static const char *const coll_names[CHAKRA_SIM_COLLS] = {"ALL_REDUCE", "ALL_GATHER", "REDUCE_SCATTER", "ALL_TO_ALL"};
 
-static void key_u64(jsonw *w, const char *k, uint64_t v, int comma) {
-  if (comma) jsonw_char(w, ',');
-  jsonw_char(w, '"');
-  jsonw_lit(w, k);
-  jsonw_lit(w, "\":");
-  jsonw_u64(w, v);
-}
-
-static void key_double(jsonw *w, const char *k, double v) {
-  jsonw_lit(w, ",\"");
-  jsonw_lit(w, k);
-  jsonw_lit(w, "\":");
-  jsonw_double(w, v);
-}
-
 static void report_roofline(jsonw *w, const chakra_sim_rank *k) {
-  key_double(w, "compute_bound_pct", k->compute_bound_pct);
-  key_double(w, "compute_util_pct", k->compute_util_pct);
-  key_double(w, "memory_util_pct", k->memory_util_pct);
-  key_double(w, "operation_intensity", k->op_intensity);
+  jsonw_key_double(w, "compute_bound_pct", k->compute_bound_pct);
+  jsonw_key_double(w, "compute_util_pct", k->compute_util_pct);
+  jsonw_key_double(w, "memory_util_pct", k->memory_util_pct);
+  jsonw_key_double(w, "operation_intensity", k->op_intensity);
 }
 
 static void report_rank(jsonw *w, uint32_t r, const chakra_sim_rank *k, int roofline) {
@@ -87,17 +72,17 @@ static void report_rank(jsonw *w, uint32_t r, const chakra_sim_rank *k, int roof
   jsonw_lit(w, "{\"rank\":");
   jsonw_u64(w, r);
   jsonw_lit(w, k->finished ? ",\"finished\":true" : ",\"finished\":false");
-  key_u64(w, "finish_ns", k->finish_ns, 1);
-  key_u64(w, "exposed_comm_ns", k->exposed_comm_ns, 1);
-  key_u64(w, "wall_ns", k->wall_ns, 1);
-  key_u64(w, "gpu_ns", gpu, 1);
-  key_u64(w, "cpu_ns", k->busy_ns[CHAKRA_CAT_CPU], 1);
-  key_u64(w, "comm_ns", comm, 1);
-  key_u64(w, "remote_mem_ns", k->busy_ns[CHAKRA_CAT_MEM], 1);
-  key_u64(w, "invalid_ns", k->busy_ns[CHAKRA_CAT_INVALID], 1);
-  key_u64(w, "overlap_ns", gpu + comm > k->wall_ns ? gpu + comm - k->wall_ns : 0, 1);
-  key_u64(w, "nodes", k->nodes, 1);
-  key_u64(w, "nodes_done", k->nodes_done, 1);
+  jsonw_key_u64(w, "finish_ns", k->finish_ns, 1);
+  jsonw_key_u64(w, "exposed_comm_ns", k->exposed_comm_ns, 1);
+  jsonw_key_u64(w, "wall_ns", k->wall_ns, 1);
+  jsonw_key_u64(w, "gpu_ns", gpu, 1);
+  jsonw_key_u64(w, "cpu_ns", k->busy_ns[CHAKRA_CAT_CPU], 1);
+  jsonw_key_u64(w, "comm_ns", comm, 1);
+  jsonw_key_u64(w, "remote_mem_ns", k->busy_ns[CHAKRA_CAT_MEM], 1);
+  jsonw_key_u64(w, "invalid_ns", k->busy_ns[CHAKRA_CAT_INVALID], 1);
+  jsonw_key_u64(w, "overlap_ns", gpu + comm > k->wall_ns ? gpu + comm - k->wall_ns : 0, 1);
+  jsonw_key_u64(w, "nodes", k->nodes, 1);
+  jsonw_key_u64(w, "nodes_done", k->nodes_done, 1);
   if (roofline) report_roofline(w, k);
   jsonw_lit(w, ",\"collectives\":{");
   int first = 1;
@@ -108,14 +93,14 @@ static void report_rank(jsonw *w, uint32_t r, const chakra_sim_rank *k, int roof
     jsonw_char(w, '"');
     jsonw_lit(w, coll_names[c]);
     jsonw_lit(w, "\":{");
-    key_u64(w, "count", k->coll_ops[c], 0);
-    key_u64(w, "bytes", k->coll_bytes[c], 1);
-    key_u64(w, "time_ns", k->coll_ns[c], 1);
+    jsonw_key_u64(w, "count", k->coll_ops[c], 0);
+    jsonw_key_u64(w, "bytes", k->coll_bytes[c], 1);
+    jsonw_key_u64(w, "time_ns", k->coll_ns[c], 1);
     jsonw_char(w, '}');
   }
   jsonw_char(w, '}');
-  key_u64(w, "p2p_sends", k->send_ops, 1);
-  key_u64(w, "p2p_bytes", k->send_bytes, 1);
+  jsonw_key_u64(w, "p2p_sends", k->send_ops, 1);
+  jsonw_key_u64(w, "p2p_bytes", k->send_bytes, 1);
   jsonw_char(w, '}');
 }
 
@@ -130,15 +115,15 @@ int chakra_sim_write_report(const chakra_sim_result *r, const char *path, chakra
   }
   jsonw_lit(&w, "{\"npus\":");
   jsonw_u64(&w, r->npus);
-  key_u64(&w, "events", r->events, 1);
-  key_u64(&w, "messages", r->messages, 1);
+  jsonw_key_u64(&w, "events", r->events, 1);
+  jsonw_key_u64(&w, "messages", r->messages, 1);
   char wall[64];
   snprintf(wall, sizeof wall, ",\"wall_clock_s\":%.3f", r->wall_seconds);
   jsonw_lit(&w, wall);
   uint64_t finish = 0;
   for (uint32_t k = 0; k < r->npus; k++)
     if (r->ranks[k].finish_ns > finish) finish = r->ranks[k].finish_ns;
-  key_u64(&w, "max_finish_ns", finish, 1);
+  jsonw_key_u64(&w, "max_finish_ns", finish, 1);
   jsonw_lit(&w, ",\"ranks\":[\n");
   for (uint32_t k = 0; k < r->npus; k++) {
     if (k) jsonw_lit(&w, ",\n");

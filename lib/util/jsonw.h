@@ -111,4 +111,21 @@ static inline size_t jsonw_put_u64(char *out, uint64_t v) {
   return n;
 }
 
+/* "key":value members of the report writers (sim, replay): key_u64 puts
+ * a comma first when asked, key_double always (it never opens an object). */
+static inline void jsonw_key_u64(jsonw *w, const char *k, uint64_t v, int comma) {
+  if (comma) jsonw_char(w, ',');
+  jsonw_char(w, '"');
+  jsonw_lit(w, k);
+  jsonw_lit(w, "\":");
+  jsonw_u64(w, v);
+}
+
+static inline void jsonw_key_double(jsonw *w, const char *k, double v) {
+  jsonw_lit(w, ",\"");
+  jsonw_lit(w, k);
+  jsonw_lit(w, "\":");
+  jsonw_double(w, v);
+}
+
 #endif
