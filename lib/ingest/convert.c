@@ -191,6 +191,29 @@ static int build_index(conv *c) {
 
 /* ------------------------------------------------------------- the tree */
 
+/* A parent chain that comes back to itself has no root: every traversal
+ * from a thread root would run forever. Each chain is walked once (state 1
+ * = on the chain being walked, 2 = known to reach a root). */
+static int parent_cycle_check(conv *c) {
+  size_t n = c->n;
+  uint8_t *state = bigmem_calloc(n ? n : 1);
+  if (!state) return oom(c);
+  int rc = 0;
+  for (size_t s = 0; s < n && !rc; s++) {
+    uint32_t i = (uint32_t)s;
+    while (i != NONE && state[i] == 0) {
+      state[i] = 1;
+      i = c->parent[i];
+    }
+    if (i != NONE && state[i] == 1)
+      rc = chakra_error_set(c->err, CHAKRA_EGRAPH, "%s: node id %llu: its parent chain comes back to itself (a cycle)",
+                            c->h->path, (unsigned long long)c->h->nodes[i].id);
+    for (uint32_t k = (uint32_t)s; k != NONE && state[k] == 1; k = c->parent[k]) state[k] = 2;
+  }
+  bigmem_free(state);
+  return rc;
+}
+
 static int build_tree(conv *c) {
   size_t n = c->n;
   c->parent = bigmem_alloc((n ? n : 1) * sizeof *c->parent);
@@ -213,7 +236,7 @@ static int build_tree(conv *c) {
     if (p != NONE) c->children[fill[p]++] = i;
   }
   bigmem_free(fill);
-  return 0;
+  return parent_cycle_check(c);
 }
 
 /* ----------------------------------------------------------- selection */

@@ -11,7 +11,10 @@ loss").
   * `link` refuses duplicate host node ids (it used to renumber them; convert
     refuses them) and a negative Kineto 'dur', naming file and place;
   * `convert text` refuses a workload that is not UTF-8 (its names would
-    become proto3 strings other decoders refuse) with the line and byte.
+    become proto3 strings other decoders refuse) with the line and byte;
+  * `convert pytorch` refuses a host ET whose parent links form a cycle
+    (found by fuzzing: the thread walk ran past its buffers), naming the
+    node.
 
 Usage: no_silent_loss.py CHAKRA
 """
@@ -84,5 +87,24 @@ with tempfile.TemporaryDirectory() as d:
     r = link(5, -20)
     check(r.returncode == 2 and "'dur' is negative" in r.stderr and "k.json" in r.stderr and "byte" in r.stderr,
           "link refuses a negative Kineto dur with its place: %r" % r.stderr)
+
+with tempfile.TemporaryDirectory() as d:
+    # node 2 (a thread root) has parent 1, node 1 has parent 2
+    host = os.path.join(d, "cycle.json")
+    nodes = [
+        {"name": "[pytorch|profiler|execution_trace|thread]", "id": 2, "rf_id": 0, "parent": 1, "fw_parent": 0,
+         "seq_id": -1, "scope": 7, "tid": 1, "fw_tid": 0, "op_schema": "", "inputs": [], "input_shapes": [],
+         "input_types": [], "outputs": [], "output_shapes": [], "output_types": []},
+        {"name": "aten::add", "id": 1, "rf_id": 3, "parent": 2, "fw_parent": 0, "seq_id": -1, "scope": 0,
+         "tid": 1, "fw_tid": 0, "op_schema": "", "inputs": [], "input_shapes": [], "input_types": [],
+         "outputs": [], "output_shapes": [], "output_types": []}]
+    import json
+    json.dump({"schema": "1.0.1", "pid": 7, "time": "t", "start_ts": 1, "finish_ts": 2, "nodes": nodes},
+              open(host, "w"))
+    r = subprocess.run([CHAKRA, "convert", "pytorch", host, "-o", os.path.join(d, "c.et")],
+                       capture_output=True, text=True)
+    check(r.returncode == 2 and "cycle.json" in r.stderr and "parent chain" in r.stderr
+          and not os.path.exists(os.path.join(d, "c.et")),
+          "convert refuses a parent cycle, naming the node: %r" % r.stderr)
 
 finish()
