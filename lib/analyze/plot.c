@@ -43,7 +43,8 @@ static int sim_charts(yajl_val doc, svgplot_chart *c, chakra_error *err) {
   for (size_t i = 0; i < YAJL_GET_ARRAY(ranks)->len; i++) {
     yajl_val r = YAJL_GET_ARRAY(ranks)->values[i];
     char label[64];
-    snprintf(label, sizeof label, "rank %lld", (long long)num(r, "rank"));
+    /* %.0f, not a cast: a hand-edited report may hold any number here */
+    snprintf(label, sizeof label, "rank %.0f", num(r, "rank"));
     double *v = svgplot_add(&c[0], label);
     if (!v) return oom(err);
     v[0] = num(r, "gpu_ns"), v[1] = num(r, "exposed_comm_ns"), v[2] = num(r, "overlap_ns"), v[3] = num(r, "cpu_ns");
