@@ -254,7 +254,9 @@ int cg_parse_file(cg_set *s, const char *text, size_t len, const char *path, uin
   if (!p.h) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
   yajl_status st = yajl_parse(p.h, (const unsigned char *)text, len);
   if (st == yajl_status_ok) st = yajl_complete_parse(p.h);
-  if (st == yajl_status_error && !p.failed) syntax_error(&p, (const unsigned char *)text, len);
+  size_t lead = 0;
+  while (lead < len && strchr(" \t\r\n", text[lead])) lead++;
+  if (st == yajl_status_error && !p.failed && lead < len) syntax_error(&p, (const unsigned char *)text, len);
   if (!p.failed && !p.seen_object) {
     chakra_error_set(p.err, CHAKRA_EFORMAT, "%s: line 1: empty, expected a JSON object of group name -> list of ranks",
                      path);
