@@ -289,11 +289,17 @@ static void match_p2p(vstate *s) {
   }
 }
 
+/* A group's name for messages: quoted to one line (it comes from the trace). */
+static const char *group_label(const vstate *s, uint32_t gi, char *buf, size_t size) {
+  return s->groups[gi][0] ? cg_quote(s->groups[gi], buf, size) : "(all ranks)";
+}
+
 /* Compares rank r's collectives of group gi against the reference rank's. */
 static void compare_group(vstate *s, uint32_t gi, int ref, int r) {
   const rank_colls *a = &s->colls[ref], *b = &s->colls[r];
   size_t i = 0, j = 0, pos = 0;
-  const char *gname = s->groups[gi][0] ? s->groups[gi] : "(all ranks)";
+  char qn[200];
+  const char *gname = group_label(s, gi, qn, sizeof qn);
   for (;; pos++) {
     while (i < a->n && a->v[i].group != gi) i++;
     while (j < b->n && b->v[j].group != gi) j++;
@@ -322,7 +328,6 @@ static void compare_group(vstate *s, uint32_t gi, int ref, int r) {
   }
 }
 
-static const char *group_label(const vstate *s, uint32_t gi) { return s->groups[gi][0] ? s->groups[gi] : "(all ranks)"; }
 
 static int in_group(const vstate *s, uint32_t gi, int r) { return s->member[(size_t)gi * (size_t)s->n_files + (size_t)r]; }
 
@@ -340,8 +345,9 @@ static void check_definitions(vstate *s) {
     const cg_group *g = &s->defs.v[d];
     for (uint32_t k = 0; g->line && k < g->n; k++)
       if (g->members[k] >= (uint32_t)s->n_files) {
+        char qn[200];
         report_on(s, s->groups_path, "line %u: group \"%s\" names rank %u, but the workload has %d rank file(s) (0..%d)",
-                  g->line, g->name, g->members[k], s->n_files, s->n_files - 1);
+                  g->line, cg_quote(g->name, qn, sizeof qn), g->members[k], s->n_files, s->n_files - 1);
         break;
       }
   }
@@ -369,15 +375,17 @@ static void resolve_groups(vstate *s) {
       int m = !s->groups[gi][0] ? 1 : d >= 0 ? cg_has(&s->defs.v[d], (uint32_t)r) : u != NULL;
       s->member[(size_t)gi * (size_t)s->n_files + (size_t)r] = (uint8_t)m;
       if (!unknown || !u) continue;
+      char qn[200];
+      group_label(s, gi, qn, sizeof qn);
       if (have_defs)
         report(s, CHAKRA_SEV_ERROR, r, 1, u->node_id, u->offset,
-               "pg_name '%s' names no communicator group (none in %s%s; chakra sim refuses it)", s->groups[gi],
+               "pg_name '%s' names no communicator group (none in %s%s; chakra sim refuses it)", qn,
                s->groups_path ? s->groups_path : "", s->groups_path ? " or the METADATA nodes" : "the METADATA nodes");
       else
         report(s, CHAKRA_SEV_WARNING, r, 1, u->node_id, u->offset,
                "pg_name '%s': no comm-group configuration or METADATA node defines it, so its members are taken "
                "to be the ranks that use it (chakra sim needs --comm-group-configuration)",
-               s->groups[gi]);
+               qn);
       if (have_defs) continue;
       unknown = 0; /* the warning once per group */
     }
@@ -402,10 +410,10 @@ static void match_collectives(vstate *s) {
       if (!in_group(s, gi, r)) {
         const coll *u = first_use(s, gi, r);
         if (u && s->def_of[gi] >= 0) {
-          char who[300];
+          char who[300], qn[200];
           describe_members(s, &s->defs.v[s->def_of[gi]], who, sizeof who);
           report(s, CHAKRA_SEV_ERROR, r, 1, u->node_id, u->offset,
-                 "group %s: this rank issues %s on it but is not a member (members %s)", group_label(s, gi),
+                 "group %s: this rank issues %s on it but is not a member (members %s)", group_label(s, gi, qn, sizeof qn),
                  chakra_comm_type_name(u->type), who);
         }
         continue;
@@ -441,7 +449,8 @@ static void report_stuck(void *ctx, const dl_stuck *x) {
   const dl_rank *g = &s->dl[x->rank];
   uint64_t id = g->id[x->node], off = g->offset[x->node];
   if (x->kind == DL_COLL) {
-    const char *gname = s->groups[x->key][0] ? s->groups[x->key] : "(all ranks)";
+    char qn[200];
+    const char *gname = group_label(s, x->key, qn, sizeof qn);
     report(s, CHAKRA_SEV_ERROR, x->rank, 1, id, off,
            "deadlock: group %s: collective #%llu (%s, %llu bytes) never completes: rank %d never issues its "
            "collective #%llu of the group (%u node(s) of this rank never finish)",

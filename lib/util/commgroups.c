@@ -24,6 +24,23 @@ int cg_has(const cg_group *g, uint32_t rank) {
   return 0;
 }
 
+const char *cg_quote(const char *name, char *buf, size_t size) {
+  size_t o = 0;
+  for (const unsigned char *c = (const unsigned char *)name; *c && o + 8 < size; c++) {
+    if (*c == '\n') o += (size_t)snprintf(buf + o, size - o, "\\n");
+    else if (*c == '\t') o += (size_t)snprintf(buf + o, size - o, "\\t");
+    else if (*c == '"' || *c == '\\') o += (size_t)snprintf(buf + o, size - o, "\\%c", *c);
+    else if (*c < 0x20 || *c == 0x7f) o += (size_t)snprintf(buf + o, size - o, "\\x%02x", *c);
+    else buf[o++] = (char)*c;
+    if (o + 8 >= size && c[1]) {
+      o += (size_t)snprintf(buf + o, size - o, "...");
+      break;
+    }
+  }
+  buf[o < size ? o : size - 1] = 0;
+  return buf;
+}
+
 static void group_free(cg_group *g) {
   free(g->name);
   free(g->members);
@@ -97,9 +114,10 @@ static uint32_t line_at(fparse *p) {
   return p->line;
 }
 
+/* a and b are quoted: a group name may hold line breaks. */
 static int fail(fparse *p, const char *fmt, const char *a, const char *b) {
-  char what[600];
-  snprintf(what, sizeof what, fmt, a, b);
+  char what[600], qa[200], qb[200];
+  snprintf(what, sizeof what, fmt, cg_quote(a, qa, sizeof qa), cg_quote(b, qb, sizeof qb));
   chakra_error_set(p->err, CHAKRA_EFORMAT, "%s: line %u: %s", p->path, line_at(p), what);
   p->failed = 1;
   return 0; /* stops the parser */
@@ -361,7 +379,8 @@ void cg_pg_free(cg_pg_list *l) {
 /* One entry as a group; 1 = nothing to add (the world), 0 = *g filled. */
 static int meta_group(const cg_pg_entry *e, size_t k, const char *where, uint32_t npus, cg_group *g,
                       chakra_error *err) {
-  const char *nm = e->name ? e->name : "";
+  char qn[200];
+  const char *nm = cg_quote(e->name ? e->name : "", qn, sizeof qn); /* for messages */
   if (!e->name || !e->has_ranks)
     return chakra_error_set(err, CHAKRA_EFORMAT, "%s: process group %zu: expected pg_name and ranks", where, k);
   if (e->bad_rank)
@@ -371,7 +390,7 @@ static int meta_group(const cg_pg_entry *e, size_t k, const char *where, uint32_
     if (e->ranks[j] > UINT32_MAX || (npus && e->ranks[j] >= npus))
       return chakra_error_set(err, CHAKRA_EFORMAT, "%s: process group %zu (\"%s\"): rank %lld is outside 0..%u", where, k,
                               nm, (long long)e->ranks[j], npus ? npus - 1 : UINT32_MAX);
-  if (cg_is_all(nm)) {
+  if (cg_is_all(e->name)) {
     if (npus && e->n_ranks && e->n_ranks != npus)
       return chakra_error_set(err, CHAKRA_EFORMAT, "%s: process group %zu (\"%s\"): this name means all %u ranks, but it lists %zu",
                               where, k, nm, npus, e->n_ranks);
@@ -379,7 +398,7 @@ static int meta_group(const cg_pg_entry *e, size_t k, const char *where, uint32_
   }
   uint32_t n = e->n_ranks ? (uint32_t)e->n_ranks : npus;
   memset(g, 0, sizeof *g);
-  g->name = strdup(nm);
+  g->name = strdup(e->name);
   g->members = malloc((n ? n : 1) * sizeof *g->members);
   if (!g->name || !g->members) {
     group_free(g);

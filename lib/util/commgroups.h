@@ -56,6 +56,9 @@ int cg_is_all(const char *name);
 /* Whether rank belongs to group g (n == 0: every rank does). */
 int cg_has(const cg_group *g, uint32_t rank);
 void cg_set_free(cg_set *s);
+/* name as one printable line for messages: line breaks, quotes and control
+ * characters escaped (\n, \", \x01), cut with "..." to fit size. Returns buf. */
+const char *cg_quote(const char *name, char *buf, size_t size);
 
 /* ---- the PyTorch list itself, entry by entry (for convert, which keeps
  * backend ids and sizes): what each entry had, judged by the caller. ---- */

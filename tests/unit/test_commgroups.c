@@ -49,6 +49,8 @@ static void test_file_errors_name_line_group_and_expectation(void **state) {
       {"{\"1\": [0, 1]", "not JSON"},
       {"{\"1\": [0]} {}", "not JSON"},
       {"{\"1\": [[0]]}", "entry 0 is a list"},
+      /* a name with a line break stays on one line (a fuzzing finding) */
+      {"{\"a\\nb\\u0001\": []}", "group \"a\\nb\\x01\": the list of ranks is empty"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     cg_set s = {0};
