@@ -181,6 +181,21 @@ def main():
                 print("FAIL: %s: validate exit %d (want %d), sim exit %d (want %s)\n%s%s" %
                       (name, v.returncode, want_v, s.returncode, "0" if sound else "non-zero",
                        v.stdout, s.stderr[-1500:]))
+        # A comm-group file that is not one is bad input for both: exit 2,
+        # one line naming file, line and group, before any trace is read.
+        bad = os.path.join(d, "bad.groups.json")
+        with open(bad, "w") as f:
+            f.write('{"1": [0, 1],\n "2": [2, "three"]}')
+        prefix = os.path.join(d, "disjoint_groups")
+        v = subprocess.run([CHAKRA, "validate", prefix, "--comm-group-configuration", bad], capture_output=True,
+                           text=True)
+        want = ('chakra validate: %s: line 2: group "2": entry 1 is a string, expected a rank (non-negative integer)'
+                % bad)
+        if v.returncode == 2 and v.stderr.strip() == want and not v.stdout:
+            passed += 1
+        else:
+            failed += 1
+            print("FAIL: bad comm-group file: exit %d (want 2), stderr %r (want %r)" % (v.returncode, v.stderr, want))
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
