@@ -59,15 +59,12 @@ static void deliver(vstate *s, const chakra_problem *p) {
   if (s->fn) s->fn(s->ctx, p);
 }
 
-static void report(vstate *s, chakra_severity sev, int file, int has_node, uint64_t id, uint64_t off,
-                   const char *fmt, ...) {
+static void vreport(vstate *s, chakra_severity sev, const char *file, int has_node, uint64_t id, uint64_t off,
+                    const char *fmt, va_list ap) {
   char what[700];
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
   chakra_problem p = chakra_problem_make(sev, what);
-  p.file = s->paths[file];
+  p.file = file;
   p.has_node = has_node;
   p.node_id = id;
   p.has_offset = has_node;
@@ -75,18 +72,22 @@ static void report(vstate *s, chakra_severity sev, int file, int has_node, uint6
   deliver(s, &p);
 }
 
-static void report_on(vstate *s, const char *file, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* A problem of a file that is not a rank's (the comm-group configuration). */
-static void report_on(vstate *s, const char *file, const char *fmt, ...) {
-  char what[700];
+static void report(vstate *s, chakra_severity sev, int file, int has_node, uint64_t id, uint64_t off,
+                   const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
+  vreport(s, sev, s->paths[file], has_node, id, off, fmt, ap);
   va_end(ap);
-  chakra_problem p = chakra_problem_make(CHAKRA_SEV_ERROR, what);
-  p.file = file;
-  deliver(s, &p);
+}
+
+static void report_on(vstate *s, const char *file, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* An error in a file that is not a rank's (the comm-group configuration). */
+static void report_on(vstate *s, const char *file, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vreport(s, CHAKRA_SEV_ERROR, file, 0, 0, 0, fmt, ap);
+  va_end(ap);
 }
 
 /* The loader's findings, named by the path as given ("-" rather than <stdin>). */
