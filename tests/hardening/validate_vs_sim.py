@@ -26,7 +26,10 @@ by METADATA nodes):
   unknown_pg_name      a pg_name the file does not define
   meta_member_missing  a METADATA group {0, 1, 2} whose rank 2 never issues
 Sound: disjoint_groups (two groups, one all-reduce each), meta_groups (a
-METADATA group), and the shared STAGE traces with their comm-group file.
+METADATA group), the shared STAGE traces with their comm-group file, and
+the workload of every reference simulation case in ../shared (with its
+groups): sim finishes all of them, so validate must accept each.
+A bad comm-group file is bad input for both (exit 2, one line).
 Known gap, pinned so that a change is noticed:
   coll_holds_slot    rank 0's all-reduce takes its one communication slot,
                      so its send never goes out; rank 1's all-reduce waits
@@ -181,6 +184,26 @@ def main():
                 print("FAIL: %s: validate exit %d (want %d), sim exit %d (want %s)\n%s%s" %
                       (name, v.returncode, want_v, s.returncode, "0" if sound else "non-zero",
                        v.stdout, s.stderr[-1500:]))
+        # Sound in the large: chakra sim finishes every reference case of
+        # ../shared (sim.reference_cases), so validate must accept each
+        # case's workload with its comm-group file.
+        cases_file = os.path.join(SOURCE, "..", "shared", "data", "reference", "sim", "cases.jsonl")
+        if os.path.exists(cases_file):
+            base = os.path.dirname(cases_file)
+            with open(cases_file) as f:
+                ref = sorted({(c["workload"], c.get("groups") or "") for c in map(json.loads, f)})
+            for w, g in ref:
+                opt = ["--comm-group-configuration", os.path.join(base, g)] if g else []
+                v = subprocess.run([CHAKRA, "validate", "-q", os.path.join(base, w)] + opt, capture_output=True,
+                                   text=True)
+                if v.returncode == 0:
+                    passed += 1
+                else:
+                    failed += 1
+                    print("FAIL: reference case workload %s (groups %s): validate exit %d\n%s" %
+                          (w, g or "none", v.returncode, v.stdout[-1500:]))
+        else:
+            print("skip: reference sim cases (no ../shared)")
         # A comm-group file that is not one is bad input for both: exit 2,
         # one line naming file, line and group, before any trace is read.
         bad = os.path.join(d, "bad.groups.json")
