@@ -191,7 +191,8 @@ int cmd_stats(int argc, char **argv) {
       {.name = "ignore-ctrl-deps", .kind = CLI_OPT_FLAG, .dest = &ignore_ctrl,
        .help = "use data deps only (some older traces are cyclic through their control deps; the critical "
                "path is then undefined unless this is given)"},
-      {.name = "comm-group-configuration", .kind = CLI_OPT_STRING, .dest = &groups, .metavar = "FILE",
+      {.name = "comm-group-configuration", .alias = "comm-groups", .kind = CLI_OPT_STRING, .dest = &groups,
+       .metavar = "FILE",
        .help = "communicator groups for the checks ({\"1\": [0, 1], ...}, as for chakra sim)"},
       {.name = "no-checks", .kind = CLI_OPT_FLAG, .dest = &no_checks,
        .help = "skip validate's checks (they read every file a second time)"},

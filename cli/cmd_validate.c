@@ -46,7 +46,8 @@ int cmd_validate(int argc, char **argv) {
        .help = "print at most N problem lines (0 = all)", .def = "100"},
       {.name = "strict", .kind = CLI_OPT_FLAG, .dest = &strict, .help = "warnings count as problems for the exit status"},
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &o.quiet, .help = "print only the summary"},
-      {.name = "comm-group-configuration", .kind = CLI_OPT_STRING, .dest = &vopt.comm_groups, .metavar = "FILE",
+      {.name = "comm-group-configuration", .alias = "comm-groups", .kind = CLI_OPT_STRING, .dest = &vopt.comm_groups,
+       .metavar = "FILE",
        .help = "communicator groups ({\"1\": [0, 1], ...}, as for chakra sim)"},
       {0}};
   const cli_command cmd = {.name = "validate", .args = "FILE.et... | PREFIX", .min_args = 1, .max_args = -1,
