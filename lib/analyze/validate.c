@@ -47,6 +47,7 @@ typedef struct vstate {
   const char *groups_path; /* the comm-group configuration, NULL if none */
   cg_set defs;           /* groups it and the METADATA nodes define */
   long *def_of;          /* per used group: index into defs, -1 = all ranks or unknown */
+  uint32_t *first;       /* n_groups x n_files: the rank's first collective on it, UINT32_MAX none */
   int oom;
 } vstate;
 
@@ -332,12 +333,21 @@ static void compare_group(vstate *s, uint32_t gi, int ref, int r) {
 
 static int in_group(const vstate *s, uint32_t gi, int r) { return s->member[(size_t)gi * (size_t)s->n_files + (size_t)r]; }
 
-/* The first collective of rank r on group gi, or NULL. */
+/* The first collective of rank r on group gi, or NULL (from the table
+ * resolve_groups fills in one pass over every rank's collectives). */
 static const coll *first_use(const vstate *s, uint32_t gi, int r) {
-  const rank_colls *c = &s->colls[r];
-  for (size_t i = 0; i < c->n; i++)
-    if (c->v[i].group == gi) return &c->v[i];
-  return NULL;
+  uint32_t i = s->first[(size_t)gi * (size_t)s->n_files + (size_t)r];
+  return i == UINT32_MAX ? NULL : &s->colls[r].v[i];
+}
+
+static int index_first_uses(vstate *s) {
+  size_t cells = s->n_groups * (size_t)s->n_files;
+  if (!(s->first = malloc((cells ? cells : 1) * sizeof *s->first))) return -1;
+  memset(s->first, 0xff, cells * sizeof *s->first);
+  for (int r = 0; r < s->n_files; r++)
+    for (size_t i = s->colls[r].n; i-- > 0;)
+      s->first[(size_t)s->colls[r].v[i].group * (size_t)s->n_files + (size_t)r] = (uint32_t)i;
+  return 0;
 }
 
 /* Ranks of the comm-group configuration that have no file. */
@@ -363,7 +373,7 @@ static void resolve_groups(vstate *s) {
   size_t cells = s->n_groups * (size_t)s->n_files;
   s->member = calloc(cells ? cells : 1, 1);
   s->def_of = malloc((s->n_groups ? s->n_groups : 1) * sizeof *s->def_of);
-  if (!s->member || !s->def_of) {
+  if (!s->member || !s->def_of || index_first_uses(s)) {
     s->oom = 1;
     return;
   }
@@ -529,6 +539,7 @@ int chakra_validate_with(char *const *paths, int n, const chakra_validate_option
   free(s.keys);
   free(s.member);
   free(s.def_of);
+  free(s.first);
   cg_set_free(&s.defs);
   for (int r = 0; r < n; r++) free(s.colls[r].v);
   for (size_t i = 0; i < s.n_groups; i++) free(s.groups[i]);
