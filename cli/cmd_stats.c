@@ -5,13 +5,47 @@
 
 #include "chakra/attr.h"
 #include "chakra/stats.h"
+#include "chakra/validate.h"
 #include "cli.h"
 
 static const char about[] =
     "Per rank and in total: nodes by type and collective type, communication\n"
     "bytes by type and group, compute nodes, ops and recorded durations,\n"
     "dependency counts and the critical path (longest chain of duration_micros).\n"
-    "PREFIX means PREFIX.0.et, PREFIX.1.et, ...\n";
+    "PREFIX means PREFIX.0.et, PREFIX.1.et, ...\n"
+    "\n"
+    "Also runs chakra validate's checks and prints each problem it would\n"
+    "report as one warning line on stderr (at most 20, then a count); the\n"
+    "statistics and the exit status do not change.\n";
+
+/* Problems validate would report, as stats warnings: one line each, the
+ * first CHECK_LINES of them, then how many more. */
+enum { CHECK_LINES = 20 };
+
+typedef struct checks {
+  unsigned long long seen;
+} checks;
+
+static void check_problem(void *ctx, const chakra_problem *p) {
+  checks *c = ctx;
+  if (c->seen++ >= CHECK_LINES) return;
+  char line[2048];
+  chakra_problem_format(p, line, sizeof line);
+  cli_warn("%s%s", line, p->severity >= CHAKRA_SEV_ERROR ? " (an error for chakra validate)" : "");
+}
+
+static void run_checks(char **paths, int n, const char *groups) {
+  checks c = {0};
+  chakra_validate_options opt = {.comm_groups = groups};
+  chakra_validate_summary sum;
+  chakra_error err = {0};
+  if (chakra_validate_with(paths, n, &opt, check_problem, &c, &sum, &err)) {
+    cli_warn("%s", err.msg);
+    return;
+  }
+  if (c.seen > CHECK_LINES)
+    cli_warn("%llu more problem(s) not shown; chakra validate lists them all", c.seen - CHECK_LINES);
+}
 
 static const char *type_name(int i) { return i < 8 ? chakra_node_type_name(i) : "UNKNOWN_TYPE"; }
 
@@ -150,12 +184,18 @@ static void print_json(char **paths, int n, const chakra_rank_stats *ranks, cons
 }
 
 int cmd_stats(int argc, char **argv) {
-  int json = 0, ignore_ctrl = 0;
+  int json = 0, ignore_ctrl = 0, no_checks = 0;
+  const char *groups = NULL;
   const cli_opt opts[] = {
       {.name = "json", .kind = CLI_OPT_FLAG, .dest = &json, .help = "machine-readable output on stdout"},
       {.name = "ignore-ctrl-deps", .kind = CLI_OPT_FLAG, .dest = &ignore_ctrl,
        .help = "use data deps only (some older traces are cyclic through their control deps; the critical "
                "path is then undefined unless this is given)"},
+      {.name = "comm-group-configuration", .alias = "comm-groups", .kind = CLI_OPT_STRING, .dest = &groups,
+       .metavar = "FILE",
+       .help = "communicator groups for the checks ({\"1\": [0, 1], ...}, as for chakra sim)"},
+      {.name = "no-checks", .kind = CLI_OPT_FLAG, .dest = &no_checks,
+       .help = "skip validate's checks (they read every file a second time)"},
       {0}};
   const cli_command cmd = {.name = "stats", .args = "FILE.et... | PREFIX", .min_args = 1, .max_args = -1,
                            .about = about, .opts = opts};
@@ -185,6 +225,7 @@ int cmd_stats(int argc, char **argv) {
       if (n > 1) print_text("total", &total, 0);
     }
   }
+  if (!rc && !no_checks) run_checks(paths, n, groups);
   if (!rc && total.saturated)
     cli_warn("a sum of durations, bytes or ops passed 2^64 - 1 and is shown stopped there (18446744073709551615)");
   if (!rc && total.num_ops && !total.cpu_us && !total.gpu_us)

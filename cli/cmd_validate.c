@@ -11,7 +11,10 @@ static const char about[] =
     "requires. With several ranks (PREFIX means PREFIX.0.et, PREFIX.1.et, ...;\n"
     "files given one by one are ranks 0, 1, ... in order) it also checks that\n"
     "every send has exactly one receive with the same src, dst, tag and size,\n"
-    "and that collectives of each group agree in order, type and size.\n"
+    "that the collectives of each communicator group agree in order, type and\n"
+    "size on every member and are issued only by members, and that the ranks\n"
+    "cannot deadlock (an untimed run of the send/receive and collective order).\n"
+    "Groups come from --comm-group-configuration and METADATA nodes, as in sim.\n"
     "\n"
     "Prints one line per problem (file, node id, offset, problem) and a summary.\n";
 
@@ -37,11 +40,15 @@ static void print_problem(void *ctx, const chakra_problem *p) {
 int cmd_validate(int argc, char **argv) {
   out_state o = {0, 100, 0};
   int strict = 0;
+  chakra_validate_options vopt = {0};
   const cli_opt opts[] = {
       {.name = "max-errors", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&o.limit),
        .help = "print at most N problem lines (0 = all)", .def = "100"},
       {.name = "strict", .kind = CLI_OPT_FLAG, .dest = &strict, .help = "warnings count as problems for the exit status"},
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &o.quiet, .help = "print only the summary"},
+      {.name = "comm-group-configuration", .alias = "comm-groups", .kind = CLI_OPT_STRING, .dest = &vopt.comm_groups,
+       .metavar = "FILE",
+       .help = "communicator groups ({\"1\": [0, 1], ...}, as for chakra sim)"},
       {0}};
   const cli_command cmd = {.name = "validate", .args = "FILE.et... | PREFIX", .min_args = 1, .max_args = -1,
                            .about = about, .footer = footer, .opts = opts};
@@ -53,7 +60,7 @@ int cmd_validate(int argc, char **argv) {
   if (n < 0) return 2;
   chakra_validate_summary sum;
   chakra_error err = {0};
-  int rc = chakra_validate(paths, n, print_problem, &o, &sum, &err);
+  int rc = chakra_validate_with(paths, n, &vopt, print_problem, &o, &sum, &err);
   cli_free_paths(paths, n);
   if (rc) return cli_fail(&err);
   if (o.limit && sum.errors + sum.warnings > o.printed && !o.quiet)

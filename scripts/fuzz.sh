@@ -12,7 +12,7 @@ shift
 case $minutes in '' | *[!0-9]*) echo "fuzz.sh: MINUTES must be a whole number" >&2; exit 2 ;; esac
 scripts/install-deps.sh
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(reader jsonize pack hostet link textwl msccl plot)
+[ ${#targets[@]} -eq 0 ] && targets=(reader jsonize pack hostet link textwl msccl plot commgroups)
 
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCHAKRA_SANITIZE=ON -DCHAKRA_FUZZ=ON >/dev/null
 cmake --build build-fuzz -j"$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null
@@ -36,6 +36,7 @@ seed_corpus() { # TARGET DIR: checked-in seeds (hex decoded) and shared inputs
     hostet) gzip -dc "$tr/kineto-pair/simple_add.host_et.json.gz" > "$dir/shared_host.json" ;;
     link) { gzip -dc "$tr/kineto-pair/simple_add.host_et.json.gz"; printf '\n%%%%KINETO%%%%\n'
             gzip -dc "$tr/kineto-pair/simple_add.kineto.json.gz"; } > "$dir/shared_pair.txt" ;;
+    commgroups) cp "$tr"/stage/*/*.json "$dir/" ;;
   esac
 }
 

@@ -3,9 +3,13 @@
  * Per file: framing and decoding, duplicate ids, dependencies on absent
  * ids, cycles, attribute kinds, and the attributes each node type needs.
  * Across the ranks of a workload: every send has exactly one receive with
- * the same (src, dst, tag, size), and the collectives of each group agree
- * in order, type and size on every member. Problems are handed to a
- * callback one at a time, so output streams and memory stays per rank. */
+ * the same (src, dst, tag, size); the collectives of each communicator
+ * group agree in order, type and size on every member, and only members
+ * use it; and an untimed execution of the send/receive and collective
+ * order finishes every rank (no deadlock). Group members come from a
+ * comm-group configuration and PyTorch METADATA nodes, as in chakra sim.
+ * Problems are handed to a callback one at a time, so output streams and
+ * memory stays per rank. */
 #ifndef CHAKRA_VALIDATE_H
 #define CHAKRA_VALIDATE_H
 
@@ -32,6 +36,22 @@ typedef struct chakra_validate_summary {
  * for allocation failure. Nothing is kept: paths stay the caller's. */
 CHAKRA_API int chakra_validate(char *const *paths, int n, chakra_diag_fn fn, void *ctx,
                                chakra_validate_summary *sum, chakra_error *err);
+
+typedef struct chakra_validate_options {
+  /* The comm-group configuration ({"1": [0, 1], ...}, as ASTRA-sim's
+   * --comm-group-configuration); NULL: groups come from METADATA nodes
+   * only, and a group neither defines is taken to be the ranks using it
+   * (with a warning). */
+  const char *comm_groups;
+} chakra_validate_options;
+
+/* chakra_validate with options (opt may be NULL). A comm-group
+ * configuration that cannot be read or parsed is returned as an error
+ * (CHAKRA_EIO / CHAKRA_EFORMAT, naming file and line) before any trace is
+ * read; a group in it naming a rank without a file is a reported ERROR. */
+CHAKRA_API int chakra_validate_with(char *const *paths, int n, const chakra_validate_options *opt,
+                                    chakra_diag_fn fn, void *ctx, chakra_validate_summary *sum,
+                                    chakra_error *err);
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/commgroups.h"
 #include "chakra/graph.h"
+#include "chakra/trace.h"
 #include "deadlock.h"
 
 typedef struct p2p {
@@ -42,6 +44,10 @@ typedef struct vstate {
   const chakra_graph *g; /* the graph being checked */
   p2p *keys;             /* receive key index -> its (src, dst, tag, size) */
   uint8_t *member;       /* n_groups x n_files: rank r is in group g */
+  const char *groups_path; /* the comm-group configuration, NULL if none */
+  cg_set defs;           /* groups it and the METADATA nodes define */
+  long *def_of;          /* per used group: index into defs, -1 = all ranks or unknown */
+  uint32_t *first;       /* n_groups x n_files: the rank's first collective on it, UINT32_MAX none */
   int oom;
 } vstate;
 
@@ -54,20 +60,35 @@ static void deliver(vstate *s, const chakra_problem *p) {
   if (s->fn) s->fn(s->ctx, p);
 }
 
-static void report(vstate *s, chakra_severity sev, int file, int has_node, uint64_t id, uint64_t off,
-                   const char *fmt, ...) {
+static void vreport(vstate *s, chakra_severity sev, const char *file, int has_node, uint64_t id, uint64_t off,
+                    const char *fmt, va_list ap) {
   char what[700];
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
   chakra_problem p = chakra_problem_make(sev, what);
-  p.file = s->paths[file];
+  p.file = file;
   p.has_node = has_node;
   p.node_id = id;
   p.has_offset = has_node;
   p.offset = off;
   deliver(s, &p);
+}
+
+static void report(vstate *s, chakra_severity sev, int file, int has_node, uint64_t id, uint64_t off,
+                   const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vreport(s, sev, s->paths[file], has_node, id, off, fmt, ap);
+  va_end(ap);
+}
+
+static void report_on(vstate *s, const char *file, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* An error in a file that is not a rank's (the comm-group configuration). */
+static void report_on(vstate *s, const char *file, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vreport(s, CHAKRA_SEV_ERROR, file, 0, 0, 0, fmt, ap);
+  va_end(ap);
 }
 
 /* The loader's findings, named by the path as given ("-" rather than <stdin>). */
@@ -141,6 +162,23 @@ static void check_send_recv(vstate *s, const chakra_gnode *n, int is_send) {
     s->oom = 1;
 }
 
+/* PyTorch process groups (et-format.md 4.1): a definition the workload's
+ * collectives are checked against; a malformed one is this node's error. */
+static void read_metadata_groups(vstate *s, const chakra_graph *g, const chakra_gnode *n) {
+  if (s->n_files < 2) return;
+  chakra_node *full;
+  chakra_error e = {0};
+  if (chakra_graph_read_node(g, (size_t)(n - g->nodes), &full, &e)) {
+    report(s, CHAKRA_SEV_ERROR, s->cur, 1, n->id, n->offset, "%s", e.msg);
+    return;
+  }
+  const char *v = full->inputs ? full->inputs->values : NULL;
+  int rc = cg_add_metadata(&s->defs, v, "METADATA", (uint32_t)s->n_files, &e);
+  if (rc == CHAKRA_ENOMEM) s->oom = 1;
+  else if (rc) report(s, CHAKRA_SEV_ERROR, s->cur, 1, n->id, n->offset, "%s", e.msg);
+  chakra_node_free(full);
+}
+
 static void check_node(vstate *s, const chakra_graph *g, const chakra_gnode *n) {
   switch (n->type) {
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
@@ -167,6 +205,7 @@ static void check_node(vstate *s, const chakra_graph *g, const chakra_gnode *n) 
                "num_ops without tensor_size: the roofline model cannot time this node");
       break;
     case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
+      read_metadata_groups(s, g, n);
       break;
     case CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE:
       report(s, CHAKRA_SEV_WARNING, s->cur, 1, n->id, n->offset, "INVALID_NODE (runs as a no-op)");
@@ -252,20 +291,32 @@ static void match_p2p(vstate *s) {
   }
 }
 
+/* A group's name for messages: quoted to one line (it comes from the trace). */
+static const char *group_label(const vstate *s, uint32_t gi, char *buf, size_t size) {
+  return s->groups[gi][0] ? cg_quote(s->groups[gi], buf, size) : "(all ranks)";
+}
+
 /* Compares rank r's collectives of group gi against the reference rank's. */
 static void compare_group(vstate *s, uint32_t gi, int ref, int r) {
   const rank_colls *a = &s->colls[ref], *b = &s->colls[r];
   size_t i = 0, j = 0, pos = 0;
-  const char *gname = s->groups[gi][0] ? s->groups[gi] : "(all ranks)";
+  char qn[200];
+  const char *gname = group_label(s, gi, qn, sizeof qn);
   for (;; pos++) {
     while (i < a->n && a->v[i].group != gi) i++;
     while (j < b->n && b->v[j].group != gi) j++;
     if (i == a->n && j == b->n) return;
     if (i == a->n || j == b->n) {
-      report(s, CHAKRA_SEV_ERROR, r, j < b->n, j < b->n ? b->v[j].node_id : 0,
-             j < b->n ? b->v[j].offset : 0,
-             "group %s: this rank has %s collectives than rank %d (first difference at collective #%zu)",
-             gname, j == b->n ? "fewer" : "more", ref, pos);
+      if (j < b->n)
+        report(s, CHAKRA_SEV_ERROR, r, 1, b->v[j].node_id, b->v[j].offset,
+               "group %s: this rank has more collectives than rank %d (first difference at collective #%zu)",
+               gname, ref, pos);
+      else
+        report(s, CHAKRA_SEV_ERROR, r, 0, 0, 0,
+               "group %s: this rank has fewer collectives than rank %d (first difference at collective #%zu: "
+               "rank %d's node %llu, %s of %llu bytes, has no counterpart here)",
+               gname, ref, pos, ref, (unsigned long long)a->v[i].node_id, chakra_comm_type_name(a->v[i].type),
+               (unsigned long long)a->v[i].size);
       return;
     }
     const coll *x = &a->v[i++], *y = &b->v[j++];
@@ -279,18 +330,105 @@ static void compare_group(vstate *s, uint32_t gi, int ref, int r) {
   }
 }
 
-static int rank_has_group(const rank_colls *c, uint32_t gi) {
-  for (size_t i = 0; i < c->n; i++)
-    if (c->v[i].group == gi) return 1;
+
+static int in_group(const vstate *s, uint32_t gi, int r) { return s->member[(size_t)gi * (size_t)s->n_files + (size_t)r]; }
+
+/* The first collective of rank r on group gi, or NULL (from the table
+ * resolve_groups fills in one pass over every rank's collectives). */
+static const coll *first_use(const vstate *s, uint32_t gi, int r) {
+  uint32_t i = s->first[(size_t)gi * (size_t)s->n_files + (size_t)r];
+  return i == UINT32_MAX ? NULL : &s->colls[r].v[i];
+}
+
+static int index_first_uses(vstate *s) {
+  size_t cells = s->n_groups * (size_t)s->n_files;
+  if (!(s->first = malloc((cells ? cells : 1) * sizeof *s->first))) return -1;
+  memset(s->first, 0xff, cells * sizeof *s->first);
+  for (int r = 0; r < s->n_files; r++)
+    for (size_t i = s->colls[r].n; i-- > 0;)
+      s->first[(size_t)s->colls[r].v[i].group * (size_t)s->n_files + (size_t)r] = (uint32_t)i;
   return 0;
+}
+
+/* Ranks of the comm-group configuration that have no file. */
+static void check_definitions(vstate *s) {
+  for (size_t d = 0; d < s->defs.n; d++) {
+    const cg_group *g = &s->defs.v[d];
+    for (uint32_t k = 0; g->line && k < g->n; k++)
+      if (g->members[k] >= (uint32_t)s->n_files) {
+        char qn[200];
+        report_on(s, s->groups_path, "line %u: group \"%s\" names rank %u, but the workload has %d rank file(s) (0..%d)",
+                  g->line, cg_quote(g->name, qn, sizeof qn), g->members[k], s->n_files, s->n_files - 1);
+        break;
+      }
+  }
+}
+
+/* Who is in each group the collectives name: every rank for "" and "0";
+ * the definition's members when the configuration or a METADATA node
+ * defines the name; otherwise (no definitions at all) the ranks that use
+ * it, with a warning, since the simulator needs the definition. */
+static void resolve_groups(vstate *s) {
+  int have_defs = s->groups_path || s->defs.n;
+  size_t cells = s->n_groups * (size_t)s->n_files;
+  s->member = calloc(cells ? cells : 1, 1);
+  s->def_of = malloc((s->n_groups ? s->n_groups : 1) * sizeof *s->def_of);
+  if (!s->member || !s->def_of || index_first_uses(s)) {
+    s->oom = 1;
+    return;
+  }
+  for (uint32_t gi = 0; gi < s->n_groups; gi++) {
+    long d = s->groups[gi][0] ? cg_find(&s->defs, s->groups[gi]) : -1;
+    s->def_of[gi] = d;
+    int unknown = s->groups[gi][0] && d < 0;
+    for (int r = 0; r < s->n_files; r++) {
+      const coll *u = first_use(s, gi, r);
+      int m = !s->groups[gi][0] ? 1 : d >= 0 ? cg_has(&s->defs.v[d], (uint32_t)r) : u != NULL;
+      s->member[(size_t)gi * (size_t)s->n_files + (size_t)r] = (uint8_t)m;
+      if (!unknown || !u) continue;
+      char qn[200];
+      group_label(s, gi, qn, sizeof qn);
+      if (have_defs)
+        report(s, CHAKRA_SEV_ERROR, r, 1, u->node_id, u->offset,
+               "pg_name '%s' names no communicator group (none in %s%s; chakra sim refuses it)", qn,
+               s->groups_path ? s->groups_path : "", s->groups_path ? " or the METADATA nodes" : "the METADATA nodes");
+      else
+        report(s, CHAKRA_SEV_WARNING, r, 1, u->node_id, u->offset,
+               "pg_name '%s': no comm-group configuration or METADATA node defines it, so its members are taken "
+               "to be the ranks that use it (chakra sim needs --comm-group-configuration)",
+               qn);
+      if (have_defs) continue;
+      unknown = 0; /* the warning once per group */
+    }
+  }
+}
+
+/* "0, 1, 2, 3" or "0, 1, ... (12 ranks)", and where the group is defined. */
+static void describe_members(const vstate *s, const cg_group *g, char *buf, size_t size) {
+  size_t len = 0;
+  for (uint32_t k = 0; k < g->n && k < 8 && len < size; k++)
+    len += (size_t)snprintf(buf + len, size - len, "%s%u", k ? ", " : "", g->members[k]);
+  if (g->n > 8 && len < size) len += (size_t)snprintf(buf + len, size - len, ", ... (%u ranks)", g->n);
+  if (len >= size) return;
+  if (g->line) snprintf(buf + len, size - len, "; %s line %u", s->groups_path, g->line);
+  else snprintf(buf + len, size - len, "; a METADATA node");
 }
 
 static void match_collectives(vstate *s) {
   for (uint32_t gi = 0; gi < s->n_groups; gi++) {
-    int all = s->groups[gi][0] == 0;
     int ref = -1;
     for (int r = 0; r < s->n_files; r++) {
-      if (!all && !rank_has_group(&s->colls[r], gi)) continue;
+      if (!in_group(s, gi, r)) {
+        const coll *u = first_use(s, gi, r);
+        if (u && s->def_of[gi] >= 0) {
+          char who[300], qn[200];
+          describe_members(s, &s->defs.v[s->def_of[gi]], who, sizeof who);
+          report(s, CHAKRA_SEV_ERROR, r, 1, u->node_id, u->offset,
+                 "group %s: this rank issues %s on it but is not a member (members %s)", group_label(s, gi, qn, sizeof qn),
+                 chakra_comm_type_name(u->type), who);
+        }
+        continue;
+      }
       if (ref < 0) ref = r;
       else compare_group(s, gi, ref, r);
     }
@@ -315,17 +453,15 @@ static void assign_keys(vstate *s) {
   }
 }
 
-static int is_member(void *ctx, uint32_t g, int r) {
-  vstate *s = ctx;
-  return s->member[(size_t)g * (size_t)s->n_files + (size_t)r];
-}
+static int is_member(void *ctx, uint32_t g, int r) { return in_group(ctx, g, r); }
 
 static void report_stuck(void *ctx, const dl_stuck *x) {
   vstate *s = ctx;
   const dl_rank *g = &s->dl[x->rank];
   uint64_t id = g->id[x->node], off = g->offset[x->node];
   if (x->kind == DL_COLL) {
-    const char *gname = s->groups[x->key][0] ? s->groups[x->key] : "(all ranks)";
+    char qn[200];
+    const char *gname = group_label(s, x->key, qn, sizeof qn);
     report(s, CHAKRA_SEV_ERROR, x->rank, 1, id, off,
            "deadlock: group %s: collective #%llu (%s, %llu bytes) never completes: rank %d never issues its "
            "collective #%llu of the group (%u node(s) of this rank never finish)",
@@ -349,20 +485,14 @@ static void report_stuck(void *ctx, const dl_stuck *x) {
  * above already say why ranks would stop. */
 static void check_deadlock(vstate *s) {
   assign_keys(s);
-  size_t cells = s->n_groups * (size_t)s->n_files;
-  s->member = calloc(cells ? cells : 1, 1);
   uint32_t *members = calloc(s->n_groups ? s->n_groups : 1, sizeof *members);
-  if (s->oom || !s->member || !members) {
+  if (s->oom || !members) {
     free(members);
     s->oom = 1;
     return;
   }
   for (uint32_t gi = 0; gi < s->n_groups; gi++)
-    for (int r = 0; r < s->n_files; r++)
-      if (!s->groups[gi][0] || rank_has_group(&s->colls[r], gi)) {
-        s->member[(size_t)gi * (size_t)s->n_files + (size_t)r] = 1;
-        members[gi]++;
-      }
+    for (int r = 0; r < s->n_files; r++) members[gi] += in_group(s, gi, r);
   uint32_t n_keys = s->n_sends ? (uint32_t)s->n_sends : 1;
   if (dl_run(s->dl, s->n_files, n_keys, (uint32_t)s->n_groups, members, is_member, report_stuck, s) < 0)
     s->oom = 1;
@@ -371,12 +501,26 @@ static void check_deadlock(vstate *s) {
 
 int chakra_validate(char *const *paths, int n, chakra_diag_fn fn, void *ctx,
                     chakra_validate_summary *sum, chakra_error *err) {
+  return chakra_validate_with(paths, n, NULL, fn, ctx, sum, err);
+}
+
+int chakra_validate_with(char *const *paths, int n, const chakra_validate_options *opt, chakra_diag_fn fn,
+                         void *ctx, chakra_validate_summary *sum, chakra_error *err) {
   memset(sum, 0, sizeof *sum);
   vstate s = {.paths = paths, .n_files = n, .fn = fn, .ctx = ctx, .sum = sum};
+  s.groups_path = opt ? opt->comm_groups : NULL;
+  if (s.groups_path) {
+    int rc = cg_read_file(&s.defs, s.groups_path, 0, err);
+    if (rc) {
+      cg_set_free(&s.defs);
+      return rc;
+    }
+  }
   s.colls = calloc(n ? (size_t)n : 1, sizeof *s.colls);
   if (n > 1) s.dl = calloc((size_t)n, sizeof *s.dl);
   if (!s.colls || (n > 1 && !s.dl)) {
     free(s.colls);
+    cg_set_free(&s.defs);
     return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   }
   for (int r = 0; r < n && !s.oom; r++) {
@@ -385,13 +529,18 @@ int chakra_validate(char *const *paths, int n, chakra_diag_fn fn, void *ctx,
   }
   if (n > 1 && !s.oom && !sum->unreadable) {
     match_p2p(&s);
-    match_collectives(&s);
+    check_definitions(&s);
+    resolve_groups(&s);
+    if (!s.oom) match_collectives(&s);
     if (!sum->errors && !s.oom) check_deadlock(&s);
   }
   for (int r = 0; s.dl && r < n; r++) dl_rank_free(&s.dl[r]);
   free(s.dl);
   free(s.keys);
   free(s.member);
+  free(s.def_of);
+  free(s.first);
+  cg_set_free(&s.defs);
   for (int r = 0; r < n; r++) free(s.colls[r].v);
   for (size_t i = 0; i < s.n_groups; i++) free(s.groups[i]);
   free(s.groups);

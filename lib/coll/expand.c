@@ -365,7 +365,9 @@ static int pass1_rank(xstate *x, uint32_t r, char ***pgs) {
     rc = 0;
     if (n->id > k->max_id) k->max_id = n->id;
     if (n->type == CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE && n->inputs && n->inputs->values) {
-      rc = coll_groups_add_metadata(&x->groups, n->inputs->values, x->err);
+      char where[4200];
+      snprintf(where, sizeof where, "%s: rank %u: node %llu", k->path, r, (unsigned long long)n->id);
+      rc = coll_groups_add_metadata(&x->groups, n->inputs->values, where, x->err);
       continue;
     }
     int p2p = n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE || n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE;

@@ -23,11 +23,12 @@ typedef struct coll_groups {
   size_t n, cap;
 } coll_groups;
 
-/* Adds the groups of a comm-group JSON file. */
+/* Adds the groups of a comm-group JSON file (read by util/commgroups). */
 int coll_groups_load_json(coll_groups *g, const char *path, chakra_error *err);
 /* Adds the groups of one METADATA node's inputs.values text (Python repr of
- * a one-element list holding JSON); text that holds no groups is ignored. */
-int coll_groups_add_metadata(coll_groups *g, const char *text, chakra_error *err);
+ * a one-element list holding JSON); text that holds no groups is ignored.
+ * where names the node in messages. */
+int coll_groups_add_metadata(coll_groups *g, const char *text, const char *where, chakra_error *err);
 /* Index of the group called name, or -1. "" and "0" are the whole world
  * unless a group of that name exists. */
 long coll_groups_find(const coll_groups *g, const char *name);

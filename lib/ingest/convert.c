@@ -23,7 +23,7 @@
 
 #include "../util/bigmem.h"
 #include "../util/outfile.h"
-#include "../util/pgjson.h"
+#include "../util/commgroups.h"
 #include "../util/tasks.h"
 #include "../util/toposort.h"
 #include "chakra/build.h"
@@ -474,7 +474,7 @@ static pgroup *pg_by_name(const conv *c, const char *name) {
 }
 
 /* Applies one entry of a process-group list; 1 = stop reading (compat). */
-static int apply_group(conv *c, uint32_t i, size_t k, const pg_entry *e) {
+static int apply_group(conv *c, uint32_t i, size_t k, const cg_pg_entry *e) {
   if (!e->name) return c->compat ? 0 : node_err(c, i, "process group #%zu has no pg_name", k);
   if (e->bad_rank) {
     if (c->compat) return 1;
@@ -509,19 +509,19 @@ static int parse_groups(conv *c) {
     if (!sd->pg_json) continue;
     uint32_t i = sd->node;
     char why[256] = "";
-    pg_list l;
-    int rc = pg_list_parse(sd->pg_json, &l, why, sizeof why);
-    if (rc == PG_ENOMEM) {
-      pg_list_free(&l);
+    cg_pg_list l;
+    int rc = cg_pg_parse(sd->pg_json, &l, why, sizeof why);
+    if (rc == CG_PG_ENOMEM) {
+      cg_pg_free(&l);
       return oom(c);
     }
-    if (rc == PG_ENOTLIST) {
-      pg_list_free(&l);
+    if (rc == CG_PG_ENOTLIST) {
+      cg_pg_free(&l);
       if (c->compat) continue; /* the reference does not look inside */
       return node_err(c, i, "the process-group list is not a JSON list%s%s", why[0] ? ": " : "", why);
     }
     for (size_t k = 0; k < l.n && !rc; k++) rc = apply_group(c, i, k, &l.v[k]);
-    pg_list_free(&l);
+    cg_pg_free(&l);
     if (rc == 1) return 0;
     if (rc) return rc;
   }

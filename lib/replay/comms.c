@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yajl/yajl_tree.h>
+
+#include "../util/commgroups.h"
 
 /* ---- this rank's definitions, as "name<TAB>r,r,r<LF>" lines ---- */
 
@@ -37,96 +38,44 @@ static void put_num(text *t, long long v, int comma) {
   put(t, b, (size_t)n);
 }
 
-static int is_all(const char *name) { return !*name || strcmp(name, "0") == 0; }
-
-/* One definition from a JSON rank list; empty = all ranks (METADATA only). */
-static int put_def(text *t, const char *name, yajl_val ranks, uint32_t world, const char *where,
-                   chakra_error *err) {
-  if (strpbrk(name, "\t\n")) return chakra_error_set(err, CHAKRA_EINVAL, "%s: group name with a tab or line break", where);
-  if (is_all(name)) return 0;
-  put(t, name, strlen(name));
-  put(t, "\t", 1);
-  size_t n = ranks->u.array.len;
-  for (size_t k = 0; k < (n ? n : world); k++) {
-    if (!n) {
-      put_num(t, (long long)k, k > 0);
-      continue;
+/* The groups util/commgroups read, as definition lines. */
+static int put_defs(text *t, cg_set *got, chakra_error *err) {
+  int rc = 0;
+  for (size_t i = 0; i < got->n && !rc; i++) {
+    const cg_group *g = &got->v[i];
+    if (strpbrk(g->name, "\t\n")) {
+      rc = chakra_error_set(err, CHAKRA_EINVAL, "group \"%s\": a name with a tab or line break", g->name);
+      break;
     }
-    yajl_val r = ranks->u.array.values[k];
-    if (!YAJL_IS_INTEGER(r) || YAJL_GET_INTEGER(r) < 0 || (uint64_t)YAJL_GET_INTEGER(r) >= world)
-      return chakra_error_set(err, CHAKRA_EINVAL, "%s: group \"%s\": entry %zu is not a rank of the job (0..%u)",
-                              where, name, k, world - 1);
-    put_num(t, YAJL_GET_INTEGER(r), k > 0);
+    put(t, g->name, strlen(g->name));
+    put(t, "\t", 1);
+    for (uint32_t k = 0; k < g->n; k++) put_num(t, g->members[k], k > 0);
+    put(t, "\n", 1);
   }
-  put(t, "\n", 1);
-  return 0;
-}
-
-static char *read_all(const char *path, chakra_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    chakra_error_set(err, CHAKRA_EIO, "%s: cannot open the comm-group configuration", path);
-    return NULL;
-  }
-  text t = {0};
-  char buf[65536];
-  size_t got;
-  while ((got = fread(buf, 1, sizeof buf, f)) > 0) put(&t, buf, got);
-  int bad = ferror(f);
-  fclose(f);
-  if (bad || t.oom || !t.s) {
-    free(t.s);
-    chakra_error_set(err, bad ? CHAKRA_EIO : CHAKRA_EFORMAT, "%s: %s", path, bad ? "read error" : "empty file");
-    return NULL;
-  }
-  return t.s;
+  cg_set_free(got);
+  return rc;
 }
 
 static int config_defs(text *t, const char *path, uint32_t world, chakra_error *err) {
-  char *src = read_all(path, err), why[256] = "";
-  if (!src) return err ? err->code : CHAKRA_EIO;
-  yajl_val root = yajl_tree_parse(src, why, sizeof why);
-  free(src);
-  if (!root || !YAJL_IS_OBJECT(root)) {
-    if (root) yajl_tree_free(root);
-    char *nl = strchr(why, '\n');
-    if (nl) *nl = 0;
-    return chakra_error_set(err, CHAKRA_EFORMAT, "%s: expected a JSON object of group id -> rank list%s%s", path,
-                            *why ? ": " : "", why);
+  cg_set got = {0};
+  int rc = cg_read_file(&got, path, world, err);
+  if (rc) {
+    cg_set_free(&got);
+    return rc;
   }
-  int rc = 0;
-  for (size_t i = 0; i < root->u.object.len && !rc; i++) {
-    yajl_val v = root->u.object.values[i];
-    if (!YAJL_IS_ARRAY(v) || v->u.array.len == 0)
-      rc = chakra_error_set(err, CHAKRA_EFORMAT, "%s: group \"%s\" must be a non-empty list of ranks", path,
-                            root->u.object.keys[i]);
-    else rc = put_def(t, root->u.object.keys[i], v, world, path, err);
-  }
-  yajl_tree_free(root);
-  return rc;
+  return put_defs(t, &got, err);
 }
 
 static int meta_defs(text *t, const rp_plan *p, const char *json, uint32_t world, chakra_error *err) {
   char where[4200];
   snprintf(where, sizeof where, "%s: rank %u: METADATA node", p->path, p->rank);
-  yajl_val v = yajl_tree_parse(json, NULL, 0);
-  if (!v || !YAJL_IS_ARRAY(v)) {
-    if (v) yajl_tree_free(v);
-    return chakra_error_set(err, CHAKRA_EFORMAT, "%s: process groups are not a JSON list", where);
+  cg_set got = {0};
+  int rc = cg_add_metadata(&got, json, where, world, err);
+  if (rc) {
+    cg_set_free(&got);
+    return rc;
   }
-  int rc = 0;
-  for (size_t i = 0; i < v->u.array.len && !rc; i++) {
-    const char *pn[] = {"pg_name", NULL}, *rk[] = {"ranks", NULL};
-    yajl_val name = yajl_tree_get(v->u.array.values[i], pn, yajl_t_any);
-    yajl_val ranks = yajl_tree_get(v->u.array.values[i], rk, yajl_t_array);
-    char buf[32];
-    const char *nm = name && YAJL_IS_STRING(name) ? name->u.string : NULL;
-    if (name && YAJL_IS_INTEGER(name)) snprintf(buf, sizeof buf, "%lld", YAJL_GET_INTEGER(name)), nm = buf;
-    if (!nm || !ranks) rc = chakra_error_set(err, CHAKRA_EFORMAT, "%s: a process group without pg_name or ranks", where);
-    else rc = put_def(t, nm, ranks, world, where, err);
-  }
-  yajl_tree_free(v);
-  return rc;
+  return put_defs(t, &got, err);
 }
 
 int rp_comms_local(rp_comms *c, const rp_plan *p, const char *config, uint32_t world, chakra_error *err) {
@@ -214,7 +163,7 @@ int rp_comms_resolve(rp_comms *c, const rp_plan *p, chakra_error *err) {
   if (!c->group_of || !c->comm || !c->size) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   for (uint32_t k = 0; k < n; k++) c->group_of[k] = -1, c->comm[k] = MPI_COMM_NULL;
   for (uint32_t k = 1; k < p->n_pg; k++) {
-    if (is_all(p->pg_names[k])) continue;
+    if (cg_is_all(p->pg_names[k])) continue;
     int g = find(c, p->pg_names[k]);
     if (g < 0)
       return chakra_error_set(err, CHAKRA_EINVAL,

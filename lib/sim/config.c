@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <yajl/yajl_tree.h>
 
+#include "../util/commgroups.h"
 #include "../util/ymap.h"
 #include "chakra/build.h"
 
@@ -326,36 +327,14 @@ int sim_config_memory(const char *path, sim_mem_config *c, chakra_error *err) {
 int sim_config_groups(const char *path, uint64_t npus, sim_groups *g, chakra_error *err) {
   memset(g, 0, sizeof *g);
   if (!path) return 0;
-  yajl_val root = parse_json(path, err);
-  if (!root) return err ? err->code : CHAKRA_EFORMAT;
-  int rc = YAJL_IS_OBJECT(root) ? 0 : chakra_error_set(err, CHAKRA_EINVAL, "%s: expected a JSON object of group id -> rank list", path);
-  if (!rc && !(g->v = calloc(root->u.object.len + 1, sizeof *g->v))) rc = CHAKRA_ENOMEM;
-  for (size_t i = 0; !rc && i < root->u.object.len; i++) {
-    const char *k = root->u.object.keys[i];
-    yajl_val v = root->u.object.values[i];
-    if (!YAJL_IS_ARRAY(v) || v->u.array.len == 0) {
-      rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: group \"%s\" must be a non-empty list of ranks", path, k);
-      break;
-    }
-    sim_group *gr = &g->v[g->n++];
-    gr->name = strdup(k);
-    gr->members = malloc(v->u.array.len * sizeof *gr->members);
-    if (!gr->name || !gr->members) { rc = CHAKRA_ENOMEM; break; }
-    for (size_t j = 0; j < v->u.array.len; j++) {
-      yajl_val r = v->u.array.values[j];
-      if (!YAJL_IS_INTEGER(r) || YAJL_GET_INTEGER(r) < 0 || (uint64_t)YAJL_GET_INTEGER(r) >= npus) {
-        rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: group \"%s\": entry %zu is not a rank in 0..%llu", path, k, j, (unsigned long long)npus - 1);
-        break;
-      }
-      for (size_t q = 0; q < j; q++)
-        if (gr->members[q] == (uint32_t)YAJL_GET_INTEGER(r))
-          rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: group \"%s\": rank %lld listed twice", path, k, YAJL_GET_INTEGER(r));
-      gr->members[gr->n++] = (uint32_t)YAJL_GET_INTEGER(r);
-    }
+  cg_set set = {0};
+  int rc = cg_read_file(&set, path, npus > UINT32_MAX ? UINT32_MAX : (uint32_t)npus, err);
+  if (!rc && !(g->v = calloc(set.n + 1, sizeof *g->v))) rc = chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
+  for (size_t i = 0; !rc && i < set.n; i++) { /* the arrays move over */
+    g->v[g->n++] = (sim_group){set.v[i].name, set.v[i].members, set.v[i].n};
+    set.v[i].name = NULL, set.v[i].members = NULL;
   }
-  yajl_tree_free(root);
-  if (rc == CHAKRA_ENOMEM) chakra_error_set(err, rc, "%s: out of memory", path);
-  if (rc) sim_config_groups_free(g);
+  cg_set_free(&set);
   return rc;
 }
 

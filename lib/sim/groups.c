@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/pgjson.h"
+#include "../util/commgroups.h"
 
 struct groups_state {
   uint32_t **sorted;     /* member lists sorted ascending, per group */
@@ -22,40 +22,15 @@ int groups_is_all(const char *pg) { return !pg || !*pg || strcmp(pg, "0") == 0; 
 
 int groups_known(const sim *s, const char *pg_name) { return groups_is_all(pg_name) || groups_find(s, pg_name) >= 0; }
 
-int groups_add_pytorch(sim *s, const char *json, uint32_t rank, chakra_error *err) {
-  pg_list l;
-  char why[256];
-  int rc = pg_list_parse(json, &l, why, sizeof why);
-  if (rc == PG_ENOMEM) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  if (rc == PG_ENOTLIST) return chakra_error_set(err, CHAKRA_EFORMAT, "rank %u: METADATA node: process groups are not a JSON list", rank);
-  for (size_t i = 0; i < l.n && !rc; i++) {
-    const pg_entry *e = &l.v[i];
-    if (!e->name || !e->has_ranks || e->bad_rank) {
-      if (e->bad_rank && e->name) {
-        rc = chakra_error_set(err, CHAKRA_EFORMAT, "rank %u: METADATA node: group '%s' lists a rank outside 0..%u", rank, e->name, s->npus - 1);
-        break;
-      }
-      rc = chakra_error_set(err, CHAKRA_EFORMAT, "rank %u: METADATA node: a process group without pg_name or ranks", rank);
-      break;
-    }
-    if (groups_find(s, e->name) >= 0 || groups_is_all(e->name)) continue;
-    size_t n = e->n_ranks;
-    uint32_t *m = malloc((n ? n : s->npus) * sizeof *m);
-    if (!m) {
+int groups_add_pytorch(sim *s, const char *json, const char *path, uint32_t rank, chakra_error *err) {
+  char where[4200];
+  snprintf(where, sizeof where, "%s: rank %u: METADATA node", path, rank);
+  cg_set got = {0};
+  int rc = cg_add_metadata(&got, json, where, s->npus, err);
+  for (size_t i = 0; i < got.n && !rc; i++)
+    if (groups_find(s, got.v[i].name) < 0 && sim_groups_add(&s->groups, got.v[i].name, got.v[i].members, got.v[i].n))
       rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-      break;
-    }
-    if (n == 0) for (uint32_t k = 0; k < s->npus; k++) m[k] = k;
-    for (size_t k = 0; k < n && !rc; k++) {
-      if (e->ranks[k] < 0 || (uint64_t)e->ranks[k] >= s->npus)
-        rc = chakra_error_set(err, CHAKRA_EFORMAT, "rank %u: METADATA node: group '%s' lists a rank outside 0..%u", rank, e->name, s->npus - 1);
-      else m[k] = (uint32_t)e->ranks[k];
-    }
-    if (!rc && sim_groups_add(&s->groups, e->name, m, n ? (uint32_t)n : s->npus))
-      rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-    free(m);
-  }
-  pg_list_free(&l);
+  cg_set_free(&got);
   return rc;
 }
 

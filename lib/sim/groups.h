@@ -13,9 +13,10 @@ int groups_find(const sim *s, const char *name);
 int groups_is_all(const char *pg);
 /* Whether pg_name is "all" or a known group. */
 int groups_known(const sim *s, const char *pg_name);
-/* Adds the groups of one METADATA node's process-group list (JSON); names
- * already known keep their first definition; empty ranks = all NPUs. */
-int groups_add_pytorch(sim *s, const char *json, uint32_t rank, chakra_error *err);
+/* Adds the groups of one METADATA node's process-group list (JSON, read
+ * by util/commgroups); names already known keep their first definition;
+ * empty ranks = all NPUs. path names rank's file in messages. */
+int groups_add_pytorch(sim *s, const char *json, const char *path, uint32_t rank, chakra_error *err);
 /* Sorted lists and counters, once all groups are known; -1 out of memory. */
 int groups_ready(sim *s);
 const uint32_t *groups_sorted(const sim *s, int g);

@@ -468,7 +468,7 @@ static int wl_check_rank(const sim *s, const wl_rank *k, uint32_t rank, uint64_t
 /* Groups from METADATA nodes, then the check that every pg_name is known. */
 static int wl_rank_groups(sim *s, const wl_rank *k, uint32_t rank) {
   for (size_t i = 0; i < k->n_groups; i++) {
-    int rc = groups_add_pytorch(s, k->groups[i], rank, s->err);
+    int rc = groups_add_pytorch(s, k->groups[i], k->path, rank, s->err);
     if (rc) return rc;
   }
   for (uint32_t i = 1; i < k->n_pg; i++)

@@ -112,6 +112,43 @@ def compare(c, name, got, want):
     c.check("%s: no unexpected keys" % name, not extra, sorted(extra))
 
 
+# What validate finds, stats reports as warnings (issue: hardening 5): a
+# duplicate id, a data dep on an absent id, a comm_size of -1; then one
+# problem per node past the cap of 20 lines.
+FLAWED = [
+    dict(id=1, type="COMP_NODE", dur=4),
+    dict(id=1, type="COMP_NODE", dur=6),
+    dict(id=2, type="COMP_NODE", dur=1, data=[42]),
+    dict(id=3, type="COMM_COLL_NODE", comm_type=0, comm_size=-1),
+]
+MANY = [dict(id=i, type="INVALID_NODE") for i in range(1, 31)]
+
+
+def check_warnings(c, a, pb, tmp):
+    bad = os.path.join(tmp, "flawed.et")
+    etbuild.write(pb, bad, FLAWED)
+    p, quiet = run(a.chakra, bad), run(a.chakra, "--no-checks", bad)
+    v = subprocess.run([a.chakra, "validate", bad], capture_output=True, text=True)
+    lines = p.stderr.splitlines()
+    c.check("flawed: exit 0, statistics unchanged by the checks",
+            p.returncode == 0 and p.stdout == quiet.stdout and not quiet.stderr, (p.returncode, quiet.stderr))
+    for words in [("node 1", "duplicate"), ("node 2", "42"), ("node 3", "comm_size")]:
+        c.check("flawed: a warning line names %s and says %s" % words,
+                any(l.startswith("chakra stats: warning: " + bad) and all(w in l for w in words) for l in lines),
+                p.stderr)
+    problems = [l for l in v.stdout.splitlines() if ": error: " in l or ": warning: " in l]
+    c.check("flawed: one warning line per problem validate reports (%d)" % len(problems),
+            len([l for l in lines if l.startswith("chakra stats: warning: " + bad)]) == len(problems) > 0,
+            (p.stderr, v.stdout))
+    many = os.path.join(tmp, "many.et")
+    etbuild.write(pb, many, MANY)
+    p = run(a.chakra, many)
+    lines = p.stderr.splitlines()
+    c.check("30 problems: 20 lines and a count of the other 10",
+            len(lines) == 21 and lines[-1] == "chakra stats: warning: 10 more problem(s) not shown; "
+            "chakra validate lists them all", p.stderr)
+
+
 def main():
     a = etbuild.parse_args()
     c = etbuild.Checks()
@@ -201,6 +238,7 @@ def main():
         p = run(a.chakra, bad)
         c.check("truncated file: exit 2, message names it", p.returncode == 2 and "trunc.et" in p.stderr,
                 (p.returncode, p.stderr))
+        check_warnings(c, a, pb, tmp)
         p = run(a.chakra)
         c.check("no input: exit 2, saying what is expected",
                 p.returncode == 2 and "expected FILE.et" in p.stderr, p.stderr)

@@ -131,7 +131,7 @@ def main():
         c.check("fewer: exit 1", fw.rc == 1, fw.out)
         c.check("fewer: the line names rank 1's file and says fewer, at collective #1",
                 any(l.startswith(fw.file(1) + ": error: ") and "group (all ranks): this rank has fewer collectives "
-                    "than rank 0 (first difference at collective #1)" in l for l in fw.lines), fw.out)
+                    "than rank 0 (first difference at collective #1: rank 0's node 2, ALL_REDUCE of 64 bytes" in l for l in fw.lines), fw.out)
         case("more collectives on rank 1", [coll(1, AR, 64)], [coll(1, AR, 64), coll(2, AG, 32, data=[1])]
              ).fails(1, 2, "this rank has more collectives than rank 0", "collective #1", count=1)
         case("sub-group disagrees", [coll(1, AR, 8, pg_name="tp")], [coll(1, AR, 16, pg_name="tp")], [comp(1)]

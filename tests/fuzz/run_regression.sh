@@ -3,7 +3,7 @@
 # the checked-in seeds (seeds/<target>/), past findings (regressions/<target>/),
 # the bad-input corpus written by badinput/bad_inputs.py, and for the reader
 # the small real traces in ../shared when present.
-#   run_regression.sh reader|jsonize|pack|hostet|link|textwl|msccl|plot DRIVER SOURCE_DIR [PYTHON]
+#   run_regression.sh reader|jsonize|pack|hostet|link|textwl|msccl|plot|commgroups DRIVER SOURCE_DIR [PYTHON]
 # (jsonize takes .et input like reader and replays the reader corpus.)
 set -eu
 target=$1 driver=$2 src=$3 python=${4:-}
@@ -32,6 +32,9 @@ if [ "$target" = link ] && [ -d "$shared/data/traces/kineto-pair" ]; then
   { gzip -dc "$k/simple_add.host_et.json.gz"; printf '\n%%%%KINETO%%%%\n'; gzip -dc "$k/simple_add.kineto.json.gz"; } \
     > "$tmp/shared_simple_add.txt"
   set -- "$@" "$tmp/shared_simple_add.txt"
+fi
+if [ "$target" = commgroups ] && [ -d "$shared/data/traces/stage" ]; then
+  set -- "$@" "$shared/data/traces/stage"/*/*.json
 fi
 if [ "$target" = msccl ] && [ -d "$shared/data/traces" ]; then
   t=$shared/data/traces

@@ -24,7 +24,9 @@ passed, failed = 0, 0
 
 def validate(prefix, what, strict=False):
     global passed, failed
-    r = subprocess.run([CHAKRA, "validate"] + (["--strict"] if strict else []) + [prefix],
+    # a set's comm-group file (STAGE writes PREFIX.json) is given, as to sim
+    groups = ["--comm-group-configuration", prefix + ".json"] if os.path.exists(prefix + ".json") else []
+    r = subprocess.run([CHAKRA, "validate"] + (["--strict"] if strict else []) + [prefix] + groups,
                        capture_output=True, text=True)
     ok = r.returncode == 0 and " 0 error(s)" in r.stdout
     if ok:

@@ -13,6 +13,23 @@ Broken on purpose:
 Sound:
   send_before_recv   sends finish when their message arrives, whoever waits
   allreduce_pair     one all-reduce on both ranks
+Communicator groups (given to both tools as a comm-group file, or defined
+by METADATA nodes):
+  group_order_crossed  two groups of ranks {0, 1} used in opposite orders
+                       (astra-sim #339): each group agrees, the order
+                       deadlocks
+  member_never_issues  group "2" is {0, 1, 2}; rank 2 never issues its
+                       all-reduce (inferring members from use missed this)
+  outsider_uses_group  rank 2 all-reduces on group "1" = {0, 1}
+  group_type_differs   the members of group "1" disagree on the type
+  group_names_no_file  group "1" names rank 4 of a 4-rank workload
+  unknown_pg_name      a pg_name the file does not define
+  meta_member_missing  a METADATA group {0, 1, 2} whose rank 2 never issues
+Sound: disjoint_groups (two groups, one all-reduce each), meta_groups (a
+METADATA group), the shared STAGE traces with their comm-group file, and
+the workload of every reference simulation case in ../shared (with its
+groups): sim finishes all of them, so validate must accept each.
+A bad comm-group file is bad input for both (exit 2, one line).
 Known gap, pinned so that a change is noticed:
   coll_holds_slot    rank 0's all-reduce takes its one communication slot,
                      so its send never goes out; rank 1's all-reduce waits
@@ -49,8 +66,55 @@ def recv(i, src, deps=(), size=64):
     return node(i, R, deps, comm_src=src, comm_size=size, comm_tag=3)
 
 
-def allreduce(i, deps=(), size=1024):
-    return node(i, K, deps, comm_type=0, comm_size=size)
+def allreduce(i, deps=(), size=1024, pg=None, ctype=0):
+    if pg is None:
+        return node(i, K, deps, comm_type=ctype, comm_size=size)
+    return node(i, K, deps, comm_type=ctype, comm_size=size, pg_name=pg)
+
+
+def meta(i, groups):
+    """A PyTorch process_group:init node (et-format.md 4.1)."""
+    pgs = [{"pg_name": name, "ranks": ranks, "group_size": len(ranks)} for name, ranks in groups.items()]
+    return {"id": i, "name": "## process_group:init ##", "type": "METADATA_NODE",
+            "inputs": {"values": "['%s']" % json.dumps(pgs)}}
+
+
+# name: (whether sim finishes, ranks' nodes, comm-group file contents or None)
+GROUP_CASES = {
+    "group_order_crossed": (False, [[allreduce(1, pg="1"), allreduce(2, [1], pg="2")],
+                                    [allreduce(1, pg="2"), allreduce(2, [1], pg="1")],
+                                    [allreduce(1, pg="3")], [allreduce(1, pg="3")]],
+                            {"1": [0, 1], "2": [0, 1], "3": [2, 3]}),
+    "member_never_issues": (False, [[allreduce(1, pg="2")], [allreduce(1, pg="2")], [], []],
+                            {"2": [0, 1, 2], "3": [3]}),
+    "outsider_uses_group": (False, [[allreduce(1, pg="1")], [allreduce(1, pg="1")], [allreduce(1, pg="1")], []],
+                            {"1": [0, 1]}),
+    "group_type_differs": (False, [[allreduce(1, pg="1")], [allreduce(1, pg="1", ctype=2)], [], []],
+                           {"1": [0, 1]}),
+    "group_names_no_file": (False, [[allreduce(1, pg="1")]] * 4, {"1": [0, 1, 2, 3, 4]}),
+    "unknown_pg_name": (False, [[allreduce(1, pg="7")], [allreduce(1, pg="7")], [], []], {"1": [0, 1]}),
+    "meta_member_missing": (False, [[meta(0, {"5": [0, 1, 2]}), allreduce(1, pg="5")],
+                                    [meta(0, {"5": [0, 1, 2]}), allreduce(1, pg="5")], [], []], None),
+    "disjoint_groups": (True, [[allreduce(1, pg="1")], [allreduce(1, pg="1")],
+                               [allreduce(1, pg="2", size=4096)], [allreduce(1, pg="2", size=4096)]],
+                        {"1": [0, 1], "2": [2, 3]}),
+    "meta_groups": (True, [[meta(0, {"5": [0, 1], "6": [2, 3]}), allreduce(1, pg="5")],
+                           [meta(0, {"5": [0, 1], "6": [2, 3]}), allreduce(1, pg="5")],
+                           [meta(0, {"5": [0, 1], "6": [2, 3]}), allreduce(1, pg="6")],
+                           [meta(0, {"5": [0, 1], "6": [2, 3]}), allreduce(1, pg="6")]], None),
+}
+# What validate's error line for each group case must say (file: node: words).
+EXPECT = {
+    "group_order_crossed": ".0.et: node 1 (offset 8): error: deadlock: group 1: collective #0",
+    "member_never_issues": ".2.et: error: group 2: this rank has fewer collectives than rank 0",
+    "outsider_uses_group": ".2.et: node 1 (offset 8): error: group 1: this rank issues ALL_REDUCE on it but is not a member (members 0, 1;",
+    "group_type_differs": ".1.et: node 1 (offset 8): error: group 1: collective #0 is ALL_GATHER of 1024 bytes, but rank 0 has ALL_REDUCE",
+    "group_names_no_file": ".groups.json: error: line 1: group \"1\" names rank 4, but the workload has 4 rank file(s)",
+    "unknown_pg_name": ".0.et: node 1 (offset 8): error: pg_name '7' names no communicator group",
+    "meta_member_missing": ".2.et: error: group 5: this rank has fewer collectives than rank 0",
+}
+STAGE = os.path.join(SOURCE, "..", "shared", "data", "traces", "stage", "gpt_small_tponly_dp2tp4",
+                     "gpt_small_tponly_dp2tp4")
 
 
 CASES = {
@@ -77,21 +141,42 @@ def write(d, name, ranks):
     return prefix
 
 
+def ring(d, npus):
+    net = os.path.join(d, "ring%d.yml" % npus)
+    with open(net, "w") as f:
+        f.write("topology: [ Ring ]\nnpus_count: [ %d ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n" % npus)
+    return net
+
+
 def main():
     passed = failed = 0
     with tempfile.TemporaryDirectory() as d:
-        net = os.path.join(d, "ring2.yml")
-        with open(net, "w") as f:
-            f.write("topology: [ Ring ]\nnpus_count: [ 2 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n")
-        cases = {n: (1 - sound, sound, r) for n, (sound, r) in CASES.items()}
-        cases.update(KNOWN_GAPS)
-        for name, (want_v, sound, ranks) in cases.items():
-            prefix = write(d, name, ranks)
-            v = subprocess.run([CHAKRA, "validate", prefix], capture_output=True, text=True)
+        cases = {n: (1 - sound, sound, r, None) for n, (sound, r) in CASES.items()}
+        cases.update({n: (w, sound, r, None) for n, (w, sound, r) in KNOWN_GAPS.items()})
+        cases.update({n: (1 - sound, sound, r, g) for n, (sound, r, g) in GROUP_CASES.items()})
+        if os.path.exists(STAGE + ".0.et"):
+            cases["stage_shared_with_groups"] = (0, True, STAGE, STAGE + ".json")
+        else:
+            print("skip: stage_shared_with_groups (no ../shared STAGE traces)")
+        for name, (want_v, sound, ranks, groups) in cases.items():
+            prefix = ranks if isinstance(ranks, str) else write(d, name, ranks)
+            npus = 8 if isinstance(ranks, str) else len(ranks)
+            opt = []
+            if isinstance(groups, dict):
+                gpath = os.path.join(d, name + ".groups.json")
+                with open(gpath, "w") as f:
+                    json.dump(groups, f)
+                groups = gpath
+            if groups:
+                opt = ["--comm-group-configuration=" + groups]
+            v = subprocess.run([CHAKRA, "validate", prefix] + opt, capture_output=True, text=True)
             s = subprocess.run([CHAKRA, "sim", "--workload-configuration=" + prefix,
-                                "--system-configuration=" + SYSTEM, "--network-configuration=" + net],
+                                "--system-configuration=" + SYSTEM, "--network-configuration=" + ring(d, npus)] + opt,
                                capture_output=True, text=True)
             ok = v.returncode == want_v and (s.returncode == 0) == sound
+            if name in EXPECT and EXPECT[name] not in v.stdout:
+                ok = False
+                print("FAIL: %s: validate does not say '%s'" % (name, EXPECT[name]))
             if ok:
                 passed += 1
             else:
@@ -99,6 +184,41 @@ def main():
                 print("FAIL: %s: validate exit %d (want %d), sim exit %d (want %s)\n%s%s" %
                       (name, v.returncode, want_v, s.returncode, "0" if sound else "non-zero",
                        v.stdout, s.stderr[-1500:]))
+        # Sound in the large: chakra sim finishes every reference case of
+        # ../shared (sim.reference_cases), so validate must accept each
+        # case's workload with its comm-group file.
+        cases_file = os.path.join(SOURCE, "..", "shared", "data", "reference", "sim", "cases.jsonl")
+        if os.path.exists(cases_file):
+            base = os.path.dirname(cases_file)
+            with open(cases_file) as f:
+                ref = sorted({(c["workload"], c.get("groups") or "") for c in map(json.loads, f)})
+            for w, g in ref:
+                opt = ["--comm-group-configuration", os.path.join(base, g)] if g else []
+                v = subprocess.run([CHAKRA, "validate", "-q", os.path.join(base, w)] + opt, capture_output=True,
+                                   text=True)
+                if v.returncode == 0:
+                    passed += 1
+                else:
+                    failed += 1
+                    print("FAIL: reference case workload %s (groups %s): validate exit %d\n%s" %
+                          (w, g or "none", v.returncode, v.stdout[-1500:]))
+        else:
+            print("skip: reference sim cases (no ../shared)")
+        # A comm-group file that is not one is bad input for both: exit 2,
+        # one line naming file, line and group, before any trace is read.
+        bad = os.path.join(d, "bad.groups.json")
+        with open(bad, "w") as f:
+            f.write('{"1": [0, 1],\n "2": [2, "three"]}')
+        prefix = os.path.join(d, "disjoint_groups")
+        v = subprocess.run([CHAKRA, "validate", prefix, "--comm-group-configuration", bad], capture_output=True,
+                           text=True)
+        want = ('chakra validate: %s: line 2: group "2": entry 1 is a string, expected a rank (non-negative integer)'
+                % bad)
+        if v.returncode == 2 and v.stderr.strip() == want and not v.stdout:
+            passed += 1
+        else:
+            failed += 1
+            print("FAIL: bad comm-group file: exit %d (want 2), stderr %r (want %r)" % (v.returncode, v.stderr, want))
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

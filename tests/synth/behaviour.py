@@ -114,7 +114,9 @@ def main():
             v = os.path.join(tmp, "v%d" % i)
             subprocess.run([chakra, "synth", "-q", "-o", v] + MODEL[:-6] + ["--dp", "2", "--tp", "2", "--batch", "8",
                            "--micro-batch", "4", "--pp", "2"] + extra, check=True)
-            p = subprocess.run([chakra, "validate", "--strict", "-q", v], capture_output=True, text=True)
+            # with the groups synth writes, as chakra sim would be given them
+            p = subprocess.run([chakra, "validate", "--strict", "-q", v, "--comm-group-configuration", v + ".json"],
+                               capture_output=True, text=True)
             check("validate --strict: %s (%s)" % (" ".join(extra), p.stdout.strip()), p.returncode == 0, bad)
         # A directory where rank 5's file must go: the last rename fails, and
         # every other rank file and the groups must be gone again.
