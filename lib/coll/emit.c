@@ -2,7 +2,6 @@
  * emit.h. */
 #include "emit.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,12 +282,10 @@ void coll_encode_meta(coll_buf *out, const coll_meta *m) {
 
 /* ---- rank sets --------------------------------------------------------- */
 
-/* A rank set is the workload writer plus a lock: gen encodes ranks on
- * several threads and the writer is used by one at a time. */
+/* A rank set is the workload writer: its puts of different ranks may run
+ * on several threads, and coll_set_fill hands ranks out to them. */
 struct coll_set {
   chakra_workload_writer *w;
-  uint32_t ranks;
-  pthread_mutex_t mu;
 };
 
 int coll_set_open(coll_set **out, const char *prefix, uint32_t ranks, chakra_error *err) {
@@ -300,51 +297,42 @@ int coll_set_open(coll_set **out, const char *prefix, uint32_t ranks, chakra_err
     free(s);
     return rc;
   }
-  s->ranks = ranks;
-  pthread_mutex_init(&s->mu, NULL);
   *out = s;
   return 0;
 }
 
-/* The buffer holds framed messages; the writer takes them one by one, so
- * it sees (and bounds) each message's size. */
-static int put_framed(coll_set *s, uint32_t r, const coll_buf *buf, chakra_error *err) {
-  const char *path = chakra_workload_writer_path(s->w, r);
-  if (buf->oom) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory encoding rank %u", path, r);
-  size_t off = 0;
-  while (off < buf->n) {
-    uint64_t len = 0;
-    int shift = 0;
-    while (off < buf->n && shift < 64) {
-      uint8_t c = buf->p[off++];
-      len |= (uint64_t)(c & 0x7f) << shift;
-      shift += 7;
-      if (c < 0x80) break;
-    }
-    if (len > buf->n - off) return chakra_error_set(err, CHAKRA_EINVAL, "%s: truncated message encoding rank %u", path, r);
-    int rc = chakra_workload_writer_put_raw(s->w, r, buf->p + off, (size_t)len, err);
-    if (rc) return rc;
-    off += (size_t)len;
-  }
-  return 0;
-}
-
+/* The buffer holds framed messages; the writer checks (and bounds) each
+ * message's size. */
 int coll_set_write(coll_set *s, uint32_t r, const coll_buf *buf, chakra_error *err) {
-  if (r >= s->ranks) return chakra_error_set(err, CHAKRA_EINVAL, "rank %u outside the set of %u", r, s->ranks);
-  return put_framed(s, r, buf, err);
+  if (buf->oom)
+    return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory encoding rank %u",
+                            chakra_workload_writer_path(s->w, r), r);
+  return chakra_workload_writer_put_framed(s->w, r, buf->p, buf->n, err);
 }
 
-int coll_set_put_rank(coll_set *s, uint32_t r, const coll_buf *buf, chakra_error *err) {
-  if (r >= s->ranks) return chakra_error_set(err, CHAKRA_EINVAL, "rank %u outside the set of %u", r, s->ranks);
-  pthread_mutex_lock(&s->mu);
-  int rc = put_framed(s, r, buf, err);
-  pthread_mutex_unlock(&s->mu);
-  return rc;
+typedef struct set_fill {
+  coll_set *s;
+  coll_rank_fn fn;
+  void *ctx;
+} set_fill;
+
+static int fill_one(void *ctx, unsigned worker, uint32_t rank, chakra_workload_writer *w, chakra_error *err) {
+  (void)w;
+  set_fill *f = ctx;
+  return f->fn(f->ctx, worker, rank, f->s, err);
+}
+
+int coll_set_fill(coll_set *s, unsigned threads, coll_rank_fn fn, void *ctx, chakra_error *err) {
+  set_fill f = {s, fn, ctx};
+  return chakra_workload_writer_put_ranks(s->w, threads, fill_one, &f, err);
+}
+
+unsigned coll_set_threads(unsigned threads) {
+  return threads ? threads : CHAKRA_WORKLOAD_AUTO_THREADS;
 }
 
 int coll_set_commit(coll_set *s, chakra_error *err) {
   int rc = chakra_workload_writer_commit(s->w, err); /* all ranks or none */
-  pthread_mutex_destroy(&s->mu);
   free(s);
   return rc;
 }
@@ -352,6 +340,5 @@ int coll_set_commit(coll_set *s, chakra_error *err) {
 void coll_set_abort(coll_set *s) {
   if (!s) return;
   chakra_workload_writer_discard(s->w);
-  pthread_mutex_destroy(&s->mu);
   free(s);
 }

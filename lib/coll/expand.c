@@ -227,8 +227,8 @@ static uint32_t group_pos(const coll_group *g, uint32_t r) {
 }
 
 static chakra_coll_gen_options gen_opts(const xstate *x, const chakra_coll_rule *rule, const xcoll *c, uint32_t n) {
-  chakra_coll_gen_options g = {(chakra_coll_type)c->type, (chakra_coll_algo)rule->algo, n, c->size, 1,
-                               x->o->reduce_bw};
+  chakra_coll_gen_options g = {.coll = (chakra_coll_type)c->type, .algo = (chakra_coll_algo)rule->algo,
+                               .ranks = n, .size = c->size, .chunks = 1, .reduce_bw = x->o->reduce_bw};
   return g;
 }
 
@@ -762,6 +762,38 @@ static int pass2_rank(xstate *x, uint32_t r, coll_set *set) {
   return rc;
 }
 
+/* Pass 2 on worker threads: each has its own view of the plan (read
+ * only) with its own scratch DAG, node count and error. */
+typedef struct p2job {
+  xstate *w; /* one per worker */
+  chakra_error *errs;
+} p2job;
+
+static int pass2_one(void *ctx, unsigned worker, uint32_t r, coll_set *set, chakra_error *err) {
+  p2job *j = ctx;
+  int rc = pass2_rank(&j->w[worker], r, set);
+  if (rc && err) *err = j->errs[worker];
+  return rc;
+}
+
+static int pass2(xstate *x, coll_set *set, chakra_error *err) {
+  unsigned nt = coll_set_threads(x->o->threads);
+  p2job j = {calloc(nt, sizeof *j.w), calloc(nt, sizeof *j.errs)};
+  int rc = j.w && j.errs ? 0 : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (unsigned t = 0; !rc && t < nt; t++) {
+    j.w[t] = *x;
+    j.w[t].err = &j.errs[t];
+    j.w[t].nodes_out = 0;
+    coll_dag_init(&j.w[t].dag);
+  }
+  if (!rc) rc = coll_set_fill(set, x->o->threads, pass2_one, &j, err);
+  for (unsigned t = 0; !rc && t < nt; t++) x->nodes_out += j.w[t].nodes_out;
+  for (unsigned t = 0; j.w && t < nt; t++) coll_dag_free(&j.w[t].dag);
+  free(j.w);
+  free(j.errs);
+  return rc;
+}
+
 /* ---- driver ---------------------------------------------------------------- */
 
 static void xstate_free(xstate *x) {
@@ -845,7 +877,7 @@ int chakra_coll_expand(const char *workload_prefix, const char *out_prefix, cons
   if (!rc) rc = plan(&x);
   coll_set *set = NULL;
   if (!rc) rc = coll_set_open(&set, out_prefix, x.npus, err);
-  for (uint32_t r = 0; !rc && r < x.npus; r++) rc = pass2_rank(&x, r, set);
+  if (!rc) rc = pass2(&x, set, err);
   if (set) {
     if (rc) coll_set_abort(set);
     else rc = coll_set_commit(set, err);

@@ -701,6 +701,40 @@ static int chunk_bytes(mx *x, const mgpu *g0, const chakra_coll_msccl_options *o
   return 0;
 }
 
+/* One worker's scratch: its view of the program (steps are marked while
+ * converting, and each GPU's steps belong to one worker), converter state,
+ * DAG and encoding. */
+typedef struct mscratch {
+  mx x;
+  chakra_error err;
+  conv c;
+  coll_dag d;
+  coll_buf buf;
+} mscratch;
+
+typedef struct mjob {
+  const mgpu **by_id;
+  const coll_meta *m;
+  const chakra_coll_msccl_options *o;
+  mscratch *w; /* one per worker */
+} mjob;
+
+static int msccl_rank(void *ctx, unsigned worker, uint32_t gi, coll_set *set, chakra_error *err) {
+  mjob *j = ctx;
+  mscratch *w = &j->w[worker];
+  int rc = convert_gpu(&w->c, j->by_id[gi], &w->d);
+  if (rc) {
+    if (err) *err = w->err;
+    return rc;
+  }
+  coll_place pl = {.self = -1, .style = j->o->compat ? COLL_STYLE_COMPAT : COLL_STYLE_CHAKRA,
+                   .names = COLL_NAMES_MSCCL, .id_of = w->c.ids};
+  w->buf.n = 0;
+  coll_encode_meta(&w->buf, j->m);
+  for (uint32_t i = 0; i < w->d.n; i++) coll_encode_node(&w->buf, &w->d, i, &pl);
+  return coll_set_write(set, gi, &w->buf, err);
+}
+
 static int write_all(mx *x, const mgpu **by_id, const chakra_coll_msccl_options *o, const char *prefix,
                      const char *text, size_t text_len, const char *hex, chakra_error *err) {
   conv c = {.x = x, .o = o};
@@ -729,24 +763,26 @@ static int write_all(mx *x, const mgpu **by_id, const chakra_coll_msccl_options 
   coll_set *set;
   rc = coll_set_open(&set, prefix, (uint32_t)x->ngpus, err);
   if (rc) return rc;
-  coll_dag d;
-  coll_dag_init(&d);
-  coll_buf buf = {0};
-  coll_place pl = {.self = -1, .style = o->compat ? COLL_STYLE_COMPAT : COLL_STYLE_CHAKRA, .names = COLL_NAMES_MSCCL};
-  for (int32_t gi = 0; !rc && gi < x->ngpus; gi++) {
-    rc = convert_gpu(&c, by_id[gi], &d);
-    if (rc) break;
-    buf.n = 0;
-    coll_encode_meta(&buf, &m);
-    pl.id_of = c.ids;
-    for (uint32_t i = 0; i < d.n; i++) coll_encode_node(&buf, &d, i, &pl);
-    rc = coll_set_write(set, (uint32_t)gi, &buf, err);
+  unsigned nt = coll_set_threads(o->threads);
+  mjob j = {by_id, &m, o, calloc(nt, sizeof *j.w)};
+  if (!j.w) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (unsigned t = 0; j.w && t < nt; t++) {
+    mscratch *w = &j.w[t];
+    w->x = *x; /* shared, read-only program; own error and failure mark */
+    w->x.err = &w->err;
+    w->c = c;
+    w->c.x = &w->x;
+    coll_dag_init(&w->d);
   }
-  coll_dag_free(&d);
-  coll_buf_free(&buf);
-  free(c.deps);
-  free(c.work);
-  free(c.ids);
+  if (!rc) rc = coll_set_fill(set, o->threads, msccl_rank, &j, err);
+  for (unsigned t = 0; j.w && t < nt; t++) {
+    coll_dag_free(&j.w[t].d);
+    coll_buf_free(&j.w[t].buf);
+    free(j.w[t].c.deps);
+    free(j.w[t].c.work);
+    free(j.w[t].c.ids);
+  }
+  free(j.w);
   if (rc) {
     coll_set_abort(set);
     return rc;
