@@ -437,7 +437,8 @@ static int fill_rank(void *ctx, unsigned worker, size_t job) {
   fill *f = ctx;
   chakra_workload_writer *w = f->w;
   uint32_t rank = (uint32_t)job;
-  if (atomic_load(&w->failed)) return CHAKRA_ECANCELED;
+  /* runs even when another rank failed meanwhile: a rank handed out before
+   * that one must get the chance to report its own failure */
   chakra_error e = {0};
   int rc = f->fn(f->ctx, worker, rank, w, &e);
   if (!rc) rc = chakra_workload_writer_flush_rank(w, rank, &e);

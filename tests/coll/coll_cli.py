@@ -626,6 +626,48 @@ def test_gen_options_take_both_spellings_aliases_and_give_one_line_errors():
           p.returncode == 2 and p.stderr.startswith("chakra coll expand: --algo: required"), p.stderr)
 
 
+# ---- threads: the files never depend on how many made them -------------------
+
+def same_files(a, b, n):
+    for r in range(n):
+        with open("%s.%d.et" % (a, r), "rb") as f, open("%s.%d.et" % (b, r), "rb") as g:
+            if f.read() != g.read():
+                return r
+    return None
+
+
+def test_gen_threads_write_the_same_bytes():
+    d = tmpdir("gthr")
+    for algo, ranks in (("ring", 96), ("hd", 64), ("direct", 33)):
+        outs = [gen(d, "allreduce", algo, ranks, "1M", "--chunks", "3", "--threads", t, name="%s%d" % (algo, t))
+                for t in (1, 5)]
+        diff = same_files(outs[0][1], outs[1][1], ranks)
+        check("gen %s %d ranks: --threads 1 and 5 give identical files" % (algo, ranks),
+              all(p.returncode == 0 for p, _ in outs) and diff is None, (outs[0][0].stderr, diff))
+
+
+def test_msccl_threads_write_the_same_bytes():
+    d = tmpdir("mthr")
+    xml = write(os.path.join(d, "r.xml"), msccl_xml.ring_allreduce(16, False, 2))
+    outs = []
+    for t in (1, 5):
+        outs.append(os.path.join(d, "t%d" % t))
+        p = from_msccl(xml, outs[-1], "--threads", t)
+        assert p.returncode == 0, p.stderr
+    check("from-msccl 16 ranks, 2 channels: --threads 1 and 5 give identical files", same_files(outs[0], outs[1], 16) is None)
+
+
+def test_expand_threads_write_the_same_bytes():
+    d = tmpdir("xthr")
+    mb = microbench(d, "allreduce", 48, "1M")
+    outs = []
+    for t in (1, 5):
+        outs.append(os.path.join(d, "t%d" % t))
+        p = run("coll", "expand", mb, "-o", outs[-1], "--algo", "ring", "--threads", t)
+        assert p.returncode == 0, p.stderr
+    check("expand 48 ranks: --threads 1 and 5 give identical files", same_files(outs[0], outs[1], 48) is None)
+
+
 def main():
     tests = [(n, f) for n, f in sorted(globals().items()) if n.startswith("test_") and callable(f)]
     for name, f in tests:
