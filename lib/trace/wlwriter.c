@@ -161,6 +161,16 @@ static int park_lru(chakra_workload_writer *w, chakra_error *e) {
   return 1;
 }
 
+/* Under w->mu: rank no longer holds a slot. */
+static void drop_slot(chakra_workload_writer *w, uint32_t rank) {
+  for (unsigned k = 0; k < w->n_open; k++)
+    if (w->open[k] == rank) {
+      w->open[k] = w->open[--w->n_open];
+      break;
+    }
+  w->r[rank].slot = 0;
+}
+
 /* Under w->mu: 1 if a slot holder is being written (and will let go). */
 static int any_pinned(const chakra_workload_writer *w) {
   for (unsigned k = 0; k < w->n_open; k++)
@@ -169,7 +179,8 @@ static int any_pinned(const chakra_workload_writer *w) {
 }
 
 /* Gives rank (whose lock the caller holds) a file with a descriptor slot
- * and pins it. */
+ * and pins it. The file is created outside the writer's lock (creating is
+ * the slow part; the slot is already counted). */
 static int acquire(chakra_workload_writer *w, uint32_t rank, chakra_error *e) {
   rankf *x = &w->r[rank];
   int rc = 0;
@@ -182,16 +193,22 @@ static int acquire(chakra_workload_writer *w, uint32_t rank, chakra_error *e) {
     pthread_cond_wait(&w->slot_free, &w->mu);
   }
   if (rc > 0) rc = 0;
-  if (!rc && !x->f) {
-    const char *p = w->paths[rank];
-    rc = outfile_open(&x->f, p, outfile_name_is_gzip(p), e);
-  }
   if (!rc) {
     if (!x->slot) w->open[w->n_open++] = rank;
     x->slot = 1;
     x->pinned = 1;
   }
   pthread_mutex_unlock(&w->mu);
+  if (rc || x->f) return rc;
+  const char *p = w->paths[rank];
+  rc = outfile_open(&x->f, p, outfile_name_is_gzip(p), e);
+  if (rc) { /* no file after all: the slot goes back */
+    pthread_mutex_lock(&w->mu);
+    drop_slot(w, rank);
+    x->pinned = 0;
+    pthread_cond_broadcast(&w->slot_free);
+    pthread_mutex_unlock(&w->mu);
+  }
   return rc;
 }
 
@@ -201,14 +218,7 @@ static int release(chakra_workload_writer *w, uint32_t rank, int close, chakra_e
   int rc = close ? outfile_park(x->f, e) : 0; /* pinned: nobody else touches x->f */
   pthread_mutex_lock(&w->mu);
   x->pinned = 0;
-  if (close && !rc && !outfile_is_open(x->f) && x->slot) {
-    for (unsigned k = 0; k < w->n_open; k++)
-      if (w->open[k] == rank) {
-        w->open[k] = w->open[--w->n_open];
-        break;
-      }
-    x->slot = 0;
-  }
+  if (close && !rc && !outfile_is_open(x->f) && x->slot) drop_slot(w, rank);
   pthread_cond_broadcast(&w->slot_free);
   pthread_mutex_unlock(&w->mu);
   return rc;
@@ -416,7 +426,10 @@ int chakra_workload_writer_flush_rank(chakra_workload_writer *w, uint32_t rank, 
   int rc = enter(w, rank, &e, err);
   if (rc) return rc;
   rankf *x = &w->r[rank];
-  if (x->len || (x->f && outfile_is_open(x->f))) rc = spill(w, rank, NULL, 0, 1, &e);
+  pthread_mutex_lock(&w->mu); /* another thread may be parking the file */
+  int open = x->slot;
+  pthread_mutex_unlock(&w->mu);
+  if (x->len || open) rc = spill(w, rank, NULL, 0, 1, &e);
   if (!rc) {
     free(x->buf);
     x->buf = NULL;
