@@ -136,8 +136,9 @@ static int coll_expand(int argc, char **argv) {
        .metavar = "GROUPS.json", .help = "communicator groups (ASTRA-sim JSON); PyTorch METADATA nodes are read too"},
       REDUCE_BW_OPT(&x.reduce_bw),
       {.name = "overlap", .kind = CLI_OPT_FLAG, .dest = &x.overlap,
-       .help = "split each compute node that consumes an all-gather into one piece per received chunk, plus the "
-               "local piece and a join"},
+       .help = "split each compute node that consumes an all-gather or all-reduce into one piece per chunk "
+               "received in its final phase, plus the local piece and a join (a reduce-scatter's consumer waits "
+               "for its own chunk only)"},
       THREADS_OPT(&x.threads),
       OUTPUT_OPT(&out),
       {0}};

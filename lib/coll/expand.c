@@ -11,7 +11,7 @@
  * copies the workload, writing each expanded collective's DAG in its place
  * (roots take the collective's dependencies, dependents wait on its sinks)
  * and, with overlap, splitting each compute node that consumes an
- * all-gather into per-chunk pieces. */
+ * all-gather, all-reduce or reduce-scatter into per-chunk pieces. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -589,14 +589,59 @@ static int write_coll(p2 *w, const xcoll *c, const chakra_node *n) {
   return 0;
 }
 
-/* The expanded all-gather a compute node consumes directly (one only), or NULL. */
+/* The first step of c's algorithm whose receives deliver final output
+ * (see coll_gen_gather_step), or -1 when the consumers of c cannot be
+ * split: a prefix of algorithm ETs says nothing of its phases, so only its
+ * all-gathers (every receive delivers output) are. */
+static int64_t gather_step(const xstate *x, const xcoll *c) {
+  const chakra_coll_rule *rule = &x->o->rules[c->rule];
+  if (rule->prefix) return c->type == CHAKRA_COLL_ALLGATHER ? 0 : -1;
+  chakra_coll_gen_options go = gen_opts(x, rule, c, group_of(x, c)->n);
+  return coll_gen_gather_step(&go);
+}
+
+/* 1 if node i of d is a receive that delivers final output. */
+static int delivers(const coll_dag *d, uint32_t i, int64_t gs) {
+  uint32_t step = (uint32_t)d->tag[i] & ((1u << COLL_CHUNK_TAG_SHIFT) - 1);
+  return d->kind[i] == COLL_RECV && (int64_t)step >= gs;
+}
+
+/* Ids of the nodes after which the rank's own chunk of c's output is
+ * final, into out: for an all-reduce what the first send of each
+ * pipeline's gather phase waits for, for a reduce-scatter its sinks that
+ * are not sends. */
+static void own_chunk(const xcoll *c, const coll_dag *d, int64_t gs, ids *out) {
+  if (c->type == CHAKRA_COLL_REDUCESCATTER) {
+    uint8_t *has_child = calloc(d->n ? d->n : 1, 1);
+    if (!has_child) {
+      out->oom = 1;
+      return;
+    }
+    for (uint32_t i = 0; i < d->n_deps; i++) has_child[d->deps[i]] = 1;
+    for (uint32_t i = 0; i < d->n; i++)
+      if (!has_child[i] && d->kind[i] != COLL_SEND) ids_push(out, c->id_base + i);
+    free(has_child);
+    return;
+  }
+  int64_t pipeline = -1; /* pipelines are generated one after the other */
+  for (uint32_t i = 0; i < d->n; i++) {
+    int64_t p = (uint32_t)d->tag[i] >> COLL_CHUNK_TAG_SHIFT;
+    uint32_t step = (uint32_t)d->tag[i] & ((1u << COLL_CHUNK_TAG_SHIFT) - 1);
+    if (d->kind[i] != COLL_SEND || (int64_t)step < gs || p == pipeline) continue;
+    pipeline = p;
+    for (uint32_t k = d->dep_off[i]; k < d->dep_off[i + 1]; k++) ids_push(out, c->id_base + d->deps[k]);
+  }
+}
+
+/* The expanded collective a compute node consumes directly (one only)
+ * when its output arrives in chunks, or NULL. */
 static const xcoll *overlap_source(const p2 *w, const chakra_node *n) {
   if (!w->x->o->overlap || n->type != CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE) return NULL;
   const xcoll *found = NULL;
   for (size_t i = 0; i < n->n_data_deps; i++) {
     const xcoll *c = find_coll(w->k, n->data_deps[i]);
     if (!c || c->rule < 0) continue;
-    if (found || c->type != CHAKRA_COLL_ALLGATHER) return NULL;
+    if (found || gather_step(w->x, c) < 0) return NULL;
     found = c;
   }
   for (size_t i = 0; found && i < n->n_ctrl_deps; i++) {
@@ -620,25 +665,54 @@ static ChakraProtoMsg__AttributeProto *scaled_attr(const ChakraProtoMsg__Attribu
   return tmp;
 }
 
-/* Splits compute node n that consumes all-gather c into one piece per
- * delivering receive plus the local piece, and a join node with n's id. */
+/* A reduce-scatter delivers one chunk: n is not split, it only waits for
+ * that chunk instead of the whole collective (its last sends). */
+static int narrow(p2 *w, const xcoll *c, const coll_dag *d, int64_t gs, chakra_node *n) {
+  w->b.n = 0;
+  rewrite(w->k, n->data_deps, n->n_data_deps, &w->b, c);
+  own_chunk(c, d, gs, &w->b);
+  size_t n_data = w->b.n;
+  rewrite(w->k, n->ctrl_deps, n->n_ctrl_deps, &w->b, NULL);
+  if (w->b.oom) return chakra_error_set(w->x->err, CHAKRA_ENOMEM, "out of memory");
+  ChakraProtoMsg__Node m = *n;
+  m.data_deps = w->b.v;
+  m.n_data_deps = n_data;
+  m.ctrl_deps = w->b.v + n_data;
+  m.n_ctrl_deps = w->b.n - n_data;
+  coll_encode_pb(&w->buf, &m.base);
+  w->x->nodes_out++;
+  return 0;
+}
+
+/* Splits compute node n that consumes collective c into one piece per
+ * receive delivering final output plus the local piece, and a join node
+ * with n's id. The local piece covers the rank's own chunk: an all-gather's
+ * input (ready with the collective's inputs), an all-reduce's reduced
+ * chunk (ready when its reduction is done). */
 static int write_overlap(p2 *w, const xcoll *c, chakra_node *n) {
   xstate *x = w->x;
   const coll_dag *d;
   build_dag(x, c, w->r, &d);
   const chakra_coll_rule *rule = &x->o->rules[c->rule];
   uint64_t num = rule->prefix ? c->size : 1, den = rule->prefix ? x->libs[c->lib].size : 1;
+  int64_t gs = gather_step(x, c);
+  int gather = c->type == CHAKRA_COLL_ALLGATHER;
   uint32_t nr = 0;
-  uint64_t total = c->size; /* the local part: this rank's own input */
+  uint64_t received = 0;
   for (uint32_t i = 0; i < d->n; i++)
-    if (d->kind[i] == COLL_RECV) nr++, total += coll_muldiv(d->bytes[i], num, den);
+    if (delivers(d, i, gs)) nr++, received += coll_muldiv(d->bytes[i], num, den);
+  /* an all-gather's size is its own input; an all-reduce's, the whole output */
+  uint64_t total = gather ? c->size + received : c->size;
+  uint64_t local = gather ? c->size : total > received ? total - received : 0;
   if (total == 0) return 0;
+  if (c->type == CHAKRA_COLL_REDUCESCATTER) return narrow(w, c, d, gs, n);
   /* the other deps of n, rewritten */
   w->b.n = 0;
   rewrite(w->k, n->data_deps, n->n_data_deps, &w->b, c);
   rewrite(w->k, n->ctrl_deps, n->n_ctrl_deps, &w->b, NULL);
   size_t n_other = w->b.n;
-  rewrite(w->k, c->deps, c->n_deps, &w->b, NULL); /* + the collective's inputs, for the local piece */
+  if (gather) rewrite(w->k, c->deps, c->n_deps, &w->b, NULL); /* + the collective's inputs, for the local piece */
+  else own_chunk(c, d, gs, &w->b);                               /* + what completes the own chunk */
   if (w->b.oom) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
   ChakraProtoMsg__AttributeProto **attrs = malloc((n->n_attr ? n->n_attr : 1) * sizeof *attrs);
   ChakraProtoMsg__AttributeProto *tmp = malloc((n->n_attr ? n->n_attr : 1) * sizeof *tmp);
@@ -655,8 +729,7 @@ static int write_overlap(p2 *w, const xcoll *c, chakra_node *n) {
    * piece takes the rest, so the pieces add up to the whole */
   uint64_t dur = n->duration_micros, recv_shares = 0;
   for (uint32_t q = 0; q < d->n; q++)
-    if (d->kind[q] == COLL_RECV)
-      recv_shares += coll_muldiv(dur, coll_muldiv(d->bytes[q], num, den), total);
+    if (delivers(d, q, gs)) recv_shares += coll_muldiv(dur, coll_muldiv(d->bytes[q], num, den), total);
   uint32_t ri = 0;
   for (uint32_t p = 0; p <= nr; p++) {
     /* piece p: 0 = local, then the receives in DAG order */
@@ -664,11 +737,11 @@ static int write_overlap(p2 *w, const xcoll *c, chakra_node *n) {
     size_t nd = n_other;
     if (n_other) memcpy(deps, w->b.v, n_other * sizeof *deps);
     if (p == 0) {
-      bytes = c->size;
+      bytes = local;
       if (w->b.n > n_other) memcpy(deps + nd, w->b.v + n_other, (w->b.n - n_other) * sizeof *deps);
       nd = w->b.n;
     } else {
-      while (d->kind[ri] != COLL_RECV) ri++;
+      while (!delivers(d, ri, gs)) ri++;
       bytes = coll_muldiv(d->bytes[ri], num, den);
       deps[nd++] = c->id_base + ri++;
     }

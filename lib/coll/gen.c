@@ -289,6 +289,19 @@ void coll_gen_rank(coll_dag *d, const chakra_coll_gen_options *o, uint32_t r) {
   }
 }
 
+int64_t coll_gen_gather_step(const chakra_coll_gen_options *o) {
+  uint32_t L = 0;
+  while ((1u << L) < o->ranks) L++;
+  if (o->coll == CHAKRA_COLL_ALLTOALL) return -1;
+  if (o->coll == CHAKRA_COLL_ALLGATHER) return 0;
+  switch (o->algo) {
+    case CHAKRA_ALGO_RING: return (int64_t)o->ranks - 1;
+    case CHAKRA_ALGO_DIRECT: return 1;
+    case CHAKRA_ALGO_HD: return L;
+    default: return -1;
+  }
+}
+
 int64_t coll_gen_tag_span(const chakra_coll_gen_options *o) {
   uint32_t chunks = o->chunks ? o->chunks : 1, L = 0;
   while ((1u << L) < o->ranks) L++;

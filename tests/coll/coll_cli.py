@@ -531,6 +531,55 @@ def test_expand_overlap_allgather_feeding_a_matmul_hand_computed_times():
     check("overlap: validate accepts the output", v.returncode == 0, v.stdout[-300:])
 
 
+def test_expand_overlap_allreduce_and_reducescatter_hand_computed_times():
+    # 8-ring, 50 GB/s, 500 ns, an 8 MiB all-reduce expanded with ring and no
+    # reduction nodes: 1 MiB blocks, a step is floor(500 + 1048576 / 53.6870912)
+    # = 20,031 ns; 7 reduce-scatter steps end at 140,217 ns (the own block is
+    # then final), the 7 gather steps at 280,434 ns; the 80 us matmul after it
+    # ends at 360,434 ns. With --overlap it runs in eight 10 us pieces (1 MiB
+    # of 8 each): the own block's at 140,217, piece k when gather step k's
+    # receive lands (every 20,031 ns, longer than a piece); the last ends at
+    # 280,434 + 10,000 and the join costs 1 ns: 290,435 ns, 69,999 sooner.
+    d = tmpdir("xovar")
+    w = pack_set(d, "w", [[coll_node(0, 0, 8 << 20), comp_node(1, 80, deps=[0])] for _ in range(8)])
+    times = {}
+    for ov in ("", "--overlap"):
+        out = os.path.join(d, "x" + ov.strip("-"))
+        p = run("coll", "expand", w, "-o", out, "--algo", "allreduce=ring", "--reduce-bw", 0, *([ov] if ov else []))
+        p1, times[ov] = sim(out, PLAIN, RING8)
+        assert p.returncode == 0, p.stderr
+    check("overlap all-reduce: expanded 360,434 ns, with --overlap 290,435 ns",
+          times[""] == {r: 360434 for r in range(8)} and times["--overlap"] == {r: 290435 for r in range(8)}, times)
+    _, nodes = jsonl(os.path.join(d, "xoverlap.5.et"))
+    by_id = {n["id"]: n for n in nodes}
+    pieces = [n for n in nodes if n["name"].startswith("matmul1/chunk")]
+    local = [n for n in pieces if n["name"] == "matmul1/chunk0"][0]
+    own = by_id[local["data_deps"][0]]
+    gathers = [by_id[n["data_deps"][0]] for n in pieces if n is not local]
+    check("overlap all-reduce: the own piece waits for the last reduce-scatter receive (tag 6), each other piece "
+          "for one gather receive (tags 7..13); 8 pieces of 10 us, 100 ops",
+          len(local["data_deps"]) == 1 and own["type"] == "COMM_RECV_NODE" and attr(own, "comm_tag") % 65536 == 6
+          and sorted(attr(g, "comm_tag") % 65536 for g in gathers) == list(range(7, 14))
+          and all(g["type"] == "COMM_RECV_NODE" for g in gathers)
+          and all(n["duration_micros"] == "10" and attr(n, "num_ops") == 100 for n in pieces), pieces)
+    v = run("validate", os.path.join(d, "xoverlap"))
+    check("overlap all-reduce: validate accepts the output", v.returncode == 0, v.stdout[-300:])
+    # A reduce-scatter delivers only the own block: its consumer is not split,
+    # it waits for the block's last reduction instead of the whole collective.
+    w = pack_set(d, "rs", [[coll_node(0, 7, 8 << 20), comp_node(1, 80, deps=[0])] for _ in range(8)])
+    out = os.path.join(d, "rso")
+    p = run("coll", "expand", w, "-o", out, "--algo", "reducescatter=ring", "--overlap")
+    _, nodes = jsonl(out + ".2.et")
+    by_id = {n["id"]: n for n in nodes}
+    mm = [n for n in nodes if n["name"].startswith("matmul")]
+    dep = by_id.get(mm[0].get("data_deps", ["?"])[0]) if len(mm) == 1 else None
+    check("overlap reduce-scatter: the consumer stays whole and waits only for the last reduction",
+          p.returncode == 0 and dep is not None and len(mm[0]["data_deps"]) == 1 and dep["type"] == "COMP_NODE"
+          and dep["name"].startswith("coll0/reduce.") and mm[0]["duration_micros"] == "80", (p.stderr, mm))
+    p1, t = sim(out, PLAIN, RING8)
+    check("overlap reduce-scatter: it simulates", p1.returncode == 0 and len(t) == 8, p1.stderr[-300:])
+
+
 def test_expand_rules_by_size_and_communicator_in_a_multi_group_workload():
     stage = os.path.join(SHARED, "data", "traces", "stage", "gpt_small_tponly_dp2tp4")
     if not os.path.exists(os.path.join(stage, "gpt_small_tponly_dp2tp4.0.et")):
