@@ -665,6 +665,17 @@ static ChakraProtoMsg__AttributeProto *scaled_attr(const ChakraProtoMsg__Attribu
   return tmp;
 }
 
+/* n with its dependencies replaced: l's first n_data ids are its data
+ * deps, the rest its control deps. */
+static void put_with_deps(p2 *w, const chakra_node *n, const ids *l, size_t n_data) {
+  ChakraProtoMsg__Node m = *n;
+  m.data_deps = l->v;
+  m.n_data_deps = n_data;
+  m.ctrl_deps = l->v + n_data;
+  m.n_ctrl_deps = l->n - n_data;
+  coll_encode_pb(&w->buf, &m.base);
+}
+
 /* A reduce-scatter delivers one chunk: n is not split, it only waits for
  * that chunk instead of the whole collective (its last sends). */
 static int narrow(p2 *w, const xcoll *c, const coll_dag *d, int64_t gs, chakra_node *n) {
@@ -674,13 +685,8 @@ static int narrow(p2 *w, const xcoll *c, const coll_dag *d, int64_t gs, chakra_n
   size_t n_data = w->b.n;
   rewrite(w->k, n->ctrl_deps, n->n_ctrl_deps, &w->b, NULL);
   if (w->b.oom) return chakra_error_set(w->x->err, CHAKRA_ENOMEM, "out of memory");
-  ChakraProtoMsg__Node m = *n;
-  m.data_deps = w->b.v;
-  m.n_data_deps = n_data;
-  m.ctrl_deps = w->b.v + n_data;
-  m.n_ctrl_deps = w->b.n - n_data;
-  coll_encode_pb(&w->buf, &m.base);
   w->x->nodes_out++;
+  put_with_deps(w, n, &w->b, n_data);
   return 0;
 }
 
@@ -787,12 +793,7 @@ static int write_node(p2 *w, chakra_node *n, const uint8_t *raw, size_t len) {
     coll_encode_raw(&w->buf, raw, len);
     return 0;
   }
-  ChakraProtoMsg__Node m = *n;
-  m.data_deps = w->a.v;
-  m.n_data_deps = n_data;
-  m.ctrl_deps = w->a.v + n_data;
-  m.n_ctrl_deps = w->a.n - n_data;
-  coll_encode_pb(&w->buf, &m.base);
+  put_with_deps(w, n, &w->a, n_data);
   return 0;
 }
 

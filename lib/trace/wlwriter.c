@@ -61,6 +61,20 @@ struct chakra_workload_writer {
   chakra_error fail_err;
 };
 
+static void free_writer(chakra_workload_writer *w) {
+  for (uint32_t i = 0; i < w->n; i++) {
+    free(w->paths[i]);
+    free(w->r[i].buf);
+    pthread_mutex_destroy(&w->r[i].mu);
+  }
+  free(w->paths);
+  free(w->r);
+  free(w->open);
+  pthread_mutex_destroy(&w->mu);
+  pthread_cond_destroy(&w->slot_free);
+  free(w);
+}
+
 static int alloc_writer(chakra_workload_writer **out, uint32_t n, const chakra_workload_options *opt,
                         chakra_error *err) {
   *out = NULL;
@@ -79,12 +93,8 @@ static int alloc_writer(chakra_workload_writer **out, uint32_t n, const chakra_w
   w->r = calloc(n, sizeof *w->r);
   w->open = calloc(n, sizeof *w->open);
   if (!w->paths || !w->r || !w->open) {
-    free(w->paths);
-    free(w->r);
-    free(w->open);
-    pthread_mutex_destroy(&w->mu);
-    pthread_cond_destroy(&w->slot_free);
-    free(w);
+    w->n = 0; /* no rank was set up */
+    free_writer(w);
     return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   }
   for (uint32_t i = 0; i < n; i++) pthread_mutex_init(&w->r[i].mu, NULL);
@@ -481,19 +491,6 @@ int chakra_workload_writer_put_ranks(chakra_workload_writer *w, unsigned threads
 
 /* ---- commit ----------------------------------------------------------------- */
 
-static void free_writer(chakra_workload_writer *w) {
-  for (uint32_t i = 0; i < w->n; i++) {
-    free(w->paths[i]);
-    free(w->r[i].buf);
-    pthread_mutex_destroy(&w->r[i].mu);
-  }
-  free(w->paths);
-  free(w->r);
-  free(w->open);
-  pthread_mutex_destroy(&w->mu);
-  pthread_cond_destroy(&w->slot_free);
-  free(w);
-}
 
 /* Writes out every rank's buffer; the files keep their descriptors (few:
  * the slots still bound them) until commit_all closes them in turn. */
