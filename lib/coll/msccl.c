@@ -90,12 +90,12 @@ static const char *attr_get(const XML_Char **at, const char *name) {
   return NULL;
 }
 
-/* Reads integer attribute `name` of element `elem` at the place (g, t, s)
- * (each may be NULL); required unless has_def. The place is formatted only
- * for an error: this runs for every attribute of every step. */
-static int attr_int(mx *x, const XML_Char **at, const char *elem, const mgpu *g, const mtb *t, const mstep *st,
-                    const char *name, int has_def, int32_t def, int32_t *out) {
-  const char *v = attr_get(at, name);
+/* Reads integer attribute `name` (value v, NULL when absent) of element
+ * `elem` at the place (g, t, s) (each may be NULL); required unless
+ * has_def. The place is formatted only for an error: this runs for every
+ * attribute of every step. */
+static int int_value(mx *x, const char *v, const char *elem, const mgpu *g, const mtb *t, const mstep *st,
+                     const char *name, int has_def, int32_t def, int32_t *out) {
   char pl[96];
   if (!v) {
     if (has_def) {
@@ -116,6 +116,11 @@ static int attr_int(mx *x, const XML_Char **at, const char *elem, const mgpu *g,
   }
   *out = (int32_t)l;
   return 0;
+}
+
+static int attr_int(mx *x, const XML_Char **at, const char *elem, const mgpu *g, const mtb *t, const mstep *st,
+                    const char *name, int has_def, int32_t def, int32_t *out) {
+  return int_value(x, attr_get(at, name), elem, g, t, st, name, has_def, def, out);
 }
 
 /* Makes room for one more element of arr; on failure stops the parse and
@@ -186,14 +191,34 @@ static void on_tb(mx *x, const XML_Char **at) {
   g->n++;
 }
 
+/* The attributes of a <step> that are read, found in one pass (a lookup
+ * per name was the largest part of the step handler); NULL when absent. */
+typedef struct step_attrs {
+  const char *s, *type, *cnt, *depid, *deps;
+} step_attrs;
+
+static void find_step_attrs(const XML_Char **at, step_attrs *o) {
+  memset(o, 0, sizeof *o);
+  for (; at[0]; at += 2) {
+    const char *n = at[0];
+    if (n[0] == 's' && !n[1]) o->s = at[1];
+    else if (n[0] == 't' && strcmp(n, "type") == 0) o->type = at[1];
+    else if (n[0] == 'c' && strcmp(n, "cnt") == 0) o->cnt = at[1];
+    else if (n[0] == 'd' && strcmp(n, "depid") == 0) o->depid = at[1];
+    else if (n[0] == 'd' && strcmp(n, "deps") == 0) o->deps = at[1];
+  }
+}
+
 static void on_step(mx *x, const XML_Char **at) {
   GROW(x, x->steps, x->n_steps, x->cap_steps);
   mgpu *g = &x->gpus[x->n_gpus - 1];
   mtb *t = &x->tbs[x->n_tbs - 1];
   mstep s = {0};
   char pl[96];
-  if (attr_int(x, at, "step", g, t, NULL, "s", 0, 0, &s.s)) return;
-  const char *type = attr_get(at, "type");
+  step_attrs a;
+  find_step_attrs(at, &a);
+  if (int_value(x, a.s, "step", g, t, NULL, "s", 0, 0, &s.s)) return;
+  const char *type = a.type;
   if (!type) {
     place(pl, sizeof pl, g, t, &s);
     mx_fail(x, "%s: <step> without attribute type", pl);
@@ -207,9 +232,9 @@ static void on_step(mx *x, const XML_Char **at) {
     return;
   }
   s.type = (uint8_t)k;
-  if (attr_int(x, at, "step", g, t, &s, "cnt", k == ST_NOP, 0, &s.cnt) ||
-      attr_int(x, at, "step", g, t, &s, "depid", 0, 0, &s.depid) ||
-      attr_int(x, at, "step", g, t, &s, "deps", 0, 0, &s.deps))
+  if (int_value(x, a.cnt, "step", g, t, &s, "cnt", k == ST_NOP, 0, &s.cnt) ||
+      int_value(x, a.depid, "step", g, t, &s, "depid", 0, 0, &s.depid) ||
+      int_value(x, a.deps, "step", g, t, &s, "deps", 0, 0, &s.deps))
     return;
   const char *bad = NULL;
   char why[160];

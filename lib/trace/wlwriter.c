@@ -27,7 +27,7 @@
 #include "chakra/build.h"
 
 #define CHUNK (1u << 20)
-#define DIRECT (64u << 10) /* a block this large, with nothing buffered before it, is written without a copy */
+#define DIRECT (16u << 10) /* a block this large, with nothing buffered before it, is written without a copy */
 #define DEFAULT_OPEN 8
 #define DEFAULT_BUDGET (64u << 20)
 #define MAX_THREADS 64

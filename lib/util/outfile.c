@@ -261,7 +261,7 @@ int outfile_write(outfile *f, const void *data, size_t len, chakra_error *err) {
     if (rc) return rc;
   }
   /* large blocks (a jsonw buffer, a whole rank) go out without a copy */
-  if (len > OUT_BUF / 2 || (len >= OUT_BUF / 16 && !f->used)) {
+  if (len > OUT_BUF / 2 || (len >= OUT_BUF / 64 && !f->used)) {
     int rc = f->used ? flush_buf(f, err) : 0;
     return rc ? rc : write_all(f, data, len, err);
   }
