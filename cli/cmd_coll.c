@@ -25,6 +25,9 @@ static const char expand_about[] =
 #define REDUCE_BW_OPT(to)                                                                                    \
   {.name = "reduce-bw", .kind = CLI_OPT_DOUBLE, .dest = (to), .metavar = "GBPS",                             \
    .help = "GB/s of reductions (COMP nodes 3 * bytes / bw ns); 0 = no COMP nodes", .def = "50"}
+#define THREADS_OPT(to)                                                                                      \
+  {.name = "threads", .kind = CLI_OPT_COUNT, .dest = CLI_INT(to), .min = 1, .max = 64,                          \
+   .help = "ranks made at once (the files are the same whatever the count)", .def = "CPUs, at most 8"}
 #define OUTPUT_OPT(to)                                                                                       \
   {.name = "output", .alias = "out", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED,     \
    .dest = (to), .metavar = "PREFIX", .help = "output prefix"}
@@ -51,6 +54,7 @@ static int coll_gen(int argc, char **argv) {
       {.name = "chunks", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&g.chunks), .min = 1, .max = 32767, .metavar = "C",
        .help = "independent pipelines (tags offset by chunk * 65536)", .def = "1"},
       REDUCE_BW_OPT(&g.reduce_bw),
+      THREADS_OPT(&g.threads),
       OUTPUT_OPT(&prefix),
       {0}};
   const cli_command cmd = {.name = "coll gen", .max_args = 0, .about = gen_about, .opts = opts};
@@ -90,6 +94,7 @@ static int coll_from_msccl(int argc, char **argv) {
        .help = "the 2025-04 reference converter's bytes exactly"},
       {.name = "embed-xml", .kind = CLI_OPT_FLAG, .dest = &m.embed_xml,
        .help = "store the whole XML in every file (the reference's input_file)"},
+      THREADS_OPT(&m.threads),
       OUTPUT_OPT(&prefix),
       {0}};
   const cli_command cmd = {.name = "coll from-msccl", .args = "X.xml", .min_args = 1, .max_args = 1,
@@ -131,8 +136,10 @@ static int coll_expand(int argc, char **argv) {
        .metavar = "GROUPS.json", .help = "communicator groups (ASTRA-sim JSON); PyTorch METADATA nodes are read too"},
       REDUCE_BW_OPT(&x.reduce_bw),
       {.name = "overlap", .kind = CLI_OPT_FLAG, .dest = &x.overlap,
-       .help = "split each compute node that consumes an all-gather into one piece per received chunk, plus the "
-               "local piece and a join"},
+       .help = "split each compute node that consumes an all-gather or all-reduce into one piece per chunk "
+               "received in its final phase, plus the local piece and a join (a reduce-scatter's consumer waits "
+               "for its own chunk only)"},
+      THREADS_OPT(&x.threads),
       OUTPUT_OPT(&out),
       {0}};
   const cli_command cmd = {.name = "coll expand", .args = "WORKLOAD_PREFIX", .min_args = 1, .max_args = 1,

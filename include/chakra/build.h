@@ -129,23 +129,60 @@ CHAKRA_API int chakra_workload_writer_open_paths(chakra_workload_writer **out, c
 /* Appends to rank's file. Each rank's first message must be its
  * GlobalMetadata, the rest Nodes (checked where the writer can see the
  * message: put and put_built). put packs msg; put_raw takes unframed
- * message bytes; put_built copies b's buffer (b is unchanged: the same
- * messages can go to several ranks; chakra_builder_clear() it to reuse). Messages larger
- * than CHAKRA_DEFAULT_MAX_MESSAGE are refused (CHAKRA_EINVAL). After any
- * failure the writer only accepts commit (which then fails) or discard. */
+ * message bytes; put_framed takes any number of messages each with its
+ * length prefix (as chakra_builder_bytes() gives them; every frame is
+ * checked); put_built copies b's buffer (b is unchanged: the same
+ * messages can go to several ranks; chakra_builder_clear() it to reuse).
+ * Messages larger than CHAKRA_DEFAULT_MAX_MESSAGE are refused
+ * (CHAKRA_EINVAL). After any failure the writer refuses every put
+ * (CHAKRA_ECANCELED) and only accepts commit (which then fails with the
+ * first failure) or discard.
+ *
+ * Threads: the puts and flush_rank may be called from several threads at
+ * once for different ranks; the calls for one rank must not overlap (their
+ * order is the file's order). A rank's bytes depend only on its own calls,
+ * never on how the threads ran. open, commit and discard are not
+ * concurrent with anything. */
 CHAKRA_API int chakra_workload_writer_put(chakra_workload_writer *w, uint32_t rank, const ProtobufCMessage *msg,
                                           chakra_error *err);
 CHAKRA_API int chakra_workload_writer_put_raw(chakra_workload_writer *w, uint32_t rank, const uint8_t *data,
                                               size_t len, chakra_error *err);
+CHAKRA_API int chakra_workload_writer_put_framed(chakra_workload_writer *w, uint32_t rank, const uint8_t *data,
+                                                 size_t len, chakra_error *err);
 CHAKRA_API int chakra_workload_writer_put_built(chakra_workload_writer *w, uint32_t rank, chakra_builder *b,
                                                 chakra_error *err);
+
+/* Writes out what rank has buffered and closes its file (its descriptor
+ * and buffers go back); a later put reopens it. For a rank that is
+ * complete, or will not be added to for a long time. */
+CHAKRA_API int chakra_workload_writer_flush_rank(chakra_workload_writer *w, uint32_t rank, chakra_error *err);
+
+/* Makes every rank on several threads: fn(ctx, worker, r, w, err) puts
+ * rank r's messages (each rank once, on one thread, ranks handed out in
+ * ascending order), and the rank is flushed when fn returns 0. worker
+ * (below the thread count: threads, or CHAKRA_WORKLOAD_AUTO_THREADS when
+ * threads is 0 = one per CPU up to that) lets fn keep scratch memory per
+ * thread. At most the writer's max_open files are open at once whatever
+ * the thread count; the bytes do not depend on it. When a rank fails, no
+ * further rank starts and the writer is failed; the error returned is
+ * that of the lowest rank that failed by itself (not one stopped because
+ * another failed). fn returns 0 or a negative status with err set. */
+#define CHAKRA_WORKLOAD_AUTO_THREADS 8
+typedef int (*chakra_rank_writer_fn)(void *ctx, unsigned worker, uint32_t rank, chakra_workload_writer *w,
+                                     chakra_error *err);
+CHAKRA_API int chakra_workload_writer_put_ranks(chakra_workload_writer *w, unsigned threads, chakra_rank_writer_fn fn,
+                                                void *ctx, chakra_error *err);
 
 /* The name of rank's file (owned by w). */
 CHAKRA_API const char *chakra_workload_writer_path(const chakra_workload_writer *w, uint32_t rank);
 
 /* Writes out what is buffered and renames every rank's file into place,
  * all or none: a rank without a GlobalMetadata, or any failure, removes
- * every temporary (and any file this call already renamed). Frees w
+ * every temporary (and any file this call already renamed). The files are
+ * durable before the first rename (one syncfs of the file system, or an
+ * fsync per file where syncfs does not report errors) and the folder is
+ * synced after the last: once commit returns 0 every rank is on disk, and
+ * a crash never leaves a partial file under a final name. Frees w
  * whatever happens. */
 CHAKRA_API int chakra_workload_writer_commit(chakra_workload_writer *w, chakra_error *err);
 

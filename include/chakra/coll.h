@@ -51,6 +51,7 @@ typedef struct chakra_coll_gen_options {
   uint64_t size;      /* whole buffer; all-gather: the per-rank input */
   uint32_t chunks;    /* independent pipelines; 0 = 1 */
   double reduce_bw;   /* GB/s for reduction COMP nodes; 0 = none */
+  unsigned threads;   /* ranks made at once; 0 = one per CPU (at most 8); the bytes never depend on it */
 } chakra_coll_gen_options;
 
 /* Checks that the algorithm supports the collective and rank count; the
@@ -66,6 +67,7 @@ typedef struct chakra_coll_msccl_options {
   int compat;         /* the 2025-04 reference converter's bytes exactly */
   int embed_xml;      /* store the whole XML in input_file, as the reference */
   const char *producer; /* "chakra-c <version> coll from-msccl" or NULL */
+  unsigned threads;   /* ranks converted at once; 0 = one per CPU (at most 8); the bytes never depend on it */
 } chakra_coll_msccl_options;
 
 /* Converts MSCCL-IR XML into PREFIX.<gpu>.et. Errors name the file, gpu, tb
@@ -108,6 +110,7 @@ typedef struct chakra_coll_expand_options {
   const char *producer;
   chakra_diag_fn diag;      /* warnings (collectives left alone, ...) */
   void *diag_ctx;
+  unsigned threads;         /* ranks expanded at once; 0 = one per CPU (at most 8); the bytes never depend on it */
 } chakra_coll_expand_options;
 
 /* Reads the workload WORKLOAD_PREFIX.<r>.et (r = 0.. while files exist)

@@ -81,11 +81,18 @@ void coll_encode_meta(coll_buf *out, const coll_meta *m);
  * visible under the final names before coll_set_commit(). */
 typedef struct coll_set coll_set;
 int coll_set_open(coll_set **out, const char *prefix, uint32_t ranks, chakra_error *err);
-/* Appends buf (already length-prefixed messages) to rank r's file. */
+/* Appends buf (already length-prefixed messages) to rank r's file. Puts
+ * of different ranks may run on different threads at once. */
 int coll_set_write(coll_set *s, uint32_t r, const coll_buf *buf, chakra_error *err);
-/* The same, safe to call from several threads (not mixed with
- * coll_set_write). */
-int coll_set_put_rank(coll_set *s, uint32_t r, const coll_buf *buf, chakra_error *err);
+/* Makes every rank on up to `threads` threads (0 = one per CPU, at most
+ * CHAKRA_WORKLOAD_AUTO_THREADS): fn writes rank r with coll_set_write,
+ * keeping its scratch per worker (below coll_set_threads(threads)). The
+ * files are the same whatever the thread count; the error returned is the
+ * lowest failing rank's. */
+typedef int (*coll_rank_fn)(void *ctx, unsigned worker, uint32_t r, coll_set *s, chakra_error *err);
+int coll_set_fill(coll_set *s, unsigned threads, coll_rank_fn fn, void *ctx, chakra_error *err);
+/* How many workers coll_set_fill may use: scratch arrays have this size. */
+unsigned coll_set_threads(unsigned threads);
 /* Puts every rank in place, or none; fails when a rank was not written.
  * Frees s. */
 int coll_set_commit(coll_set *s, chakra_error *err);

@@ -11,7 +11,7 @@
  * copies the workload, writing each expanded collective's DAG in its place
  * (roots take the collective's dependencies, dependents wait on its sinks)
  * and, with overlap, splitting each compute node that consumes an
- * all-gather into per-chunk pieces. */
+ * all-gather, all-reduce or reduce-scatter into per-chunk pieces. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,8 +227,8 @@ static uint32_t group_pos(const coll_group *g, uint32_t r) {
 }
 
 static chakra_coll_gen_options gen_opts(const xstate *x, const chakra_coll_rule *rule, const xcoll *c, uint32_t n) {
-  chakra_coll_gen_options g = {(chakra_coll_type)c->type, (chakra_coll_algo)rule->algo, n, c->size, 1,
-                               x->o->reduce_bw};
+  chakra_coll_gen_options g = {.coll = (chakra_coll_type)c->type, .algo = (chakra_coll_algo)rule->algo,
+                               .ranks = n, .size = c->size, .chunks = 1, .reduce_bw = x->o->reduce_bw};
   return g;
 }
 
@@ -591,14 +591,59 @@ static int write_coll(p2 *w, const xcoll *c, const chakra_node *n) {
   return 0;
 }
 
-/* The expanded all-gather a compute node consumes directly (one only), or NULL. */
+/* The first step of c's algorithm whose receives deliver final output
+ * (see coll_gen_gather_step), or -1 when the consumers of c cannot be
+ * split: a prefix of algorithm ETs says nothing of its phases, so only its
+ * all-gathers (every receive delivers output) are. */
+static int64_t gather_step(const xstate *x, const xcoll *c) {
+  const chakra_coll_rule *rule = &x->o->rules[c->rule];
+  if (rule->prefix) return c->type == CHAKRA_COLL_ALLGATHER ? 0 : -1;
+  chakra_coll_gen_options go = gen_opts(x, rule, c, group_of(x, c)->n);
+  return coll_gen_gather_step(&go);
+}
+
+/* 1 if node i of d is a receive that delivers final output. */
+static int delivers(const coll_dag *d, uint32_t i, int64_t gs) {
+  uint32_t step = (uint32_t)d->tag[i] & ((1u << COLL_CHUNK_TAG_SHIFT) - 1);
+  return d->kind[i] == COLL_RECV && (int64_t)step >= gs;
+}
+
+/* Ids of the nodes after which the rank's own chunk of c's output is
+ * final, into out: for an all-reduce what the first send of each
+ * pipeline's gather phase waits for, for a reduce-scatter its sinks that
+ * are not sends. */
+static void own_chunk(const xcoll *c, const coll_dag *d, int64_t gs, ids *out) {
+  if (c->type == CHAKRA_COLL_REDUCESCATTER) {
+    uint8_t *has_child = calloc(d->n ? d->n : 1, 1);
+    if (!has_child) {
+      out->oom = 1;
+      return;
+    }
+    for (uint32_t i = 0; i < d->n_deps; i++) has_child[d->deps[i]] = 1;
+    for (uint32_t i = 0; i < d->n; i++)
+      if (!has_child[i] && d->kind[i] != COLL_SEND) ids_push(out, c->id_base + i);
+    free(has_child);
+    return;
+  }
+  int64_t pipeline = -1; /* pipelines are generated one after the other */
+  for (uint32_t i = 0; i < d->n; i++) {
+    int64_t p = (uint32_t)d->tag[i] >> COLL_CHUNK_TAG_SHIFT;
+    uint32_t step = (uint32_t)d->tag[i] & ((1u << COLL_CHUNK_TAG_SHIFT) - 1);
+    if (d->kind[i] != COLL_SEND || (int64_t)step < gs || p == pipeline) continue;
+    pipeline = p;
+    for (uint32_t k = d->dep_off[i]; k < d->dep_off[i + 1]; k++) ids_push(out, c->id_base + d->deps[k]);
+  }
+}
+
+/* The expanded collective a compute node consumes directly (one only)
+ * when its output arrives in chunks, or NULL. */
 static const xcoll *overlap_source(const p2 *w, const chakra_node *n) {
   if (!w->x->o->overlap || n->type != CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE) return NULL;
   const xcoll *found = NULL;
   for (size_t i = 0; i < n->n_data_deps; i++) {
     const xcoll *c = find_coll(w->k, n->data_deps[i]);
     if (!c || c->rule < 0) continue;
-    if (found || c->type != CHAKRA_COLL_ALLGATHER) return NULL;
+    if (found || gather_step(w->x, c) < 0) return NULL;
     found = c;
   }
   for (size_t i = 0; found && i < n->n_ctrl_deps; i++) {
@@ -622,25 +667,60 @@ static ChakraProtoMsg__AttributeProto *scaled_attr(const ChakraProtoMsg__Attribu
   return tmp;
 }
 
-/* Splits compute node n that consumes all-gather c into one piece per
- * delivering receive plus the local piece, and a join node with n's id. */
+/* n with its dependencies replaced: l's first n_data ids are its data
+ * deps, the rest its control deps. */
+static void put_with_deps(p2 *w, const chakra_node *n, const ids *l, size_t n_data) {
+  ChakraProtoMsg__Node m = *n;
+  m.data_deps = l->v;
+  m.n_data_deps = n_data;
+  m.ctrl_deps = l->v + n_data;
+  m.n_ctrl_deps = l->n - n_data;
+  coll_encode_pb(&w->buf, &m.base);
+}
+
+/* A reduce-scatter delivers one chunk: n is not split, it only waits for
+ * that chunk instead of the whole collective (its last sends). */
+static int narrow(p2 *w, const xcoll *c, const coll_dag *d, int64_t gs, chakra_node *n) {
+  w->b.n = 0;
+  rewrite(w->k, n->data_deps, n->n_data_deps, &w->b, c);
+  own_chunk(c, d, gs, &w->b);
+  size_t n_data = w->b.n;
+  rewrite(w->k, n->ctrl_deps, n->n_ctrl_deps, &w->b, NULL);
+  if (w->b.oom) return chakra_error_set(w->x->err, CHAKRA_ENOMEM, "out of memory");
+  w->x->nodes_out++;
+  put_with_deps(w, n, &w->b, n_data);
+  return 0;
+}
+
+/* Splits compute node n that consumes collective c into one piece per
+ * receive delivering final output plus the local piece, and a join node
+ * with n's id. The local piece covers the rank's own chunk: an all-gather's
+ * input (ready with the collective's inputs), an all-reduce's reduced
+ * chunk (ready when its reduction is done). */
 static int write_overlap(p2 *w, const xcoll *c, chakra_node *n) {
   xstate *x = w->x;
   const coll_dag *d;
   build_dag(x, c, w->r, &d);
   const chakra_coll_rule *rule = &x->o->rules[c->rule];
   uint64_t num = rule->prefix ? c->size : 1, den = rule->prefix ? x->libs[c->lib].size : 1;
+  int64_t gs = gather_step(x, c);
+  int gather = c->type == CHAKRA_COLL_ALLGATHER;
   uint32_t nr = 0;
-  uint64_t total = c->size; /* the local part: this rank's own input */
+  uint64_t received = 0;
   for (uint32_t i = 0; i < d->n; i++)
-    if (d->kind[i] == COLL_RECV) nr++, total += coll_muldiv(d->bytes[i], num, den);
+    if (delivers(d, i, gs)) nr++, received += coll_muldiv(d->bytes[i], num, den);
+  /* an all-gather's size is its own input; an all-reduce's, the whole output */
+  uint64_t total = gather ? c->size + received : c->size;
+  uint64_t local = gather ? c->size : total > received ? total - received : 0;
   if (total == 0) return 0;
+  if (c->type == CHAKRA_COLL_REDUCESCATTER) return narrow(w, c, d, gs, n);
   /* the other deps of n, rewritten */
   w->b.n = 0;
   rewrite(w->k, n->data_deps, n->n_data_deps, &w->b, c);
   rewrite(w->k, n->ctrl_deps, n->n_ctrl_deps, &w->b, NULL);
   size_t n_other = w->b.n;
-  rewrite(w->k, c->deps, c->n_deps, &w->b, NULL); /* + the collective's inputs, for the local piece */
+  if (gather) rewrite(w->k, c->deps, c->n_deps, &w->b, NULL); /* + the collective's inputs, for the local piece */
+  else own_chunk(c, d, gs, &w->b);                               /* + what completes the own chunk */
   if (w->b.oom) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
   ChakraProtoMsg__AttributeProto **attrs = malloc((n->n_attr ? n->n_attr : 1) * sizeof *attrs);
   ChakraProtoMsg__AttributeProto *tmp = malloc((n->n_attr ? n->n_attr : 1) * sizeof *tmp);
@@ -657,8 +737,7 @@ static int write_overlap(p2 *w, const xcoll *c, chakra_node *n) {
    * piece takes the rest, so the pieces add up to the whole */
   uint64_t dur = n->duration_micros, recv_shares = 0;
   for (uint32_t q = 0; q < d->n; q++)
-    if (d->kind[q] == COLL_RECV)
-      recv_shares += coll_muldiv(dur, coll_muldiv(d->bytes[q], num, den), total);
+    if (delivers(d, q, gs)) recv_shares += coll_muldiv(dur, coll_muldiv(d->bytes[q], num, den), total);
   uint32_t ri = 0;
   for (uint32_t p = 0; p <= nr; p++) {
     /* piece p: 0 = local, then the receives in DAG order */
@@ -666,11 +745,11 @@ static int write_overlap(p2 *w, const xcoll *c, chakra_node *n) {
     size_t nd = n_other;
     if (n_other) memcpy(deps, w->b.v, n_other * sizeof *deps);
     if (p == 0) {
-      bytes = c->size;
+      bytes = local;
       if (w->b.n > n_other) memcpy(deps + nd, w->b.v + n_other, (w->b.n - n_other) * sizeof *deps);
       nd = w->b.n;
     } else {
-      while (d->kind[ri] != COLL_RECV) ri++;
+      while (!delivers(d, ri, gs)) ri++;
       bytes = coll_muldiv(d->bytes[ri], num, den);
       deps[nd++] = c->id_base + ri++;
     }
@@ -716,12 +795,7 @@ static int write_node(p2 *w, chakra_node *n, const uint8_t *raw, size_t len) {
     coll_encode_raw(&w->buf, raw, len);
     return 0;
   }
-  ChakraProtoMsg__Node m = *n;
-  m.data_deps = w->a.v;
-  m.n_data_deps = n_data;
-  m.ctrl_deps = w->a.v + n_data;
-  m.n_ctrl_deps = w->a.n - n_data;
-  coll_encode_pb(&w->buf, &m.base);
+  put_with_deps(w, n, &w->a, n_data);
   return 0;
 }
 
@@ -761,6 +835,38 @@ static int pass2_rank(xstate *x, uint32_t r, coll_set *set) {
   if (rc >= 0) rc = coll_set_write(set, r, &w.buf, x->err);
   coll_buf_free(&w.buf);
   free(w.a.v), free(w.b.v);
+  return rc;
+}
+
+/* Pass 2 on worker threads: each has its own view of the plan (read
+ * only) with its own scratch DAG, node count and error. */
+typedef struct p2job {
+  xstate *w; /* one per worker */
+  chakra_error *errs;
+} p2job;
+
+static int pass2_one(void *ctx, unsigned worker, uint32_t r, coll_set *set, chakra_error *err) {
+  p2job *j = ctx;
+  int rc = pass2_rank(&j->w[worker], r, set);
+  if (rc && err) *err = j->errs[worker];
+  return rc;
+}
+
+static int pass2(xstate *x, coll_set *set, chakra_error *err) {
+  unsigned nt = coll_set_threads(x->o->threads);
+  p2job j = {calloc(nt, sizeof *j.w), calloc(nt, sizeof *j.errs)};
+  int rc = j.w && j.errs ? 0 : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (unsigned t = 0; !rc && t < nt; t++) {
+    j.w[t] = *x;
+    j.w[t].err = &j.errs[t];
+    j.w[t].nodes_out = 0;
+    coll_dag_init(&j.w[t].dag);
+  }
+  if (!rc) rc = coll_set_fill(set, x->o->threads, pass2_one, &j, err);
+  for (unsigned t = 0; !rc && t < nt; t++) x->nodes_out += j.w[t].nodes_out;
+  for (unsigned t = 0; j.w && t < nt; t++) coll_dag_free(&j.w[t].dag);
+  free(j.w);
+  free(j.errs);
   return rc;
 }
 
@@ -847,7 +953,7 @@ int chakra_coll_expand(const char *workload_prefix, const char *out_prefix, cons
   if (!rc) rc = plan(&x);
   coll_set *set = NULL;
   if (!rc) rc = coll_set_open(&set, out_prefix, x.npus, err);
-  for (uint32_t r = 0; !rc && r < x.npus; r++) rc = pass2_rank(&x, r, set);
+  if (!rc) rc = pass2(&x, set, err);
   if (set) {
     if (rc) coll_set_abort(set);
     else rc = coll_set_commit(set, err);

@@ -9,7 +9,6 @@
 #include "gen.h"
 
 #include <ctype.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -290,6 +289,19 @@ void coll_gen_rank(coll_dag *d, const chakra_coll_gen_options *o, uint32_t r) {
   }
 }
 
+int64_t coll_gen_gather_step(const chakra_coll_gen_options *o) {
+  uint32_t L = 0;
+  while ((1u << L) < o->ranks) L++;
+  if (o->coll == CHAKRA_COLL_ALLTOALL) return -1;
+  if (o->coll == CHAKRA_COLL_ALLGATHER) return 0;
+  switch (o->algo) {
+    case CHAKRA_ALGO_RING: return (int64_t)o->ranks - 1;
+    case CHAKRA_ALGO_DIRECT: return 1;
+    case CHAKRA_ALGO_HD: return L;
+    default: return -1;
+  }
+}
+
 int64_t coll_gen_tag_span(const chakra_coll_gen_options *o) {
   uint32_t chunks = o->chunks ? o->chunks : 1, L = 0;
   while ((1u << L) < o->ranks) L++;
@@ -304,40 +316,31 @@ int64_t coll_gen_tag_span(const chakra_coll_gen_options *o) {
   return chunks > 1 ? ((int64_t)(chunks - 1) << COLL_CHUNK_TAG_SHIFT) + per : per;
 }
 
-/* One writer thread: ranks first, first + step, ... */
+/* One worker's scratch: a DAG and its encoding, reused rank after rank. */
+typedef struct gscratch {
+  coll_dag d;
+  coll_buf buf;
+} gscratch;
+
 typedef struct gjob {
   const chakra_coll_gen_options *o;
   const coll_meta *m;
-  coll_set *set;
-  uint32_t first, step;
-  int rc;
-  chakra_error err;
+  gscratch *w; /* one per worker */
 } gjob;
 
-static void *gen_thread(void *arg) {
-  gjob *j = arg;
-  coll_dag d;
-  coll_dag_init(&d);
-  coll_buf buf = {0};
+static int gen_rank(void *ctx, unsigned worker, uint32_t r, coll_set *set, chakra_error *err) {
+  gjob *j = ctx;
+  gscratch *g = &j->w[worker];
   coll_place pl = {.self = -1, .style = COLL_STYLE_CHAKRA, .names = COLL_NAMES_SHORT};
-  for (uint32_t r = j->first; !j->rc && r < j->o->ranks; r += j->step) {
-    coll_gen_rank(&d, j->o, r);
-    if (d.oom) {
-      j->rc = chakra_error_set(&j->err, CHAKRA_ENOMEM, "out of memory generating rank %u", r);
-      break;
-    }
-    buf.n = 0;
-    coll_encode_meta(&buf, j->m);
-    for (uint32_t i = 0; i < d.n; i++) coll_encode_node(&buf, &d, i, &pl);
-    j->rc = coll_set_put_rank(j->set, r, &buf, &j->err);
-  }
-  coll_dag_free(&d);
-  coll_buf_free(&buf);
-  return NULL;
+  coll_gen_rank(&g->d, j->o, r);
+  if (g->d.oom) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory generating rank %u", r);
+  g->buf.n = 0;
+  coll_encode_meta(&g->buf, j->m);
+  for (uint32_t i = 0; i < g->d.n; i++) coll_encode_node(&g->buf, &g->d, i, &pl);
+  return coll_set_write(set, r, &g->buf, err);
 }
 
-/* Ranks are independent: two threads make and write them (writing is
- * mostly the kernel copying pages, which a second core halves). */
+/* Ranks are independent: worker threads make, encode and write them. */
 static int write_ranks(const char *prefix, const chakra_coll_gen_options *o, chakra_error *err) {
   coll_set *set;
   int rc = coll_set_open(&set, prefix, o->ranks, err);
@@ -353,27 +356,16 @@ static int write_ranks(const char *prefix, const chakra_coll_gen_options *o, cha
   coll_meta_int(&m, "chunks", (int64_t)chunks);
   /* bytes the last block (of the last pipeline) carries beyond the others */
   if (o->coll != CHAKRA_COLL_ALLGATHER && last % o->ranks) coll_meta_int(&m, "remainder", (int64_t)(last % o->ranks));
-  enum { THREADS = 2 };
-  gjob jobs[THREADS];
-  pthread_t th[THREADS];
-  int started[THREADS] = {0};
-  uint32_t nt = o->ranks >= 64 ? THREADS : 1;
-  for (uint32_t t = 0; t < nt; t++) {
-    jobs[t] = (gjob){o, &m, set, t, nt, 0, {0}};
-    started[t] = t > 0 && pthread_create(&th[t], NULL, gen_thread, &jobs[t]) == 0;
-    if (t > 0 && !started[t]) { /* no thread: this one does its ranks too */
-      jobs[0].step = 1;
-      nt = 1;
-    }
+  unsigned nt = coll_set_threads(o->threads);
+  gjob j = {o, &m, calloc(nt, sizeof *j.w)};
+  if (!j.w) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (unsigned t = 0; j.w && t < nt; t++) coll_dag_init(&j.w[t].d);
+  if (!rc) rc = coll_set_fill(set, o->threads, gen_rank, &j, err);
+  for (unsigned t = 0; j.w && t < nt; t++) {
+    coll_dag_free(&j.w[t].d);
+    coll_buf_free(&j.w[t].buf);
   }
-  gen_thread(&jobs[0]);
-  for (uint32_t t = 1; t < THREADS; t++)
-    if (started[t]) pthread_join(th[t], NULL);
-  for (uint32_t t = 0; t < THREADS && !rc; t++)
-    if ((t == 0 || started[t]) && jobs[t].rc) {
-      rc = jobs[t].rc;
-      if (err) *err = jobs[t].err;
-    }
+  free(j.w);
   if (rc) {
     coll_set_abort(set);
     return rc;

@@ -13,6 +13,12 @@
 #define COLL_CHUNK_TAG_SHIFT 16
 
 void coll_gen_rank(coll_dag *d, const chakra_coll_gen_options *o, uint32_t r);
+/* The first step (a tag without its pipeline offset) of the phase whose
+ * receives deliver final output: 0 for an all-gather, the gather phase of
+ * an all-reduce, past the last step for a reduce-scatter (it delivers only
+ * the rank's own chunk); -1 when the output does not arrive in chunks
+ * (trees, all-to-all). */
+int64_t coll_gen_gather_step(const chakra_coll_gen_options *o);
 /* 1 + the largest tag any rank uses. */
 int64_t coll_gen_tag_span(const chakra_coll_gen_options *o);
 

@@ -90,12 +90,12 @@ static const char *attr_get(const XML_Char **at, const char *name) {
   return NULL;
 }
 
-/* Reads integer attribute `name` of element `elem` at the place (g, t, s)
- * (each may be NULL); required unless has_def. The place is formatted only
- * for an error: this runs for every attribute of every step. */
-static int attr_int(mx *x, const XML_Char **at, const char *elem, const mgpu *g, const mtb *t, const mstep *st,
-                    const char *name, int has_def, int32_t def, int32_t *out) {
-  const char *v = attr_get(at, name);
+/* Reads integer attribute `name` (value v, NULL when absent) of element
+ * `elem` at the place (g, t, s) (each may be NULL); required unless
+ * has_def. The place is formatted only for an error: this runs for every
+ * attribute of every step. */
+static int int_value(mx *x, const char *v, const char *elem, const mgpu *g, const mtb *t, const mstep *st,
+                     const char *name, int has_def, int32_t def, int32_t *out) {
   char pl[96];
   if (!v) {
     if (has_def) {
@@ -116,6 +116,11 @@ static int attr_int(mx *x, const XML_Char **at, const char *elem, const mgpu *g,
   }
   *out = (int32_t)l;
   return 0;
+}
+
+static int attr_int(mx *x, const XML_Char **at, const char *elem, const mgpu *g, const mtb *t, const mstep *st,
+                    const char *name, int has_def, int32_t def, int32_t *out) {
+  return int_value(x, attr_get(at, name), elem, g, t, st, name, has_def, def, out);
 }
 
 /* Makes room for one more element of arr; on failure stops the parse and
@@ -186,14 +191,34 @@ static void on_tb(mx *x, const XML_Char **at) {
   g->n++;
 }
 
+/* The attributes of a <step> that are read, found in one pass (a lookup
+ * per name was the largest part of the step handler); NULL when absent. */
+typedef struct step_attrs {
+  const char *s, *type, *cnt, *depid, *deps;
+} step_attrs;
+
+static void find_step_attrs(const XML_Char **at, step_attrs *o) {
+  memset(o, 0, sizeof *o);
+  for (; at[0]; at += 2) {
+    const char *n = at[0];
+    if (n[0] == 's' && !n[1]) o->s = at[1];
+    else if (n[0] == 't' && strcmp(n, "type") == 0) o->type = at[1];
+    else if (n[0] == 'c' && strcmp(n, "cnt") == 0) o->cnt = at[1];
+    else if (n[0] == 'd' && strcmp(n, "depid") == 0) o->depid = at[1];
+    else if (n[0] == 'd' && strcmp(n, "deps") == 0) o->deps = at[1];
+  }
+}
+
 static void on_step(mx *x, const XML_Char **at) {
   GROW(x, x->steps, x->n_steps, x->cap_steps);
   mgpu *g = &x->gpus[x->n_gpus - 1];
   mtb *t = &x->tbs[x->n_tbs - 1];
   mstep s = {0};
   char pl[96];
-  if (attr_int(x, at, "step", g, t, NULL, "s", 0, 0, &s.s)) return;
-  const char *type = attr_get(at, "type");
+  step_attrs a;
+  find_step_attrs(at, &a);
+  if (int_value(x, a.s, "step", g, t, NULL, "s", 0, 0, &s.s)) return;
+  const char *type = a.type;
   if (!type) {
     place(pl, sizeof pl, g, t, &s);
     mx_fail(x, "%s: <step> without attribute type", pl);
@@ -207,9 +232,9 @@ static void on_step(mx *x, const XML_Char **at) {
     return;
   }
   s.type = (uint8_t)k;
-  if (attr_int(x, at, "step", g, t, &s, "cnt", k == ST_NOP, 0, &s.cnt) ||
-      attr_int(x, at, "step", g, t, &s, "depid", 0, 0, &s.depid) ||
-      attr_int(x, at, "step", g, t, &s, "deps", 0, 0, &s.deps))
+  if (int_value(x, a.cnt, "step", g, t, &s, "cnt", k == ST_NOP, 0, &s.cnt) ||
+      int_value(x, a.depid, "step", g, t, &s, "depid", 0, 0, &s.depid) ||
+      int_value(x, a.deps, "step", g, t, &s, "deps", 0, 0, &s.deps))
     return;
   const char *bad = NULL;
   char why[160];
@@ -701,6 +726,40 @@ static int chunk_bytes(mx *x, const mgpu *g0, const chakra_coll_msccl_options *o
   return 0;
 }
 
+/* One worker's scratch: its view of the program (steps are marked while
+ * converting, and each GPU's steps belong to one worker), converter state,
+ * DAG and encoding. */
+typedef struct mscratch {
+  mx x;
+  chakra_error err;
+  conv c;
+  coll_dag d;
+  coll_buf buf;
+} mscratch;
+
+typedef struct mjob {
+  const mgpu **by_id;
+  const coll_meta *m;
+  const chakra_coll_msccl_options *o;
+  mscratch *w; /* one per worker */
+} mjob;
+
+static int msccl_rank(void *ctx, unsigned worker, uint32_t gi, coll_set *set, chakra_error *err) {
+  mjob *j = ctx;
+  mscratch *w = &j->w[worker];
+  int rc = convert_gpu(&w->c, j->by_id[gi], &w->d);
+  if (rc) {
+    if (err) *err = w->err;
+    return rc;
+  }
+  coll_place pl = {.self = -1, .style = j->o->compat ? COLL_STYLE_COMPAT : COLL_STYLE_CHAKRA,
+                   .names = COLL_NAMES_MSCCL, .id_of = w->c.ids};
+  w->buf.n = 0;
+  coll_encode_meta(&w->buf, j->m);
+  for (uint32_t i = 0; i < w->d.n; i++) coll_encode_node(&w->buf, &w->d, i, &pl);
+  return coll_set_write(set, gi, &w->buf, err);
+}
+
 static int write_all(mx *x, const mgpu **by_id, const chakra_coll_msccl_options *o, const char *prefix,
                      const char *text, size_t text_len, const char *hex, chakra_error *err) {
   conv c = {.x = x, .o = o};
@@ -729,24 +788,26 @@ static int write_all(mx *x, const mgpu **by_id, const chakra_coll_msccl_options 
   coll_set *set;
   rc = coll_set_open(&set, prefix, (uint32_t)x->ngpus, err);
   if (rc) return rc;
-  coll_dag d;
-  coll_dag_init(&d);
-  coll_buf buf = {0};
-  coll_place pl = {.self = -1, .style = o->compat ? COLL_STYLE_COMPAT : COLL_STYLE_CHAKRA, .names = COLL_NAMES_MSCCL};
-  for (int32_t gi = 0; !rc && gi < x->ngpus; gi++) {
-    rc = convert_gpu(&c, by_id[gi], &d);
-    if (rc) break;
-    buf.n = 0;
-    coll_encode_meta(&buf, &m);
-    pl.id_of = c.ids;
-    for (uint32_t i = 0; i < d.n; i++) coll_encode_node(&buf, &d, i, &pl);
-    rc = coll_set_write(set, (uint32_t)gi, &buf, err);
+  unsigned nt = coll_set_threads(o->threads);
+  mjob j = {by_id, &m, o, calloc(nt, sizeof *j.w)};
+  if (!j.w) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (unsigned t = 0; j.w && t < nt; t++) {
+    mscratch *w = &j.w[t];
+    w->x = *x; /* shared, read-only program; own error and failure mark */
+    w->x.err = &w->err;
+    w->c = c;
+    w->c.x = &w->x;
+    coll_dag_init(&w->d);
   }
-  coll_dag_free(&d);
-  coll_buf_free(&buf);
-  free(c.deps);
-  free(c.work);
-  free(c.ids);
+  if (!rc) rc = coll_set_fill(set, o->threads, msccl_rank, &j, err);
+  for (unsigned t = 0; j.w && t < nt; t++) {
+    coll_dag_free(&j.w[t].d);
+    coll_buf_free(&j.w[t].buf);
+    free(j.w[t].c.deps);
+    free(j.w[t].c.work);
+    free(j.w[t].c.ids);
+  }
+  free(j.w);
   if (rc) {
     coll_set_abort(set);
     return rc;

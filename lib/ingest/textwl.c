@@ -508,6 +508,28 @@ static int build(tgraph *g, tparse *t, uint32_t passes) {
   return g->oom ? -1 : 0;
 }
 
+/* Writing the ranks: one shared encoding (read by every worker), or with
+ * compat one builder per worker, each rank's ids offset by its number. */
+typedef struct tjob {
+  const tgraph *g;
+  const tparse *t;
+  int compat;
+  chakra_builder *shared;
+  chakra_builder *own[CHAKRA_WORKLOAD_AUTO_THREADS];
+} tjob;
+
+static int text_rank(void *ctx, unsigned worker, uint32_t r, chakra_workload_writer *w, chakra_error *err) {
+  tjob *j = ctx;
+  chakra_builder *b = j->shared;
+  if (j->compat) {
+    b = j->own[worker];
+    chakra_builder_clear(b);
+    int rc = encode(j->g, (uint64_t)r * j->g->n, b, j->t, 1, err);
+    if (rc) return rc;
+  }
+  return chakra_workload_writer_put_built(w, r, b, err);
+}
+
 int chakra_convert_text(const char *in_path, const char *out_prefix, const chakra_text_options *opt,
                         chakra_text_report *rep, chakra_error *err) {
   chakra_text_options defaults = {0};
@@ -529,20 +551,21 @@ int chakra_convert_text(const char *in_path, const char *out_prefix, const chakr
     rep->nodes_per_npu = g.n;
   }
   /* the writer keeps a few files open whatever the NPU count and renames
-   * them all at the end, or removes them all */
+   * them all at the end, or removes them all; ranks are written on worker
+   * threads (the same rank once encoded, or one per rank with compat ids) */
   chakra_workload_writer *w = NULL;
   chakra_builder *b = NULL;
+  tjob j = {&g, &t, opt->compat, NULL, {NULL}};
   if (!rc && chakra_builder_new(&b)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (!rc && !opt->compat) rc = encode(&g, 0, b, &t, 0, err);
+  j.shared = b;
+  for (unsigned k = 0; !rc && opt->compat && k < CHAKRA_WORKLOAD_AUTO_THREADS; k++)
+    if (chakra_builder_new(&j.own[k])) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   if (!rc) rc = chakra_workload_writer_open(&w, out_prefix, npus, NULL, err);
-  for (uint32_t r = 0; r < npus && !rc; r++) {
-    if (r == 0 || opt->compat) {
-      chakra_builder_clear(b);
-      rc = encode(&g, opt->compat ? (uint64_t)r * g.n : 0, b, &t, opt->compat, err);
-    }
-    if (!rc) rc = chakra_workload_writer_put_built(w, r, b, err);
-  }
+  if (!rc) rc = chakra_workload_writer_put_ranks(w, 0, text_rank, &j, err);
   if (rc) chakra_workload_writer_discard(w);
   else rc = chakra_workload_writer_commit(w, err);
+  for (unsigned k = 0; k < CHAKRA_WORKLOAD_AUTO_THREADS; k++) chakra_builder_free(j.own[k]);
   chakra_builder_free(b);
   free_graph(&g);
   for (size_t i = 0; i < t.n; i++) free(t.L[i].name), free(t.L[i].fwd_type), free(t.L[i].ig_type), free(t.L[i].wg_type);

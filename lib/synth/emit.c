@@ -198,29 +198,47 @@ static size_t hole_bytes(const node_rec *r, uint32_t rank, const emit_rank_fn *f
   return k + n;
 }
 
-/* One rank's messages: its metadata, then each stage node with the hole
- * filled in for this rank, stamped in scratch (grown as needed). */
-static int write_rank(chakra_workload_writer *w, uint32_t slot, const emit_stage *s, const buf *meta,
-                      uint32_t rank, const emit_rank_fn *fn, buf *scratch, uint64_t *bytes,
-                      chakra_error *err) {
-  uint8_t pre[10], hole[96];
-  int rc = chakra_workload_writer_put_raw(w, slot, meta->p, meta->n, err);
-  *bytes += varint(meta->n, pre) + meta->n;
-  for (size_t i = 0; !rc && i < s->n; i++) {
+/* One rank's messages, framed, into out: its metadata, then each stage
+ * node with the hole filled in for this rank. */
+static void stamp_rank(buf *out, const emit_stage *s, const buf *meta, uint32_t rank, const emit_rank_fn *fn) {
+  uint8_t hole[96];
+  out->n = 0;
+  put_varint(out, meta->n);
+  put_bytes(out, meta->p, meta->n);
+  for (size_t i = 0; i < s->n && !out->failed; i++) {
     const node_rec *r = &s->nodes[i];
     size_t hl = r->hole ? hole_bytes(r, rank, fn, hole) : 0;
     size_t total = r->len + hl;
-    scratch->n = 0;
-    if (!buf_room(scratch, total)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
     const uint8_t *src = s->bytes.p + r->off;
     size_t at = r->hole ? r->hole_at : r->len;
-    memcpy(scratch->p, src, at);
-    memcpy(scratch->p + at, hole, hl);
-    memcpy(scratch->p + at + hl, src + at, r->len - at);
-    rc = chakra_workload_writer_put_raw(w, slot, scratch->p, total, err);
-    *bytes += varint(total, pre) + total;
+    put_varint(out, total);
+    if (!buf_room(out, total)) break;
+    memcpy(out->p + out->n, src, at);
+    memcpy(out->p + out->n + at, hole, hl);
+    memcpy(out->p + out->n + at + hl, src + at, r->len - at);
+    out->n += total;
   }
-  return rc;
+}
+
+/* Ranks are stamped and written on worker threads, each with its own
+ * buffer; the bytes of a rank do not depend on which thread made it. */
+typedef struct wjob {
+  emit_stage *const *stages;
+  const buf *meta;
+  const emit_rank_fn *fn;
+  const uint32_t *ranks;
+  buf *scratch;     /* one per worker */
+  uint64_t *bytes;  /* per written rank */
+} wjob;
+
+static int write_rank(void *ctx, unsigned worker, uint32_t slot, chakra_workload_writer *w, chakra_error *err) {
+  wjob *j = ctx;
+  buf *out = &j->scratch[worker];
+  uint32_t rank = j->ranks[slot];
+  stamp_rank(out, j->stages[j->fn->stage_of(j->fn->ctx, rank)], j->meta, rank, j->fn);
+  if (out->failed) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  j->bytes[slot] = out->n;
+  return chakra_workload_writer_put_framed(w, slot, out->p, out->n, err);
 }
 
 static void encode_meta(buf *b, const emit_meta *m) {
@@ -254,15 +272,19 @@ static int open_writer(chakra_workload_writer **w, const char *prefix, const uin
 int emit_write_ranks(const char *prefix, emit_stage *const *stages, const emit_meta *meta,
                      const emit_rank_fn *fn, const uint32_t *ranks, size_t n, uint64_t *bytes,
                      chakra_error *err) {
-  buf m = {0}, scratch = {0};
+  buf m = {0};
   encode_meta(&m, meta);
   if (m.failed) return free(m.p), chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   *bytes = 0;
   chakra_workload_writer *w;
   int rc = open_writer(&w, prefix, ranks, n, err);
-  for (size_t i = 0; !rc && i < n; i++)
-    rc = write_rank(w, (uint32_t)i, stages[fn->stage_of(fn->ctx, ranks[i])], &m, ranks[i], fn, &scratch, bytes, err);
-  free(m.p), free(scratch.p);
+  if (rc) return free(m.p), rc;
+  wjob j = {stages, &m, fn, ranks, calloc(CHAKRA_WORKLOAD_AUTO_THREADS, sizeof(buf)), calloc(n, sizeof(uint64_t))};
+  if (!j.scratch || !j.bytes) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (!rc) rc = chakra_workload_writer_put_ranks(w, 0, write_rank, &j, err);
+  for (size_t i = 0; !rc && i < n; i++) *bytes += j.bytes[i];
+  for (unsigned t = 0; j.scratch && t < CHAKRA_WORKLOAD_AUTO_THREADS; t++) free(j.scratch[t].p);
+  free(j.scratch), free(j.bytes), free(m.p);
   if (rc) {
     chakra_workload_writer_discard(w);
     return rc;

@@ -1,45 +1,78 @@
-/* wlwriter.c - one ET per rank, all or none, few descriptors; see
- * include/chakra/build.h.
+/* wlwriter.c - one ET per rank, all or none, few descriptors, ranks from
+ * several threads; see include/chakra/build.h.
  *
  * Each rank's messages collect in a memory buffer. A buffer leaves memory
  * when it reaches CHUNK bytes, when all buffers together pass the budget,
- * or at commit; it is then appended to the rank's temporary file
- * (util/outfile). At most max_open temporaries are open: opening another
- * parks the one used least recently (closed, reopened in append mode at
- * its next write). Nothing has a final name until every rank is complete. */
+ * when the rank is flushed, or at commit; it is then appended to the
+ * rank's temporary file (util/outfile). At most max_open temporaries hold
+ * a descriptor: taking another parks the one used least recently (closed,
+ * reopened in append mode at its next write). Nothing has a final name
+ * until every rank is complete.
+ *
+ * Threads: a rank belongs to whoever holds its lock (its producer for the
+ * length of one call, or a thread writing idle buffers out when the budget
+ * is passed, which only try-locks and skips busy ranks). The descriptor
+ * slots, the use clock and the failure record are under the writer's lock;
+ * a rank being written is pinned so that nobody parks its file meanwhile,
+ * and a thread that finds every slot pinned waits for one. The bytes of a
+ * rank depend only on the order of its own puts, never on the threads. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../util/outfile.h"
+#include "../util/tasks.h"
 #include "buildint.h"
 #include "chakra/build.h"
 
 #define CHUNK (1u << 20)
+#define DIRECT (16u << 10) /* a block this large, with nothing buffered before it, is written without a copy */
 #define DEFAULT_OPEN 8
 #define DEFAULT_BUDGET (64u << 20)
+#define MAX_THREADS 64
 
 typedef struct rankf {
-  outfile *f;       /* NULL until the first byte leaves memory */
+  pthread_mutex_t mu; /* held while the rank is added to or written out */
+  outfile *f;         /* NULL until the first byte leaves memory */
   uint8_t *buf;
   size_t len, cap;
-  uint64_t msgs;    /* messages put */
-  uint64_t used;    /* last use, for parking the least recent */
+  uint64_t msgs;      /* messages put */
+  int stopped;        /* a put was refused because another rank had failed */
+  /* under the writer's lock: */
+  uint64_t used;      /* last use, for parking the least recent */
+  int slot;           /* counted among the open descriptors */
+  int pinned;         /* being written: not to be parked */
 } rankf;
 
 struct chakra_workload_writer {
   uint32_t n;
   char **paths;
   rankf *r;
-  uint32_t *open;   /* ranks whose file holds a descriptor */
+  size_t budget;
+  atomic_size_t buffered;
+  atomic_int failed;
+  pthread_mutex_t mu;      /* the fields below */
+  pthread_cond_t slot_free;
+  uint32_t *open;          /* ranks holding a slot (n entries: files that cannot park may exceed the cap) */
   unsigned n_open, max_open;
-  size_t budget, buffered;
   uint64_t clock;
-  int failed;
+  int64_t fail_rank;       /* the failure reported: first-hand, lowest rank (-1 = none) */
+  chakra_error fail_err;
 };
 
-static int fail(chakra_workload_writer *w, int rc) {
-  if (rc) w->failed = 1;
-  return rc;
+static void free_writer(chakra_workload_writer *w) {
+  for (uint32_t i = 0; i < w->n; i++) {
+    free(w->paths[i]);
+    free(w->r[i].buf);
+    pthread_mutex_destroy(&w->r[i].mu);
+  }
+  free(w->paths);
+  free(w->r);
+  free(w->open);
+  pthread_mutex_destroy(&w->mu);
+  pthread_cond_destroy(&w->slot_free);
+  free(w);
 }
 
 static int alloc_writer(chakra_workload_writer **out, uint32_t n, const chakra_workload_options *opt,
@@ -51,13 +84,20 @@ static int alloc_writer(chakra_workload_writer **out, uint32_t n, const chakra_w
   w->n = n;
   w->max_open = opt && opt->max_open ? opt->max_open : DEFAULT_OPEN;
   w->budget = opt && opt->buffer_bytes ? opt->buffer_bytes : DEFAULT_BUDGET;
+  w->fail_rank = -1;
+  atomic_init(&w->buffered, 0);
+  atomic_init(&w->failed, 0);
+  pthread_mutex_init(&w->mu, NULL);
+  pthread_cond_init(&w->slot_free, NULL);
   w->paths = calloc(n, sizeof *w->paths);
   w->r = calloc(n, sizeof *w->r);
-  w->open = calloc(w->max_open, sizeof *w->open);
+  w->open = calloc(n, sizeof *w->open);
   if (!w->paths || !w->r || !w->open) {
-    chakra_workload_writer_discard(w);
+    w->n = 0; /* no rank was set up */
+    free_writer(w);
     return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   }
+  for (uint32_t i = 0; i < n; i++) pthread_mutex_init(&w->r[i].mu, NULL);
   *out = w;
   return 0;
 }
@@ -90,53 +130,144 @@ const char *chakra_workload_writer_path(const chakra_workload_writer *w, uint32_
   return rank < w->n ? w->paths[rank] : NULL;
 }
 
-/* Gives rank a file with a descriptor, parking the least recently used
- * open one when max_open are open. */
-static int make_open(chakra_workload_writer *w, uint32_t rank, chakra_error *err) {
-  rankf *x = &w->r[rank];
-  x->used = ++w->clock;
-  if (x->f && outfile_is_open(x->f)) return 0;
-  if (w->n_open == w->max_open) {
-    unsigned lru = 0;
-    for (unsigned k = 1; k < w->n_open; k++)
-      if (w->r[w->open[k]].used < w->r[w->open[lru]].used) lru = k;
-    rankf *old = &w->r[w->open[lru]];
-    int rc = outfile_park(old->f, err);
-    if (rc) return rc;
-    if (!outfile_is_open(old->f)) {
-      if (!old->len) { /* a parked rank with nothing pending gives its buffer back too */
-        free(old->buf);
-        old->buf = NULL;
-        old->cap = 0;
-      }
-      w->open[lru] = w->open[--w->n_open];
-    }
+/* Records a first-hand failure of rank (the lowest rank's is kept, so the
+ * error reported does not depend on which thread failed first) and stops
+ * the writer. Returns rc. */
+static int record_failure(chakra_workload_writer *w, int64_t rank, int rc, const chakra_error *e) {
+  pthread_mutex_lock(&w->mu);
+  if (w->fail_rank < 0 || rank < w->fail_rank) {
+    w->fail_rank = rank;
+    w->fail_err = *e;
+    w->fail_err.code = rc;
   }
-  if (!x->f) {
-    const char *p = w->paths[rank];
-    int rc = outfile_open(&x->f, p, outfile_name_is_gzip(p), err);
-    if (rc) return rc;
-  }
-  /* a parked file reopens at its next write; count it as open now */
-  if (w->n_open < w->max_open) w->open[w->n_open++] = rank;
-  return 0;
-}
-
-/* Writes rank's buffer, then data[0..len), to its file. */
-static int spill(chakra_workload_writer *w, uint32_t rank, const void *data, size_t len, chakra_error *err) {
-  rankf *x = &w->r[rank];
-  int rc = make_open(w, rank, err);
-  if (!rc && x->len) rc = outfile_write(x->f, x->buf, x->len, err);
-  if (!rc && len) rc = outfile_write(x->f, data, len, err);
-  w->buffered -= x->len;
-  x->len = 0;
+  pthread_mutex_unlock(&w->mu);
+  atomic_store(&w->failed, 1);
   return rc;
 }
 
-static int spill_all(chakra_workload_writer *w, chakra_error *err) {
+/* The failure of a public call: recorded, and copied to the caller. */
+static int fail(chakra_workload_writer *w, int64_t rank, int rc, const chakra_error *e, chakra_error *err) {
+  if (!rc) return 0;
+  if (err) *err = *e;
+  return record_failure(w, rank, rc, e);
+}
+
+/* ---- descriptor slots ---------------------------------------------------- */
+
+/* Under w->mu: parks the least recently used unpinned file that can close.
+ * Returns 1 when a slot was freed, 0 when none could be, or a status. */
+static int park_lru(chakra_workload_writer *w, chakra_error *e) {
+  int best = -1;
+  for (unsigned k = 0; k < w->n_open; k++) {
+    const rankf *x = &w->r[w->open[k]];
+    if (!x->pinned && outfile_can_park(x->f) && (best < 0 || x->used < w->r[w->open[best]].used)) best = (int)k;
+  }
+  if (best < 0) return 0;
+  rankf *old = &w->r[w->open[best]];
+  int rc = outfile_park(old->f, e);
+  if (rc) return rc;
+  old->slot = 0;
+  w->open[best] = w->open[--w->n_open];
+  return 1;
+}
+
+/* Under w->mu: rank no longer holds a slot. */
+static void drop_slot(chakra_workload_writer *w, uint32_t rank) {
+  for (unsigned k = 0; k < w->n_open; k++)
+    if (w->open[k] == rank) {
+      w->open[k] = w->open[--w->n_open];
+      break;
+    }
+  w->r[rank].slot = 0;
+}
+
+/* Under w->mu: 1 if a slot holder is being written (and will let go). */
+static int any_pinned(const chakra_workload_writer *w) {
+  for (unsigned k = 0; k < w->n_open; k++)
+    if (w->r[w->open[k]].pinned) return 1;
+  return 0;
+}
+
+/* Gives rank (whose lock the caller holds) a file with a descriptor slot
+ * and pins it. The file is created outside the writer's lock (creating is
+ * the slow part; the slot is already counted). */
+static int acquire(chakra_workload_writer *w, uint32_t rank, chakra_error *e) {
+  rankf *x = &w->r[rank];
   int rc = 0;
-  for (uint32_t i = 0; i < w->n && !rc; i++)
-    if (w->r[i].len) rc = spill(w, i, NULL, 0, err);
+  pthread_mutex_lock(&w->mu);
+  x->used = ++w->clock;
+  while (!x->slot && w->n_open >= w->max_open) {
+    rc = park_lru(w, e);
+    if (rc) break;
+    if (!any_pinned(w)) break; /* only files that cannot close: go beyond the cap, as they must */
+    pthread_cond_wait(&w->slot_free, &w->mu);
+  }
+  if (rc > 0) rc = 0;
+  if (!rc) {
+    if (!x->slot) w->open[w->n_open++] = rank;
+    x->slot = 1;
+    x->pinned = 1;
+  }
+  pthread_mutex_unlock(&w->mu);
+  if (rc || x->f) return rc;
+  const char *p = w->paths[rank];
+  rc = outfile_open(&x->f, p, outfile_name_is_gzip(p), e);
+  if (rc) { /* no file after all: the slot goes back */
+    pthread_mutex_lock(&w->mu);
+    drop_slot(w, rank);
+    x->pinned = 0;
+    pthread_cond_broadcast(&w->slot_free);
+    pthread_mutex_unlock(&w->mu);
+  }
+  return rc;
+}
+
+/* Unpins rank's file; close: park it too (its descriptor goes back). */
+static int release(chakra_workload_writer *w, uint32_t rank, int close, chakra_error *e) {
+  rankf *x = &w->r[rank];
+  int rc = close ? outfile_park(x->f, e) : 0; /* pinned: nobody else touches x->f */
+  pthread_mutex_lock(&w->mu);
+  x->pinned = 0;
+  if (close && !rc && !outfile_is_open(x->f) && x->slot) drop_slot(w, rank);
+  pthread_cond_broadcast(&w->slot_free);
+  pthread_mutex_unlock(&w->mu);
+  return rc;
+}
+
+/* ---- buffers --------------------------------------------------------------- */
+
+/* Writes rank's buffer, then data[0..len), to its file (the caller holds
+ * the rank's lock); close: the file gives its descriptor back after. */
+static int spill(chakra_workload_writer *w, uint32_t rank, const void *data, size_t len, int close,
+                 chakra_error *e) {
+  rankf *x = &w->r[rank];
+  int rc = acquire(w, rank, e);
+  if (rc) return rc;
+  if (x->len) rc = outfile_write(x->f, x->buf, x->len, e);
+  if (!rc && len) rc = outfile_write(x->f, data, len, e);
+  int rc2 = release(w, rank, close, e);
+  atomic_fetch_sub(&w->buffered, x->len);
+  x->len = 0;
+  return rc ? rc : rc2;
+}
+
+/* Passed the budget: writes out the buffers of ranks nobody is using
+ * until half the budget is left (so that the next few puts do not scan
+ * again), giving their memory back (they are idle: it may be long until
+ * their next message). */
+static int spill_idle(chakra_workload_writer *w, uint32_t self, chakra_error *e) {
+  int rc = 0;
+  for (uint32_t i = 0; i < w->n && !rc && atomic_load(&w->buffered) > w->budget / 2; i++) {
+    rankf *x = &w->r[i];
+    if (i == self || pthread_mutex_trylock(&x->mu) != 0) continue;
+    if (x->len) rc = spill(w, i, NULL, 0, 0, e);
+    if (!rc && x->buf) {
+      free(x->buf);
+      x->buf = NULL;
+      x->cap = 0;
+    }
+    pthread_mutex_unlock(&x->mu);
+  }
   return rc;
 }
 
@@ -153,112 +284,241 @@ static uint8_t *room(rankf *x, size_t n) {
 }
 
 /* After bytes were added to rank's buffer: send out what is due. */
-static int settle(chakra_workload_writer *w, uint32_t rank, size_t added, chakra_error *err) {
-  w->buffered += added;
-  if (w->r[rank].len >= CHUNK) return spill(w, rank, NULL, 0, err);
-  return w->buffered > w->budget ? spill_all(w, err) : 0;
-}
-
-static int check(chakra_workload_writer *w, uint32_t rank, chakra_error *err) {
-  if (w->failed) return chakra_error_set(err, CHAKRA_EINVAL, "the workload writer failed earlier");
-  if (rank >= w->n)
-    return fail(w, chakra_error_set(err, CHAKRA_EINVAL, "rank %u is outside the workload's %u ranks", rank, w->n));
-  return 0;
-}
-
-static int too_large(chakra_workload_writer *w, uint32_t rank, size_t len, chakra_error *err) {
-  return fail(w, chakra_error_set(err, CHAKRA_EINVAL, "%s: message %llu of %zu bytes exceeds the limit of %u",
-                                  w->paths[rank], (unsigned long long)w->r[rank].msgs, len,
-                                  CHAKRA_DEFAULT_MAX_MESSAGE));
-}
-
-int chakra_workload_writer_put(chakra_workload_writer *w, uint32_t rank, const ProtobufCMessage *msg,
-                               chakra_error *err) {
-  int rc = check(w, rank, err);
-  if (rc) return rc;
-  rankf *x = &w->r[rank];
-  const ProtobufCMessageDescriptor *want =
-      x->msgs ? &chakra_proto_msg__node__descriptor : &chakra_proto_msg__global_metadata__descriptor;
-  if (msg->descriptor != want)
-    return fail(w, chakra_error_set(err, CHAKRA_EINVAL, "%s: message %llu must be a %s", w->paths[rank],
-                                    (unsigned long long)x->msgs, x->msgs ? "Node" : "GlobalMetadata"));
-  size_t len = protobuf_c_message_get_packed_size(msg);
-  if (len > CHAKRA_DEFAULT_MAX_MESSAGE) return too_large(w, rank, len, err);
-  uint8_t *p = room(x, len + 10);
-  if (!p) return fail(w, chakra_error_set(err, CHAKRA_ENOMEM, "out of memory"));
-  size_t k = chakra_varint_encode(len, p);
-  protobuf_c_message_pack(msg, p + k);
-  x->len += k + len;
-  x->msgs++;
-  return fail(w, settle(w, rank, k + len, err));
+static int settle(chakra_workload_writer *w, uint32_t rank, size_t added, chakra_error *e) {
+  size_t total = atomic_fetch_add(&w->buffered, added) + added;
+  if (w->r[rank].len >= CHUNK) return spill(w, rank, NULL, 0, 0, e);
+  if (total <= w->budget) return 0;
+  int rc = spill(w, rank, NULL, 0, 0, e);
+  return rc ? rc : spill_idle(w, rank, e);
 }
 
 /* Adds framed bytes to rank's file: a large block with nothing buffered
  * before it goes out without a copy. */
-static int add_framed(chakra_workload_writer *w, uint32_t rank, const void *data, size_t len, chakra_error *err) {
+static int add_framed(chakra_workload_writer *w, uint32_t rank, const void *data, size_t len, chakra_error *e) {
   rankf *x = &w->r[rank];
-  if (len >= CHUNK) return spill(w, rank, data, len, err);
+  if (len >= DIRECT && !x->len) return spill(w, rank, data, len, 0, e);
   uint8_t *p = room(x, len);
-  if (!p) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (!p) return chakra_error_set(e, CHAKRA_ENOMEM, "%s: out of memory", w->paths[rank]);
   memcpy(p, data, len);
   x->len += len;
-  return settle(w, rank, len, err);
+  return settle(w, rank, len, e);
+}
+
+/* ---- puts ------------------------------------------------------------------- */
+
+/* Refuses a rank outside the workload, or any put after a failure. */
+static int check(chakra_workload_writer *w, uint32_t rank, chakra_error *e) {
+  if (rank >= w->n)
+    return chakra_error_set(e, CHAKRA_EINVAL, "rank %u is outside the workload's %u ranks", rank, w->n);
+  if (atomic_load(&w->failed)) return CHAKRA_ECANCELED;
+  return 0;
+}
+
+/* Entering and leaving a put: the rank's lock; a refusal after another
+ * failure is told apart from a failure of this put. */
+static int enter(chakra_workload_writer *w, uint32_t rank, chakra_error *e, chakra_error *err) {
+  int rc = check(w, rank, e);
+  if (rc == CHAKRA_ECANCELED) {
+    w->r[rank].stopped = 1;
+    return chakra_error_set(err, CHAKRA_ECANCELED, "%s: the workload writer failed earlier", w->paths[rank]);
+  }
+  if (rc) return fail(w, -1, rc, e, err);
+  pthread_mutex_lock(&w->r[rank].mu);
+  return 0;
+}
+
+static int leave(chakra_workload_writer *w, uint32_t rank, int rc, const chakra_error *e, chakra_error *err) {
+  pthread_mutex_unlock(&w->r[rank].mu);
+  return fail(w, rank, rc, e, err);
+}
+
+static int too_large(chakra_workload_writer *w, uint32_t rank, uint64_t msg, size_t len, chakra_error *e) {
+  return chakra_error_set(e, CHAKRA_EINVAL, "%s: message %llu of %zu bytes exceeds the limit of %u", w->paths[rank],
+                          (unsigned long long)msg, len, CHAKRA_DEFAULT_MAX_MESSAGE);
+}
+
+int chakra_workload_writer_put(chakra_workload_writer *w, uint32_t rank, const ProtobufCMessage *msg,
+                               chakra_error *err) {
+  chakra_error e = {0};
+  int rc = enter(w, rank, &e, err);
+  if (rc) return rc;
+  rankf *x = &w->r[rank];
+  const ProtobufCMessageDescriptor *want =
+      x->msgs ? &chakra_proto_msg__node__descriptor : &chakra_proto_msg__global_metadata__descriptor;
+  size_t len = 0;
+  if (msg->descriptor != want)
+    rc = chakra_error_set(&e, CHAKRA_EINVAL, "%s: message %llu must be a %s", w->paths[rank],
+                          (unsigned long long)x->msgs, x->msgs ? "Node" : "GlobalMetadata");
+  if (!rc && (len = protobuf_c_message_get_packed_size(msg)) > CHAKRA_DEFAULT_MAX_MESSAGE)
+    rc = too_large(w, rank, x->msgs, len, &e);
+  uint8_t *p = rc ? NULL : room(x, len + 10);
+  if (!rc && !p) rc = chakra_error_set(&e, CHAKRA_ENOMEM, "%s: out of memory", w->paths[rank]);
+  if (!rc) {
+    size_t k = chakra_varint_encode(len, p);
+    protobuf_c_message_pack(msg, p + k);
+    x->len += k + len;
+    x->msgs++;
+    rc = settle(w, rank, k + len, &e);
+  }
+  return leave(w, rank, rc, &e, err);
 }
 
 int chakra_workload_writer_put_raw(chakra_workload_writer *w, uint32_t rank, const uint8_t *data, size_t len,
                                    chakra_error *err) {
-  int rc = check(w, rank, err);
+  chakra_error e = {0};
+  int rc = enter(w, rank, &e, err);
   if (rc) return rc;
-  if (len > CHAKRA_DEFAULT_MAX_MESSAGE) return too_large(w, rank, len, err);
+  if (len > CHAKRA_DEFAULT_MAX_MESSAGE) rc = too_large(w, rank, w->r[rank].msgs, len, &e);
   uint8_t pre[10];
   size_t k = chakra_varint_encode(len, pre);
-  rc = add_framed(w, rank, pre, k, err);
-  if (!rc) rc = add_framed(w, rank, data, len, err);
-  w->r[rank].msgs++;
-  return fail(w, rc);
+  if (!rc) rc = add_framed(w, rank, pre, k, &e);
+  if (!rc) rc = add_framed(w, rank, data, len, &e);
+  if (!rc) w->r[rank].msgs++;
+  return leave(w, rank, rc, &e, err);
+}
+
+/* Counts the messages of framed bytes, checking each frame; 0 when the
+ * bytes are a whole number of messages no larger than the limit. */
+static int count_frames(chakra_workload_writer *w, uint32_t rank, const uint8_t *p, size_t len, uint64_t *count,
+                        chakra_error *e) {
+  uint64_t n = 0, first = w->r[rank].msgs;
+  size_t off = 0;
+  while (off < len) {
+    uint64_t v = 0;
+    int shift = 0, done = 0;
+    while (off < len && shift < 64 && !done) {
+      uint8_t c = p[off++];
+      v |= (uint64_t)(c & 0x7f) << shift;
+      shift += 7;
+      done = c < 0x80;
+    }
+    if (!done || v > len - off)
+      return chakra_error_set(e, CHAKRA_EINVAL, "%s: message %llu is cut short (bad framing)", w->paths[rank],
+                              (unsigned long long)(first + n));
+    if (v > CHAKRA_DEFAULT_MAX_MESSAGE) return too_large(w, rank, first + n, (size_t)v, e);
+    off += (size_t)v;
+    n++;
+  }
+  *count = n;
+  return 0;
+}
+
+int chakra_workload_writer_put_framed(chakra_workload_writer *w, uint32_t rank, const uint8_t *data, size_t len,
+                                      chakra_error *err) {
+  chakra_error e = {0};
+  int rc = enter(w, rank, &e, err);
+  if (rc) return rc;
+  uint64_t n = 0;
+  rc = count_frames(w, rank, data, len, &n, &e);
+  if (!rc && len) rc = add_framed(w, rank, data, len, &e);
+  if (!rc) w->r[rank].msgs += n;
+  return leave(w, rank, rc, &e, err);
 }
 
 int chakra_workload_writer_put_built(chakra_workload_writer *w, uint32_t rank, chakra_builder *b,
                                      chakra_error *err) {
-  int rc = check(w, rank, err);
+  chakra_error e = {0};
+  int rc = enter(w, rank, &e, err);
   if (rc) return rc;
   size_t len;
   const uint8_t *p = chakra_builder_bytes(b, &len);
-  if (!chakra_builder_count(b)) return 0;
-  if (!w->r[rank].msgs && !builder_first_is_meta(b))
-    return fail(w, chakra_error_set(err, CHAKRA_EINVAL, "%s: the first message must be a GlobalMetadata",
-                                    w->paths[rank]));
-  rc = add_framed(w, rank, p, len, err);
-  w->r[rank].msgs += chakra_builder_count(b);
-  return fail(w, rc);
+  if (chakra_builder_count(b)) {
+    if (!w->r[rank].msgs && !builder_first_is_meta(b))
+      rc = chakra_error_set(&e, CHAKRA_EINVAL, "%s: the first message must be a GlobalMetadata", w->paths[rank]);
+    if (!rc) rc = add_framed(w, rank, p, len, &e);
+    if (!rc) w->r[rank].msgs += chakra_builder_count(b);
+  }
+  return leave(w, rank, rc, &e, err);
 }
 
-static void free_writer(chakra_workload_writer *w) {
-  for (uint32_t i = 0; i < w->n; i++) {
-    if (w->paths) free(w->paths[i]);
-    if (w->r) free(w->r[i].buf);
+int chakra_workload_writer_flush_rank(chakra_workload_writer *w, uint32_t rank, chakra_error *err) {
+  chakra_error e = {0};
+  int rc = enter(w, rank, &e, err);
+  if (rc) return rc;
+  rankf *x = &w->r[rank];
+  pthread_mutex_lock(&w->mu); /* another thread may be parking the file */
+  int open = x->slot;
+  pthread_mutex_unlock(&w->mu);
+  if (x->len || open) rc = spill(w, rank, NULL, 0, 1, &e);
+  if (!rc) {
+    free(x->buf);
+    x->buf = NULL;
+    x->cap = 0;
   }
-  free(w->paths);
-  free(w->r);
-  free(w->open);
-  free(w);
+  return leave(w, rank, rc, &e, err);
+}
+
+/* ---- ranks on several threads -------------------------------------------- */
+
+typedef struct fill {
+  chakra_workload_writer *w;
+  chakra_rank_writer_fn fn;
+  void *ctx;
+} fill;
+
+static int fill_rank(void *ctx, unsigned worker, size_t job) {
+  fill *f = ctx;
+  chakra_workload_writer *w = f->w;
+  uint32_t rank = (uint32_t)job;
+  /* runs even when another rank failed meanwhile: a rank handed out before
+   * that one must get the chance to report its own failure */
+  chakra_error e = {0};
+  int rc = f->fn(f->ctx, worker, rank, w, &e);
+  if (!rc) rc = chakra_workload_writer_flush_rank(w, rank, &e);
+  /* a put refused because another rank failed is not this rank's failure */
+  if (rc && !w->r[rank].stopped) record_failure(w, rank, rc, &e);
+  return rc;
+}
+
+int chakra_workload_writer_put_ranks(chakra_workload_writer *w, unsigned threads, chakra_rank_writer_fn fn, void *ctx,
+                                     chakra_error *err) {
+  if (threads == 0) {
+    threads = tasks_cpus();
+    if (threads > CHAKRA_WORKLOAD_AUTO_THREADS) threads = CHAKRA_WORKLOAD_AUTO_THREADS;
+  }
+  if (threads > MAX_THREADS) threads = MAX_THREADS;
+  if (atomic_load(&w->failed))
+    return chakra_error_set(err, CHAKRA_ECANCELED, "the workload writer failed earlier");
+  fill f = {w, fn, ctx};
+  int rc = tasks_run_workers(w->n, threads, fill_rank, &f, TASKS_STOP_ON_ERROR);
+  if (!rc && !atomic_load(&w->failed)) return 0;
+  pthread_mutex_lock(&w->mu);
+  if (err) *err = w->fail_err;
+  rc = w->fail_rank >= 0 ? w->fail_err.code : rc;
+  pthread_mutex_unlock(&w->mu);
+  return rc ? rc : CHAKRA_ECANCELED;
+}
+
+/* ---- commit ----------------------------------------------------------------- */
+
+
+/* Writes out every rank's buffer; the files keep their descriptors (few:
+ * the slots still bound them) until commit_all closes them in turn. */
+static int spill_all(chakra_workload_writer *w, chakra_error *e) {
+  int rc = 0;
+  for (uint32_t i = 0; i < w->n && !rc; i++)
+    if (w->r[i].len) rc = spill(w, i, NULL, 0, 0, e);
+  return rc;
 }
 
 int chakra_workload_writer_commit(chakra_workload_writer *w, chakra_error *err) {
-  int rc = w->failed ? chakra_error_set(err, CHAKRA_EINVAL, "the workload writer failed earlier") : 0;
+  chakra_error e = {0};
+  int rc = 0;
+  if (atomic_load(&w->failed)) {
+    e = w->fail_err;
+    rc = w->fail_err.code ? w->fail_err.code : CHAKRA_EINVAL;
+  }
   for (uint32_t i = 0; i < w->n && !rc; i++)
     if (!w->r[i].msgs)
-      rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: rank %u has no messages (expected at least its GlobalMetadata)",
+      rc = chakra_error_set(&e, CHAKRA_EINVAL, "%s: rank %u has no messages (expected at least its GlobalMetadata)",
                             w->paths[i], i);
-  if (!rc) rc = spill_all(w, err);
+  if (!rc) rc = spill_all(w, &e);
+  outfile **v = rc ? NULL : malloc(w->n * sizeof *v);
+  if (!rc && !v) rc = chakra_error_set(&e, CHAKRA_ENOMEM, "out of memory");
   if (rc) {
     chakra_workload_writer_discard(w);
+    if (err) *err = e;
     return rc;
-  }
-  outfile **v = malloc(w->n * sizeof *v);
-  if (!v) {
-    chakra_workload_writer_discard(w);
-    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   }
   for (uint32_t i = 0; i < w->n; i++) {
     v[i] = w->r[i].f;
@@ -272,6 +532,6 @@ int chakra_workload_writer_commit(chakra_workload_writer *w, chakra_error *err) 
 
 void chakra_workload_writer_discard(chakra_workload_writer *w) {
   if (!w) return;
-  for (uint32_t i = 0; w->r && i < w->n; i++) outfile_discard(w->r[i].f);
+  for (uint32_t i = 0; i < w->n; i++) outfile_discard(w->r[i].f);
   free_writer(w);
 }

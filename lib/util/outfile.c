@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -259,7 +260,8 @@ int outfile_write(outfile *f, const void *data, size_t len, chakra_error *err) {
     int rc = unpark(f, err);
     if (rc) return rc;
   }
-  if (len > OUT_BUF / 2) { /* large blocks (a jsonw buffer) go out without a copy */
+  /* large blocks (a jsonw buffer, a whole rank) go out without a copy */
+  if (len > OUT_BUF / 2 || (len >= OUT_BUF / 64 && !f->used)) {
     int rc = f->used ? flush_buf(f, err) : 0;
     return rc ? rc : write_all(f, data, len, err);
   }
@@ -303,8 +305,11 @@ static void sync_directory(const char *target) {
 }
 
 /* Writes out everything and closes the file; a temporary stays where it
- * is until place(). A parked temporary is reopened only to be synced. */
-static int finish(outfile *f, chakra_error *err) {
+ * is until place(). sync: fsync a temporary before closing it (a parked
+ * one is reopened for that); commit_all passes 0 and makes the whole batch
+ * durable at once instead (durable_batch). */
+static int finish(outfile *f, int sync, chakra_error *err) {
+  if (f->parked && !f->failed && !sync) return 0; /* already written out and closed */
   if (f->parked && !f->failed) {
     f->fd = open(f->tmp, O_WRONLY | O_CLOEXEC);
     if (f->fd < 0) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot reopen the output: %s", f->path, strerror(errno));
@@ -318,9 +323,9 @@ static int finish(outfile *f, chakra_error *err) {
     f->gz = NULL;
   }
   if (!f->in_place) {
-    if (!rc && fsync(f->fd) != 0)
+    if (!rc && sync && fsync(f->fd) != 0)
       rc = chakra_error_set(err, CHAKRA_EIO, "%s: write failed (fsync): %s", f->path, strerror(errno));
-    if (close(f->fd) != 0 && !rc)
+    if (f->fd >= 0 && close(f->fd) != 0 && !rc)
       rc = chakra_error_set(err, CHAKRA_EIO, "%s: write failed: %s", f->path, strerror(errno));
     f->fd = -1;
   } else if (f->own_fd) {
@@ -340,25 +345,146 @@ static int place(outfile *f, chakra_error *err) {
   f->reg = NULL;
   free(f->tmp);
   f->tmp = NULL;
-  sync_directory(f->target);
   return 0;
 }
 
 int outfile_commit(outfile *f, chakra_error *err) {
-  int rc = finish(f, err);
+  int rc = finish(f, 1, err);
   if (!rc) rc = place(f, err);
+  if (!rc && !f->in_place) sync_directory(f->target);
   outfile_discard(f);
   return rc;
 }
 
+/* ---- durability of a batch ----------------------------------------------
+ *
+ * One fsync per file costs a journal commit each (on ext4 about 2 ms on
+ * this project's machines: 4.5 s for 1,024 ranks). A batch is instead
+ * written and closed unsynced, then made durable in one step before any
+ * rename: syncfs() on each file system concerned (Linux 5.8 and later
+ * report writeback errors through it; older kernels do not, so they, and
+ * other systems, fsync the files one by one). Then the renames, then one
+ * fsync per folder. A crash before the renames leaves only temporaries; a
+ * crash after leaves complete files under final names (their data was
+ * durable before the first rename). */
+
+/* The distinct folders of the batch's temporaries (NULL-terminated, one
+ * malloc), or NULL when out of memory. */
+static char **batch_folders(outfile **v, size_t n) {
+  size_t k = 0;
+  char **d = calloc(n + 1, sizeof *d);
+  for (size_t i = 0; d && i < n; i++) {
+    if (v[i]->in_place) continue;
+    char dir[PATH_MAX];
+    folder_of(v[i]->target, dir);
+    size_t j = 0;
+    while (j < k && strcmp(d[j], dir) != 0) j++;
+    if (j == k && !(d[k++] = strdup(dir))) {
+      for (j = 0; j < k; j++) free(d[j]);
+      free(d);
+      return NULL;
+    }
+  }
+  return d;
+}
+
+static void free_folders(char **d) {
+  for (size_t j = 0; d && d[j]; j++) free(d[j]);
+  free(d);
+}
+
+/* 1 when syncfs() reports writeback errors (Linux 5.8 or later). */
+static int syncfs_reports_errors(void) {
+#ifdef __linux__
+  struct utsname u;
+  int major = 0, minor = 0;
+  if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2) return 0;
+  return major > 5 || (major == 5 && minor >= 8);
+#else
+  return 0;
+#endif
+}
+
+/* syncfs() once per file system holding one of the folders; 1 when that
+ * was done for every folder (then the batch is durable), 0 when the files
+ * must be synced one by one, or a negative status. */
+static int sync_filesystems(char **dirs, chakra_error *err) {
+#ifdef __linux__
+  if (!syncfs_reports_errors()) return 0;
+  dev_t done[16];
+  size_t n_done = 0;
+  for (size_t j = 0; dirs[j]; j++) {
+    int fd = open(dirs[j], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+      if (fd >= 0) close(fd);
+      return 0;
+    }
+    size_t k = 0;
+    while (k < n_done && done[k] != st.st_dev) k++;
+    int rc = 0;
+    if (k == n_done) {
+      if (syncfs(fd) != 0) {
+        int e = errno;
+        rc = e == ENOSYS || e == EOPNOTSUPP || e == EINVAL
+                 ? 1 /* not available: sync file by file */
+                 : chakra_error_set(err, CHAKRA_EIO, "%s: write failed (syncfs): %s", dirs[j], strerror(e));
+      } else if (n_done < sizeof done / sizeof done[0]) {
+        done[n_done++] = st.st_dev;
+      }
+    }
+    close(fd);
+    if (rc) return rc > 0 ? 0 : rc;
+  }
+  return 1;
+#else
+  (void)dirs;
+  (void)err;
+  return 0;
+#endif
+}
+
+/* fsync of each closed temporary, one descriptor at a time. */
+static int sync_files(outfile **v, size_t n, chakra_error *err) {
+  for (size_t i = 0; i < n; i++) {
+    if (v[i]->in_place) continue;
+    int fd = open(v[i]->tmp, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot reopen the output: %s", v[i]->path, strerror(errno));
+    int rc = fsync(fd) == 0 ? 0
+                            : chakra_error_set(err, CHAKRA_EIO, "%s: write failed (fsync): %s", v[i]->path,
+                                               strerror(errno));
+    close(fd);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+static void sync_folders(char **dirs) {
+  for (size_t j = 0; dirs[j]; j++) {
+    int fd = open(dirs[j], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+      (void)fsync(fd); /* some file systems refuse; the data itself is already synced */
+      close(fd);
+    }
+  }
+}
+
 int outfile_commit_all(outfile **v, size_t n, chakra_error *err) {
   int rc = 0;
-  for (size_t i = 0; i < n && !rc; i++) rc = finish(v[i], err);
+  for (size_t i = 0; i < n && !rc; i++) rc = finish(v[i], 0, err);
+  char **dirs = rc ? NULL : batch_folders(v, n);
+  if (!rc && !dirs) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (!rc) {
+    int whole = sync_filesystems(dirs, err);
+    rc = whole < 0 ? whole : whole ? 0 : sync_files(v, n, err);
+  }
   size_t placed = 0;
   for (; placed < n && !rc; placed++) rc = place(v[placed], err);
   if (rc) /* all or none: what was renamed already goes again */
     for (size_t i = 0; i + 1 < placed; i++)
       if (!v[i]->in_place) unlink(v[i]->target);
+  if (!rc) sync_folders(dirs);
+  free_folders(dirs);
   for (size_t i = 0; i < n; i++) outfile_discard(v[i]);
   return rc;
 }
@@ -367,6 +493,11 @@ int outfile_park(outfile *f, chakra_error *err) {
   if (f->failed) return chakra_error_set(err, CHAKRA_EIO, "%s: earlier write failed", f->path);
   if (f->parked || f->in_place || f->gz) return 0;
   int rc = flush_buf(f, err);
+#ifdef __linux__
+  /* start writing the pages now, without waiting: the commit's one sync
+   * then finds most of a large batch already on disk */
+  if (!rc) (void)sync_file_range(f->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+#endif
   if (close(f->fd) != 0 && !rc) {
     f->failed = 1;
     rc = chakra_error_set(err, CHAKRA_EIO, "%s: write failed: %s", f->path, strerror(errno));
@@ -379,6 +510,8 @@ int outfile_park(outfile *f, chakra_error *err) {
 }
 
 int outfile_is_open(const outfile *f) { return !f->parked; }
+
+int outfile_can_park(const outfile *f) { return !f->parked && !f->in_place && !f->gz; }
 
 /* Reopens a parked temporary for appending. */
 static int unpark(outfile *f, chakra_error *err) {

@@ -32,10 +32,14 @@ const char *outfile_path(const outfile *f);
 int outfile_park(outfile *f, chakra_error *err);
 /* 1 while f holds a descriptor (not parked). */
 int outfile_is_open(const outfile *f);
-/* Commits the n files all or none: every one is written out, synced and
- * closed (one descriptor at a time) before the first is renamed; if a
- * rename fails, the files already renamed are removed again. Frees every
- * f whatever happens. */
+/* 1 if outfile_park() would close f (a regular temporary, not gzip). */
+int outfile_can_park(const outfile *f);
+/* Commits the n files all or none: every one is written out and closed
+ * (one descriptor at a time), the batch is made durable at once (syncfs of
+ * the file systems concerned, or an fsync per file where that does not
+ * report errors), then every file is renamed and each folder synced once;
+ * if a rename fails, the files already renamed are removed again. Frees
+ * every f whatever happens. */
 int outfile_commit_all(outfile **v, size_t n, chakra_error *err);
 /* 1 if the name ends in ".gz". */
 int outfile_name_is_gzip(const char *path);

@@ -25,6 +25,12 @@ enum {
  * calling thread alone) then run every job. */
 int tasks_run(size_t n, unsigned threads, tasks_fn fn, void *ctx, int flags);
 
+/* The same, telling each job which thread runs it: worker is in
+ * [0, threads) (threads after 0 is resolved, and at most n), so that a
+ * caller can keep one scratch area per thread in an array of that size. */
+typedef int (*tasks_worker_fn)(void *ctx, unsigned worker, size_t job);
+int tasks_run_workers(size_t n, unsigned threads, tasks_worker_fn fn, void *ctx, int flags);
+
 /* Online CPUs (at least 1). */
 unsigned tasks_cpus(void);
 

@@ -531,6 +531,55 @@ def test_expand_overlap_allgather_feeding_a_matmul_hand_computed_times():
     check("overlap: validate accepts the output", v.returncode == 0, v.stdout[-300:])
 
 
+def test_expand_overlap_allreduce_and_reducescatter_hand_computed_times():
+    # 8-ring, 50 GB/s, 500 ns, an 8 MiB all-reduce expanded with ring and no
+    # reduction nodes: 1 MiB blocks, a step is floor(500 + 1048576 / 53.6870912)
+    # = 20,031 ns; 7 reduce-scatter steps end at 140,217 ns (the own block is
+    # then final), the 7 gather steps at 280,434 ns; the 80 us matmul after it
+    # ends at 360,434 ns. With --overlap it runs in eight 10 us pieces (1 MiB
+    # of 8 each): the own block's at 140,217, piece k when gather step k's
+    # receive lands (every 20,031 ns, longer than a piece); the last ends at
+    # 280,434 + 10,000 and the join costs 1 ns: 290,435 ns, 69,999 sooner.
+    d = tmpdir("xovar")
+    w = pack_set(d, "w", [[coll_node(0, 0, 8 << 20), comp_node(1, 80, deps=[0])] for _ in range(8)])
+    times = {}
+    for ov in ("", "--overlap"):
+        out = os.path.join(d, "x" + ov.strip("-"))
+        p = run("coll", "expand", w, "-o", out, "--algo", "allreduce=ring", "--reduce-bw", 0, *([ov] if ov else []))
+        p1, times[ov] = sim(out, PLAIN, RING8)
+        assert p.returncode == 0, p.stderr
+    check("overlap all-reduce: expanded 360,434 ns, with --overlap 290,435 ns",
+          times[""] == {r: 360434 for r in range(8)} and times["--overlap"] == {r: 290435 for r in range(8)}, times)
+    _, nodes = jsonl(os.path.join(d, "xoverlap.5.et"))
+    by_id = {n["id"]: n for n in nodes}
+    pieces = [n for n in nodes if n["name"].startswith("matmul1/chunk")]
+    local = [n for n in pieces if n["name"] == "matmul1/chunk0"][0]
+    own = by_id[local["data_deps"][0]]
+    gathers = [by_id[n["data_deps"][0]] for n in pieces if n is not local]
+    check("overlap all-reduce: the own piece waits for the last reduce-scatter receive (tag 6), each other piece "
+          "for one gather receive (tags 7..13); 8 pieces of 10 us, 100 ops",
+          len(local["data_deps"]) == 1 and own["type"] == "COMM_RECV_NODE" and attr(own, "comm_tag") % 65536 == 6
+          and sorted(attr(g, "comm_tag") % 65536 for g in gathers) == list(range(7, 14))
+          and all(g["type"] == "COMM_RECV_NODE" for g in gathers)
+          and all(n["duration_micros"] == "10" and attr(n, "num_ops") == 100 for n in pieces), pieces)
+    v = run("validate", os.path.join(d, "xoverlap"))
+    check("overlap all-reduce: validate accepts the output", v.returncode == 0, v.stdout[-300:])
+    # A reduce-scatter delivers only the own block: its consumer is not split,
+    # it waits for the block's last reduction instead of the whole collective.
+    w = pack_set(d, "rs", [[coll_node(0, 7, 8 << 20), comp_node(1, 80, deps=[0])] for _ in range(8)])
+    out = os.path.join(d, "rso")
+    p = run("coll", "expand", w, "-o", out, "--algo", "reducescatter=ring", "--overlap")
+    _, nodes = jsonl(out + ".2.et")
+    by_id = {n["id"]: n for n in nodes}
+    mm = [n for n in nodes if n["name"].startswith("matmul")]
+    dep = by_id.get(mm[0].get("data_deps", ["?"])[0]) if len(mm) == 1 else None
+    check("overlap reduce-scatter: the consumer stays whole and waits only for the last reduction",
+          p.returncode == 0 and dep is not None and len(mm[0]["data_deps"]) == 1 and dep["type"] == "COMP_NODE"
+          and dep["name"].startswith("coll0/reduce.") and mm[0]["duration_micros"] == "80", (p.stderr, mm))
+    p1, t = sim(out, PLAIN, RING8)
+    check("overlap reduce-scatter: it simulates", p1.returncode == 0 and len(t) == 8, p1.stderr[-300:])
+
+
 def test_expand_rules_by_size_and_communicator_in_a_multi_group_workload():
     stage = os.path.join(SHARED, "data", "traces", "stage", "gpt_small_tponly_dp2tp4")
     if not os.path.exists(os.path.join(stage, "gpt_small_tponly_dp2tp4.0.et")):
@@ -624,6 +673,48 @@ def test_gen_options_take_both_spellings_aliases_and_give_one_line_errors():
     p = run("coll", "expand", os.path.join(d, "a"), "-o", os.path.join(d, "x"))
     check("expand without --algo: one line naming it",
           p.returncode == 2 and p.stderr.startswith("chakra coll expand: --algo: required"), p.stderr)
+
+
+# ---- threads: the files never depend on how many made them -------------------
+
+def same_files(a, b, n):
+    for r in range(n):
+        with open("%s.%d.et" % (a, r), "rb") as f, open("%s.%d.et" % (b, r), "rb") as g:
+            if f.read() != g.read():
+                return r
+    return None
+
+
+def test_gen_threads_write_the_same_bytes():
+    d = tmpdir("gthr")
+    for algo, ranks in (("ring", 96), ("hd", 64), ("direct", 33)):
+        outs = [gen(d, "allreduce", algo, ranks, "1M", "--chunks", "3", "--threads", t, name="%s%d" % (algo, t))
+                for t in (1, 5)]
+        diff = same_files(outs[0][1], outs[1][1], ranks)
+        check("gen %s %d ranks: --threads 1 and 5 give identical files" % (algo, ranks),
+              all(p.returncode == 0 for p, _ in outs) and diff is None, (outs[0][0].stderr, diff))
+
+
+def test_msccl_threads_write_the_same_bytes():
+    d = tmpdir("mthr")
+    xml = write(os.path.join(d, "r.xml"), msccl_xml.ring_allreduce(16, False, 2))
+    outs = []
+    for t in (1, 5):
+        outs.append(os.path.join(d, "t%d" % t))
+        p = from_msccl(xml, outs[-1], "--threads", t)
+        assert p.returncode == 0, p.stderr
+    check("from-msccl 16 ranks, 2 channels: --threads 1 and 5 give identical files", same_files(outs[0], outs[1], 16) is None)
+
+
+def test_expand_threads_write_the_same_bytes():
+    d = tmpdir("xthr")
+    mb = microbench(d, "allreduce", 48, "1M")
+    outs = []
+    for t in (1, 5):
+        outs.append(os.path.join(d, "t%d" % t))
+        p = run("coll", "expand", mb, "-o", outs[-1], "--algo", "ring", "--threads", t)
+        assert p.returncode == 0, p.stderr
+    check("expand 48 ranks: --threads 1 and 5 give identical files", same_files(outs[0], outs[1], 48) is None)
 
 
 def main():

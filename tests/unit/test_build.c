@@ -3,8 +3,12 @@
  * packing of the same message with the full descriptors, for every
  * attribute kind; the writer names files PREFIX.<r>.et, keeps at most
  * max_open descriptors, refuses oversized and misordered messages, and
- * leaves all ranks or none. */
+ * leaves all ranks or none; ranks made on several threads give the same
+ * bytes as on one, within the same descriptor cap, and the failure
+ * reported is the lowest failing rank's. */
 #include <dirent.h>
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -326,6 +330,130 @@ static void test_workload_writer_failed_rename_removes_the_ranks_already_renamed
   free(prefix);
 }
 
+/* ---------------------------------------------- ranks on several threads */
+
+/* Descriptors open now, counted without opening one (threads call it). */
+static size_t fds_now(void) {
+  size_t n = 0;
+  for (int fd = 0; fd < 1024; fd++) n += fcntl(fd, F_GETFD) != -1;
+  return n;
+}
+
+typedef struct pjob {
+  unsigned threads;
+  uint32_t fail_a, fail_b; /* ranks whose maker fails (UINT32_MAX = none) */
+  uint32_t oversize;       /* rank that puts a message above the limit */
+  atomic_size_t peak;
+} pjob;
+
+static void note_fds(pjob *j) {
+  size_t now = fds_now(), cur = atomic_load(&j->peak);
+  while (now > cur && !atomic_compare_exchange_weak(&j->peak, &cur, now)) {
+  }
+}
+
+/* Rank r: its metadata, then rounds of nodes through every kind of put
+ * (small ones that collect, blocks above the direct-write size, a flush
+ * in the middle), so that budget spills, parking and reopening all happen
+ * while other threads write. No cmocka assertion here: failures return. */
+static int make_rank(void *ctx, unsigned worker, uint32_t r, chakra_workload_writer *w, chakra_error *err) {
+  pjob *j = ctx;
+  if (worker >= j->threads) return chakra_error_set(err, CHAKRA_EINVAL, "worker %u of %u threads", worker, j->threads);
+  if (r == j->fail_a || r == j->fail_b) return chakra_error_set(err, CHAKRA_EINVAL, "rank %u refuses", r);
+  chakra_builder *b;
+  if (chakra_builder_new(&b)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  chakra_builder_metadata(b, "1.0.0");
+  int rc = chakra_builder_put(b, err);
+  if (!rc) rc = chakra_workload_writer_put_built(w, r, b, err);
+  uint64_t id = 0;
+  for (int round = 0; !rc && round < 4; round++) {
+    chakra_builder_clear(b);
+    unsigned nodes = r % 7 == 0 && round == 1 ? 900 : (r % 5 + 1) * 8; /* 900 nodes: about 90 KB */
+    for (unsigned k = 0; k < nodes && !rc; k++) {
+      chakra_builder_node(b, ++id, "COMP_NODE_layer_FWD", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE);
+      chakra_builder_uint64(b, "rank", r);
+      rc = chakra_builder_put(b, err);
+    }
+    if (!rc && round % 2) rc = chakra_workload_writer_put_built(w, r, b, err);
+    else if (!rc) {
+      size_t len;
+      const uint8_t *p = chakra_builder_bytes(b, &len);
+      rc = chakra_workload_writer_put_framed(w, r, p, len, err);
+    }
+    if (!rc && r == j->oversize && round == 2) {
+      static const uint8_t one = 0;
+      rc = chakra_workload_writer_put_raw(w, r, &one, (size_t)CHAKRA_DEFAULT_MAX_MESSAGE + 1, err);
+    }
+    if (!rc && r % 3 == 0 && round == 2) rc = chakra_workload_writer_flush_rank(w, r, err);
+    note_fds(j);
+  }
+  chakra_builder_free(b);
+  return rc;
+}
+
+/* Makes RANKS ranks under prefix on `threads` threads; returns the status. */
+static int make_workload(const char *prefix, unsigned threads, pjob *j, chakra_error *err) {
+  enum { RANKS = 37 };
+  chakra_workload_options opt = {.max_open = 2, .buffer_bytes = 8192};
+  chakra_workload_writer *w;
+  j->threads = threads;
+  atomic_init(&j->peak, 0);
+  assert_int_equal(chakra_workload_writer_open(&w, prefix, RANKS, &opt, err), 0);
+  int rc = chakra_workload_writer_put_ranks(w, threads, make_rank, j, err);
+  if (rc) {
+    chakra_workload_writer_discard(w);
+    return rc;
+  }
+  return chakra_workload_writer_commit(w, err);
+}
+
+static void test_ranks_on_threads_give_the_same_bytes_within_the_descriptor_cap(void **state) {
+  (void)state;
+  chakra_error err = {0};
+  size_t base = fds_now();
+  const unsigned counts[] = {1, 2, 4, 7};
+  for (size_t t = 0; t < sizeof counts / sizeof counts[0]; t++) {
+    pjob j = {.fail_a = UINT32_MAX, .fail_b = UINT32_MAX, .oversize = UINT32_MAX};
+    char *prefix = tu_join(tu_dir, tu_fmt("t%u", counts[t]));
+    assert_int_equal(make_workload(prefix, counts[t], &j, &err), 0);
+    assert_true(atomic_load(&j.peak) <= base + 2); /* max_open, whatever the thread count */
+    free(prefix);
+  }
+  assert_int_equal(tu_dir_count(tu_dir, NULL), 4 * 37); /* no temporaries left */
+  for (uint32_t r = 0; r < 37; r++) {
+    size_t n1, nk;
+    uint8_t *one = tu_read_file(tu_fmt("%s/t1.%u.et", tu_dir, r), &n1);
+    assert_true(n1 > 0);
+    for (size_t t = 1; t < 4; t++) {
+      uint8_t *other = tu_read_file(tu_fmt("%s/t%u.%u.et", tu_dir, counts[t], r), &nk);
+      assert_int_equal(nk, n1);
+      assert_memory_equal(other, one, n1);
+      free(other);
+    }
+    free(one);
+  }
+  assert_int_equal(count_nodes(tu_fmt("%s/t4.7.et", tu_dir)), 3 * 24 + 900); /* rank 7: 24 nodes a round, 900 in round 1 */
+}
+
+static void test_ranks_on_threads_report_the_lowest_failing_rank_and_leave_nothing(void **state) {
+  (void)state;
+  for (unsigned threads = 1; threads <= 4; threads += 3) {
+    chakra_error err = {0};
+    pjob j = {.fail_a = 5, .fail_b = 20, .oversize = UINT32_MAX};
+    char *prefix = tu_join(tu_dir, "f");
+    assert_int_equal(make_workload(prefix, threads, &j, &err), CHAKRA_EINVAL);
+    assert_contains(err.msg, "rank 5 refuses");
+    assert_int_equal(tu_dir_count(tu_dir, NULL), 0);
+    /* a failure inside the writer names the rank's file */
+    j = (pjob){.fail_a = UINT32_MAX, .fail_b = UINT32_MAX, .oversize = 3};
+    assert_int_equal(make_workload(prefix, threads, &j, &err), CHAKRA_EINVAL);
+    assert_contains(err.msg, "f.3.et");
+    assert_contains(err.msg, "exceeds the limit");
+    assert_int_equal(tu_dir_count(tu_dir, NULL), 0);
+    free(prefix);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_builder_packs_every_attribute_kind_like_protobuf_c),
@@ -340,6 +468,10 @@ int main(void) {
                                       tu_dir_setup, tu_dir_teardown),
       cmocka_unit_test_setup_teardown(test_workload_writer_refuses_misordered_and_oversized_messages, tu_dir_setup,
                                       tu_dir_teardown),
+      cmocka_unit_test_setup_teardown(test_ranks_on_threads_give_the_same_bytes_within_the_descriptor_cap,
+                                      tu_dir_setup, tu_dir_teardown),
+      cmocka_unit_test_setup_teardown(test_ranks_on_threads_report_the_lowest_failing_rank_and_leave_nothing,
+                                      tu_dir_setup, tu_dir_teardown),
       cmocka_unit_test_setup_teardown(test_workload_writer_failed_rename_removes_the_ranks_already_renamed,
                                       tu_dir_setup, tu_dir_teardown),
   };
