@@ -134,6 +134,41 @@ def test_missing_splits_is_an_error_naming_the_key():
           p.returncode == 2 and "preferred-dataset-splits" in p.stderr and p.stderr.count("\n") == 1, p.stderr)
 
 
+def test_absent_collective_optimization_is_baseline_without_a_warning():
+    # as the shipped custom-collective system configuration has it
+    system = {k: v for k, v in SYSTEM.items() if k != "collective-optimization"}
+    c = Case(2, system)
+    c.ranks(lambda r: [allreduce(1, 1048576)])
+    p, got = c.run()
+    base = Case(2, dict(SYSTEM, **{"collective-optimization": "baseline"}))
+    base.ranks(lambda r: [allreduce(1, 1048576)])
+    pb, want = base.run()
+    check("no collective-optimization: baseline's results, no warning", p.returncode == 0 and not p.stderr
+          and got == want and len(got) == 2, "%s %s %s" % (p.stderr, got, want))
+    bad = Case(2, dict(SYSTEM, **{"collective-optimization": "fast"}))
+    bad.ranks(lambda r: [allreduce(1, 1048576)])
+    p, _ = bad.run()
+    check("collective-optimization \"fast\": an error naming the key", p.returncode == 2
+          and "collective-optimization" in p.stderr, p.stderr)
+    shared = os.environ.get("CHAKRA_SHARED", os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../shared"))
+    d = os.path.join(shared, "data")
+    if os.path.exists(os.path.join(d, "configs/system/custom_collective.json")):
+        p = subprocess.run([CHAKRA, "sim", "-q", "--workload-configuration=" + os.path.join(
+            d, "traces/astra-microbench/all_reduce/8npus_1MB/all_reduce"),
+            "--system-configuration=" + os.path.join(d, "configs/system/custom_collective.json"),
+            "--network-configuration=" + os.path.join(d, "configs/network/Ring_8npus.yml")],
+            capture_output=True, text=True)
+        check("the shipped custom_collective.json runs without a warning", p.returncode == 0 and not p.stderr
+              and p.stdout.count("finished") == 8, p.stderr)
+    else:
+        print("skip  the shipped custom_collective.json (no ../shared)")
+    nopol = Case(2, {k: v for k, v in SYSTEM.items() if k != "scheduling-policy"})
+    nopol.ranks(lambda r: [allreduce(1, 1048576)])
+    p, _ = nopol.run()
+    check("no scheduling-policy: still a warning (LIFO taken)", p.returncode == 0 and "scheduling-policy" in p.stderr,
+          p.stderr)
+
+
 def test_unknown_system_key_is_an_error():
     system = dict(SYSTEM)
     system["all-reduce-implemntation"] = ["ring"]
