@@ -3,7 +3,7 @@
 # the checked-in seeds (seeds/<target>/), past findings (regressions/<target>/),
 # the bad-input corpus written by badinput/bad_inputs.py, and for the reader
 # the small real traces in ../shared when present.
-#   run_regression.sh reader|jsonize|pack|hostet|link|textwl|msccl|plot DRIVER SOURCE_DIR [PYTHON]
+#   run_regression.sh reader|jsonize|pack|hostet|link|textwl|msccl|plot|simsys|simnet|simmem DRIVER SOURCE_DIR [PYTHON]
 # (jsonize takes .et input like reader and replays the reader corpus.)
 set -eu
 target=$1 driver=$2 src=$3 python=${4:-}
