@@ -29,6 +29,14 @@ seed_corpus() { # TARGET DIR: checked-in seeds (hex decoded) and shared inputs
       *) cp "$f" "$dir/" ;;
     esac
   done
+  local cf=$shared/data/configs
+  if [ -d "$cf" ]; then
+    case $src in
+      simsys) cp "$cf"/system/*.json "$dir/" ;;
+      simnet) cp "$cf"/network/*.yml "$dir/" ;;
+      simmem) cp "$cf"/remote_memory/*.json "$dir/" ;;
+    esac
+  fi
   local tr=$shared/data/traces
   [ -d "$tr" ] || return 0
   case $src in

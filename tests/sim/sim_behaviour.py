@@ -487,6 +487,27 @@ def test_per_node_memory_expansion_serialises_each_node():
           "%d %s %s" % (p.returncode, got, p.stderr))
 
 
+def test_counts_and_delays_that_do_not_fit_are_refused_when_read():
+    # found by fuzz_simsys / fuzz_simmem: these were cast to 32-bit or 64-bit
+    # integers (undefined behaviour) and ran with whatever came out
+    c = Case(2)
+    c.ranks(lambda r: [allreduce(1, 1024)])
+    for key, value in (("active-chunks-per-dimension", 24294967296), ("preferred-dataset-splits", 4294967297),
+                       ("preferred-dataset-splits", 2.5), ("active-chunks-per-dimension", 2000000)):
+        c.system = dict(SYSTEM, **{key: value})
+        p, _ = c.run()
+        check("system %s = %s: refused, naming the key" % (key, value),
+              p.returncode == 2 and key in p.stderr and "whole number" in p.stderr, p.stderr)
+    c.system = dict(SYSTEM)
+    mem = os.path.join(c.dir, "mem.json")
+    for extra, key in (({"remote-mem-bw": 1.01e-298}, "remote-mem-bw"), ({"remote-mem-latency": 1e300}, "remote-mem-latency"),
+                       ({"num-nodes": 1e20}, "num-nodes"), ({"num-npus-per-node": 0.5}, "num-npus-per-node")):
+        with open(mem, "w") as f:
+            json.dump(dict({"memory-type": "PER_NPU_MEMORY_EXPANSION", "remote-mem-latency": 1}, **extra), f)
+        p, _ = c.run("--remote-memory-configuration=" + mem)
+        check("remote memory %s: refused, naming the key" % extra, p.returncode == 2 and key in p.stderr, p.stderr)
+
+
 def test_custom_all_pairs_issue_order_on_aware_ring():
     # All-pairs all-to-all as custom ETs on a 4-NPU aware ring (50 GB/s,
     # 500 ns); rank r's k-th peer (ascending, skipping r) gets send 2k and
