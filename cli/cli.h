@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "chakra/error.h"
+#include "chakra/graph.h"
 #include "opts.h"
 
 int cmd_jsonize(int argc, char **argv);
@@ -71,5 +72,15 @@ int cli_is_help(const char *arg);
  * count (paths malloc'd in *out) or -1 after printing an error. */
 int cli_expand_traces(int argc, char **argv, char ***out);
 void cli_free_paths(char **paths, int n);
+
+/* FILE if it names a file (or is "-"), else PREFIX.<rank>.et; malloc'd
+ * (NULL when out of memory). */
+char *cli_rank_path(const char *arg, uint32_t rank);
+
+/* Loads path for a view (dot, timeline) whatever the graph's defects:
+ * missing deps are dropped and cycle members appended, each problem
+ * counted; one warning line summarises them. Returns 0 or an exit status;
+ * the caller frees *out with chakra_graph_free. */
+int cli_load_tolerant(const char *path, int ignore_ctrl_deps, chakra_graph **out);
 
 #endif

@@ -4,12 +4,8 @@
 
 #include "chakra/diff.h"
 #include "cli.h"
-#include "viewargs.h"
 
-static const char usage[] =
-    "usage: chakra diff [--by-name] [--json] [--limit N] [--ignore-ctrl-deps] [-q]\n"
-    "                   A B [-o OUT]\n"
-    "\n"
+static const char about[] =
     "Compares two traces, rank by rank: A and B are each a FILE.et or a PREFIX\n"
     "(PREFIX.0.et, PREFIX.1.et, ...). Nodes are matched by id, or with --by-name\n"
     "by name and position (the k-th node of a name in topological order), and\n"
@@ -17,14 +13,7 @@ static const char usage[] =
     "start, attributes, inputs/outputs, data or control dependencies). Summary\n"
     "differences follow: counts by type, collective ops and bytes by type and\n"
     "group, point-to-point, compute, dependencies, critical path.\n"
-    "Exit status: 0 equal, 1 different, 2 error (as diff).\n"
-    "\n"
-    "  --by-name           match nodes by name and position instead of id\n"
-    "  --json              one JSON document instead of text\n"
-    "  --limit N           node changes listed per rank (default 20; 0 = all)\n"
-    "  --ignore-ctrl-deps  statistics and positions from data deps only\n"
-    "  -q, --quiet         print nothing; the exit status says it\n"
-    "  -o, --output FILE   write the report there instead of standard output\n";
+    "Exit status: 0 equal, 1 different, 2 error (as diff).\n";
 
 static int expand_one(const char *arg, char ***paths) {
   char *one[] = {(char *)arg};
@@ -33,45 +22,29 @@ static int expand_one(const char *arg, char ***paths) {
 
 int cmd_diff(int argc, char **argv) {
   chakra_diff_options opt = {.max_listed = 20};
-  const char *in[2] = {NULL, NULL}, *out = "-", *v;
-  int json = 0, quiet = 0, nin = 0, got;
-  uint64_t limit;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (cli_is_help(a)) {
-      fputs(usage, stdout);
-      return 0;
-    } else if (strcmp(a, "--by-name") == 0) {
-      opt.by_name = 1;
-    } else if (strcmp(a, "--json") == 0) {
-      json = 1;
-    } else if (strcmp(a, "--ignore-ctrl-deps") == 0) {
-      opt.ignore_ctrl_deps = 1;
-    } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-      quiet = 1;
-    } else if ((got = viewargs_value(argc, argv, &i, "--limit", &v)) != 0) {
-      if (got < 0 || viewargs_u64("--limit", v, &limit)) return 2;
-      opt.max_listed = (size_t)limit;
-    } else if ((got = viewargs_value(argc, argv, &i, "--output", &v)) != 0 ||
-               (got = viewargs_value(argc, argv, &i, "-o", &v)) != 0) {
-      if (got < 0) return 2;
-      out = v;
-    } else if (a[0] == '-' && a[1]) {
-      cli_error("diff: unknown option '%s'\n%s", a, usage);
-      return 2;
-    } else if (nin < 2) {
-      in[nin++] = a;
-    } else {
-      cli_error("diff: two inputs only ('%s')", a);
-      return 2;
-    }
-  }
-  if (nin != 2) {
-    cli_error("diff: needs two inputs, A and B\n%s", usage);
-    return 2;
-  }
+  const char *out = "-";
+  int json = 0, quiet = 0;
+  const cli_opt opts[] = {
+      {.name = "by-name", .kind = CLI_OPT_FLAG, .dest = &opt.by_name,
+       .help = "match nodes by name and position instead of id"},
+      {.name = "json", .kind = CLI_OPT_FLAG, .dest = &json, .help = "one JSON document instead of text"},
+      {.name = "limit", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&opt.max_listed),
+       .help = "node changes listed per rank (0 = all)", .def = "20"},
+      {.name = "ignore-ctrl-deps", .kind = CLI_OPT_FLAG, .dest = &opt.ignore_ctrl_deps,
+       .help = "statistics and positions from data deps only"},
+      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &quiet,
+       .help = "print nothing; the exit status says it"},
+      {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &out, .metavar = "FILE",
+       .help = "write the report there", .def = "standard output"},
+      {0}};
+  const cli_command cmd = {.name = "diff", .args = "A B", .min_args = 2, .max_args = 2, .about = about,
+                           .opts = opts};
+  cli_args pos;
+  int st = cli_parse(&cmd, argc, argv, &pos);
+  if (st != CLI_PROCEED) return st;
+  const char *in[2] = {pos.v[0], pos.v[1]};
   if (strcmp(in[0], "-") == 0 || strcmp(in[1], "-") == 0) {
-    cli_error("diff: standard input cannot be used: each trace is read twice; give file names");
+    cli_error("standard input cannot be used: each trace is read twice; give file names");
     return 2;
   }
   chakra_diff_set set = {.by_name = opt.by_name};

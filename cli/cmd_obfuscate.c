@@ -7,12 +7,8 @@
 
 #include "chakra/obfuscate.h"
 #include "cli.h"
-#include "viewargs.h"
 
-static const char usage[] =
-    "usage: chakra obfuscate IN.et [-o OUT.et] | IN_PREFIX -o OUT_PREFIX [--key FILE]\n"
-    "                        [--hash-strings] [--keep ATTR]... [--time-noise PCT --seed S] [-q]\n"
-    "\n"
+static const char about[] =
     "Writes a copy of a trace that can be shared: every node name becomes an\n"
     "op-class token and a keyed hash (comp#3f2a9c01d4e5b677, all_reduce#...),\n"
     "string attributes are dropped (or hashed), inputs/outputs (tensor shapes\n"
@@ -21,19 +17,7 @@ static const char usage[] =
     "dependencies, durations, every non-string attribute (comm_type, comm_size,\n"
     "comm_src/dst/tag, involved_dim, num_ops, tensor_size, is_cpu_op, ...),\n"
     "pg_name and the process groups of METADATA nodes. A PREFIX means every\n"
-    "rank, PREFIX.0.et ...; all ranks are written or none.\n"
-    "\n"
-    "  -o, --output OUT    output file (default: standard output), or prefix\n"
-    "                      when the input is a prefix\n"
-    "  --key FILE          key for the name hashes: the same key maps the same\n"
-    "                      name the same way in every rank and run (without it a\n"
-    "                      random key is used: names match across ranks only)\n"
-    "  --hash-strings      hash string attributes instead of dropping them\n"
-    "  --keep ATTR         keep attribute ATTR exactly (repeatable)\n"
-    "  --time-noise PCT    scale each duration by a random factor in\n"
-    "                      [1 - PCT/100, 1 + PCT/100) (recorded starts dropped)\n"
-    "  --seed S            seed of the noise (default 1)\n"
-    "  -q, --quiet         no summary on standard error\n";
+    "rank, PREFIX.0.et ...; all ranks are written or none (-o OUT_PREFIX).\n";
 
 static int read_key(const char *path, uint8_t key[16]) {
   FILE *f = fopen(path, "rb");
@@ -100,67 +84,54 @@ static int obfuscate_all(run *r, char **paths, int n, int prefixed) {
   return rc;
 }
 
-static int parse(run *r, int argc, char **argv, const char **keep) {
-  const char *v;
-  int got;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (cli_is_help(a)) {
-      fputs(usage, stdout);
-      return 1;
-    } else if (strcmp(a, "--hash-strings") == 0) {
-      r->opt.hash_strings = 1;
-    } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-      r->quiet = 1;
-    } else if ((got = viewargs_value(argc, argv, &i, "--key", &v)) != 0) {
-      if (got < 0) return 2;
-      r->key_file = v;
-    } else if ((got = viewargs_value(argc, argv, &i, "--keep", &v)) != 0) {
-      if (got < 0) return 2;
-      keep[r->opt.n_keep++] = v;
-    } else if ((got = viewargs_value(argc, argv, &i, "--time-noise", &v)) != 0) {
-      if (got < 0 || viewargs_double("--time-noise", v, &r->opt.time_noise_pct)) return 2;
-      if (r->opt.time_noise_pct < 0 || r->opt.time_noise_pct >= 100) {
-        cli_error("--time-noise: %s is not a percentage in [0, 100)", v);
-        return 2;
-      }
-    } else if ((got = viewargs_value(argc, argv, &i, "--seed", &v)) != 0) {
-      if (got < 0 || viewargs_u64("--seed", v, &r->opt.seed)) return 2;
-    } else if ((got = viewargs_value(argc, argv, &i, "--output", &v)) != 0 ||
-               (got = viewargs_value(argc, argv, &i, "-o", &v)) != 0) {
-      if (got < 0) return 2;
-      r->out = v;
-    } else if (a[0] == '-' && a[1]) {
-      cli_error("obfuscate: unknown option '%s'\n%s", a, usage);
-      return 2;
-    } else if (!r->in) {
-      r->in = a;
-    } else {
-      cli_error("obfuscate: one input only ('%s')", a);
-      return 2;
-    }
+/* Parses the command line into r and keep (free with cli_list_free);
+ * returns CLI_PROCEED or the exit status. */
+static int parse(run *r, cli_list *keep, int argc, char **argv) {
+  const cli_opt opts[] = {
+      {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &r->out, .metavar = "OUT",
+       .help = "output file, or prefix when the input is a prefix", .def = "standard output"},
+      {.name = "key", .kind = CLI_OPT_STRING, .dest = &r->key_file, .metavar = "FILE",
+       .help = "key for the name hashes: the same key maps the same name the same way in every rank and run "
+               "(without it a random key is used: names match across ranks only)"},
+      {.name = "hash-strings", .kind = CLI_OPT_FLAG, .dest = &r->opt.hash_strings,
+       .help = "hash string attributes instead of dropping them"},
+      {.name = "keep", .kind = CLI_OPT_LIST, .dest = keep, .metavar = "ATTR", .help = "keep attribute ATTR exactly"},
+      {.name = "time-noise", .kind = CLI_OPT_DOUBLE, .dest = &r->opt.time_noise_pct, .metavar = "PCT",
+       .help = "scale each duration by a random factor in [1 - PCT/100, 1 + PCT/100), PCT in [0, 100) "
+               "(recorded starts dropped)"},
+      {.name = "seed", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&r->opt.seed), .metavar = "S",
+       .help = "seed of the noise", .def = "1"},
+      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &r->quiet,
+       .help = "no summary on standard error"},
+      {0}};
+  const cli_command cmd = {.name = "obfuscate", .args = "IN.et | IN_PREFIX", .min_args = 1, .max_args = 1,
+                           .about = about, .opts = opts};
+  cli_args pos;
+  int st = cli_parse(&cmd, argc, argv, &pos);
+  if (st != CLI_PROCEED) return st;
+  r->in = pos.v[0];
+  double pct = r->opt.time_noise_pct;
+  if (pct < 0 || pct >= 100) {
+    cli_error("--time-noise: %g is not a percentage in [0, 100)", pct);
+    return CLI_EXIT_ERROR;
   }
-  if (!r->in) {
-    cli_error("obfuscate: no input\n%s", usage);
-    return 2;
-  }
-  return 0;
+  r->opt.keep = keep->items, r->opt.n_keep = keep->n;
+  return CLI_PROCEED;
 }
 
 int cmd_obfuscate(int argc, char **argv) {
   run r = {.opt = {.seed = 1}};
-  const char **keep = calloc((size_t)argc, sizeof *keep);
-  if (!keep) return 2;
-  r.opt.keep = keep;
-  int rc = parse(&r, argc, argv, keep);
-  if (rc) {
-    free(keep);
-    return rc == 1 ? 0 : rc;
+  cli_list keep = {0};
+  int rc = parse(&r, &keep, argc, argv);
+  if (rc != CLI_PROCEED) {
+    cli_list_free(&keep);
+    return rc;
   }
+  rc = 0;
   if (r.key_file) {
     rc = read_key(r.key_file, r.opt.key) ? 2 : 0;
   } else if (getrandom(r.opt.key, sizeof r.opt.key, 0) != (ssize_t)sizeof r.opt.key) {
-    cli_error("obfuscate: no random key available; give --key FILE");
+    cli_error("no random key available; give --key FILE");
     rc = 2;
   } else if (!r.quiet) {
     cli_warn("no --key: names were hashed with a random key, so they match across these ranks only");
@@ -174,7 +145,7 @@ int cmd_obfuscate(int argc, char **argv) {
     int prefixed = !probe && strcmp(r.in, "-") != 0;
     if (probe) fclose(probe);
     if (!r.out && prefixed) {
-      cli_error("obfuscate: a prefix needs -o OUT_PREFIX");
+      cli_error("a prefix needs -o OUT_PREFIX");
       rc = 2;
     } else {
       if (!r.out) r.out = "-";
@@ -182,6 +153,6 @@ int cmd_obfuscate(int argc, char **argv) {
     }
   }
   if (n > 0) cli_free_paths(paths, n);
-  free(keep);
+  cli_list_free(&keep);
   return rc;
 }

@@ -1,7 +1,6 @@
 /* cmd_stats.c - chakra stats: per-rank and total statistics. */
 #include <stdlib.h>
 #include <string.h>
-#include <yajl/yajl_gen.h>
 
 #include "chakra/attr.h"
 #include "chakra/stats.h"
@@ -97,92 +96,6 @@ static void print_text(const char *title, const chakra_rank_stats *s, int is_fil
     printf("  critical path   %llu us (longest rank)\n", (unsigned long long)s->critical_path_us);
 }
 
-/* yajl_gen_integer takes a signed long long: values from 2^63 up (a
- * saturated sum) are written from their decimal digits instead. */
-static void jnum_u(yajl_gen g, uint64_t v) {
-  char buf[24];
-  int n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-  yajl_gen_number(g, buf, (size_t)n);
-}
-
-static void jkey_u(yajl_gen g, const char *k, uint64_t v) {
-  yajl_gen_string(g, (const unsigned char *)k, strlen(k));
-  jnum_u(g, v);
-}
-
-static void jkey_s(yajl_gen g, const char *k, const char *v) {
-  yajl_gen_string(g, (const unsigned char *)k, strlen(k));
-  yajl_gen_string(g, (const unsigned char *)v, strlen(v));
-}
-
-static void json_stats(yajl_gen g, const char *path, const chakra_rank_stats *s) {
-  yajl_gen_map_open(g);
-  if (path) jkey_s(g, "file", path);
-  if (path) jkey_s(g, "version", s->version), jkey_s(g, "schema", s->schema);
-  else jkey_u(g, "ranks", (uint64_t)s->ranks);
-  jkey_u(g, "nodes", s->nodes);
-  yajl_gen_string(g, (const unsigned char *)"nodes_by_type", 13);
-  yajl_gen_map_open(g);
-  for (int i = 0; i < CHAKRA_STATS_TYPES; i++)
-    if (s->by_type[i]) jkey_u(g, type_name(i), s->by_type[i]);
-  yajl_gen_map_close(g);
-  yajl_gen_string(g, (const unsigned char *)"collectives", 11);
-  yajl_gen_map_open(g);
-  for (int i = 0; i < CHAKRA_STATS_COLLS; i++) {
-    if (!s->coll_ops[i]) continue;
-    yajl_gen_string(g, (const unsigned char *)coll_name(i), strlen(coll_name(i)));
-    yajl_gen_map_open(g);
-    jkey_u(g, "ops", s->coll_ops[i]);
-    jkey_u(g, "bytes", s->coll_bytes[i]);
-    yajl_gen_map_close(g);
-  }
-  yajl_gen_map_close(g);
-  jkey_u(g, "send_ops", s->send_ops), jkey_u(g, "send_bytes", s->send_bytes);
-  jkey_u(g, "recv_ops", s->recv_ops), jkey_u(g, "recv_bytes", s->recv_bytes);
-  jkey_u(g, "remote_mem_ops", s->mem_ops), jkey_u(g, "remote_mem_bytes", s->mem_bytes);
-  yajl_gen_string(g, (const unsigned char *)"groups", 6);
-  yajl_gen_map_open(g);
-  for (uint64_t i = 0; i < s->n_groups; i++) {
-    yajl_gen_string(g, (const unsigned char *)s->groups[i].name, strlen(s->groups[i].name));
-    yajl_gen_map_open(g);
-    jkey_u(g, "ops", s->groups[i].ops);
-    jkey_u(g, "bytes", s->groups[i].bytes);
-    yajl_gen_map_close(g);
-  }
-  yajl_gen_map_close(g);
-  jkey_u(g, "gpu_compute_nodes", s->gpu_ops), jkey_u(g, "gpu_compute_us", s->gpu_us);
-  jkey_u(g, "cpu_compute_nodes", s->cpu_ops), jkey_u(g, "cpu_compute_us", s->cpu_us);
-  jkey_u(g, "num_ops", s->num_ops), jkey_u(g, "tensor_bytes", s->tensor_bytes);
-  jkey_u(g, "data_deps", s->data_deps), jkey_u(g, "ctrl_deps", s->ctrl_deps);
-  jkey_u(g, "edges", s->edges), jkey_u(g, "forward_deps", s->forward_deps);
-  jkey_u(g, "missing_ctrl_deps", s->missing_ctrl_deps), jkey_u(g, "self_ctrl_deps", s->self_ctrl_deps);
-  jkey_u(g, "duplicate_deps", s->duplicate_deps), jkey_u(g, "max_deps_per_node", s->max_deps);
-  jkey_u(g, "roots", s->roots), jkey_u(g, "leaves", s->leaves);
-  yajl_gen_string(g, (const unsigned char *)"critical_path_us", 16);
-  if (s->unordered) yajl_gen_null(g);
-  else jnum_u(g, s->critical_path_us);
-  jkey_u(g, "nodes_on_cycles", s->unordered);
-  yajl_gen_map_close(g);
-}
-
-static void print_json(char **paths, int n, const chakra_rank_stats *ranks, const chakra_rank_stats *total) {
-  yajl_gen g = yajl_gen_alloc(NULL);
-  yajl_gen_config(g, yajl_gen_beautify, 1);
-  yajl_gen_map_open(g);
-  yajl_gen_string(g, (const unsigned char *)"ranks", 5);
-  yajl_gen_array_open(g);
-  for (int r = 0; r < n; r++) json_stats(g, paths[r], &ranks[r]);
-  yajl_gen_array_close(g);
-  yajl_gen_string(g, (const unsigned char *)"total", 5);
-  json_stats(g, NULL, total);
-  yajl_gen_map_close(g);
-  const unsigned char *buf;
-  size_t len;
-  yajl_gen_get_buf(g, &buf, &len);
-  fwrite(buf, 1, len, stdout);
-  yajl_gen_free(g);
-}
-
 int cmd_stats(int argc, char **argv) {
   int json = 0, ignore_ctrl = 0, no_checks = 0;
   const char *groups = NULL;
@@ -215,7 +128,7 @@ int cmd_stats(int argc, char **argv) {
   }
   if (!rc) {
     if (json) {
-      print_json(paths, n, ranks, &total);
+      rc = chakra_stats_write_json("-", (const char *const *)paths, ranks, (size_t)n, &total, &err);
     } else {
       for (int r = 0; r < n; r++) {
         char title[4200];

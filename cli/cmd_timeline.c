@@ -5,11 +5,8 @@
 
 #include "chakra/timeline.h"
 #include "cli.h"
-#include "viewargs.h"
 
-static const char usage[] =
-    "usage: chakra timeline [--ignore-ctrl-deps] [-q] FILE.et... | PREFIX [-o OUT.json]\n"
-    "\n"
+static const char about[] =
     "Writes a Chrome trace-event timeline (open in ui.perfetto.dev or\n"
     "chrome://tracing) from the traces' own timing: each node at its recorded\n"
     "start time when the producer wrote one, otherwise as soon as its\n"
@@ -18,50 +15,26 @@ static const char usage[] =
     "one track per resource kind (CPU, GPU compute, GPU communication, receives,\n"
     "remote memory, other), more lanes where a kind's nodes overlap. Times are\n"
     "microseconds, as the format defines. PREFIX means PREFIX.0.et, PREFIX.1.et,\n"
-    "...; output goes to standard output unless -o (.gz compresses).\n"
-    "\n"
-    "  --ignore-ctrl-deps  schedule by data dependencies only\n"
-    "  -q, --quiet         no summary line on standard error\n"
-    "  -o, --output FILE   output file, written atomically\n";
+    "...; output goes to standard output unless -o (.gz compresses).\n";
 
 int cmd_timeline(int argc, char **argv) {
-  const char *out = "-", *v;
-  int ignore_ctrl = 0, quiet = 0, nargs = 0, got;
-  char **args = calloc((size_t)argc, sizeof *args);
-  if (!args) return 2;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (cli_is_help(a)) {
-      fputs(usage, stdout);
-      free(args);
-      return 0;
-    } else if (strcmp(a, "--ignore-ctrl-deps") == 0) {
-      ignore_ctrl = 1;
-    } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-      quiet = 1;
-    } else if ((got = viewargs_value(argc, argv, &i, "--output", &v)) != 0 ||
-               (got = viewargs_value(argc, argv, &i, "-o", &v)) != 0) {
-      if (got < 0) {
-        free(args);
-        return 2;
-      }
-      out = v;
-    } else if (a[0] == '-' && a[1]) {
-      cli_error("timeline: unknown option '%s'\n%s", a, usage);
-      free(args);
-      return 2;
-    } else {
-      args[nargs++] = argv[i];
-    }
-  }
-  if (!nargs) {
-    free(args);
-    cli_error("timeline: no input\n%s", usage);
-    return 2;
-  }
+  const char *out = "-";
+  int ignore_ctrl = 0, quiet = 0;
+  const cli_opt opts[] = {
+      {.name = "ignore-ctrl-deps", .kind = CLI_OPT_FLAG, .dest = &ignore_ctrl,
+       .help = "schedule by data dependencies only"},
+      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &quiet,
+       .help = "no summary line on standard error"},
+      {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &out, .metavar = "FILE",
+       .help = "output file, written atomically", .def = "standard output"},
+      {0}};
+  const cli_command cmd = {.name = "timeline", .args = "FILE.et... | PREFIX", .min_args = 1, .max_args = -1,
+                           .about = about, .opts = opts};
+  cli_args pos;
+  int st = cli_parse(&cmd, argc, argv, &pos);
+  if (st != CLI_PROCEED) return st;
   char **paths;
-  int n = cli_expand_traces(nargs, args, &paths);
-  free(args);
+  int n = cli_expand_traces(pos.n, pos.v, &paths);
   if (n < 0) return 2;
   chakra_error err = {0};
   chakra_timeline *t;
@@ -69,7 +42,7 @@ int cmd_timeline(int argc, char **argv) {
   uint64_t nodes = 0, recorded = 0, end = 0;
   for (int r = 0; r < n && !rc; r++) {
     chakra_graph *g;
-    if ((rc = viewargs_load(paths[r], ignore_ctrl, &g)) != 0) break;
+    if ((rc = cli_load_tolerant(paths[r], ignore_ctrl, &g)) != 0) break;
     chakra_timeline_rank_info info;
     if (chakra_timeline_add_graph(t, (uint32_t)r, g, &info, &err)) rc = cli_fail(&err);
     nodes += info.nodes, recorded += info.recorded;

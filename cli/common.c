@@ -184,3 +184,39 @@ void cli_free_paths(char **paths, int n) {
   for (int i = 0; i < n; i++) free(paths[i]);
   free(paths);
 }
+
+char *cli_rank_path(const char *arg, uint32_t rank) {
+  if (strcmp(arg, "-") == 0 || is_file(arg)) return strdup(arg);
+  size_t n = strlen(arg) + 32;
+  char *p = malloc(n);
+  if (p) chakra_rank_path(p, n, arg, rank);
+  return p;
+}
+
+typedef struct load_problems {
+  uint64_t errors;
+  char first[700];
+} load_problems;
+
+static void note_problem(void *ctx, const chakra_problem *pr) {
+  load_problems *p = ctx;
+  if (pr->severity >= CHAKRA_SEV_ERROR && !p->errors++)
+    snprintf(p->first, sizeof p->first, "node %llu at offset %llu: %s", (unsigned long long)pr->node_id,
+             (unsigned long long)pr->offset, pr->what);
+}
+
+int cli_load_tolerant(const char *path, int ignore_ctrl_deps, chakra_graph **out) {
+  if (strcmp(path, "-") == 0) {
+    /* names are read back from the file in a second pass */
+    cli_error("standard input cannot be used here: the trace is read twice; give a file name");
+    return CLI_EXIT_ERROR;
+  }
+  load_problems p = {0};
+  chakra_graph_options opt = {.ignore_ctrl_deps = ignore_ctrl_deps, .tolerant = 1, .diag = note_problem, .diag_ctx = &p};
+  chakra_error err = {0};
+  if (chakra_graph_load(out, path, &opt, &err)) return cli_fail(&err);
+  if (p.errors)
+    cli_warn("%s: %llu problem(s) while loading, worked around (first: %s); 'chakra validate' lists them",
+             path, (unsigned long long)p.errors, p.first);
+  return 0;
+}

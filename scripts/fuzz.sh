@@ -12,7 +12,7 @@ shift
 case $minutes in '' | *[!0-9]*) echo "fuzz.sh: MINUTES must be a whole number" >&2; exit 2 ;; esac
 scripts/install-deps.sh
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(reader jsonize pack hostet link textwl msccl plot commgroups)
+[ ${#targets[@]} -eq 0 ] && targets=(reader jsonize pack hostet link textwl msccl plot simsys simnet simmem commgroups)
 
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCHAKRA_SANITIZE=ON -DCHAKRA_FUZZ=ON >/dev/null
 cmake --build build-fuzz -j"$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null
@@ -29,6 +29,14 @@ seed_corpus() { # TARGET DIR: checked-in seeds (hex decoded) and shared inputs
       *) cp "$f" "$dir/" ;;
     esac
   done
+  local cf=$shared/data/configs
+  if [ -d "$cf" ]; then
+    case $src in
+      simsys) cp "$cf"/system/*.json "$dir/" ;;
+      simnet) cp "$cf"/network/*.yml "$dir/" ;;
+      simmem) cp "$cf"/remote_memory/*.json "$dir/" ;;
+    esac
+  fi
   local tr=$shared/data/traces
   [ -d "$tr" ] || return 0
   case $src in

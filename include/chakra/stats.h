@@ -6,6 +6,7 @@
 #ifndef CHAKRA_STATS_H
 #define CHAKRA_STATS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "chakra/export.h"
@@ -58,6 +59,13 @@ CHAKRA_API int chakra_stats_file(const char *path, int ignore_ctrl_deps, chakra_
 CHAKRA_API int chakra_stats_add(chakra_rank_stats *total, const chakra_rank_stats *r);
 /* Releases what s holds (not s itself) and zeroes it. NULL is allowed. */
 CHAKRA_API void chakra_stats_free(chakra_rank_stats *s);
+
+/* Writes {"ranks": [one object per file], "total": {...}} to out_path
+ * ("-" = standard output), indented by four spaces; the layout `chakra
+ * stats --json` prints (docs/stats.md). paths[i] names ranks[i]. The file
+ * is written whole or not at all; the caller keeps everything it passed. */
+CHAKRA_API int chakra_stats_write_json(const char *out_path, const char *const *paths, const chakra_rank_stats *ranks,
+                                       size_t n, const chakra_rank_stats *total, chakra_error *err);
 
 #ifdef __cplusplus
 }

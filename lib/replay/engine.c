@@ -30,39 +30,10 @@ uint64_t rp_node_bytes(const rp_node *n, int group_size) {
   }
 }
 
-/* ---- ready heaps, ordered by node id ---- */
-
-static int heap_push(rp_heap *h, uint32_t v, const rp_node *nodes) {
-  if (h->n == h->cap) {
-    uint32_t nc = h->cap ? h->cap * 2 : 16;
-    uint32_t *q = realloc(h->v, nc * sizeof *q);
-    if (!q) return -1;
-    h->v = q;
-    h->cap = nc;
-  }
-  uint32_t i = h->n++;
-  while (i > 0) {
-    uint32_t up = (i - 1) / 2;
-    if (nodes[h->v[up]].id <= nodes[v].id) break;
-    h->v[i] = h->v[up];
-    i = up;
-  }
-  h->v[i] = v;
-  return 0;
-}
-
-static uint32_t heap_pop(rp_heap *h, const rp_node *nodes) {
-  uint32_t top = h->v[0], last = h->v[--h->n], i = 0;
-  for (;;) {
-    uint32_t c = 2 * i + 1;
-    if (c >= h->n) break;
-    if (c + 1 < h->n && nodes[h->v[c + 1]].id < nodes[h->v[c]].id) c++;
-    if (nodes[last].id <= nodes[h->v[c]].id) break;
-    h->v[i] = h->v[c];
-    i = c;
-  }
-  if (h->n) h->v[i] = last;
-  return top;
+/* The ready heaps key nodes by rp_node.id, read in place. */
+static uint32_t ready_pop(rp_engine *e, int slot) {
+  const rp_node *nodes = e->p->nodes;
+  return idheap_pop(&e->ready[slot], &nodes[0].id, sizeof *nodes);
 }
 
 /* ---- setup ---- */
@@ -133,7 +104,8 @@ static int oom(rp_engine *e, chakra_error *err) {
 /* ---- completion ---- */
 
 static int make_ready(rp_engine *e, uint32_t i) {
-  return heap_push(&e->ready[e->p->nodes[i].slot], i, e->p->nodes);
+  const rp_node *nodes = e->p->nodes;
+  return idheap_push(&e->ready[nodes[i].slot], i, &nodes[0].id, sizeof *nodes);
 }
 
 static int finish_node(rp_engine *e, uint32_t i, uint64_t now) {
@@ -354,7 +326,7 @@ static int issue_ready(rp_engine *e, chakra_error *err) {
       if (best < 0 || nodes[e->ready[s].v[0]].id < nodes[e->ready[best].v[0]].id) best = s;
     }
     if (best < 0) return 0;
-    int rc = issue(e, heap_pop(&e->ready[best], nodes), rp_now_ns(), err);
+    int rc = issue(e, ready_pop(e, best), rp_now_ns(), err);
     if (rc) return rc;
   }
 }

@@ -25,15 +25,11 @@
 #include "comms.h"
 #include "plan.h"
 #include "pool.h"
+#include "../util/toposort.h"
 
 enum { RP_RUN_WAIT, RP_RUN_SLEEP, RP_RUN_SKIP };
 
 #define RP_PREPOST_BYTES (256u << 20)
-
-typedef struct rp_heap {
-  uint32_t *v;
-  uint32_t n, cap;
-} rp_heap;
 
 typedef struct rp_engine {
   const rp_plan *p;
@@ -44,7 +40,7 @@ typedef struct rp_engine {
   uint64_t stall_ns;        /* give up after this long without progress; 0 = never */
   uint32_t *indeg;
   uint64_t *start, *end;    /* ns since the iteration's start; UINT64_MAX = not yet */
-  rp_heap ready[RP_SLOTS];
+  idheap ready[RP_SLOTS];   /* ready nodes of each slot, by id (rp_node.id keys them) */
   int busy[RP_SLOTS];
   /* Posted MPI requests, with the node and buffer of each. */
   MPI_Request *req;

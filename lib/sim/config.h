@@ -19,6 +19,12 @@
 #include "diag.h"
 
 #define SIM_MAX_DIMS CHAKRA_TOPO_MAX_DIMS
+/* Bounds checked when a configuration is read: delays stay far inside the
+ * 64-bit nanosecond time base (as the network's, lib/topo), and chunk
+ * counts inside what a run can hold (each chunk is simulated on its own). */
+#define SIM_MAX_LATENCY_NS 1e15
+#define SIM_MIN_MEM_BW 1e-6
+#define SIM_MAX_CHUNKS 1048576
 
 enum { ALGO_RING, ALGO_DIRECT, ALGO_HALVING_DOUBLING, ALGO_DOUBLE_BINARY_TREE };
 

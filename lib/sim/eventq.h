@@ -11,6 +11,7 @@
 #define CHAKRA_SIM_EVENTQ_H
 
 #include <stddef.h>
+#include <math.h>
 #include <stdint.h>
 
 struct sim;
@@ -88,6 +89,14 @@ static inline uint64_t eventq_later(eventq *q, uint64_t delay) {
     return UINT64_MAX;
   }
   return t;
+}
+
+/* A delay in whole ns from a double: past 2^64 - 1 it saturates (and
+ * eventq_later then stops the run with an error instead of wrapping). */
+static inline uint64_t eventq_ns(double x) {
+  x = floor(x);
+  if (!(x < 18446744073709551615.0)) return x > 0 ? UINT64_MAX : 0;
+  return x > 0 ? (uint64_t)x : 0;
 }
 
 int eventq_init(eventq *q, uint32_t npus);

@@ -39,14 +39,6 @@ typedef struct match_slot {
   uint64_t first_arg;
 } match_slot;
 
-/* A delay in whole ns from a double: past 2^64 - 1 it saturates, and the
- * event queue then stops the run with an error instead of wrapping. */
-static inline uint64_t ns_of(double x) {
-  x = floor(x);
-  if (!(x < 18446744073709551615.0)) return x > 0 ? UINT64_MAX : 0;
-  return x > 0 ? (uint64_t)x : 0;
-}
-
 static int slot_live(const match_slot *m) { return m->arrived || m->first_cb || m->head; }
 
 typedef struct link {
@@ -248,7 +240,7 @@ static uint64_t multidim_delay(sim *s, uint32_t src, uint32_t dst, uint64_t byte
   }
   if (!s->opt.multidim_full) {
     uint32_t h = hops_in(s, d, sim_coord(s, src, d), sim_coord(s, dst, d));
-    return ns_of((double)h * topo_latency(s->topo, d) + (double)bytes / s->net->bw[d]);
+    return eventq_ns((double)h * topo_latency(s->topo, d) + (double)bytes / s->net->bw[d]);
   }
   double lat = 0, bw = 0;
   for (int e = 0; e < s->dims; e++) {
@@ -257,7 +249,7 @@ static uint64_t multidim_delay(sim *s, uint32_t src, uint32_t dst, uint64_t byte
     lat += (double)hops_in(s, e, a, b) * topo_latency(s->topo, e);
     if (bw == 0 || s->net->bw[e] < bw) bw = s->net->bw[e];
   }
-  return ns_of(lat + (double)bytes / bw);
+  return eventq_ns(lat + (double)bytes / bw);
 }
 
 static uint64_t unaware_delay(sim *s, uint32_t src, uint32_t dst, uint64_t bytes) {
@@ -272,7 +264,7 @@ static uint64_t unaware_delay(sim *s, uint32_t src, uint32_t dst, uint64_t bytes
   uint32_t hops = src == dst ? 0 : hops_in(s, d, a, b);
   delay_memo *m = &s->net->memo[(bytes * 31 + hops * 7 + (uint64_t)d) % DELAY_MEMO];
   if (m->dim == d && m->hops == hops && m->bytes == bytes) return m->delay;
-  uint64_t delay = ns_of((double)hops * topo_latency(s->topo, d) + (double)bytes / s->net->bw[d]);
+  uint64_t delay = eventq_ns((double)hops * topo_latency(s->topo, d) + (double)bytes / s->net->bw[d]);
   *m = (delay_memo){bytes, delay, hops, d};
   return delay;
 }
@@ -323,8 +315,8 @@ static void link_times(sim *s, int d, uint64_t bytes, uint64_t *busy, uint64_t *
     return;
   }
   double ser = (double)bytes / s->net->bw[d];
-  *busy = ns_of(ser);
-  *hop = ns_of(topo_latency(s->topo, d) + ser);
+  *busy = eventq_ns(ser);
+  *hop = eventq_ns(topo_latency(s->topo, d) + ser);
   if (*busy < (1ull << 32) && *hop < (1ull << 32))
     *m = (delay_memo){bytes, *busy << 32 | *hop, UINT32_MAX, d};
 }

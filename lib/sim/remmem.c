@@ -23,11 +23,14 @@ typedef struct mem {
   mem_line *lines; /* per node (PER_NODE) or one (POOL) */
 } mem;
 
+/* The latency is at most 10^15 ns (checked when read); the transfer of a
+ * huge tensor at a low bandwidth saturates, and the event queue then stops
+ * the run with an error. */
 static uint64_t mem_time(const sim *s, uint64_t bytes) {
   const sim_mem_config *m = &s->mem_cfg;
   uint64_t t = (uint64_t)m->latency;
-  if (m->bandwidth > 0) t += (uint64_t)floor((double)bytes / m->bandwidth);
-  return t;
+  uint64_t x = m->bandwidth > 0 ? eventq_ns((double)bytes / m->bandwidth) : 0;
+  return x > UINT64_MAX - t ? UINT64_MAX : t + x;
 }
 
 static void mem_start(sim *s, mem_line *l);

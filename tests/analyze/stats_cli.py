@@ -149,6 +149,20 @@ def check_warnings(c, a, pb, tmp):
             "chakra validate lists them all", p.stderr)
 
 
+def layout(v, depth=0):
+    """The text `stats --json` has always printed for v (yajl's beautified
+    layout): four-space indents, one member per line, an empty object as
+    "{", an empty line, "}"."""
+    ind = "    "
+    if isinstance(v, dict):
+        items = [ind * (depth + 1) + json.dumps(k) + ": " + layout(x, depth + 1) for k, x in v.items()]
+        return "{\n" + ",\n".join(items) + "\n" + ind * depth + "}"
+    if isinstance(v, list):
+        items = [ind * (depth + 1) + layout(x, depth + 1) for x in v]
+        return "[\n" + ",\n".join(items) + "\n" + ind * depth + "]"
+    return json.dumps(v)
+
+
 def main():
     a = etbuild.parse_args()
     c = etbuild.Checks()
@@ -167,6 +181,8 @@ def main():
         compare(c, "rank 0", doc["ranks"][0], RANK0_WANT)
         compare(c, "rank 1", doc["ranks"][1], RANK1_WANT)
         compare(c, "total", doc["total"], TOTAL_WANT)
+        c.check("stats --json: the document's layout is unchanged (four-space indents, one member a line)",
+                p.stdout == layout(doc) + "\n", p.stdout)
 
         # The same files named one by one are the same ranks.
         p2 = run(a.chakra, "--json", prefix + ".0.et", prefix + ".1.et")
@@ -211,6 +227,8 @@ def main():
         etbuild.write(pb, cyc, CYCLIC)
         p = run(a.chakra, "--json", cyc)
         r = json.loads(p.stdout)["ranks"][0] if p.returncode == 0 else {}
+        c.check("stats --json: empty objects keep their layout ({, empty line, })", p.returncode == 0 and
+                p.stdout == layout(json.loads(p.stdout)) + "\n" and '"collectives": {\n\n' in p.stdout, p.stdout)
         c.check("cycle: exit 0, critical path null, 2 nodes on cycles",
                 p.returncode == 0 and r.get("critical_path_us", 0) is None and r.get("nodes_on_cycles") == 2,
                 (p.returncode, p.stderr, r))

@@ -46,7 +46,15 @@ OPTIONS = {
                "--num-queues-per-dim", "--injection-scale", "--rendezvous-protocol", "--multidim-p2p",
                "--logging-folder", "--logging-configuration", "--comm-scale", "--compute-scale", "--report",
                "--timeline", "--threads", "--summary", "-q", "--quiet"],
+    ("dot",): ["--around", "--depth", "--critical-path", "--collapse", "--max-nodes", "--graphml", "--rank",
+               "--ignore-ctrl-deps", "--title", "-o", "--output"],
+    ("timeline",): ["--ignore-ctrl-deps", "-q", "--quiet", "-o", "--output"],
+    ("diff",): ["--by-name", "--json", "--limit", "--ignore-ctrl-deps", "-q", "--quiet", "-o", "--output"],
+    ("obfuscate",): ["-o", "--output", "--key", "--hash-strings", "--keep", "--time-noise", "--seed", "-q",
+                     "--quiet"],
+    ("plot",): ["-o", "--output"],
 }
+VIEWS = ("dot", "timeline", "diff", "obfuscate", "plot")
 
 
 def check(name, ok, detail=""):
@@ -88,13 +96,20 @@ def test_help():
     check("chakra help sim: sim's help", p.returncode == 0 and "--workload-configuration" in p.stdout, p.stderr)
 
 
+def own_text(page, cmd):
+    """The page without the spans that quote another command (`chakra sim
+    --timeline` on the timeline page is sim's flag, not timeline's)."""
+    text = open(page).read()
+    return re.sub(r"chakra (?!%s\b)[a-z]+[^`\n]*" % re.escape(cmd), "", text)
+
+
 def test_docs_flags_are_in_help():
     """Every flag a page of docs/ spells for its command appears in that command's --help."""
-    for cmd in ("jsonize", "pack", "validate", "stats", "gen", "link", "convert", "sim"):
+    for cmd in ("jsonize", "pack", "validate", "stats", "gen", "link", "convert", "sim") + VIEWS:
         page = os.path.join(SOURCE, "docs", cmd + ".md")
         if not os.path.exists(page):
             continue
-        text = open(page).read()
+        text = own_text(page, cmd)
         doc = set(o for o in words(text) if o.startswith("--")) - {"--help", "--key", "--name"}  # placeholders: "--name=value"
         help_text = run(cmd, "--help").stdout
         check("docs/%s.md: every flag it spells is in 'chakra %s --help'" % (cmd, cmd),
@@ -236,6 +251,83 @@ def test_refusals(tmp, prefix, host, kineto, text):
         check("refused: chakra %s" % " ".join(args), p.returncode == 2 and one_line(p) and what in p.stderr, p.stderr)
 
 
+def test_view_forms(tmp, prefix):
+    """dot, timeline, diff, obfuscate and plot: both spellings of every value option give the same output."""
+    j = lambda *p: os.path.join(tmp, *p)
+    t = j("t1")  # convert text's two-rank workload (12 nodes a rank, ids from 0)
+    d1 = run("dot", "--around=0", "--depth=0", "--max-nodes=5", "--rank=1", "--title=T", "--output=" + j("d1.dot"), t)
+    d2 = run("dot", "--around", "0", "--depth", "0", "--max-nodes", "5", "--rank", "1", "--title", "T", "-o",
+             j("d2.dot"), t)
+    d3 = run("dot", "--rank", "1", "-o" + j("d3.dot"), t)
+    drawn = lambda f: re.findall(r"^  n(\d+) \[", open(f).read(), re.M) if os.path.exists(f) else None
+    check("dot: --k=v and --k v the same; --around 0 is node 0 (0 is an id, not 'not given')",
+          d1.returncode == d2.returncode == d3.returncode == 0 and same_files(j("d1.dot"), j("d2.dot"))
+          and drawn(j("d1.dot")) == ["0"] and len(drawn(j("d3.dot"))) == 12,
+          d1.stderr + d2.stderr + d3.stderr + str(drawn(j("d1.dot"))))
+    t1 = run("timeline", "--ignore-ctrl-deps", "-q", "--output=" + j("tl1.json"), t)
+    t2 = run("timeline", "--ignore-ctrl-deps", "--quiet", "-o", j("tl2.json"), t + ".0.et", t + ".1.et")
+    check("timeline: --output=F and -o F, PREFIX and its files", t1.returncode == t2.returncode == 0
+          and same_files(j("tl1.json"), j("tl2.json")) and not t1.stderr, t1.stderr + t2.stderr)
+    f1 = run("diff", "--limit=1", "--by-name", "--json", "--output=" + j("df1.json"), t, prefix)
+    f2 = run("diff", "--limit", "1", "--by-name", "--json", "-o", j("df2.json"), t, prefix)
+    check("diff: --limit=1 and --limit 1; exit 1 for different traces", f1.returncode == f2.returncode == 1
+          and same_files(j("df1.json"), j("df2.json")), f1.stderr + f2.stderr)
+    with open(j("key"), "w") as f:
+        f.write("k")
+    o1 = run("obfuscate", "--key=" + j("key"), "--time-noise=10", "--seed=7", "--keep=op_type", "--hash-strings",
+             "--output=" + j("o1"), "-q", t)
+    o2 = run("obfuscate", "--key", j("key"), "--time-noise", "10", "--seed", "7", "--keep", "op_type",
+             "--hash-strings", "-o", j("o2"), "--quiet", t)
+    check("obfuscate: --k=v and --k v give the same ranks", o1.returncode == o2.returncode == 0
+          and all(same_files(j("o1.%d.et" % r), j("o2.%d.et" % r)) for r in range(2)), o1.stderr + o2.stderr)
+    with open(j("st.json"), "w") as f:
+        f.write(run("stats", "--json", t).stdout)
+    p1, p2 = run("plot", "--output=" + j("p1.svg"), j("st.json")), run("plot", j("st.json"), "-o", j("p2.svg"))
+    check("plot: --output=F and -o F", p1.returncode == p2.returncode == 0 and same_files(j("p1.svg"), j("p2.svg")),
+          p1.stderr + p2.stderr)
+    return t
+
+
+def test_view_refusals(tmp, prefix, t):
+    out = os.path.join(tmp, "refused-views")
+    os.mkdir(out)
+    o = lambda name: os.path.join(out, name)
+    obf = ["obfuscate", t + ".0.et", "-o", o("x.et"), "--key", "/dev/null"]
+    cases = [
+        (["dot", "--around", "-1", t], "--around", "expected a whole number, got '-1'"),
+        (["dot", "--around=18446744073709551616", t], "--around", "out of range"),
+        (["dot", "--depth", "2K", t], "--depth", "expected a whole number"),
+        (["dot", "--max-nodes", "x", t], "--max-nodes", "expected a whole number, got 'x'"),
+        (["dot", "--rank", "4294967296", t], "--rank", "out of range"),
+        (["dot", t, "--title"], "--title", "expected a value"),
+        (["timeline", t, "-o"], "-o", "expected a value"),
+        (["diff", "--limit", "1e3", t, prefix], "--limit", "expected a whole number"),
+        (obf + ["--time-noise", "150"], "--time-noise", "not a percentage in [0, 100)"),
+        (obf + ["--time-noise=100"], "--time-noise", "not a percentage in [0, 100)"),
+        (obf + ["--time-noise", "-1"], "--time-noise", "not a percentage in [0, 100)"),
+        (obf + ["--time-noise", "ten"], "--time-noise", "expected a number, got 'ten'"),
+        (obf + ["--seed", "-1"], "--seed", "expected a whole number"),
+        (["plot", "r.json", "--output"], "--output", "expected a value"),
+    ]
+    for cmd in VIEWS:
+        cases.append(([cmd, "--frobnicate", t], "--frobnicate", "unknown option"))
+    for args, opt, what in cases:
+        p = run(*args)
+        check("refused: %s" % " ".join(a.replace(tmp, "T") for a in args),
+              p.returncode == 2 and one_line(p) and p.stderr.startswith("chakra %s: %s: " % (args[0], opt))
+              and what in p.stderr and not p.stdout and not os.listdir(out),
+              "%d %r %r" % (p.returncode, p.stderr, os.listdir(out)))
+    for args, what in ((["diff", t], "missing arguments: expected A B"), (["diff", t, t, t], "unexpected argument"),
+                       (["dot"], "missing arguments"), (["dot", t, t], "unexpected argument"),
+                       (["timeline"], "missing arguments"), (["obfuscate"], "missing arguments"),
+                       (["obfuscate", t, t], "unexpected argument"), (["plot"], "missing arguments"),
+                       (["plot", "a", "b"], "unexpected argument")):
+        p = run(*args)
+        check("refused: chakra %s" % " ".join(a.replace(tmp, "T") for a in args),
+              p.returncode == 2 and one_line(p) and p.stderr.startswith("chakra %s: " % args[0]) and what in p.stderr,
+              p.stderr)
+
+
 def test_double_dash(tmp, prefix):
     shutil.copy(prefix + ".0.et", os.path.join(tmp, "-q.et"))
     p = run("validate", "--", "-q.et", cwd=tmp)
@@ -250,6 +342,8 @@ def main():
         test_docs_flags_are_in_help()
         prefix, host, kineto, text = test_forms(tmp)
         test_refusals(tmp, prefix, host, kineto, text)
+        t = test_view_forms(tmp, prefix)
+        test_view_refusals(tmp, prefix, t)
         test_double_dash(tmp, prefix)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

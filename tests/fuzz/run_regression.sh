@@ -2,8 +2,9 @@
 # run_regression.sh - replays a fuzz target over its corpus without libFuzzer:
 # the checked-in seeds (seeds/<target>/), past findings (regressions/<target>/),
 # the bad-input corpus written by badinput/bad_inputs.py, and for the reader
-# the small real traces in ../shared when present.
-#   run_regression.sh reader|jsonize|pack|hostet|link|textwl|msccl|plot|commgroups DRIVER SOURCE_DIR [PYTHON]
+# the small real traces in ../shared when present (the simulator targets: its
+# configuration files).
+#   run_regression.sh reader|jsonize|pack|hostet|link|textwl|msccl|plot|simsys|simnet|simmem|commgroups DRIVER SOURCE_DIR [PYTHON]
 # (jsonize takes .et input like reader and replays the reader corpus.)
 set -eu
 target=$1 driver=$2 src=$3 python=${4:-}
@@ -39,6 +40,13 @@ fi
 if [ "$target" = msccl ] && [ -d "$shared/data/traces" ]; then
   t=$shared/data/traces
   set -- "$@" "$t/custom-collective/custom_allreduce.xml" "$t/msccl/alltoall_allpairs_n8/alltoall_allpairs_n8.xml"
+fi
+if [ -d "$shared/data/configs" ]; then
+  case $target in
+    simsys) set -- "$@" "$shared/data/configs/system" ;;
+    simnet) set -- "$@" "$shared/data/configs/network" ;;
+    simmem) set -- "$@" "$shared/data/configs/remote_memory" ;;
+  esac
 fi
 # not exec: the EXIT trap must still remove $tmp; the driver's status is ours
 status=0

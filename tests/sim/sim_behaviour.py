@@ -134,6 +134,41 @@ def test_missing_splits_is_an_error_naming_the_key():
           p.returncode == 2 and "preferred-dataset-splits" in p.stderr and p.stderr.count("\n") == 1, p.stderr)
 
 
+def test_absent_collective_optimization_is_baseline_without_a_warning():
+    # as the shipped custom-collective system configuration has it
+    system = {k: v for k, v in SYSTEM.items() if k != "collective-optimization"}
+    c = Case(2, system)
+    c.ranks(lambda r: [allreduce(1, 1048576)])
+    p, got = c.run()
+    base = Case(2, dict(SYSTEM, **{"collective-optimization": "baseline"}))
+    base.ranks(lambda r: [allreduce(1, 1048576)])
+    pb, want = base.run()
+    check("no collective-optimization: baseline's results, no warning", p.returncode == 0 and not p.stderr
+          and got == want and len(got) == 2, "%s %s %s" % (p.stderr, got, want))
+    bad = Case(2, dict(SYSTEM, **{"collective-optimization": "fast"}))
+    bad.ranks(lambda r: [allreduce(1, 1048576)])
+    p, _ = bad.run()
+    check("collective-optimization \"fast\": an error naming the key", p.returncode == 2
+          and "collective-optimization" in p.stderr, p.stderr)
+    shared = os.environ.get("CHAKRA_SHARED", os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../shared"))
+    d = os.path.join(shared, "data")
+    if os.path.exists(os.path.join(d, "configs/system/custom_collective.json")):
+        p = subprocess.run([CHAKRA, "sim", "-q", "--workload-configuration=" + os.path.join(
+            d, "traces/astra-microbench/all_reduce/8npus_1MB/all_reduce"),
+            "--system-configuration=" + os.path.join(d, "configs/system/custom_collective.json"),
+            "--network-configuration=" + os.path.join(d, "configs/network/Ring_8npus.yml")],
+            capture_output=True, text=True)
+        check("the shipped custom_collective.json runs without a warning", p.returncode == 0 and not p.stderr
+              and p.stdout.count("finished") == 8, p.stderr)
+    else:
+        print("skip  the shipped custom_collective.json (no ../shared)")
+    nopol = Case(2, {k: v for k, v in SYSTEM.items() if k != "scheduling-policy"})
+    nopol.ranks(lambda r: [allreduce(1, 1048576)])
+    p, _ = nopol.run()
+    check("no scheduling-policy: still a warning (LIFO taken)", p.returncode == 0 and "scheduling-policy" in p.stderr,
+          p.stderr)
+
+
 def test_unknown_system_key_is_an_error():
     system = dict(SYSTEM)
     system["all-reduce-implemntation"] = ["ring"]
@@ -450,6 +485,27 @@ def test_per_node_memory_expansion_serialises_each_node():
     check("PER_NODE_MEMORY_EXPANSION with num-npus-per-node: one access at a time per node",
           p.returncode == 0 and got == {0: (200, 200), 1: (400, 400), 2: (200, 200), 3: (400, 400)},
           "%d %s %s" % (p.returncode, got, p.stderr))
+
+
+def test_counts_and_delays_that_do_not_fit_are_refused_when_read():
+    # found by fuzz_simsys / fuzz_simmem: these were cast to 32-bit or 64-bit
+    # integers (undefined behaviour) and ran with whatever came out
+    c = Case(2)
+    c.ranks(lambda r: [allreduce(1, 1024)])
+    for key, value in (("active-chunks-per-dimension", 24294967296), ("preferred-dataset-splits", 4294967297),
+                       ("preferred-dataset-splits", 2.5), ("active-chunks-per-dimension", 2000000)):
+        c.system = dict(SYSTEM, **{key: value})
+        p, _ = c.run()
+        check("system %s = %s: refused, naming the key" % (key, value),
+              p.returncode == 2 and key in p.stderr and "whole number" in p.stderr, p.stderr)
+    c.system = dict(SYSTEM)
+    mem = os.path.join(c.dir, "mem.json")
+    for extra, key in (({"remote-mem-bw": 1.01e-298}, "remote-mem-bw"), ({"remote-mem-latency": 1e300}, "remote-mem-latency"),
+                       ({"num-nodes": 1e20}, "num-nodes"), ({"num-npus-per-node": 0.5}, "num-npus-per-node")):
+        with open(mem, "w") as f:
+            json.dump(dict({"memory-type": "PER_NPU_MEMORY_EXPANSION", "remote-mem-latency": 1}, **extra), f)
+        p, _ = c.run("--remote-memory-configuration=" + mem)
+        check("remote memory %s: refused, naming the key" % extra, p.returncode == 2 and key in p.stderr, p.stderr)
 
 
 def test_custom_all_pairs_issue_order_on_aware_ring():
