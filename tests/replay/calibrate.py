@@ -11,28 +11,10 @@ usage: calibrate.py CHAKRA_BINARY SOURCE_DIR"""
 import math
 import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 
-CHAKRA = os.path.abspath(sys.argv[1])
-SOURCE = os.path.abspath(sys.argv[2])
-SKIP = 77
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-
-
-def run(*args, mpi=0):
-    cmd = (["mpirun", "--oversubscribe", "-np", str(mpi)] if mpi else []) + [CHAKRA] + [str(a) for a in args]
-    return subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=600)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from mpitest import SKIP, SOURCE, check, have_mpi, run, run_tests  # noqa: E402
 
 
 def yaml_list(text, key):
@@ -84,24 +66,8 @@ def test_bad_use_fails_with_one_line(work):
           "a missing system file: one line: " + p.stderr)
 
 
-def main():
-    if not shutil.which("mpirun") or " replay " not in run("--help").stdout:
+if __name__ == "__main__":
+    if not have_mpi():
         print("SKIP: chakra built without MPI or mpirun missing")
         sys.exit(SKIP)
-    work = tempfile.mkdtemp(prefix="chakra-calibrate-test.")
-    ENV["TMPDIR"] = work
-    try:
-        for name, fn in sorted(globals().items()):
-            if name.startswith("test_"):
-                print("-- " + name)
-                fn(work)
-    finally:
-        shutil.rmtree(work)
-    if failures:
-        print("%d failure(s)" % len(failures))
-        sys.exit(1)
-    print("all passed")
-
-
-if __name__ == "__main__":
-    main()
+    run_tests(globals(), "calibrate")

@@ -9,27 +9,10 @@ usage: sweep.py CHAKRA_BINARY SOURCE_DIR"""
 import csv
 import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 
-CHAKRA = os.path.abspath(sys.argv[1])
-SOURCE = os.path.abspath(sys.argv[2])
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-
-
-def run(*args, mpi=0):
-    cmd = ([ "mpirun", "--oversubscribe", "-np", str(mpi)] if mpi else []) + [CHAKRA] + [str(a) for a in args]
-    return subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=600)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from mpitest import SOURCE, check, have_mpi, run, run_tests  # noqa: E402
 
 
 def network(path, bw, lat, npus, topo="Ring"):
@@ -117,7 +100,7 @@ def test_bad_vary_keys_fail_before_running(work):
 
 
 def test_mpi_two_processes_give_the_same_table(work):
-    if not shutil.which("mpirun") or " replay " not in run("--help").stdout:
+    if not have_mpi():
         print("SKIP: chakra built without MPI or mpirun missing: no 2-process sweep")
         return
     system = os.path.join(SOURCE, "examples", "system.json")
@@ -136,23 +119,11 @@ def test_mpi_two_processes_give_the_same_table(work):
           "under mpirun a bad key is one line (rank 0's): %r" % p.stderr)
 
 
-def main():
-    work = tempfile.mkdtemp(prefix="chakra-sweep-test.")
-    try:
-        # the 4-rank all-reduce most tests sweep
-        run("gen", "microbench", "--coll", "all_reduce", "--npus", 4, "--size", "1M", "-o", os.path.join(work, "ar4"))
-        network(os.path.join(work, "r4.yml"), 50, 500, 4)
-        for name, fn in sorted(globals().items()):
-            if name.startswith("test_"):
-                print("-- " + name)
-                fn(work)
-    finally:
-        shutil.rmtree(work)
-    if failures:
-        print("%d failure(s)" % len(failures))
-        sys.exit(1)
-    print("all passed")
+def setup(work):
+    # the 4-rank all-reduce most tests sweep
+    run("gen", "microbench", "--coll", "all_reduce", "--npus", 4, "--size", "1M", "-o", os.path.join(work, "ar4"))
+    network(os.path.join(work, "r4.yml"), 50, 500, 4)
 
 
 if __name__ == "__main__":
-    main()
+    run_tests(globals(), "sweep", setup)
