@@ -25,6 +25,7 @@ static const command commands[] = {
     {"gen", cmd_gen, "generate workloads (microbench: one collective per rank)"},
     {"coll", cmd_coll, "collective algorithms as ETs: generate, from MSCCL XML, check, expand"},
     {"synth", cmd_synth, "synthesise per-rank ETs for LLM training (DP/TP/SP/PP, FSDP; STAGE-like)"},
+    {"sweep", cmd_sweep, "simulate a workload on a grid of configurations (in-process; MPI spreads it)"},
     {"compare", cmd_compare, "a simulation's report against a replay's: per rank and per collective type"},
 #ifdef CHAKRA_HAVE_MPI
     {"replay", cmd_replay, "run a workload's communication and compute over MPI and measure it"},

@@ -26,6 +26,7 @@ int cmd_coll(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_replay(int argc, char **argv); /* only with MPI (CHAKRA_HAVE_MPI) */
+int cmd_sweep(int argc, char **argv);
 int cmd_dot(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
 int cmd_diff(int argc, char **argv);

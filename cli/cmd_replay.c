@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "chakra/replay.h"
+#include "chakra/sim.h"
 #include "cli.h"
 
 static const char about[] =
@@ -31,6 +32,8 @@ typedef struct replay_args {
   chakra_replay_options o;
   const char *compute, *report;
   int quiet;
+  int calibrate;
+  chakra_replay_calibrate_options cal;
 } replay_args;
 
 static int parse_compute(const char *s, chakra_replay_options *o) {
@@ -48,8 +51,11 @@ static int parse_compute(const char *s, chakra_replay_options *o) {
 }
 
 static int parse_replay_args(replay_args *a, int argc, char **argv) {
+  static const cli_choice models[] = {{"aware", CHAKRA_NET_AWARE}, {"unaware", CHAKRA_NET_UNAWARE}, {NULL, 0}};
+  static const cli_choice kinds[] = {{"Ring", CHAKRA_TOPO_RING}, {"FullyConnected", CHAKRA_TOPO_FULLY_CONNECTED},
+                                     {"Switch", CHAKRA_TOPO_SWITCH}, {NULL, 0}};
   chakra_replay_options *o = &a->o;
-  o->iterations = 1;
+  chakra_replay_calibrate_options *c = &a->cal;
   o->timeout_s = 60;
   const cli_opt opts[] = {
       {.name = "comm-group-configuration", .kind = CLI_OPT_STRING, .dest = &o->comm_groups, .metavar = "GROUPS.json",
@@ -57,9 +63,9 @@ static int parse_replay_args(replay_args *a, int argc, char **argv) {
       {.name = "compute", .kind = CLI_OPT_STRING, .dest = &a->compute, .metavar = "MODE",
        .help = "wait|sleep|skip|scale:X: how compute nodes are stood in for", .def = "wait"},
       {.name = "iterations", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&o->iterations), .min = 1, .max = 1000000,
-       .help = "measured runs of the whole workload", .def = "1"},
+       .help = "measured runs of the whole workload (--calibrate: of each microbenchmark)", .def = "1; 5"},
       {.name = "warmup", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&o->warmup), .max = 1000000,
-       .help = "runs before the measured ones", .def = "0"},
+       .help = "runs before the measured ones", .def = "0; 1"},
       {.name = "timeout", .kind = CLI_OPT_DOUBLE, .dest = &o->timeout_s, .metavar = "S",
        .help = "give up when no node finished for S seconds and no compute runs (0 = never)", .def = "60"},
       {.name = "report", .kind = CLI_OPT_STRING, .dest = &a->report, .metavar = "FILE.json",
@@ -70,12 +76,41 @@ static int parse_replay_args(replay_args *a, int argc, char **argv) {
       {.name = "no-validate", .kind = CLI_OPT_FLAG, .dest = &o->no_validate,
        .help = "skip the cross-rank validation before the run"},
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &a->quiet, .help = "only errors"},
+      {.name = "calibrate", .kind = CLI_OPT_FLAG, .dest = &a->calibrate,
+       .help = "no PREFIX: measure point-to-point and collective sweeps over message sizes on the job's ranks and "
+               "write the network YAML (-o) whose simulation with --system fits them"},
+      {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &c->output, .metavar = "NET.yml",
+       .help = "--calibrate: the network configuration to write"},
+      {.name = "system", .alias = "system-configuration", .kind = CLI_OPT_STRING, .dest = &c->system,
+       .metavar = "SYS.json", .help = "--calibrate: the system configuration the fit simulates with"},
+      {.name = "min-size", .kind = CLI_OPT_SIZE, .dest = CLI_INT(&c->min_bytes), .min = 1, .max = 1u << 30,
+       .help = "--calibrate: the smallest message (sizes go up by 4x)", .def = "4K"},
+      {.name = "max-size", .kind = CLI_OPT_SIZE, .dest = CLI_INT(&c->max_bytes), .min = 1, .max = 1u << 30,
+       .help = "--calibrate: the largest message", .def = "16M"},
+      {.name = "fit-from", .kind = CLI_OPT_SIZE, .dest = CLI_INT(&c->fit_min_bytes), .min = 1,
+       .help = "--calibrate: fit the collectives of at least this size (smaller ones are reported)", .def = "64K"},
+      {.name = "network-model", .kind = CLI_OPT_CHOICE, .dest = &c->network_model, .choices = models,
+       .help = "--calibrate: the simulator's network model in the fit", .def = "aware"},
+      {.name = "topology", .kind = CLI_OPT_CHOICE, .dest = &c->topology, .choices = kinds,
+       .help = "--calibrate: the building block written", .def = "Ring"},
       {0}};
-  const cli_command cmd = {.name = "replay", .args = "PREFIX", .min_args = 1, .max_args = 1, .about = about,
+  const cli_command cmd = {.name = "replay", .args = "PREFIX", .min_args = 0, .max_args = 1, .about = about,
                            .footer = footer, .opts = opts};
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
+  if (a->calibrate) {
+    if (pos.n || !c->output || !c->system) {
+      cli_error("replay: --calibrate takes no PREFIX and needs -o NET.yml and --system SYS.json");
+      return 2;
+    }
+    c->iterations = o->iterations, c->warmup = o->warmup;
+    return CLI_PROCEED;
+  }
+  if (!pos.n) {
+    cli_error("replay: expected PREFIX (rank r replays PREFIX.r.et), or --calibrate");
+    return 2;
+  }
   o->workload = pos.v[0];
   if (o->timeout_s < 0) {
     cli_error("replay: --timeout: expected a number of seconds >= 0");
@@ -126,13 +161,61 @@ static int stalled(const replay_args *a, chakra_replay_result *r) {
   return 1;
 }
 
+static const char *coll_name(int coll) {
+  switch (coll) {
+    case -1: return "point-to-point";
+    case 0: return "all_reduce";
+    case 2: return "all_gather";
+    case 6: return "all_to_all";
+    case 7: return "reduce_scatter";
+    default: return "?";
+  }
+}
+
+static void print_calibration(const replay_args *a, const chakra_replay_calibration *k) {
+  printf("calibrated on %u ranks: bandwidth %.3f GB/s, latency %.1f ns -> %s\n", k->npus, k->bandwidth_gbps,
+         k->latency_ns, a->cal.output);
+  printf("point-to-point (ranks 0 and 1): bandwidth %.3f GB/s, latency %.1f ns\n", k->p2p_bandwidth_gbps,
+         k->p2p_latency_ns);
+  printf("%-15s %10s %13s %13s %8s %s\n", "measured", "bytes", "measured_us", "predicted_us", "error", "fitted");
+  for (uint32_t i = 0; i < k->n_points; i++) {
+    const chakra_replay_calibrate_point *p = &k->points[i];
+    printf("%-15s %10llu %13.3f %13.3f %+7.1f%% %s\n", coll_name(p->coll), (unsigned long long)p->bytes,
+           p->measured_ns / 1000, p->predicted_ns / 1000, 100 * (p->predicted_ns - p->measured_ns) / p->measured_ns,
+           p->coll < 0 ? "line" : p->fitted ? "yes" : "no");
+  }
+}
+
+static int calibrate(replay_args *a) {
+  chakra_error err = {0};
+  const char *tmp = getenv("TMPDIR");
+  a->cal.workdir = tmp && *tmp ? tmp : "/tmp";
+  chakra_replay_calibration k;
+  int rc = chakra_replay_calibrate(&a->cal, &k, &err);
+  if (k.must_abort) {
+    if (chakra_replay_world_rank() == 0) rank_line("replay: ", err.msg);
+    chakra_replay_abort(NULL, 1);
+  }
+  if (rc && chakra_replay_world_rank() == 0) rank_line("replay: ", err.msg);
+  if (!rc && chakra_replay_world_rank() == 0 && !a->quiet) print_calibration(a, &k);
+  chakra_replay_calibration_free(&k);
+  chakra_replay_finalize();
+  return rc ? 2 : 0;
+}
+
 int cmd_replay(int argc, char **argv) {
   replay_args a;
   memset(&a, 0, sizeof a);
   int st = parse_replay_args(&a, argc, argv);
   if (st != CLI_PROCEED) return st;
   chakra_error err = {0};
+  if (a.calibrate) {
+    const char *ins[] = {a.cal.system};
+    const char *outs[] = {a.cal.output};
+    if ((st = cli_check_outputs(outs, 1, ins, 1)) != 0) return st;
+  }
   if (chakra_replay_init(&argc, &argv, &err)) return cli_fail(&err);
+  if (a.calibrate) return calibrate(&a);
   chakra_replay_result res;
   if (chakra_replay_run(&a.o, &res, on_warning, NULL, &err)) {
     if (err.msg[0]) rank_line("", err.msg);

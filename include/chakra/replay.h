@@ -121,6 +121,61 @@ void chakra_replay_abort(const chakra_replay_result *r, int status);
  * "collective_instances". Atomic. */
 int chakra_replay_write_report(const chakra_replay_result *r, const char *path, chakra_error *err);
 
+/* ---- calibration: fitting a network configuration to this job's machine ----
+ *
+ * chakra_replay_calibrate() measures the job's ranks and fits the one
+ * dimension of an ASTRA-sim network (npus_count = the job size) whose
+ * simulation reproduces the measurements:
+ *   point-to-point: ranks 0 and 1 ping-pong (blocking MPI_Send/MPI_Recv)
+ *     over the sizes; a least-squares line t = latency + bytes / bandwidth
+ *     gives the starting point and is reported;
+ *   collectives: ASTRA-sim microbenchmarks (one all-reduce, all-gather,
+ *     reduce-scatter or all-to-all per rank, chakra_gen_microbench) are
+ *     written into a private folder per rank and replayed as chakra replay
+ *     replays them (--compute skip); the median makespan is measured.
+ * The fit simulates the same microbenchmarks with the system file: their
+ * finish time is affine in the latency and in 1 / bandwidth, so four
+ * simulations per point give the coefficients, the squared log ratios of
+ * predicted to measured time of the points at or above fit_min_bytes are
+ * minimised (a grid search on the affine model), and the fit is repeated
+ * around the result (the model is only nearly affine). */
+typedef struct chakra_replay_calibrate_options {
+  const char *system;        /* the system JSON the simulations will use (required) */
+  const char *output;        /* the network YAML to write (rank 0, atomically) */
+  const char *workdir;       /* where each rank makes its folder of microbenchmarks (removed after) */
+  uint64_t min_bytes, max_bytes; /* sizes measured: min_bytes, x4, ... up to max_bytes (0: 4 KiB, 16 MiB) */
+  uint64_t fit_min_bytes;    /* points fitted: at least this large (0: 64 KiB) */
+  uint32_t iterations, warmup; /* per size and collective (0: 5, 1) */
+  int topology;              /* chakra_topo_kind of the dimension written */
+  int network_model;         /* CHAKRA_NET_* of the simulations */
+} chakra_replay_calibrate_options;
+
+/* One measured point and what the fitted configuration predicts. */
+typedef struct chakra_replay_calibrate_point {
+  int coll;                  /* CollectiveCommType; -1 = point-to-point (ranks 0 and 1, one way) */
+  uint64_t bytes;            /* comm_size (point-to-point: the message) */
+  double measured_ns;        /* median */
+  double predicted_ns;       /* collectives: simulated max finish; point-to-point: the line */
+  int fitted;                /* counted in the fit */
+} chakra_replay_calibrate_point;
+
+typedef struct chakra_replay_calibration {
+  uint32_t npus;
+  double bandwidth_gbps, latency_ns;         /* written (GB = 2^30 bytes) */
+  double p2p_bandwidth_gbps, p2p_latency_ns; /* the point-to-point line */
+  chakra_replay_calibrate_point *points;     /* rank 0 only */
+  uint32_t n_points;
+  int must_abort;            /* a microbenchmark stalled: end with chakra_replay_abort(NULL, 1) */
+} chakra_replay_calibration;
+
+/* Collective over MPI_COMM_WORLD (at least 2 processes). Rank 0 writes
+ * o->output and fills cal->points; every rank gets the fitted values. Any
+ * error is the same on every rank. Free with
+ * chakra_replay_calibration_free(). */
+int chakra_replay_calibrate(const chakra_replay_calibrate_options *o, chakra_replay_calibration *cal,
+                            chakra_error *err);
+void chakra_replay_calibration_free(chakra_replay_calibration *cal);
+
 #ifdef __cplusplus
 }
 #endif
