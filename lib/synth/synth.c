@@ -68,7 +68,7 @@ static int is_moe(const chakra_synth_config *c) { return c->model_type && !strcm
 static int check_experts(const chakra_synth_config *c, chakra_error *err) {
   if (!c->experts || !c->kexperts) return BAD("--experts and --kexperts must be at least 1");
   if (c->kexperts > c->experts)
-    return BAD("--kexperts %llu exceeds --experts %llu (a token goes to at most every expert once)",
+    return BAD("--kexperts %llu exceeds --experts %llu (each token is routed to that many distinct experts)",
                ULL(c->kexperts), ULL(c->experts));
   int rc = check_divides(c->experts, "--experts", c->ep, "--ep", "each ep rank holds experts/ep experts", err);
   if (!rc) rc = check_divides(c->dmodel, "--dmodel", c->ep, "--ep", "router and combine split the hidden size over ep", err);
