@@ -71,7 +71,8 @@ static int check_experts(const chakra_synth_config *c, chakra_error *err) {
     return BAD("--kexperts %llu exceeds --experts %llu (each token is routed to that many distinct experts)",
                ULL(c->kexperts), ULL(c->experts));
   int rc = check_divides(c->experts, "--experts", c->ep, "--ep", "each ep rank holds experts/ep experts", err);
-  if (!rc) rc = check_divides(c->dmodel, "--dmodel", c->ep, "--ep", "router and combine split the hidden size over ep", err);
+  if (!rc)
+    rc = check_divides(c->dmodel, "--dmodel", c->ep, "--ep", "router and combine split the hidden size over ep", err);
   if (rc) return rc;
   /* Each local expert's share of the routed tokens is a whole number: ours
    * split the rank's dispatched tokens over its experts, STAGE's are ep

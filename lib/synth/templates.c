@@ -390,7 +390,8 @@ static const synth_row llama_block_w[] = {BLOCK_W_ROWS(LW_TOT, LW_SH)};
  * routed copies (KExperts per token) by token (xrouted: Seq*KExperts/(tp*ep)),
  * so dispatch and combine are ALL_TO_ALLs over ep, forward and backward. Each
  * local expert takes an equal slice of the routed tokens (MOE_EXPERT_FFN). */
-#define MW_TOT "Dmodel**2*(Head + 2*KVHead)/(Head*tp) + Dmodel**2/tp + Dmodel*KExperts/ep + 2*Experts*Dmodel*Dff/(ep*tp)"
+#define MW_TOT                                                                                                     \
+  "Dmodel**2*(Head + 2*KVHead)/(Head*tp) + Dmodel**2/tp + Dmodel*KExperts/ep + 2*Experts*Dmodel*Dff/(ep*tp)"
 #define MW_SH "(" MW_TOT ")/dp"
 #define KS "(Seq/cp)*KExperts/tp"          /* routed copies on this tp rank */
 #define XR B ",(Seq/cp)*KExperts/(tp*ep),Dmodel" /* routed tokens of this ep rank */
