@@ -30,11 +30,16 @@
 /* The block's weights live in one flat buffer per block (STAGE's FSDP
  * weight manager, applied with and without FSDP); these rows are the same
  * in both GPT variants. */
+/* The block's flat weight buffer assembled (over dp under FSDP) for the
+ * forward and again for the backward; TOT is its local size. */
+#define ASSEMBLED_WEIGHT(TOT)                                                                                     \
+  {"_assembled_weight", "I", NULL, TOT, NULL, EC("/transformer.%b._sharded_weight", TOT, NULL), E0, NULL,         \
+   SR_TRANSIENT},                                                                                                 \
+  {"_assembled_weight_backward", "I", NULL, TOT, NULL, EC("/transformer.%b._sharded_weight", TOT, NULL), E0, NULL, \
+   SR_TRANSIENT | SR_BWD}
+
 #define GPT_WEIGHT_VIEWS                                                                        \
-  {"_assembled_weight", "I", NULL, W_TOT, NULL, EC("/transformer.%b._sharded_weight", W_TOT, NULL), \
-   E0, NULL, SR_TRANSIENT},                                                                     \
-  {"_assembled_weight_backward", "I", NULL, W_TOT, NULL,                                        \
-   EC("/transformer.%b._sharded_weight", W_TOT, NULL), E0, NULL, SR_TRANSIENT | SR_BWD},        \
+  ASSEMBLED_WEIGHT(W_TOT),                                                                      \
   {"mha.wqkv", "CUSTOM", NULL, "Dmodel,Dmodel/Head,3*Head/tp", NULL, E("_assembled_weight"), E0, NULL, 0}, \
   {"mha.wo", "CUSTOM", NULL, "Dmodel/Head,Head/tp,Dmodel", NULL, E("_assembled_weight"), E0, NULL, 0},    \
   {"ffn.wgate", "CUSTOM", NULL, "Dmodel,Dff/tp", NULL, E("_assembled_weight"), E0, NULL, 0},     \
@@ -47,17 +52,19 @@
   {"_ffn.wdown_backward", "CUSTOM", NULL, "Dff/tp,Dmodel", NULL, E("_assembled_weight_backward"), E0, NULL, SR_BWD}
 
 /* Attention core, identical in both variants: q/k/v slices, the fused
- * kernel (k and v gathered over cp), its backward. */
-#define GPT_ATTENTION_CORE                                                                       \
+ * kernel (k and v gathered over cp), its backward. KVH: the K/V heads
+ * (llama: KVHead), KV and KVF the local and cp-gathered K/V shapes. */
+#define ATTENTION_CORE(KVH, KV, KVF)                                                             \
   {"mha.q", "SLICE", B "*" S "*Dmodel/Head*Head/tp", QS, NULL, E("mha.qkv"), E0, NULL, 0},        \
-  {"mha.k", "SLICE", B "*" S "*Dmodel/Head*Head/tp", QS, NULL, E("mha.qkv"), E0, NULL, 0},        \
-  {"mha.v", "SLICE", B "*" S "*Dmodel/Head*Head/tp", QS, NULL, E("mha.qkv"), E0, NULL, 0},        \
-  {"mha.attn_kernel.k1", "I", NULL, KVFULL, NULL, EC("mha.k", KVFULL, NULL), E0, NULL, 0},       \
-  {"mha.attn_kernel.v1", "I", NULL, KVFULL, NULL, EC("mha.v", KVFULL, NULL), E0, NULL, 0},       \
+  {"mha.k", "SLICE", B "*" S "*Dmodel/Head*" KVH "/tp", KV, NULL, E("mha.qkv"), E0, NULL, 0},     \
+  {"mha.v", "SLICE", B "*" S "*Dmodel/Head*" KVH "/tp", KV, NULL, E("mha.qkv"), E0, NULL, 0},     \
+  {"mha.attn_kernel.k1", "I", NULL, KVF, NULL, EC("mha.k", KVF, NULL), E0, NULL, 0},             \
+  {"mha.attn_kernel.v1", "I", NULL, KVF, NULL, EC("mha.v", KVF, NULL), E0, NULL, 0},             \
   {"mha.attn_kernel.qkv", "CUSTOM", B "*" S "*Dmodel/Head*Head/tp*3", QS, NULL, E("mha.q"), E0,  \
    "mha.attn_kernel.k1 mha.attn_kernel.v1", SR_ATTN_F},                                          \
   {"mha.o1", "M", B "*" S "*Dmodel/Head*Head/tp*Dmodel", ACT, "tp", E("mha.attn_kernel.qkv"),    \
    E("mha.wo"), NULL, SR_MAC}
+#define GPT_ATTENTION_CORE ATTENTION_CORE("Head", QS, KVFULL)
 
 #define GPT_ATTENTION_BACKWARD(DO)                                                               \
   {"mha.dattn", "M", B "*" S "*Dmodel*Dmodel/Head*Head/tp", QS, NULL, E(DO), E("_mha.wo_backward"), \
@@ -291,11 +298,44 @@ static const synth_row sp_out_w[] = {
 #define N_FF B "*" S "*Dff/tp"
 #define FF B "," S ",Dff/tp"
 
+/* Input norm, grouped-query attention (STAGE's fused kernel), residual and
+ * post-attention norm: the same in llama and moe. */
+#define LLAMA_ATTENTION_FWD                                                                                       \
+  {"input_norm.x", "I", NULL, ACTSP, NULL, EC("$in", ACTSP, NULL), E0, NULL, 0},                                  \
+  {"input_norm.y", "E", FLOPS_NORM(SP), ACTSP, NULL, ED("input_norm.x", "<"), E0, NULL, 0},                       \
+  {"mha.qkv", "M", B "*" S "*Dmodel*Dmodel/Head*(Head + 2*KVHead)/tp", LQKV, NULL, EC("input_norm.y", ACT, NULL), \
+   E("mha.wqkv"), NULL, SR_MAC},                                                                                  \
+  ATTENTION_CORE("KVHead", LKV, LKVFULL),                                                                         \
+  {"mha.o", "I", NULL, ACTSP, NULL, EC("mha.o1", ACTSP, NULL), E0, NULL, 0},                                      \
+  {"mha_res.y", "A", N_ACT(SP), ACTSP, NULL, E("mha.o"), E("input_norm.x"), NULL, 0},                             \
+  {"post_attn_norm.x", "I", NULL, ACTSP, NULL, E("mha_res.y"), E0, NULL, 0},                                      \
+  {"post_attn_norm.y", "E", FLOPS_NORM(SP), ACTSP, NULL, ED("post_attn_norm.x", "<"), E0, NULL, 0}
+
+/* From the post-attention norm's backward to the attention kernel's dQ. */
+#define LLAMA_ATTENTION_BWD_HEAD                                                                                 \
+  {"post_attn_norm.dx", "E", FLOPS_NORM(SP), ACTSP, NULL, E("post_attn_norm.dy"), E0, NULL, SR_BWD},             \
+  {"mha_res.dy", "I", NULL, ACTSP, NULL, E("post_attn_norm.dx"), E0, NULL, SR_BWD},                              \
+  {"mha.do", "I", NULL, ACTSP, NULL, E("mha_res.dy"), E0, NULL, SR_BWD},                                         \
+  {"mha.do1", "I", NULL, ACT, NULL, EC("mha.do", ACT, NULL), E0, NULL, SR_BWD},                                  \
+  {"mha.dattn", "M", B "*" S "*Dmodel*Dmodel/Head*Head/tp", QS, NULL, E("mha.do1"), E("_mha.wo_backward"), NULL, \
+   SR_MAC | SR_BWD},                                                                                             \
+  {"mha.dwo", "M", B "*" S "*Dmodel*Dmodel/Head*Head/tp", "Dmodel/Head,Head/tp,Dmodel", WGRAD, E("mha.do1"),     \
+   E("mha.attn_kernel.qkv"), NULL, SR_MAC | SR_BWD},                                                             \
+  {"mha.attn_kernel.dq", "CUSTOM", B "*" S "*Dmodel/Head*Head/tp*6", QS, NULL, E("mha.dattn"), E0, NULL,         \
+   SR_BWD | SR_ATTN_DQ}
+
+/* The attention's weight and input gradients and the input norm's backward. */
+#define LLAMA_ATTENTION_BWD_TAIL                                                                       \
+  {"mha.dwqkv", "M", B "*" S "*Dmodel*Dmodel/Head*(Head + 2*KVHead)/tp", LW_QKV, WGRAD, E("mha.dqkv"), \
+   EC("input_norm.y", ACT, NULL), NULL, SR_MAC | SR_BWD},                                              \
+  {"mha.dx1", "M", B "*" S "*Dmodel*Dmodel/Head*(Head + 2*KVHead)/tp", ACT, "tp", E("mha.dqkv"),       \
+   E("_mha.wqkv_backward"), NULL, SR_MAC | SR_BWD},                                                    \
+  {"mha.dx", "I", NULL, ACTSP, NULL, EC("mha.dx1", ACTSP, NULL), E0, NULL, SR_BWD},                    \
+  {"input_norm.dy", "A", N_ACT(SP), ACTSP, NULL, ED("mha.dx", "<"), E("mha_res.dy"), NULL, SR_BWD},    \
+  {"input_norm.dx", "E", FLOPS_NORM(SP), ACTSP, NULL, E("input_norm.dy"), E0, NULL, SR_BWD}
+
 static const synth_row llama_block_mb[] = {
-    {"_assembled_weight", "I", NULL, LW_TOT, NULL, EC("/transformer.%b._sharded_weight", LW_TOT, NULL), E0, NULL,
-     SR_TRANSIENT},
-    {"_assembled_weight_backward", "I", NULL, LW_TOT, NULL, EC("/transformer.%b._sharded_weight", LW_TOT, NULL),
-     E0, NULL, SR_TRANSIENT | SR_BWD},
+    ASSEMBLED_WEIGHT(LW_TOT),
     {"mha.wqkv", "CUSTOM", NULL, LW_QKV, NULL, E("_assembled_weight"), E0, NULL, 0},
     {"mha.wo", "CUSTOM", NULL, "Dmodel/Head,Head/tp,Dmodel", NULL, E("_assembled_weight"), E0, NULL, 0},
     {"ffn.wup", "CUSTOM", NULL, "Dmodel,Dff/tp", NULL, E("_assembled_weight"), E0, NULL, 0},
@@ -307,23 +347,7 @@ static const synth_row llama_block_mb[] = {
     {"_ffn.wup_backward", "CUSTOM", NULL, "Dmodel,Dff/tp", NULL, E("_assembled_weight_backward"), E0, NULL, SR_BWD},
     {"_ffn.wgate_backward", "CUSTOM", NULL, "Dmodel,Dff/tp", NULL, E("_assembled_weight_backward"), E0, NULL, SR_BWD},
     {"_ffn.wdown_backward", "CUSTOM", NULL, "Dff/tp,Dmodel", NULL, E("_assembled_weight_backward"), E0, NULL, SR_BWD},
-    {"input_norm.x", "I", NULL, ACTSP, NULL, EC("$in", ACTSP, NULL), E0, NULL, 0},
-    {"input_norm.y", "E", FLOPS_NORM(SP), ACTSP, NULL, ED("input_norm.x", "<"), E0, NULL, 0},
-    {"mha.qkv", "M", B "*" S "*Dmodel*Dmodel/Head*(Head + 2*KVHead)/tp", LQKV, NULL, EC("input_norm.y", ACT, NULL),
-     E("mha.wqkv"), NULL, SR_MAC},
-    {"mha.q", "SLICE", B "*" S "*Dmodel/Head*Head/tp", QS, NULL, E("mha.qkv"), E0, NULL, 0},
-    {"mha.k", "SLICE", B "*" S "*Dmodel/Head*KVHead/tp", LKV, NULL, E("mha.qkv"), E0, NULL, 0},
-    {"mha.v", "SLICE", B "*" S "*Dmodel/Head*KVHead/tp", LKV, NULL, E("mha.qkv"), E0, NULL, 0},
-    {"mha.attn_kernel.k1", "I", NULL, LKVFULL, NULL, EC("mha.k", LKVFULL, NULL), E0, NULL, 0},
-    {"mha.attn_kernel.v1", "I", NULL, LKVFULL, NULL, EC("mha.v", LKVFULL, NULL), E0, NULL, 0},
-    {"mha.attn_kernel.qkv", "CUSTOM", B "*" S "*Dmodel/Head*Head/tp*3", QS, NULL, E("mha.q"), E0,
-     "mha.attn_kernel.k1 mha.attn_kernel.v1", SR_ATTN_F},
-    {"mha.o1", "M", B "*" S "*Dmodel/Head*Head/tp*Dmodel", ACT, "tp", E("mha.attn_kernel.qkv"), E("mha.wo"), NULL,
-     SR_MAC},
-    {"mha.o", "I", NULL, ACTSP, NULL, EC("mha.o1", ACTSP, NULL), E0, NULL, 0},
-    {"mha_res.y", "A", N_ACT(SP), ACTSP, NULL, E("mha.o"), E("input_norm.x"), NULL, 0},
-    {"post_attn_norm.x", "I", NULL, ACTSP, NULL, E("mha_res.y"), E0, NULL, 0},
-    {"post_attn_norm.y", "E", FLOPS_NORM(SP), ACTSP, NULL, ED("post_attn_norm.x", "<"), E0, NULL, 0},
+    LLAMA_ATTENTION_FWD,
     {"ffn.x0", "I", NULL, ACTSP, NULL, E("post_attn_norm.y"), E0, NULL, 0},
     {"ffn.x00", "I", NULL, ACT, NULL, EC("ffn.x0", ACT, NULL), E0, NULL, 0},
     {"ffn.xup", "M", FFN_M(), FF, NULL, E("ffn.x00"), E("ffn.wup"), NULL, SR_MAC},
@@ -351,16 +375,7 @@ static const synth_row llama_block_mb[] = {
     {"ffn.dx000", "A", N_ACT(S), ACT, "tp", E("ffn.dx0up"), E("ffn.dx0gate"), NULL, SR_BWD},
     {"ffn.dx0", "I", NULL, ACTSP, NULL, EC("ffn.dx000", ACTSP, NULL), E0, NULL, SR_BWD},
     {"post_attn_norm.dy", "A", N_ACT(SP), ACTSP, NULL, ED("ffn.dx0", "<"), E("ffn_res.dy"), NULL, SR_BWD},
-    {"post_attn_norm.dx", "E", FLOPS_NORM(SP), ACTSP, NULL, E("post_attn_norm.dy"), E0, NULL, SR_BWD},
-    {"mha_res.dy", "I", NULL, ACTSP, NULL, E("post_attn_norm.dx"), E0, NULL, SR_BWD},
-    {"mha.do", "I", NULL, ACTSP, NULL, E("mha_res.dy"), E0, NULL, SR_BWD},
-    {"mha.do1", "I", NULL, ACT, NULL, EC("mha.do", ACT, NULL), E0, NULL, SR_BWD},
-    {"mha.dattn", "M", B "*" S "*Dmodel*Dmodel/Head*Head/tp", QS, NULL, E("mha.do1"), E("_mha.wo_backward"), NULL,
-     SR_MAC | SR_BWD},
-    {"mha.dwo", "M", B "*" S "*Dmodel*Dmodel/Head*Head/tp", "Dmodel/Head,Head/tp,Dmodel", WGRAD, E("mha.do1"),
-     E("mha.attn_kernel.qkv"), NULL, SR_MAC | SR_BWD},
-    {"mha.attn_kernel.dq", "CUSTOM", B "*" S "*Dmodel/Head*Head/tp*6", QS, NULL, E("mha.dattn"), E0, NULL,
-     SR_BWD | SR_ATTN_DQ},
+    LLAMA_ATTENTION_BWD_HEAD,
     {"mha.attn_kernel.dk", "CUSTOM", B "*" S "*Dmodel/Head*KVHead/tp*6", LKVFULL, "cp", E("mha.dattn"), E0, NULL,
      SR_BWD | SR_ATTN_DKV},
     {"mha.attn_kernel.dv", "CUSTOM", B "*" S "*Dmodel/Head*KVHead/tp*6", LKVFULL, "cp", E("mha.dattn"), E0, NULL,
@@ -369,13 +384,7 @@ static const synth_row llama_block_mb[] = {
      EC("mha.attn_kernel.dv", LKV, NULL), EC("mha.attn_kernel.dk", LKV, NULL), NULL, SR_BWD},
     {"mha.dqkv", "SLICE", B "*" S "*Dmodel/Head*(Head + 2*KVHead)/tp", LQKV, NULL, E("mha.dkv"),
      E("mha.attn_kernel.dq"), NULL, SR_BWD},
-    {"mha.dwqkv", "M", B "*" S "*Dmodel*Dmodel/Head*(Head + 2*KVHead)/tp", LW_QKV, WGRAD, E("mha.dqkv"),
-     EC("input_norm.y", ACT, NULL), NULL, SR_MAC | SR_BWD},
-    {"mha.dx1", "M", B "*" S "*Dmodel*Dmodel/Head*(Head + 2*KVHead)/tp", ACT, "tp", E("mha.dqkv"),
-     E("_mha.wqkv_backward"), NULL, SR_MAC | SR_BWD},
-    {"mha.dx", "I", NULL, ACTSP, NULL, EC("mha.dx1", ACTSP, NULL), E0, NULL, SR_BWD},
-    {"input_norm.dy", "A", N_ACT(SP), ACTSP, NULL, ED("mha.dx", "<"), E("mha_res.dy"), NULL, SR_BWD},
-    {"input_norm.dx", "E", FLOPS_NORM(SP), ACTSP, NULL, E("input_norm.dy"), E0, NULL, SR_BWD},
+    LLAMA_ATTENTION_BWD_TAIL,
     GRAD_ASSEMBLY(LW_TOT, LW_SH, "mha.dwqkv mha.dwo ffn.dwup ffn.dwgate ffn.dwdown"),
 };
 
@@ -402,10 +411,7 @@ static const synth_row llama_block_w[] = {BLOCK_W_ROWS(LW_TOT, LW_SH)};
 #define MGRAD "dp*tp*cp"
 
 static const synth_row moe_block_mb[] = {
-    {"_assembled_weight", "I", NULL, MW_TOT, NULL, EC("/transformer.%b._sharded_weight", MW_TOT, NULL), E0, NULL,
-     SR_TRANSIENT},
-    {"_assembled_weight_backward", "I", NULL, MW_TOT, NULL, EC("/transformer.%b._sharded_weight", MW_TOT, NULL),
-     E0, NULL, SR_TRANSIENT | SR_BWD},
+    ASSEMBLED_WEIGHT(MW_TOT),
     {"mha.wqkv", "CUSTOM", NULL, LW_QKV, NULL, E("_assembled_weight"), E0, NULL, 0},
     {"mha.wo", "CUSTOM", NULL, "Dmodel/Head,Head/tp,Dmodel", NULL, E("_assembled_weight"), E0, NULL, 0},
     {"moe.wrouter", "CUSTOM", NULL, "Dmodel/ep,KExperts", NULL, E("_assembled_weight"), E0, NULL, 0},
@@ -414,24 +420,7 @@ static const synth_row moe_block_mb[] = {
      NULL, SR_BWD},
     {"_moe.wrouter_backward", "CUSTOM", NULL, "Dmodel/ep,KExperts", NULL, E("_assembled_weight_backward"), E0, NULL,
      SR_BWD},
-    {"input_norm.x", "I", NULL, ACTSP, NULL, EC("$in", ACTSP, NULL), E0, NULL, 0},
-    {"input_norm.y", "E", FLOPS_NORM(SP), ACTSP, NULL, ED("input_norm.x", "<"), E0, NULL, 0},
-    /* attention: STAGE's GQA with the fused kernel */
-    {"mha.qkv", "M", B "*" S "*Dmodel*Dmodel/Head*(Head + 2*KVHead)/tp", LQKV, NULL, EC("input_norm.y", ACT, NULL),
-     E("mha.wqkv"), NULL, SR_MAC},
-    {"mha.q", "SLICE", B "*" S "*Dmodel/Head*Head/tp", QS, NULL, E("mha.qkv"), E0, NULL, 0},
-    {"mha.k", "SLICE", B "*" S "*Dmodel/Head*KVHead/tp", LKV, NULL, E("mha.qkv"), E0, NULL, 0},
-    {"mha.v", "SLICE", B "*" S "*Dmodel/Head*KVHead/tp", LKV, NULL, E("mha.qkv"), E0, NULL, 0},
-    {"mha.attn_kernel.k1", "I", NULL, LKVFULL, NULL, EC("mha.k", LKVFULL, NULL), E0, NULL, 0},
-    {"mha.attn_kernel.v1", "I", NULL, LKVFULL, NULL, EC("mha.v", LKVFULL, NULL), E0, NULL, 0},
-    {"mha.attn_kernel.qkv", "CUSTOM", B "*" S "*Dmodel/Head*Head/tp*3", QS, NULL, E("mha.q"), E0,
-     "mha.attn_kernel.k1 mha.attn_kernel.v1", SR_ATTN_F},
-    {"mha.o1", "M", B "*" S "*Dmodel/Head*Head/tp*Dmodel", ACT, "tp", E("mha.attn_kernel.qkv"), E("mha.wo"), NULL,
-     SR_MAC},
-    {"mha.o", "I", NULL, ACTSP, NULL, EC("mha.o1", ACTSP, NULL), E0, NULL, 0},
-    {"mha_res.y", "A", N_ACT(SP), ACTSP, NULL, E("mha.o"), E("input_norm.x"), NULL, 0},
-    {"post_attn_norm.x", "I", NULL, ACTSP, NULL, E("mha_res.y"), E0, NULL, 0},
-    {"post_attn_norm.y", "E", FLOPS_NORM(SP), ACTSP, NULL, ED("post_attn_norm.x", "<"), E0, NULL, 0},
+    LLAMA_ATTENTION_FWD,
     /* router and dispatch (the router weight is gathered over ep) */
     {"moe.yrouter", "M", B "*" SP "*Dmodel*KExperts", B "," SP ",KExperts", NULL, E("post_attn_norm.y"),
      EC("moe.wrouter", "Dmodel,KExperts", NULL), NULL, SR_MAC},
@@ -462,16 +451,7 @@ static const synth_row moe_block_mb[] = {
     {"moe.dx02", "B", B "*" SP "*Dmodel/ep", HE, NULL, E("moe.dx1"), E0, NULL, SR_BWD},
     {"moe.dx", "A", B "*" SP "*Dmodel/ep", HE, NULL, E("moe.dx01"), E("moe.dx02"), NULL, SR_BWD},
     {"post_attn_norm.dy", "A", N_ACT(SP), ACTSP, NULL, EC("moe.dx", ACTSP, NULL), E("ffn_res.dx2"), NULL, SR_BWD},
-    {"post_attn_norm.dx", "E", FLOPS_NORM(SP), ACTSP, NULL, E("post_attn_norm.dy"), E0, NULL, SR_BWD},
-    {"mha_res.dy", "I", NULL, ACTSP, NULL, E("post_attn_norm.dx"), E0, NULL, SR_BWD},
-    {"mha.do", "I", NULL, ACTSP, NULL, E("mha_res.dy"), E0, NULL, SR_BWD},
-    {"mha.do1", "I", NULL, ACT, NULL, EC("mha.do", ACT, NULL), E0, NULL, SR_BWD},
-    {"mha.dattn", "M", B "*" S "*Dmodel*Dmodel/Head*Head/tp", QS, NULL, E("mha.do1"), E("_mha.wo_backward"), NULL,
-     SR_MAC | SR_BWD},
-    {"mha.dwo", "M", B "*" S "*Dmodel*Dmodel/Head*Head/tp", "Dmodel/Head,Head/tp,Dmodel", WGRAD, E("mha.do1"),
-     E("mha.attn_kernel.qkv"), NULL, SR_MAC | SR_BWD},
-    {"mha.attn_kernel.dq", "CUSTOM", B "*" S "*Dmodel/Head*Head/tp*6", QS, NULL, E("mha.dattn"), E0, NULL,
-     SR_BWD | SR_ATTN_DQ},
+    LLAMA_ATTENTION_BWD_HEAD,
     {"mha.attn_kernel.dk1", "CUSTOM", B "*" S "*Dmodel/Head*Head/tp*6", KVF_H, "cp", E("mha.dattn"), E0, NULL,
      SR_BWD | SR_ATTN_DKV},
     {"mha.attn_kernel.dv1", "CUSTOM", B "*" S "*Dmodel/Head*Head/tp*6", KVF_H, "cp", E("mha.dattn"), E0, NULL,
@@ -484,13 +464,7 @@ static const synth_row moe_block_mb[] = {
      E("mha.attn_kernel.dv"), E("mha.attn_kernel.dk"), NULL, SR_BWD},
     {"mha.dqkv", "SLICE", B "*" S "*Dmodel/Head*(Head + 2*KVHead)/tp", LQKV, NULL, E("mha.dkv"),
      E("mha.attn_kernel.dq"), NULL, SR_BWD},
-    {"mha.dwqkv", "M", B "*" S "*Dmodel*Dmodel/Head*(Head + 2*KVHead)/tp", LW_QKV, WGRAD, E("mha.dqkv"),
-     EC("input_norm.y", ACT, NULL), NULL, SR_MAC | SR_BWD},
-    {"mha.dx1", "M", B "*" S "*Dmodel*Dmodel/Head*(Head + 2*KVHead)/tp", ACT, "tp", E("mha.dqkv"),
-     E("_mha.wqkv_backward"), NULL, SR_MAC | SR_BWD},
-    {"mha.dx", "I", NULL, ACTSP, NULL, EC("mha.dx1", ACTSP, NULL), E0, NULL, SR_BWD},
-    {"input_norm.dy", "A", N_ACT(SP), ACTSP, NULL, ED("mha.dx", "<"), E("mha_res.dy"), NULL, SR_BWD},
-    {"input_norm.dx", "E", FLOPS_NORM(SP), ACTSP, NULL, E("input_norm.dy"), E0, NULL, SR_BWD},
+    LLAMA_ATTENTION_BWD_TAIL,
     GRAD_ASSEMBLY(MW_TOT, MW_SH,
                   "mha.dwqkv mha.dwo moe.dwrouter moe.%*.ffn.dwgate moe.%*.ffn.dwdown"),
 };
