@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # chakra synth benchmark: every configuration of STAGE's speed table
-# (synthesis spec, section 8) plus a 1,024-rank run, each as a whole
+# (synthesis spec, section 8) plus 1,024-rank GPT and MoE runs and a
+# 128-rank MoE run (STAGE's table has only the small MoE), each as a whole
 # process: wall time, peak RSS, output bytes and nodes, next to STAGE's
 # measured wall time and RSS (2-core VM, Python 3.11 + sympy).
 # CPU = user + system seconds: on a shared machine wall time also counts
@@ -46,5 +47,10 @@ for mode in ours compat; do
   run "gpt large 16 layers dp4 tp4 pp4" "64.5, 142" $mode --num-stacks 16 --dp 4 --tp 4 --pp 4 $large
   run "gpt large 32 layers dp4 tp8 pp4" "140.9, 178" $mode --num-stacks 32 --dp 4 --tp 8 --pp 4 $large
   run "gpt large 32 layers dp32 tp8 pp4" "-" $mode --num-stacks 32 --dp 32 --tp 8 --pp 4 --batch 256 --micro-batch 32
+  run "moe small dp2 tp2 ep2 (4 experts, k 2)" "15.3, 115" $mode --model-type moe $small --dp 2 --tp 2 --ep 2 \
+    --experts 4 --kexperts 2 --batch 8 --micro-batch 4
+  run "moe large 32 layers dp2 tp8 ep2 pp4 (8 exp)" "-" $mode --model-type moe --num-stacks 32 --dp 2 --tp 8 --ep 2 \
+    --pp 4 --experts 8 --kexperts 2 $large
+  run "moe large 32 layers dp8 tp4 ep8 pp4 (8 exp)" "-" $mode --model-type moe --num-stacks 32 --dp 8 --tp 4 --ep 8 \
+    --pp 4 --experts 8 --kexperts 2 $large
 done
-echo "(the MoE row of STAGE's table, 15.3 s and 115 MB: the MoE template is not implemented yet)"

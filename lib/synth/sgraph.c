@@ -153,13 +153,13 @@ static const char *intern(sg_graph *g, const char *s) {
   return p;
 }
 
-/* Expands %m and %b of an absolute reference; appends @0 without a version. */
-static void expand(char *out, size_t cap, const char *prefix, const char *ref, int mb, int block) {
+/* Expands %m, %b and %e of a reference; appends @0 without a version. */
+static void expand(char *out, size_t cap, const char *prefix, const char *ref, int mb, int block, int expert) {
   size_t k = 0;
   if (prefix) k = (size_t)snprintf(out, cap, "%s", prefix);
   for (const char *s = ref; *s && k + 12 < cap; s++) {
-    if (s[0] == '%' && (s[1] == 'm' || s[1] == 'b')) {
-      k += (size_t)snprintf(out + k, cap - k, "%d", s[1] == 'm' ? mb : block);
+    if (s[0] == '%' && (s[1] == 'm' || s[1] == 'b' || s[1] == 'e')) {
+      k += (size_t)snprintf(out + k, cap - k, "%d", s[1] == 'm' ? mb : s[1] == 'b' ? block : expert);
       s++;
     } else {
       out[k++] = *s;
@@ -171,15 +171,19 @@ static void expand(char *out, size_t cap, const char *prefix, const char *ref, i
 
 /* ---- instantiation ------------------------------------------------------------------------ */
 
-enum { MOD_BLOCK_MB, MOD_BLOCK_W, MOD_IN_MB, MOD_IN_W, MOD_OUT_MB, MOD_OUT_W };
+enum { MOD_BLOCK_MB, MOD_BLOCK_W, MOD_IN_MB, MOD_IN_W, MOD_OUT_MB, MOD_OUT_W, MOD_EXPERT_MB, MOD_COUNT };
+
+/* Work of one micro-batch in one block (what recompute repeats). */
+static int in_block_mb(int mod) { return mod == MOD_BLOCK_MB || mod == MOD_EXPERT_MB; }
 
 typedef struct inst_ctx {
   int mod, mb, block;
 } inst_ctx;
 
-static void module_prefix(char *out, size_t cap, int mod, int mb, int block) {
+static void module_prefix(char *out, size_t cap, int mod, int mb, int block, int expert) {
   switch (mod) {
   case MOD_BLOCK_MB: snprintf(out, cap, "mb%d.transformer.%d.", mb, block); break;
+  case MOD_EXPERT_MB: snprintf(out, cap, "mb%d.transformer.%d.moe.%d.", mb, block, expert); break;
   case MOD_BLOCK_W: snprintf(out, cap, "transformer.%d.", block); break;
   case MOD_IN_MB:
   case MOD_OUT_MB: snprintf(out, cap, "mb%d.", mb); break;
@@ -187,25 +191,29 @@ static void module_prefix(char *out, size_t cap, int mod, int mb, int block) {
   }
 }
 
-static int add_tensors(sg_graph *g, const synth_rows *rows, int mod, int mb, int block,
+static int add_tensors(sg_graph *g, const synth_rows *rows, int mod, int mb, int block, int expert,
                        chakra_error *err) {
-  char prefix[64], name[256];
-  module_prefix(prefix, sizeof prefix, mod, mb, block);
+  char prefix[64], outer[64], name[256];
+  module_prefix(prefix, sizeof prefix, mod, mb, block, expert);
+  module_prefix(outer, sizeof outer, MOD_BLOCK_MB, mb, block, expert);
   /* Compiled rows keep table order: the table's rows that are part of this
    * configuration are consecutive, starting at g->table_first[mod]. */
   uint32_t k = g->table_first[mod];
   for (uint32_t i = 0; i < rows->n; i++) {
     if (k >= g->nrows || g->rows[k].row != &rows->rows[i]) continue; /* not part of this configuration */
     int32_t ri = (int32_t)k++;
+    if ((rows->rows[i].flags & SR_CHAIN) && expert == 0) continue; /* n experts, n-1 adds */
     GROW(g->t, g->nt, g->capt, 1);
     sg_tensor *t = &g->t[g->nt];
     memset(t, 0, sizeof *t);
-    expand(name, sizeof name, prefix, rows->rows[i].name, mb, block);
+    const char *rn = rows->rows[i].name;
+    if (rn[0] == '^') expand(name, sizeof name, outer, rn + 1, mb, block, expert);
+    else expand(name, sizeof name, prefix, rn, mb, block, expert);
     t->name = intern(g, name);
     if (!t->name) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
     t->row = ri;
-    t->mb = mb, t->block = block;
-    t->stage = mod == MOD_BLOCK_MB || mod == MOD_BLOCK_W ? (int32_t)g->cfg.block_stage[block]
+    t->mb = mb, t->block = block, t->expert = expert;
+    t->stage = mod == MOD_BLOCK_MB || mod == MOD_BLOCK_W || mod == MOD_EXPERT_MB ? (int32_t)g->cfg.block_stage[block]
                : mod == MOD_IN_MB || mod == MOD_IN_W    ? 0
                                                         : (int32_t)g->cfg.out_stage;
     t->phase = mb < 0 ? SG_UPDATE : rows->rows[i].flags & SR_BWD ? SG_BWD : SG_FWD;
@@ -217,11 +225,22 @@ static int add_tensors(sg_graph *g, const synth_rows *rows, int mod, int mb, int
   return 0;
 }
 
+/* The sum of the local experts' outputs (y) or input gradients (dx) after
+ * expert upto (>= 1): the chain's add, or expert 0's own. */
+static void expert_sum(char *name, size_t cap, int mb, int b, int dx, int upto) {
+  if (upto <= 0) snprintf(name, cap, "mb%d.transformer.%d.moe.0.ldis.%s@0", mb, b, dx ? "dx" : "y");
+  else snprintf(name, cap, "mb%d.transformer.%d.moe.%s_r%d@0", mb, b, dx ? "dxrouted" : "yrouted", upto);
+}
+
 static int32_t resolve(const sg_graph *g, const sg_tensor *t, const char *ref, int mb_override) {
   char name[256], prefix[64];
   int mod = t->mod, mb = mb_override >= 0 ? mb_override : t->mb, b = t->block;
   int last = (int)g->cfg.nblocks - 1;
-  if (strcmp(ref, "$in") == 0) {
+  if (strcmp(ref, "$ysum") == 0 || strcmp(ref, "$dxsum") == 0) {
+    expert_sum(name, sizeof name, mb, b, ref[1] == 'd', (int)g->cfg.nexperts - 1);
+  } else if (strcmp(ref, "$yprev") == 0 || strcmp(ref, "$dxprev") == 0) {
+    expert_sum(name, sizeof name, mb, b, ref[1] == 'd', t->expert - 1);
+  } else if (strcmp(ref, "$in") == 0) {
     if (mod == MOD_OUT_MB) snprintf(name, sizeof name, "mb%d.transformer.%d.ffn_res.y@0", mb, last);
     else if (b == 0) snprintf(name, sizeof name, "mb%d.in_emb.y@0", mb);
     else snprintf(name, sizeof name, "mb%d.transformer.%d.ffn_res.y@0", mb, b - 1);
@@ -230,10 +249,13 @@ static int32_t resolve(const sg_graph *g, const sg_tensor *t, const char *ref, i
     else if (b == last) snprintf(name, sizeof name, "mb%d.out_emb.dx@0", mb);
     else snprintf(name, sizeof name, "mb%d.transformer.%d.input_norm.dx@0", mb, b + 1);
   } else if (ref[0] == '/') {
-    expand(name, sizeof name, NULL, ref + 1, mb, b);
+    expand(name, sizeof name, NULL, ref + 1, mb, b, t->expert);
+  } else if (ref[0] == '^') {
+    module_prefix(prefix, sizeof prefix, MOD_BLOCK_MB, mb, b, t->expert);
+    expand(name, sizeof name, prefix, ref + 1, mb, b, t->expert);
   } else {
-    module_prefix(prefix, sizeof prefix, mod, mb, b);
-    expand(name, sizeof name, prefix, ref, mb, b);
+    module_prefix(prefix, sizeof prefix, mod, mb, b, t->expert);
+    expand(name, sizeof name, prefix, ref, mb, b, t->expert);
   }
   return lookup(g, name);
 }
@@ -260,13 +282,14 @@ static int link_tensors(sg_graph *g, chakra_error *err) {
       char ref[160];
       size_t len = (size_t)(s - b) < sizeof ref - 1 ? (size_t)(s - b) : sizeof ref - 1;
       memcpy(ref, b, len), ref[len] = 0;
-      char *star = strstr(ref, "mb*");
-      uint32_t copies = star ? g->cfg.nmb : 1;
+      char *star = strstr(ref, "mb*"), *every = strstr(ref, "%*");
+      uint32_t copies = star ? g->cfg.nmb : every ? g->cfg.nexperts : 1;
       for (uint32_t m = 0; m < copies; m++) {
         int32_t x;
-        if (star) {
+        if (star || every) {
           char one[200];
-          snprintf(one, sizeof one, "%.*smb%u%s", (int)(star - ref), ref, m, star + 3);
+          if (star) snprintf(one, sizeof one, "%.*smb%u%s", (int)(star - ref), ref, m, star + 3);
+          else snprintf(one, sizeof one, "%.*s%u%s", (int)(every - ref), ref, m, every + 2);
           x = resolve(g, t, one, -1);
         } else {
           x = resolve(g, t, ref, -1);
@@ -330,6 +353,8 @@ static int create_nodes(sg_graph *g, chakra_error *err) {
       }
     }
     uint64_t ops = g->cfg.compat ? ri->ops_compat : ri->ops_ours;
+    /* STAGE's expert-sum chain: only the last add counts a whole pass */
+    if ((ri->row->flags & SR_CHAIN) && (uint32_t)t->expert + 1 != g->cfg.nexperts) ops = 0;
     if (ops) {
       int rc = new_node(g, SN_COMP, (int32_t)i, t->stage, err);
       if (rc) return rc;
@@ -510,12 +535,12 @@ static int wire_nodes(sg_graph *g, chakra_error *err) {
 
 static int in_block_fwd(const sg_graph *g, const sg_node *n) {
   const sg_tensor *t = &g->t[n->tensor];
-  return t->mod == MOD_BLOCK_MB && t->phase == SG_FWD && (n->kind == SN_COMP || n->kind == SN_COLL);
+  return in_block_mb(t->mod) && t->phase == SG_FWD && (n->kind == SN_COMP || n->kind == SN_COLL);
 }
 
 static int same_unit(const sg_graph *g, int32_t a, int32_t b) {
   const sg_tensor *x = &g->t[g->nodes[a].tensor], *y = &g->t[g->nodes[b].tensor];
-  return x->mb == y->mb && x->block == y->block && x->mod == MOD_BLOCK_MB && y->mod == MOD_BLOCK_MB;
+  return x->mb == y->mb && x->block == y->block && in_block_mb(x->mod) && in_block_mb(y->mod);
 }
 
 /* Each block's forward nodes run again right before its backward: copies
@@ -565,7 +590,7 @@ static int add_recompute(sg_graph *g, chakra_error *err) {
   /* The block's backward reads the recomputed activations. */
   for (uint32_t i = 0; !rc && i < n0; i++) {
     const sg_node *o = &g->nodes[i];
-    if (o->phase != SG_BWD || g->t[o->tensor].mod != MOD_BLOCK_MB) continue;
+    if (o->phase != SG_BWD || !in_block_mb(g->t[o->tensor].mod)) continue;
     for (uint32_t k = 0; k < o->ndep; k++) {
       int32_t d = g->deps[o->dep_off + k];
       if (copy[d] >= 0 && same_unit(g, d, (int32_t)i)) g->deps[o->dep_off + k] = copy[d];
@@ -587,12 +612,13 @@ double sg_mem_size(const sg_graph *g, const sg_tensor *t) {
 }
 
 static int compile_rows(sg_graph *g, const synth_template *tpl, chakra_error *err) {
-  const synth_rows *tabs[] = {&tpl->block_mb, &tpl->block_w, &tpl->in_mb, &tpl->in_w, &tpl->out_mb, &tpl->out_w};
-  uint32_t total = 0;
-  for (int k = 0; k < 6; k++) total += tabs[k]->n;
+  const synth_rows *tabs[MOD_COUNT] = {&tpl->block_mb, &tpl->block_w, &tpl->in_mb,    &tpl->in_w,
+                                       &tpl->out_mb,   &tpl->out_w,   &tpl->expert_mb};
+  uint32_t total = 1;
+  for (int k = 0; k < MOD_COUNT; k++) total += tabs[k]->n;
   g->rows = calloc(total, sizeof *g->rows);
   if (!g->rows) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  for (int k = 0; k < 6; k++) {
+  for (int k = 0; k < MOD_COUNT; k++) {
     g->table_first[k] = g->nrows; /* tabs[] is in MOD_* order */
     for (uint32_t i = 0; i < tabs[k]->n; i++) {
       if (!row_included(&g->cfg, tabs[k]->rows[i].flags)) continue;
@@ -607,15 +633,18 @@ static int compile_rows(sg_graph *g, const synth_template *tpl, chakra_error *er
 static int instantiate(sg_graph *g, const synth_template *tpl, chakra_error *err) {
   int rc = 0;
   for (uint32_t m = 0; !rc && m < g->cfg.nmb; m++) {
-    rc = add_tensors(g, &tpl->in_mb, MOD_IN_MB, (int)m, -1, err);
-    for (uint32_t b = 0; !rc && b < g->cfg.nblocks; b++)
-      rc = add_tensors(g, &tpl->block_mb, MOD_BLOCK_MB, (int)m, (int)b, err);
-    if (!rc) rc = add_tensors(g, &tpl->out_mb, MOD_OUT_MB, (int)m, -1, err);
+    rc = add_tensors(g, &tpl->in_mb, MOD_IN_MB, (int)m, -1, 0, err);
+    for (uint32_t b = 0; !rc && b < g->cfg.nblocks; b++) {
+      rc = add_tensors(g, &tpl->block_mb, MOD_BLOCK_MB, (int)m, (int)b, 0, err);
+      for (uint32_t e = 0; !rc && tpl->expert_mb.n && e < g->cfg.nexperts; e++)
+        rc = add_tensors(g, &tpl->expert_mb, MOD_EXPERT_MB, (int)m, (int)b, (int)e, err);
+    }
+    if (!rc) rc = add_tensors(g, &tpl->out_mb, MOD_OUT_MB, (int)m, -1, 0, err);
   }
   for (uint32_t b = 0; !rc && b < g->cfg.nblocks; b++)
-    rc = add_tensors(g, &tpl->block_w, MOD_BLOCK_W, -1, (int)b, err);
-  if (!rc) rc = add_tensors(g, &tpl->in_w, MOD_IN_W, -1, -1, err);
-  if (!rc) rc = add_tensors(g, &tpl->out_w, MOD_OUT_W, -1, -1, err);
+    rc = add_tensors(g, &tpl->block_w, MOD_BLOCK_W, -1, (int)b, 0, err);
+  if (!rc) rc = add_tensors(g, &tpl->in_w, MOD_IN_W, -1, -1, 0, err);
+  if (!rc) rc = add_tensors(g, &tpl->out_w, MOD_OUT_W, -1, -1, 0, err);
   if (rc) return rc;
   g->hashcap = 1024;
   while (g->hashcap < g->nt * 2) g->hashcap *= 2;

@@ -22,6 +22,7 @@ typedef struct sg_config {
   sx_rat vals[SX_NSYM];
   uint32_t deg[4]; /* dp, tp, cp, ep */
   uint32_t pp, nmb, nblocks, out_stage;
+  uint32_t nexperts; /* local experts per rank (MoE: Experts/ep), 0 for dense models */
   uint32_t *block_stage; /* owned by the graph */
   int compat, fsdp, mixed, attn_term, recompute;
   uint64_t tag_base;
@@ -48,7 +49,7 @@ typedef struct sg_rowinfo {
 } sg_rowinfo;
 
 typedef struct sg_tensor {
-  int32_t row, stage, mb, block;
+  int32_t row, stage, mb, block, expert;
   uint8_t phase, out_state, mod;
   const char *name; /* full name with @version */
   int32_t src[2], disp[2];
@@ -61,7 +62,7 @@ typedef struct sg_tensor {
 typedef struct sg_graph {
   sg_config cfg;
   sg_rowinfo *rows;
-  uint32_t nrows, table_first[6];
+  uint32_t nrows, table_first[7];
   sg_tensor *t;
   uint32_t nt, capt;
   sg_node *nodes;

@@ -51,14 +51,38 @@ static const synth_template *pick_template(const chakra_synth_config *c, chakra_
    * templates; we give llama its own (GQA, SwiGLU) unless --stage-compat. */
   int llama = !strcmp(m, "llama") ? c->mixed_precision || !c->stage_compat : !strcmp(m, "dense") && c->mixed_precision;
   if (!strcmp(m, "moe")) {
-    BAD("--model-type moe: the MoE template is not implemented yet; use gpt or llama");
-    return NULL;
+    if (!c->tpsp) BAD("--model-type moe needs --tpsp 1 (STAGE's MoE model is sequence-parallel only)");
+    return c->tpsp ? synth_template_get("moe", 1) : NULL;
   }
   if (llama && !c->tpsp) {
     BAD("--model-type %s: the llama template needs --tpsp 1 (STAGE has no TP-only llama template either)", m);
     return NULL;
   }
   return synth_template_get(llama ? "llama" : "gpt", c->tpsp);
+}
+
+static int is_moe(const chakra_synth_config *c) { return c->model_type && !strcmp(c->model_type, "moe"); }
+
+/* Experts: ep splits the experts, the hidden size (router, combine) and the
+ * routed tokens, which each local expert takes an equal share of. */
+static int check_experts(const chakra_synth_config *c, chakra_error *err) {
+  if (!c->experts || !c->kexperts) return BAD("--experts and --kexperts must be at least 1");
+  if (c->kexperts > c->experts)
+    return BAD("--kexperts %llu exceeds --experts %llu (each token is routed to that many distinct experts)",
+               ULL(c->kexperts), ULL(c->experts));
+  int rc = check_divides(c->experts, "--experts", c->ep, "--ep", "each ep rank holds experts/ep experts", err);
+  if (!rc)
+    rc = check_divides(c->dmodel, "--dmodel", c->ep, "--ep", "router and combine split the hidden size over ep", err);
+  if (rc) return rc;
+  /* Each local expert's share of the routed tokens is a whole number: ours
+   * split the rank's dispatched tokens over its experts, STAGE's are ep
+   * times smaller (templates.c, MOE_EXPERT_FFN). */
+  uint64_t s = c->seq / c->sp, d = c->experts * c->tp, f = c->stage_compat ? c->ep : 1;
+  if (c->kexperts > UINT64_MAX / s || d / c->tp != c->experts || d > UINT64_MAX / f)
+    return BAD("--seq x --kexperts or --experts x --tp x --ep is too large");
+  return check_divides(s * c->kexperts, "--seq/--sp x --kexperts", d * f,
+                       c->stage_compat ? "--experts x --tp x --ep" : "--experts x --tp",
+                       "the routed tokens are split evenly over tp ranks and experts", err);
 }
 
 static int check_shape(const chakra_synth_config *c, uint64_t mb, int llama, chakra_error *err) {
@@ -80,6 +104,7 @@ static int check_shape(const chakra_synth_config *c, uint64_t mb, int llama, cha
   if (!rc) rc = check_divides(c->dmodel, "--dmodel", c->tp, "--tp", "the output embedding is split over tp", err);
   if (!rc && !c->tpsp)
     rc = check_divides(c->dvocal, "--dvocal", c->tp, "--tp", "--tpsp 0 splits the vocabulary over tp", err);
+  if (!rc && is_moe(c)) rc = check_experts(c, err);
   if (!rc && c->pp > c->num_stacks)
     rc = BAD("--pp %u exceeds --num-stacks %llu (every pipeline stage needs a block)", c->pp, ULL(c->num_stacks));
   if (!rc && c->dtype_bytes == 0) rc = BAD("--dtype-bytes must be at least 1");
@@ -93,10 +118,12 @@ static int make_config(const chakra_synth_config *c, sg_config *s, const synth_t
   uint64_t mb = c->micro_batch < 0 ? c->batch : (uint64_t)c->micro_batch;
   *tpl = pick_template(c, err);
   if (!*tpl) return CHAKRA_EINVAL;
-  int rc = check_shape(c, mb, *tpl == synth_template_get("llama", 1), err);
+  int moe = is_moe(c);
+  int rc = check_shape(c, mb, *tpl == synth_template_get("llama", 1) || moe, err);
   if (rc) return rc;
-  uint64_t ranks = (uint64_t)c->dp * c->tp * c->sp * c->pp;
-  if (ranks > (1u << 24)) return BAD("dp*tp*sp*pp = %llu ranks: at most 16777216", ULL(ranks));
+  uint64_t ranks = (uint64_t)c->dp * c->tp * c->sp * c->pp * (moe ? c->ep : 1);
+  if (ranks > (1u << 24))
+    return BAD("%s = %llu ranks: at most 16777216", moe ? "dp*tp*sp*pp*ep" : "dp*tp*sp*pp", ULL(ranks));
   uint8_t *seen = c->n_ranks ? calloc(ranks, 1) : NULL;
   if (c->n_ranks && !seen) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   for (size_t i = 0; i < c->n_ranks; i++) {
@@ -115,11 +142,14 @@ static int make_config(const chakra_synth_config *c, sg_config *s, const synth_t
     if (v[i] > INT64_MAX) return BAD("%s is too large", sx_symbol_name(i));
     s->vals[i].num = (int64_t)v[i], s->vals[i].den = 1;
   }
-  s->deg[0] = c->dp, s->deg[1] = c->tp, s->deg[2] = c->sp, s->deg[3] = 1;
+  s->deg[0] = c->dp, s->deg[1] = c->tp, s->deg[2] = c->sp, s->deg[3] = moe ? c->ep : 1;
+  s->nexperts = moe ? (uint32_t)(c->experts / c->ep) : 0;
   s->pp = c->pp;
   s->nmb = (uint32_t)(c->batch / mb);
   s->nblocks = (uint32_t)c->num_stacks;
-  if ((uint64_t)s->nmb * s->nblocks > 1u << 22) return BAD("--num-stacks x micro-batches is too large");
+  if (moe && c->experts / c->ep > 1u << 16) return BAD("--experts/--ep: at most 65536 local experts per rank");
+  if ((uint64_t)s->nmb * s->nblocks * (s->nexperts + 1) > 1u << 22)
+    return BAD("--num-stacks x micro-batches%s is too large", moe ? " x local experts (--experts/--ep)" : "");
   s->compat = c->stage_compat, s->fsdp = c->weight_sharded, s->mixed = c->mixed_precision;
   s->attn_term = !c->stage_compat;
   s->recompute = c->activation_recompute && !c->stage_compat; /* STAGE parses it and ignores it */
@@ -322,7 +352,7 @@ int chakra_synth_write(const chakra_synth_config *c, const char *prefix, chakra_
   rc = sg_build(&g, tpl, &sc, err); /* takes sc.block_stage */
   if (rc) return rc;
   synth_layout l;
-  layout_init(&l, c->dp, c->tp, c->sp, c->ep, c->pp, 0);
+  layout_init(&l, c->dp, c->tp, c->sp, c->ep, c->pp, is_moe(c));
   emit_stage **stages = calloc(c->pp, sizeof *stages);
   int32_t *local = malloc((g.nn + 1) * sizeof *local);
   if (!stages || !local) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");

@@ -29,14 +29,21 @@ enum {
   SR_TRANSIENT = 1 << 7, /* counted 0 in the memory heuristic under FSDP */
   SR_ATTN_F = 1 << 8,    /* attention-score term: forward (2 units) */
   SR_ATTN_DQ = 1 << 9,   /* backward: dQ and dP (2 units) */
-  SR_ATTN_DKV = 1 << 10  /* backward: dK or dV (1 unit) */
+  SR_ATTN_DKV = 1 << 10, /* backward: dK or dV (1 unit) */
+  SR_CHAIN = 1 << 11     /* expert table: one of the n-1 adds summing the local experts'
+                            outputs (experts 1..n-1); only the last one does work (STAGE) */
 };
 
 /* References: "name" = same module instance; "/text" = absolute, where %m is
- * the micro-batch, %b the block and "mb*" every micro-batch (extra deps
- * only); "$in" = the block's forward input (previous block's output or the
- * input embedding), "$dout" = its incoming gradient (next block's input
- * gradient or the output embedding's). Names without '@' get "@0". */
+ * the micro-batch, %b the block, %e the local expert, "mb*" every
+ * micro-batch and "%*" every local expert (both extra deps only); "^name" =
+ * in the enclosing block of an expert row (row names too); "$in" = the
+ * block's forward input (previous block's output or the input embedding),
+ * "$dout" = its incoming gradient (next block's input gradient or the output
+ * embedding's). MoE: "$ysum"/"$dxsum" = the sum of the local experts'
+ * outputs / input gradients (the last add of the chain, or expert 0's own
+ * with one local expert), "$yprev"/"$dxprev" = the chain so far, in the
+ * add of expert %e. Names without '@' get "@0". */
 typedef struct synth_row {
   const char *name;
   const char *op;     /* op_type attribute: T, I, M, E, A, SLICE, CUSTOM */
@@ -54,15 +61,17 @@ typedef struct synth_rows {
 } synth_rows;
 
 /* Module instances: per micro-batch and block, per block, per micro-batch
- * (embeddings, loss), once. */
+ * (embeddings, loss), once; MoE: per micro-batch, block and local expert
+ * (Experts/ep of them; named mb<m>.transformer.<b>.moe.<e>.). */
 typedef struct synth_template {
   const char *name;
   synth_rows block_mb, block_w;
   synth_rows in_mb, in_w, out_mb, out_w; /* out_* includes the loss */
+  synth_rows expert_mb;                  /* empty for dense models */
 } synth_template;
 
-/* model: "gpt" or "llama"; tpsp: Megatron sequence parallelism. NULL when
- * there is no such template. */
+/* model: "gpt", "llama" or "moe"; tpsp: Megatron sequence parallelism.
+ * NULL when there is no such template. */
 const synth_template *synth_template_get(const char *model, int tpsp);
 
 #endif

@@ -29,6 +29,14 @@ CASES = [
                                          "--micro-batch", "4"],
      {0: {"total": 161, "COMP": 136, "AR": 24, "AG": 1}}),
     # The spec gives only totals for llama; batch 8, micro-batch 4 (2 micro-batches).
+    # batch 8, micro-batch 4 (2 micro-batches: 4 ALL_TO_ALLs per block and
+    # micro-batch). Groups: dp 1-4, tp 5-8, cp 9-16, ep 17-20; rank 0's ep
+    # group is 17 ([0, 4]), rank 7's is 20 ([3, 7]).
+    ("moe small dp2 tp2 ep2 (4 experts, k 2)", SMALL + ["--model-type", "moe", "--dp", "2", "--tp", "2", "--ep", "2",
+                                                      "--experts", "4", "--kexperts", "2", "--batch", "8",
+                                                      "--micro-batch", "4"],
+     {0: {"total": 712, "COMP": 524, "A2A": 32, "AG": 96, "RS": 48, "AR": 12, "A2A@17": 32, "AG@17": 24},
+      7: {"total": 712, "A2A@20": 32}}),
     ("llama mixed precision dp2 tp2 pp2 kvhead 4", ["--model-type", "llama", "--mixed-precision", "1", "--dmodel",
      "1024", "--dff", "4096", "--head", "16", "--kvhead", "4", "--seq", "512", "--dvocal", "32000", "--num-stacks",
      "4", "--dp", "2", "--tp", "2", "--pp", "2", "--batch", "8", "--micro-batch", "4"],
@@ -41,6 +49,13 @@ BAD = [
     (["--model-type", "bert"], "--model-type"),
     (["--model-type", "llama", "--kvhead", "3"], "--kvhead"),
     (["--ep", "2"], "--ep"),
+    (["--model-type", "llama", "--ep", "2"], "--ep"),
+    (["--model-type", "moe", "--experts", "4", "--ep", "3"], "--experts"),
+    (["--model-type", "moe", "--experts", "8", "--kexperts", "9"], "--kexperts"),
+    (["--model-type", "moe", "--experts", "0"], "--experts"),
+    (["--model-type", "moe", "--experts", "2048", "--ep", "2048"], "--dmodel"),
+    (["--model-type", "moe", "--experts", "64", "--kexperts", "1", "--seq", "32", "--tp", "1"], "--kexperts"),
+    (["--model-type", "moe", "--tpsp", "0"], "--tpsp"),
     (["--batch", "6", "--micro-batch", "4"], "--batch"),
     (["--dp", "3", "--batch", "8", "--micro-batch", "4"], "--dp"),
     (["--tp", "3"], "--tp"),
@@ -63,7 +78,9 @@ def breakdown(chakra, path):
         t = n["type"]
         if t == "COMM_COLL_NODE":
             ct = [int(a.get("int64_val", 0)) for a in n["attr"] if a["name"] == "comm_type"][0]
+            pg = [a.get("string_val") for a in n["attr"] if a["name"] == "pg_name"][0]
             c[COLL[ct]] += 1
+            c["%s@%s" % (COLL[ct], pg)] += 1
         else:
             c[{"COMP_NODE": "COMP", "COMM_SEND_NODE": "SEND", "COMM_RECV_NODE": "RECV"}[t]] += 1
         c["total"] += 1

@@ -1,7 +1,7 @@
 /* test_synth.c - pins the private pieces of chakra synth (lib/synth): the
  * size expressions (exact rationals, STAGE's spelling), STAGE's rank and
- * communicator-group numbering (spec 4.1-4.2) and the collective matcher's
- * table (spec 5). */
+ * communicator-group numbering (spec 4.1-4.2, with ep for MoE) and the
+ * collective matcher's table (spec 5, with MoE's all-to-alls). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,6 +91,30 @@ static void test_ranks_number_groups_as_stage(void **state) {
   assert_int_equal(layout_rank(&l, c, 0), 1); /* the peer on stage 0 */
 }
 
+static void test_ranks_number_moe_groups_with_ep_last(void **state) {
+  (void)state;
+  synth_layout l;
+  layout_init(&l, 2, 2, 1, 2, 1, 1); /* the spec's MoE row: dp 2, tp 2, ep 2 */
+  assert_int_equal(l.ranks, 8);
+  /* dp groups iterate (tp, cp, ep) with ep fastest; ep sits above cp in the rank */
+  expect_group(&l, RK_DP, 1, (const uint32_t[]){0, 1}, 2);
+  expect_group(&l, RK_DP, 2, (const uint32_t[]){4, 5}, 2);
+  expect_group(&l, RK_TP, 5, (const uint32_t[]){0, 2}, 2);
+  expect_group(&l, RK_TP, 6, (const uint32_t[]){4, 6}, 2);
+  expect_group(&l, RK_CP, 10, (const uint32_t[]){4}, 1);
+  expect_group(&l, RK_EP, 17, (const uint32_t[]){0, 4}, 2);
+  expect_group(&l, RK_EP, 18, (const uint32_t[]){2, 6}, 2);
+  expect_group(&l, RK_EP, 20, (const uint32_t[]){3, 7}, 2);
+  uint32_t c[RK_NDIM], stage;
+  layout_coords(&l, 6, c, &stage);
+  assert_int_equal(c[RK_EP], 1);
+  assert_int_equal(c[RK_TP], 1);
+  assert_int_equal(c[RK_DP], 0);
+  layout_init(&l, 2, 2, 1, 2, 1, 0); /* dense: ep is not a dimension */
+  assert_int_equal(l.ranks, 4);
+  assert_int_equal(l.ndims, 3);
+}
+
 static void compile_layout(sg_rowinfo *ri, const char *shape, const char *hidden, int decl) {
   chakra_error err = {0};
   char buf[128];
@@ -106,7 +130,7 @@ static void compile_layout(sg_rowinfo *ri, const char *shape, const char *hidden
 static int match(const char *ps, const char *ph, const char *cs, const char *ch, shard_coll *out) {
   sg_config cfg;
   memset(&cfg, 0, sizeof cfg);
-  cfg.deg[0] = 2, cfg.deg[1] = 4, cfg.deg[2] = 2, cfg.deg[3] = 1;
+  cfg.deg[0] = 2, cfg.deg[1] = 4, cfg.deg[2] = 2, cfg.deg[3] = 2;
   sg_rowinfo p, c;
   memset(&p, 0, sizeof p), memset(&c, 0, sizeof c);
   compile_layout(&p, ps, ph, 0);
@@ -136,6 +160,21 @@ static void test_shard_inserts_stages_collectives(void **state) {
   assert_int_equal(match("MicroBatch/dp,Seq/tp,Dmodel", "", "MicroBatch/dp,Seq,Dmodel/tp", "", c), 1);
   assert_int_equal(c[0].comm_type, 6);
   assert_int_equal(match("MicroBatch/dp,Seq,Dmodel", "", "MicroBatch/dp,Seq/tp,Dmodel", "", c), 0);
+  /* MoE dispatch: hidden split over ep -> tokens split over ep (tp stays on the
+   * token dimension): one all-to-all over ep; the expert's slice of the routed
+   * tokens -> its full (tp-gathered) sequence: all-gather over tp only */
+  assert_int_equal(match("MicroBatch/dp,(Seq/cp)*KExperts/tp,Dmodel/ep", "",
+                         "MicroBatch/dp,(Seq/cp)*KExperts/(tp*ep),Dmodel", "", c), 1);
+  assert_int_equal(c[0].comm_type, 6);
+  assert_int_equal(c[0].dim, 3);
+  assert_int_equal(match("MicroBatch/dp,(Seq/cp)*KExperts/(Experts*tp*ep),Dmodel", "",
+                         "MicroBatch/dp,Seq*KExperts/(Experts*ep)/cp,Dmodel", "", c), 1);
+  assert_int_equal(c[0].comm_type, 2);
+  assert_int_equal(c[0].dim, 1);
+  /* the router weight, split over ep by hidden size, is gathered */
+  assert_int_equal(match("Dmodel/ep,KExperts", "", "Dmodel,KExperts", "", c), 1);
+  assert_int_equal(c[0].comm_type, 2);
+  assert_int_equal(c[0].dim, 3);
   /* nothing can become a partial sum */
   assert_int_equal(match("MicroBatch/dp,Seq,Dmodel", "", "MicroBatch/dp,Seq,Dmodel", "tp", c), -1);
 }
@@ -145,6 +184,7 @@ int main(void) {
       cmocka_unit_test(test_sexpr_evaluates_stage_spellings_exactly),
       cmocka_unit_test(test_sexpr_records_symbols_and_rejects_bad_text),
       cmocka_unit_test(test_ranks_number_groups_as_stage),
+      cmocka_unit_test(test_ranks_number_moe_groups_with_ep_last),
       cmocka_unit_test(test_shard_inserts_stages_collectives),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
