@@ -1,16 +1,16 @@
 /* topo.c - the modelled network; see include/chakra/topo.h.
  *
  * Each building block is a row of block_ops: how far two positions are,
- * how many directed links one instance has, and one step inside it. The
- * product topology only composes blocks (coordinates, instances, link and
- * switch numbering), so a new block is a new row. */
+ * how many directed links one instance has, one step inside it and the
+ * ends of each link. The product topology only composes blocks
+ * (coordinates, instances, link and switch numbering), so a new block is a
+ * new row. Link lists (links.c) share the link queries and adjacency. */
 #include "chakra/topo.h"
 
-/* Bounds that keep every delay inside the simulator's 64-bit nanosecond
- * time: a hop of 10^15 ns (11.6 days), a 1 TiB message at 10^-6 GB/s (about
- * 10^18 ns). Outside them a run would wrap, so they are refused when read. */
-#define TOPO_MAX_LATENCY_NS 1e15
-#define TOPO_MIN_GBPS 1e-6
+/* Bounds (topo_impl.h) keep every delay inside the simulator's 64-bit
+ * nanosecond time: a hop of 10^15 ns (11.6 days), a 1 TiB message at 10^-6
+ * GB/s (about 10^18 ns). Outside them a run would wrap, so they are refused
+ * when read. */
 
 #include <errno.h>
 #include <math.h>
@@ -29,17 +29,44 @@ typedef struct block_ops {
   /* One step from a (a position, or n for the switch) toward b != a: the
    * link's index inside the instance; *next receives the next position. */
   uint64_t (*step)(uint32_t n, uint32_t a, uint32_t b, uint32_t *next);
+  /* The positions link i of an instance joins (n for the switch). */
+  void (*ends)(uint32_t n, uint64_t i, uint32_t *a, uint32_t *b);
   int has_switch;
 } block_ops;
 
+static void ring_ends(uint32_t n, uint64_t i, uint32_t *a, uint32_t *b) {
+  if (n == 2) {
+    *a = (uint32_t)i, *b = 1 - (uint32_t)i;
+    return;
+  }
+  *a = (uint32_t)(i / 2);
+  *b = i % 2 ? (*a + n - 1) % n : (*a + 1) % n;
+}
+static void fc_ends(uint32_t n, uint64_t i, uint32_t *a, uint32_t *b) {
+  *a = (uint32_t)(i / (n - 1));
+  uint32_t k = (uint32_t)(i % (n - 1));
+  *b = k < *a ? k : k + 1;
+}
+static void sw_ends(uint32_t n, uint64_t i, uint32_t *a, uint32_t *b) {
+  *a = i % 2 ? n : (uint32_t)(i / 2);
+  *b = i % 2 ? (uint32_t)(i / 2) : n;
+}
+static void mesh_ends(uint32_t n, uint64_t i, uint32_t *a, uint32_t *b) {
+  (void)n;
+  *a = (uint32_t)(i / 2) + (i % 2);
+  *b = (uint32_t)(i / 2) + !(i % 2);
+}
+
 static const block_ops blocks[] = {
-    [CHAKRA_TOPO_RING] = {"Ring", ring_hops, ring_links, ring_step, 0},
-    [CHAKRA_TOPO_FULLY_CONNECTED] = {"FullyConnected", fc_hops, fc_links, fc_step, 0},
-    [CHAKRA_TOPO_SWITCH] = {"Switch", sw_hops, sw_links, sw_step, 1},
+    [CHAKRA_TOPO_RING] = {"Ring", ring_hops, ring_links, ring_step, ring_ends, 0},
+    [CHAKRA_TOPO_FULLY_CONNECTED] = {"FullyConnected", fc_hops, fc_links, fc_step, fc_ends, 0},
+    [CHAKRA_TOPO_SWITCH] = {"Switch", sw_hops, sw_links, sw_step, sw_ends, 1},
+    [CHAKRA_TOPO_MESH] = {"Mesh", mesh_hops, mesh_links, mesh_step, mesh_ends, 0},
 };
 #define N_BLOCKS (sizeof blocks / sizeof *blocks)
 
 const char *chakra_topo_kind_name(chakra_topo_kind k) {
+  if (k == CHAKRA_TOPO_LINKS) return "Links";
   return (unsigned)k < N_BLOCKS ? blocks[k].name : "?";
 }
 
@@ -52,6 +79,8 @@ int chakra_topo_new(chakra_topo **out, const chakra_topo_dim *dims, int n, chakr
   uint64_t total = 1;
   for (int d = 0; d < n; d++) {
     const chakra_topo_dim *x = &dims[d];
+    if (x->kind == CHAKRA_TOPO_LINKS)
+      return chakra_error_set(err, CHAKRA_EINVAL, "topology: dimension %d: a link list is built by chakra_topo_from_links", d);
     if ((unsigned)x->kind >= N_BLOCKS)
       return chakra_error_set(err, CHAKRA_EINVAL, "topology: dimension %d: unknown kind %d", d, (int)x->kind);
     if (x->npus < 1) return chakra_error_set(err, CHAKRA_EINVAL, "topology: dimension %d: npus_count must be >= 1", d);
@@ -79,12 +108,89 @@ int chakra_topo_new(chakra_topo **out, const chakra_topo_dim *dims, int n, chakr
     uint64_t inst = t->npus / dims[d].npus;
     t->link_base[d + 1] = t->link_base[d] + inst * blocks[dims[d].kind].links(dims[d].npus);
     t->switch_base[d + 1] = t->switch_base[d] + (blocks[dims[d].kind].has_switch ? inst : 0);
+    t->extended |= dims[d].kind == CHAKRA_TOPO_MESH;
+  }
+  t->devices = t->npus + t->switch_base[n];
+  t->n_links = t->link_base[n];
+  if (t->n_links <= TOPO_ADJ_MAX && topo_build_adjacency(t)) {
+    chakra_topo_free(t);
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   }
   *out = t;
   return CHAKRA_OK;
 }
 
-void chakra_topo_free(chakra_topo *t) { free(t); }
+void chakra_topo_free(chakra_topo *t) {
+  if (!t) return;
+  free(t->lk);
+  free(t->nh);
+  free(t->out_off);
+  free(t->out_idx);
+  free(t->in_off);
+  free(t->in_idx);
+  free(t);
+}
+
+static void *dup_array(const void *p, uint64_t n, size_t size, int *failed) {
+  if (!p) return NULL;
+  void *q = malloc(n ? n * size : 1);
+  if (!q) *failed = 1;
+  else memcpy(q, p, n * size);
+  return q;
+}
+
+int chakra_topo_clone(chakra_topo **out, const chakra_topo *t, chakra_error *err) {
+  *out = NULL;
+  chakra_topo *c = malloc(sizeof *c);
+  if (!c) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  *c = *t;
+  int failed = 0;
+  uint64_t devs = t->devices + 1;
+  c->lk = dup_array(t->lk, t->n_links, sizeof *t->lk, &failed);
+  c->nh = dup_array(t->nh, (uint64_t)t->npus * t->devices, sizeof *t->nh, &failed);
+  c->out_off = dup_array(t->out_off, devs, sizeof *t->out_off, &failed);
+  c->in_off = dup_array(t->in_off, devs, sizeof *t->in_off, &failed);
+  c->out_idx = dup_array(t->out_idx, t->n_links, sizeof *t->out_idx, &failed);
+  c->in_idx = dup_array(t->in_idx, t->n_links, sizeof *t->in_idx, &failed);
+  if (failed) {
+    chakra_topo_free(c);
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
+  *out = c;
+  return CHAKRA_OK;
+}
+
+/* Counting sort of the links by one end: off[dev]..off[dev+1] index idx. */
+static int adjacency_side(const chakra_topo *t, int by_dst, uint64_t **off_out, uint64_t **idx_out) {
+  uint64_t *off = calloc(t->devices + 1, sizeof *off);
+  uint64_t *idx = malloc((t->n_links ? t->n_links : 1) * sizeof *idx);
+  if (!off || !idx) {
+    free(off), free(idx);
+    return -1;
+  }
+  chakra_topo_link l;
+  for (uint64_t i = 0; i < t->n_links; i++) {
+    chakra_topo_link_at(t, i, &l);
+    off[(by_dst ? l.dst : l.src) + 1]++;
+  }
+  for (uint64_t d = 0; d < t->devices; d++) off[d + 1] += off[d];
+  for (uint64_t i = 0; i < t->n_links; i++) { /* off[dev] is dev's fill point, restored below */
+    chakra_topo_link_at(t, i, &l);
+    idx[off[by_dst ? l.dst : l.src]++] = i;
+  }
+  for (uint64_t d = t->devices; d > 0; d--) off[d] = off[d - 1];
+  off[0] = 0;
+  *off_out = off;
+  *idx_out = idx;
+  return 0;
+}
+
+int topo_build_adjacency(chakra_topo *t) {
+  if (adjacency_side(t, 0, &t->out_off, &t->out_idx)) return -1;
+  return adjacency_side(t, 1, &t->in_off, &t->in_idx);
+}
+
+int chakra_topo_is_extended(const chakra_topo *t) { return t->extended; }
 
 static int parse_double(const char *s, double *out) {
   char *end;
@@ -102,7 +208,7 @@ static int yaml_list(const char *path, const yentry *e, int k, chakra_topo_dim *
       size_t b = 0;
       while (b < N_BLOCKS && strcmp(v, blocks[b].name) != 0) b++;
       if (b == N_BLOCKS)
-        return chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: topology '%s' is not supported (Ring, FullyConnected, Switch)", path, e->line, v);
+        return chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: topology '%s' is not supported (Ring, FullyConnected, Switch, Mesh; a link list is its own file)", path, e->line, v);
       dims[i].kind = (chakra_topo_kind)b;
     } else if (parse_double(v, &d)) {
       return chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: %s: '%s' is not a number", path, e->line, e->key, v);
@@ -182,6 +288,10 @@ uint32_t chakra_topo_npu_at(const chakra_topo *t, const uint32_t *coords) {
 }
 
 uint32_t chakra_topo_hops(const chakra_topo *t, int d, uint32_t a, uint32_t b) {
+  if (t->lk) {
+    chakra_topo_hop h;
+    return (uint32_t)chakra_topo_route(t, a, b, &h, 0);
+  }
   return blocks[t->dim[d].kind].hops(t->dim[d].npus, a, b);
 }
 
@@ -191,10 +301,11 @@ int chakra_topo_first_diff(const chakra_topo *t, uint32_t a, uint32_t b) {
   return -1;
 }
 
-uint64_t chakra_topo_devices(const chakra_topo *t) { return t->npus + t->switch_base[t->dims]; }
-uint64_t chakra_topo_links(const chakra_topo *t) { return t->link_base[t->dims]; }
+uint64_t chakra_topo_devices(const chakra_topo *t) { return t->devices; }
+uint64_t chakra_topo_links(const chakra_topo *t) { return t->n_links; }
 
 int chakra_topo_link_dim(const chakra_topo *t, uint64_t link) {
+  if (t->lk) return 0;
   int d = 0;
   while (d + 1 < t->dims && link >= t->link_base[d + 1]) d++;
   return d;
@@ -212,7 +323,49 @@ static uint32_t npu_in(const chakra_topo *t, int d, uint64_t inst, uint32_t p) {
   return (uint32_t)((inst / off) * off * n + (uint64_t)p * off + inst % off);
 }
 
+/* Device id of position p (n = the switch) of instance inst of dimension d. */
+static uint32_t device_in(const chakra_topo *t, int d, uint64_t inst, uint32_t p) {
+  return p == t->dim[d].npus ? (uint32_t)(t->npus + t->switch_base[d] + inst) : npu_in(t, d, inst, p);
+}
+
+int chakra_topo_link_at(const chakra_topo *t, uint64_t i, chakra_topo_link *out) {
+  if (i >= t->n_links) return CHAKRA_EINVAL;
+  if (t->lk) {
+    *out = t->lk[i];
+    return CHAKRA_OK;
+  }
+  int d = chakra_topo_link_dim(t, i);
+  const block_ops *b = &blocks[t->dim[d].kind];
+  uint32_t n = t->dim[d].npus, pa, pb;
+  uint64_t per = b->links(n), rem = i - t->link_base[d], inst = rem / per;
+  b->ends(n, rem % per, &pa, &pb);
+  *out = (chakra_topo_link){device_in(t, d, inst, pa), device_in(t, d, inst, pb), t->bpns[d],
+                            t->dim[d].latency_ns, d};
+  return CHAKRA_OK;
+}
+
+uint32_t chakra_topo_out_links(const chakra_topo *t, uint32_t dev, const uint64_t **links) {
+  *links = NULL;
+  if (!t->out_off || dev >= t->devices) return 0;
+  *links = t->out_idx + t->out_off[dev];
+  return (uint32_t)(t->out_off[dev + 1] - t->out_off[dev]);
+}
+
+uint32_t chakra_topo_in_links(const chakra_topo *t, uint32_t dev, const uint64_t **links) {
+  *links = NULL;
+  if (!t->in_off || dev >= t->devices) return 0;
+  *links = t->in_idx + t->in_off[dev];
+  return (uint32_t)(t->in_off[dev + 1] - t->in_off[dev]);
+}
+
 int chakra_topo_next_hop(const chakra_topo *t, uint32_t at, uint32_t dst, chakra_topo_hop *hop) {
+  if (t->lk) {
+    if (at == dst) return 0;
+    hop->link = topo_list_next(t, at, dst);
+    hop->next = t->lk[hop->link].dst;
+    hop->dim = 0;
+    return 1;
+  }
   if (t->dims == 1) { /* positions are ids: no coordinate arithmetic (a hot path of the aware model) */
     if (at == dst) return 0;
     uint32_t n = t->npus, next;
@@ -239,7 +392,7 @@ int chakra_topo_next_hop(const chakra_topo *t, uint32_t at, uint32_t dst, chakra
   uint32_t n = t->dim[d].npus;
   const block_ops *b = &blocks[t->dim[d].kind];
   hop->link = t->link_base[d] + inst * b->links(n) + b->step(n, a, chakra_topo_coord(t, dst, d), &next);
-  hop->next = next == n ? (uint32_t)(t->npus + t->switch_base[d] + inst) : npu_in(t, d, inst, next);
+  hop->next = device_in(t, d, inst, next);
   hop->dim = d;
   return 1;
 }
