@@ -49,6 +49,9 @@ int cli_fail(const chakra_error *err);
  * against the inputs before any work; prints the first problem and
  * returns CLI_EXIT_ERROR, or 0. */
 int cli_check_outputs(const char *const *outputs, size_t n_out, const char *const *inputs, size_t n_in);
+/* The same for a workload written as PREFIX.<r>.et (checked on rank 0's
+ * name: its folder exists and is writable, it is not an input). */
+int cli_check_prefix(const char *prefix, const char *const *inputs, size_t n_in);
 /* For library warnings given as callbacks: cli_diag prints
  * "chakra CMD: SEVERITY: FILE: node N at offset O: FIELD: what" on stderr;
  * cli_warn_cb takes an already formatted line (chakra_sim_run). */

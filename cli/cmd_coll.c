@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chakra/build.h"
 #include "chakra/coll.h"
 #include "chakra/version.h"
 #include "cli.h"
@@ -78,6 +79,7 @@ static int coll_gen(int argc, char **argv) {
     cli_error("%s", err.msg);
     return 2;
   }
+  if ((st = cli_check_prefix(prefix, NULL, 0)) != 0) return st;
   if (chakra_coll_gen(prefix, &g, &err)) return cli_fail(&err);
   return 0;
 }
@@ -103,6 +105,8 @@ static int coll_from_msccl(int argc, char **argv) {
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
   if (!reduce_bw_ok(m.reduce_bw)) return 2;
+  const char *ins[] = {pos.v[0]};
+  if ((st = cli_check_prefix(prefix, ins, 1)) != 0) return st;
   chakra_error err = {0};
   if (chakra_coll_from_msccl(pos.v[0], prefix, &m, &err)) {
     cli_error("%s", err.msg);
@@ -161,6 +165,11 @@ static int coll_expand(int argc, char **argv) {
       goto done;
     }
   x.rules = rules;
+  char in0[4096];
+  chakra_rank_path(in0, sizeof in0, pos.v[0], 0);
+  const char *ins[] = {in0};
+  if ((rc = cli_check_prefix(out, ins, 1)) != 0) goto done;
+  rc = 2;
   uint64_t nodes = 0;
   if (chakra_coll_expand(pos.v[0], out, &x, &nodes, &err)) {
     cli_error("%s", err.msg);

@@ -143,6 +143,10 @@ int cmd_synth(int argc, char **argv) {
   else if (c.stage_compat) c.schedule = CHAKRA_SYNTH_SCHEDULE_NONE;
   const char *prefix = sc.prefix;
   int quiet = sc.quiet;
+  if (cli_check_prefix(prefix, NULL, 0) != 0) {
+    free(ranks);
+    return CLI_EXIT_ERROR;
+  }
   chakra_error err = {0};
   chakra_synth_stats st;
   if (chakra_synth_write(&c, prefix, &st, &err)) {

@@ -83,6 +83,13 @@ int cli_check_outputs(const char *const *outputs, size_t n_out, const char *cons
   return 0;
 }
 
+int cli_check_prefix(const char *prefix, const char *const *inputs, size_t n_in) {
+  char first[4096];
+  chakra_rank_path(first, sizeof first, prefix, 0);
+  const char *outs[] = {first};
+  return cli_check_outputs(outs, 1, inputs, n_in);
+}
+
 int cli_is_help(const char *arg) {
   return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
 }

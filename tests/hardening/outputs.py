@@ -127,6 +127,17 @@ def test_unusable_outputs_fail_before_work(d):
     check(hidden(d) == [], "-o '' left no hidden file")
     r = subprocess.run([CHAKRA, "jsonize", prefix + ".0.et", "-o", d], capture_output=True, text=True)
     check(r.returncode == 2 and "is a directory" in r.stderr, "-o DIR is refused: %r" % r.stderr)
+    # workload writers check PREFIX's folder before any work (coll
+    # from-msccl used to parse the whole XML, then fail with status 1)
+    out = os.path.join(d, "no", "such", "dir", "w")
+    xml = os.path.join(d, "x.xml")
+    open(xml, "w").write("<algo/>")
+    for args in (["coll", "gen", "--coll", "allreduce", "--algo", "ring", "--ranks", "4", "--size", "1M"],
+                 ["coll", "from-msccl", xml, "--size", "1M"], ["coll", "expand", prefix, "--algo", "ring"],
+                 ["synth", "--num-stacks", "1"], ["gen", "microbench", "--coll", "all_reduce", "--npus", "4", "--size", "1M"]):
+        r = subprocess.run([CHAKRA] + args + ["-o", out], capture_output=True, text=True)
+        check(r.returncode == 2 and "does not exist" in r.stderr and "w.0.et" in r.stderr,
+              "%s into a missing folder fails first: %r" % (" ".join(args[:2]), r.stderr))
 
 
 def test_pack_huge_string_is_linear(d):
