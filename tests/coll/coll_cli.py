@@ -706,6 +706,48 @@ def test_msccl_threads_write_the_same_bytes():
     check("from-msccl 16 ranks, 2 channels: --threads 1 and 5 give identical files", same_files(outs[0], outs[1], 16) is None)
 
 
+def test_msccl_large_file_parsed_in_parts_gives_the_same_files_and_errors():
+    # Files of 1 MiB and more are parsed in parts, one per thread, cut
+    # before top-level <gpu> tags; a cut inside a comment or an error in any
+    # part falls back to one parse, so files and messages never depend on it.
+    d = tmpdir("mparts")
+    text = msccl_xml.ring_allreduce(64, False)
+    assert len(text) > (1 << 20), len(text)
+    mid = text.index('<gpu id="40"')
+    # The comment starts on the line holding the middle byte and its
+    # "<gpu" lies past the new middle, so the 2-part cut falls inside it.
+    at = text.rindex("\n", 0, len(text) // 2) + 1
+    pad = " " * (2 * (len(text) // 2 - at) + 64)
+    variants = {
+        "plain": text,
+        "comment": text[:at] + "<!--" + pad + '<gpu id="7"> -->\n' + text[at:],
+    }
+    outs = {}
+    for name, body in variants.items():
+        xml = write(os.path.join(d, name + ".xml"), body)
+        for t in (1, 2, 8):
+            out = os.path.join(d, "%s_t%d" % (name, t))
+            p = from_msccl(xml, out, "--threads", t)
+            assert p.returncode == 0, p.stderr
+            outs[name, t] = out
+    for name in variants:
+        for t in (2, 8):
+            check("from-msccl 64 ranks (%s): --threads %d gives the files of --threads 1" % (name, t),
+                  same_files(outs[name, 1], outs[name, t], 64) is None)
+    last = text.rindex('type="rrc"')
+    bad = write(os.path.join(d, "bad.xml"), text[:last] + 'type="zz"' + text[last + len('type="rrc"'):])
+    errs = [from_msccl(bad, os.path.join(d, "bad_t%d" % t), "--threads", t) for t in (1, 2)]
+    check("an error in the last part: the same one line (gpu 63, its line) whatever the threads",
+          errs[0].returncode == 2 and errs[1].returncode == 2 and errs[0].stderr == errs[1].stderr
+          and "gpu 63" in errs[0].stderr, errs[0].stderr + errs[1].stderr)
+    broken = write(os.path.join(d, "broken.xml"), text[:mid + 5] + text[mid + 40:])
+    errs = [from_msccl(broken, os.path.join(d, "broken_t%d" % t), "--threads", t) for t in (1, 2)]
+    line = text[:mid].count("\n") + 1
+    check("malformed XML at a cut: the whole-file message with line %d" % line,
+          errs[0].returncode == 2 and errs[0].stderr == errs[1].stderr and "line %d" % line in errs[0].stderr,
+          errs[0].stderr + errs[1].stderr)
+
+
 def test_expand_threads_write_the_same_bytes():
     d = tmpdir("xthr")
     mb = microbench(d, "allreduce", 48, "1M")
