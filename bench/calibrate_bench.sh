@@ -12,7 +12,11 @@
 # file and the calibrated bandwidth and latency (npus_count set to the
 # trace's ranks). Also prints the calibration's own table and its peak RSS.
 #
-# usage: bench/calibrate_bench.sh [BUILD_DIR=build] [--all]   (env NP=4 ITER=10 FIT_FROM=1M)
+# FIT_SYSTEM=1 (the default) calibrates the system too (--system-output:
+# local-mem-bw and each collective's implementation) and predicts with the
+# fitted system file; FIT_SYSTEM= keeps examples/system.json as it is.
+#
+# usage: bench/calibrate_bench.sh [BUILD_DIR=build] [--all]   (env NP=4 ITER=20 FIT_FROM=1M FIT_SYSTEM=1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build
@@ -21,8 +25,10 @@ for a in "$@"; do
   if [ "$a" = "--all" ]; then all=1; else build=$a; fi
 done
 np=${NP:-4}
-iter=${ITER:-10}
+iter=${ITER:-20}
 fit_from=${FIT_FROM:-1M}
+fit_to=${FIT_TO:-16M}
+FIT_SYSTEM=${FIT_SYSTEM-1}
 chakra=$build/bin/chakra
 [ -x "$chakra" ] || { echo "build first: cmake --build $build" >&2; exit 2; }
 "$chakra" --help | grep -q ' replay ' || { echo "chakra was built without MPI: no replay" >&2; exit 2; }
@@ -34,10 +40,11 @@ sys=examples/system.json
 echo "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); calibrating on $np processes (fit from $fit_from)"
 
 /usr/bin/time -f "%e %M" -o "$work/time" mpirun --oversubscribe -np "$np" "$chakra" replay --calibrate \
-  --system $sys -o "$work/cal.yml" --min-size 64K --max-size 16M --fit-from "$fit_from" --iterations "$iter" --warmup 2
+  --system $sys -o "$work/cal.yml" ${FIT_SYSTEM:+--system-output "$work/cal.json"} --min-size 64K --max-size "$fit_to" --fit-from "$fit_from" --iterations "$iter" --warmup 2
 read -r wall rss < "$work/time"
 echo "calibration: ${wall} s, peak RSS of mpirun's process tree root $((rss / 1024)) MB"
 cat "$work/cal.yml"
+if [ -n "${FIT_SYSTEM:-}" ]; then cat "$work/cal.json"; sys=$work/cal.json; fi
 bw=$(sed -n 's/^bandwidth: \[ *\([^] ]*\).*/\1/p' "$work/cal.yml")
 lat=$(sed -n 's/^latency: \[ *\([^] ]*\).*/\1/p' "$work/cal.yml")
 topo=$(sed -n 's/^topology: \[ *\([^] ]*\).*/\1/p' "$work/cal.yml")

@@ -81,6 +81,8 @@ static int parse_replay_args(replay_args *a, int argc, char **argv) {
                "write the network YAML (-o) whose simulation with --system fits them"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &c->output, .metavar = "NET.yml",
        .help = "--calibrate: the network configuration to write"},
+      {.name = "system-output", .kind = CLI_OPT_STRING, .dest = &c->system_output, .metavar = "SYS.json",
+       .help = "--calibrate: also fit the system (local-mem-bw, each collective's implementation) and write it here"},
       {.name = "system", .alias = "system-configuration", .kind = CLI_OPT_STRING, .dest = &c->system,
        .metavar = "SYS.json", .help = "--calibrate: the system configuration the fit simulates with"},
       {.name = "min-size", .kind = CLI_OPT_SIZE, .dest = CLI_INT(&c->min_bytes), .min = 1, .max = 1u << 30,
@@ -175,6 +177,10 @@ static const char *coll_name(int coll) {
 static void print_calibration(const replay_args *a, const chakra_replay_calibration *k) {
   printf("calibrated on %u ranks: bandwidth %.3f GB/s, latency %.1f ns -> %s\n", k->npus, k->bandwidth_gbps,
          k->latency_ns, a->cal.output);
+  if (a->cal.system_output)
+    printf("system: local-mem-bw %.6g GB/s; all-reduce %s, all-gather %s, reduce-scatter %s, all-to-all %s -> %s\n",
+           k->local_mem_bw, k->implementation[0], k->implementation[1], k->implementation[2], k->implementation[3],
+           a->cal.system_output);
   printf("point-to-point (ranks 0 and 1): bandwidth %.3f GB/s, latency %.1f ns\n", k->p2p_bandwidth_gbps,
          k->p2p_latency_ns);
   printf("%-15s %10s %13s %13s %8s %s\n", "measured", "bytes", "measured_us", "predicted_us", "error", "fitted");
@@ -211,8 +217,8 @@ int cmd_replay(int argc, char **argv) {
   chakra_error err = {0};
   if (a.calibrate) {
     const char *ins[] = {a.cal.system};
-    const char *outs[] = {a.cal.output};
-    if ((st = cli_check_outputs(outs, 1, ins, 1)) != 0) return st;
+    const char *outs[] = {a.cal.output, a.cal.system_output};
+    if ((st = cli_check_outputs(outs, a.cal.system_output ? 2 : 1, ins, 1)) != 0) return st;
   }
   if (chakra_replay_init(&argc, &argv, &err)) return cli_fail(&err);
   if (a.calibrate) return calibrate(&a);

@@ -138,7 +138,12 @@ int chakra_replay_write_report(const chakra_replay_result *r, const char *path, 
  * simulations per point give the coefficients, the squared log ratios of
  * predicted to measured time of the points at or above fit_min_bytes are
  * minimised (a grid search on the affine model), and the fit is repeated
- * around the result (the model is only nearly affine). */
+ * around the result (the model is only nearly affine).
+ * With system_output the system is fitted as well: the time is also
+ * affine in 1 / local-mem-bw (the reductions' memory time), and each
+ * collective takes the implementation (ring, direct, halvingDoubling,
+ * doubleBinaryTree where the simulator has it) that fits its points best;
+ * the system file is written with those keys replaced, the rest kept. */
 typedef struct chakra_replay_calibrate_options {
   const char *system;        /* the system JSON the simulations will use (required) */
   const char *output;        /* the network YAML to write (rank 0, atomically) */
@@ -148,6 +153,7 @@ typedef struct chakra_replay_calibrate_options {
   uint32_t iterations, warmup; /* per size and collective (0: 5, 1) */
   int topology;              /* chakra_topo_kind of the dimension written */
   int network_model;         /* CHAKRA_NET_* of the simulations */
+  const char *system_output; /* also fit the system: write the system JSON here (rank 0, atomically), or NULL */
 } chakra_replay_calibrate_options;
 
 /* One measured point and what the fitted configuration predicts. */
@@ -166,6 +172,11 @@ typedef struct chakra_replay_calibration {
   chakra_replay_calibrate_point *points;     /* rank 0 only */
   uint32_t n_points;
   int must_abort;            /* a microbenchmark stalled: end with chakra_replay_abort(NULL, 1) */
+  /* With system_output: the fitted local-mem-bw (GB/s, 1e9; 1e9 = the
+   * reductions cost nothing) and each collective's implementation
+   * (all-reduce, all-gather, reduce-scatter, all-to-all); else 0, NULL. */
+  double local_mem_bw;
+  const char *implementation[4];
 } chakra_replay_calibration;
 
 /* Collective over MPI_COMM_WORLD (at least 2 processes). Rank 0 writes

@@ -2,6 +2,7 @@
  * (point-to-point and replayed microbenchmark collectives) and fit the
  * bandwidth and latency of a one-dimension ASTRA-sim network whose
  * simulation reproduces them; see chakra/replay.h. */
+#include <errno.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -11,10 +12,13 @@
 #include <unistd.h>
 
 #include "../util/outfile.h"
+#include "../util/strbuf.h"
 #include "chakra/gen.h"
 #include "chakra/replay.h"
 #include "chakra/sim.h"
 #include "chakra/sweep.h"
+
+#include <yajl/yajl_tree.h>
 
 /* The collectives the microbenchmarks (and the simulator) have, as
  * CollectiveCommType values. */
@@ -178,33 +182,94 @@ static int replay_micro(calib *c, int k, uint64_t bytes, double *ns, chakra_erro
   return rc;
 }
 
-/* ---- the fit (rank 0) ---- */
+/* ---- the fit (rank 0) ----
+ *
+ * A microbenchmark's simulated time is affine in the latency x, in
+ * y = 1 / bandwidth (ns per byte) and, when the system is fitted too, in
+ * z = 1 / local-mem-bw (the reductions' memory time), for a given
+ * implementation of its collective. Simulations at two values of each
+ * give the coefficients; the parameters minimise the squared log ratios
+ * of predicted to measured time, each collective taking the
+ * implementation that fits it best. */
 
-/* Simulated max finish of every collective point at (bandwidth, latency)
- * pairs: the sweep of the two values each. t[point][4]:
- * (b0,l0) (b0,l1) (b1,l0) (b1,l1). */
-static int simulate(calib *c, const double *bw, const double *lat, int n, double (*t)[4], chakra_error *err) {
-  char net[4200], v_bw[96], v_lat[96];
-  snprintf(net, sizeof net, "%s/net.yml", c->dir);
+#define CALIB_MAX_IMPL 4
+static const char *const calib_impls[CALIB_NCOLL][CALIB_MAX_IMPL + 1] = {
+    {"ring", "direct", "halvingDoubling", "doubleBinaryTree", NULL},
+    {"ring", "direct", "halvingDoubling", NULL},
+    {"ring", "direct", "halvingDoubling", NULL},
+    {"ring", "direct", NULL}};
+static const char *const calib_impl_keys[CALIB_NCOLL] = {"all-reduce-implementation", "all-gather-implementation",
+                                                         "reduce-scatter-implementation", "all-to-all-implementation"};
+
+/* The coefficients of one point under one implementation: k0 + k1 x +
+ * k2 y + k3 z. */
+typedef struct calib_coef {
+  double k[4];
+} calib_coef;
+
+typedef struct calib_model {
+  uint32_t n_sizes, fitted_from; /* sizes below index fitted_from are not fitted */
+  int n_impl[CALIB_NCOLL];
+  calib_coef *coef;              /* [coll][impl][size] */
+  const double *measured;        /* [coll][size] */
+} calib_model;
+
+static calib_coef *model_coef(const calib_model *m, int k, int impl, uint32_t size) {
+  return &m->coef[((size_t)k * CALIB_MAX_IMPL + (size_t)impl) * m->n_sizes + size];
+}
+
+static int fit_system(const calib *c) { return c->o->system_output != NULL; }
+
+/* The sweep's axes for collective k: bandwidths, latencies, (local-mem-bw
+ * values,) the implementation, the network model. */
+static int calib_sweep(calib *c, int k, const double *bw, const double *lat, const double *mem, int n,
+                       const char *impl, chakra_sweep **out, chakra_error *err) {
+  char v_bw[96], v_lat[96], v_mem[96], v_impl[96];
+  const char *vary[5];
+  int nv = 0;
+  if (n == 1) snprintf(v_bw, sizeof v_bw, "bandwidth=%.17g", bw[0]);
+  else snprintf(v_bw, sizeof v_bw, "bandwidth=%.17g,%.17g", bw[0], bw[1]);
+  if (n == 1) snprintf(v_lat, sizeof v_lat, "latency=%.17g", lat[0]);
+  else snprintf(v_lat, sizeof v_lat, "latency=%.17g,%.17g", lat[0], lat[1]);
+  vary[nv++] = v_bw, vary[nv++] = v_lat;
+  if (mem) {
+    if (n == 1) snprintf(v_mem, sizeof v_mem, "local-mem-bw=%.17g", mem[0]);
+    else snprintf(v_mem, sizeof v_mem, "local-mem-bw=%.17g,%.17g", mem[0], mem[1]);
+    vary[nv++] = v_mem;
+  }
+  if (impl) {
+    snprintf(v_impl, sizeof v_impl, "%s=%s", calib_impl_keys[k], impl);
+    vary[nv++] = v_impl;
+  }
+  vary[nv++] = c->o->network_model == CHAKRA_NET_UNAWARE ? "network-model=unaware" : "network-model=aware";
+  return chakra_sweep_new(out, vary, nv, err);
+}
+
+static int write_net(calib *c, char *net, size_t cap, chakra_error *err) {
+  snprintf(net, cap, "%s/net.yml", c->dir);
   FILE *f = fopen(net, "w");
   if (!f) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot write", net);
   fprintf(f, "topology: [ %s ]\nnpus_count: [ %d ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n",
           chakra_topo_kind_name((chakra_topo_kind)c->o->topology), c->size);
   if (fclose(f)) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot write", net);
-  if (n == 1) snprintf(v_bw, sizeof v_bw, "bandwidth=%.17g", bw[0]);
-  else snprintf(v_bw, sizeof v_bw, "bandwidth=%.17g,%.17g", bw[0], bw[1]);
-  if (n == 1) snprintf(v_lat, sizeof v_lat, "latency=%.17g", lat[0]);
-  else snprintf(v_lat, sizeof v_lat, "latency=%.17g,%.17g", lat[0], lat[1]);
-  const char *model = c->o->network_model == CHAKRA_NET_UNAWARE ? "network-model=unaware" : "network-model=aware";
-  const char *vary[] = {v_bw, v_lat, model};
-  chakra_sweep *s;
-  int rc = chakra_sweep_new(&s, vary, 3, err);
+  return 0;
+}
+
+/* Simulated max finish of collective k's points at every combination of
+ * the n values of each parameter (last varies fastest):
+ * t[size][combination]. mem NULL: the system file's local-mem-bw. */
+static int simulate(calib *c, int k, const double *bw, const double *lat, const double *mem, int n,
+                    const char *impl, double (*t)[8], chakra_error *err) {
+  char net[4200];
+  int rc = write_net(c, net, sizeof net, err);
+  chakra_sweep *s = NULL;
+  if (!rc) rc = calib_sweep(c, k, bw, lat, mem, n, impl, &s, err);
   if (rc) return rc;
   chakra_sim_files files = {.system = c->o->system, .network = net};
-  size_t pts[4] = {0, 1, 2, 3}, np = (size_t)n * (size_t)n;
-  chakra_sweep_row rows[4];
-  for (uint32_t i = 0; !rc && i < CALIB_NCOLL * c->n_sizes; i++) {
-    rc = chakra_sweep_run(s, &files, c->w[i], pts, np, 0, rows, NULL, NULL, err);
+  size_t pts[8] = {0, 1, 2, 3, 4, 5, 6, 7}, np = (size_t)n * (size_t)n * (mem ? (size_t)n : 1);
+  chakra_sweep_row rows[8];
+  for (uint32_t i = 0; !rc && i < c->n_sizes; i++) {
+    rc = chakra_sweep_run(s, &files, c->w[(uint32_t)k * c->n_sizes + i], pts, np, 0, rows, NULL, NULL, err);
     for (size_t q = 0; !rc && q < np; q++) {
       if (rows[q].status != CHAKRA_SWEEP_OK)
         rc = chakra_error_set(err, CHAKRA_EINVAL, "calibration: simulating the microbenchmarks: %s",
@@ -216,87 +281,161 @@ static int simulate(calib *c, const double *bw, const double *lat, int n, double
   return rc;
 }
 
-/* The fit's cost at latency x and y = 1 / bandwidth: squared log ratios
- * of predicted to measured, so a factor of 2 too high weighs as much as
- * 2 too low and no single noisy point pulls the line to zero. */
-static double log_cost(const double (*k)[3], const double *m, size_t n, double x, double y) {
+/* The cost of collective k with implementation impl at (x, y, z): squared
+ * log ratios of predicted to measured, so a factor of 2 too high weighs as
+ * much as 2 too low and no single noisy point pulls the line to zero. */
+static double impl_cost(const calib_model *m, int k, int impl, double x, double y, double z) {
   double sum = 0;
-  for (size_t i = 0; i < n; i++) {
-    double pred = k[i][0] + k[i][1] * x + k[i][2] * y;
+  for (uint32_t i = m->fitted_from; i < m->n_sizes; i++) {
+    const double *q = model_coef(m, k, impl, i)->k;
+    double pred = q[0] + q[1] * x + q[2] * y + q[3] * z;
     if (pred <= 0) return INFINITY;
-    double l = log(pred / m[i]);
+    double l = log(pred / m->measured[(uint32_t)k * m->n_sizes + i]);
     sum += l * l;
   }
   return sum;
 }
 
-/* Minimises log_cost over latency x >= 0 and y > 0: a log-spaced grid,
- * then finer grids around the best cell (the cost is smooth, not always
- * convex, and cheap: the model is affine). */
-static void fit_affine(const double (*k)[3], const double *m, size_t n, double *x, double *y) {
-  double lx0 = 0, lx1 = 8, ly0 = -7, ly1 = 3; /* log10: 1 ns .. 100 ms; 1e-7 .. 1e3 ns per byte */
-  double best = INFINITY, bx = 0, by = 1;
-  for (int round = 0; round < 4; round++) {
-    const int g = 60;
-    for (int i = -1; i <= g; i++)   /* i = -1: latency 0 */
-      for (int j = 0; j <= g; j++) {
-        double xv = i < 0 ? 0 : pow(10, lx0 + (lx1 - lx0) * i / g), yv = pow(10, ly0 + (ly1 - ly0) * j / g);
-        double cost = log_cost(k, m, n, xv, yv);
-        if (cost < best) best = cost, bx = xv, by = yv;
-      }
-    double wx = (lx1 - lx0) / 10, wy = (ly1 - ly0) / 10, cx = bx > 0 ? log10(bx) : lx0, cy = log10(by);
-    lx0 = cx - wx, lx1 = cx + wx, ly0 = cy - wy, ly1 = cy + wy;
+/* The whole cost; best[k] receives each collective's best implementation. */
+static double model_cost(const calib_model *m, double x, double y, double z, int *best) {
+  double sum = 0;
+  for (int k = 0; k < CALIB_NCOLL; k++) {
+    double low = INFINITY;
+    for (int j = 0; j < m->n_impl[k]; j++) {
+      double v = impl_cost(m, k, j, x, y, z);
+      if (v < low) low = v, best[k] = j;
+    }
+    sum += low;
   }
-  *x = bx, *y = by;
+  return sum;
+}
+
+/* Minimises the cost over latency x >= 0, y > 0 and (when fit_z) z >= 0:
+ * log-spaced grids, then finer grids around the best cell (the cost is
+ * smooth, not always convex, and cheap: the model is affine). */
+static void fit_grid(const calib_model *m, int fit_z, double *x, double *y, double *z, int *impl) {
+  double lo[3] = {0, -7, -5}, hi[3] = {8, 3, 3}; /* log10: ns; ns per byte; 1 / (GB/s) */
+  double best = INFINITY, b[3] = {0, 1, *z};
+  int choice[CALIB_NCOLL] = {0};
+  const int g = fit_z ? 30 : 60;
+  for (int round = 0; round < (fit_z ? 5 : 4); round++) {
+    for (int i = -1; i <= g; i++)   /* -1: the value 0 */
+      for (int j = 0; j <= g; j++)
+        for (int l = fit_z ? -1 : 0; l <= (fit_z ? g : 0); l++) {
+          double v[3] = {i < 0 ? 0 : pow(10, lo[0] + (hi[0] - lo[0]) * i / g), pow(10, lo[1] + (hi[1] - lo[1]) * j / g),
+                         !fit_z ? *z : l < 0 ? 0 : pow(10, lo[2] + (hi[2] - lo[2]) * l / g)};
+          double cost = model_cost(m, v[0], v[1], v[2], choice);
+          if (cost < best) {
+            best = cost;
+            memcpy(b, v, sizeof b);
+            memcpy(impl, choice, sizeof choice);
+          }
+        }
+    for (int d = 0; d < 3; d++) {
+      double w = (hi[d] - lo[d]) / 10, centre = b[d] > 0 ? log10(b[d]) : lo[d];
+      lo[d] = centre - w, hi[d] = centre + w;
+    }
+  }
+  *x = b[0], *y = b[1], *z = b[2];
 }
 
 /* GB/s (2^30) <-> ns per byte. */
 static double per_byte(double gbps) { return 1e9 / (gbps * (1u << 30)); }
 static double gbps_of(double ns_per_byte) { return 1e9 / (ns_per_byte * (1u << 30)); }
 
-static int fit(calib *c, const double *measured, chakra_error *err) {
-  uint32_t n = CALIB_NCOLL * c->n_sizes, nf = 0;
-  double (*t)[4] = calloc(n, sizeof *t), (*k)[3] = calloc(n, sizeof *k), *m = calloc(n, sizeof *m);
-  if (!t || !k || !m) return free(t), free(k), free(m), chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  double bw = c->cal->p2p_bandwidth_gbps, lat = c->cal->p2p_latency_ns;
+/* The system file's local-mem-bw (GB/s), or 0 when it has none. */
+static double system_mem_bw(const calib *c) {
+  FILE *f = fopen(c->o->system, "rb");
+  if (!f) return 0;
+  char buf[65536];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  yajl_val root = yajl_tree_parse(buf, NULL, 0);
+  const char *path[] = {"local-mem-bw", NULL};
+  yajl_val v = root ? yajl_tree_get(root, path, yajl_t_number) : NULL;
+  double bw = v ? YAJL_GET_DOUBLE(v) : 0;
+  yajl_tree_free(root);
+  return bw > 0 && isfinite(bw) ? bw : 0;
+}
+
+/* Linearises every point around (bw, lat, mem) for every implementation. */
+static int linearise(calib *c, calib_model *m, double bw, double lat, double mem, chakra_error *err) {
+  double bws[2] = {bw, bw * 0.5}, lats[2] = {lat, lat + (lat > 1000 ? lat : 1000)}, mems[2] = {mem, mem * 0.5};
+  int fz = fit_system(c);
+  double (*t)[8] = calloc(c->n_sizes, sizeof *t);
+  if (!t) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   int rc = 0;
-  uint64_t fit_min = c->o->fit_min_bytes ? c->o->fit_min_bytes : 64 << 10;
-  for (int round = 0; !rc && round < 3; round++) {
-    /* linearise around (bw, lat): steps large enough to be seen in integer ns */
-    double bws[2] = {bw, bw * 0.5}, lats[2] = {lat, lat + (lat > 1000 ? lat : 1000)};
-    rc = simulate(c, bws, lats, 2, t, err);
-    nf = 0;
-    for (uint32_t i = 0; !rc && i < n; i++) {
-      double c1 = (t[i][1] - t[i][0]) / (lats[1] - lats[0]);
-      double c2 = (t[i][2] - t[i][0]) / (per_byte(bws[1]) - per_byte(bws[0]));
-      if (c->sizes[i % c->n_sizes] < fit_min) continue;
-      k[nf][0] = t[i][0] - c1 * lats[0] - c2 * per_byte(bws[0]);
-      k[nf][1] = c1, k[nf][2] = c2;
-      m[nf++] = measured[i];
+  for (int k = 0; !rc && k < CALIB_NCOLL; k++)
+    for (int j = 0; !rc && j < m->n_impl[k]; j++) {
+      rc = simulate(c, k, bws, lats, fz ? mems : NULL, 2, fz ? calib_impls[k][j] : NULL, t, err);
+      for (uint32_t i = 0; !rc && i < c->n_sizes; i++) {
+        /* combinations (b, l[, m]) in order, the last fastest */
+        double t0 = t[i][0], tl = t[i][fz ? 2 : 1], tb = t[i][fz ? 4 : 2], tm = fz ? t[i][1] : t0;
+        double *q = model_coef(m, k, j, i)->k;
+        q[1] = (tl - t0) / (lats[1] - lats[0]);
+        q[2] = (tb - t0) / (per_byte(bws[1]) - per_byte(bws[0]));
+        q[3] = fz ? (tm - t0) / (1 / mems[1] - 1 / mems[0]) : 0;
+        q[0] = t0 - q[1] * lats[0] - q[2] * per_byte(bws[0]) - q[3] * (fz ? 1 / mems[0] : 0);
+      }
     }
-    if (!rc && nf == 0)
-      rc = chakra_error_set(err, CHAKRA_EINVAL, "calibration: no size at or above the fit's minimum of %llu bytes",
+  free(t);
+  return rc;
+}
+
+/* The final prediction of every point with the fitted values. */
+static int predict(calib *c, const double *measured, uint64_t fit_min, chakra_error *err) {
+  chakra_replay_calibration *cal = c->cal;
+  double (*t)[8] = calloc(c->n_sizes, sizeof *t);
+  if (!t) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  int rc = 0, fz = fit_system(c);
+  for (int k = 0; !rc && k < CALIB_NCOLL; k++) {
+    double bw = cal->bandwidth_gbps, lat = cal->latency_ns, mem = cal->local_mem_bw;
+    rc = simulate(c, k, &bw, &lat, fz && mem > 0 ? &mem : NULL, 1, fz ? cal->implementation[k] : NULL, t, err);
+    for (uint32_t i = 0; !rc && i < c->n_sizes; i++) {
+      chakra_replay_calibrate_point *p = &cal->points[cal->n_points++];
+      p->coll = calib_colls[k];
+      p->bytes = c->sizes[i];
+      p->measured_ns = measured[(uint32_t)k * c->n_sizes + i];
+      p->predicted_ns = t[i][0];
+      p->fitted = p->bytes >= fit_min;
+    }
+  }
+  free(t);
+  return rc;
+}
+
+static int fit(calib *c, const double *measured, chakra_error *err) {
+  uint64_t fit_min = c->o->fit_min_bytes ? c->o->fit_min_bytes : 64 << 10;
+  calib_model m = {.n_sizes = c->n_sizes, .measured = measured};
+  while (m.fitted_from < c->n_sizes && c->sizes[m.fitted_from] < fit_min) m.fitted_from++;
+  if (m.fitted_from == c->n_sizes)
+    return chakra_error_set(err, CHAKRA_EINVAL, "calibration: no size at or above the fit's minimum of %llu bytes",
                             (unsigned long long)fit_min);
-    double x, y;
-    if (!rc) fit_affine((const double (*)[3])k, m, nf, &x, &y);
-    if (!rc) bw = gbps_of(y), lat = x;
+  int fz = fit_system(c);
+  for (int k = 0; k < CALIB_NCOLL; k++) {
+    m.n_impl[k] = 1;
+    if (fz)
+      while (m.n_impl[k] < CALIB_MAX_IMPL && calib_impls[k][m.n_impl[k]]) m.n_impl[k]++;
   }
-  if (!rc) {
-    double bws[1] = {bw}, lats[1] = {lat};
-    rc = simulate(c, bws, lats, 1, t, err);
+  if (!(m.coef = calloc((size_t)CALIB_NCOLL * CALIB_MAX_IMPL * c->n_sizes, sizeof *m.coef)))
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  double bw = c->cal->p2p_bandwidth_gbps, lat = c->cal->p2p_latency_ns, mem = system_mem_bw(c);
+  if (mem <= 0) mem = 50;
+  int impl[CALIB_NCOLL] = {0}, rc = 0;
+  for (int round = 0; !rc && round < 3; round++) {
+    rc = linearise(c, &m, bw, lat, mem, err);
+    double x, y, z = 1 / mem;
+    if (!rc) fit_grid(&m, fz, &x, &y, &z, impl);
+    /* z = 0 (reductions free) is written as a bandwidth no reduction notices */
+    if (!rc) bw = gbps_of(y), lat = x, mem = z > 1e-9 ? 1 / z : 1e9;
   }
-  for (uint32_t i = 0; !rc && i < n; i++) {
-    chakra_replay_calibrate_point *p = &c->cal->points[c->cal->n_points++];
-    p->coll = calib_colls[i / c->n_sizes];
-    p->bytes = c->sizes[i % c->n_sizes];
-    p->measured_ns = measured[i];
-    p->predicted_ns = t[i][0];
-    p->fitted = p->bytes >= fit_min;
-  }
+  free(m.coef);
   c->cal->bandwidth_gbps = bw;
   c->cal->latency_ns = lat;
-  free(t), free(k), free(m);
-  return rc;
+  c->cal->local_mem_bw = fz ? mem : 0;
+  for (int k = 0; k < CALIB_NCOLL; k++) c->cal->implementation[k] = fz ? calib_impls[k][impl[k]] : NULL;
+  return rc ? rc : predict(c, measured, fit_min, err);
 }
 
 static int load_workloads(calib *c, chakra_error *err) {
@@ -336,6 +475,114 @@ static int write_yaml(calib *c, chakra_error *err) {
   return outfile_commit(f, err);
 }
 
+/* ---- the system file (with system_output) ---- */
+
+typedef strbuf tbuf;
+
+static void tb_put(tbuf *b, const char *s, size_t n) { strbuf_put(b, s, n); }
+static void tb_str(tbuf *b, const char *s) { strbuf_str(b, s); }
+
+static void tb_quoted(tbuf *b, const char *s) {
+  tb_put(b, "\"", 1);
+  for (; *s; s++) {
+    char esc[8];
+    if (*s == '"' || *s == '\\') esc[0] = '\\', esc[1] = *s, esc[2] = 0;
+    else if ((unsigned char)*s < 0x20) snprintf(esc, sizeof esc, "\\u%04x", (unsigned char)*s);
+    else esc[0] = *s, esc[1] = 0;
+    tb_str(b, esc);
+  }
+  tb_put(b, "\"", 1);
+}
+
+/* A parsed JSON value back to text (numbers as written). */
+static void tb_value(tbuf *b, yajl_val v, int depth) {
+  if (YAJL_IS_STRING(v)) tb_quoted(b, YAJL_GET_STRING(v));
+  else if (YAJL_IS_NUMBER(v)) tb_str(b, YAJL_GET_NUMBER(v));
+  else if (YAJL_IS_TRUE(v)) tb_str(b, "true");
+  else if (YAJL_IS_FALSE(v)) tb_str(b, "false");
+  else if (YAJL_IS_ARRAY(v)) {
+    tb_str(b, "[");
+    for (size_t i = 0; i < v->u.array.len; i++) {
+      if (i) tb_str(b, ", ");
+      tb_value(b, v->u.array.values[i], depth + 1);
+    }
+    tb_str(b, "]");
+  } else if (YAJL_IS_OBJECT(v)) {
+    tb_str(b, "{");
+    for (size_t i = 0; i < v->u.object.len; i++) {
+      tb_str(b, i ? ", " : "");
+      tb_quoted(b, v->u.object.keys[i]);
+      tb_str(b, ": ");
+      tb_value(b, v->u.object.values[i], depth + 1);
+    }
+    tb_str(b, "}");
+  } else tb_str(b, "null");
+}
+
+/* The fitted value of a top-level key, or 0 when the key is not fitted. */
+static int fitted_value(const chakra_replay_calibration *k, const char *key, char *out, size_t cap) {
+  if (strcmp(key, "local-mem-bw") == 0) return snprintf(out, cap, "%.6g", k->local_mem_bw), 1;
+  for (int i = 0; i < CALIB_NCOLL; i++)
+    if (strcmp(key, calib_impl_keys[i]) == 0) return snprintf(out, cap, "[\"%s\"]", k->implementation[i]), 1;
+  return 0;
+}
+
+static void tb_member(tbuf *b, int *first, const char *key, const char *text) {
+  tb_str(b, *first ? "\n  " : ",\n  ");
+  *first = 0;
+  tb_quoted(b, key);
+  tb_str(b, ": ");
+  tb_str(b, text);
+}
+
+/* The system file with the fitted keys replaced (or added) and the rest
+ * as it was. */
+static int write_system(calib *c, chakra_error *err) {
+  const chakra_replay_calibrate_options *o = c->o;
+  FILE *f = fopen(o->system, "rb");
+  if (!f) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot open: %s", o->system, strerror(errno));
+  tbuf in = {0}, out = {0};
+  char chunk[8192], why[256] = "", val[128];
+  size_t got;
+  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) tb_put(&in, chunk, got);
+  fclose(f);
+  yajl_val root = in.s ? yajl_tree_parse(in.s, why, sizeof why) : NULL;
+  int rc = in.oom ? chakra_error_set(err, CHAKRA_ENOMEM, "out of memory") : 0;
+  if (!rc && !YAJL_IS_OBJECT(root))
+    rc = chakra_error_set(err, CHAKRA_EFORMAT, "%s: expected a JSON object (%s)", o->system, why[0] ? why : "not an object");
+  int first = 1, seen[CALIB_NCOLL + 1] = {0};
+  tb_str(&out, "{");
+  for (size_t i = 0; !rc && i < root->u.object.len; i++) {
+    const char *key = root->u.object.keys[i];
+    if (fitted_value(c->cal, key, val, sizeof val)) {
+      tb_member(&out, &first, key, val);
+      for (int k = 0; k < CALIB_NCOLL; k++) seen[k] |= strcmp(key, calib_impl_keys[k]) == 0;
+      seen[CALIB_NCOLL] |= strcmp(key, "local-mem-bw") == 0;
+      continue;
+    }
+    tbuf v = {0};
+    tb_value(&v, root->u.object.values[i], 0);
+    tb_member(&out, &first, key, v.s ? v.s : "null");
+    out.oom |= v.oom;
+    free(v.s);
+  }
+  for (int k = 0; !rc && k <= CALIB_NCOLL; k++) {
+    const char *key = k < CALIB_NCOLL ? calib_impl_keys[k] : "local-mem-bw";
+    if (!seen[k] && fitted_value(c->cal, key, val, sizeof val)) tb_member(&out, &first, key, val);
+  }
+  tb_str(&out, "\n}\n");
+  yajl_tree_free(root);
+  free(in.s);
+  if (!rc && out.oom) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  outfile *of = NULL;
+  if (!rc) rc = outfile_open(&of, o->system_output, 0, err);
+  if (!rc) rc = outfile_write(of, out.s, out.n, err);
+  if (!rc) rc = outfile_commit(of, err);
+  else if (of) outfile_discard(of);
+  free(out.s);
+  return rc;
+}
+
 /* ---- the whole ---- */
 
 static int make_sizes(calib *c, chakra_error *err) {
@@ -368,6 +615,7 @@ static int measure_and_fit(calib *c, chakra_error *err) {
   if (!rc && c->me == 0) rc = load_workloads(c, err);
   if (!rc && c->me == 0) rc = fit(c, measured, err);
   if (!rc && c->me == 0) rc = write_yaml(c, err);
+  if (!rc && c->me == 0 && c->o->system_output) rc = write_system(c, err);
   free(measured);
   return rc;
 }

@@ -1,5 +1,6 @@
 /* comms.c - communicators for groups, MPI tags for messages; see comms.h. */
 #include "comms.h"
+#include "../util/strbuf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,28 +10,9 @@
 
 /* ---- this rank's definitions, as "name<TAB>r,r,r<LF>" lines ---- */
 
-typedef struct text {
-  char *s;
-  size_t n, cap;
-  int oom;
-} text;
+typedef strbuf text;
 
-static void put(text *t, const char *s, size_t n) {
-  if (t->oom) return;
-  if (t->n + n + 1 > t->cap) {
-    size_t nc = (t->n + n + 1) * 2;
-    char *q = realloc(t->s, nc);
-    if (!q) {
-      t->oom = 1;
-      return;
-    }
-    t->s = q;
-    t->cap = nc;
-  }
-  memcpy(t->s + t->n, s, n);
-  t->n += n;
-  t->s[t->n] = 0;
-}
+static void put(text *t, const char *s, size_t n) { strbuf_put(t, s, n); }
 
 static void put_num(text *t, long long v, int comma) {
   char b[32];

@@ -1,7 +1,7 @@
 /* pool.h - the replayer's message buffers (private to lib/replay).
  *
  * The bytes of a replayed message mean nothing, so every send reads one
- * shared, zeroed source block as large as the largest message (MPI allows
+ * shared source block (filled, so it is real memory) as large as the largest message (MPI allows
  * any number of pending sends from one buffer). What is written - receive
  * buffers, collective results, memory copies - comes from free lists by
  * power-of-two size class, so a run allocates only as many blocks as it

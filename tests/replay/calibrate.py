@@ -52,6 +52,44 @@ def test_calibrated_network_loads_in_sim(work):
         check(not left, "the microbenchmark folders are removed: %s" % left)
 
 
+def test_system_output_fits_implementations_and_reduction_bandwidth(work):
+    import json
+    system = os.path.join(SOURCE, "examples", "system.json")
+    net, sysout = os.path.join(work, "fit.yml"), os.path.join(work, "fit.json")
+    p = run("replay", "--calibrate", "--system", system, "-o", net, "--system-output", sysout, "--min-size", "64K",
+            "--max-size", "1M", "--fit-from", "64K", "--iterations", 2, "--warmup", 1, mpi=2)
+    check(p.returncode == 0, "calibration with --system-output ran: " + p.stderr)
+    if p.returncode:
+        return
+    given, fitted = json.load(open(system)), json.load(open(sysout))
+    impls = {"all-reduce-implementation": ("ring", "direct", "halvingDoubling", "doubleBinaryTree"),
+             "all-gather-implementation": ("ring", "direct", "halvingDoubling"),
+             "reduce-scatter-implementation": ("ring", "direct", "halvingDoubling"),
+             "all-to-all-implementation": ("ring", "direct")}
+    for key, allowed in impls.items():
+        v = fitted.get(key)
+        check(isinstance(v, list) and len(v) == 1 and v[0] in allowed, "%s is one of %s: %s" % (key, allowed, v))
+    mem = fitted.get("local-mem-bw")
+    check(isinstance(mem, (int, float)) and math.isfinite(mem) and mem > 0, "local-mem-bw fitted, > 0: %s" % mem)
+    kept = {k: v for k, v in given.items() if k not in impls and k != "local-mem-bw"}
+    check(all(fitted.get(k) == v for k, v in kept.items()), "the other keys are kept: %s" % fitted)
+    line = [l for l in p.stdout.splitlines() if l.startswith("system: local-mem-bw")]
+    check(len(line) == 1 and sysout in line[0], "the fitted system is printed: " + p.stdout[:400])
+    # The table's predictions are what chakra sim gives with the two files.
+    names = {"all_reduce": "all_reduce", "all_gather": "all_gather", "reduce_scatter": "reduce_scatter",
+             "all_to_all": "all_to_all"}
+    rows = [l.split() for l in p.stdout.splitlines() if re.match(r"(all_\w+|reduce_scatter) +1048576 ", l)]
+    check(len(rows) == 4, "four collectives reported at 1 MiB: %d" % len(rows))
+    for row in rows:
+        prefix = os.path.join(work, "mb_" + row[0])
+        run("gen", "microbench", "--coll", names[row[0]], "--npus", 2, "--size", "1M", "-o", prefix)
+        s = run("sim", "-q", "--workload-configuration=" + prefix, "--system-configuration=" + sysout,
+                "--network-configuration=" + net)
+        cycles = [int(m) for m in re.findall(r"finished, (\d+) cycles", s.stdout)]
+        check(s.returncode == 0 and cycles and abs(max(cycles) / 1000 - float(row[3])) < 0.002,
+              "%s 1 MiB: sim with the written files gives the reported %s us: %s" % (row[0], row[3], cycles))
+
+
 def test_bad_use_fails_with_one_line(work):
     system = os.path.join(SOURCE, "examples", "system.json")
     out = os.path.join(work, "bad.yml")
