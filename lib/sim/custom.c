@@ -25,7 +25,7 @@ typedef struct calgo {   /* one algorithm file, as loaded */
 } calgo;
 
 struct custom_lib {
-  calgo *v;
+  calgo **v;             /* one allocation each: running collectives point at them */
   size_t n, cap;
   struct crun *running;  /* runs not yet finished (freed with the library) */
 };
@@ -54,9 +54,10 @@ void custom_lib_free(custom_lib *lib) {
   if (!lib) return;
   while (lib->running) crun_free(lib->running);
   for (size_t i = 0; i < lib->n; i++) {
-    calgo *a = &lib->v[i];
+    calgo *a = lib->v[i];
     free(a->prefix), free(a->kind), free(a->id), free(a->peer), free(a->value), free(a->tag);
     free(a->indeg), free(a->child_off), free(a->children), free(a->roots);
+    free(a);
   }
   free(lib->v);
   free(lib);
@@ -142,33 +143,33 @@ static int calgo_fill(sim *s, calgo *a, const chakra_graph *g, const char *path,
 
 static const calgo *calgo_get(sim *s, custom_lib *lib, const char *prefix, uint32_t pos, uint32_t n_members) {
   for (size_t i = 0; i < lib->n; i++)
-    if (lib->v[i].pos == pos && strcmp(lib->v[i].prefix, prefix) == 0) return &lib->v[i];
+    if (lib->v[i]->pos == pos && strcmp(lib->v[i]->prefix, prefix) == 0) return lib->v[i];
   if (lib->n == lib->cap) {
     size_t nc = lib->cap ? lib->cap * 2 : 16;
-    calgo *v = realloc(lib->v, nc * sizeof *v);
+    calgo **v = realloc(lib->v, nc * sizeof *v);
     if (!v) return NULL;
     lib->v = v;
     lib->cap = nc;
   }
   size_t plen = strlen(prefix) + 24;
   char *path = malloc(plen);
-  if (!path) return NULL;
+  calgo *a = calloc(1, sizeof *a);
+  if (!path || !a) return free(path), free(a), NULL;
   chakra_rank_path(path, plen, prefix, pos);
   chakra_graph *g;
   int rc = chakra_graph_load(&g, path, NULL, s->err);
   if (rc) {
     chakra_error_prefix(s->err, "custom collective: ");
     free(path);
+    free(a);
     return NULL;
   }
-  calgo *a = &lib->v[lib->n];
-  memset(a, 0, sizeof *a);
+  lib->v[lib->n++] = a; /* kept even on error so that it is freed */
   a->prefix = strdup(prefix);
   a->pos = pos;
   rc = calgo_fill(s, a, g, path, n_members);
   chakra_graph_free(g);
   free(path);
-  lib->n++; /* kept even on error so that it is freed */
   return rc || !a->prefix ? NULL : a;
 }
 

@@ -163,6 +163,22 @@ def test_gen_every_algorithm_completes_with_its_expected_time():
               (p.stderr, p2.stderr[-300:], got))
 
 
+def test_gen_custom_collective_of_more_than_16_ranks_runs_in_sim():
+    # The simulator kept its loaded algorithms in an array that grew past
+    # 16 ranks while running collectives pointed into it (a crash at 17+).
+    for n in (17, 24, 64):
+        d = tmpdir("big%d" % n)
+        p, prefix = gen(d, "allgather", "ring", n, 1048576)
+        mb = microbench(d, "allgather", n, "1M")
+        net = "topology: [ Ring ]\nnpus_count: [ %d ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n" % n
+        for model in ("unaware", "aware"):
+            p2, got = sim(mb, custom_system("allgather", prefix), net, model)
+            want = (n - 1) * 20031  # a step: floor(500 + 1,048,576 / 53.687) ns
+            check("ring all-gather %d ranks as a custom collective (%s): %d ns on every rank" % (n, model, want),
+                  p.returncode == 0 and p2.returncode == 0 and set(got.values()) == {want} and len(got) == n,
+                  (p2.returncode, p2.stderr[-300:], sorted(set(got.values()))))
+
+
 def test_gen_hd_allreduce_matches_reference_rdh_on_fully_connected_aware():
     d = tmpdir("hdfc")
     p, prefix = gen(d, "allreduce", "hd", 8, 1048576)
