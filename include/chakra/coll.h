@@ -2,10 +2,10 @@
  *
  * An algorithm is one ET per rank, PREFIX.<r>.et, r = the rank's position
  * in its communicator: a DAG of COMM_SEND, COMM_RECV and COMP nodes. This
- * header generates the standard algorithms, converts MSCCL-IR XML, checks
- * that a set of algorithm ETs can complete, and expands the collectives of
- * a workload into algorithm DAGs. Every writer produces all of its rank
- * files or none. */
+ * header generates the standard algorithms, synthesises topology-aware
+ * ones, converts MSCCL-IR XML, checks that a set of algorithm ETs can
+ * complete, and expands the collectives of a workload into algorithm DAGs.
+ * Every writer produces all of its rank files or none. */
 #ifndef CHAKRA_COLL_H
 #define CHAKRA_COLL_H
 
