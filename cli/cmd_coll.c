@@ -180,9 +180,10 @@ static int coll_synth(int argc, char **argv) {
     cli_error("%s", err.msg);
     return 2;
   }
-  if (prefix && (st = cli_check_prefix(prefix, NULL, 0)) != 0) return st;
-  const char *outs[] = {so.xml_path};
-  if (so.xml_path && (st = cli_check_outputs(outs, 1, NULL, 0)) != 0) return st;
+  /* an inline topology is no file: the check ignores inputs that do not exist */
+  const char *ins[] = {so.topology}, *outs[] = {so.xml_path};
+  if (prefix && (st = cli_check_prefix(prefix, ins, 1)) != 0) return st;
+  if (so.xml_path && (st = cli_check_outputs(outs, 1, ins, 1)) != 0) return st;
   chakra_coll_synth_result r;
   if (chakra_coll_synth(prefix, &so, &r, &err)) return cli_fail(&err);
   double out_bytes = (double)so.size * (so.coll == CHAKRA_COLL_ALLGATHER ? r.npus : 1);

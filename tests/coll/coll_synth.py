@@ -248,6 +248,7 @@ def test_cli_errors_are_one_line_exit_2_and_write_nothing():
         (["--topology", "mesh:4x4", "--coll", "allgather", "--size", "0"], "size"),
         (["--topology", "mesh:4x4", "--coll", "allgather"], "--size"),
     ]
+    cases.append((["--topology", disc, "--coll", "allgather", "--size", "1M", "--xml", disc], "same file"))
     for args, word in cases:
         p = run("coll", "synth", "-o", prefix, *args)
         lines = p.stderr.strip().splitlines()
