@@ -12,13 +12,14 @@
  *
  * The schedule becomes an MSCCL program (msccl.h): per GPU one thread
  * block per incoming and one per outgoing channel, steps in schedule
- * order. A thread block runs its steps in order, so a channel's sends
+ * order, and one per chunk it reduces (its reductions in arrival order:
+ * they update one buffer). A thread block runs its steps in order, so a
+ * channel's sends
  * leave in the schedule's order and each waits for the one before it to
  * arrive: on the simulator's FIFO links that is the matcher's model, a
  * channel carrying one chunk at a time for latency + bytes / bandwidth.
  * Every other dependency is a true one (a send on the receive or
- * reduction that produced its data; reductions of one chunk chained, as
- * they update one buffer). Steps are made in start order, a topological
+ * reduction that produced its data, a reduction on its receive). Steps are made in start order, a topological
  * order of the whole program, so the collective's time is evaluated in
  * one pass as they are made: that is the estimate printed, the time of
  * the written ETs. The ETs are the program converted by from-msccl's own
@@ -41,19 +42,22 @@
 
 #define NONE UINT32_MAX
 
-/* One program step, in creation order. Sides: 2 * channel is the sending
- * thread block of the channel (at its source), 2 * channel + 1 the
- * receiving one (at its destination). */
+/* One program step, in creation order. Sides are thread blocks: 2 x
+ * channel is the sending one of the channel (at its source), 2 x channel
+ * + 1 the receiving one (at its destination); 2 x channels + v x K + c
+ * holds NPU v's reductions into chunk c. */
 typedef struct sstep {
   uint64_t done;   /* when its last node completes */
   uint32_t side, pos, dep, chunk;
   uint32_t rprev;  /* without reductions: the previous receive of its chunk at its NPU */
-  uint8_t type;    /* ST_S, ST_R, ST_RRC, ST_NOP */
+  uint8_t type;    /* ST_S, ST_R, ST_RE, ST_NOP */
 } sstep;
 
 typedef struct prog {
   const tacos_net *net;
   uint32_t n, C, K;        /* NPUs, chunks per NPU, chunks */
+  uint32_t S_chan;         /* 2 x channels: sides below are channel ends */
+  size_t S;                /* sides */
   uint64_t chunk_bytes;
   double reduce_bw;
   sstep *st;
@@ -80,10 +84,9 @@ static uint32_t add_step(prog *p, uint32_t side, int type, uint32_t dep, uint32_
   p->st = v;
   uint32_t i = (uint32_t)p->n_st++, prev = p->side_last[side];
   uint64_t ready = max64(prev == NONE ? 0 : v[prev].done, dep == NONE ? 0 : v[dep].done), done = ready;
-  const tacos_chan *ch = &p->net->chans[side / 2];
-  if (type == ST_S) done = ready + ch->total;
-  else if (type == ST_R || type == ST_RRC) done = max64(ready, v[match].done);
-  if (type == ST_RRC) done += comp_sim_ns(coll_comp_ns(COLL_REDUCE, p->chunk_bytes, p->reduce_bw));
+  if (type == ST_S) done = ready + p->net->chans[side / 2].total;
+  else if (type == ST_R) done = max64(ready, v[match].done);
+  else if (type == ST_RE) done = ready + comp_sim_ns(coll_comp_ns(COLL_REDUCE, p->chunk_bytes, p->reduce_bw));
   v[i] = (sstep){done, side, p->side_n[side]++, dep, chunk, NONE, (uint8_t)type};
   p->side_last[side] = i;
   return i;
@@ -91,8 +94,8 @@ static uint32_t add_step(prog *p, uint32_t side, int type, uint32_t dep, uint32_
 
 /* A send of chunk c over channel ci after dep and the receives chained
  * to it through rprev: one dependency fits a step, so the others go on
- * nops just before it. Then its receive, of type rtype after rdep. */
-static uint32_t add_transfer(prog *p, uint32_t ci, uint32_t c, uint32_t dep, int rtype, uint32_t rdep) {
+ * nops just before it. Then its receive, which is returned. */
+static uint32_t add_transfer(prog *p, uint32_t ci, uint32_t c, uint32_t dep) {
   uint32_t side = 2 * ci;
   while (dep != NONE && p->st[dep].rprev != NONE) {
     add_step(p, side, ST_NOP, dep, c, NONE);
@@ -101,7 +104,7 @@ static uint32_t add_transfer(prog *p, uint32_t ci, uint32_t c, uint32_t dep, int
   uint32_t s = add_step(p, side, ST_S, dep, c, NONE);
   if (s == NONE) return NONE;
   p->messages++;
-  return add_step(p, side + 1, rtype, rdep, c, s);
+  return add_step(p, side + 1, ST_R, NONE, c, s);
 }
 
 /* All-Gather transfers in schedule order; hold[] says what a chunk's
@@ -111,7 +114,7 @@ static int emit_allgather(prog *p, const tacos_sched *s) {
     const tacos_xfer *x = &s->x[k];
     const tacos_chan *ch = &p->net->chans[x->chan];
     uint32_t c = x->chunk, src_dep = p->hold[(size_t)ch->src * p->K + c];
-    uint32_t r = add_transfer(p, x->chan, c, src_dep, ST_R, NONE);
+    uint32_t r = add_transfer(p, x->chan, c, src_dep);
     if (r == NONE) break;
     p->hold[(size_t)ch->dst * p->K + c] = r;
   }
@@ -144,11 +147,15 @@ static int emit_reducescatter(prog *p, const tacos_sched *s) {
     const tacos_chan *ch = &p->net->chans[x->chan];
     uint32_t c = x->chunk;
     uint32_t *hs = &p->hold[(size_t)ch->src * p->K + c], *hd = &p->hold[(size_t)ch->dst * p->K + c];
-    /* with reductions the last one stands for all (they are chained);
-     * without, the send waits for every receive of c at its NPU */
-    uint32_t r = add_transfer(p, x->chan, c, *hs, reduce ? ST_RRC : ST_R, reduce ? *hd : NONE);
+    /* with reductions the last one stands for all (they are chained in
+     * their block); without, the send waits for every receive of c */
+    uint32_t r = add_transfer(p, x->chan, c, *hs);
     if (r == NONE) break;
-    if (!reduce) p->st[r].rprev = *hd;
+    if (reduce) {
+      r = add_step(p, p->S_chan + (uint32_t)(hd - p->hold), ST_RE, r, c, NONE);
+    } else {
+      p->st[r].rprev = *hd;
+    }
     *hd = r;
   }
   free(o);
@@ -158,8 +165,9 @@ static int emit_reducescatter(prog *p, const tacos_sched *s) {
 /* ---- the program as MSCCL: thread blocks, XML ---------------------------- */
 
 /* Thread-block ids per side (NONE for an empty side), ordered per GPU by
- * (send, recv, chan) as msccl-tools orders them: receiving blocks (send
- * -1) by source, then sending blocks by destination. */
+ * (send, recv, chan) as msccl-tools orders them: reduction blocks (send
+ * and recv -1) by chunk, receiving blocks (send -1) by source, then
+ * sending blocks by destination. */
 typedef struct layout {
   uint32_t *tb_id, *tb_first; /* per side */
   uint32_t *gpu_sides, *gpu_off; /* sides of GPU g: gpu_sides[gpu_off[g] .. gpu_off[g+1]) in tb order */
@@ -168,9 +176,17 @@ typedef struct layout {
 
 static void layout_free(layout *l) { free(l->tb_id), free(l->tb_first), free(l->gpu_sides), free(l->gpu_off); }
 
+/* The NPU whose thread block a side is. */
+static uint32_t side_gpu(const prog *p, size_t side) {
+  if (side >= p->S_chan) return (uint32_t)((side - p->S_chan) / p->K);
+  const tacos_chan *ch = &p->net->chans[side / 2];
+  return side & 1 ? ch->dst : ch->src;
+}
+
 static int layout_build(layout *l, const prog *p) {
   const tacos_net *net = p->net;
-  uint32_t S = 2 * net->n_chans, n = p->n;
+  size_t S = p->S;
+  uint32_t n = p->n;
   memset(l, 0, sizeof *l);
   l->tb_id = malloc(((size_t)S + 1) * sizeof *l->tb_id);
   l->tb_first = malloc(((size_t)S + 1) * sizeof *l->tb_first);
@@ -178,12 +194,13 @@ static int layout_build(layout *l, const prog *p) {
   l->gpu_off = calloc((size_t)n + 1, sizeof *l->gpu_off);
   uint32_t *fill = calloc((size_t)n + 1, sizeof *fill);
   if (!l->tb_id || !l->tb_first || !l->gpu_sides || !l->gpu_off || !fill) return free(fill), -1;
-  for (uint32_t side = 0; side < S; side++) {
-    const tacos_chan *ch = &net->chans[side / 2];
-    if (ch->lane + 1u > l->lanes) l->lanes = ch->lane + 1u;
-    if (p->side_n[side]) l->gpu_off[(side & 1 ? ch->dst : ch->src) + 1]++;
-  }
+  for (uint32_t ci = 0; ci < net->n_chans; ci++)
+    if (net->chans[ci].lane + 1u > l->lanes) l->lanes = net->chans[ci].lane + 1u;
+  for (size_t side = 0; side < S; side++)
+    if (p->side_n[side]) l->gpu_off[side_gpu(p, side) + 1]++;
   for (uint32_t g = 0; g < n; g++) l->gpu_off[g + 1] += l->gpu_off[g];
+  for (size_t side = p->S_chan; side < S; side++) /* by (NPU, chunk) */
+    if (p->side_n[side]) l->gpu_sides[l->gpu_off[side_gpu(p, side)] + fill[side_gpu(p, side)]++] = (uint32_t)side;
   /* channels are sorted by (src, dst, lane): receiving sides come out in
    * (source, lane) order per destination, sending sides in (dst, lane) */
   for (int pass = 1; pass >= 0; pass--)
@@ -195,7 +212,7 @@ static int layout_build(layout *l, const prog *p) {
     }
   free(fill);
   uint32_t first = 0;
-  for (uint32_t side = 0; side < S; side++) l->tb_id[side] = NONE;
+  for (size_t side = 0; side < S; side++) l->tb_id[side] = NONE;
   for (uint32_t g = 0; g < n; g++)
     for (uint32_t k = l->gpu_off[g]; k < l->gpu_off[g + 1]; k++) {
       uint32_t side = l->gpu_sides[k];
@@ -223,7 +240,7 @@ static int to_mx(mx *x, const prog *p, const layout *l, chakra_coll_type t, chak
   x->ngpus = (int32_t)p->n;
   x->name = strdup("synth");
   x->coll = strdup(xml_coll(t));
-  uint32_t S = 2 * p->net->n_chans, n_tbs = l->gpu_off[p->n];
+  uint32_t n_tbs = l->gpu_off[p->n];
   x->gpus = calloc(p->n, sizeof *x->gpus);
   x->tbs = calloc(n_tbs ? n_tbs : 1, sizeof *x->tbs);
   x->steps = calloc(p->n_st ? p->n_st : 1, sizeof *x->steps);
@@ -235,13 +252,15 @@ static int to_mx(mx *x, const prog *p, const layout *l, chakra_coll_type t, chak
   chunks_io(p, t, &in, &out);
   for (uint32_t g = 0; g < p->n; g++)
     x->gpus[g] = (mgpu){(int32_t)g, in, out, l->gpu_off[g], l->gpu_off[g + 1] - l->gpu_off[g]};
-  for (uint32_t side = 0; side < S; side++) {
+  for (size_t side = 0; side < p->S; side++) {
     if (l->tb_id[side] == NONE) continue;
+    mtb *tb = &x->tbs[l->gpu_off[side_gpu(p, side)] + l->tb_id[side]];
+    *tb = (mtb){(int32_t)l->tb_id[side], -1, -1, 0, l->tb_first[side], p->side_n[side]};
+    if (side >= p->S_chan) continue;
     const tacos_chan *ch = &p->net->chans[side / 2];
-    uint32_t g = side & 1 ? ch->dst : ch->src;
-    x->tbs[l->gpu_off[g] + l->tb_id[side]] =
-        (mtb){(int32_t)l->tb_id[side], side & 1 ? -1 : (int32_t)ch->dst, side & 1 ? (int32_t)ch->src : -1, ch->lane,
-              l->tb_first[side], p->side_n[side]};
+    tb->chan = ch->lane;
+    if (side & 1) tb->recv = (int32_t)ch->src;
+    else tb->send = (int32_t)ch->dst;
   }
   for (size_t i = 0; i < p->n_st; i++) {
     const sstep *s = &p->st[i];
@@ -374,7 +393,8 @@ static int graph_of(const chakra_topo *t, tacos_graph *g, tacos_link **links, ch
   return 0;
 }
 
-static int prog_init(prog *p, const tacos_net *net, uint32_t C, uint64_t chunk_bytes, double reduce_bw) {
+static int prog_init(prog *p, const tacos_net *net, uint32_t C, uint64_t chunk_bytes, double reduce_bw,
+                     int reduce_sides) {
   memset(p, 0, sizeof *p);
   p->net = net;
   p->n = net->npus;
@@ -382,7 +402,10 @@ static int prog_init(prog *p, const tacos_net *net, uint32_t C, uint64_t chunk_b
   p->K = p->n * C;
   p->chunk_bytes = chunk_bytes;
   p->reduce_bw = reduce_bw;
-  size_t S = 2 * (size_t)net->n_chans, H = (size_t)p->n * p->K;
+  size_t H = (size_t)p->n * p->K;
+  p->S_chan = 2 * net->n_chans;
+  p->S = p->S_chan + (reduce_sides ? H : 0);
+  size_t S = p->S;
   p->side_n = calloc(S + 1, sizeof *p->side_n);
   p->side_last = malloc((S + 1) * sizeof *p->side_last);
   p->hold = malloc((H + 1) * sizeof *p->hold);
@@ -418,11 +441,16 @@ static int ar_release(const prog *p, uint64_t **release, uint64_t **link_free) {
 
 static int synth_program(prog *p, const tacos_net *net, const chakra_coll_synth_options *o, uint32_t C,
                          uint64_t chunk_bytes, chakra_error *err) {
-  if (prog_init(p, net, C, chunk_bytes, o->reduce_bw)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  int reduce_sides = o->coll != CHAKRA_COLL_ALLGATHER && o->reduce_bw > 0;
+  if (prog_init(p, net, C, chunk_bytes, o->reduce_bw, reduce_sides))
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   tacos_sched s = {0};
   int rc = 0;
   if (o->coll != CHAKRA_COLL_ALLGATHER) {
-    tacos_opts to = {.chunks_per_npu = C, .seed = o->seed, .transpose = 1};
+    /* backwards, the time between a chunk's arrival and its forwarding is
+     * the time a reduction needs before the partial sum may leave */
+    uint64_t red = o->reduce_bw > 0 ? comp_sim_ns(coll_comp_ns(COLL_REDUCE, chunk_bytes, o->reduce_bw)) : 0;
+    tacos_opts to = {.chunks_per_npu = C, .seed = o->seed, .transpose = 1, .forward_delay = red};
     if ((rc = tacos_allgather(net, &to, &s, err))) return rc;
     rc = emit_reducescatter(p, &s);
     tacos_sched_free(&s);
@@ -455,6 +483,14 @@ static int write_outputs(const char *prefix, const prog *p, const chakra_coll_sy
     rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
     goto out;
   }
+  for (uint32_t g = 0; g < p->n; g++)
+    if (l.gpu_off[g + 1] - l.gpu_off[g] > 65536) {
+      rc = chakra_error_set(err, CHAKRA_EINVAL,
+                            "NPU %u needs %u thread blocks (one per channel end and per chunk it reduces): MSCCL allows "
+                            "65,536; use fewer chunks per NPU",
+                            g, l.gpu_off[g + 1] - l.gpu_off[g]);
+      goto out;
+    }
   if ((rc = msccl_validate(&x, by_id))) goto out;
   if (o->xml_path && (rc = write_xml(o->xml_path, p, &l, &x, o->coll, err))) goto out;
   if (prefix) {
@@ -491,8 +527,9 @@ int chakra_coll_synth(const char *prefix, const chakra_coll_synth_options *o, ch
   uint32_t n = chakra_topo_npus(t), C = o->chunks_per_npu ? o->chunks_per_npu : 1;
   uint64_t in = o->coll == CHAKRA_COLL_ALLGATHER ? C : (uint64_t)n * C;
   if (n < 2) rc = chakra_error_set(err, CHAKRA_EINVAL, "topology '%s': synthesis needs at least 2 NPUs", o->topology);
-  else if ((uint64_t)n * C > (1u << 26))
-    rc = chakra_error_set(err, CHAKRA_EINVAL, "%u NPUs x %u chunks: at most %u chunks in all", n, C, 1u << 26);
+  else if ((uint64_t)n * C > (1u << 26) || (uint64_t)n * n * C > (1ull << 31))
+    rc = chakra_error_set(err, CHAKRA_EINVAL, "%u NPUs x %u chunks per NPU: at most %u chunks in all and 2^31 (chunk, NPU) pairs",
+                          n, C, 1u << 26);
   else if (o->size % in || o->size < in)
     rc = chakra_error_set(err, CHAKRA_EINVAL, "size %llu is not a multiple of the %llu chunks %s (%s%u chunk%s per NPU)",
                           (unsigned long long)o->size, (unsigned long long)in,

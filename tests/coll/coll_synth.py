@@ -171,14 +171,21 @@ def test_rsar_reductions_are_comp_nodes_after_receives():
     d = tmpdir("rs-nodes")
     prefix = os.path.join(d, "alg")
     synth("mesh:2x2", "reducescatter", "4M", prefix=prefix)
-    p = run("jsonize", prefix + ".0.et")
-    nodes = [json.loads(l) for l in p.stdout.splitlines()[1:] if l.strip()]
-    kinds = [n["type"] for n in nodes]
-    # rank 0 of a 2x2 mesh: 3 chunks leave (one its own, two others' partial
-    # sums), 3 contributions to its own chunk arrive and are reduced
-    check("RS 2x2 rank 0: 3 sends, 3 receives, 3 reductions",
-          kinds.count("COMM_SEND_NODE") == 3 and kinds.count("COMM_RECV_NODE") == 3 and
-          kinds.count("COMP_NODE") == 3, kinds)
+    total = {"COMM_SEND_NODE": 0, "COMM_RECV_NODE": 0, "COMP_NODE": 0}
+    every_recv_reduced = True
+    for r in range(4):
+        nodes = [json.loads(l) for l in nodes_of(prefix, r)]
+        by_id = {int(n.get("id", 0)): n for n in nodes}
+        for n in nodes:
+            total[n["type"]] += 1
+        comps = [n for n in nodes if n["type"] == "COMP_NODE"]
+        # each reduction waits on exactly one receive (and the previous reduction of its chunk)
+        every_recv_reduced &= len(comps) == sum(n["type"] == "COMM_RECV_NODE" for n in nodes) and all(
+            sum(by_id[int(x)]["type"] == "COMM_RECV_NODE" for x in c.get("data_deps", [])) == 1 for c in comps)
+    # 4 NPUs x 3 partial sums each leave once: 12 messages, each reduced where it lands
+    check("RS 2x2: 12 sends, 12 receives, 12 reductions", total == {"COMM_SEND_NODE": 12, "COMM_RECV_NODE": 12,
+                                                                  "COMP_NODE": 12}, total)
+    check("RS 2x2: one reduction per receive, after it", every_recv_reduced)
 
 
 # ---- XML ---------------------------------------------------------------------
