@@ -64,6 +64,7 @@ typedef struct prog {
   size_t n_st, cap_st;
   uint32_t *side_n, *side_last; /* steps per side; its last step */
   uint32_t *hold;          /* n * K: what chunk c at v waits for: a step (NONE: nothing) */
+  uint32_t *link_last;     /* per link: the last send whose first link it is */
   uint64_t messages;
   int oom;
 } prog;
@@ -96,13 +97,18 @@ static uint32_t add_step(prog *p, uint32_t side, int type, uint32_t dep, uint32_
  * to it through rprev: one dependency fits a step, so the others go on
  * nops just before it. Then its receive, which is returned. */
 static uint32_t add_transfer(prog *p, uint32_t ci, uint32_t c, uint32_t dep) {
-  uint32_t side = 2 * ci;
+  uint32_t side = 2 * ci, l0 = p->net->chans[ci].link[0], up = p->link_last[l0];
+  /* An up-link to a switch is shared by the channels to every peer: its
+   * sends go one at a time, in the schedule's order (the matcher holds it
+   * until the chunk arrives: tacos_opts.circuit). */
+  if (p->net->chans[ci].n_links == 2 && up != NONE && p->st[up].side != side) add_step(p, side, ST_NOP, up, c, NONE);
   while (dep != NONE && p->st[dep].rprev != NONE) {
     add_step(p, side, ST_NOP, dep, c, NONE);
     dep = p->st[dep].rprev;
   }
   uint32_t s = add_step(p, side, ST_S, dep, c, NONE);
   if (s == NONE) return NONE;
+  p->link_last[l0] = s;
   p->messages++;
   return add_step(p, side + 1, ST_R, NONE, c, s);
 }
@@ -409,13 +415,15 @@ static int prog_init(prog *p, const tacos_net *net, uint32_t C, uint64_t chunk_b
   p->side_n = calloc(S + 1, sizeof *p->side_n);
   p->side_last = malloc((S + 1) * sizeof *p->side_last);
   p->hold = malloc((H + 1) * sizeof *p->hold);
-  if (!p->side_n || !p->side_last || !p->hold) return -1;
+  p->link_last = malloc(((size_t)net->n_links + 1) * sizeof *p->link_last);
+  if (!p->side_n || !p->side_last || !p->hold || !p->link_last) return -1;
+  memset(p->link_last, 0xff, ((size_t)net->n_links + 1) * sizeof *p->link_last);
   memset(p->side_last, 0xff, (S + 1) * sizeof *p->side_last);
   memset(p->hold, 0xff, (H + 1) * sizeof *p->hold);
   return 0;
 }
 
-static void prog_free(prog *p) { free(p->st), free(p->side_n), free(p->side_last), free(p->hold); }
+static void prog_free(prog *p) { free(p->st), free(p->side_n), free(p->side_last), free(p->hold), free(p->link_last); }
 
 /* When an All-Reduce's gather may start: chunk c at its owner when its
  * reduce-scatter ends there, each link when its last reduce-scatter
@@ -450,7 +458,8 @@ static int synth_program(prog *p, const tacos_net *net, const chakra_coll_synth_
     /* backwards, the time between a chunk's arrival and its forwarding is
      * the time a reduction needs before the partial sum may leave */
     uint64_t red = o->reduce_bw > 0 ? comp_sim_ns(coll_comp_ns(COLL_REDUCE, chunk_bytes, o->reduce_bw)) : 0;
-    tacos_opts to = {.chunks_per_npu = C, .seed = o->seed, .transpose = 1, .forward_delay = red};
+    tacos_opts to = {.chunks_per_npu = C, .seed = o->seed, .transpose = 1, .forward_delay = red,
+                     .circuit = 1};
     if ((rc = tacos_allgather(net, &to, &s, err))) return rc;
     rc = emit_reducescatter(p, &s);
     tacos_sched_free(&s);
@@ -458,7 +467,7 @@ static int synth_program(prog *p, const tacos_net *net, const chakra_coll_synth_
   }
   if (o->coll == CHAKRA_COLL_REDUCESCATTER) return 0;
   uint64_t *release = NULL, *link_free = NULL;
-  tacos_opts to = {.chunks_per_npu = C, .seed = o->seed};
+  tacos_opts to = {.chunks_per_npu = C, .seed = o->seed, .circuit = 1};
   if (o->coll == CHAKRA_COLL_ALLREDUCE) {
     if (ar_release(p, &release, &link_free)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
     to.release = release;

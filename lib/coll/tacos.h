@@ -75,6 +75,8 @@ typedef struct tacos_opts {
   const uint64_t *link_free; /* per link: when it is first free; NULL = 0 */
   uint64_t forward_delay;  /* ns a received chunk waits before it may leave again
                               (a reduce-scatter run backwards: its reduction) */
+  int circuit;             /* a relayed chunk holds both links from its start to its
+                              arrival (its sender's next chunk waits for it) */
 } tacos_opts;
 
 /* The greedy all-gather: every chunk to every NPU. Fails (naming an NPU)

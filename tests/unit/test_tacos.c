@@ -21,7 +21,7 @@ typedef struct run {
   tacos_link *links;
 } run;
 
-static void synth_delayed(run *r, const char *spec, uint64_t chunk_bytes, uint64_t seed, uint64_t delay) {
+static void synth_opts(run *r, const char *spec, uint64_t chunk_bytes, uint64_t seed, uint64_t delay, int circuit) {
   chakra_error err = {0};
   chakra_topo *t = NULL;
   if (chakra_topo_parse(&t, spec, 50, 500, &err)) fail_msg("%s: %s", spec, err.msg);
@@ -38,13 +38,13 @@ static void synth_delayed(run *r, const char *spec, uint64_t chunk_bytes, uint64
   memset(&r->net, 0, sizeof r->net);
   memset(&r->sched, 0, sizeof r->sched);
   if (tacos_net_build(&r->net, &g, chunk_bytes, &err)) fail_msg("%s: %s", spec, err.msg);
-  tacos_opts o = {.chunks_per_npu = 1, .seed = seed, .forward_delay = delay};
+  tacos_opts o = {.chunks_per_npu = 1, .seed = seed, .forward_delay = delay, .circuit = circuit};
   if (tacos_allgather(&r->net, &o, &r->sched, &err)) fail_msg("%s: %s", spec, err.msg);
   chakra_topo_free(t);
 }
 
 static void synth(run *r, const char *spec, uint64_t chunk_bytes, uint64_t seed) {
-  synth_delayed(r, spec, chunk_bytes, seed, 0);
+  synth_opts(r, spec, chunk_bytes, seed, 0, 0);
 }
 
 static void done(run *r) {
@@ -128,7 +128,7 @@ static void test_seed_is_reproducible(void **state) {
 static void test_forward_delay(void **state) {
   (void)state;
   run r;
-  synth_delayed(&r, "mesh:4x4", 1 * MIB, 3, 62000);
+  synth_opts(&r, "mesh:4x4", 1 * MIB, 3, 62000, 0);
   check_delayed(&r, 62000);
   done(&r);
 }
@@ -141,12 +141,35 @@ static void test_switch_relays(void **state) {
   done(&r);
 }
 
+/* As a circuit, a relayed chunk keeps both links of its channel until it
+ * arrives: no link carries anything else meanwhile. */
+static void test_circuit_holds_both_links(void **state) {
+  (void)state;
+  run r;
+  synth_opts(&r, "switch:8", 1 * MIB, 5, 0, 1);
+  check_schedule(&r);
+  uint64_t *busy = calloc(r.net.n_links, sizeof *busy);
+  assert_non_null(busy);
+  for (size_t k = 0; k < r.sched.n; k++) {
+    const tacos_chan *ch = &r.net.chans[r.sched.x[k].chan];
+    for (int j = 0; j < ch->n_links; j++) {
+      assert_true(busy[ch->link[j]] <= r.sched.x[k].start);
+      busy[ch->link[j]] = r.sched.x[k].start + ch->total;
+    }
+  }
+  /* 7 chunks leave each NPU, one at a time, 2 hops of 20,031 ns each */
+  assert_true(r.sched.time_ns >= 7 * 2 * 20031);
+  free(busy);
+  done(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_no_worse_than_tacos),
       cmocka_unit_test(test_seed_is_reproducible),
       cmocka_unit_test(test_switch_relays),
       cmocka_unit_test(test_forward_delay),
+      cmocka_unit_test(test_circuit_holds_both_links),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
