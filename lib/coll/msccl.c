@@ -249,7 +249,7 @@ static void XMLCALL on_end(void *ud, const XML_Char *el) {
   ((mx *)ud)->depth--;
 }
 
-static void mx_free(mx *x) {
+void msccl_free(mx *x) {
   free(x->name), free(x->coll), free(x->gpus), free(x->tbs), free(x->steps);
 }
 
@@ -470,11 +470,11 @@ static int mx_parse_parts(mx *x, const uint8_t *d, size_t len, int want) {
     for (int k = 1; k < n && !rc; k++)
       if (mx_append(x, &m[k])) rc = 1;
   }
-  for (int k = 0; k < n; k++) mx_free(&m[k].x);
+  for (int k = 0; k < n; k++) msccl_free(&m[k].x);
   free(m);
   if (rc == -1) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
   if (rc) { /* start again from nothing */
-    mx_free(x);
+    msccl_free(x);
     *x = (mx){.path = x->path, .err = x->err};
   }
   return rc;
@@ -988,6 +988,6 @@ int chakra_coll_from_msccl(const char *xml_path, const char *prefix, const chakr
   free(by_id);
   if (mapped) munmap(data, len);
   else free(data);
-  mx_free(&x);
+  msccl_free(&x);
   return rc;
 }

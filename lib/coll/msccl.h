@@ -57,6 +57,8 @@ typedef struct mx {
  * dependencies that exist, sends that match receives per connection; sets
  * the tags (channel << 16 | index of the message on its connection). */
 int msccl_validate(mx *x, const mgpu **by_id);
+/* Frees the arrays and names (not x). */
+void msccl_free(mx *x);
 /* Writes PREFIX.<gpu>.et for a validated program with metadata m. */
 int msccl_write(mx *x, const mgpu **by_id, const chakra_coll_msccl_options *o, const char *prefix,
                 const coll_meta *m, chakra_error *err);

@@ -14,16 +14,17 @@
  * block per incoming and one per outgoing channel, steps in schedule
  * order, and one per chunk it reduces (its reductions in arrival order:
  * they update one buffer). A thread block runs its steps in order, so a
- * channel's sends
- * leave in the schedule's order and each waits for the one before it to
- * arrive: on the simulator's FIFO links that is the matcher's model, a
- * channel carrying one chunk at a time for latency + bytes / bandwidth.
- * Every other dependency is a true one (a send on the receive or
- * reduction that produced its data, a reduction on its receive). Steps are made in start order, a topological
- * order of the whole program, so the collective's time is evaluated in
- * one pass as they are made: that is the estimate printed, the time of
- * the written ETs. The ETs are the program converted by from-msccl's own
- * converter, so the XML read back gives the same nodes. */
+ * channel's sends leave in the schedule's order and each waits for the
+ * one before it to arrive: on the simulator's FIFO links that is the
+ * matcher's model, a channel carrying one chunk at a time for latency +
+ * bytes / bandwidth (through a switch the sender's up-link is chained the
+ * same way across its channels). Every other dependency is a true one (a
+ * send on the receive or reduction that produced its data, a reduction on
+ * its receive). Steps are made in start order, a topological order of the
+ * whole program, so the collective's time is evaluated in one pass as
+ * they are made: that is the estimate printed, the time of the written
+ * ETs. The ETs are the program converted by from-msccl's own converter,
+ * so the XML read back gives the same nodes. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -280,8 +281,6 @@ static int to_mx(mx *x, const prog *p, const layout *l, chakra_coll_type t, chak
   return 0;
 }
 
-static void mx_release(mx *x) { free(x->name), free(x->coll), free(x->gpus), free(x->tbs), free(x->steps); }
-
 typedef struct xbuf {
   outfile *f;
   char *b;
@@ -518,7 +517,7 @@ static int write_outputs(const char *prefix, const prog *p, const chakra_coll_sy
   }
 out:
   free(by_id);
-  mx_release(&x);
+  msccl_free(&x);
   layout_free(&l);
   return rc;
 }
