@@ -23,7 +23,7 @@ static const command commands[] = {
     {"stats", cmd_stats, "per-rank and total statistics of a workload"},
     {"sim", cmd_sim, "simulate per-rank traces on a modelled system (ASTRA-sim compatible)"},
     {"gen", cmd_gen, "generate workloads (microbench: one collective per rank)"},
-    {"coll", cmd_coll, "collective algorithms as ETs: generate, from MSCCL XML, check, expand"},
+    {"coll", cmd_coll, "collective algorithms as ETs: generate, synthesise for a topology, from MSCCL XML, check, expand"},
     {"synth", cmd_synth, "synthesise per-rank ETs for LLM training (DP/TP/SP/PP, FSDP; STAGE-like)"},
     {"sweep", cmd_sweep, "simulate a workload on a grid of configurations (in-process; MPI spreads it)"},
     {"compare", cmd_compare, "a simulation's report against a replay's: per rank and per collective type"},

@@ -1,5 +1,6 @@
 /* cmd_coll.c - chakra coll: collective algorithms as per-rank ETs
- * (generate, convert from MSCCL-IR XML, check, expand into workloads). */
+ * (generate, synthesise for a topology, convert from MSCCL-IR XML, check,
+ * expand into workloads). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,6 +116,96 @@ static int coll_from_msccl(int argc, char **argv) {
   return 0;
 }
 
+static const char synth_about[] =
+    "Synthesises a topology-aware algorithm (greedy link-chunk matching, TACOS\n"
+    "style; one chunk per link at a time) and prints its collective time on the\n"
+    "topology. Reduce-Scatter is the All-Gather of the reversed links run backwards\n"
+    "with reductions; All-Reduce is Reduce-Scatter then All-Gather. --topology is\n"
+    "inline (mesh:8x8, mesh:4x4x4, torus:8x8, hypercube:64, ring:8, switch:16,\n"
+    "fc:8) or a link-list file (docs/topology.md).\n";
+
+/* A double in [lo, hi], or one line naming the option. */
+static int double_in(const char *opt, double v, double lo, double hi) {
+  if (v >= lo && v <= hi) return 1;
+  cli_error("--%s: expected a number from %g to %g, got %g", opt, lo, hi, v);
+  return 0;
+}
+
+static int coll_synth(int argc, char **argv) {
+  chakra_coll_synth_options so = {.reduce_bw = CHAKRA_COLL_DEFAULT_REDUCE_BW, .chunks_per_npu = 1,
+                                  .bandwidth_gbps = 50, .latency_ns = 500,
+                                  .producer = "chakra-c " CHAKRA_VERSION_STRING " coll synth"};
+  const char *prefix = NULL, *coll = NULL;
+  int json = 0;
+  const cli_opt opts[] = {
+      {.name = "topology", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &so.topology, .metavar = "T",
+       .help = "inline KIND:SHAPE (mesh:8x8, torus:8x8, hypercube:64, ring:8, switch:16, fc:8) or a link-list file"},
+      {.name = "coll", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &coll, .metavar = "COLL",
+       .help = "allgather, reducescatter or allreduce"},
+      {.name = "size", .kind = CLI_OPT_SIZE, .flags = CLI_OPT_REQUIRED, .dest = CLI_INT(&so.size),
+       .help = "bytes, as for gen: the per-NPU input for allgather, the whole buffer otherwise; K, M, G binary"},
+      {.name = "chunks-per-npu", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&so.chunks_per_npu), .min = 1,
+       .max = 1u << 26, .metavar = "C", .help = "chunks each NPU's share is cut into", .def = "1"},
+      {.name = "seed", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&so.seed), .metavar = "S",
+       .help = "the matcher's random ties (the same seed, the same files)", .def = "0"},
+      {.name = "bandwidth", .kind = CLI_OPT_DOUBLE, .flags = CLI_OPT_POSITIVE, .dest = &so.bandwidth_gbps,
+       .metavar = "GBPS", .help = "per link of an inline topology, GB/s with GB = 2^30 (the simulator's)",
+       .def = "50"},
+      {.name = "latency", .kind = CLI_OPT_DOUBLE, .dest = &so.latency_ns, .metavar = "NS",
+       .help = "per link of an inline topology", .def = "500"},
+      REDUCE_BW_OPT(&so.reduce_bw),
+      {.name = "output", .alias = "out", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &prefix,
+       .metavar = "PREFIX", .help = "write the per-rank algorithm ETs PREFIX.<r>.et", .def = "none"},
+      {.name = "xml", .kind = CLI_OPT_STRING, .dest = &so.xml_path, .metavar = "FILE",
+       .help = "write the algorithm as MSCCL-IR XML (coll from-msccl reads it back to the same ETs)",
+       .def = "none"},
+      {.name = "json", .kind = CLI_OPT_FLAG, .dest = &json, .help = "print one JSON object instead of text"},
+      THREADS_OPT(&so.threads),
+      {0}};
+  const cli_command cmd = {.name = "coll synth", .max_args = 0, .about = synth_about, .opts = opts};
+  cli_args pos;
+  int st = cli_parse(&cmd, argc, argv, &pos);
+  if (st != CLI_PROCEED) return st;
+  if (!reduce_bw_ok(so.reduce_bw) || !double_in("bandwidth", so.bandwidth_gbps, 1e-6, 1e12) ||
+      !double_in("latency", so.latency_ns, 0, 1e15))
+    return 2;
+  int t = chakra_coll_type_parse(coll);
+  if (t != CHAKRA_COLL_ALLGATHER && t != CHAKRA_COLL_REDUCESCATTER && t != CHAKRA_COLL_ALLREDUCE) {
+    cli_error("--coll: expected allgather, reducescatter or allreduce, got '%s'", coll);
+    return 2;
+  }
+  so.coll = (chakra_coll_type)t;
+  chakra_error err = {0};
+  if (chakra_coll_synth_check(&so, &err)) {
+    cli_error("%s", err.msg);
+    return 2;
+  }
+  /* an inline topology is no file: the check ignores inputs that do not exist */
+  const char *ins[] = {so.topology}, *outs[] = {so.xml_path};
+  if (prefix && (st = cli_check_prefix(prefix, ins, 1)) != 0) return st;
+  if (so.xml_path && (st = cli_check_outputs(outs, 1, ins, 1)) != 0) return st;
+  chakra_coll_synth_result r;
+  if (chakra_coll_synth(prefix, &so, &r, &err)) return cli_fail(&err);
+  double out_bytes = (double)so.size * (so.coll == CHAKRA_COLL_ALLGATHER ? r.npus : 1);
+  double algbw = r.collective_time_ns ? out_bytes / (double)r.collective_time_ns : 0;
+  if (json) {
+    printf("{\"collective\": \"%s\", \"npus\": %u, \"size\": %llu, \"chunks_per_npu\": %u, \"chunks\": %llu, "
+           "\"chunk_bytes\": %llu, \"seed\": %llu, \"links\": %llu, \"messages\": %llu, \"collective_time_ns\": %llu, "
+           "\"algbw_GBps\": %.3f, \"synthesis_seconds\": %.6f}\n",
+           chakra_coll_type_name(so.coll), r.npus, (unsigned long long)so.size, so.chunks_per_npu,
+           (unsigned long long)r.chunks, (unsigned long long)r.chunk_bytes, (unsigned long long)so.seed,
+           (unsigned long long)r.links, (unsigned long long)r.messages, (unsigned long long)r.collective_time_ns,
+           algbw, r.synthesis_seconds);
+  } else {
+    printf("%s on %u NPUs (%llu links): %llu chunks of %llu bytes, %llu messages\n", chakra_coll_type_name(so.coll),
+           r.npus, (unsigned long long)r.links, (unsigned long long)r.chunks, (unsigned long long)r.chunk_bytes,
+           (unsigned long long)r.messages);
+    printf("collective time %llu ns (%.1f GB/s algorithmic), synthesised in %.3f s\n",
+           (unsigned long long)r.collective_time_ns, algbw, r.synthesis_seconds);
+  }
+  return 0;
+}
+
 static void print_problem(void *ctx, const chakra_problem *p) {
   char line[2048];
   chakra_problem_format(p, line, sizeof line);
@@ -208,6 +299,7 @@ static int coll_check(int argc, char **argv) {
 
 int cmd_coll(int argc, char **argv) {
   static const cli_mode modes[] = {
-      {"gen", coll_gen}, {"from-msccl", coll_from_msccl}, {"check", coll_check}, {"expand", coll_expand}};
+      {"gen", coll_gen},       {"from-msccl", coll_from_msccl}, {"check", coll_check},
+      {"expand", coll_expand}, {"synth", coll_synth}};
   return cli_run_mode("coll", modes, sizeof modes / sizeof *modes, argc, argv);
 }

@@ -2,10 +2,10 @@
  *
  * An algorithm is one ET per rank, PREFIX.<r>.et, r = the rank's position
  * in its communicator: a DAG of COMM_SEND, COMM_RECV and COMP nodes. This
- * header generates the standard algorithms, converts MSCCL-IR XML, checks
- * that a set of algorithm ETs can complete, and expands the collectives of
- * a workload into algorithm DAGs. Every writer produces all of its rank
- * files or none. */
+ * header generates the standard algorithms, synthesises topology-aware
+ * ones, converts MSCCL-IR XML, checks that a set of algorithm ETs can
+ * complete, and expands the collectives of a workload into algorithm DAGs.
+ * Every writer produces all of its rank files or none. */
 #ifndef CHAKRA_COLL_H
 #define CHAKRA_COLL_H
 
@@ -74,6 +74,42 @@ typedef struct chakra_coll_msccl_options {
  * and step; on error no output file is left. */
 CHAKRA_API int chakra_coll_from_msccl(const char *xml_path, const char *prefix,
                                       const chakra_coll_msccl_options *o, chakra_error *err);
+
+/* Topology-aware synthesis (docs/coll.md, "coll synth"): greedy link-chunk
+ * matching over the time-expanded network, TACOS style, one chunk per
+ * channel at a time. */
+typedef struct chakra_coll_synth_options {
+  chakra_coll_type coll;    /* allgather, reducescatter or allreduce */
+  const char *topology;     /* inline (mesh:8x8, torus:8x8, ring:8, ...) or a file, as chakra_topo_open() */
+  double bandwidth_gbps;    /* per link of an inline topology, GB/s with GB = 2^30 (the simulator's); 0 = 50 */
+  double latency_ns;        /* per link of an inline topology; negative = 500 */
+  uint64_t size;            /* as coll gen: the per-rank input for allgather, the whole buffer otherwise */
+  uint32_t chunks_per_npu;  /* 0 = 1 */
+  uint64_t seed;            /* the matcher's random ties: the same seed, the same algorithm */
+  double reduce_bw;         /* GB/s (10^9) of reduction COMP nodes, as coll gen; 0 = none */
+  unsigned threads;         /* ranks written at once; 0 = one per CPU (at most 8) */
+  const char *xml_path;     /* also write the program as MSCCL-IR XML; NULL = no */
+  const char *producer;     /* metadata producer, or NULL */
+} chakra_coll_synth_options;
+
+typedef struct chakra_coll_synth_result {
+  uint64_t collective_time_ns; /* the written algorithm's time, every link FIFO (the simulator's aware model) */
+  double synthesis_seconds;    /* topology, matching and dependencies; not the writing */
+  uint32_t npus;
+  uint64_t chunks;             /* chunks of the collective: NPUs x chunks per NPU */
+  uint64_t chunk_bytes;
+  uint64_t messages;           /* sends over all ranks */
+  uint64_t links;              /* directed links of the topology */
+} chakra_coll_synth_result;
+
+/* Checks the options that need no topology (the collective, the size). */
+CHAKRA_API int chakra_coll_synth_check(const chakra_coll_synth_options *o, chakra_error *err);
+/* Synthesises the collective on the topology; writes PREFIX.<r>.et when
+ * prefix is not NULL and the XML when o->xml_path is set (all or none of
+ * each). Errors: an unreadable or bad topology, a size that is not a
+ * multiple of the chunks, a graph some NPU cannot reach. */
+CHAKRA_API int chakra_coll_synth(const char *prefix, const chakra_coll_synth_options *o,
+                                 chakra_coll_synth_result *r, chakra_error *err);
 
 /* Checks a set of algorithm ETs (paths[r] = rank r): send/receive matching
  * by (src, dst, tag, size), valid peers, acyclic DAGs, and completion when

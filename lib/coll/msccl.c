@@ -20,47 +20,13 @@
 #include "chakra/coll.h"
 #include "dag.h"
 #include "emit.h"
+#include "msccl.h"
 #include "sha256.h"
 
-enum { ST_S, ST_R, ST_RCS, ST_RRS, ST_RRC, ST_RRCS, ST_CPY, ST_RE, ST_NOP, ST_TYPES };
 static const char *const step_types[ST_TYPES] = {"s", "r", "rcs", "rrs", "rrc", "rrcs", "cpy", "re", "nop"};
 
 static int st_recvs(int t) { return t == ST_R || t == ST_RCS || t == ST_RRS || t == ST_RRC || t == ST_RRCS; }
 static int st_sends(int t) { return t == ST_S || t == ST_RCS || t == ST_RRS || t == ST_RRCS; }
-
-typedef struct mstep {
-  int32_t s, cnt, depid, deps;
-  uint8_t type;
-  uint32_t first, n_nodes; /* nodes made of it (first = index in the GPU's DAG) */
-  int32_t rtag, stag;      /* tags of its receive and its send */
-  uint32_t stamp;          /* visit mark while resolving dependencies */
-} mstep;
-
-typedef struct mtb {
-  int32_t id, send, recv, chan;
-  uint32_t first, n;       /* steps */
-} mtb;
-
-typedef struct mgpu {
-  int32_t id, i_chunks, o_chunks;
-  uint32_t first, n;       /* tbs */
-} mgpu;
-
-typedef struct mx {
-  const char *path;
-  chakra_error *err;
-  int failed;
-  XML_Parser p;
-  int depth, in_algo;
-  char *name, *coll;
-  int32_t ngpus;
-  mgpu *gpus;
-  size_t n_gpus, cap_gpus;
-  mtb *tbs;
-  size_t n_tbs, cap_tbs;
-  mstep *steps;
-  size_t n_steps, cap_steps;
-} mx;
 
 static int mx_fail(mx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int mx_fail(mx *x, const char *fmt, ...) {
@@ -283,7 +249,7 @@ static void XMLCALL on_end(void *ud, const XML_Char *el) {
   ((mx *)ud)->depth--;
 }
 
-static void mx_free(mx *x) {
+void msccl_free(mx *x) {
   free(x->name), free(x->coll), free(x->gpus), free(x->tbs), free(x->steps);
 }
 
@@ -504,11 +470,11 @@ static int mx_parse_parts(mx *x, const uint8_t *d, size_t len, int want) {
     for (int k = 1; k < n && !rc; k++)
       if (mx_append(x, &m[k])) rc = 1;
   }
-  for (int k = 0; k < n; k++) mx_free(&m[k].x);
+  for (int k = 0; k < n; k++) msccl_free(&m[k].x);
   free(m);
   if (rc == -1) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
   if (rc) { /* start again from nothing */
-    mx_free(x);
+    msccl_free(x);
     *x = (mx){.path = x->path, .err = x->err};
   }
   return rc;
@@ -547,7 +513,7 @@ static const mtb *tb_of(const mx *x, const mgpu *g, int32_t t) {
 /* Every GPU present once, dependencies that exist, sends that match receives
  * per connection; assigns tags (channel << 16 | message index on the
  * connection, counted in program order on both sides). */
-static int mx_validate(mx *x, const mgpu **by_id) {
+int msccl_validate(mx *x, const mgpu **by_id) {
   char pl[96];
   for (size_t i = 0; i < x->n_gpus; i++) {
     if (by_id[x->gpus[i].id]) return mx_fail(x, "gpu %d: defined twice", x->gpus[i].id);
@@ -915,36 +881,41 @@ static int msccl_rank(void *ctx, unsigned worker, uint32_t gi, coll_set *set, ch
   return coll_set_write(set, gi, &w->buf, err);
 }
 
-static int write_all(mx *x, const mgpu **by_id, const chakra_coll_msccl_options *o, const char *prefix,
-                     const char *text, size_t text_len, const char *hex, chakra_error *err) {
+/* from-msccl's metadata: the XML's name and digest (or its whole text). */
+static void msccl_meta(coll_meta *m, const mx *x, const chakra_coll_msccl_options *o, const char *text,
+                       size_t text_len, const char *hex) {
+  const char *base = strrchr(x->path, '/');
+  base = base ? base + 1 : x->path;
+  memset(m, 0, sizeof *m);
+  if (o->compat) {
+    coll_meta_str(m, "schema", "1.0.2-chakra.0.0.4");
+    coll_meta_str(m, "input_file", text);
+    m->a[m->n - 1].len = text_len;
+    coll_meta_str(m, "collective", x->coll);
+    return;
+  }
+  m->version = "1.0.0";
+  coll_meta_str(m, "producer", o->producer ? o->producer : "chakra-c coll from-msccl");
+  coll_meta_str(m, "schema", "1.0.2-chakra.0.0.4");
+  coll_meta_str(m, "collective", x->coll);
+  coll_meta_str(m, "algorithm", x->name);
+  coll_meta_int(m, "npus", x->ngpus);
+  coll_meta_int(m, "size", (int64_t)o->size);
+  coll_meta_str(m, "input_file", o->embed_xml ? text : base);
+  if (o->embed_xml) m->a[m->n - 1].len = text_len;
+  coll_meta_str(m, "input_sha256", hex);
+}
+
+int msccl_write(mx *x, const mgpu **by_id, const chakra_coll_msccl_options *o, const char *prefix,
+                const coll_meta *mp, chakra_error *err) {
   conv c = {.x = x, .o = o};
   int rc = chunk_bytes(x, by_id[0], o, &c.chunk);
   if (rc) return rc;
-  const char *base = strrchr(x->path, '/');
-  base = base ? base + 1 : x->path;
-  coll_meta m = {0};
-  if (o->compat) {
-    coll_meta_str(&m, "schema", "1.0.2-chakra.0.0.4");
-    coll_meta_str(&m, "input_file", text);
-    m.a[m.n - 1].len = text_len;
-    coll_meta_str(&m, "collective", x->coll);
-  } else {
-    m.version = "1.0.0";
-    coll_meta_str(&m, "producer", o->producer ? o->producer : "chakra-c coll from-msccl");
-    coll_meta_str(&m, "schema", "1.0.2-chakra.0.0.4");
-    coll_meta_str(&m, "collective", x->coll);
-    coll_meta_str(&m, "algorithm", x->name);
-    coll_meta_int(&m, "npus", x->ngpus);
-    coll_meta_int(&m, "size", (int64_t)o->size);
-    coll_meta_str(&m, "input_file", o->embed_xml ? text : base);
-    if (o->embed_xml) m.a[m.n - 1].len = text_len;
-    coll_meta_str(&m, "input_sha256", hex);
-  }
   coll_set *set;
   rc = coll_set_open(&set, prefix, (uint32_t)x->ngpus, err);
   if (rc) return rc;
   unsigned nt = coll_set_threads(o->threads);
-  mjob j = {by_id, &m, o, calloc(nt, sizeof *j.w)};
+  mjob j = {by_id, mp, o, calloc(nt, sizeof *j.w)};
   if (!j.w) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   for (unsigned t = 0; j.w && t < nt; t++) {
     mscratch *w = &j.w[t];
@@ -1007,14 +978,16 @@ int chakra_coll_from_msccl(const char *xml_path, const char *prefix, const chakr
   const mgpu **by_id = NULL;
   if (!rc) {
     by_id = calloc((size_t)x.ngpus, sizeof *by_id);
-    rc = by_id ? mx_validate(&x, by_id) : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    rc = by_id ? msccl_validate(&x, by_id) : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   }
   if (!rc && o->compat) rc = compat_supported(&x);
   /* the text may hold NULs: its length is passed along */
-  if (!rc) rc = write_all(&x, by_id, o, prefix, len ? (const char *)data : "", len, hex, err);
+  coll_meta m;
+  if (!rc) msccl_meta(&m, &x, o, len ? (const char *)data : "", len, hex);
+  if (!rc) rc = msccl_write(&x, by_id, o, prefix, &m, err);
   free(by_id);
   if (mapped) munmap(data, len);
   else free(data);
-  mx_free(&x);
+  msccl_free(&x);
   return rc;
 }

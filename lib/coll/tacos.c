@@ -197,6 +197,8 @@ typedef struct gs {
   struct cand_ch { uint32_t ch, cnt; uint64_t key; } *fc;
   heap h;
   tacos_rng rng;
+  uint64_t delay;          /* tacos_opts.forward_delay */
+  int circuit;
   uint64_t left;           /* (chunk, NPU) pairs not yet booked */
   uint64_t last;
   tacos_sched *out;
@@ -214,7 +216,7 @@ static void mark_out(gs *g, uint32_t u) {
 
 static int usable(const gs *g, const tacos_chan *c, uint64_t t) {
   if (g->free_at[c->link[0]] > t) return 0;
-  return c->n_links == 1 || g->free_at[c->link[1]] <= t + c->tau[0];
+  return c->n_links == 1 || g->free_at[c->link[1]] <= t + (g->circuit ? 0 : c->tau[0]);
 }
 
 /* candidates of channel c into scratch; returns their count */
@@ -250,10 +252,13 @@ static int book(gs *g, uint32_t ci, uint32_t chunk, uint64_t t) {
   g->out->x = x;
   x[g->out->n++] = (tacos_xfer){chunk, ci, t};
   g->free_at[c->link[0]] = t + c->tau[0];
-  if (heap_push(&g->h, (ev){t + c->total, ci, chunk, EV_ARRIVE})) return -1;
+  if (heap_push(&g->h, (ev){t + c->total + g->delay, ci, chunk, EV_ARRIVE})) return -1;
+  /* a delayed arrival cannot be what tells v that the channel is free */
+  if (g->delay && heap_push(&g->h, (ev){t + c->total, c->dst, 0, EV_WAKE})) return -1;
   if (c->n_links == 2) {
     g->free_at[c->link[1]] = t + c->total;
-    if (heap_push(&g->h, (ev){t + c->tau[0], c->link[0], 0, EV_FREE})) return -1;
+    if (g->circuit) g->free_at[c->link[0]] = t + c->total;
+    if (heap_push(&g->h, (ev){g->free_at[c->link[0]], c->link[0], 0, EV_FREE})) return -1;
     uint64_t w = t + c->total - g->tau1min[c->link[1]];
     if (w > t && heap_push(&g->h, (ev){w, c->dst, 0, EV_WAKE})) return -1;
   }
@@ -372,6 +377,8 @@ static int gs_init(gs *g, const tacos_net *net, const tacos_opts *o, tacos_sched
   }
   g->left = (uint64_t)g->n * (g->n - 1) * C;
   tacos_rng_seed(&g->rng, o->seed);
+  g->delay = o->forward_delay;
+  g->circuit = o->circuit;
   for (uint32_t c = 0; c < g->K; c++) {
     uint64_t r = o->release ? o->release[c] : 0;
     if (heap_push(&g->h, (ev){r, c, 0, EV_RELEASE})) return -1;

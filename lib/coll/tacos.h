@@ -62,7 +62,7 @@ typedef struct tacos_xfer {
 typedef struct tacos_sched {
   tacos_xfer *x;        /* in booking order: start times never decrease */
   size_t n, cap;
-  uint64_t time_ns;     /* the last arrival */
+  uint64_t time_ns;     /* the last arrival (+ forward_delay) */
 } tacos_sched;
 
 void tacos_sched_free(tacos_sched *s);
@@ -73,6 +73,10 @@ typedef struct tacos_opts {
   int transpose;           /* run on the reversed links (for reduce-scatter) */
   const uint64_t *release; /* per chunk: when its source holds it; NULL = 0 */
   const uint64_t *link_free; /* per link: when it is first free; NULL = 0 */
+  uint64_t forward_delay;  /* ns a received chunk waits before it may leave again
+                              (a reduce-scatter run backwards: its reduction) */
+  int circuit;             /* a relayed chunk holds both links from its start to its
+                              arrival (its sender's next chunk waits for it) */
 } tacos_opts;
 
 /* The greedy all-gather: every chunk to every NPU. Fails (naming an NPU)

@@ -21,7 +21,7 @@ typedef struct run {
   tacos_link *links;
 } run;
 
-static void synth(run *r, const char *spec, uint64_t chunk_bytes, uint64_t seed) {
+static void synth_opts(run *r, const char *spec, uint64_t chunk_bytes, uint64_t seed, uint64_t delay, int circuit) {
   chakra_error err = {0};
   chakra_topo *t = NULL;
   if (chakra_topo_parse(&t, spec, 50, 500, &err)) fail_msg("%s: %s", spec, err.msg);
@@ -38,9 +38,13 @@ static void synth(run *r, const char *spec, uint64_t chunk_bytes, uint64_t seed)
   memset(&r->net, 0, sizeof r->net);
   memset(&r->sched, 0, sizeof r->sched);
   if (tacos_net_build(&r->net, &g, chunk_bytes, &err)) fail_msg("%s: %s", spec, err.msg);
-  tacos_opts o = {.chunks_per_npu = 1, .seed = seed};
+  tacos_opts o = {.chunks_per_npu = 1, .seed = seed, .forward_delay = delay, .circuit = circuit};
   if (tacos_allgather(&r->net, &o, &r->sched, &err)) fail_msg("%s: %s", spec, err.msg);
   chakra_topo_free(t);
+}
+
+static void synth(run *r, const char *spec, uint64_t chunk_bytes, uint64_t seed) {
+  synth_opts(r, spec, chunk_bytes, seed, 0, 0);
 }
 
 static void done(run *r) {
@@ -50,9 +54,9 @@ static void done(run *r) {
 }
 
 /* Every NPU ends with every chunk, each received once, only from an NPU
- * that held it when the transfer started, and no physical link carries
- * two chunks at once. */
-static void check_schedule(const run *r) {
+ * that held it (for `delay` ns after its arrival) when the transfer
+ * started, and no physical link carries two chunks at once. */
+static void check_delayed(const run *r, uint64_t delay) {
   uint32_t n = r->net.npus;
   uint64_t *have = calloc((size_t)n * n, sizeof *have); /* arrival time + 1, 0 = never */
   uint64_t *busy = calloc(r->net.n_links, sizeof *busy); /* per physical link: free from */
@@ -64,7 +68,7 @@ static void check_schedule(const run *r) {
     const tacos_chan *ch = &r->net.chans[x->chan];
     assert_true(x->chunk < n);
     uint64_t held = have[(size_t)ch->src * n + x->chunk];
-    assert_true(held != 0 && held - 1 <= x->start);
+    assert_true(held != 0 && held - 1 + (x->chunk == ch->src ? 0 : delay) <= x->start);
     assert_int_equal(have[(size_t)ch->dst * n + x->chunk], 0);
     uint64_t t = x->start; /* store and forward: one link after the other */
     for (int j = 0; j < ch->n_links; j++) {
@@ -73,12 +77,14 @@ static void check_schedule(const run *r) {
       busy[ch->link[j]] = t;
     }
     have[(size_t)ch->dst * n + x->chunk] = x->start + ch->total + 1;
-    assert_true(x->start + ch->total <= r->sched.time_ns);
+    assert_true(x->start + ch->total + delay <= r->sched.time_ns);
   }
   for (size_t i = 0; i < (size_t)n * n; i++) assert_true(have[i] != 0);
   free(have);
   free(busy);
 }
+
+static void check_schedule(const run *r) { check_delayed(r, 0); }
 
 typedef struct table_row {
   const char *spec;
@@ -116,6 +122,17 @@ static void test_seed_is_reproducible(void **state) {
   done(&b);
 }
 
+/* A reduce-scatter is matched as an all-gather whose chunks wait a
+ * reduction before they are forwarded: nobody forwards early, and the
+ * links still carry one chunk at a time. */
+static void test_forward_delay(void **state) {
+  (void)state;
+  run r;
+  synth_opts(&r, "mesh:4x4", 1 * MIB, 3, 62000, 0);
+  check_delayed(&r, 62000);
+  done(&r);
+}
+
 static void test_switch_relays(void **state) {
   (void)state;
   run r;
@@ -124,11 +141,35 @@ static void test_switch_relays(void **state) {
   done(&r);
 }
 
+/* As a circuit, a relayed chunk keeps both links of its channel until it
+ * arrives: no link carries anything else meanwhile. */
+static void test_circuit_holds_both_links(void **state) {
+  (void)state;
+  run r;
+  synth_opts(&r, "switch:8", 1 * MIB, 5, 0, 1);
+  check_schedule(&r);
+  uint64_t *busy = calloc(r.net.n_links, sizeof *busy);
+  assert_non_null(busy);
+  for (size_t k = 0; k < r.sched.n; k++) {
+    const tacos_chan *ch = &r.net.chans[r.sched.x[k].chan];
+    for (int j = 0; j < ch->n_links; j++) {
+      assert_true(busy[ch->link[j]] <= r.sched.x[k].start);
+      busy[ch->link[j]] = r.sched.x[k].start + ch->total;
+    }
+  }
+  /* 7 chunks leave each NPU, one at a time, 2 hops of 20,031 ns each */
+  assert_true(r.sched.time_ns >= 7 * 2 * 20031);
+  free(busy);
+  done(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_no_worse_than_tacos),
       cmocka_unit_test(test_seed_is_reproducible),
       cmocka_unit_test(test_switch_relays),
+      cmocka_unit_test(test_forward_delay),
+      cmocka_unit_test(test_circuit_holds_both_links),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
