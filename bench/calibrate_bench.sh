@@ -5,7 +5,8 @@
 # network; the prediction must be within 25% of the replayed time at sizes
 # >= 1 MiB. Prints the error at every size:
 #   shared   ../shared/data/traces/astra-microbench/<coll>/<N>npus_1MB
-#            (4 ranks; with --all also 8 and 16, heavily oversubscribed)
+#            (4 ranks; with --all also 8 and 16, heavily oversubscribed,
+#            each calibrated on its own job size)
 #   sizes    `chakra gen microbench` at 64 KiB .. 16 MiB on NP ranks
 # Replayed time = median makespan over ITER iterations after 2 warm-ups
 # (--compute skip); predicted = chakra sim's latest finish with the system
@@ -36,18 +37,31 @@ shared=${CHAKRA_SHARED:-../shared}/data/traces/astra-microbench
 work=$(mktemp -d /tmp/chakra-calibrate-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TMPDIR=$work
-sys=examples/system.json
+base_sys=examples/system.json
 echo "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); calibrating on $np processes (fit from $fit_from)"
 
-/usr/bin/time -f "%e %M" -o "$work/time" mpirun --oversubscribe -np "$np" "$chakra" replay --calibrate \
-  --system $sys -o "$work/cal.yml" ${FIT_SYSTEM:+--system-output "$work/cal.json"} --min-size 64K --max-size "$fit_to" --fit-from "$fit_from" --iterations "$iter" --warmup 2
-read -r wall rss < "$work/time"
-echo "calibration: ${wall} s, peak RSS of mpirun's process tree root $((rss / 1024)) MB"
-cat "$work/cal.yml"
-if [ -n "${FIT_SYSTEM:-}" ]; then cat "$work/cal.json"; sys=$work/cal.json; fi
-bw=$(sed -n 's/^bandwidth: \[ *\([^] ]*\).*/\1/p' "$work/cal.yml")
-lat=$(sed -n 's/^latency: \[ *\([^] ]*\).*/\1/p' "$work/cal.yml")
-topo=$(sed -n 's/^topology: \[ *\([^] ]*\).*/\1/p' "$work/cal.yml")
+# calibrate N: fits on N processes; sets bw, lat, topo and sys for N ranks.
+calibrate() {
+  local n=$1
+  /usr/bin/time -f "%e %M" -o "$work/time" mpirun --oversubscribe -np "$n" "$chakra" replay --calibrate \
+    --system $base_sys -o "$work/cal$n.yml" ${FIT_SYSTEM:+--system-output "$work/cal$n.json"} --min-size 64K \
+    --max-size "$fit_to" --fit-from "$fit_from" --iterations "$iter" --warmup 2 > "$work/cal$n.txt"
+  read -r wall rss < "$work/time"
+  echo "calibration on $n processes: ${wall} s, peak RSS of mpirun's process tree root $((rss / 1024)) MB"
+  grep -v '^measured\|^point\|^all_\|^reduce_' "$work/cal$n.txt"
+  use_cal "$n"
+}
+# use_cal N: the fitted values of the calibration on N processes.
+use_cal() {
+  local n=$1
+  sys=$base_sys
+  if [ -n "${FIT_SYSTEM:-}" ]; then sys=$work/cal$n.json; fi
+  bw=$(sed -n 's/^bandwidth: \[ *\([^] ]*\).*/\1/p' "$work/cal$n.yml")
+  lat=$(sed -n 's/^latency: \[ *\([^] ]*\).*/\1/p' "$work/cal$n.yml")
+  topo=$(sed -n 's/^topology: \[ *\([^] ]*\).*/\1/p' "$work/cal$n.yml")
+}
+calibrate "$np"
+grep "^measured\\|^point\\|^all_\\|^reduce_" "$work/cal$np.txt"
 
 printf '\n%-8s %-15s %5s %10s %12s %12s %8s %s\n' set collective ranks bytes replay_us sim_us error floor
 measure() { # set coll ranks bytes prefix
@@ -71,6 +85,7 @@ sizes_n="4"
 [ $all = 1 ] && sizes_n="4 8 16"
 if [ -d "$shared" ]; then
   for n in $sizes_n; do
+    [ "$n" = "$np" ] || calibrate "$n"  # the job size is part of what is measured
     for coll in all_reduce all_gather reduce_scatter all_to_all; do
       measure shared $coll "$n" 1048576 "$shared/$coll/${n}npus_1MB/$coll"
     done
@@ -78,6 +93,7 @@ if [ -d "$shared" ]; then
 else
   echo "($shared absent: the shared microbenchmarks are skipped)"
 fi
+use_cal "$np"
 for coll in all_reduce all_gather reduce_scatter all_to_all; do
   for size in 65536 262144 1048576 4194304 16777216; do
     "$chakra" gen microbench --coll $coll --npus "$np" --size $size -o "$work/m" >/dev/null
