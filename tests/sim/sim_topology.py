@@ -258,6 +258,40 @@ def test_yaml_mesh_and_link_list_agree():
               and len(a[1]) == 3, "%s %s %s" % (a[1], b[1], a[0].stderr + b[0].stderr))
 
 
+def mesh_link_list(nx, ny, gbps, ns):
+    """A nx x ny mesh as a link list, NPU id = y * nx + x, every x link
+    listed before every y link: the first shortest-path link at each
+    device is then the x one while x differs, i.e. dimension order."""
+    lines = ["npus %d" % (nx * ny)]
+    lines += ["%d <-> %d %g %g" % (y * nx + x, y * nx + x + 1, gbps, ns) for y in range(ny) for x in range(nx - 1)]
+    lines += ["%d <-> %d %g %g" % (y * nx + x, (y + 1) * nx + x, gbps, ns) for y in range(ny - 1) for x in range(nx)]
+    return "\n".join(lines) + "\n"
+
+
+def test_mesh_as_yaml_inline_and_link_list_agree():
+    # A direct all-gather (chakra coll gen, 12 ranks, 64 KiB each) as a custom
+    # collective on a 4x3 mesh written three ways. Aware: the same links and
+    # dimension-order routes, so the same times per rank. Unaware: a link
+    # list charges every link of the route, as --multidim-p2p=full does on
+    # the YAML (ASTRA-sim's default charges only the lowest dimension).
+    algo = tempfile.mkdtemp(prefix="algo-", dir=sb.BASE)
+    g = subprocess.run([sb.CHAKRA, "coll", "gen", "--coll", "allgather", "--algo", "direct", "--ranks", "12",
+                        "--size", "65536", "-o", os.path.join(algo, "ag")], capture_output=True, text=True)
+    c = Case(12, dict(SYSTEM, **{"all-gather-implementation-custom": [os.path.join(algo, "ag")]}))
+    c.ranks(lambda r: [coll_node(2)])
+    yml = "topology: [ Mesh, Mesh ]\nnpus_count: [ 4, 3 ]\nbandwidth: [ 50.0, 50.0 ]\nlatency: [ 500.0, 500.0 ]\n"
+    a = c.run(network=yml, netname="m.yml", model="aware")
+    b = c.run(network=mesh_link_list(4, 3, 50, 500), netname="m.txt", model="aware")
+    i = c.run(network="mesh:4x3@50,500", netname=None, model="aware")
+    check("4x3 mesh: YAML, link list and inline give the same aware times", g.returncode == 0 and len(a[1]) == 12
+          and a[1] == b[1] == i[1], "%s %s %s %s" % (a[1], b[1], i[1], g.stderr + a[0].stderr + b[0].stderr))
+    u = c.run("--multidim-p2p=full", network=yml, netname="m.yml")
+    v = c.run(network=mesh_link_list(4, 3, 50, 500), netname="m.txt")
+    w = c.run(network=yml, netname="m.yml")
+    check("4x3 mesh: link list unaware = YAML with --multidim-p2p=full (and not the lowest-dimension default)",
+          len(u[1]) == 12 and u[1] == v[1] and w[1] != v[1], "%s %s %s" % (u[1], v[1], w[1]))
+
+
 if __name__ == "__main__":
     sb.BASE = tempfile.mkdtemp(prefix="chakra-simtopo-test-")
     try:
