@@ -292,6 +292,23 @@ def test_mesh_as_yaml_inline_and_link_list_agree():
           len(u[1]) == 12 and u[1] == v[1] and w[1] != v[1], "%s %s %s" % (u[1], v[1], w[1]))
 
 
+def test_sweep_on_a_link_list():
+    # The line of three: network-model varies (the times of the store-and-
+    # forward test); bandwidth cannot, a link list has no per-dimension value.
+    c = p2p_case(3, [(0, 2, MIB, 0)])
+    c.run(network=LINE3, netname="line.txt")  # writes sys.json and the network
+    base = [sb.CHAKRA, "sweep", "--workload", os.path.join(c.dir, "t"), "--system", os.path.join(c.dir, "sys.json"),
+            "--network", os.path.join(c.dir, "line.txt"), "-q"]
+    p = subprocess.run(base + ["--vary", "network-model=aware,unaware"], capture_output=True, text=True)
+    rows = [l.split(",") for l in p.stdout.splitlines()]
+    col = rows[0].index("max_finish_ns") if rows else 0
+    check("chakra sweep on a link list: network-model varies (40,062 aware, 20,531 unaware)",
+          p.returncode == 0 and [r[col] for r in rows[1:]] == ["40062", "20531"], p.stdout + p.stderr)
+    p = subprocess.run(base + ["--vary", "bandwidth=25,50"], capture_output=True, text=True)
+    check("chakra sweep on a link list: --vary bandwidth refused in one line naming the file",
+          p.returncode == 2 and p.stderr.count("\n") == 1 and "line.txt: a link list" in p.stderr, p.stderr)
+
+
 if __name__ == "__main__":
     sb.BASE = tempfile.mkdtemp(prefix="chakra-simtopo-test-")
     try:
