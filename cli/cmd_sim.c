@@ -57,7 +57,8 @@ static int parse_sim_args(sim_args *a, int argc, char **argv) {
       {.name = "system-configuration", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &o->system,
        .metavar = "SYS.json", .help = "system JSON"},
       {.name = "network-configuration", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &o->network,
-       .metavar = "NET.yml", .help = "network YAML"},
+       .metavar = "NET", .help = "network: ASTRA-sim's YAML (also Mesh dimensions), a link-list file or an inline "
+                                 "topology such as mesh:8x8@50,500 (GB/s, ns per link); docs/topology.md"},
       {.name = "remote-memory-configuration", .kind = CLI_OPT_STRING, .dest = &o->remote_memory,
        .metavar = "MEM.json", .help = "remote memory JSON", .def = "none"},
       {.name = "comm-group-configuration", .kind = CLI_OPT_STRING, .dest = &o->comm_groups,

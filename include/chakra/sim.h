@@ -5,8 +5,9 @@
  * slots, a system layer that runs collectives (chunking, per-dimension
  * phases, ring / direct / halving-doubling / double-binary-tree, custom
  * algorithm ETs, communicator groups), and a congestion-unaware or
- * congestion-aware network over Ring, FullyConnected and Switch
- * dimensions. Time is integer nanoseconds. */
+ * congestion-aware network over Ring, FullyConnected, Switch and Mesh
+ * dimensions or an explicit link list (docs/topology.md). Time is integer
+ * nanoseconds. */
 #ifndef CHAKRA_SIM_H
 #define CHAKRA_SIM_H
 
@@ -56,7 +57,9 @@ typedef struct chakra_sim_config chakra_sim_config;
  * comm_groups may be NULL (none). */
 typedef struct chakra_sim_files {
   const char *system;          /* system JSON */
-  const char *network;         /* network YAML */
+  const char *network;         /* network YAML, link-list file or inline
+                                  spec with its links (mesh:8x8@50,500);
+                                  chakra_topo_open() tells them apart */
   const char *remote_memory;   /* remote memory JSON */
   const char *comm_groups;     /* comm-group JSON */
 } chakra_sim_files;

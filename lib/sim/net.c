@@ -41,8 +41,13 @@ typedef struct match_slot {
 
 static int slot_live(const match_slot *m) { return m->arrived || m->first_cb || m->head; }
 
+/* A directed link's state. Its cost class says where its bandwidth and
+ * latency come from: product topologies give every link of a dimension the
+ * dimension's, a link list gives each link its own (docs/topology.md); the
+ * class, not a copy of the two doubles, keeps a link at 16 bytes (a
+ * 1,024-NPU FullyConnected network has a million). */
 typedef struct link {
-  int dim;
+  int32_t cls;             /* the dimension, or LINK_OWN + index in a link list */
   int busy;
   uint32_t head, tail;     /* waiting messages */
 } link;
@@ -56,6 +61,7 @@ typedef struct delay_memo {
 } delay_memo;
 
 #define DELAY_MEMO 256
+#define LINK_OWN CHAKRA_TOPO_MAX_DIMS
 
 typedef struct net {
   double bw[CHAKRA_TOPO_MAX_DIMS]; /* bytes per ns */
@@ -252,7 +258,24 @@ static uint64_t multidim_delay(sim *s, uint32_t src, uint32_t dst, uint64_t byte
   return eventq_ns(lat + (double)bytes / bw);
 }
 
+/* A link list has no dimensions: a message pays every link latency on its
+ * route and the serialisation of its slowest link, once (docs/topology.md);
+ * a message to itself only the serialisation at the slowest link in the
+ * topology, as a product topology charges 0 hops. */
+static uint64_t route_delay(sim *s, uint32_t src, uint32_t dst, uint64_t bytes) {
+  const chakra_topo *t = s->topo;
+  double lat = 0, bw = src == dst ? s->net->bw[0] : 0;
+  for (uint32_t at = src; at != dst;) {
+    const chakra_topo_link *l = &t->lk[topo_list_next(t, at, dst)];
+    lat += l->latency_ns;
+    if (bw == 0 || l->bytes_per_ns < bw) bw = l->bytes_per_ns;
+    at = l->dst;
+  }
+  return eventq_ns(lat + (double)bytes / bw);
+}
+
 static uint64_t unaware_delay(sim *s, uint32_t src, uint32_t dst, uint64_t bytes) {
+  if (s->topo->lk) return route_delay(s, src, dst, bytes);
   int d = 0;
   uint32_t a = src, b = dst; /* 1-D: the coordinate is the id */
   if (s->dims > 1) {
@@ -306,25 +329,34 @@ static void on_link_free(sim *s, void *obj, uint64_t li) {
   link_start(s, li, mi);
 }
 
-/* Busy time and hop time of `bytes` on a link of dimension d, memoised. */
-static void link_times(sim *s, int d, uint64_t bytes, uint64_t *busy, uint64_t *hop) {
-  delay_memo *m = &s->net->memo[(bytes * 31 + 5 + (uint64_t)d) % DELAY_MEMO];
-  if (m->dim == d && m->hops == UINT32_MAX && m->bytes == bytes) {
+/* Busy time and hop time of `bytes` on link l, memoised per cost class. */
+static void link_times(sim *s, const link *l, uint64_t bytes, uint64_t *busy, uint64_t *hop) {
+  int32_t c = l->cls;
+  double bpns, lat;
+  delay_memo *m = &s->net->memo[(bytes * 31 + 5 + (uint64_t)c) % DELAY_MEMO];
+  if (m->dim == c && m->hops == UINT32_MAX && m->bytes == bytes) {
     *busy = m->delay >> 32;
     *hop = m->delay & 0xffffffffu;
     return;
   }
-  double ser = (double)bytes / s->net->bw[d];
+  if (c < LINK_OWN) {
+    bpns = s->net->bw[c];
+    lat = topo_latency(s->topo, c);
+  } else {
+    bpns = s->topo->lk[c - LINK_OWN].bytes_per_ns;
+    lat = s->topo->lk[c - LINK_OWN].latency_ns;
+  }
+  double ser = (double)bytes / bpns;
   *busy = eventq_ns(ser);
-  *hop = eventq_ns(topo_latency(s->topo, d) + ser);
+  *hop = eventq_ns(lat + ser);
   if (*busy < (1ull << 32) && *hop < (1ull << 32))
-    *m = (delay_memo){bytes, *busy << 32 | *hop, UINT32_MAX, d};
+    *m = (delay_memo){bytes, *busy << 32 | *hop, UINT32_MAX, c};
 }
 
 static void link_start(sim *s, uint64_t li, uint32_t mi) {
   link *l = &s->net->links[li];
   uint64_t busy, hop;
-  link_times(s, l->dim, s->net->msgs[mi].bytes, &busy, &hop);
+  link_times(s, l, s->net->msgs[mi].bytes, &busy, &hop);
   l->busy = 1;
   /* The arrival is queued before the link-free event, as the reference does. */
   eventq_at(&s->q, eventq_later(&s->q, hop), on_hop_arrival, NULL, mi);
@@ -343,7 +375,9 @@ static int build_links(sim *s) {
   uint64_t total = chakra_topo_links(s->topo);
   n->links = calloc(total ? total : 1, sizeof *n->links);
   if (!n->links) return -1;
-  for (uint64_t i = 0; i < total; i++) n->links[i].dim = chakra_topo_link_dim(s->topo, i);
+  /* a link list has at most 4,096^2 links: the class fits */
+  for (uint64_t i = 0; i < total; i++)
+    n->links[i].cls = s->topo->lk ? LINK_OWN + (int32_t)i : chakra_topo_link_dim(s->topo, i);
   return 0;
 }
 

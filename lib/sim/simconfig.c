@@ -26,10 +26,7 @@ int chakra_sim_config_new(chakra_sim_config **out, const chakra_topo *topo, chak
   *out = NULL;
   chakra_sim_config *c = calloc(1, sizeof *c);
   if (!c) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  chakra_topo_dim dims[CHAKRA_TOPO_MAX_DIMS];
-  int n = chakra_topo_dims(topo);
-  for (int d = 0; d < n; d++) dims[d] = *chakra_topo_dim_at(topo, d);
-  int rc = chakra_topo_new(&c->topo, dims, n, err);
+  int rc = chakra_topo_clone(&c->topo, topo, err); /* a link list has no dimension list to rebuild from */
   if (rc) {
     free(c);
     return rc;
@@ -51,7 +48,9 @@ int chakra_sim_config_load(chakra_sim_config **out, const chakra_sim_files *f, c
   chakra_error local;
   if (!err) err = &local;
   sim_diag d = {.fn = diag, .ctx = diag_ctx, .err = err};
-  int rc = chakra_topo_load(&c->topo, f->network, err);
+  /* ASTRA-sim's YAML, a link-list file or an inline description with its
+   * link bandwidth and latency (mesh:8x8@50,500): docs/topology.md. */
+  int rc = chakra_topo_open(&c->topo, f->network, 0, 0, err);
   if (!rc) rc = sim_config_system(f->system, &c->sys, &d, err);
   if (!rc) rc = sim_config_memory(f->remote_memory, &c->mem, err);
   if (!rc) rc = sim_config_groups(f->comm_groups, chakra_topo_npus(c->topo), &c->groups, err);

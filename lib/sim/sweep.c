@@ -340,6 +340,9 @@ static int build(const chakra_sweep *s, const size_t *choice, const chakra_sim_f
     for (size_t v = choice ? choice[a] : 0; v < (choice ? choice[a] + 1 : x->n) && !rc; v++)
       rc = apply_value(x, v, c, dims, ndims, choice ? NULL : diag, diag_ctx, err);
   }
+  if (!rc && net && dims[0].kind == CHAKRA_TOPO_LINKS)
+    rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: a link list: each link has its own bandwidth and latency, so the "
+                          "network axes (bandwidth, latency, topology) do not apply; edit the file instead", files->network);
   if (!rc && net) rc = replace_topo(c, dims, ndims, err);
   if (rc) {
     chakra_sim_config_free(c);

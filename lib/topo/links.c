@@ -286,8 +286,9 @@ static int parse_link(list_reader *r, char **tok, int ntok, chakra_error *err) {
   if (l.src >= UINT32_MAX - 1 || l.dst >= UINT32_MAX - 1) {
     char why[160];
     const char *bad = l.src >= UINT32_MAX - 1 ? tok[0] : tok[at];
-    snprintf(why, sizeof why, "'%.40s' is not a device (npus %u: 0..%u; switches %u: s0..)", bad, r->npus, r->npus - 1,
-             r->switches);
+    char sw[48] = "no switches";
+    if (r->switches) snprintf(sw, sizeof sw, "switches %u: s0..s%u", r->switches, r->switches - 1);
+    snprintf(why, sizeof why, "'%.40s' is not a device (npus %u: 0..%u; %s)", bad, r->npus, r->npus - 1, sw);
     return file_error(err, r, why);
   }
   l.bytes_per_ns = gbps * GIB_PER_GB_NS;

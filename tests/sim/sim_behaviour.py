@@ -62,14 +62,19 @@ class Case:
                     f.write(json.dumps(n) + "\n")
             subprocess.run([CHAKRA, "pack", jl, "-o", os.path.join(self.dir, "t.%d.et" % r)], check=True)
 
-    def run(self, *extra, network=None, model="unaware", quiet=True, cwd=None):
+    def run(self, *extra, network=None, model="unaware", quiet=True, cwd=None, netname="net.yml"):
+        """netname: the network file's name (a link list needs no .yml), or
+        an inline topology (netname=None, network="mesh:2x2@50,500")."""
         with open(os.path.join(self.dir, "sys.json"), "w") as f:
             json.dump(self.system, f)
-        with open(os.path.join(self.dir, "net.yml"), "w") as f:
-            f.write(network or "topology: [ Ring ]\nnpus_count: [ %d ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n" % self.npus)
+        netpath = network
+        if netname:
+            netpath = os.path.join(self.dir, netname)
+            with open(netpath, "w") as f:
+                f.write(network or "topology: [ Ring ]\nnpus_count: [ %d ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n" % self.npus)
         cmd = [CHAKRA, "sim"] + (["-q"] if quiet else []) + ["--workload-configuration=" + os.path.join(self.dir, "t"),
                "--system-configuration=" + os.path.join(self.dir, "sys.json"),
-               "--network-configuration=" + os.path.join(self.dir, "net.yml"),
+               "--network-configuration=" + netpath,
                "--network-model=" + model] + list(extra)
         p = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
         got = {}

@@ -18,18 +18,37 @@ static const char *const ring4chunks[][2] = {
     {"local-mem-bw", "1600"},
 };
 
+/* The Ring_4chunks settings on topology t (taken over: freed here, the
+ * configuration keeps its own copy), unaware network. */
+static chakra_sim_config *ring4chunks_config(chakra_topo *t) {
+  chakra_error err;
+  chakra_sim_config *c;
+  assert_int_equal(chakra_sim_config_new(&c, t, &err), 0);
+  chakra_topo_free(t);
+  for (size_t i = 0; i < sizeof ring4chunks / sizeof *ring4chunks; i++)
+    assert_int_equal(chakra_sim_config_set(c, ring4chunks[i][0], ring4chunks[i][1], NULL, NULL, &err), 0);
+  chakra_sim_config_params(c)->network_model = CHAKRA_NET_UNAWARE;
+  return c;
+}
+
 static chakra_sim_config *ring8_config(void) {
   chakra_error err;
   chakra_topo_dim d = {CHAKRA_TOPO_RING, 8, 50.0, 500.0};
   chakra_topo *t;
   assert_int_equal(chakra_topo_new(&t, &d, 1, &err), 0);
-  chakra_sim_config *c;
-  assert_int_equal(chakra_sim_config_new(&c, t, &err), 0);
-  chakra_topo_free(t); /* the configuration keeps its own copy */
-  for (size_t i = 0; i < sizeof ring4chunks / sizeof *ring4chunks; i++)
-    assert_int_equal(chakra_sim_config_set(c, ring4chunks[i][0], ring4chunks[i][1], NULL, NULL, &err), 0);
-  chakra_sim_config_params(c)->network_model = CHAKRA_NET_UNAWARE;
-  return c;
+  return ring4chunks_config(t);
+}
+
+/* The 1 MiB all-reduce microbenchmark on 8 ranks, loaded; *dir holds it. */
+static chakra_sim_workload *ar8_workload(char **dir) {
+  *dir = tu_mkdtemp();
+  char *prefix = tu_join(*dir, "ar");
+  chakra_error err;
+  assert_int_equal(chakra_gen_microbench(prefix, 0, 8, 1048576, &err), 0);
+  chakra_sim_workload *w;
+  assert_int_equal(chakra_sim_workload_load(&w, prefix, 8, 1, NULL, NULL, &err), 0);
+  free(prefix);
+  return w;
 }
 
 static void expect_all(const chakra_sim_result *r, uint64_t ns) {
@@ -43,11 +62,9 @@ static void expect_all(const chakra_sim_result *r, uint64_t ns) {
 
 static void test_one_workload_runs_under_two_configurations(void **state) {
   (void)state;
-  char *dir = tu_mkdtemp(), *prefix = tu_join(dir, "ar");
+  char *dir;
   chakra_error err;
-  assert_int_equal(chakra_gen_microbench(prefix, 0, 8, 1048576, &err), 0);
-  chakra_sim_workload *w;
-  assert_int_equal(chakra_sim_workload_load(&w, prefix, 8, 1, NULL, NULL, &err), 0);
+  chakra_sim_workload *w = ar8_workload(&dir);
   chakra_sim_config *a = ring8_config(), *b = ring8_config();
   assert_int_equal(chakra_sim_config_set(b, "active-chunks-per-dimension", "2", NULL, NULL, &err), 0);
   chakra_sim_result r;
@@ -63,7 +80,6 @@ static void test_one_workload_runs_under_two_configurations(void **state) {
   chakra_sim_config_free(b);
   chakra_sim_workload_free(w);
   tu_rmtree(dir);
-  free(prefix);
   free(dir);
 }
 
@@ -175,6 +191,38 @@ static void test_workload_and_network_must_agree(void **state) {
   free(dir);
 }
 
+/* A configuration built in code on a link list: the 8-NPU ring written
+ * link by link (each neighbour pair both ways, 50 GB/s, 500 ns) gives the
+ * ring's 64,440 ns in both models (each ring step is one link; no two
+ * messages of a step share a link). */
+static void test_link_list_configuration_in_code(void **state) {
+  (void)state;
+  char *dir;
+  chakra_error err;
+  chakra_sim_workload *w = ar8_workload(&dir);
+  chakra_topo_link links[16];
+  double bpns = 50.0 * 1073741824.0 / 1e9;
+  for (uint32_t i = 0; i < 8; i++) {
+    links[2 * i] = (chakra_topo_link){i, (i + 1) % 8, bpns, 500.0, 0};
+    links[2 * i + 1] = (chakra_topo_link){(i + 1) % 8, i, bpns, 500.0, 0};
+  }
+  chakra_topo *t;
+  assert_int_equal(chakra_topo_from_links(&t, 8, 0, links, 16, &err), 0);
+  chakra_sim_config *c = ring4chunks_config(t);
+  assert_int_equal(chakra_topo_dim_at(chakra_sim_config_topo(c), 0)->kind, CHAKRA_TOPO_LINKS);
+  for (int model = 0; model < 2; model++) {
+    chakra_sim_config_params(c)->network_model = model ? CHAKRA_NET_UNAWARE : CHAKRA_NET_AWARE;
+    chakra_sim_result r;
+    assert_int_equal(chakra_sim_run(c, w, NULL, &r, &err), 0);
+    expect_all(&r, 64440);
+    chakra_sim_result_free(&r);
+  }
+  chakra_sim_config_free(c);
+  chakra_sim_workload_free(w);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_one_workload_runs_under_two_configurations),
@@ -182,6 +230,7 @@ int main(void) {
       cmocka_unit_test(test_per_node_memory_without_npus_per_node_fails_at_run),
       cmocka_unit_test(test_progress_callback_can_stop_a_run),
       cmocka_unit_test(test_workload_and_network_must_agree),
+      cmocka_unit_test(test_link_list_configuration_in_code),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
