@@ -434,6 +434,12 @@ static int fit(calib *c, const double *measured, chakra_error *err) {
     if (!rc) bw = gbps_of(y), lat = x, mem = z > 1e-9 ? 1 / z : 1e9;
   }
   free(m.coef);
+  /* The values as the files write them, so the table is what chakra sim
+   * then gives with those files. */
+  char text[64];
+  snprintf(text, sizeof text, "%.6f", bw), bw = strtod(text, NULL);
+  snprintf(text, sizeof text, "%.3f", lat), lat = strtod(text, NULL);
+  snprintf(text, sizeof text, "%.6g", mem), mem = strtod(text, NULL);
   c->cal->bandwidth_gbps = bw;
   c->cal->latency_ns = lat;
   c->cal->local_mem_bw = fz ? mem : 0;
