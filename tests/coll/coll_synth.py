@@ -71,7 +71,7 @@ def synth(topo, coll, size, *extra, prefix=None):
 
 
 def simulate(d, topo, coll, npus, size, prefix):
-    write_text(d, "net.yml", network_yaml(topo))
+    net = topo if os.path.exists(topo) else write_text(d, "net.yml", network_yaml(topo))
     with open(os.path.join(d, "sys.json"), "w") as f:
         json.dump({"scheduling-policy": "FIFO", "preferred-dataset-splits": 1, "local-mem-bw": 50,
                    "collective-optimization": "baseline", SYS_KEY[coll] + "-implementation-custom": [prefix]}, f)
@@ -80,7 +80,7 @@ def simulate(d, topo, coll, npus, size, prefix):
     assert p.returncode == 0, p.stderr
     p = run("sim", "-q", "--workload-configuration=" + os.path.join(d, "mb"),
             "--system-configuration=" + os.path.join(d, "sys.json"),
-            "--network-configuration=" + os.path.join(d, "net.yml"), "--network-model=aware")
+            "--network-configuration=" + net, "--network-model=aware")
     return p, {int(m.group(1)): int(m.group(2)) for m in map(LINE.match, p.stdout.splitlines()) if m}
 
 
@@ -141,6 +141,12 @@ def test_ag_link_list_file_heterogeneous_line_hand_computed():
     check("link list 3-node line: 79,124 ns", r["collective_time_ns"] == 79124, r)
     c = run("coll", "check", prefix)
     check("link list 3-node line: coll check passes", c.returncode == 0, c.stdout)
+    # chakra sim reads the same link-list file as its network
+    sim_equals_estimate(path, "allgather", 3, "1M", expect=79124)
+    # and a heterogeneous 2x2 "mesh" with one slow pair, all three collectives
+    sq = write_text(d, "square.txt", "npus 4\n0 <-> 1 50 500\n1 <-> 3 50 500\n3 <-> 2 50 500\n2 <-> 0 12.5 2000\n")
+    for coll in ("allgather", "reducescatter", "allreduce"):
+        sim_equals_estimate(sq, coll, 4, "1M" if coll == "allgather" else "4M", "--chunks-per-npu", 2)
 
 
 def test_ag_switch_relays_one_chunk_per_up_link_sim_equals_estimate():
