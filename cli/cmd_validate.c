@@ -13,7 +13,8 @@ static const char about[] =
     "every send has exactly one receive with the same src, dst, tag and size,\n"
     "that the collectives of each communicator group agree in order, type and\n"
     "size on every member and are issued only by members, and that the ranks\n"
-    "cannot deadlock (an untimed run of the send/receive and collective order).\n"
+    "cannot deadlock (an untimed run of the send/receive and collective order,\n"
+    "with the orders the one communication slot per NPU imposes in every timing).\n"
     "Groups come from --comm-group-configuration and METADATA nodes, as in sim.\n"
     "\n"
     "Prints one line per problem (file, node id, offset, problem) and a summary.\n";
@@ -41,6 +42,7 @@ int cmd_validate(int argc, char **argv) {
   out_state o = {0, 100, 0};
   int strict = 0;
   chakra_validate_options vopt = {0};
+  static const cli_choice bools[] = {{"true", 1}, {"false", 0}, {"1", 1}, {"0", 0}, {NULL, 0}};
   const cli_opt opts[] = {
       {.name = "max-errors", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&o.limit),
        .help = "print at most N problem lines (0 = all)", .def = "100"},
@@ -49,6 +51,11 @@ int cmd_validate(int argc, char **argv) {
       {.name = "comm-group-configuration", .alias = "comm-groups", .kind = CLI_OPT_STRING, .dest = &vopt.comm_groups,
        .metavar = "FILE",
        .help = "communicator groups ({\"1\": [0, 1], ...}, as for chakra sim)"},
+      {.name = "rendezvous-protocol", .kind = CLI_OPT_CHOICE, .dest = &vopt.rendezvous, .choices = bools,
+       .metavar = "BOOL",
+       .help = "true|false: check deadlocks as chakra sim --rendezvous-protocol=true runs (a send waits for its "
+               "receive)",
+       .def = "false"},
       {0}};
   const cli_command cmd = {.name = "validate", .args = "FILE.et... | PREFIX", .min_args = 1, .max_args = -1,
                            .about = about, .footer = footer, .opts = opts};

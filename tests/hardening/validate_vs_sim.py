@@ -98,6 +98,12 @@ GROUP_CASES = {
     "disjoint_groups": (True, [[allreduce(1, pg="1")], [allreduce(1, pg="1")],
                                [allreduce(1, pg="2", size=4096)], [allreduce(1, pg="2", size=4096)]],
                         {"1": [0, 1], "2": [2, 3]}),
+    "groups_take_slot_crossed": (False, [[allreduce(1, pg="1"), allreduce(2, pg="2", size=2048)],
+                                         [allreduce(1, pg="2", size=2048), allreduce(2, pg="1")]],
+                                 {"1": [0, 1], "2": [0, 1]}),
+    "groups_take_slot_same": (True, [[allreduce(1, pg="1"), allreduce(2, pg="2", size=2048)],
+                                     [allreduce(1, pg="1"), allreduce(2, pg="2", size=2048)]],
+                              {"1": [0, 1], "2": [0, 1]}),
     "meta_groups": (True, [[meta(0, {"5": [0, 1], "6": [2, 3]}), allreduce(1, pg="5")],
                            [meta(0, {"5": [0, 1], "6": [2, 3]}), allreduce(1, pg="5")],
                            [meta(0, {"5": [0, 1], "6": [2, 3]}), allreduce(1, pg="6")],
@@ -123,10 +129,18 @@ CASES = {
     "coll_size_differs": (False, [[allreduce(1, size=1024)], [allreduce(1, size=2048)]]),
     "send_before_recv": (True, [[send(1, 1), recv(2, 1, [1])], [send(1, 0), recv(2, 0, [1])]]),
     "allreduce_pair": (True, [[allreduce(1)], [allreduce(1)]]),
+    # the communication slot (one send, collective or memory node at a time)
+    "coll_holds_slot": (False, [[allreduce(1), send(2, 1)], [recv(1, 0), allreduce(2, [1])]]),
+    "coll_holds_slot_later": (False, [[node(1, "COMP_NODE"), allreduce(2, [1]), send(3, 1, [1])],
+                                      [recv(1, 0), allreduce(2, [1])]]),
+    "send_first_sound": (True, [[send(1, 1), allreduce(2)], [recv(1, 0), allreduce(2, [1])]]),
 }
-# name: (validate's exit, whether sim finishes)
-KNOWN_GAPS = {
-    "coll_holds_slot": (0, False, [[allreduce(1), send(2, 1)], [recv(1, 0), allreduce(2, [1])]]),
+# Deadlocks only under --rendezvous-protocol=true (given to both tools):
+# name: (whether sim finishes with it, ranks' nodes)
+RENDEZVOUS = {
+    "rdv_sends_first": (False, [[send(1, 1), recv(2, 1, [1])], [send(1, 0), recv(2, 0, [1])]]),
+    "rdv_send_holds_slot": (False, [[send(1, 1), allreduce(2)], [allreduce(1), recv(2, 0, [1])]]),
+    "rdv_recv_first": (True, [[recv(1, 1), send(2, 1, [1])], [send(1, 0), recv(2, 0, [1])]]),
 }
 
 
@@ -151,24 +165,25 @@ def ring(d, npus):
 def main():
     passed = failed = 0
     with tempfile.TemporaryDirectory() as d:
-        cases = {n: (1 - sound, sound, r, None) for n, (sound, r) in CASES.items()}
-        cases.update({n: (w, sound, r, None) for n, (w, sound, r) in KNOWN_GAPS.items()})
-        cases.update({n: (1 - sound, sound, r, g) for n, (sound, r, g) in GROUP_CASES.items()})
+        cases = {n: (1 - sound, sound, r, None, []) for n, (sound, r) in CASES.items()}
+        cases.update({n: (1 - sound, sound, r, g, []) for n, (sound, r, g) in GROUP_CASES.items()})
+        rdv = ["--rendezvous-protocol=true"]
+        cases.update({n: (1 - sound, sound, r, None, rdv) for n, (sound, r) in RENDEZVOUS.items()})
         if os.path.exists(STAGE + ".0.et"):
-            cases["stage_shared_with_groups"] = (0, True, STAGE, STAGE + ".json")
+            cases["stage_shared_with_groups"] = (0, True, STAGE, STAGE + ".json", [])
         else:
             print("skip: stage_shared_with_groups (no ../shared STAGE traces)")
-        for name, (want_v, sound, ranks, groups) in cases.items():
+        for name, (want_v, sound, ranks, groups, opt) in cases.items():
             prefix = ranks if isinstance(ranks, str) else write(d, name, ranks)
             npus = 8 if isinstance(ranks, str) else len(ranks)
-            opt = []
+            opt = list(opt)
             if isinstance(groups, dict):
                 gpath = os.path.join(d, name + ".groups.json")
                 with open(gpath, "w") as f:
                     json.dump(groups, f)
                 groups = gpath
             if groups:
-                opt = ["--comm-group-configuration=" + groups]
+                opt.append("--comm-group-configuration=" + groups)
             v = subprocess.run([CHAKRA, "validate", prefix] + opt, capture_output=True, text=True)
             s = subprocess.run([CHAKRA, "sim", "--workload-configuration=" + prefix,
                                 "--system-configuration=" + SYSTEM, "--network-configuration=" + ring(d, npus)] + opt,
