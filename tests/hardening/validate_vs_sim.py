@@ -144,6 +144,30 @@ RENDEZVOUS = {
 }
 
 
+def timed(i, us, cpu):
+    """A compute node of `us` microseconds on the CPU or the GPU slot."""
+    return {"id": i, "name": "c%d" % i, "type": "COMP_NODE", "duration_micros": str(us),
+            "attr": [{"name": "is_cpu_op", "bool_val": cpu}]}
+
+
+def slot_race(cpu_us, gpu_us):
+    """Rank 0's send (after CPU work) and all-reduce (after GPU work) race
+    for the slot; rank 1's all-reduce waits for the send. The send has the
+    lower id but neither is ready whenever the other is, so timing decides:
+    the all-reduce first (CPU work longer) stalls both ranks."""
+    return [[timed(1, cpu_us, True), timed(2, gpu_us, False), send(3, 1, [1]), allreduce(4, [2])],
+            [recv(1, 0), allreduce(2, [1])]]
+
+
+# Timing decides: the untimed check cannot (validate accepts both), the
+# simulation validate runs when given the configuration can.
+# name: (whether sim finishes, ranks' nodes)
+RACES = {
+    "race_coll_first": (False, slot_race(1000, 10)),
+    "race_send_first": (True, slot_race(10, 1000)),
+}
+
+
 def write(d, name, ranks):
     prefix = os.path.join(d, name)
     for r, nodes in enumerate(ranks):
@@ -169,6 +193,7 @@ def main():
         cases.update({n: (1 - sound, sound, r, g, []) for n, (sound, r, g) in GROUP_CASES.items()})
         rdv = ["--rendezvous-protocol=true"]
         cases.update({n: (1 - sound, sound, r, None, rdv) for n, (sound, r) in RENDEZVOUS.items()})
+        cases.update({n: (0, sound, r, None, []) for n, (sound, r) in RACES.items()})
         if os.path.exists(STAGE + ".0.et"):
             cases["stage_shared_with_groups"] = (0, True, STAGE, STAGE + ".json", [])
         else:
@@ -189,6 +214,15 @@ def main():
                                 "--system-configuration=" + SYSTEM, "--network-configuration=" + ring(d, npus)] + opt,
                                capture_output=True, text=True)
             ok = v.returncode == want_v and (s.returncode == 0) == sound
+            if name in RACES or name == "coll_holds_slot":
+                # with the configuration, validate simulates: exact for it
+                vs = subprocess.run([CHAKRA, "validate", prefix, "--system-configuration=" + SYSTEM,
+                                     "--network-configuration=" + ring(d, npus)] + opt, capture_output=True, text=True)
+                want = "%s.0.et: error: deadlock: simulated on %s and " % (prefix, SYSTEM)
+                if vs.returncode != 1 - sound or (not sound and name in RACES and want not in vs.stdout):
+                    ok = False
+                    print("FAIL: %s: validate with the configuration exit %d (want %d)\n%s" %
+                          (name, vs.returncode, 1 - sound, vs.stdout))
             if name in EXPECT and EXPECT[name] not in v.stdout:
                 ok = False
                 print("FAIL: %s: validate does not say '%s'" % (name, EXPECT[name]))
