@@ -30,13 +30,24 @@ METADATA group), the shared STAGE traces with their comm-group file, and
 the workload of every reference simulation case in ../shared (with its
 groups): sim finishes all of them, so validate must accept each.
 A bad comm-group file is bad input for both (exit 2, one line).
-Known gap, pinned so that a change is noticed:
-  coll_holds_slot    rank 0's all-reduce takes its one communication slot,
-                     so its send never goes out; rank 1's all-reduce waits
-                     for that send. The simulator stalls; validate does not
-                     model the slot (which of two ready nodes takes it
-                     depends on timing, and an untimed model of it flagged
-                     sound synthesised workloads), so it accepts this.
+The communication slot (one send, collective or memory node per NPU at a
+time, given to the lowest-id ready node; validate uses the orders that hold
+in every timing):
+  coll_holds_slot        rank 0's all-reduce and send are both ready at the
+                         start; the all-reduce (lower id) takes the slot and
+                         waits for rank 1's, which waits for the send
+  coll_holds_slot_later  the same after a shared compute parent
+  groups_take_slot_crossed  groups "1" and "2" (both ranks 0, 1), each rank
+                         making its own group's all-reduce the lower id
+Sound: send_first_sound (the send has the lower id), groups_take_slot_same.
+Rendezvous (--rendezvous-protocol=true given to both; a send waits for its
+receive): rdv_sends_first and rdv_send_holds_slot deadlock, rdv_recv_first
+does not.
+Races (timing decides which of rank 0's send and all-reduce takes the slot):
+validate alone accepts both (exit 0: not certain either way); given
+--system-configuration and --network-configuration it simulates and must
+agree with sim: race_coll_first (CPU work before the send is longer)
+deadlocks, race_send_first does not. coll_holds_slot is also checked that way.
 
 Usage: validate_vs_sim.py CHAKRA SOURCE_DIR
 """
