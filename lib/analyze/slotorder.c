@@ -12,6 +12,7 @@ static const uint32_t NONE = UINT32_MAX;
 #define SO_MAX_BITSET_BYTES (32u << 20)
 #define SO_MAX_PAIRS (1ull << 26)
 #define SO_MAX_EDGES (1u << 21)
+#define SO_MAX_SCAN 64 /* orders kept for one node that an implied one is looked for in */
 
 typedef struct edges {
   uint32_t (*v)[2];
@@ -99,7 +100,19 @@ static uint32_t *topo_order(uint32_t n, const uint32_t *poff, const uint32_t *ch
   return q;
 }
 
-/* S before C for every pair where S's parents are all ancestors of C. */
+static int has_bit(const uint64_t *set, uint32_t b) { return (int)(set[b / 64] >> (b % 64) & 1); }
+
+/* Every parent of s is among the ancestors a (of a node with a higher id). */
+static int forced(const uint64_t *a, uint32_t s, const uint32_t *poff, const uint32_t *par, const uint32_t *pidx) {
+  uint32_t k = poff[s];
+  while (k < poff[s + 1] && has_bit(a, pidx[par[k]])) k++;
+  return k == poff[s + 1];
+}
+
+/* S before C for every pair where S's parents are all ancestors of C.
+ * anc holds, per node, its ancestors among the indexed nodes (pidx: the
+ * slot nodes and their parents). An order already implied is left out: S
+ * an ancestor of C, or of a slot node kept for C with a higher id. */
 static int full_rule(edges *e, uint32_t n, const uint32_t *slot, uint32_t m, const uint32_t *poff,
                      const uint32_t *par, const uint32_t *child_off, const uint32_t *children, const uint32_t *pidx,
                      size_t words) {
@@ -118,10 +131,18 @@ static int full_rule(edges *e, uint32_t n, const uint32_t *slot, uint32_t m, con
   }
   for (uint32_t ci = 1; !rc && ci < m; ci++) {
     const uint64_t *a = anc + (size_t)slot[ci] * words;
-    for (uint32_t si = 0; !rc && si < ci; si++) {
-      uint32_t s = slot[si], k = poff[s];
-      while (k < poff[s + 1] && (a[pidx[par[k]] / 64] >> (pidx[par[k]] % 64) & 1)) k++;
-      if (k == poff[s + 1]) rc = add_edge(e, s, slot[ci]);
+    uint32_t first = e->n;
+    int root_seen = 0; /* parentless ones chain: the nearest stands for all below it */
+    for (uint32_t si = ci; !rc && si-- > 0;) {
+      uint32_t s = slot[si];
+      if (poff[s] == poff[s + 1] && root_seen++) continue;
+      if (has_bit(a, pidx[s]) || !forced(a, s, poff, par, pidx)) continue;
+      uint32_t j = first, end = e->n - first > SO_MAX_SCAN ? first + SO_MAX_SCAN : e->n;
+      for (; j < end; j++) { /* implied by a higher-id one kept for C: S is its ancestor or goes before it */
+        const uint64_t *b = anc + (size_t)e->v[j][0] * words;
+        if (has_bit(b, pidx[s]) || forced(b, s, poff, par, pidx)) break;
+      }
+      if (j == end) rc = add_edge(e, s, slot[ci]);
     }
   }
   free(anc);
@@ -167,6 +188,7 @@ int so_compute(so_order *o, uint32_t n, const uint64_t *id, const uint32_t *chil
   if (!rc) {
     for (uint32_t i = 0; i < n; i++) pidx[i] = NONE;
     if ((m = slot_nodes(n, id, in_slot, slot)) == UINT32_MAX) rc = -1, m = 0;
+    for (uint32_t k = 0; k < m; k++) pidx[slot[k]] = np++;
     for (uint32_t k = 0; k < m; k++)
       for (uint32_t j = poff[slot[k]]; j < poff[slot[k] + 1]; j++)
         if (pidx[par[j]] == NONE) pidx[par[j]] = np++;
