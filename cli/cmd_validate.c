@@ -48,6 +48,9 @@ static void print_problem(void *ctx, const chakra_problem *p) {
 /* The simulator's configuration, when validate is to run it. */
 typedef struct sim_check {
   const char *system, *network, *remote_memory;
+  int network_model, multidim_full;
+  uint32_t queues_per_dim;
+  double injection_scale;
 } sim_check;
 
 /* The prefix the simulator loads the ranks from: the one argument, or the
@@ -79,7 +82,12 @@ static int sim_stuck_ranks(const sim_check *c, const chakra_validate_options *vo
   chakra_error err = {0};
   int rc = chakra_sim_config_load(&cfg, &files, cli_diag, NULL, &err);
   if (!rc) {
-    chakra_sim_config_params(cfg)->rendezvous = vopt->rendezvous;
+    chakra_sim_params *p = chakra_sim_config_params(cfg);
+    p->rendezvous = vopt->rendezvous;
+    p->network_model = c->network_model;
+    p->multidim_full = c->multidim_full;
+    if (c->queues_per_dim) p->queues_per_dim = c->queues_per_dim;
+    if (c->injection_scale > 0) p->injection_scale = c->injection_scale;
     uint32_t npus = chakra_topo_npus(chakra_sim_config_topo(cfg));
     if (npus != (uint32_t)n)
       rc = chakra_error_set(&err, CHAKRA_EINVAL, "%s: the network has %u NPUs but the workload has %d rank file(s)",
@@ -115,8 +123,11 @@ int cmd_validate(int argc, char **argv) {
   out_state o = {0, 100, 0};
   int strict = 0;
   chakra_validate_options vopt = {0};
-  sim_check sc = {0};
+  sim_check sc = {.network_model = -1, .multidim_full = -1}; /* -1: not given */
   static const cli_choice bools[] = {{"true", 1}, {"false", 0}, {"1", 1}, {"0", 0}, {NULL, 0}};
+  static const cli_choice models[] = {{"aware", CHAKRA_NET_AWARE}, {"unaware", CHAKRA_NET_UNAWARE}, {NULL, 0}};
+  static const cli_choice multidim[] = {{"lowest", 0}, {"full", 1}, {NULL, 0}};
+  static const char as_sim[] = "for the simulation: as chakra sim's";
   const cli_opt opts[] = {
       {.name = "max-errors", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&o.limit),
        .help = "print at most N problem lines (0 = all)", .def = "100"},
@@ -137,6 +148,14 @@ int cmd_validate(int argc, char **argv) {
        .help = "the network to simulate on (with --system-configuration)"},
       {.name = "remote-memory-configuration", .kind = CLI_OPT_STRING, .dest = &sc.remote_memory,
        .metavar = "MEM.json", .help = "remote memory for the simulation (memory nodes need one)"},
+      {.name = "network-model", .kind = CLI_OPT_CHOICE, .dest = &sc.network_model, .choices = models,
+       .help = as_sim, .def = "aware"},
+      {.name = "num-queues-per-dim", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&sc.queues_per_dim), .min = 1, .max = 64,
+       .help = as_sim, .def = "1"},
+      {.name = "injection-scale", .kind = CLI_OPT_DOUBLE, .flags = CLI_OPT_POSITIVE, .dest = &sc.injection_scale,
+       .help = as_sim, .def = "1"},
+      {.name = "multidim-p2p", .kind = CLI_OPT_CHOICE, .dest = &sc.multidim_full, .choices = multidim,
+       .help = as_sim, .def = "lowest"},
       {0}};
   const cli_command cmd = {.name = "validate", .args = "FILE.et... | PREFIX", .min_args = 1, .max_args = -1,
                            .about = about, .footer = footer, .opts = opts};
@@ -144,11 +163,16 @@ int cmd_validate(int argc, char **argv) {
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
   char **paths;
-  if (!sc.system != !sc.network || (sc.remote_memory && !sc.system)) {
-    cli_error("--system-configuration and --network-configuration go together (and --remote-memory-configuration "
-              "needs both)");
+  int sim_only = sc.remote_memory || sc.network_model >= 0 || sc.multidim_full >= 0 || sc.queues_per_dim ||
+                 sc.injection_scale > 0;
+  if (!sc.system != !sc.network || (sim_only && !sc.system)) {
+    cli_error("--system-configuration and --network-configuration go together, and the other simulation options "
+              "(--remote-memory-configuration, --network-model, --num-queues-per-dim, --injection-scale, "
+              "--multidim-p2p) need both");
     return 2;
   }
+  if (sc.network_model < 0) sc.network_model = CHAKRA_NET_AWARE;
+  if (sc.multidim_full < 0) sc.multidim_full = 0;
   int n = cli_expand_traces(pos.n, pos.v, &paths);
   if (n < 0) return 2;
   char *prefix = sc.system ? sim_prefix(&pos, paths, n) : NULL;

@@ -279,6 +279,21 @@ def main():
         else:
             failed += 1
             print("FAIL: bad comm-group file: exit %d (want 2), stderr %r (want %r)" % (v.returncode, v.stderr, want))
+        # The simulation's options without a configuration, and a network
+        # whose NPU count is not the rank count, are usage/input errors.
+        prefix = os.path.join(d, "race_coll_first")
+        for extra, want in ((["--network-model=unaware"], "chakra validate: --system-configuration and "
+                             "--network-configuration go together"),
+                            (["--system-configuration=" + SYSTEM, "--network-configuration=" + ring(d, 8)],
+                             "chakra validate: %s: the network has 8 NPUs but the workload has 2 rank file(s)"
+                             % ring(d, 8))):
+            v = subprocess.run([CHAKRA, "validate", prefix] + extra, capture_output=True, text=True)
+            if v.returncode == 2 and v.stderr.startswith(want) and v.stderr.count("\n") == 1:
+                passed += 1
+            else:
+                failed += 1
+                print("FAIL: validate %s: exit %d (want 2), stderr %r (want %r...)" % (extra, v.returncode, v.stderr,
+                                                                                      want))
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
