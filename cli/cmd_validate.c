@@ -1,7 +1,10 @@
 /* cmd_validate.c - chakra validate: check traces, one line per problem. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "chakra/build.h"
+#include "chakra/sim.h"
 #include "chakra/validate.h"
 #include "cli.h"
 
@@ -13,8 +16,13 @@ static const char about[] =
     "every send has exactly one receive with the same src, dst, tag and size,\n"
     "that the collectives of each communicator group agree in order, type and\n"
     "size on every member and are issued only by members, and that the ranks\n"
-    "cannot deadlock (an untimed run of the send/receive and collective order).\n"
+    "cannot deadlock (an untimed run of the send/receive and collective order,\n"
+    "with the orders the one communication slot per NPU imposes in every timing).\n"
     "Groups come from --comm-group-configuration and METADATA nodes, as in sim.\n"
+    "Which of two ready nodes takes the slot can depend on compute and network\n"
+    "times: given --system-configuration and --network-configuration, a\n"
+    "workload that passes is also simulated on them, and a rank the simulator\n"
+    "cannot finish is an error (an exact answer for that configuration).\n"
     "\n"
     "Prints one line per problem (file, node id, offset, problem) and a summary.\n";
 
@@ -37,10 +45,89 @@ static void print_problem(void *ctx, const chakra_problem *p) {
     printf("%s: %s: %s\n", p->file, sev, p->what);
 }
 
+/* The simulator's configuration, when validate is to run it. */
+typedef struct sim_check {
+  const char *system, *network, *remote_memory;
+  int network_model, multidim_full;
+  uint32_t queues_per_dim;
+  double injection_scale;
+} sim_check;
+
+/* The prefix the simulator loads the ranks from: the one argument, or the
+ * common prefix of files given as P.0.et, P.1.et, ... in order. NULL (and
+ * a message) otherwise. */
+static char *sim_prefix(const cli_args *pos, char **paths, int n) {
+  if (pos->n == 1 && strcmp(pos->v[0], paths[0]) != 0) return strdup(pos->v[0]);
+  size_t len = strlen(paths[0]);
+  char *p = len > 5 && strcmp(paths[0] + len - 5, ".0.et") == 0 ? strndup(paths[0], len - 5) : NULL;
+  char buf[4096];
+  for (int r = 0; p && r < n; r++) {
+    chakra_rank_path(buf, sizeof buf, p, (uint32_t)r);
+    if (strcmp(buf, paths[r]) != 0) free(p), p = NULL;
+  }
+  if (!p)
+    cli_error("--system-configuration: the simulator loads ranks by prefix; give PREFIX, or files named "
+              "PREFIX.0.et, PREFIX.1.et, ... in order");
+  return p;
+}
+
+/* One error line per rank the simulator stops with; returns how many, or
+ * -1 after printing why the simulation could not run. */
+static int sim_stuck_ranks(const sim_check *c, const chakra_validate_options *vopt, const char *prefix, char **paths,
+                           int n, chakra_diag_fn report, void *ctx) {
+  chakra_sim_files files = {c->system, c->network, c->remote_memory, vopt->comm_groups};
+  chakra_sim_config *cfg;
+  chakra_sim_workload *w = NULL;
+  chakra_sim_result res = {0};
+  chakra_error err = {0};
+  int rc = chakra_sim_config_load(&cfg, &files, cli_diag, NULL, &err);
+  if (!rc) {
+    chakra_sim_params *p = chakra_sim_config_params(cfg);
+    p->rendezvous = vopt->rendezvous;
+    p->network_model = c->network_model;
+    p->multidim_full = c->multidim_full;
+    if (c->queues_per_dim) p->queues_per_dim = c->queues_per_dim;
+    if (c->injection_scale > 0) p->injection_scale = c->injection_scale;
+    uint32_t npus = chakra_topo_npus(chakra_sim_config_topo(cfg));
+    if (npus != (uint32_t)n)
+      rc = chakra_error_set(&err, CHAKRA_EINVAL, "%s: the network has %u NPUs but the workload has %d rank file(s)",
+                            c->network, npus, n);
+    if (!rc) rc = chakra_sim_workload_load(&w, prefix, npus, 0, cli_diag, NULL, &err);
+    chakra_sim_run_options ro = {.diag = cli_diag};
+    if (!rc) rc = chakra_sim_run(cfg, w, &ro, &res, &err);
+  }
+  int stuck = 0;
+  for (uint32_t i = 0; !rc && i < res.n_stuck; i++) {
+    unsigned r;
+    int at = 0;
+    if (sscanf(res.stuck[i], "rank %u did not finish: %n", &r, &at) != 1 || !at || r >= (unsigned)n) continue;
+    char what[700];
+    snprintf(what, sizeof what, "deadlock: simulated on %s and %s, this rank does not finish: %s", c->system,
+             c->network, res.stuck[i] + at);
+    chakra_problem p = chakra_problem_make(CHAKRA_SEV_ERROR, what);
+    p.file = paths[r];
+    report(ctx, &p);
+    stuck++;
+  }
+  chakra_sim_result_free(&res);
+  chakra_sim_workload_free(w);
+  chakra_sim_config_free(cfg);
+  if (rc) {
+    cli_fail(&err);
+    return -1;
+  }
+  return stuck;
+}
+
 int cmd_validate(int argc, char **argv) {
   out_state o = {0, 100, 0};
   int strict = 0;
   chakra_validate_options vopt = {0};
+  sim_check sc = {.network_model = -1, .multidim_full = -1}; /* -1: not given */
+  static const cli_choice bools[] = {{"true", 1}, {"false", 0}, {"1", 1}, {"0", 0}, {NULL, 0}};
+  static const cli_choice models[] = {{"aware", CHAKRA_NET_AWARE}, {"unaware", CHAKRA_NET_UNAWARE}, {NULL, 0}};
+  static const cli_choice multidim[] = {{"lowest", 0}, {"full", 1}, {NULL, 0}};
+  static const char as_sim[] = "for the simulation: as chakra sim's";
   const cli_opt opts[] = {
       {.name = "max-errors", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&o.limit),
        .help = "print at most N problem lines (0 = all)", .def = "100"},
@@ -49,6 +136,26 @@ int cmd_validate(int argc, char **argv) {
       {.name = "comm-group-configuration", .alias = "comm-groups", .kind = CLI_OPT_STRING, .dest = &vopt.comm_groups,
        .metavar = "FILE",
        .help = "communicator groups ({\"1\": [0, 1], ...}, as for chakra sim)"},
+      {.name = "rendezvous-protocol", .kind = CLI_OPT_CHOICE, .dest = &vopt.rendezvous, .choices = bools,
+       .metavar = "BOOL",
+       .help = "true|false: check deadlocks as chakra sim --rendezvous-protocol=true runs (a send waits for its "
+               "receive)",
+       .def = "false"},
+      {.name = "system-configuration", .kind = CLI_OPT_STRING, .dest = &sc.system, .metavar = "SYS.json",
+       .help = "with --network-configuration: also simulate the workload (as chakra sim) and report ranks that do "
+               "not finish"},
+      {.name = "network-configuration", .kind = CLI_OPT_STRING, .dest = &sc.network, .metavar = "NET.yml",
+       .help = "the network to simulate on (with --system-configuration)"},
+      {.name = "remote-memory-configuration", .kind = CLI_OPT_STRING, .dest = &sc.remote_memory,
+       .metavar = "MEM.json", .help = "remote memory for the simulation (memory nodes need one)"},
+      {.name = "network-model", .kind = CLI_OPT_CHOICE, .dest = &sc.network_model, .choices = models,
+       .help = as_sim, .def = "aware"},
+      {.name = "num-queues-per-dim", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&sc.queues_per_dim), .min = 1, .max = 64,
+       .help = as_sim, .def = "1"},
+      {.name = "injection-scale", .kind = CLI_OPT_DOUBLE, .flags = CLI_OPT_POSITIVE, .dest = &sc.injection_scale,
+       .help = as_sim, .def = "1"},
+      {.name = "multidim-p2p", .kind = CLI_OPT_CHOICE, .dest = &sc.multidim_full, .choices = multidim,
+       .help = as_sim, .def = "lowest"},
       {0}};
   const cli_command cmd = {.name = "validate", .args = "FILE.et... | PREFIX", .min_args = 1, .max_args = -1,
                            .about = about, .footer = footer, .opts = opts};
@@ -56,11 +163,36 @@ int cmd_validate(int argc, char **argv) {
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
   char **paths;
+  int sim_only = sc.remote_memory || sc.network_model >= 0 || sc.multidim_full >= 0 || sc.queues_per_dim ||
+                 sc.injection_scale > 0;
+  if (!sc.system != !sc.network || (sim_only && !sc.system)) {
+    cli_error("--system-configuration and --network-configuration go together, and the other simulation options "
+              "(--remote-memory-configuration, --network-model, --num-queues-per-dim, --injection-scale, "
+              "--multidim-p2p) need both");
+    return 2;
+  }
+  if (sc.network_model < 0) sc.network_model = CHAKRA_NET_AWARE;
+  if (sc.multidim_full < 0) sc.multidim_full = 0;
   int n = cli_expand_traces(pos.n, pos.v, &paths);
   if (n < 0) return 2;
+  char *prefix = sc.system ? sim_prefix(&pos, paths, n) : NULL;
+  if (sc.system && !prefix) {
+    cli_free_paths(paths, n);
+    return 2;
+  }
   chakra_validate_summary sum;
   chakra_error err = {0};
   int rc = chakra_validate_with(paths, n, &vopt, print_problem, &o, &sum, &err);
+  if (!rc && prefix && !sum.errors && !sum.unreadable) {
+    int stuck = sim_stuck_ranks(&sc, &vopt, prefix, paths, n, print_problem, &o);
+    if (stuck < 0) {
+      free(prefix);
+      cli_free_paths(paths, n);
+      return 2;
+    }
+    sum.errors += (uint64_t)stuck;
+  }
+  free(prefix);
   cli_free_paths(paths, n);
   if (rc) return cli_fail(&err);
   if (o.limit && sum.errors + sum.warnings > o.printed && !o.quiet)

@@ -43,6 +43,9 @@ typedef struct chakra_validate_options {
    * only, and a group neither defines is taken to be the ranks using it
    * (with a warning). */
   const char *comm_groups;
+  /* Check deadlocks as chakra sim --rendezvous-protocol=true runs: a send
+   * finishes only once its receive has been issued. */
+  int rendezvous;
 } chakra_validate_options;
 
 /* chakra_validate with options (opt may be NULL). A comm-group

@@ -2,6 +2,7 @@
 #include "deadlock.h"
 
 #include "../util/toposort.h"
+#include "slotorder.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,8 @@ typedef struct rstate {
   const dl_rank *g;
   uint8_t *st;             /* ST_* per node */
   uint32_t *rem;           /* unfinished dependencies per node */
+  so_order slot_order;     /* communication-slot nodes that must finish first (slotorder.h) */
+  uint32_t *slot_rem;      /* of those, unfinished per node */
   heap ready[DL_SLOTS];
   uint64_t *ordinal;       /* per group: collectives issued so far */
   uint32_t done;
@@ -92,8 +95,10 @@ typedef struct waiter {
 } waiter;
 
 typedef struct keyq {
-  waiter *v;
+  waiter *v;               /* receives waiting for their send */
   uint32_t head, n, cap;
+  waiter *sv;              /* rendezvous: sends waiting for their receive */
+  uint32_t shead, sn, scap;
   uint64_t sends, recvs;
 } keyq;
 
@@ -121,6 +126,7 @@ typedef struct run {
   void *ctx;
   int *work;               /* ranks to (re)issue */
   int n_work;
+  int rendezvous;          /* a send finishes only once its receive is issued */
   int oom;
 } run;
 
@@ -145,6 +151,11 @@ static void mark(run *u, int r) {
   }
 }
 
+static void make_ready(run *u, rstate *s, uint32_t c) {
+  s->st[c] = ST_READY;
+  if (heap_push(&s->ready[s->g->slot[c]], s->g->id, c)) u->oom = 1;
+}
+
 static void finish(run *u, int r, uint32_t i) {
   rstate *s = &u->r[r];
   const dl_rank *g = s->g;
@@ -152,10 +163,12 @@ static void finish(run *u, int r, uint32_t i) {
   s->done++;
   for (uint32_t k = g->child_off[i]; k < g->child_off[i + 1]; k++) {
     uint32_t c = g->children[k];
-    if (--s->rem[c] == 0) {
-      s->st[c] = ST_READY;
-      if (heap_push(&s->ready[g->slot[c]], g->id, c)) u->oom = 1;
-    }
+    if (--s->rem[c] == 0 && s->slot_rem[c] == 0) make_ready(u, s, c);
+  }
+  const so_order *o = &s->slot_order;
+  for (uint32_t k = o->off[i]; k < o->off[i + 1]; k++) {
+    uint32_t c = o->after[k];
+    if (--s->slot_rem[c] == 0 && s->rem[c] == 0) make_ready(u, s, c);
   }
   mark(u, r);
 }
@@ -163,6 +176,10 @@ static void finish(run *u, int r, uint32_t i) {
 static void deliver(run *u, keyq *q) {
   while (q->head < q->n && q->sends > q->v[q->head].ordinal) {
     waiter w = q->v[q->head++];
+    finish(u, w.rank, w.node);
+  }
+  while (q->shead < q->sn && q->recvs > q->sv[q->shead].ordinal) {
+    waiter w = q->sv[q->shead++];
     finish(u, w.rank, w.node);
   }
 }
@@ -209,8 +226,10 @@ static void issue(run *u, int r, uint32_t i) {
     case DL_LOCAL: finish(u, r, i); break;
     case DL_SEND: {
       keyq *q = &u->keys[g->key[i]];
-      q->sends++;
-      finish(u, r, i);
+      waiter w = {r, i, q->sends++};
+      if (!u->rendezvous) finish(u, r, i);
+      else if (grow((void **)&q->sv, &q->scap, sizeof *q->sv, q->sn + 1)) u->oom = 1;
+      else q->sv[q->sn++] = w;
       deliver(u, q);
       break;
     }
@@ -243,26 +262,55 @@ static void issue_ready(run *u, int r) {
   }
 }
 
-static void report_rank(run *u, int r, uint32_t n_groups, dl_report_fn report, void *ctx) {
+/* Fills x for node i of rank r, issued and waiting for another rank. */
+static void waiting_for(const run *u, int r, uint32_t i, dl_stuck *x) {
+  const dl_rank *g = u->r[r].g;
+  x->node = i;
+  x->kind = g->kind[i];
+  x->key = g->key[i];
+  for (uint32_t w = 0; x->kind == DL_COLL && w < u->groups[x->key].n_wait; w++)
+    if (u->groups[x->key].wait[w].rank == r && u->groups[x->key].wait[w].node == i)
+      x->ordinal = u->groups[x->key].wait[w].ordinal;
+}
+
+/* A node that only the communication slot keeps from being issued, and
+ * the issued node that will not give the slot back; 0 if there is none. */
+static int slot_holder(const rstate *s, uint32_t *holder, uint32_t *blocked) {
+  const dl_rank *g = s->g;
+  const so_order *o = &s->slot_order;
+  int found = 0;
+  for (uint32_t h = 0; h < g->n; h++) {
+    if (s->st[h] != ST_ISSUED || (found && g->id[h] >= g->id[*holder])) continue;
+    for (uint32_t k = o->off[h]; k < o->off[h + 1]; k++) {
+      uint32_t w = o->after[k];
+      if (s->st[w] == ST_WAITING && s->rem[w] == 0 && (!found || *holder != h || g->id[w] < g->id[*blocked]))
+        *holder = h, *blocked = w, found = 1;
+    }
+  }
+  return found;
+}
+
+static void report_rank(run *u, int r, dl_report_fn report, void *ctx) {
   rstate *s = &u->r[r];
   const dl_rank *g = s->g;
-  dl_stuck x = {.rank = r, .node = NONE, .kind = DL_LOCAL, .missing_rank = -1,
+  dl_stuck x = {.rank = r, .node = NONE, .waiter = NONE, .kind = DL_LOCAL, .missing_rank = -1,
                 .unfinished = g->n - s->done};
-  /* the lowest-id waiting collective or receive says why the rank stops */
-  for (uint32_t gi = 0; gi < n_groups; gi++)
-    for (uint32_t w = 0; w < u->groups[gi].n_wait; w++) {
-      const pending *p = &u->groups[gi].wait[w];
-      if (p->rank == r && (x.node == NONE || g->id[p->node] < g->id[x.node]))
-        x.node = p->node, x.kind = DL_COLL, x.key = gi, x.ordinal = p->ordinal;
-    }
-  for (uint32_t i = 0; i < g->n; i++)
-    if (g->kind[i] == DL_RECV && s->st[i] == ST_ISSUED && (x.node == NONE || g->id[i] < g->id[x.node]))
-      x.node = i, x.kind = DL_RECV, x.key = g->key[i];
+  uint32_t holder = NONE, blocked = NONE;
+  if (slot_holder(s, &holder, &blocked)) {
+    /* the slot is why: name the node that holds it and the one it blocks */
+    waiting_for(u, r, holder, &x);
+    x.waiter = blocked;
+  } else {
+    /* the lowest-id waiting collective, receive or (rendezvous) send */
+    for (uint32_t i = 0; i < g->n; i++)
+      if (s->st[i] == ST_ISSUED && g->kind[i] != DL_LOCAL && (x.node == NONE || g->id[i] < g->id[x.node]))
+        waiting_for(u, r, i, &x);
+  }
   if (x.kind == DL_COLL)
     for (int m = 0; m < u->nr && x.missing_rank < 0; m++)
       if (u->member(u->ctx, x.key, m) && u->r[m].ordinal[x.key] <= x.ordinal) x.missing_rank = m;
   for (uint32_t i = 0; x.node == NONE && i < g->n; i++)
-    if (s->st[i] != ST_DONE) x.node = i;
+    if (s->st[i] != ST_DONE) x.node = i, x.kind = DL_LOCAL;
   report(ctx, &x);
 }
 
@@ -271,9 +319,14 @@ static void run_free(run *u, uint32_t n_keys, uint32_t n_groups) {
     free(u->r[r].st);
     free(u->r[r].rem);
     free(u->r[r].ordinal);
+    free(u->r[r].slot_rem);
+    so_free(&u->r[r].slot_order);
     for (int c = 0; c < DL_SLOTS; c++) free(u->r[r].ready[c].v);
   }
-  for (uint32_t k = 0; u->keys && k < n_keys; k++) free(u->keys[k].v);
+  for (uint32_t k = 0; u->keys && k < n_keys; k++) {
+    free(u->keys[k].v);
+    free(u->keys[k].sv);
+  }
   for (uint32_t k = 0; u->groups && k < n_groups; k++) {
     free(u->groups[k].v);
     free(u->groups[k].wait);
@@ -297,10 +350,20 @@ static int run_init(run *u, dl_rank *ranks, int n, uint32_t n_keys, uint32_t n_g
     s->st = calloc(g->n ? g->n : 1, 1);
     s->rem = malloc((g->n ? g->n : 1) * sizeof *s->rem);
     s->ordinal = calloc(n_groups ? n_groups : 1, sizeof *s->ordinal);
-    if (!s->st || !s->rem || !s->ordinal) return -1;
+    s->slot_rem = malloc((g->n ? g->n : 1) * sizeof *s->slot_rem);
+    uint8_t *in_slot = malloc(g->n ? g->n : 1);
+    if (!s->st || !s->rem || !s->ordinal || !s->slot_rem || !in_slot) {
+      free(in_slot);
+      return -1;
+    }
+    for (uint32_t i = 0; i < g->n; i++) in_slot[i] = g->slot[i] == DL_COMM;
+    int rc = so_compute(&s->slot_order, g->n, g->id, g->child_off, g->children, in_slot);
+    free(in_slot);
+    if (rc) return -1;
     memcpy(s->rem, g->indeg, g->n * sizeof *s->rem);
+    memcpy(s->slot_rem, s->slot_order.count, g->n * sizeof *s->slot_rem);
     for (uint32_t i = 0; i < g->n; i++)
-      if (!s->rem[i]) {
+      if (!s->rem[i] && !s->slot_rem[i]) {
         s->st[i] = ST_READY;
         if (heap_push(&s->ready[g->slot[i]], g->id, i)) return -1;
       }
@@ -309,8 +372,8 @@ static int run_init(run *u, dl_rank *ranks, int n, uint32_t n_keys, uint32_t n_g
 }
 
 int dl_run(dl_rank *ranks, int n, uint32_t n_keys, uint32_t n_groups, const uint32_t *members,
-           int (*member)(void *ctx, uint32_t g, int r), dl_report_fn report, void *ctx) {
-  run u = {.nr = n, .members = members, .member = member, .ctx = ctx};
+           int (*member)(void *ctx, uint32_t g, int r), int rendezvous, dl_report_fn report, void *ctx) {
+  run u = {.nr = n, .members = members, .member = member, .ctx = ctx, .rendezvous = rendezvous};
   if (run_init(&u, ranks, n, n_keys, n_groups)) {
     run_free(&u, n_keys, n_groups);
     return -1;
@@ -321,7 +384,7 @@ int dl_run(dl_rank *ranks, int n, uint32_t n_keys, uint32_t n_groups, const uint
   for (int r = 0; r < n && !u.oom; r++)
     if (u.r[r].done < ranks[r].n) {
       stuck++;
-      report_rank(&u, r, n_groups, report, ctx);
+      report_rank(&u, r, report, ctx);
     }
   int oom = u.oom;
   run_free(&u, n_keys, n_groups);

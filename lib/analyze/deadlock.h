@@ -11,11 +11,18 @@
  * waits in a cycle through other ranks and is stuck in every timing: the
  * simulator cannot finish those ranks either.
  *
- * The simulator's single communication slot per NPU is deliberately not
- * modelled: which of two ready collectives takes it depends on timing, and
- * an untimed model of it flags sound workloads (a pipelined, FSDP-sharded
- * synthesised job, for one). A deadlock that only the slot causes is
- * therefore not found here. */
+ * The simulator's one communication slot per NPU (sends, collectives and
+ * other non-receive communication nodes, one at a time, each until it
+ * finishes) is modelled by the orders it imposes in every timing
+ * (slotorder.h): a slot node waits for the lower-id slot nodes that are
+ * ready whenever it is. A collective that takes the slot while a send its
+ * group waits for is still ready behind it is found that way. Which of two
+ * nodes takes the slot when neither order is certain depends on compute and
+ * network times and is not decided here (validate runs the simulator for
+ * that when given a configuration).
+ *
+ * With the rendezvous protocol a send finishes only once its receive has
+ * been issued (the receiver's invitation), so sends wait too. */
 #ifndef CHAKRA_ANALYZE_DEADLOCK_H
 #define CHAKRA_ANALYZE_DEADLOCK_H
 
@@ -50,7 +57,8 @@ void dl_rank_free(dl_rank *r);
 typedef struct dl_stuck {
   int rank;
   uint32_t node;
-  int kind;                /* DL_RECV, DL_COLL, or DL_LOCAL (never became ready) */
+  uint32_t waiter;         /* a slot node that only node's holding the slot keeps back, or UINT32_MAX */
+  int kind;                /* DL_RECV, DL_COLL, DL_SEND (rendezvous), or DL_LOCAL (never became ready) */
   uint32_t key;            /* receive key or group */
   uint64_t ordinal;        /* collective: its position in the group */
   int missing_rank;        /* a collective: one member that did not issue it; else -1 */
@@ -61,10 +69,11 @@ typedef void (*dl_report_fn)(void *ctx, const dl_stuck *s);
 
 /* Runs the execution over n ranks with n_keys receive keys and n_groups
  * groups; member(ctx, g, r) says whether rank r belongs to group g and
- * members[g] how many do. Calls report once per rank that cannot finish,
- * for its lowest-id blocked node. Returns the number of stuck ranks, or
- * -1 when out of memory. */
+ * members[g] how many do; rendezvous: sends wait for their receives.
+ * Calls report once per rank that cannot finish: for the node holding the
+ * slot when that is why, else for its lowest-id blocked node. Returns the
+ * number of stuck ranks, or -1 when out of memory. */
 int dl_run(dl_rank *ranks, int n, uint32_t n_keys, uint32_t n_groups, const uint32_t *members,
-           int (*member)(void *ctx, uint32_t g, int r), dl_report_fn report, void *ctx);
+           int (*member)(void *ctx, uint32_t g, int r), int rendezvous, dl_report_fn report, void *ctx);
 
 #endif

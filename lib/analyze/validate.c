@@ -45,6 +45,7 @@ typedef struct vstate {
   p2p *keys;             /* receive key index -> its (src, dst, tag, size) */
   uint8_t *member;       /* n_groups x n_files: rank r is in group g */
   const char *groups_path; /* the comm-group configuration, NULL if none */
+  int rendezvous;        /* sends wait for their receives (chakra sim --rendezvous-protocol) */
   cg_set defs;           /* groups it and the METADATA nodes define */
   long *def_of;          /* per used group: index into defs, -1 = all ranks or unknown */
   uint32_t *first;       /* n_groups x n_files: the rank's first collective on it, UINT32_MAX none */
@@ -455,29 +456,59 @@ static void assign_keys(vstate *s) {
 
 static int is_member(void *ctx, uint32_t g, int r) { return in_group(ctx, g, r); }
 
+/* What the stuck node waits for, as "..." after "never completes: ". */
+static void stuck_reason(const vstate *s, const dl_stuck *x, char *buf, size_t size) {
+  if (x->kind == DL_COLL) {
+    snprintf(buf, size, "rank %d never issues its collective #%llu of the group", x->missing_rank,
+             (unsigned long long)x->ordinal);
+  } else {
+    const p2p *k = &s->keys[x->key];
+    if (x->kind == DL_RECV) snprintf(buf, size, "rank %d cannot reach its send", k->src);
+    else snprintf(buf, size, "rank %d cannot reach its receive (rendezvous: the receiver invites each send)", k->dst);
+  }
+}
+
+/* "group G: collective #k (TYPE, N bytes)" or "send to rank D (tag T, N bytes)" ... */
+static void stuck_what(const vstate *s, const dl_stuck *x, char *buf, size_t size) {
+  const dl_rank *g = &s->dl[x->rank];
+  char qn[200];
+  if (x->kind == DL_COLL) {
+    snprintf(buf, size, "group %s: collective #%llu (%s, %llu bytes)", group_label(s, x->key, qn, sizeof qn),
+             (unsigned long long)x->ordinal, chakra_comm_type_name(g->comm_type[x->node]),
+             (unsigned long long)g->size[x->node]);
+  } else {
+    const p2p *k = &s->keys[x->key];
+    if (x->kind == DL_RECV)
+      snprintf(buf, size, "receive from rank %d (tag %d, %llu bytes)", k->src, k->tag, (unsigned long long)k->size);
+    else
+      snprintf(buf, size, "send to rank %d (tag %d, %llu bytes)", k->dst, k->tag, (unsigned long long)k->size);
+  }
+}
+
 static void report_stuck(void *ctx, const dl_stuck *x) {
   vstate *s = ctx;
   const dl_rank *g = &s->dl[x->rank];
   uint64_t id = g->id[x->node], off = g->offset[x->node];
-  if (x->kind == DL_COLL) {
-    char qn[200];
-    const char *gname = group_label(s, x->key, qn, sizeof qn);
-    report(s, CHAKRA_SEV_ERROR, x->rank, 1, id, off,
-           "deadlock: group %s: collective #%llu (%s, %llu bytes) never completes: rank %d never issues its "
-           "collective #%llu of the group (%u node(s) of this rank never finish)",
-           gname, (unsigned long long)x->ordinal, chakra_comm_type_name(g->comm_type[x->node]),
-           (unsigned long long)g->size[x->node], x->missing_rank, (unsigned long long)x->ordinal,
-           x->unfinished);
-  } else if (x->kind == DL_RECV) {
-    const p2p *k = &s->keys[x->key];
-    report(s, CHAKRA_SEV_ERROR, x->rank, 1, id, off,
-           "deadlock: receive from rank %d (tag %d, %llu bytes) never completes: rank %d cannot reach its "
-           "send (%u node(s) of this rank never finish)",
-           k->src, k->tag, (unsigned long long)k->size, k->src, x->unfinished);
-  } else {
+  char what[400], why[200];
+  if (x->kind == DL_LOCAL) {
     report(s, CHAKRA_SEV_ERROR, x->rank, 1, id, off,
            "deadlock: node never becomes ready (%u node(s) of this rank never finish)", x->unfinished);
+    return;
   }
+  stuck_what(s, x, what, sizeof what);
+  stuck_reason(s, x, why, sizeof why);
+  if (x->waiter == UINT32_MAX) {
+    report(s, CHAKRA_SEV_ERROR, x->rank, 1, id, off, "deadlock: %s never completes: %s (%u node(s) of this rank never finish)",
+           what, why, x->unfinished);
+    return;
+  }
+  int wk = g->kind[x->waiter];
+  report(s, CHAKRA_SEV_ERROR, x->rank, 1, id, off,
+         "deadlock: %s holds the communication slot and never completes: %s; the %s node %llu waits behind it for "
+         "the slot (the simulator gives a free slot to the lowest-id ready node) (%u node(s) of this rank never "
+         "finish)",
+         what, why, wk == DL_SEND ? "send" : wk == DL_COLL ? "collective" : "communication",
+         (unsigned long long)g->id[x->waiter], x->unfinished);
 }
 
 /* Runs the untimed execution (deadlock.h) once the workload is otherwise
@@ -494,7 +525,8 @@ static void check_deadlock(vstate *s) {
   for (uint32_t gi = 0; gi < s->n_groups; gi++)
     for (int r = 0; r < s->n_files; r++) members[gi] += in_group(s, gi, r);
   uint32_t n_keys = s->n_sends ? (uint32_t)s->n_sends : 1;
-  if (dl_run(s->dl, s->n_files, n_keys, (uint32_t)s->n_groups, members, is_member, report_stuck, s) < 0)
+  if (dl_run(s->dl, s->n_files, n_keys, (uint32_t)s->n_groups, members, is_member, s->rendezvous, report_stuck,
+             s) < 0)
     s->oom = 1;
   free(members);
 }
@@ -509,6 +541,7 @@ int chakra_validate_with(char *const *paths, int n, const chakra_validate_option
   memset(sum, 0, sizeof *sum);
   vstate s = {.paths = paths, .n_files = n, .fn = fn, .ctx = ctx, .sum = sum};
   s.groups_path = opt ? opt->comm_groups : NULL;
+  s.rendezvous = opt ? opt->rendezvous : 0;
   if (s.groups_path) {
     int rc = cg_read_file(&s.defs, s.groups_path, 0, err);
     if (rc) {

@@ -33,7 +33,9 @@ FAILURES = []
 OPTIONS = {
     ("jsonize",): ["--document", "--compat", "--gzip", "-o", "--output"],
     ("pack",): ["-o", "--output", "--gzip"],
-    ("validate",): ["--max-errors", "--strict", "-q", "--quiet", "--comm-group-configuration"],
+    ("validate",): ["--max-errors", "--strict", "-q", "--quiet", "--comm-group-configuration", "--rendezvous-protocol",
+                    "--system-configuration", "--network-configuration", "--remote-memory-configuration",
+                    "--network-model", "--num-queues-per-dim", "--injection-scale", "--multidim-p2p"],
     ("stats",): ["--json", "--ignore-ctrl-deps", "--comm-group-configuration", "--no-checks"],
     ("gen", "microbench"): ["--coll", "--npus", "--size", "-o", "--output"],
     ("link",): ["--host", "--device", "-o", "--output", "--rank", "--thread-gap-us", "--allow-partial", "--threads",

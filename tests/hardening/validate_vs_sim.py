@@ -30,13 +30,24 @@ METADATA group), the shared STAGE traces with their comm-group file, and
 the workload of every reference simulation case in ../shared (with its
 groups): sim finishes all of them, so validate must accept each.
 A bad comm-group file is bad input for both (exit 2, one line).
-Known gap, pinned so that a change is noticed:
-  coll_holds_slot    rank 0's all-reduce takes its one communication slot,
-                     so its send never goes out; rank 1's all-reduce waits
-                     for that send. The simulator stalls; validate does not
-                     model the slot (which of two ready nodes takes it
-                     depends on timing, and an untimed model of it flagged
-                     sound synthesised workloads), so it accepts this.
+The communication slot (one send, collective or memory node per NPU at a
+time, given to the lowest-id ready node; validate uses the orders that hold
+in every timing):
+  coll_holds_slot        rank 0's all-reduce and send are both ready at the
+                         start; the all-reduce (lower id) takes the slot and
+                         waits for rank 1's, which waits for the send
+  coll_holds_slot_later  the same after a shared compute parent
+  groups_take_slot_crossed  groups "1" and "2" (both ranks 0, 1), each rank
+                         making its own group's all-reduce the lower id
+Sound: send_first_sound (the send has the lower id), groups_take_slot_same.
+Rendezvous (--rendezvous-protocol=true given to both; a send waits for its
+receive): rdv_sends_first and rdv_send_holds_slot deadlock, rdv_recv_first
+does not.
+Races (timing decides which of rank 0's send and all-reduce takes the slot):
+validate alone accepts both (exit 0: not certain either way); given
+--system-configuration and --network-configuration it simulates and must
+agree with sim: race_coll_first (CPU work before the send is longer)
+deadlocks, race_send_first does not. coll_holds_slot is also checked that way.
 
 Usage: validate_vs_sim.py CHAKRA SOURCE_DIR
 """
@@ -98,6 +109,12 @@ GROUP_CASES = {
     "disjoint_groups": (True, [[allreduce(1, pg="1")], [allreduce(1, pg="1")],
                                [allreduce(1, pg="2", size=4096)], [allreduce(1, pg="2", size=4096)]],
                         {"1": [0, 1], "2": [2, 3]}),
+    "groups_take_slot_crossed": (False, [[allreduce(1, pg="1"), allreduce(2, pg="2", size=2048)],
+                                         [allreduce(1, pg="2", size=2048), allreduce(2, pg="1")]],
+                                 {"1": [0, 1], "2": [0, 1]}),
+    "groups_take_slot_same": (True, [[allreduce(1, pg="1"), allreduce(2, pg="2", size=2048)],
+                                     [allreduce(1, pg="1"), allreduce(2, pg="2", size=2048)]],
+                              {"1": [0, 1], "2": [0, 1]}),
     "meta_groups": (True, [[meta(0, {"5": [0, 1], "6": [2, 3]}), allreduce(1, pg="5")],
                            [meta(0, {"5": [0, 1], "6": [2, 3]}), allreduce(1, pg="5")],
                            [meta(0, {"5": [0, 1], "6": [2, 3]}), allreduce(1, pg="6")],
@@ -123,10 +140,42 @@ CASES = {
     "coll_size_differs": (False, [[allreduce(1, size=1024)], [allreduce(1, size=2048)]]),
     "send_before_recv": (True, [[send(1, 1), recv(2, 1, [1])], [send(1, 0), recv(2, 0, [1])]]),
     "allreduce_pair": (True, [[allreduce(1)], [allreduce(1)]]),
+    # the communication slot (one send, collective or memory node at a time)
+    "coll_holds_slot": (False, [[allreduce(1), send(2, 1)], [recv(1, 0), allreduce(2, [1])]]),
+    "coll_holds_slot_later": (False, [[node(1, "COMP_NODE"), allreduce(2, [1]), send(3, 1, [1])],
+                                      [recv(1, 0), allreduce(2, [1])]]),
+    "send_first_sound": (True, [[send(1, 1), allreduce(2)], [recv(1, 0), allreduce(2, [1])]]),
 }
-# name: (validate's exit, whether sim finishes)
-KNOWN_GAPS = {
-    "coll_holds_slot": (0, False, [[allreduce(1), send(2, 1)], [recv(1, 0), allreduce(2, [1])]]),
+# Deadlocks only under --rendezvous-protocol=true (given to both tools):
+# name: (whether sim finishes with it, ranks' nodes)
+RENDEZVOUS = {
+    "rdv_sends_first": (False, [[send(1, 1), recv(2, 1, [1])], [send(1, 0), recv(2, 0, [1])]]),
+    "rdv_send_holds_slot": (False, [[send(1, 1), allreduce(2)], [allreduce(1), recv(2, 0, [1])]]),
+    "rdv_recv_first": (True, [[recv(1, 1), send(2, 1, [1])], [send(1, 0), recv(2, 0, [1])]]),
+}
+
+
+def timed(i, us, cpu):
+    """A compute node of `us` microseconds on the CPU or the GPU slot."""
+    return {"id": i, "name": "c%d" % i, "type": "COMP_NODE", "duration_micros": str(us),
+            "attr": [{"name": "is_cpu_op", "bool_val": cpu}]}
+
+
+def slot_race(cpu_us, gpu_us):
+    """Rank 0's send (after CPU work) and all-reduce (after GPU work) race
+    for the slot; rank 1's all-reduce waits for the send. The send has the
+    lower id but neither is ready whenever the other is, so timing decides:
+    the all-reduce first (CPU work longer) stalls both ranks."""
+    return [[timed(1, cpu_us, True), timed(2, gpu_us, False), send(3, 1, [1]), allreduce(4, [2])],
+            [recv(1, 0), allreduce(2, [1])]]
+
+
+# Timing decides: the untimed check cannot (validate accepts both), the
+# simulation validate runs when given the configuration can.
+# name: (whether sim finishes, ranks' nodes)
+RACES = {
+    "race_coll_first": (False, slot_race(1000, 10)),
+    "race_send_first": (True, slot_race(10, 1000)),
 }
 
 
@@ -151,29 +200,40 @@ def ring(d, npus):
 def main():
     passed = failed = 0
     with tempfile.TemporaryDirectory() as d:
-        cases = {n: (1 - sound, sound, r, None) for n, (sound, r) in CASES.items()}
-        cases.update({n: (w, sound, r, None) for n, (w, sound, r) in KNOWN_GAPS.items()})
-        cases.update({n: (1 - sound, sound, r, g) for n, (sound, r, g) in GROUP_CASES.items()})
+        cases = {n: (1 - sound, sound, r, None, []) for n, (sound, r) in CASES.items()}
+        cases.update({n: (1 - sound, sound, r, g, []) for n, (sound, r, g) in GROUP_CASES.items()})
+        rdv = ["--rendezvous-protocol=true"]
+        cases.update({n: (1 - sound, sound, r, None, rdv) for n, (sound, r) in RENDEZVOUS.items()})
+        cases.update({n: (0, sound, r, None, []) for n, (sound, r) in RACES.items()})
         if os.path.exists(STAGE + ".0.et"):
-            cases["stage_shared_with_groups"] = (0, True, STAGE, STAGE + ".json")
+            cases["stage_shared_with_groups"] = (0, True, STAGE, STAGE + ".json", [])
         else:
             print("skip: stage_shared_with_groups (no ../shared STAGE traces)")
-        for name, (want_v, sound, ranks, groups) in cases.items():
+        for name, (want_v, sound, ranks, groups, opt) in cases.items():
             prefix = ranks if isinstance(ranks, str) else write(d, name, ranks)
             npus = 8 if isinstance(ranks, str) else len(ranks)
-            opt = []
+            opt = list(opt)
             if isinstance(groups, dict):
                 gpath = os.path.join(d, name + ".groups.json")
                 with open(gpath, "w") as f:
                     json.dump(groups, f)
                 groups = gpath
             if groups:
-                opt = ["--comm-group-configuration=" + groups]
+                opt.append("--comm-group-configuration=" + groups)
             v = subprocess.run([CHAKRA, "validate", prefix] + opt, capture_output=True, text=True)
             s = subprocess.run([CHAKRA, "sim", "--workload-configuration=" + prefix,
                                 "--system-configuration=" + SYSTEM, "--network-configuration=" + ring(d, npus)] + opt,
                                capture_output=True, text=True)
             ok = v.returncode == want_v and (s.returncode == 0) == sound
+            if name in RACES or name == "coll_holds_slot":
+                # with the configuration, validate simulates: exact for it
+                vs = subprocess.run([CHAKRA, "validate", prefix, "--system-configuration=" + SYSTEM,
+                                     "--network-configuration=" + ring(d, npus)] + opt, capture_output=True, text=True)
+                want = "%s.0.et: error: deadlock: simulated on %s and " % (prefix, SYSTEM)
+                if vs.returncode != 1 - sound or (not sound and name in RACES and want not in vs.stdout):
+                    ok = False
+                    print("FAIL: %s: validate with the configuration exit %d (want %d)\n%s" %
+                          (name, vs.returncode, 1 - sound, vs.stdout))
             if name in EXPECT and EXPECT[name] not in v.stdout:
                 ok = False
                 print("FAIL: %s: validate does not say '%s'" % (name, EXPECT[name]))
@@ -219,6 +279,21 @@ def main():
         else:
             failed += 1
             print("FAIL: bad comm-group file: exit %d (want 2), stderr %r (want %r)" % (v.returncode, v.stderr, want))
+        # The simulation's options without a configuration, and a network
+        # whose NPU count is not the rank count, are usage/input errors.
+        prefix = os.path.join(d, "race_coll_first")
+        for extra, want in ((["--network-model=unaware"], "chakra validate: --system-configuration and "
+                             "--network-configuration go together"),
+                            (["--system-configuration=" + SYSTEM, "--network-configuration=" + ring(d, 8)],
+                             "chakra validate: %s: the network has 8 NPUs but the workload has 2 rank file(s)"
+                             % ring(d, 8))):
+            v = subprocess.run([CHAKRA, "validate", prefix] + extra, capture_output=True, text=True)
+            if v.returncode == 2 and v.stderr.startswith(want) and v.stderr.count("\n") == 1:
+                passed += 1
+            else:
+                failed += 1
+                print("FAIL: validate %s: exit %d (want 2), stderr %r (want %r...)" % (extra, v.returncode, v.stderr,
+                                                                                      want))
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

@@ -270,9 +270,11 @@ static void count_problem(void *ctx, const chakra_problem *p) {
  * defines (members taken from use). Rank 1 alone has a receive from
  * rank 0 that only the cross-rank check could match; on its own it is
  * just a file.
- * (Under the simulator's one-communication-slot rule the pair stalls: rank
- * 0's all-reduce takes the slot before its send. validate does not model
- * the slot; docs/validate.md says why.) */
+ * The pair stalls under the simulator's one-communication-slot rule: rank
+ * 0's all-reduce (node 3) has a lower id than its send (node 5) and its
+ * only parent (1) is an ancestor of the send, so it takes the slot first
+ * in every timing and waits for rank 1's all-reduce, which waits for the
+ * send: one deadlock error per rank. */
 static void test_validate_summary_counts_files_nodes_errors_and_warnings(void **state) {
   (void)state;
   char *p0 = tu_join(tu_dir, "v.0.et"), *p1 = tu_join(tu_dir, "v.1.et");
@@ -286,9 +288,9 @@ static void test_validate_summary_counts_files_nodes_errors_and_warnings(void **
   assert_int_equal(sum.files, 2);
   assert_int_equal(sum.unreadable, 0);
   assert_int_equal(sum.nodes, 14);
-  assert_int_equal(sum.errors, 0);
+  assert_int_equal(sum.errors, 2);
   assert_int_equal(sum.warnings, 4);
-  assert_int_equal(calls, 4);
+  assert_int_equal(calls, 6);
 
   /* Rank 1 without its receive: rank 0's send is unmatched (1 error). */
   write_specs(p1, rank1 + 1, N_OF(rank1) - 1);
