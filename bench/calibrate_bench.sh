@@ -17,7 +17,7 @@
 # local-mem-bw and each collective's implementation) and predicts with the
 # fitted system file; FIT_SYSTEM= keeps examples/system.json as it is.
 #
-# usage: bench/calibrate_bench.sh [BUILD_DIR=build] [--all]   (env NP=4 ITER=20 FIT_FROM=1M FIT_SYSTEM=1)
+# usage: bench/calibrate_bench.sh [BUILD_DIR=build] [--all]   (env NP=4 ITER=20 FIT_FROM=1M FIT_TO=4M FIT_SYSTEM=1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build
@@ -28,7 +28,7 @@ done
 np=${NP:-4}
 iter=${ITER:-20}
 fit_from=${FIT_FROM:-1M}
-fit_to=${FIT_TO:-16M}
+fit_to=${FIT_TO:-4M}
 FIT_SYSTEM=${FIT_SYSTEM-1}
 chakra=$build/bin/chakra
 [ -x "$chakra" ] || { echo "build first: cmake --build $build" >&2; exit 2; }
