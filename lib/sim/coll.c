@@ -279,9 +279,7 @@ static int resolve_group(sim *s, const coll_request *rq, int *group) {
     return -1;
   }
   if (s->groups.v[g].n == s->npus) return 0; /* the whole world: global plan */
-  int member = 0;
-  for (uint32_t k = 0; k < s->groups.v[g].n; k++) member |= s->groups.v[g].members[k] == rq->rank;
-  if (!member) {
+  if (!groups_is_member(s, g, rq->rank)) {
     sim_fail(s, CHAKRA_EINVAL, "rank %u: node %llu: this rank is not a member of group '%s'", rq->rank,
              (unsigned long long)rq->node_id, rq->pg_name);
     return -1;
