@@ -351,7 +351,7 @@ static int mx_feed(mx *x, const mseg *seg, int nseg) {
  * which also gives the error its true line. Parts that all parse give the
  * arrays the whole parse would, concatenated. */
 #define MX_MAX_PARTS 8
-#define MX_SPLIT_MIN (1u << 20)
+size_t msccl_split_min = 1u << 20;
 
 typedef struct mpart {
   mx x;
@@ -489,7 +489,7 @@ static int mx_parse(mx *x, const uint8_t *data, size_t len, unsigned threads, ch
   if (!threaded) hash_run(&job);
   int parts = (int)coll_set_threads(threads);
   if (parts > MX_MAX_PARTS) parts = MX_MAX_PARTS;
-  int rc = len >= MX_SPLIT_MIN && parts > 1 ? mx_parse_parts(x, data, len, parts) : 1;
+  int rc = len >= msccl_split_min && parts > 1 ? mx_parse_parts(x, data, len, parts) : 1;
   if (rc == 1) rc = mx_feed(x, &(mseg){data, len}, 1);
   if (threaded) pthread_join(th, NULL);
   memcpy(hex, job.hex, sizeof job.hex);

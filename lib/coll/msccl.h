@@ -35,6 +35,10 @@ typedef struct mgpu {
   uint32_t first, n;       /* tbs */
 } mgpu;
 
+/* Files of at least this many bytes (1 MiB) are parsed in parts, one per
+ * thread; the fuzzer sets it to 0 to compare every input both ways. */
+extern size_t msccl_split_min;
+
 struct XML_ParserStruct;
 
 typedef struct mx {
