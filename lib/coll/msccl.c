@@ -428,7 +428,7 @@ static int mx_append(mx *x, mpart *m) {
     x->tbs[x->n_tbs] = y->tbs[i];
     x->tbs[x->n_tbs].first += (uint32_t)x->n_steps;
   }
-  memcpy(x->steps + x->n_steps, y->steps, y->n_steps * sizeof *y->steps);
+  if (y->n_steps) memcpy(x->steps + x->n_steps, y->steps, y->n_steps * sizeof *y->steps);
   x->n_steps = ns;
   x->cap_gpus = x->n_gpus, x->cap_tbs = x->n_tbs, x->cap_steps = x->n_steps;
   return 0;
