@@ -183,7 +183,7 @@ void coll_encode_node(coll_buf *out, const coll_dag *d, uint32_t i, const coll_p
   int msg = k == COLL_SEND || k == COLL_RECV;
   uint64_t bytes = scaled(d->bytes[i], pl), ns = scaled(d->dur_ns[i], pl);
   uint32_t nd = coll_dag_ndeps(d, i);
-  const uint32_t *dv = d->deps + d->dep_off[i];
+  const uint32_t *dv = nd ? d->deps + d->dep_off[i] : NULL; /* a DAG without edges has no deps array */
   size_t n_extra = nd == 0 ? pl->n_root_deps : 0;
   size_t pfx = pl->name_prefix ? strlen(pl->name_prefix) : 0;
   size_t pgl = msg && pl->pg_name ? strlen(pl->pg_name) : 0;
