@@ -392,9 +392,9 @@ static size_t next_gpu_tag(const uint8_t *d, size_t len, size_t from) {
   return len;
 }
 
-/* Cuts data into up to `want` parts; returns their count (1: no split). */
-static int mx_cuts(const uint8_t *d, size_t len, int want, size_t *cut) {
-  size_t head = algo_tag_end(d, len);
+/* Cuts data (whose <algo> tag ends at head) into up to `want` parts;
+ * returns their count (1: no split). */
+static int mx_cuts(const uint8_t *d, size_t len, size_t head, int want, size_t *cut) {
   int n = 0;
   if (!head) return 1;
   cut[n++] = 0;
@@ -439,10 +439,9 @@ static int mx_append(mx *x, mpart *m) {
  * of memory. */
 static int mx_parse_parts(mx *x, const uint8_t *d, size_t len, int want) {
   static const uint8_t close_tag[] = "</algo>";
-  size_t cut[MX_MAX_PARTS + 1];
-  int n = mx_cuts(d, len, want, cut);
+  size_t cut[MX_MAX_PARTS + 1], head = algo_tag_end(d, len);
+  int n = mx_cuts(d, len, head, want, cut);
   if (n < 2) return 1;
-  size_t head = algo_tag_end(d, len);
   mpart *m = calloc((size_t)n, sizeof *m);
   pthread_t th[MX_MAX_PARTS];
   int started[MX_MAX_PARTS] = {0};

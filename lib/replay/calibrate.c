@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../util/jsonw.h"
 #include "../util/outfile.h"
 #include "../util/strbuf.h"
 #include "chakra/gen.h"
@@ -30,6 +31,8 @@ typedef struct calib {
   const chakra_replay_calibrate_options *o;
   int me, size;
   char dir[4096];            /* this rank's folder of microbenchmarks */
+  char net[4200];            /* rank 0: the network file every fit simulation starts from */
+  yajl_val system;           /* rank 0, with system_output: the system file */
   uint64_t *sizes;
   uint32_t n_sizes;
   chakra_replay_calibration *cal;
@@ -188,9 +191,9 @@ static int replay_micro(calib *c, int k, uint64_t bytes, double *ns, chakra_erro
  * y = 1 / bandwidth (ns per byte) and, when the system is fitted too, in
  * z = 1 / local-mem-bw (the reductions' memory time), for a given
  * implementation of its collective. Simulations at two values of each
- * give the coefficients; the parameters minimise the squared log ratios
- * of predicted to measured time, each collective taking the
- * implementation that fits it best. */
+ * give the coefficients; the parameters minimise a Huber loss on the log
+ * ratios of predicted to measured time (impl_cost), each collective taking
+ * the implementation that fits it best. */
 
 #define CALIB_MAX_IMPL 4
 static const char *const calib_impls[CALIB_NCOLL][CALIB_MAX_IMPL + 1] = {
@@ -220,6 +223,12 @@ static calib_coef *model_coef(const calib_model *m, int k, int impl, uint32_t si
 
 static int fit_system(const calib *c) { return c->o->system_output != NULL; }
 
+/* "key=v0" or "key=v0,v1". */
+static void sweep_axis(char *out, size_t cap, const char *key, const double *v, int n) {
+  if (n == 1) snprintf(out, cap, "%s=%.17g", key, v[0]);
+  else snprintf(out, cap, "%s=%.17g,%.17g", key, v[0], v[1]);
+}
+
 /* The sweep's axes for collective k: bandwidths, latencies, (local-mem-bw
  * values,) the implementation, the network model. */
 static int calib_sweep(calib *c, int k, const double *bw, const double *lat, const double *mem, int n,
@@ -227,14 +236,11 @@ static int calib_sweep(calib *c, int k, const double *bw, const double *lat, con
   char v_bw[96], v_lat[96], v_mem[96], v_impl[96];
   const char *vary[5];
   int nv = 0;
-  if (n == 1) snprintf(v_bw, sizeof v_bw, "bandwidth=%.17g", bw[0]);
-  else snprintf(v_bw, sizeof v_bw, "bandwidth=%.17g,%.17g", bw[0], bw[1]);
-  if (n == 1) snprintf(v_lat, sizeof v_lat, "latency=%.17g", lat[0]);
-  else snprintf(v_lat, sizeof v_lat, "latency=%.17g,%.17g", lat[0], lat[1]);
+  sweep_axis(v_bw, sizeof v_bw, "bandwidth", bw, n);
+  sweep_axis(v_lat, sizeof v_lat, "latency", lat, n);
   vary[nv++] = v_bw, vary[nv++] = v_lat;
   if (mem) {
-    if (n == 1) snprintf(v_mem, sizeof v_mem, "local-mem-bw=%.17g", mem[0]);
-    else snprintf(v_mem, sizeof v_mem, "local-mem-bw=%.17g,%.17g", mem[0], mem[1]);
+    sweep_axis(v_mem, sizeof v_mem, "local-mem-bw", mem, n);
     vary[nv++] = v_mem;
   }
   if (impl) {
@@ -245,13 +251,15 @@ static int calib_sweep(calib *c, int k, const double *bw, const double *lat, con
   return chakra_sweep_new(out, vary, nv, err);
 }
 
-static int write_net(calib *c, char *net, size_t cap, chakra_error *err) {
-  snprintf(net, cap, "%s/net.yml", c->dir);
-  FILE *f = fopen(net, "w");
-  if (!f) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot write", net);
+/* The one-dimension network the sweeps vary (bandwidth and latency are
+ * set by every sweep point). */
+static int write_net(calib *c, chakra_error *err) {
+  snprintf(c->net, sizeof c->net, "%s/net.yml", c->dir);
+  FILE *f = fopen(c->net, "w");
+  if (!f) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot write", c->net);
   fprintf(f, "topology: [ %s ]\nnpus_count: [ %d ]\nbandwidth: [ 1 ]\nlatency: [ 1 ]\n",
           chakra_topo_kind_name((chakra_topo_kind)c->o->topology), c->size);
-  if (fclose(f)) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot write", net);
+  if (fclose(f)) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot write", c->net);
   return 0;
 }
 
@@ -260,12 +268,10 @@ static int write_net(calib *c, char *net, size_t cap, chakra_error *err) {
  * t[size][combination]. mem NULL: the system file's local-mem-bw. */
 static int simulate(calib *c, int k, const double *bw, const double *lat, const double *mem, int n,
                     const char *impl, double (*t)[8], chakra_error *err) {
-  char net[4200];
-  int rc = write_net(c, net, sizeof net, err);
   chakra_sweep *s = NULL;
-  if (!rc) rc = calib_sweep(c, k, bw, lat, mem, n, impl, &s, err);
+  int rc = calib_sweep(c, k, bw, lat, mem, n, impl, &s, err);
   if (rc) return rc;
-  chakra_sim_files files = {.system = c->o->system, .network = net};
+  chakra_sim_files files = {.system = c->o->system, .network = c->net};
   size_t pts[8] = {0, 1, 2, 3, 4, 5, 6, 7}, np = (size_t)n * (size_t)n * (mem ? (size_t)n : 1);
   chakra_sweep_row rows[8];
   for (uint32_t i = 0; !rc && i < c->n_sizes; i++) {
@@ -346,19 +352,29 @@ static void fit_grid(const calib_model *m, int fit_z, double *x, double *y, doub
 static double per_byte(double gbps) { return 1e9 / (gbps * (1u << 30)); }
 static double gbps_of(double ns_per_byte) { return 1e9 / (ns_per_byte * (1u << 30)); }
 
+/* Reads the system file as a JSON object into c->system (with
+ * system_output: its keys are kept and its local-mem-bw starts the fit). */
+static int read_system(calib *c, chakra_error *err) {
+  FILE *f = fopen(c->o->system, "rb");
+  if (!f) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot open: %s", c->o->system, strerror(errno));
+  strbuf text = {0};
+  char chunk[8192], why[256] = "";
+  size_t got;
+  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) strbuf_put(&text, chunk, got);
+  fclose(f);
+  if (text.oom) return free(text.s), chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  c->system = text.s ? yajl_tree_parse(text.s, why, sizeof why) : NULL;
+  free(text.s);
+  if (YAJL_IS_OBJECT(c->system)) return 0;
+  return chakra_error_set(err, CHAKRA_EFORMAT, "%s: expected a JSON object (%s)", c->o->system,
+                          why[0] ? why : "not an object");
+}
+
 /* The system file's local-mem-bw (GB/s), or 0 when it has none. */
 static double system_mem_bw(const calib *c) {
-  FILE *f = fopen(c->o->system, "rb");
-  if (!f) return 0;
-  char buf[65536];
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = 0;
-  yajl_val root = yajl_tree_parse(buf, NULL, 0);
   const char *path[] = {"local-mem-bw", NULL};
-  yajl_val v = root ? yajl_tree_get(root, path, yajl_t_number) : NULL;
+  yajl_val v = yajl_tree_get(c->system, path, yajl_t_number);
   double bw = v ? YAJL_GET_DOUBLE(v) : 0;
-  yajl_tree_free(root);
   return bw > 0 && isfinite(bw) ? bw : 0;
 }
 
@@ -416,6 +432,10 @@ static int fit(calib *c, const double *measured, chakra_error *err) {
     return chakra_error_set(err, CHAKRA_EINVAL, "calibration: no size at or above the fit's minimum of %llu bytes",
                             (unsigned long long)fit_min);
   int fz = fit_system(c);
+  if (fz) {
+    int rc = read_system(c, err);
+    if (rc) return rc;
+  }
   for (int k = 0; k < CALIB_NCOLL; k++) {
     m.n_impl[k] = 1;
     if (fz)
@@ -423,7 +443,7 @@ static int fit(calib *c, const double *measured, chakra_error *err) {
   }
   if (!(m.coef = calloc((size_t)CALIB_NCOLL * CALIB_MAX_IMPL * c->n_sizes, sizeof *m.coef)))
     return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  double bw = c->cal->p2p_bandwidth_gbps, lat = c->cal->p2p_latency_ns, mem = system_mem_bw(c);
+  double bw = c->cal->p2p_bandwidth_gbps, lat = c->cal->p2p_latency_ns, mem = fz ? system_mem_bw(c) : 0;
   if (mem <= 0) mem = 50;
   int impl[CALIB_NCOLL] = {0}, rc = 0;
   for (int round = 0; !rc && round < 3; round++) {
@@ -447,6 +467,8 @@ static int fit(calib *c, const double *measured, chakra_error *err) {
   return rc ? rc : predict(c, measured, fit_min, err);
 }
 
+/* Rank 0: the microbenchmarks as simulator workloads, and the network file
+ * every fit simulation starts from. */
 static int load_workloads(calib *c, chakra_error *err) {
   uint32_t n = CALIB_NCOLL * c->n_sizes;
   if (!(c->w = calloc(n, sizeof *c->w))) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
@@ -456,7 +478,7 @@ static int load_workloads(calib *c, chakra_error *err) {
     int rc = chakra_sim_workload_load(&c->w[i], p, (uint32_t)c->size, 1, NULL, NULL, err);
     if (rc) return rc;
   }
-  return 0;
+  return write_net(c, err);
 }
 
 /* ---- the network file ---- */
@@ -486,110 +508,85 @@ static int write_yaml(calib *c, chakra_error *err) {
 
 /* ---- the system file (with system_output) ---- */
 
-typedef strbuf tbuf;
-
-static void tb_put(tbuf *b, const char *s, size_t n) { strbuf_put(b, s, n); }
-static void tb_str(tbuf *b, const char *s) { strbuf_str(b, s); }
-
-static void tb_quoted(tbuf *b, const char *s) {
-  tb_put(b, "\"", 1);
-  for (; *s; s++) {
-    char esc[8];
-    if (*s == '"' || *s == '\\') esc[0] = '\\', esc[1] = *s, esc[2] = 0;
-    else if ((unsigned char)*s < 0x20) snprintf(esc, sizeof esc, "\\u%04x", (unsigned char)*s);
-    else esc[0] = *s, esc[1] = 0;
-    tb_str(b, esc);
-  }
-  tb_put(b, "\"", 1);
-}
-
 /* A parsed JSON value back to text (numbers as written). */
-static void tb_value(tbuf *b, yajl_val v, int depth) {
-  if (YAJL_IS_STRING(v)) tb_quoted(b, YAJL_GET_STRING(v));
-  else if (YAJL_IS_NUMBER(v)) tb_str(b, YAJL_GET_NUMBER(v));
-  else if (YAJL_IS_TRUE(v)) tb_str(b, "true");
-  else if (YAJL_IS_FALSE(v)) tb_str(b, "false");
+static void json_value(jsonw *w, yajl_val v) {
+  if (YAJL_IS_STRING(v)) jsonw_string(w, v->u.string, strlen(v->u.string));
+  else if (YAJL_IS_NUMBER(v)) jsonw_lit(w, v->u.number.r);
+  else if (YAJL_IS_TRUE(v)) jsonw_lit(w, "true");
+  else if (YAJL_IS_FALSE(v)) jsonw_lit(w, "false");
   else if (YAJL_IS_ARRAY(v)) {
-    tb_str(b, "[");
+    jsonw_char(w, '[');
     for (size_t i = 0; i < v->u.array.len; i++) {
-      if (i) tb_str(b, ", ");
-      tb_value(b, v->u.array.values[i], depth + 1);
+      if (i) jsonw_lit(w, ", ");
+      json_value(w, v->u.array.values[i]);
     }
-    tb_str(b, "]");
+    jsonw_char(w, ']');
   } else if (YAJL_IS_OBJECT(v)) {
-    tb_str(b, "{");
+    jsonw_char(w, '{');
     for (size_t i = 0; i < v->u.object.len; i++) {
-      tb_str(b, i ? ", " : "");
-      tb_quoted(b, v->u.object.keys[i]);
-      tb_str(b, ": ");
-      tb_value(b, v->u.object.values[i], depth + 1);
+      if (i) jsonw_lit(w, ", ");
+      jsonw_string(w, v->u.object.keys[i], strlen(v->u.object.keys[i]));
+      jsonw_lit(w, ": ");
+      json_value(w, v->u.object.values[i]);
     }
-    tb_str(b, "}");
-  } else tb_str(b, "null");
+    jsonw_char(w, '}');
+  } else jsonw_lit(w, "null");
 }
 
-/* The fitted value of a top-level key, or 0 when the key is not fitted. */
-static int fitted_value(const chakra_replay_calibration *k, const char *key, char *out, size_t cap) {
-  if (strcmp(key, "local-mem-bw") == 0) return snprintf(out, cap, "%.6g", k->local_mem_bw), 1;
-  for (int i = 0; i < CALIB_NCOLL; i++)
-    if (strcmp(key, calib_impl_keys[i]) == 0) return snprintf(out, cap, "[\"%s\"]", k->implementation[i]), 1;
-  return 0;
-}
-
-static void tb_member(tbuf *b, int *first, const char *key, const char *text) {
-  tb_str(b, *first ? "\n  " : ",\n  ");
+/* A top-level member: its key, then the caller writes the value. */
+static void json_key(jsonw *w, int *first, const char *key) {
+  jsonw_lit(w, *first ? "\n  " : ",\n  ");
   *first = 0;
-  tb_quoted(b, key);
-  tb_str(b, ": ");
-  tb_str(b, text);
+  jsonw_string(w, key, strlen(key));
+  jsonw_lit(w, ": ");
+}
+
+/* The fitted value of a top-level key as JSON text in text[64], or NULL
+ * when the key is not fitted. */
+static const char *fitted_text(const chakra_replay_calibration *k, const char *key, char *text) {
+  if (strcmp(key, "local-mem-bw") == 0) return snprintf(text, 64, "%.6g", k->local_mem_bw), text;
+  for (int i = 0; i < CALIB_NCOLL; i++)
+    if (strcmp(key, calib_impl_keys[i]) == 0) return snprintf(text, 64, "[\"%s\"]", k->implementation[i]), text;
+  return NULL;
 }
 
 /* The system file with the fitted keys replaced (or added) and the rest
  * as it was. */
 static int write_system(calib *c, chakra_error *err) {
-  const chakra_replay_calibrate_options *o = c->o;
-  FILE *f = fopen(o->system, "rb");
-  if (!f) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot open: %s", o->system, strerror(errno));
-  tbuf in = {0}, out = {0};
-  char chunk[8192], why[256] = "", val[128];
-  size_t got;
-  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) tb_put(&in, chunk, got);
-  fclose(f);
-  yajl_val root = in.s ? yajl_tree_parse(in.s, why, sizeof why) : NULL;
-  int rc = in.oom ? chakra_error_set(err, CHAKRA_ENOMEM, "out of memory") : 0;
-  if (!rc && !YAJL_IS_OBJECT(root))
-    rc = chakra_error_set(err, CHAKRA_EFORMAT, "%s: expected a JSON object (%s)", o->system, why[0] ? why : "not an object");
+  const yajl_val root = c->system;
+  outfile *f;
+  int rc = outfile_open(&f, c->o->system_output, 0, err);
+  if (rc) return rc;
+  jsonw w;
+  if (jsonw_init(&w, f)) {
+    outfile_discard(f);
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
   int first = 1, seen[CALIB_NCOLL + 1] = {0};
-  tb_str(&out, "{");
-  for (size_t i = 0; !rc && i < root->u.object.len; i++) {
-    const char *key = root->u.object.keys[i];
-    if (fitted_value(c->cal, key, val, sizeof val)) {
-      tb_member(&out, &first, key, val);
-      for (int k = 0; k < CALIB_NCOLL; k++) seen[k] |= strcmp(key, calib_impl_keys[k]) == 0;
-      seen[CALIB_NCOLL] |= strcmp(key, "local-mem-bw") == 0;
-      continue;
-    }
-    tbuf v = {0};
-    tb_value(&v, root->u.object.values[i], 0);
-    tb_member(&out, &first, key, v.s ? v.s : "null");
-    out.oom |= v.oom;
-    free(v.s);
+  jsonw_char(&w, '{');
+  char text[64];
+  for (size_t i = 0; i < root->u.object.len; i++) {
+    const char *key = root->u.object.keys[i], *fitted = fitted_text(c->cal, key, text);
+    for (int k = 0; k < CALIB_NCOLL; k++) seen[k] |= strcmp(key, calib_impl_keys[k]) == 0;
+    seen[CALIB_NCOLL] |= strcmp(key, "local-mem-bw") == 0;
+    json_key(&w, &first, key);
+    if (fitted) jsonw_lit(&w, fitted);
+    else json_value(&w, root->u.object.values[i]);
   }
-  for (int k = 0; !rc && k <= CALIB_NCOLL; k++) {
+  for (int k = 0; k <= CALIB_NCOLL; k++) {
     const char *key = k < CALIB_NCOLL ? calib_impl_keys[k] : "local-mem-bw";
-    if (!seen[k] && fitted_value(c->cal, key, val, sizeof val)) tb_member(&out, &first, key, val);
+    if (seen[k]) continue;
+    json_key(&w, &first, key);
+    jsonw_lit(&w, fitted_text(c->cal, key, text));
   }
-  tb_str(&out, "\n}\n");
-  yajl_tree_free(root);
-  free(in.s);
-  if (!rc && out.oom) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  outfile *of = NULL;
-  if (!rc) rc = outfile_open(&of, o->system_output, 0, err);
-  if (!rc) rc = outfile_write(of, out.s, out.n, err);
-  if (!rc) rc = outfile_commit(of, err);
-  else if (of) outfile_discard(of);
-  free(out.s);
-  return rc;
+  jsonw_lit(&w, "\n}\n");
+  if (jsonw_flush(&w)) rc = chakra_error_set(err, w.err.code ? w.err.code : CHAKRA_EIO, "%s", w.err.msg);
+  jsonw_free(&w);
+  if (rc) {
+    outfile_discard(f);
+    return rc;
+  }
+  return outfile_commit(f, err);
 }
 
 /* ---- the whole ---- */
@@ -649,6 +646,7 @@ int chakra_replay_calibrate(const chakra_replay_calibrate_options *o, chakra_rep
   if (c.w)
     for (uint32_t i = 0; i < CALIB_NCOLL * c.n_sizes; i++) chakra_sim_workload_free(c.w[i]);
   free(c.w);
+  yajl_tree_free(c.system);
   remove_micro(&c);
   free(c.sizes);
   return rc;

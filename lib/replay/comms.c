@@ -10,18 +10,14 @@
 
 /* ---- this rank's definitions, as "name<TAB>r,r,r<LF>" lines ---- */
 
-typedef strbuf text;
-
-static void put(text *t, const char *s, size_t n) { strbuf_put(t, s, n); }
-
-static void put_num(text *t, long long v, int comma) {
+static void put_num(strbuf *t, long long v, int comma) {
   char b[32];
   int n = snprintf(b, sizeof b, comma ? ",%lld" : "%lld", v);
-  put(t, b, (size_t)n);
+  strbuf_put(t, b, (size_t)n);
 }
 
 /* The groups util/commgroups read, as definition lines. */
-static int put_defs(text *t, cg_set *got, chakra_error *err) {
+static int put_defs(strbuf *t, cg_set *got, chakra_error *err) {
   int rc = 0;
   for (size_t i = 0; i < got->n && !rc; i++) {
     const cg_group *g = &got->v[i];
@@ -29,16 +25,16 @@ static int put_defs(text *t, cg_set *got, chakra_error *err) {
       rc = chakra_error_set(err, CHAKRA_EINVAL, "group \"%s\": a name with a tab or line break", g->name);
       break;
     }
-    put(t, g->name, strlen(g->name));
-    put(t, "\t", 1);
+    strbuf_put(t, g->name, strlen(g->name));
+    strbuf_put(t, "\t", 1);
     for (uint32_t k = 0; k < g->n; k++) put_num(t, g->members[k], k > 0);
-    put(t, "\n", 1);
+    strbuf_put(t, "\n", 1);
   }
   cg_set_free(got);
   return rc;
 }
 
-static int config_defs(text *t, const char *path, uint32_t world, chakra_error *err) {
+static int config_defs(strbuf *t, const char *path, uint32_t world, chakra_error *err) {
   cg_set got = {0};
   int rc = cg_read_file(&got, path, world, err);
   if (rc) {
@@ -48,7 +44,7 @@ static int config_defs(text *t, const char *path, uint32_t world, chakra_error *
   return put_defs(t, &got, err);
 }
 
-static int meta_defs(text *t, const rp_plan *p, const char *json, uint32_t world, chakra_error *err) {
+static int meta_defs(strbuf *t, const rp_plan *p, const char *json, uint32_t world, chakra_error *err) {
   char where[4200];
   snprintf(where, sizeof where, "%s: rank %u: METADATA node", p->path, p->rank);
   cg_set got = {0};
@@ -63,8 +59,8 @@ static int meta_defs(text *t, const rp_plan *p, const char *json, uint32_t world
 int rp_comms_local(rp_comms *c, const rp_plan *p, const char *config, uint32_t world, chakra_error *err) {
   memset(c, 0, sizeof *c);
   c->all = MPI_COMM_NULL;
-  text t = {0};
-  put(&t, "", 0);
+  strbuf t = {0};
+  strbuf_put(&t, "", 0);
   int rc = config ? config_defs(&t, config, world, err) : 0;
   for (uint32_t k = 0; k < p->n_meta && !rc; k++) rc = meta_defs(&t, p, p->meta_groups[k], world, err);
   if (!rc && t.oom) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");

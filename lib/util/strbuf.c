@@ -2,6 +2,7 @@
 #include "strbuf.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void strbuf_put(strbuf *b, const char *s, size_t n) {
   if (b->oom) return;

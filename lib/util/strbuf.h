@@ -6,7 +6,6 @@
 #define CHAKRA_STRBUF_H
 
 #include <stddef.h>
-#include <string.h>
 
 typedef struct strbuf {
   char *s;      /* NULL until the first append; owned (free()) */
@@ -15,6 +14,5 @@ typedef struct strbuf {
 } strbuf;
 
 void strbuf_put(strbuf *b, const char *s, size_t n);
-static inline void strbuf_str(strbuf *b, const char *s) { strbuf_put(b, s, strlen(s)); }
 
 #endif
