@@ -97,13 +97,18 @@ static int sim_stuck_ranks(const sim_check *c, const chakra_validate_options *vo
     if (!rc) rc = chakra_sim_run(cfg, w, &ro, &res, &err);
   }
   int stuck = 0;
-  for (uint32_t i = 0; !rc && i < res.n_stuck; i++) {
-    unsigned r;
-    int at = 0;
-    if (sscanf(res.stuck[i], "rank %u did not finish: %n", &r, &at) != 1 || !at || r >= (unsigned)n) continue;
-    char what[700];
-    snprintf(what, sizeof what, "deadlock: simulated on %s and %s, this rank does not finish: %s", c->system,
-             c->network, res.stuck[i] + at);
+  for (uint32_t r = 0; !rc && r < res.npus && r < (uint32_t)n; r++) {
+    if (res.ranks[r].finished) continue;
+    char what[700], head[32];
+    const char *detail = "";
+    int hl = snprintf(head, sizeof head, "rank %u ", r);
+    for (uint32_t i = 0; i < res.n_stuck && !*detail; i++) /* the simulator's line on it, for the nodes in flight */
+      if (strncmp(res.stuck[i], head, (size_t)hl) == 0) {
+        const char *colon = strstr(res.stuck[i], ": ");
+        detail = colon ? colon + 2 : res.stuck[i];
+      }
+    snprintf(what, sizeof what, "deadlock: simulated on %s and %s, this rank does not finish%s%s", c->system,
+             c->network, *detail ? ": " : "", detail);
     chakra_problem p = chakra_problem_make(CHAKRA_SEV_ERROR, what);
     p.file = paths[r];
     report(ctx, &p);
