@@ -25,7 +25,9 @@ by METADATA nodes):
   group_names_no_file  group "1" names rank 4 of a 4-rank workload
   unknown_pg_name      a pg_name the file does not define
   meta_member_missing  a METADATA group {0, 1, 2} whose rank 2 never issues
-Sound: disjoint_groups (two groups, one all-reduce each), meta_groups (a
+Sound: disjoint_groups (two groups, one all-reduce each), world_by_two_names
+(a group of every rank and "" used in opposite orders: the simulator runs
+both as the whole world, one stream sequence), meta_groups (a
 METADATA group), two shared STAGE sets with their comm-group file, and
 the workload of every reference simulation case in ../shared (with its
 groups): sim finishes all of them, so validate must accept each.
@@ -37,8 +39,11 @@ in every timing):
                          start; the all-reduce (lower id) takes the slot and
                          waits for rank 1's, which waits for the send
   coll_holds_slot_later  the same after a shared compute parent
-  groups_take_slot_crossed  groups "1" and "2" (both ranks 0, 1), each rank
-                         making its own group's all-reduce the lower id
+  groups_take_slot_crossed  groups "1" and "2" (both ranks 0, 1 of 4), each
+                         rank making its own group's all-reduce the lower id
+  world_by_two_names_crossed  the same on two ranks: to the simulator both
+                         groups are the whole world, one sequence that the
+                         ranks disagree on
 Sound: send_first_sound (the send has the lower id), groups_take_slot_same.
 Rendezvous (--rendezvous-protocol=true given to both; a send waits for its
 receive): rdv_sends_first and rdv_send_holds_slot deadlock, rdv_recv_first
@@ -123,11 +128,21 @@ GROUP_CASES = {
                                [allreduce(1, pg="2", size=4096)], [allreduce(1, pg="2", size=4096)]],
                         {"1": [0, 1], "2": [2, 3]}),
     "groups_take_slot_crossed": (False, [[allreduce(1, pg="1"), allreduce(2, pg="2", size=2048)],
-                                         [allreduce(1, pg="2", size=2048), allreduce(2, pg="1")]],
-                                 {"1": [0, 1], "2": [0, 1]}),
+                                         [allreduce(1, pg="2", size=2048), allreduce(2, pg="1")],
+                                         [allreduce(1, pg="3")], [allreduce(1, pg="3")]],
+                                 {"1": [0, 1], "2": [0, 1], "3": [2, 3]}),
+    # the same on two ranks: both groups are the whole world, whose
+    # collectives the simulator pairs in one sequence (1024 with 2048 bytes)
+    "world_by_two_names_crossed": (False, [[allreduce(1, pg="1"), allreduce(2, pg="2", size=2048)],
+                                           [allreduce(1, pg="2", size=2048), allreduce(2, pg="1")]],
+                                   {"1": [0, 1], "2": [0, 1]}),
     "groups_take_slot_same": (True, [[allreduce(1, pg="1"), allreduce(2, pg="2", size=2048)],
                                      [allreduce(1, pg="1"), allreduce(2, pg="2", size=2048)]],
                               {"1": [0, 1], "2": [0, 1]}),
+    # a group of every rank is the whole world to the simulator: it pairs
+    # rank 0's first all-reduce ("") with rank 1's (on "w")
+    "world_by_two_names": (True, [[allreduce(1), allreduce(2, [1], pg="w")],
+                                  [allreduce(1, pg="w"), allreduce(2, [1])]], {"w": [0, 1]}),
     "meta_groups": (True, [[meta(0, {"5": [0, 1], "6": [2, 3]}), allreduce(1, pg="5")],
                            [meta(0, {"5": [0, 1], "6": [2, 3]}), allreduce(1, pg="5")],
                            [meta(0, {"5": [0, 1], "6": [2, 3]}), allreduce(1, pg="6")],
@@ -142,6 +157,11 @@ EXPECT = {
     "group_names_no_file": ".groups.json: error: line 1: group \"1\" names rank 4, but the workload has 4 rank file(s)",
     "unknown_pg_name": ".0.et: node 1 (offset 8): error: pg_name '7' names no communicator group",
     "meta_member_missing": ".2.et: error: group 5: this rank has fewer collectives than rank 0",
+    "groups_take_slot_crossed": ".0.et: node 1 (offset 8): error: deadlock: group 1: collective #0 (ALL_REDUCE, 1024 "
+                                "bytes) holds the communication slot",
+    "world_by_two_names_crossed": ".1.et: node 1 (offset 8): error: group (every rank, any name: the simulator runs "
+                                  "them as one sequence): collective #0 is ALL_REDUCE of 2048 bytes, but rank 0 has "
+                                  "ALL_REDUCE of 1024 bytes (node 1)",
 }
 STAGE = os.path.join(SOURCE, "..", "shared", "data", "traces", "stage", "gpt_small_tponly_dp2tp4",
                      "gpt_small_tponly_dp2tp4")
