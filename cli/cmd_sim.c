@@ -30,7 +30,7 @@ typedef struct sim_options {
   int network_model;
   uint32_t queues_per_dim;
   double injection_scale;
-  int rendezvous, multidim_full;
+  int rendezvous, multidim_full, custom_as_is;
   const char *timeline, *logging_folder;
   uint32_t load_threads;
 } sim_options;
@@ -49,6 +49,7 @@ static int parse_sim_args(sim_args *a, int argc, char **argv) {
   static const cli_choice models[] = {{"aware", CHAKRA_NET_AWARE}, {"unaware", CHAKRA_NET_UNAWARE}, {NULL, 0}};
   static const cli_choice bools[] = {{"true", 1}, {"false", 0}, {"1", 1}, {"0", 0}, {NULL, 0}};
   static const cli_choice multidim[] = {{"lowest", 0}, {"full", 1}, {NULL, 0}};
+  static const cli_choice scaling[] = {{"scale", 0}, {"as-is", 1}, {NULL, 0}};
   static const char no_effect[] = "accepted for ASTRA-sim compatibility; no effect";
   sim_options *o = &a->o;
   const cli_opt opts[] = {
@@ -76,6 +77,11 @@ static int parse_sim_args(sim_args *a, int argc, char **argv) {
        .help = "lowest: as ASTRA-sim, a message between NPUs that differ in several dimensions is charged the "
                "lowest one only; full: all of them",
        .def = "lowest"},
+      {.name = "custom-collective-scaling", .kind = CLI_OPT_CHOICE, .dest = &o->custom_as_is, .choices = scaling,
+       .help = "scale: a custom collective's messages and compute times are multiplied by the collective's size / "
+               "the size its ETs were made for (their \"size\" metadata), rounded down; as-is: they run as made, "
+               "as in ASTRA-sim. Either way a size or collective other than the ETs' is warned about",
+       .def = "scale"},
       {.name = "logging-folder", .kind = CLI_OPT_STRING, .dest = &o->logging_folder, .metavar = "DIR",
        .help = "write ASTRA-sim's DIR/log.log (the result and statistics lines with its [time] [logger] [level] "
                "heads, then 'Exiting'; with trace-enabled in the system config also one issue and one callback "
@@ -179,6 +185,7 @@ static int run(const sim_options *o, chakra_sim_result *res, chakra_error *err) 
   if (o->injection_scale > 0) p->injection_scale = o->injection_scale;
   p->rendezvous = o->rendezvous;
   p->multidim_full = o->multidim_full;
+  p->custom_as_is = o->custom_as_is;
   uint32_t npus = chakra_topo_npus(chakra_sim_config_topo(cfg));
   /* more rank files than NPUs: the extra ranks would be ignored silently */
   char extra[4096];

@@ -143,6 +143,8 @@ typedef struct chakra_coll_expand_options {
   const char *comm_groups;  /* comm-group JSON, or NULL */
   double reduce_bw;         /* for generated algorithms (default 50) */
   int overlap;              /* split consumers of collective outputs per chunk */
+  int custom_as_is;         /* algorithm ETs keep the sizes they were made for; 0 = scaled to each
+                               collective's size (docs/coll.md, --custom-collective-scaling) */
   const char *producer;
   chakra_diag_fn diag;      /* warnings (collectives left alone, ...) */
   void *diag_ctx;

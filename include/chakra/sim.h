@@ -49,6 +49,8 @@ typedef struct chakra_sim_params {
   double injection_scale;      /* multiplies endpoint-delay; 0 = 1 */
   int rendezvous;              /* an 8 KiB invitation from the receiver before each send */
   int multidim_full;           /* unaware: charge every dimension two NPUs differ in */
+  int custom_as_is;            /* custom collectives run at the size their ETs were made for (ASTRA-sim);
+                                  0 = scaled to each collective's size (docs/sim.md) */
 } chakra_sim_params;
 
 typedef struct chakra_sim_config chakra_sim_config;

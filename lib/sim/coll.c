@@ -415,7 +415,7 @@ void coll_start(sim *s, const coll_request *rq) {
   if (custom) {
     const uint32_t *members = group >= 0 ? groups_sorted(s, group) : NULL;
     uint32_t n = group >= 0 ? s->groups.v[group].n : s->npus;
-    custom_run(s, y->custom, custom, rq->rank, members, n, rq->node_id, coll_custom_done, c, 0);
+    custom_run(s, y->custom, custom, rq, members, n, coll_custom_done, c);
     return;
   }
   if (c->n == 0) {

@@ -46,7 +46,7 @@ OPTIONS = {
     ("sim",): ["--workload-configuration", "--system-configuration", "--network-configuration",
                "--remote-memory-configuration", "--comm-group-configuration", "--network-model",
                "--num-queues-per-dim", "--injection-scale", "--rendezvous-protocol", "--multidim-p2p",
-               "--logging-folder", "--logging-configuration", "--comm-scale", "--compute-scale", "--report",
+               "--custom-collective-scaling", "--logging-folder", "--logging-configuration", "--comm-scale", "--compute-scale", "--report",
                "--timeline", "--threads", "--summary", "-q", "--quiet"],
     ("dot",): ["--around", "--depth", "--critical-path", "--collapse", "--max-nodes", "--graphml", "--rank",
                "--ignore-ctrl-deps", "--title", "-o", "--output"],

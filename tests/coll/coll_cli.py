@@ -651,6 +651,60 @@ def test_expand_algorithm_ets_from_msccl_as_a_prefix():
           p.returncode == 0 and got == {r: 90174 for r in range(8)}, (p.stderr, got, p2.stderr[-200:]))
 
 
+def coll_node(i, ctype, size, deps=()):
+    n = {"id": str(i), "name": "coll%d" % i, "type": "COMM_COLL_NODE",
+         "attr": [{"name": "is_cpu_op", "bool_val": False}, {"name": "comm_type", "int64_val": str(ctype)},
+                  {"name": "comm_size", "int64_val": str(size)}]}
+    if deps:
+        n["data_deps"] = [str(x) for x in deps]
+    return n
+
+
+def test_expand_custom_collective_scaling_scale_and_as_is_with_warnings():
+    # Issue 20 item 3: ETs made for one size expanding a collective of
+    # another, and of another type, are said so once per (ETs, collective,
+    # size); scale (the default) scales their messages, as-is keeps them.
+    d = tmpdir("xscale")
+    _, alg = gen(d, "allgather", "ring", 8, "1M")
+    mb = microbench(d, "allgather", 8, "64K")
+    head = "chakra coll expand: warning: allgather of 65536 bytes (node 0 of rank 0) expanded with the algorithm %s, " \
+           "made for allgather of 1048576 bytes: " % alg
+    times = {}
+    for mode, bytes_, tail in (("scale", 65536, "it runs scaled by 65536/1048576 (--custom-collective-scaling=scale)"),
+                               ("as-is", 1048576, "it runs as made, at 1048576 bytes (--custom-collective-scaling=as-is)")):
+        out = os.path.join(d, "x_" + mode)
+        p = run("coll", "expand", mb, "-o", out, "--algo", "allgather=" + alg, "--custom-collective-scaling", mode)
+        sizes = p.returncode or {attr(n, "comm_size") for n in jsonl(out + ".3.et")[1] if n["type"] == "COMM_SEND_NODE"}
+        _, got = sim(out, PLAIN, RING8)
+        times[mode] = got
+        check("expand --custom-collective-scaling=%s: sends of %d bytes, one warning line" % (mode, bytes_),
+              p.returncode == 0 and sizes == {bytes_} and p.stderr == head + tail + "\n", (p.stderr, sizes))
+    # 7 ring steps of floor(500 + bytes / 53.687) ns
+    check("expanded 64 KiB all-gather: 12,040 ns scaled, 140,217 ns as made",
+          times["scale"] == {r: 12040 for r in range(8)} and times["as-is"] == {r: 140217 for r in range(8)}, times)
+    _, a2a = gen(d, "alltoall", "direct", 8, "1M", name="a2a")
+    ar = microbench(tmpdir("xscale_ar"), "allreduce", 8, "1M")
+    p = run("coll", "expand", ar, "-o", os.path.join(d, "x_a2a"), "--algo", "allreduce=" + a2a)
+    check("an all-reduce expanded with an all-to-all algorithm: warned, same size, runs as made",
+          p.returncode == 0 and p.stderr == "chakra coll expand: warning: allreduce of 1048576 bytes (node 0 of rank 0) "
+          "expanded with the algorithm %s, made for alltoall of 1048576 bytes: another collective; it runs as made\n"
+          % a2a, p.stderr)
+    # ETs that record no size (the reference converter's, from-msccl
+    # --compat) are copied as made; two sizes cannot both be theirs
+    xml = write(os.path.join(d, "r.xml"), msccl_xml.ring_allreduce(8))
+    compat = os.path.join(d, "compat")
+    p = run("coll", "from-msccl", xml, "--size", "1M", "--compat", "-o", compat)
+    assert p.returncode == 0, p.stderr
+    two = pack_set(d, "two", [[coll_node(1, 0, 1048576), coll_node(2, 0, 65536, [1])]] * 8)
+    p = run("coll", "expand", two, "-o", os.path.join(d, "x_two"), "--algo", compat)
+    sizes = p.returncode or sorted({attr(n, "comm_size") for n in jsonl(os.path.join(d, "x_two.0.et"))[1]
+                                    if n["type"] == "COMM_SEND_NODE"})
+    check("ETs without a size: expanded as made for both all-reduces, the second size warned about",
+          p.returncode == 0 and sizes == [131072] and p.stderr == "chakra coll expand: warning: allreduce of 65536 "
+          "bytes (node 2 of rank 0) expanded with the algorithm %s, made for allreduce of a size it does not record "
+          "(no \"size\" metadata), and it also runs 1048576 bytes: it runs as made\n" % compat, (p.stderr, sizes))
+
+
 def test_expand_refuses_bad_rules_and_disagreeing_ranks():
     d = tmpdir("xbad")
     mb = microbench(d, "allreduce", 8, "1M")
