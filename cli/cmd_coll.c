@@ -32,7 +32,7 @@ static const char expand_about[] =
    .help = "ranks made at once (the files are the same whatever the count)", .def = "CPUs, at most 8"}
 #define OUTPUT_OPT(to)                                                                                       \
   {.name = "output", .alias = "out", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED,     \
-   .dest = (to), .metavar = "PREFIX", .help = "output prefix"}
+   .dest = (to), .metavar = "PREFIX", .help = "output prefix", .file = CLI_FILE_OUT_PREFIX}
 
 /* --reduce-bw is a DOUBLE; only the sign is left to check. */
 static int reduce_bw_ok(double bw) {
@@ -80,7 +80,6 @@ static int coll_gen(int argc, char **argv) {
     cli_error("%s", err.msg);
     return 2;
   }
-  if ((st = cli_check_prefix(prefix, NULL, 0)) != 0) return st;
   if (chakra_coll_gen(prefix, &g, &err)) return cli_fail(&err);
   return 0;
 }
@@ -101,18 +100,13 @@ static int coll_from_msccl(int argc, char **argv) {
       OUTPUT_OPT(&prefix),
       {0}};
   const cli_command cmd = {.name = "coll from-msccl", .args = "X.xml", .min_args = 1, .max_args = 1,
-                           .about = msccl_about, .opts = opts};
+                           .about = msccl_about, .opts = opts, .args_file = CLI_FILE_IN};
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
   if (!reduce_bw_ok(m.reduce_bw)) return 2;
-  const char *ins[] = {pos.v[0]};
-  if ((st = cli_check_prefix(prefix, ins, 1)) != 0) return st;
   chakra_error err = {0};
-  if (chakra_coll_from_msccl(pos.v[0], prefix, &m, &err)) {
-    cli_error("%s", err.msg);
-    return err.code == CHAKRA_EIO || err.code == CHAKRA_ENOMEM ? 1 : 2;
-  }
+  if (chakra_coll_from_msccl(pos.v[0], prefix, &m, &err)) return cli_fail(&err);
   return 0;
 }
 
@@ -139,7 +133,8 @@ static int coll_synth(int argc, char **argv) {
   int json = 0;
   const cli_opt opts[] = {
       {.name = "topology", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &so.topology, .metavar = "T",
-       .help = "inline KIND:SHAPE (mesh:8x8, torus:8x8, hypercube:64, ring:8, switch:16, fc:8) or a link-list file"},
+       .help = "inline KIND:SHAPE (mesh:8x8, torus:8x8, hypercube:64, ring:8, switch:16, fc:8) or a link-list file",
+       .file = CLI_FILE_IN},
       {.name = "coll", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &coll, .metavar = "COLL",
        .help = "allgather, reducescatter or allreduce"},
       {.name = "size", .kind = CLI_OPT_SIZE, .flags = CLI_OPT_REQUIRED, .dest = CLI_INT(&so.size),
@@ -155,10 +150,11 @@ static int coll_synth(int argc, char **argv) {
        .help = "per link of an inline topology", .def = "500"},
       REDUCE_BW_OPT(&so.reduce_bw),
       {.name = "output", .alias = "out", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &prefix,
-       .metavar = "PREFIX", .help = "write the per-rank algorithm ETs PREFIX.<r>.et", .def = "none"},
+       .metavar = "PREFIX", .help = "write the per-rank algorithm ETs PREFIX.<r>.et", .def = "none",
+       .file = CLI_FILE_OUT_PREFIX},
       {.name = "xml", .kind = CLI_OPT_STRING, .dest = &so.xml_path, .metavar = "FILE",
        .help = "write the algorithm as MSCCL-IR XML (coll from-msccl reads it back to the same ETs)",
-       .def = "none"},
+       .def = "none", .file = CLI_FILE_OUT},
       {.name = "json", .kind = CLI_OPT_FLAG, .dest = &json, .help = "print one JSON object instead of text"},
       THREADS_OPT(&so.threads),
       {0}};
@@ -180,10 +176,6 @@ static int coll_synth(int argc, char **argv) {
     cli_error("%s", err.msg);
     return 2;
   }
-  /* an inline topology is no file: the check ignores inputs that do not exist */
-  const char *ins[] = {so.topology}, *outs[] = {so.xml_path};
-  if (prefix && (st = cli_check_prefix(prefix, ins, 1)) != 0) return st;
-  if (so.xml_path && (st = cli_check_outputs(outs, 1, ins, 1)) != 0) return st;
   chakra_coll_synth_result r;
   if (chakra_coll_synth(prefix, &so, &r, &err)) return cli_fail(&err);
   double out_bytes = (double)so.size * (so.coll == CHAKRA_COLL_ALLGATHER ? r.npus : 1);
@@ -219,6 +211,19 @@ static void warn_problem(void *ctx, const chakra_problem *p) {
   cli_warn("%s", line);
 }
 
+/* The algorithm ETs a rule names (ALGO that is not a generated
+ * algorithm's name) are read too; rules that do not parse are refused
+ * later, naming the rule. */
+static void expand_files(void *ctx, const cli_args *pos) {
+  (void)pos;
+  const cli_list *algos = ctx;
+  for (size_t i = 0; i < algos->n; i++) {
+    chakra_coll_rule r;
+    chakra_error err = {0};
+    if (!chakra_coll_rule_parse(algos->items[i], &r, &err) && r.prefix) cli_files_traces(r.prefix);
+  }
+}
+
 static int coll_expand(int argc, char **argv) {
   chakra_coll_expand_options x = {.reduce_bw = CHAKRA_COLL_DEFAULT_REDUCE_BW, .diag = warn_problem,
                                   .producer = "chakra-c " CHAKRA_VERSION_STRING " coll expand"};
@@ -229,7 +234,8 @@ static int coll_expand(int argc, char **argv) {
       {.name = "algo", .kind = CLI_OPT_LIST, .flags = CLI_OPT_REQUIRED, .dest = &algos,
        .metavar = "[COLL][:MIN-MAX][@PG]=ALGO", .help = "a rule; the first match wins"},
       {.name = "comm-group-configuration", .alias = "comm-groups", .kind = CLI_OPT_STRING, .dest = &x.comm_groups,
-       .metavar = "GROUPS.json", .help = "communicator groups (ASTRA-sim JSON); PyTorch METADATA nodes are read too"},
+       .metavar = "GROUPS.json", .help = "communicator groups (ASTRA-sim JSON); PyTorch METADATA nodes are read too",
+       .file = CLI_FILE_IN},
       REDUCE_BW_OPT(&x.reduce_bw),
       {.name = "overlap", .kind = CLI_OPT_FLAG, .dest = &x.overlap,
        .help = "split each compute node that consumes an all-gather or all-reduce into one piece per chunk "
@@ -244,7 +250,8 @@ static int coll_expand(int argc, char **argv) {
       OUTPUT_OPT(&out),
       {0}};
   const cli_command cmd = {.name = "coll expand", .args = "WORKLOAD_PREFIX", .min_args = 1, .max_args = 1,
-                           .about = expand_about, .opts = opts};
+                           .about = expand_about, .opts = opts, .args_file = CLI_FILE_TRACES,
+                           .files = expand_files, .files_ctx = &algos};
   cli_args pos;
   int rc = cli_parse(&cmd, argc, argv, &pos);
   chakra_coll_rule *rules = NULL;
@@ -262,18 +269,8 @@ static int coll_expand(int argc, char **argv) {
       goto done;
     }
   x.rules = rules;
-  char in0[4096];
-  chakra_rank_path(in0, sizeof in0, pos.v[0], 0);
-  const char *ins[] = {in0};
-  if ((rc = cli_check_prefix(out, ins, 1)) != 0) goto done;
-  rc = 2;
   uint64_t nodes = 0;
-  if (chakra_coll_expand(pos.v[0], out, &x, &nodes, &err)) {
-    cli_error("%s", err.msg);
-    rc = err.code == CHAKRA_EIO || err.code == CHAKRA_ENOMEM ? 1 : 2;
-    goto done;
-  }
-  rc = 0;
+  rc = chakra_coll_expand(pos.v[0], out, &x, &nodes, &err) ? cli_fail(&err) : 0;
 done:
   free(rules);
   cli_list_free(&algos);
@@ -283,7 +280,7 @@ done:
 static int coll_check(int argc, char **argv) {
   static const cli_opt opts[] = {{0}};
   const cli_command cmd = {.name = "coll check", .args = "PREFIX|FILES...", .min_args = 1, .max_args = -1,
-                           .about = check_about, .opts = opts};
+                           .about = check_about, .opts = opts, .args_file = CLI_FILE_TRACES};
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;

@@ -26,13 +26,12 @@ static int gen_microbench(int argc, char **argv) {
       {.name = "size", .kind = CLI_OPT_SIZE, .flags = CLI_OPT_REQUIRED, .dest = CLI_INT(&size),
        .help = "bytes per rank (all_gather: the per-rank input); K, M, G suffixes are binary (1M = 1048576)"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &prefix,
-       .metavar = "PREFIX", .help = "output prefix"},
+       .metavar = "PREFIX", .help = "output prefix", .file = CLI_FILE_OUT_PREFIX},
       {0}};
   const cli_command cmd = {.name = "gen microbench", .max_args = 0, .about = about, .opts = opts};
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
-  if ((st = cli_check_prefix(prefix, NULL, 0)) != 0) return st;
   chakra_error err = {0};
   if (chakra_gen_microbench(prefix, coll, npus, size, &err)) return cli_fail(&err);
   return 0;

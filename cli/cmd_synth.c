@@ -71,7 +71,7 @@ static void synth_opts(chakra_synth_config *c, synth_cli *s, cli_opt *out, size_
       {.name = "stage-compat", .alias = "stage_compat", .kind = CLI_OPT_FLAG, .dest = &c->stage_compat,
        .help = "STAGE's output: elements, MACs, per-micro-batch dp reduction, STAGE's attributes"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &s->prefix,
-       .metavar = "PREFIX", .help = "writes PREFIX.<r>.et and PREFIX.json"},
+       .metavar = "PREFIX", .help = "writes PREFIX.<r>.et and PREFIX.json", .file = CLI_FILE_OUT_PREFIX},
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &s->quiet, .help = "no summary line"},
       {0}};
   memcpy(out, t, sizeof t < cap * sizeof *out ? sizeof t : cap * sizeof *out);
@@ -120,6 +120,17 @@ static int parse_ranks(const char *s, uint32_t **out, size_t *n) {
   return 0;
 }
 
+/* The groups file, PREFIX.json, is written with the ranks. */
+static void synth_files(void *ctx, const cli_args *pos) {
+  (void)pos;
+  const synth_cli *s = ctx;
+  size_t n = strlen(s->prefix) + 6;
+  char *json = malloc(n);
+  if (json) snprintf(json, n, "%s.json", s->prefix);
+  cli_files_output(json, "the groups file of --output");
+  free(json);
+}
+
 int cmd_synth(int argc, char **argv) {
   chakra_synth_config c;
   chakra_synth_config_default(&c);
@@ -127,7 +138,8 @@ int cmd_synth(int argc, char **argv) {
   uint32_t *ranks = NULL;
   cli_opt opts[40];
   synth_opts(&c, &sc, opts, sizeof opts / sizeof *opts);
-  const cli_command cmd = {.name = "synth", .max_args = 0, .about = about, .opts = opts};
+  const cli_command cmd = {.name = "synth", .max_args = 0, .about = about, .opts = opts, .files = synth_files,
+                           .files_ctx = &sc};
   cli_args pos;
   int rc = cli_parse(&cmd, argc, argv, &pos);
   if (rc != CLI_PROCEED) return rc;
@@ -143,10 +155,6 @@ int cmd_synth(int argc, char **argv) {
   else if (c.stage_compat) c.schedule = CHAKRA_SYNTH_SCHEDULE_NONE;
   const char *prefix = sc.prefix;
   int quiet = sc.quiet;
-  if (cli_check_prefix(prefix, NULL, 0) != 0) {
-    free(ranks);
-    return CLI_EXIT_ERROR;
-  }
   chakra_error err = {0};
   chakra_synth_stats st;
   if (chakra_synth_write(&c, prefix, &st, &err)) {

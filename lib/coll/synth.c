@@ -500,8 +500,10 @@ static int write_outputs(const char *prefix, const prog *p, const chakra_coll_sy
       goto out;
     }
   if ((rc = msccl_validate(&x, by_id))) goto out;
-  if (o->xml_path && (rc = write_xml(o->xml_path, p, &l, &x, o->coll, err))) goto out;
-  if (prefix) {
+  /* the XML and the ranks: all in place or none */
+  if ((rc = outfile_group_begin(err))) goto out;
+  if (o->xml_path) rc = write_xml(o->xml_path, p, &l, &x, o->coll, err);
+  if (!rc && prefix) {
     chakra_coll_msccl_options mo = {.size = o->size, .reduce_bw = o->reduce_bw, .threads = o->threads};
     coll_meta m = {.version = "1.0.0"};
     coll_meta_str(&m, "producer", o->producer ? o->producer : "chakra-c coll synth");
@@ -515,6 +517,8 @@ static int write_outputs(const char *prefix, const prog *p, const chakra_coll_sy
     coll_meta_int(&m, "collective_time_ns", (int64_t)r->collective_time_ns);
     rc = msccl_write(&x, by_id, &mo, prefix, &m, err);
   }
+  int end = outfile_group_end(!rc, rc ? NULL : err);
+  if (!rc) rc = end;
 out:
   free(by_id);
   msccl_free(&x);

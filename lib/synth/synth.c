@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../util/jsonw.h"
+#include "../util/outfile.h"
 #include "emit.h"
 #include "ranks.h"
 #include "schedule.h"
@@ -325,13 +326,17 @@ static int write_all(const chakra_synth_config *c, const char *prefix, emit_stag
   }
   for (size_t i = 0; i < n; i++) list[i] = c->ranks ? c->ranks[i] : (uint32_t)i;
   snprintf(json, plen, "%s.json", prefix);
-  int rc = layout_write_groups(l, json, err);
   emit_meta meta = {c->stage_compat ? NULL : "0.0.4", "symbolic_tensor_network", 0};
   emit_rank_fn fn = {rank_stage, rank_group, rank_peer, (void *)l};
   uint64_t bytes = 0;
+  /* the groups file and the ranks: all in place or none (a failed run must
+   * not leave new groups beside old ranks, nor remove the old groups) */
+  int rc = outfile_group_begin(err);
   if (!rc) {
-    rc = emit_write_ranks(prefix, stages, &meta, &fn, list, n, &bytes, err);
-    if (rc) remove(json);
+    rc = layout_write_groups(l, json, err);
+    if (!rc) rc = emit_write_ranks(prefix, stages, &meta, &fn, list, n, &bytes, err);
+    int end = outfile_group_end(!rc, rc ? NULL : err);
+    if (!rc) rc = end;
   }
   if (!rc && st) {
     st->ranks_written = (uint32_t)n;
