@@ -15,6 +15,7 @@
 
 #include "chakra/error.h"
 #include "chakra/json.h"
+#include "chakra/node.h"
 #include "chakra/topo.h"
 
 #ifdef __cplusplus
@@ -117,8 +118,7 @@ typedef struct chakra_sim_run_options {
 enum { CHAKRA_SIM_ALL_REDUCE, CHAKRA_SIM_ALL_GATHER, CHAKRA_SIM_REDUCE_SCATTER, CHAKRA_SIM_ALL_TO_ALL,
        CHAKRA_SIM_COLLS };
 
-enum { CHAKRA_CAT_GPU, CHAKRA_CAT_CPU, CHAKRA_CAT_COMM, CHAKRA_CAT_MEM, CHAKRA_CAT_INVALID, CHAKRA_CAT_N };
-
+/* busy_ns below is indexed by the node categories CHAKRA_CAT_* (chakra/node.h). */
 typedef struct chakra_sim_rank {
   int finished;
   uint64_t finish_ns, exposed_comm_ns;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "chakra/graph.h"
+#include "chakra/node.h"
 
 /* Sums of durations, bytes and ops saturate at 2^64 - 1 instead of
  * wrapping (two nodes of 2^63 us once summed to 0), and say so. */
@@ -37,28 +38,30 @@ static int add_group(chakra_rank_stats *s, const char *name, uint64_t ops, uint6
 static int count_node(chakra_rank_stats *s, const chakra_graph *g, uint32_t i) {
   const chakra_gnode *n = &g->nodes[i];
   s->by_type[n->type >= 0 && n->type < 8 ? n->type : 8]++;
-  const char *pg = n->pg ? g->pg_names[n->pg] : "";
-  switch (n->type) {
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
-      if (n->flags & CHAKRA_GNODE_CPU) s->cpu_ops++, sat_add(&s->cpu_us, n->duration_micros, s);
+  chakra_node_class c;
+  chakra_node_classify(n, 0, 0, &c);
+  switch (c.kind) {
+    case CHAKRA_KIND_CPU:
+    case CHAKRA_KIND_COMPUTE:
+      if (c.kind == CHAKRA_KIND_CPU) s->cpu_ops++, sat_add(&s->cpu_us, n->duration_micros, s);
       else s->gpu_ops++, sat_add(&s->gpu_us, n->duration_micros, s);
       sat_add(&s->num_ops, n->num_ops, s);
       sat_add(&s->tensor_bytes, n->size, s);
       return 0;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE: {
-      int t = n->comm_type >= 0 ? n->comm_type : 10;
+    case CHAKRA_KIND_COLL: {
+      int t = c.comm_type >= 0 ? c.comm_type : 10;
       s->coll_ops[t]++;
       sat_add(&s->coll_bytes[t], n->size, s);
-      return add_group(s, pg, 1, n->size);
+      return add_group(s, chakra_node_pg(g, n), 1, n->size);
     }
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
+    case CHAKRA_KIND_SEND:
       s->send_ops++, sat_add(&s->send_bytes, n->size, s);
-      return add_group(s, pg, 1, n->size);
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE:
+      return add_group(s, chakra_node_pg(g, n), 1, n->size);
+    case CHAKRA_KIND_RECV:
       s->recv_ops++, sat_add(&s->recv_bytes, n->size, s);
       return 0; /* bytes counted once, at the sender */
-    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
-    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE:
+    case CHAKRA_KIND_MEM_LOAD:
+    case CHAKRA_KIND_MEM_STORE:
       s->mem_ops++, sat_add(&s->mem_bytes, n->size, s);
       return 0;
     default:

@@ -8,6 +8,7 @@
 
 #include "../util/commgroups.h"
 #include "chakra/graph.h"
+#include "chakra/node.h"
 #include "chakra/trace.h"
 #include "deadlock.h"
 
@@ -115,8 +116,7 @@ static int push(void **v, size_t *n, size_t *cap, size_t elem, const void *x) {
 }
 
 static uint32_t group_index(vstate *s, const char *name) {
-  /* "" and "0" both mean all ranks, as in ASTRA-sim. */
-  if (!name || !*name || strcmp(name, "0") == 0) name = "";
+  if (chakra_pg_is_world(name)) name = "";
   for (size_t i = 0; i < s->n_groups; i++)
     if (strcmp(s->groups[i], name) == 0) return (uint32_t)i;
   char **g = realloc(s->groups, (s->n_groups + 1) * sizeof *g);
@@ -131,34 +131,23 @@ static uint32_t group_index(vstate *s, const char *name) {
 
 static uint32_t node_group(void *ctx, uint32_t i) {
   vstate *s = ctx;
-  uint32_t pg = s->g->nodes[i].pg;
-  return group_index(s, pg ? s->g->pg_names[pg] : "");
+  return group_index(s, chakra_node_pg(s->g, &s->g->nodes[i]));
 }
 
-static void require(vstate *s, const chakra_gnode *n, uint32_t bit, const char *name, chakra_severity sev) {
-  if (!(n->present & bit))
-    report(s, sev, s->cur, 1, n->id, n->offset, "%s: required attribute '%s' is missing",
-           chakra_node_type_name(n->type), name);
+/* Every problem the node vocabulary finds in n, one line each, in its order. */
+static void report_problems(vstate *s, const chakra_gnode *n, uint32_t problems) {
+  uint32_t nranks = s->n_files > 1 ? (uint32_t)s->n_files : 0;
+  char what[300];
+  for (uint32_t left = problems, bit; (bit = chakra_node_first_problem(left)) != 0; left &= ~bit)
+    report(s, bit & CHAKRA_NP_ERRORS ? CHAKRA_SEV_ERROR : CHAKRA_SEV_WARNING, s->cur, 1, n->id, n->offset, "%s",
+           chakra_node_problem_text(n, (uint32_t)s->cur, nranks, bit, what, sizeof what));
 }
 
-static void check_send_recv(vstate *s, const chakra_gnode *n, int is_send) {
-  require(s, n, CHAKRA_HAS_COMM_SIZE, "comm_size", CHAKRA_SEV_ERROR);
-  require(s, n, is_send ? CHAKRA_HAS_COMM_DST : CHAKRA_HAS_COMM_SRC, is_send ? "comm_dst" : "comm_src",
-          CHAKRA_SEV_ERROR);
-  require(s, n, CHAKRA_HAS_COMM_TAG, "comm_tag", CHAKRA_SEV_WARNING);
-  uint32_t own_bit = is_send ? CHAKRA_HAS_COMM_SRC : CHAKRA_HAS_COMM_DST;
-  int32_t own = is_send ? n->comm_src : n->comm_dst;
-  if ((n->present & own_bit) && own != s->cur && s->n_files > 1)
-    report(s, CHAKRA_SEV_ERROR, s->cur, 1, n->id, n->offset,
-           "%s is %d but this file is rank %d", is_send ? "comm_src" : "comm_dst", own, s->cur);
-  int32_t peer = is_send ? n->comm_dst : n->comm_src;
-  uint32_t peer_bit = is_send ? CHAKRA_HAS_COMM_DST : CHAKRA_HAS_COMM_SRC;
-  if ((n->present & peer_bit) && s->n_files > 1 && (peer < 0 || peer >= s->n_files))
-    report(s, CHAKRA_SEV_ERROR, s->cur, 1, n->id, n->offset, "%s %d is not a rank of this workload (0..%d)",
-           is_send ? "comm_dst" : "comm_src", peer, s->n_files - 1);
-  p2p m = {is_send ? s->cur : peer, is_send ? peer : s->cur, n->comm_tag, n->size, n->id,
+static void note_p2p(vstate *s, const chakra_gnode *n, const chakra_node_class *c) {
+  int is_send = c->kind == CHAKRA_KIND_SEND;
+  if (c->problems & CHAKRA_NP_NO_PEER) return;
+  p2p m = {is_send ? s->cur : c->peer, is_send ? c->peer : s->cur, n->comm_tag, n->size, n->id,
            n->offset, s->cur, (uint32_t)(n - s->g->nodes)};
-  if (!(n->present & peer_bit)) return;
   if (push(is_send ? (void **)&s->sends : (void **)&s->recvs, is_send ? &s->n_sends : &s->n_recvs,
            is_send ? &s->cap_sends : &s->cap_recvs, sizeof m, &m))
     s->oom = 1;
@@ -174,53 +163,29 @@ static void read_metadata_groups(vstate *s, const chakra_graph *g, const chakra_
     report(s, CHAKRA_SEV_ERROR, s->cur, 1, n->id, n->offset, "%s", e.msg);
     return;
   }
-  const char *v = full->inputs ? full->inputs->values : NULL;
-  int rc = cg_add_metadata(&s->defs, v, "METADATA", (uint32_t)s->n_files, &e);
+  int rc = cg_add_metadata(&s->defs, chakra_node_process_groups(full), "METADATA", (uint32_t)s->n_files, &e);
   if (rc == CHAKRA_ENOMEM) s->oom = 1;
   else if (rc) report(s, CHAKRA_SEV_ERROR, s->cur, 1, n->id, n->offset, "%s", e.msg);
   chakra_node_free(full);
 }
 
 static void check_node(vstate *s, const chakra_graph *g, const chakra_gnode *n) {
-  switch (n->type) {
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
-      require(s, n, CHAKRA_HAS_COMM_TYPE, "comm_type", CHAKRA_SEV_ERROR);
-      require(s, n, CHAKRA_HAS_COMM_SIZE, "comm_size", CHAKRA_SEV_ERROR);
-      if ((n->present & CHAKRA_HAS_COMM_TYPE) && n->comm_type < 0)
-        report(s, CHAKRA_SEV_ERROR, s->cur, 1, n->id, n->offset,
-               "comm_type is not a CollectiveCommType value (0..9)");
-      if ((n->present & CHAKRA_HAS_COMM_TYPE) && (n->present & CHAKRA_HAS_COMM_SIZE) && n->comm_type >= 0) {
-        coll c = {group_index(s, n->pg ? g->pg_names[n->pg] : ""), n->comm_type, n->size, n->id, n->offset};
+  chakra_node_class c;
+  chakra_node_classify(n, (uint32_t)s->cur, s->n_files > 1 ? (uint32_t)s->n_files : 0, &c);
+  report_problems(s, n, c.problems);
+  switch (c.kind) {
+    case CHAKRA_KIND_COLL:
+      if (!(c.problems & (CHAKRA_NP_NO_COMM_TYPE | CHAKRA_NP_BAD_COMM_TYPE | CHAKRA_NP_NO_COMM_SIZE))) {
+        coll x = {group_index(s, chakra_node_pg(g, n)), c.comm_type, n->size, n->id, n->offset};
         rank_colls *rc = &s->colls[s->cur];
-        if (push((void **)&rc->v, &rc->n, &rc->cap, sizeof c, &c)) s->oom = 1;
+        if (push((void **)&rc->v, &rc->n, &rc->cap, sizeof x, &x)) s->oom = 1;
       }
       break;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE: check_send_recv(s, n, 1); break;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE: check_send_recv(s, n, 0); break;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
-    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE:
-      require(s, n, CHAKRA_HAS_TENSOR_SIZE, "tensor_size", CHAKRA_SEV_ERROR);
-      break;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
-      if ((n->present & CHAKRA_HAS_NUM_OPS) != 0 && !(n->present & CHAKRA_HAS_TENSOR_SIZE))
-        report(s, CHAKRA_SEV_WARNING, s->cur, 1, n->id, n->offset,
-               "num_ops without tensor_size: the roofline model cannot time this node");
-      break;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
-      read_metadata_groups(s, g, n);
-      break;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE:
-      report(s, CHAKRA_SEV_WARNING, s->cur, 1, n->id, n->offset, "INVALID_NODE (runs as a no-op)");
-      break;
-    default:
-      report(s, CHAKRA_SEV_WARNING, s->cur, 1, n->id, n->offset,
-             "node type %d is not in the schema (simulators refuse it)", n->type);
+    case CHAKRA_KIND_SEND:
+    case CHAKRA_KIND_RECV: note_p2p(s, n, &c); break;
+    case CHAKRA_KIND_METADATA: read_metadata_groups(s, g, n); break;
+    default: break;
   }
-  int is_comm = n->type >= CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE &&
-                n->type <= CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;
-  if (is_comm && (n->flags & CHAKRA_GNODE_CPU))
-    report(s, CHAKRA_SEV_ERROR, s->cur, 1, n->id, n->offset,
-           "communication node with is_cpu_op = true (simulators refuse it)");
 }
 
 static void validate_file(vstate *s, int r) {

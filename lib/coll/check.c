@@ -15,6 +15,7 @@
 
 #include "chakra/coll.h"
 #include "chakra/graph.h"
+#include "chakra/node.h"
 #include "dag.h"
 
 typedef struct mkey {
@@ -156,29 +157,30 @@ static int load_rank(cctx *c, uint32_t r, chakra_error *err) {
     k->id[i] = x->id;
     k->indeg[i] = g->dep_off[i + 1] - g->dep_off[i];
     k->key[i] = UINT32_MAX;
-    int send = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
-    if (x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE) {
+    chakra_node_class cl;
+    chakra_node_classify(x, r, c->n, &cl);
+    if (cl.kind == CHAKRA_KIND_COMPUTE || cl.kind == CHAKRA_KIND_CPU) {
       k->kind[i] = COLL_REDUCE;
       continue;
     }
-    if (!send && x->type != CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE) {
+    int send = cl.kind == CHAKRA_KIND_SEND;
+    if (!send && cl.kind != CHAKRA_KIND_RECV) {
       k->kind[i] = COLL_REDUCE; /* reported; treated as local work */
       report(c, r, 1, x->id, "node type %d: algorithm ETs hold only COMM_SEND, COMM_RECV and COMP nodes", x->type);
       continue;
     }
     k->kind[i] = send ? COLL_SEND : COLL_RECV;
-    uint32_t bit = send ? CHAKRA_HAS_COMM_DST : CHAKRA_HAS_COMM_SRC;
     int32_t peer = send ? x->comm_dst : x->comm_src;
     const char *what = send ? "send" : "receive", *field = send ? "comm_dst" : "comm_src";
-    if (!(x->present & bit)) {
+    if (cl.problems & CHAKRA_NP_NO_PEER) {
       report(c, r, 1, x->id, "%s without %s", what, field);
       continue;
     }
-    if (!(x->present & CHAKRA_HAS_COMM_SIZE)) {
+    if (cl.problems & CHAKRA_NP_NO_COMM_SIZE) {
       report(c, r, 1, x->id, "%s without comm_size", what);
       continue;
     }
-    if (peer < 0 || (uint32_t)peer >= c->n || (uint32_t)peer == r) {
+    if ((cl.problems & CHAKRA_NP_PEER_RANGE) || (uint32_t)peer == r) {
       report(c, r, 1, x->id, "%s %s %d: expected a rank in 0..%u other than %u", what, field, peer, c->n - 1, r);
       continue;
     }

@@ -19,6 +19,7 @@
 #include "chakra/attr.h"
 #include "chakra/coll.h"
 #include "chakra/graph.h"
+#include "chakra/node.h"
 #include "chakra/trace.h"
 #include "dag.h"
 #include "emit.h"
@@ -107,11 +108,13 @@ static int lib_load_rank(coll_dag *d, const char *path, uint32_t n, int64_t *spa
   /* nodes keep file order; deps are indexes, so order does not matter */
   for (uint32_t i = 0; !rc && i < g->n; i++) {
     const chakra_gnode *x = &g->nodes[i];
-    int kind = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE   ? COLL_SEND
-               : x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE ? COLL_RECV
-               : x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE      ? COLL_REDUCE
-                                                                         : -1;
-    int32_t peer = kind == COLL_SEND ? x->comm_dst : kind == COLL_RECV ? x->comm_src : -1;
+    chakra_node_class cl;
+    chakra_node_classify(x, 0, n, &cl);
+    int kind = cl.kind == CHAKRA_KIND_SEND                                     ? COLL_SEND
+               : cl.kind == CHAKRA_KIND_RECV                                   ? COLL_RECV
+               : cl.kind == CHAKRA_KIND_COMPUTE || cl.kind == CHAKRA_KIND_CPU ? COLL_REDUCE
+                                                                               : -1;
+    int32_t peer = cl.peer;
     if (kind < 0 || ((kind == COLL_SEND || kind == COLL_RECV) && (peer < 0 || (uint32_t)peer >= n || x->comm_tag < 0)))
       rc = chakra_error_set(err, CHAKRA_EFORMAT, "%s: node %llu: not an algorithm node (send/recv with a peer in 0..%u and a tag >= 0, or compute)",
                             path, (unsigned long long)x->id, n - 1);
@@ -203,11 +206,6 @@ typedef struct xstate {
   coll_dag dag;           /* scratch */
   uint64_t nodes_out;
 } xstate;
-
-static const int comm_to_coll[] = {
-    /* ALL_REDUCE */ CHAKRA_COLL_ALLREDUCE, /* REDUCE */ -1, /* ALL_GATHER */ CHAKRA_COLL_ALLGATHER,
-    /* GATHER */ -1, /* SCATTER */ -1, /* BROADCAST */ -1, /* ALL_TO_ALL */ CHAKRA_COLL_ALLTOALL,
-    /* REDUCE_SCATTER */ CHAKRA_COLL_REDUCESCATTER};
 
 static const coll_group *group_of(const xstate *x, const xcoll *c) { return &x->groups.v[c->group]; }
 
@@ -392,25 +390,27 @@ static int pass1_rank(xstate *x, uint32_t r, char ***pgs) {
   while (!rc && (rc = chakra_reader_next(rd, &n, x->err)) == 1) {
     rc = 0;
     if (n->id > k->max_id) k->max_id = n->id;
-    if (n->type == CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE && n->inputs && n->inputs->values) {
+    chakra_kind kind = chakra_node_kind_of((int32_t)n->type, 0);
+    if (kind == CHAKRA_KIND_METADATA && n->inputs && n->inputs->values) {
       char where[4200];
       snprintf(where, sizeof where, "%s: rank %u: node %llu", k->path, r, (unsigned long long)n->id);
       rc = coll_groups_add_metadata(&x->groups, n->inputs->values, where, x->err);
       continue;
     }
-    int p2p = n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE || n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE;
-    if (!p2p && n->type != CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE) continue;
+    if (kind != CHAKRA_KIND_COLL && kind != CHAKRA_KIND_SEND && kind != CHAKRA_KIND_RECV) continue;
+    chakra_gnode gn;
     chakra_std_attrs a;
-    chakra_std_attrs_resolve(n, &a, NULL, NULL);
-    if (p2p) {
+    chakra_node_resolve(n, &gn, &a, NULL, NULL);
+    chakra_node_class cl;
+    chakra_node_classify(&gn, r, 0, &cl);
+    if (kind != CHAKRA_KIND_COLL) {
       if ((a.present & CHAKRA_HAS_COMM_TAG) && (int64_t)a.comm_tag + 1 > x->tag_floor) x->tag_floor = (int64_t)a.comm_tag + 1;
       continue;
     }
     xcoll c = {0};
     c.id = n->id;
     c.size = a.comm_size;
-    c.type = (a.present & CHAKRA_HAS_COMM_TYPE) && a.comm_type >= 0 && a.comm_type < 8 ? comm_to_coll[a.comm_type] : -1;
-    if (!(a.present & CHAKRA_HAS_COMM_SIZE)) c.type = -1;
+    c.type = cl.problems & CHAKRA_NP_NO_COMM_SIZE ? -1 : cl.coll;
     c.deps = copy_deps(n, &c.n_deps);
     if (k->n == cap_pg) {
       cap_pg = cap_pg ? cap_pg * 2 : 64;
@@ -664,7 +664,7 @@ static void own_chunk(const xcoll *c, const coll_dag *d, int64_t gs, ids *out) {
 /* The expanded collective a compute node consumes directly (one only)
  * when its output arrives in chunks, or NULL. */
 static const xcoll *overlap_source(const p2 *w, const chakra_node *n) {
-  if (!w->x->o->overlap || n->type != CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE) return NULL;
+  if (!w->x->o->overlap || chakra_node_kind_of((int32_t)n->type, 0) != CHAKRA_KIND_COMPUTE) return NULL;
   const xcoll *found = NULL;
   for (size_t i = 0; i < n->n_data_deps; i++) {
     const xcoll *c = find_coll(w->k, n->data_deps[i]);
@@ -845,7 +845,7 @@ static int pass2_rank(xstate *x, uint32_t r, coll_set *set) {
                             (unsigned long long)chakra_reader_message_offset(rd));
       break;
     }
-    const xcoll *c = n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE ? find_coll(k, n->id) : NULL;
+    const xcoll *c = chakra_node_kind_of((int32_t)n->type, 0) == CHAKRA_KIND_COLL ? find_coll(k, n->id) : NULL;
     const xcoll *src;
     if (c && c->rule >= 0) rc = write_coll(&w, c, n);
     else if ((src = overlap_source(&w, n)) != NULL) rc = write_overlap(&w, src, n);

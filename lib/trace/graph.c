@@ -8,6 +8,7 @@
 
 #include "../util/idmap.h"
 #include "../util/toposort.h"
+#include "nodekind.h"
 
 
 typedef struct loader {
@@ -106,29 +107,6 @@ static int reserve_deps(loader *L, size_t need) {
   return 0;
 }
 
-static void fill_gnode(chakra_gnode *n, const chakra_node *nd, const chakra_std_attrs *a,
-                       uint64_t offset, int bad_attrs) {
-  memset(n, 0, sizeof *n);
-  n->id = nd->id;
-  n->duration_micros = nd->duration_micros;
-  n->type = (int32_t)nd->type;
-  n->offset = offset;
-  n->present = a->present;
-  n->flags = (uint8_t)((a->is_cpu_op ? CHAKRA_GNODE_CPU : 0) | (bad_attrs ? CHAKRA_GNODE_BAD_ATTRS : 0));
-  int is_comm = nd->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE ||
-                nd->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE ||
-                nd->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE;
-  n->size = is_comm ? a->comm_size : a->tensor_size;
-  n->num_ops = a->num_ops;
-  n->comm_src = a->comm_src;
-  n->comm_dst = a->comm_dst;
-  n->comm_tag = a->comm_tag;
-  n->comm_type = (a->present & CHAKRA_HAS_COMM_TYPE) && a->comm_type >= 0 && a->comm_type < 10
-                     ? (int8_t)a->comm_type : -1;
-  n->involved_dim = a->involved_dim;
-  n->n_involved_dim = (uint8_t)a->n_involved_dim;
-}
-
 static int add_node(loader *L, const chakra_node *nd, uint64_t offset) {
   chakra_graph *g = L->g;
   if (g->n >= UINT32_MAX - 1)
@@ -143,7 +121,7 @@ static int add_node(loader *L, const chakra_node *nd, uint64_t offset) {
   chakra_std_attrs a;
   int arc = chakra_std_attrs_resolve(nd, &a, attr_problem, L);
   chakra_gnode *n = &g->nodes[g->n];
-  fill_gnode(n, nd, &a, offset, arc != 0);
+  nodekind_fill(n, nd, &a, offset, arc != 0);
   if (a.pg_name && a.pg_name[0] && !(n->pg = intern_pg(g, a.pg_name)))
     return chakra_error_set(L->err, CHAKRA_ENOMEM, "%s: out of memory", g->path);
   g->dep_off[g->n] = (uint32_t)L->n_dep_ids;

@@ -102,17 +102,46 @@ def test_invalid_node_mid_chain_finishes_in_zero_time():
           p.returncode == 0 and got == {0: (12000, 0), 1: (12000, 0)}, "%d %s %s" % (p.returncode, got, p.stderr))
 
 
-def test_metadata_node_defines_process_group():
-    groups = "['[{\"pg_name\": \"5\", \"backend_id\": 1, \"backend_config\": \"cuda:nccl\", \"ranks\": [0, 1], \"group_size\": 2, \"group_count\": 2}]']"
+def metadata_group_case(what, groups):
     def make(r):
         meta = {"id": "1", "name": "## process_group:init ##", "type": "METADATA_NODE", "inputs": {"values": groups}}
         return [meta, allreduce(2, 1048576, [1], pg="5")] if r < 2 else [meta, comp(2, 1, [1])]
     c = Case(4)
     c.ranks(make)
     p, got = c.run()
-    check("METADATA process group runs a sub-group all-reduce",
-          p.returncode == 0 and len(got) == 4 and got[2] == (1000, 0) and got[0][0] > 0 and got[0] == got[1],
+    check(what, p.returncode == 0 and len(got) == 4 and got[2] == (1000, 0) and got[0][0] > 0 and got[0] == got[1],
           "%s %s" % (got, p.stderr))
+
+
+def test_metadata_node_defines_process_group():
+    metadata_group_case("METADATA process group runs a sub-group all-reduce",
+                        "['[{\"pg_name\": \"5\", \"backend_id\": 1, \"backend_config\": \"cuda:nccl\", \"ranks\": [0, 1], "
+                        "\"group_size\": 2, \"group_count\": 2}]']")
+
+
+def test_metadata_groups_as_a_bare_json_list():
+    # The process-group text goes to the one group reader (util/commgroups),
+    # which takes the Python repr and the bare JSON list alike; the
+    # simulator used to cut two characters off each end of either.
+    metadata_group_case("METADATA process groups as a bare JSON list", '[{"pg_name": "5", "ranks": [0, 1]}]')
+
+
+def test_node_rules_are_validates_and_replays():
+    # One node vocabulary (chakra/node.h): a BROADCAST without comm_size,
+    # refused by validate and replay, is refused by the simulator too
+    # (it replays broadcasts but ran this one), unless it replays every node.
+    bcast = {"id": "2", "name": "bc", "type": "COMM_COLL_NODE", "data_deps": ["1"], "duration_micros": "3",
+             "attr": [{"name": "is_cpu_op", "bool_val": False}, attr_int("comm_type", 5)]}
+    c = Case(2)
+    c.ranks(lambda r: [comp(1, 2), bcast])
+    p, got = c.run()
+    check("broadcast without comm_size: refused, naming the node and the attribute",
+          p.returncode == 2 and "rank 0: node 2: COMM_COLL_NODE: required attribute 'comm_size' is missing" in p.stderr,
+          "%d %s" % (p.returncode, p.stderr))
+    c.system["replay-only"] = 1
+    p, got = c.run()
+    check("broadcast without comm_size: replay-only runs it", p.returncode == 0 and got.get(0) == (5000, 3000),
+          "%d %s %s" % (p.returncode, got, p.stderr))
 
 
 def test_receive_without_send_reports_deadlock():
