@@ -1,7 +1,6 @@
 /* cmd_sim.c - chakra sim: ASTRA-sim-compatible simulation of per-rank ETs. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -193,7 +192,7 @@ static int print_progress(void *ctx, const char *phase, uint64_t done, uint64_t 
 /* Configuration, workload, run: the library's three parts. */
 static int run(const sim_options *o, chakra_sim_result *res, chakra_error *err) {
   memset(res, 0, sizeof *res);
-  chakra_sim_files files = {o->system, o->network, o->remote_memory, o->comm_groups};
+  chakra_sim_files files = {o->system, o->network, o->remote_memory, NULL}; /* groups: the trace set's */
   chakra_sim_config *cfg;
   int rc = chakra_sim_config_load(&cfg, &files, print_problem, NULL, err);
   if (rc) return rc;
@@ -204,20 +203,18 @@ static int run(const sim_options *o, chakra_sim_result *res, chakra_error *err) 
   p->rendezvous = o->rendezvous;
   p->multidim_full = o->multidim_full;
   p->custom_as_is = o->custom_as_is;
+  /* exactly one rank per NPU: a missing rank file, or more rank files
+   * than NPUs (the extra ranks would be ignored silently), is an error */
   uint32_t npus = chakra_topo_npus(chakra_sim_config_topo(cfg));
-  /* more rank files than NPUs: the extra ranks would be ignored silently */
-  char extra[4096];
-  struct stat st;
-  chakra_rank_path(extra, sizeof extra, o->workload, npus);
-  if (stat(extra, &st) == 0) {
-    chakra_sim_config_free(cfg);
-    return chakra_error_set(err, CHAKRA_EINVAL,
-                            "%s: the workload has more rank files than the network's %u NPUs (npus_count); its "
-                            "ranks %u and above would be ignored",
-                            extra, npus, npus);
-  }
-  chakra_sim_workload *w;
-  rc = chakra_sim_workload_load(&w, o->workload, npus, o->load_threads, print_problem, NULL, err);
+  char why[64];
+  snprintf(why, sizeof why, "the network has %u NPUs", npus);
+  chakra_set_options so = {.ranks = npus, .ranks_reason = why, .comm_groups = o->comm_groups};
+  chakra_set *set = NULL;
+  chakra_sim_workload *w = NULL;
+  rc = chakra_set_open(&set, o->workload, &so, err);
+  if (!rc) rc = chakra_sim_workload_load_set(&w, set, o->load_threads, print_problem, NULL, err);
+  if (!rc) cli_note_groups(set);
+  chakra_set_close(set);
   if (!rc) {
     int tty = isatty(2);
     chakra_sim_run_options ro = {.timeline = o->timeline, .logging_folder = o->logging_folder,

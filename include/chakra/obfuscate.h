@@ -53,6 +53,9 @@ void chakra_obfuscate_name(const chakra_obfuscate_options *o, const chakra_node 
  * not at all). rank seeds the noise. st (may be NULL) is added to. */
 int chakra_obfuscate_stream(const char *in, chakra_writer *w, uint32_t rank, const chakra_obfuscate_options *o,
                             chakra_obfuscate_stats *st, chakra_error *err);
+/* The same reading a file, FILE* or buffer (chakra/stream.h). */
+int chakra_obfuscate_input(const chakra_input *in, chakra_writer *w, uint32_t rank, const chakra_obfuscate_options *o,
+                           chakra_obfuscate_stats *st, chakra_error *err);
 
 #ifdef __cplusplus
 }

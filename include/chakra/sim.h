@@ -16,6 +16,7 @@
 #include "chakra/error.h"
 #include "chakra/json.h"
 #include "chakra/node.h"
+#include "chakra/set.h"
 #include "chakra/topo.h"
 
 #ifdef __cplusplus
@@ -99,6 +100,13 @@ typedef struct chakra_sim_workload chakra_sim_workload;
  * order, whatever the thread count. */
 CHAKRA_API int chakra_sim_workload_load(chakra_sim_workload **out, const char *prefix, uint32_t npus, uint32_t threads,
                              chakra_diag_fn diag, void *diag_ctx, chakra_error *err);
+/* The same from a trace set (chakra/set.h): its ranks, and its
+ * communicator groups when it has any (applied after the configuration's
+ * and before the METADATA nodes'; the first definition of a name wins).
+ * chakra_sim_workload_load() is this with the first npus ranks of the
+ * set PREFIX (a missing one is an error) and no groups. */
+CHAKRA_API int chakra_sim_workload_load_set(chakra_sim_workload **out, const chakra_set *set, uint32_t threads,
+                                            chakra_diag_fn diag, void *diag_ctx, chakra_error *err);
 CHAKRA_API uint32_t chakra_sim_workload_npus(const chakra_sim_workload *w);
 CHAKRA_API void chakra_sim_workload_free(chakra_sim_workload *w);
 

@@ -219,11 +219,18 @@ static int put_metadata(chakra_writer *w, const chakra_metadata *in, chakra_erro
 
 int chakra_obfuscate_stream(const char *in, chakra_writer *w, uint32_t rank, const chakra_obfuscate_options *o,
                             chakra_obfuscate_stats *st, chakra_error *err) {
+  chakra_input input = {.path = in};
+  return chakra_obfuscate_input(&input, w, rank, o, st, err);
+}
+
+int chakra_obfuscate_input(const chakra_input *input, chakra_writer *w, uint32_t rank, const chakra_obfuscate_options *o,
+                           chakra_obfuscate_stats *st, chakra_error *err) {
+  const char *in = chakra_input_name(input);
   chakra_obfuscate_stats local = {0};
   obf b = {.o = o, .st = st ? st : &local, .rank = rank};
   arena_init(&b.scratch, 4096);
   chakra_reader *r;
-  int rc = chakra_reader_open(&r, in, NULL, err);
+  int rc = chakra_reader_open_input(&r, input, NULL, err);
   if (rc) {
     arena_free(&b.scratch);
     return rc;

@@ -6,6 +6,7 @@
 
 #include "chakra/graph.h"
 #include "chakra/node.h"
+#include "chakra/set.h"
 
 /* Sums of durations, bytes and ops saturate at 2^64 - 1 instead of
  * wrapping (two nodes of 2^63 us once summed to 0), and say so. */
@@ -77,15 +78,9 @@ static char *attr_string(const chakra_metadata *m, const char *name) {
   return strdup("");
 }
 
-int chakra_stats_file(const char *path, int ignore_ctrl_deps, chakra_rank_stats *s,
-                      chakra_error *err) {
+int chakra_stats_graph(const chakra_graph *g, chakra_rank_stats *s, chakra_error *err) {
   memset(s, 0, sizeof *s);
-  /* Tolerant and silent: stats describes what is there; validate is the
-   * tool that judges. */
-  chakra_graph_options opt = {.ignore_ctrl_deps = ignore_ctrl_deps, .tolerant = 1};
-  chakra_graph *g;
-  int rc = chakra_graph_load(&g, path, &opt, err);
-  if (rc) return rc;
+  int rc = 0;
   s->ranks = 1;
   s->version = strdup(g->metadata->version ? g->metadata->version : "");
   s->schema = attr_string(g->metadata, "schema");
@@ -110,10 +105,32 @@ int chakra_stats_file(const char *path, int ignore_ctrl_deps, chakra_rank_stats 
     s->critical_path_us = chakra_graph_critical_path(g, &end);
     s->critical_end_id = end == UINT32_MAX ? 0 : g->nodes[end].id;
   }
-  chakra_graph_free(g);
   if (!rc && (!s->version || !s->schema)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   if (rc) chakra_stats_free(s); /* a failed call leaves nothing to free */
   return rc;
+}
+
+/* Tolerant and silent: stats describes what is there; validate is the
+ * tool that judges. */
+static int stats_of(const chakra_set *set, uint32_t rank, const char *path, int ignore_ctrl_deps, chakra_rank_stats *s,
+                    chakra_error *err) {
+  memset(s, 0, sizeof *s);
+  chakra_graph_options opt = {.ignore_ctrl_deps = ignore_ctrl_deps, .tolerant = 1};
+  chakra_graph *g;
+  int rc = set ? chakra_set_load_rank(set, rank, &opt, &g, err) : chakra_graph_load(&g, path, &opt, err);
+  if (rc) return rc;
+  rc = chakra_stats_graph(g, s, err);
+  chakra_graph_free(g);
+  return rc;
+}
+
+int chakra_stats_file(const char *path, int ignore_ctrl_deps, chakra_rank_stats *s, chakra_error *err) {
+  return stats_of(NULL, 0, path, ignore_ctrl_deps, s, err);
+}
+
+int chakra_stats_set_rank(const chakra_set *set, uint32_t rank, int ignore_ctrl_deps, chakra_rank_stats *s,
+                          chakra_error *err) {
+  return stats_of(set, rank, NULL, ignore_ctrl_deps, s, err);
 }
 
 int chakra_stats_add(chakra_rank_stats *t, const chakra_rank_stats *r) {

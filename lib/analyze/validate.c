@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../trace/setint.h"
 #include "../util/commgroups.h"
 #include "chakra/graph.h"
 #include "chakra/node.h"
@@ -31,7 +32,7 @@ typedef struct rank_colls {
 } rank_colls;
 
 typedef struct vstate {
-  char *const *paths;
+  const chakra_set *set;
   int n_files, cur;
   chakra_diag_fn fn;
   void *ctx;
@@ -80,7 +81,7 @@ static void report(vstate *s, chakra_severity sev, int file, int has_node, uint6
                    const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vreport(s, sev, s->paths[file], has_node, id, off, fmt, ap);
+  vreport(s, sev, chakra_set_rank_name(s->set, (uint32_t)file), has_node, id, off, fmt, ap);
   va_end(ap);
 }
 
@@ -98,7 +99,7 @@ static void report_on(vstate *s, const char *file, const char *fmt, ...) {
 static void graph_problem(void *ctx, const chakra_problem *gp) {
   vstate *s = ctx;
   chakra_problem p = *gp;
-  p.file = s->paths[s->cur];
+  p.file = chakra_set_rank_name(s->set, (uint32_t)s->cur);
   deliver(s, &p);
 }
 
@@ -193,11 +194,11 @@ static void validate_file(vstate *s, int r) {
   chakra_graph_options opt = {.tolerant = 1, .diag = graph_problem, .diag_ctx = s};
   chakra_graph *g;
   chakra_error err = {0};
-  if (chakra_graph_load(&g, s->paths[r], &opt, &err)) {
+  if (chakra_set_load_rank(s->set, (uint32_t)r, &opt, &g, &err)) {
     /* The message already names the file and offset; strip the file name. */
-    const char *what = err.msg;
-    size_t plen = strlen(s->paths[r]);
-    if (strncmp(what, s->paths[r], plen) == 0 && what[plen] == ':') what += plen + 2;
+    const char *what = err.msg, *name = chakra_set_rank_name(s->set, (uint32_t)r);
+    size_t plen = strlen(name);
+    if (strncmp(what, name, plen) == 0 && what[plen] == ':') what += plen + 2;
     s->sum->unreadable++;
     report(s, CHAKRA_SEV_UNREADABLE, r, 0, 0, 0, "%s", what);
     return;
@@ -330,9 +331,8 @@ static void check_definitions(vstate *s) {
     const cg_group *g = &s->defs.v[d];
     for (uint32_t k = 0; g->line && k < g->n; k++)
       if (g->members[k] >= (uint32_t)s->n_files) {
-        char qn[200];
-        report_on(s, s->groups_path, "line %u: group \"%s\" names rank %u, but the workload has %d rank file(s) (0..%d)",
-                  g->line, cg_quote(g->name, qn, sizeof qn), g->members[k], s->n_files, s->n_files - 1);
+        char what[400];
+        report_on(s, s->groups_path, "%s", set_group_range_text(g, g->members[k], (uint32_t)s->n_files, what, sizeof what));
         break;
       }
   }
@@ -541,15 +541,39 @@ int chakra_validate(char *const *paths, int n, chakra_diag_fn fn, void *ctx,
 int chakra_validate_with(char *const *paths, int n, const chakra_validate_options *opt, chakra_diag_fn fn,
                          void *ctx, chakra_validate_summary *sum, chakra_error *err) {
   memset(sum, 0, sizeof *sum);
-  vstate s = {.paths = paths, .n_files = n, .fn = fn, .ctx = ctx, .sum = sum};
-  s.groups_path = opt ? opt->comm_groups : NULL;
+  if (n <= 0) return 0;
+  chakra_set_options so = {.comm_groups = opt ? opt->comm_groups : NULL, .no_default_groups = 1};
+  chakra_set *set;
+  int rc = chakra_set_open_files(&set, (const char *const *)paths, (uint32_t)n, &so, err);
+  if (rc) return rc;
+  rc = chakra_validate_set(set, opt, fn, ctx, sum, err);
+  chakra_set_close(set);
+  return rc;
+}
+
+/* The comm-group file's groups (the set's), to which METADATA nodes add. */
+static int copy_definitions(vstate *s, chakra_error *err) {
+  int rc = set_groups_load(s->set, err);
+  const cg_set *g = set_groups(s->set);
+  for (size_t i = 0; !rc && i < g->n; i++) {
+    if (cg_add_group(&s->defs, g->v[i].name, g->v[i].members, g->v[i].n))
+      rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    else s->defs.v[s->defs.n - 1].line = g->v[i].line;
+  }
+  return rc;
+}
+
+int chakra_validate_set(const chakra_set *set, const chakra_validate_options *opt, chakra_diag_fn fn, void *ctx,
+                        chakra_validate_summary *sum, chakra_error *err) {
+  memset(sum, 0, sizeof *sum);
+  int n = (int)chakra_set_ranks(set);
+  vstate s = {.set = set, .n_files = n, .fn = fn, .ctx = ctx, .sum = sum};
+  s.groups_path = chakra_set_groups_path(set);
   s.rendezvous = opt ? opt->rendezvous : 0;
-  if (s.groups_path) {
-    int rc = cg_read_file(&s.defs, s.groups_path, 0, err);
-    if (rc) {
-      cg_set_free(&s.defs);
-      return rc;
-    }
+  int rc = copy_definitions(&s, err);
+  if (rc) {
+    cg_set_free(&s.defs);
+    return rc;
   }
   s.colls = calloc(n ? (size_t)n : 1, sizeof *s.colls);
   if (n > 1) s.dl = calloc((size_t)n, sizeof *s.dl);

@@ -16,6 +16,7 @@
 #include "chakra/coll.h"
 #include "chakra/graph.h"
 #include "chakra/node.h"
+#include "chakra/set.h"
 #include "dag.h"
 
 typedef struct mkey {
@@ -102,7 +103,7 @@ static void crank_free(crank *c) {
 }
 
 typedef struct cctx {
-  char *const *paths;
+  const chakra_set *set;
   uint32_t n;
   chakra_diag_fn diag;
   void *ctx;
@@ -123,7 +124,7 @@ static void report(cctx *c, uint32_t r, int has_node, uint64_t id, const char *f
   c->problems++;
   if (!c->diag) return;
   chakra_problem p = chakra_problem_make(CHAKRA_SEV_ERROR, what);
-  p.file = c->paths[r];
+  p.file = chakra_set_rank_name(c->set, r);
   p.has_node = has_node;
   p.node_id = id;
   c->diag(c->ctx, &p);
@@ -133,7 +134,7 @@ static void report(cctx *c, uint32_t r, int has_node, uint64_t id, const char *f
 static int load_rank(cctx *c, uint32_t r, chakra_error *err) {
   chakra_graph *g;
   chakra_graph_options go = {.tolerant = 1}; /* tolerant and silent: cycles are reported below */
-  int rc = chakra_graph_load(&g, c->paths[r], &go, err);
+  int rc = chakra_set_load_rank(c->set, r, &go, &g, err);
   if (rc) return rc;
   crank *k = &c->ranks[r];
   size_t n = g->n ? g->n : 1, m = g->child_off[g->n] ? g->child_off[g->n] : 1;
@@ -305,9 +306,21 @@ out:
 
 int chakra_coll_check(char *const *paths, uint32_t n, chakra_diag_fn diag, void *ctx, uint64_t *problems,
                       chakra_error *err) {
-  cctx c = {paths, n, diag, ctx, 0, {0}, NULL};
   if (problems) *problems = 0;
   if (n == 0) return chakra_error_set(err, CHAKRA_EINVAL, "no algorithm files");
+  chakra_set *set;
+  int rc = chakra_set_open_files(&set, (const char *const *)paths, n, NULL, err);
+  if (rc) return rc;
+  rc = chakra_coll_check_set(set, diag, ctx, problems, err);
+  chakra_set_close(set);
+  return rc;
+}
+
+int chakra_coll_check_set(const chakra_set *set, chakra_diag_fn diag, void *ctx, uint64_t *problems,
+                          chakra_error *err) {
+  uint32_t n = chakra_set_ranks(set);
+  cctx c = {set, n, diag, ctx, 0, {0}, NULL};
+  if (problems) *problems = 0;
   c.ranks = calloc(n, sizeof *c.ranks);
   if (!c.ranks) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   int rc = 0;

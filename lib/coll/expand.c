@@ -20,6 +20,7 @@
 #include "chakra/coll.h"
 #include "chakra/graph.h"
 #include "chakra/node.h"
+#include "chakra/set.h"
 #include "chakra/trace.h"
 #include "dag.h"
 #include "emit.h"
@@ -188,6 +189,7 @@ typedef struct xrank {
 } xrank;
 
 typedef struct xstate {
+  const chakra_set *in;   /* the workload */
   const chakra_coll_expand_options *o;
   chakra_error *err;
   uint32_t npus;
@@ -383,7 +385,7 @@ static uint64_t *copy_deps(const chakra_node *n, uint32_t *count) {
 static int pass1_rank(xstate *x, uint32_t r, char ***pgs) {
   xrank *k = &x->ranks[r];
   chakra_reader *rd;
-  int rc = chakra_reader_open(&rd, k->path, NULL, x->err);
+  int rc = chakra_set_reader(x->in, r, NULL, &rd, x->err);
   if (rc) return rc;
   size_t cap_pg = 0;
   chakra_node *n;
@@ -832,7 +834,7 @@ static int pass2_rank(xstate *x, uint32_t r, coll_set *set) {
     if (k->v[i].rule >= 0 && k->v[i].id_base + k->v[i].n_nodes > w.next_extra)
       w.next_extra = k->v[i].id_base + k->v[i].n_nodes;
   chakra_reader *rd;
-  int rc = chakra_reader_open(&rd, k->path, NULL, x->err);
+  int rc = chakra_set_reader(x->in, r, NULL, &rd, x->err);
   if (rc) return rc;
   coll_encode_pb(&w.buf, &chakra_reader_metadata(rd)->base);
   const uint8_t *raw;
@@ -919,21 +921,25 @@ static void warn(const xstate *x, const char *fmt, unsigned long long n) {
   x->o->diag(x->o->diag_ctx, &p);
 }
 
-static int count_ranks(xstate *x, const char *prefix) {
-  for (;; x->npus++) {
-    char *p = chakra_rank_path_dup(prefix, x->npus);
-    if (!p) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
-    FILE *f = fopen(p, "rb");
-    free(p);
-    if (!f) break;
-    fclose(f);
-  }
-  if (!x->npus) return chakra_error_set(x->err, CHAKRA_EIO, "%s.0.et: cannot open (no workload with that prefix)", prefix);
+static int take_ranks(xstate *x) {
+  x->npus = chakra_set_ranks(x->in);
   x->ranks = calloc(x->npus, sizeof *x->ranks);
   if (!x->ranks) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
   for (uint32_t r = 0; r < x->npus; r++)
-    if (!(x->ranks[r].path = chakra_rank_path_dup(prefix, r))) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+    if (!(x->ranks[r].path = strdup(chakra_set_rank_name(x->in, r)))) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
   return 0;
+}
+
+/* The workload's groups file, as the set read it. */
+static int take_set_groups(xstate *x) {
+  if (chakra_set_groups_origin(x->in) == CHAKRA_GROUPS_NONE) return 0;
+  int rc = chakra_set_load_groups(x->in, x->err);
+  for (size_t i = 0; !rc && i < chakra_set_group_count(x->in); i++) {
+    uint32_t n;
+    const uint32_t *m = chakra_set_group_members(x->in, i, &n);
+    rc = coll_groups_add(&x->groups, chakra_set_group_name(x->in, i), m, n, x->err);
+  }
+  return rc;
 }
 
 static int plan(xstate *x) {
@@ -968,14 +974,27 @@ static int plan(xstate *x) {
 
 int chakra_coll_expand(const char *workload_prefix, const char *out_prefix, const chakra_coll_expand_options *o,
                        uint64_t *nodes_out, chakra_error *err) {
+  if (nodes_out) *nodes_out = 0;
+  chakra_set_options so = {.comm_groups = o->comm_groups, .no_default_groups = 1};
+  chakra_set *in;
+  int rc = chakra_set_open(&in, workload_prefix, &so, err);
+  if (rc) return rc;
+  rc = chakra_coll_expand_set(in, out_prefix, o, nodes_out, err);
+  chakra_set_close(in);
+  return rc;
+}
+
+int chakra_coll_expand_set(const chakra_set *in, const char *out_prefix, const chakra_coll_expand_options *o,
+                           uint64_t *nodes_out, chakra_error *err) {
   xstate x = {0};
+  x.in = in;
   x.o = o;
   x.err = err;
   coll_dag_init(&x.dag);
   if (nodes_out) *nodes_out = 0;
   if (!o->n_rules) return chakra_error_set(err, CHAKRA_EINVAL, "give at least one algo rule");
-  int rc = count_ranks(&x, workload_prefix);
-  if (!rc && o->comm_groups) rc = coll_groups_load_json(&x.groups, o->comm_groups, err);
+  int rc = take_ranks(&x);
+  if (!rc) rc = take_set_groups(&x);
   if (!rc) rc = plan(&x);
   coll_set *set = NULL;
   if (!rc) rc = coll_set_open(&set, out_prefix, x.npus, err);

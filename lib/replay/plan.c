@@ -8,6 +8,7 @@
 
 #include "chakra/graph.h"
 #include "chakra/node.h"
+#include "chakra/set.h"
 
 static int node_error(chakra_error *err, const rp_plan *p, const chakra_gnode *g, const char *what) {
   return chakra_error_set(err, CHAKRA_EINVAL, "%s: rank %u: node %llu: %s", p->path, p->rank,
@@ -160,14 +161,14 @@ static int load_arrays(rp_plan *p, const chakra_graph *g, uint32_t world, chakra
   return rc ? rc : chain_collectives(p, g, err);
 }
 
-int rp_plan_load(rp_plan *p, const char *path, uint32_t rank, uint32_t world, chakra_diag_fn diag, void *ctx,
-                 chakra_error *err) {
+int rp_plan_load(rp_plan *p, const chakra_set *set, uint32_t rank, chakra_diag_fn diag, void *ctx, chakra_error *err) {
   memset(p, 0, sizeof *p);
   p->rank = rank;
-  if (!(p->path = strdup(path))) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  uint32_t world = chakra_set_ranks(set);
+  if (!(p->path = strdup(chakra_set_rank_name(set, rank)))) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   chakra_graph_options opt = {.diag = diag, .diag_ctx = ctx};
   chakra_graph *g;
-  int rc = chakra_graph_load(&g, path, &opt, err);
+  int rc = chakra_set_load_rank(set, rank, &opt, &g, err);
   if (rc) return rc;
   rc = load_arrays(p, g, world, err);
   chakra_graph_free(g);

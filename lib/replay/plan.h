@@ -15,6 +15,7 @@
 #include "chakra/error.h"
 #include "chakra/json.h"
 #include "chakra/node.h"
+#include "chakra/set.h"
 
 enum { RP_COMPUTE, RP_COLL, RP_SEND, RP_RECV, RP_MEM, RP_NOOP };
 /* Slots and report categories are the node vocabulary's (chakra/node.h). */
@@ -50,14 +51,14 @@ typedef struct rp_plan {
   uint32_t n_recvs;
 } rp_plan;
 
-/* Loads rank's file. Warnings go to warn (may be NULL). A node the
+/* Loads rank's trace from the set (of `world` = its rank count ranks).
+ * Warnings go to diag (may be NULL). A node the
  * replayer cannot run (any error of the node vocabulary, chakra/node.h:
  * an unknown type, a send without a peer or size, a peer outside
  * 0..world-1, a comm_src that is not this rank; or what MPI cannot
  * express: a count above 2^31 - 1, a negative tag) is an error naming the
  * file, rank and node. */
-int rp_plan_load(rp_plan *p, const char *path, uint32_t rank, uint32_t world, chakra_diag_fn diag, void *ctx,
-                 chakra_error *err);
+int rp_plan_load(rp_plan *p, const chakra_set *set, uint32_t rank, chakra_diag_fn diag, void *ctx, chakra_error *err);
 void rp_plan_free(rp_plan *p);
 
 #endif

@@ -12,6 +12,7 @@
 #include "../util/tasks.h"
 #include "../util/toposort.h"
 #include "chakra/graph.h"
+#include "chakra/set.h"
 #include "net.h"
 #include "coll.h"
 #include "groups.h"
@@ -54,6 +55,7 @@ typedef struct wl_rank {
 struct chakra_sim_workload {
   uint32_t npus;
   wl_rank *rank;
+  sim_groups groups;                       /* the trace set's communicator groups */
 };
 
 typedef idheap heap;
@@ -261,16 +263,11 @@ static int rank_arrays(wl_rank *w, size_t n, size_t n_children) {
   return 0;
 }
 
-static int load_rank(load_ctx *L, wl_rank *w) {
+static int load_rank(load_ctx *L, const chakra_set *set, wl_rank *w) {
   const char *path = L->path;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return chakra_error_set(&L->err, CHAKRA_EIO, "workload file %s does not exist (the network has %u NPUs, so ranks 0..%u are needed)",
-                            path, L->npus, L->npus - 1);
-  fclose(f);
   chakra_graph_options opt = {.diag = load_diag, .diag_ctx = L};
   chakra_graph *g;
-  int rc = chakra_graph_load(&g, path, &opt, &L->err);
+  int rc = chakra_set_load_rank(set, L->rank, &opt, &g, &L->err);
   if (rc) return rc;
   w->n = (uint32_t)g->n;
   size_t n = g->n ? g->n : 1;
@@ -334,13 +331,14 @@ static int finish_rank(load_ctx *L, wl_rank *w, chakra_diag_fn diag, void *ctx, 
 
 typedef struct load_pool {
   chakra_sim_workload *w;
+  const chakra_set *set;
   load_ctx *ctx;
 } load_pool;
 
 static int load_job(void *arg, size_t r) {
   load_pool *p = arg;
   load_ctx *L = &p->ctx[r];
-  L->rc = load_rank(L, &p->w->rank[r]);
+  L->rc = load_rank(L, p->set, &p->w->rank[r]);
   return L->rc;
 }
 
@@ -360,16 +358,14 @@ static uint32_t load_threads(uint32_t asked, uint32_t npus) {
   return t < npus ? t : npus;
 }
 
-static int load_all(chakra_sim_workload *w, const char *prefix, uint32_t threads, chakra_diag_fn diag, void *ctx,
+static int load_all(chakra_sim_workload *w, const chakra_set *set, uint32_t threads, chakra_diag_fn diag, void *ctx,
                     chakra_error *err) {
-  load_pool p = {.w = w, .ctx = calloc(w->npus, sizeof(load_ctx))};
+  load_pool p = {.w = w, .set = set, .ctx = calloc(w->npus, sizeof(load_ctx))};
   if (!p.ctx) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  size_t plen = strlen(prefix) + 24;
   int rc = 0;
   for (uint32_t r = 0; r < w->npus && !rc; r++) {
-    p.ctx[r] = (load_ctx){.npus = w->npus, .rank = r, .path = malloc(plen)};
+    p.ctx[r] = (load_ctx){.npus = w->npus, .rank = r, .path = strdup(chakra_set_rank_name(set, r))};
     if (!p.ctx[r].path) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-    else chakra_rank_path(p.ctx[r].path, plen, prefix, r);
   }
   /* a failed rank stops the ranks after it; the first failure is reported */
   if (!rc) tasks_run(w->npus, load_threads(threads, w->npus), load_job, &p, TASKS_STOP_ON_ERROR);
@@ -379,10 +375,23 @@ static int load_all(chakra_sim_workload *w, const char *prefix, uint32_t threads
   return rc;
 }
 
-int chakra_sim_workload_load(chakra_sim_workload **out, const char *prefix, uint32_t npus, uint32_t threads,
-                             chakra_diag_fn diag, void *diag_ctx, chakra_error *err) {
+/* The set's communicator groups, applied by every run before the METADATA
+ * nodes' (after the configuration's). */
+static int keep_set_groups(chakra_sim_workload *w, const chakra_set *set, chakra_error *err) {
+  if (chakra_set_groups_origin(set) == CHAKRA_GROUPS_NONE) return 0;
+  int rc = chakra_set_load_groups(set, err);
+  for (size_t i = 0; !rc && i < chakra_set_group_count(set); i++) {
+    uint32_t n;
+    const uint32_t *m = chakra_set_group_members(set, i, &n);
+    if (sim_groups_add(&w->groups, chakra_set_group_name(set, i), m, n)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
+  return rc;
+}
+
+int chakra_sim_workload_load_set(chakra_sim_workload **out, const chakra_set *set, uint32_t threads,
+                                 chakra_diag_fn diag, void *diag_ctx, chakra_error *err) {
   *out = NULL;
-  if (npus == 0) return chakra_error_set(err, CHAKRA_EINVAL, "workload: the NPU count must be at least 1");
+  uint32_t npus = chakra_set_ranks(set);
   chakra_sim_workload *w = calloc(1, sizeof *w);
   if (w) w->rank = calloc(npus, sizeof *w->rank);
   if (!w || !w->rank) {
@@ -390,11 +399,25 @@ int chakra_sim_workload_load(chakra_sim_workload **out, const char *prefix, uint
     return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   }
   w->npus = npus;
-  char *resolved = sim_config_resolve_prefix(prefix, NULL);
-  int rc = resolved ? load_all(w, resolved, threads, diag, diag_ctx, err) : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  free(resolved);
+  int rc = keep_set_groups(w, set, err);
+  if (!rc) rc = load_all(w, set, threads, diag, diag_ctx, err);
   if (rc) chakra_sim_workload_free(w);
   else *out = w;
+  return rc;
+}
+
+int chakra_sim_workload_load(chakra_sim_workload **out, const char *prefix, uint32_t npus, uint32_t threads,
+                             chakra_diag_fn diag, void *diag_ctx, chakra_error *err) {
+  *out = NULL;
+  if (npus == 0) return chakra_error_set(err, CHAKRA_EINVAL, "workload: the NPU count must be at least 1");
+  char why[64];
+  snprintf(why, sizeof why, "the network has %u NPUs", npus);
+  chakra_set_options so = {.ranks = npus, .ranks_reason = why, .first_ranks = 1, .no_default_groups = 1};
+  chakra_set *set;
+  int rc = chakra_set_open(&set, prefix, &so, err);
+  if (rc) return rc;
+  rc = chakra_sim_workload_load_set(out, set, threads, diag, diag_ctx, err);
+  chakra_set_close(set);
   return rc;
 }
 
@@ -413,6 +436,7 @@ void chakra_sim_workload_free(chakra_sim_workload *w) {
     free(k->replay_wide);
   }
   free(w->rank);
+  sim_config_groups_free(&w->groups);
   free(w);
 }
 
@@ -467,6 +491,9 @@ int wl_setup(sim *s, const chakra_sim_workload *wk) {
   s->wl = calloc(1, sizeof *s->wl);
   if (!s->wl || !(s->wl->npu = calloc(s->npus, sizeof *s->wl->npu)))
     return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+  for (int i = 0; i < wk->groups.n; i++) /* the configuration's groups come first */
+    if (groups_find(s, wk->groups.v[i].name) < 0 && sim_groups_add(&s->groups, wk->groups.v[i].name, wk->groups.v[i].members, wk->groups.v[i].n))
+      return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   uint64_t untimed = 0;
   for (uint32_t r = 0; r < s->npus; r++) {
     const wl_rank *k = &wk->rank[r];

@@ -181,9 +181,10 @@ static int presize_nodes(loader *L, chakra_reader *r, const char *path) {
   return grow_nodes(L, n) ? chakra_error_set(L->err, CHAKRA_ENOMEM, "%s: out of memory", path) : 0;
 }
 
-static int read_nodes(loader *L, const char *path) {
+static int read_nodes(loader *L, const chakra_input *in) {
+  const char *path = chakra_input_name(in);
   chakra_reader *r;
-  int rc = chakra_reader_open(&r, path, NULL, L->err);
+  int rc = chakra_reader_open_input(&r, in, NULL, L->err);
   if (rc) return rc;
   if ((rc = presize_nodes(L, r, path)) != 0) {
     chakra_reader_close(r);
@@ -386,15 +387,47 @@ static void summarise(loader *L) {
 
 int chakra_graph_load(chakra_graph **out, const char *path, const chakra_graph_options *opt,
                       chakra_error *err) {
+  chakra_input in = {.path = path};
+  return chakra_graph_load_input(out, &in, opt, err);
+}
+
+/* What chakra_graph_read_node() re-reads: a FILE* (from where it was
+ * when loading began) or a buffer; a file is reopened by its path. */
+struct chakra_graph_input_ {
+  chakra_input in;
+  int64_t start;
+};
+
+static int keep_input(chakra_graph *g, const chakra_input *in) {
+  if (in->path) return 0;
+  struct chakra_graph_input_ *k = malloc(sizeof *k);
+  if (!k) return -1;
+  k->in = (chakra_input){.file = in->file, .data = in->data, .size = in->size, .name = g->path};
+  k->start = in->file ? ftello(in->file) : 0;
+  g->input_ = k;
+  return 0;
+}
+
+static int reopen(const chakra_graph *g, chakra_reader **r, chakra_error *err) {
+  chakra_input file = {.path = g->path};
+  const struct chakra_graph_input_ *k = g->input_;
+  if (k && k->in.file && (k->start < 0 || fseeko(k->in.file, (off_t)k->start, SEEK_SET) != 0))
+    return chakra_error_set(err, CHAKRA_EINVAL, "%s: the stream cannot be read again (not seekable)", g->path);
+  return chakra_reader_open_input(r, k ? &k->in : &file, NULL, err);
+}
+
+int chakra_graph_load_input(chakra_graph **out, const chakra_input *in, const chakra_graph_options *opt,
+                            chakra_error *err) {
   *out = NULL;
+  const char *path = chakra_input_name(in);
   chakra_graph *g = calloc(1, sizeof *g);
   if (!g) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
-  g->path = strdup(strcmp(path, "-") == 0 ? "<stdin>" : path);
+  g->path = strdup(in->path && strcmp(in->path, "-") == 0 && !in->name ? "<stdin>" : path);
   g->pg_names = calloc(1, sizeof *g->pg_names);
   g->n_pg_names = 1;
   loader L = {.g = g, .opt = opt, .err = err};
-  int rc = !g->path || !g->pg_names ? chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path)
-                                    : read_nodes(&L, path);
+  int rc = !g->path || !g->pg_names || keep_input(g, in) ? chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path)
+                                                         : read_nodes(&L, in);
   if (!rc) rc = map_ids(&L);
   if (!rc) rc = resolve_deps(&L);
   if (!rc) rc = build_children(&L);
@@ -423,6 +456,7 @@ void chakra_graph_free(chakra_graph *g) {
   if (g->metadata) protobuf_c_message_free_unpacked(&g->metadata->base, NULL);
   if (g->idmap_) idmap_free(g->idmap_);
   free(g->idmap_);
+  free(g->input_);
   free(g->path);
   free(g);
 }
@@ -434,7 +468,7 @@ uint32_t chakra_graph_find(const chakra_graph *g, uint64_t id) {
 int chakra_graph_read_node(const chakra_graph *g, uint32_t i, chakra_node **out, chakra_error *err) {
   *out = NULL;
   chakra_reader *r;
-  int rc = chakra_reader_open(&r, g->path, NULL, err);
+  int rc = reopen(g, &r, err);
   if (rc) return rc;
   const uint8_t *data;
   size_t len;
