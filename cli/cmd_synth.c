@@ -13,7 +13,9 @@ static const char about[] =
     "and options) and the communicator groups: PREFIX.<r>.et and PREFIX.json.\n"
     "STAGE's underscore spellings (--micro_batch) are accepted too.\n";
 
-static const cli_choice bools[] = {{"0", 0}, {"1", 1}, {NULL, 0}};
+/* STAGE reads its booleans with str_to_bool: true/t/1/yes/y. */
+static const cli_choice bools[] = {{"0", 0},    {"1", 1},     {"true", 1}, {"false", 0}, {"t", 1}, {"f", 0},
+                                   {"yes", 1},  {"no", 0},    {"y", 1},    {"n", 0},     {NULL, 0}};
 static const cli_choice schedules[] = {{"none", CHAKRA_SYNTH_SCHEDULE_NONE},
                                        {"gpipe", CHAKRA_SYNTH_SCHEDULE_GPIPE},
                                        {"1f1b", CHAKRA_SYNTH_SCHEDULE_1F1B},
@@ -27,8 +29,8 @@ static const cli_choice schedules[] = {{"none", CHAKRA_SYNTH_SCHEDULE_NONE},
 
 /* The option table, destinations in c and s. */
 typedef struct synth_cli {
-  const char *prefix, *micro_batch, *ranks;
-  int quiet, schedule;
+  const char *prefix, *micro_batch, *ranks, *out_dir, *out_name, *schema;
+  int quiet, schedule, print_vram;
 } synth_cli;
 
 static void synth_opts(chakra_synth_config *c, synth_cli *s, cli_opt *out, size_t cap) {
@@ -64,14 +66,24 @@ static void synth_opts(chakra_synth_config *c, synth_cli *s, cli_opt *out, size_
       {.name = "mem-bw", .alias = "mem_bw", .kind = CLI_OPT_DOUBLE, .flags = CLI_OPT_POSITIVE, .dest = &c->mem_bw_gbs,
        .metavar = "B", .help = "memory bandwidth, GB/s with GB = 10^9"},
       WHOLE("seed", "tag-base|tag_base", tag_base, "first pipeline tag (tags are deterministic)", "0"),
+      WHOLE("stage-tag-base", "stage_tag_base", tag_base,
+            "--stage-compat: the first pipeline tag (STAGE draws it at random; give its files' to match them)", "0"),
       BOOL("activation-recompute", "activation_recompute", activation_recompute,
            "run each block's forward again before its backward (ignored with --stage-compat, as STAGE does)", "0"),
       {.name = "ranks", .kind = CLI_OPT_STRING, .dest = &s->ranks, .metavar = "LIST",
        .help = "write only these ranks, e.g. 0,4-7"},
       {.name = "stage-compat", .alias = "stage_compat", .kind = CLI_OPT_FLAG, .dest = &c->stage_compat,
        .help = "STAGE's output: elements, MACs, per-micro-batch dp reduction, STAGE's attributes"},
-      {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &s->prefix,
-       .metavar = "PREFIX", .help = "writes PREFIX.<r>.et and PREFIX.json"},
+      {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &s->prefix,
+       .metavar = "PREFIX", .help = "writes PREFIX.<r>.et and PREFIX.json (required, or STAGE's two below)"},
+      {.name = "output_dir", .alias = "output-dir", .kind = CLI_OPT_STRING, .dest = &s->out_dir, .metavar = "DIR",
+       .help = "STAGE's spelling: with --output_name, PREFIX = DIR/NAME"},
+      {.name = "output_name", .alias = "output-name", .kind = CLI_OPT_STRING, .dest = &s->out_name, .metavar = "NAME",
+       .help = "STAGE's spelling: NAME.%d.et (or NAME) writes NAME.<r>.et and NAME.json"},
+      {.name = "print_gpu_vram", .alias = "print-gpu-vram", .kind = CLI_OPT_CHOICE, .dest = &s->print_vram,
+       .choices = bools, .help = "STAGE's option, accepted and ignored", .def = "0"},
+      {.name = "chakra_schema_version", .alias = "chakra-schema-version", .kind = CLI_OPT_STRING, .dest = &s->schema,
+       .metavar = "V", .help = "STAGE's option, accepted and ignored (STAGE always writes 0.0.4)"},
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &s->quiet, .help = "no summary line"},
       {0}};
   memcpy(out, t, sizeof t < cap * sizeof *out ? sizeof t : cap * sizeof *out);
@@ -120,6 +132,35 @@ static int parse_ranks(const char *s, uint32_t **out, size_t *n) {
   return 0;
 }
 
+/* STAGE names its output with --output_dir DIR --output_name NAME, files
+ * DIR/(NAME % rank), NAME without %d taken as NAME.%d.et, the groups in
+ * NAME without ".%d" and with ".et" -> ".json": that is PREFIX = DIR/P for
+ * NAME = P.%d.et. Other patterns have no PREFIX form and are refused. */
+static int stage_output(synth_cli *s, char *buf, size_t cap) {
+  if (!s->out_dir && !s->out_name) {
+    if (s->prefix) return 0;
+    cli_error("--output: required (or STAGE's --output_dir and --output_name)");
+    return -1;
+  }
+  if (!s->out_dir || !s->out_name || s->prefix) {
+    cli_error("--output_dir and --output_name go together, in place of -o");
+    return -1;
+  }
+  const char *n = s->out_name, *pct = strstr(n, "%d");
+  size_t len = strlen(n);
+  if (pct && !(len >= 6 && pct == n + len - 5 && pct > n && pct[-1] == '.' && !strcmp(pct + 2, ".et"))) {
+    cli_error("--output_name '%s': only NAME.%%d.et (or NAME) is supported (files NAME.<r>.et)", n);
+    return -1;
+  }
+  size_t keep = pct ? (size_t)(pct - 1 - n) : len;
+  if ((size_t)snprintf(buf, cap, "%s/%.*s", s->out_dir, (int)keep, n) >= cap) {
+    cli_error("--output_dir/--output_name: too long");
+    return -1;
+  }
+  s->prefix = buf;
+  return 0;
+}
+
 int cmd_synth(int argc, char **argv) {
   chakra_synth_config c;
   chakra_synth_config_default(&c);
@@ -141,6 +182,11 @@ int cmd_synth(int argc, char **argv) {
   }
   if (sc.schedule >= 0) c.schedule = (chakra_synth_schedule)sc.schedule;
   else if (c.stage_compat) c.schedule = CHAKRA_SYNTH_SCHEDULE_NONE;
+  char stage_prefix[4096];
+  if (stage_output(&sc, stage_prefix, sizeof stage_prefix)) {
+    free(ranks);
+    return 2;
+  }
   const char *prefix = sc.prefix;
   int quiet = sc.quiet;
   if (cli_check_prefix(prefix, NULL, 0) != 0) {

@@ -14,6 +14,7 @@
 #include "ranks.h"
 #include "schedule.h"
 #include "sgraph.h"
+#include "stage.h"
 
 void chakra_synth_config_default(chakra_synth_config *c) {
   memset(c, 0, sizeof *c);
@@ -166,6 +167,7 @@ static int make_config(const chakra_synth_config *c, sg_config *s, const synth_t
 }
 
 int chakra_synth_check(const chakra_synth_config *c, chakra_error *err) {
+  if (stage_applies(c)) return stage_check(c, err);
   sg_config s;
   const synth_template *tpl;
   int rc = make_config(c, &s, &tpl, err);
@@ -342,8 +344,44 @@ static int write_all(const chakra_synth_config *c, const char *prefix, emit_stag
   return rc;
 }
 
+/* Which stages have a rank to write (--ranks may leave some out). */
+static uint8_t *stages_needed(const chakra_synth_config *c, const synth_layout *l) {
+  uint8_t *need = calloc(c->pp, 1);
+  for (size_t i = 0; need && i < (c->ranks ? c->n_ranks : l->ranks); i++)
+    need[rank_stage((void *)l, c->ranks ? c->ranks[i] : (uint32_t)i)] = 1;
+  return need;
+}
+
+static int finish(const chakra_synth_config *c, const char *prefix, emit_stage **stages, const synth_layout *l,
+                  int rc, chakra_synth_stats *st, chakra_error *err) {
+  if (st && !rc)
+    for (uint32_t s = 0; s < c->pp && s < sizeof st->nodes_per_stage / sizeof *st->nodes_per_stage; s++)
+      if (stages[s]) st->nodes_per_stage[s] = emit_stage_nodes(stages[s]);
+  if (!rc) rc = write_all(c, prefix, stages, l, st, err);
+  for (uint32_t s = 0; stages && s < c->pp; s++) emit_stage_free(stages[s]);
+  free(stages);
+  return rc;
+}
+
+/* --stage-compat on a dense model: STAGE's files, ids included (stage.c). */
+static int write_stage_compat(const chakra_synth_config *c, const char *prefix, chakra_synth_stats *st,
+                              chakra_error *err) {
+  int rc = stage_check(c, err);
+  if (rc) return rc;
+  synth_layout l;
+  layout_init(&l, c->dp, stage_tp(c), c->sp, 1, c->pp, 0);
+  if (st) memset(st, 0, sizeof *st), st->ranks = l.ranks, st->stages = c->pp;
+  emit_stage **stages = calloc(c->pp, sizeof *stages);
+  uint8_t *need = stages_needed(c, &l);
+  if (!stages || !need) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (!rc) rc = stage_encode(c, need, stages, err);
+  free(need);
+  return finish(c, prefix, stages, &l, rc, st, err);
+}
+
 int chakra_synth_write(const chakra_synth_config *c, const char *prefix, chakra_synth_stats *st,
                        chakra_error *err) {
+  if (stage_applies(c)) return write_stage_compat(c, prefix, st, err);
   sg_config sc;
   const synth_template *tpl;
   int rc = make_config(c, &sc, &tpl, err);
@@ -357,20 +395,11 @@ int chakra_synth_write(const chakra_synth_config *c, const char *prefix, chakra_
   int32_t *local = malloc((g.nn + 1) * sizeof *local);
   if (!stages || !local) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   if (st) memset(st, 0, sizeof *st), st->ranks = l.ranks, st->stages = c->pp;
-  uint8_t *need = calloc(c->pp, 1);
+  uint8_t *need = stages_needed(c, &l);
   if (!need) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  for (size_t i = 0; need && i < (c->ranks ? c->n_ranks : l.ranks); i++)
-    need[rank_stage(&l, c->ranks ? c->ranks[i] : (uint32_t)i)] = 1;
-  for (uint32_t s = 0; !rc && s < c->pp; s++) {
-    if (!need[s]) continue; /* --ranks: no rank of this stage is written */
-    rc = encode_stage(c, &g, (int32_t)s, local, &stages[s], err);
-    if (!rc && st && s < sizeof st->nodes_per_stage / sizeof *st->nodes_per_stage)
-      st->nodes_per_stage[s] = emit_stage_nodes(stages[s]);
-  }
+  for (uint32_t s = 0; !rc && s < c->pp; s++)
+    if (need[s]) rc = encode_stage(c, &g, (int32_t)s, local, &stages[s], err); /* --ranks may skip a stage */
   sg_free(&g);
   free(local), free(need);
-  if (!rc) rc = write_all(c, prefix, stages, &l, st, err);
-  for (uint32_t s = 0; stages && s < c->pp; s++) emit_stage_free(stages[s]);
-  free(stages);
-  return rc;
+  return finish(c, prefix, stages, &l, rc, st, err);
 }
