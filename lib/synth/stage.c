@@ -18,7 +18,7 @@
 #define BAD(...) chakra_error_set(err, CHAKRA_EINVAL, __VA_ARGS__)
 #define OOM() chakra_error_set(err, CHAKRA_ENOMEM, "out of memory")
 #define ULL(x) (unsigned long long)(x)
-#define NPAR 3 /* STAGE's spatial dimensions of dense models: dp, tp, cp */
+#define NPAR 4 /* STAGE's spatial dimensions: dp, tp, cp (, ep for its debug model) */
 #define MAXCHAIN NPAR
 
 enum { M_BLOCK, M_IN, M_OUT, M_BLOCK_W, M_IN_W, M_OUT_W, M_COUNT };
@@ -31,20 +31,26 @@ static int is_moe(const chakra_synth_config *c) { return c->model_type && !strcm
 
 int stage_applies(const chakra_synth_config *c) { return c->stage_compat && !is_moe(c); }
 
-uint32_t stage_tp(const chakra_synth_config *c) { return stage_applies(c) ? c->tp * c->ep : c->tp; }
+int stage_is_debug(const chakra_synth_config *c) { return c->model_type && !strcmp(c->model_type, "debug"); }
+
+uint32_t stage_tp(const chakra_synth_config *c) {
+  return stage_applies(c) && !stage_is_debug(c) ? c->tp * c->ep : c->tp;
+}
 
 /* STAGE: gpt, and dense/llama without mixed precision, build the GPT graph
  * (TP-only or TP+SP); dense/llama with it the llama graph, always TP+SP. */
 static int pick_model(const chakra_synth_config *c) {
   const char *m = c->model_type ? c->model_type : "gpt";
+  if (stage_is_debug(c)) return STG_DEBUG;
   if (strcmp(m, "gpt") && c->mixed_precision) return STG_LLAMA;
   return c->tpsp ? STG_TPSP_GPT : STG_TP_GPT;
 }
 
 int stage_check(const chakra_synth_config *c, chakra_error *err) {
   const char *m = c->model_type ? c->model_type : "gpt";
-  if (strcmp(m, "gpt") && strcmp(m, "dense") && strcmp(m, "llama"))
-    return BAD("--model-type '%s': expected gpt, dense, llama or moe", m);
+  if (strcmp(m, "gpt") && strcmp(m, "dense") && strcmp(m, "llama") && strcmp(m, "debug"))
+    return BAD("--model-type '%s': expected gpt, dense, llama, moe or (with --stage-compat) debug", m);
+  if (stage_is_debug(c) && c->pp != 1) return BAD("--model-type debug: --pp must be 1 (as STAGE asserts)");
   if (!c->dp || !c->tp || !c->sp || !c->pp || !c->ep)
     return BAD("parallel degrees (--dp --tp --sp --pp --ep) must be at least 1");
   if (!c->num_stacks || !c->dmodel || !c->dff || !c->head || !c->kvhead || !c->seq || !c->dvocal || !c->batch)
@@ -82,7 +88,7 @@ typedef struct sx {
   chakra_error *err;
   sx_rat vals[SX_NSYM];
   uint32_t deg[NPAR];
-  int fsdp, mixed, fsdp_on;
+  int fsdp, mixed, fsdp_on, debug;
   uint32_t nmb, nblocks, pp, out_stage, *block_stage;
   srow *rows;
   uint32_t nrows, first[M_COUNT], count[M_COUNT];
@@ -298,6 +304,11 @@ static int add_module(sgraph_ *g, int mod, int mb, int b, int32_t stage) {
  * gradients, the weights, their updates (blocks first). */
 static int add_all(sgraph_ *g) {
   sx *x = g->x;
+  if (x->debug) { /* one layer, named without prefix, no micro-batch copies */
+    for (uint32_t i = 0; i < x->count[M_IN]; i++)
+      if (add_tensor(g, M_IN_W, x->first[M_IN] + i, -1, -1, 0)) return -1;
+    return 0;
+  }
   for (uint32_t m = 0; m < x->nmb; m++) {
     for (uint32_t b = 0; b < x->nblocks; b++)
       if (add_module(g, M_BLOCK, (int)m, (int)b, (int32_t)x->block_stage[b])) return -1;
@@ -790,11 +801,12 @@ static int setup(sx *x, const chakra_synth_config *c, chakra_error *err) {
     if (v[i] > INT64_MAX) return BAD("%s is too large", sx_symbol_name(i));
     x->vals[i].num = (int64_t)v[i], x->vals[i].den = 1;
   }
-  x->deg[0] = c->dp, x->deg[1] = tp, x->deg[2] = c->sp;
-  x->fsdp = c->weight_sharded, x->fsdp_on = c->weight_sharded && c->dp > 1;
-  x->mixed = c->mixed_precision;
-  x->nmb = (uint32_t)(c->batch / mb), x->nblocks = (uint32_t)c->num_stacks, x->pp = c->pp;
   int model = pick_model(c);
+  x->debug = model == STG_DEBUG;
+  x->deg[0] = c->dp, x->deg[1] = tp, x->deg[2] = c->sp, x->deg[3] = x->debug ? c->ep : 1;
+  x->fsdp = c->weight_sharded, x->fsdp_on = c->weight_sharded && c->dp > 1;
+  x->mixed = c->mixed_precision && !x->debug; /* the debug path does not pass it on */
+  x->nmb = (uint32_t)(c->batch / mb), x->nblocks = (uint32_t)c->num_stacks, x->pp = c->pp;
   /* STAGE: the output embedding and loss go to stage (num_stacks-1) % pp,
    * to the last stage on the mixed-precision (llama) path */
   x->out_stage = model == STG_LLAMA ? c->pp - 1 : (uint32_t)((c->num_stacks - 1) % c->pp);

@@ -21,6 +21,10 @@
 /* Whether c is handled here (--stage-compat on a dense model). */
 int stage_applies(const chakra_synth_config *c);
 
+/* STAGE's --model_type debug (one embedding layer; ranks and groups over
+ * dp, tp, cp and ep, as for MoE). */
+int stage_is_debug(const chakra_synth_config *c);
+
 /* The tensor-parallel degree STAGE uses: it folds --ep into --tp for dense
  * models. */
 uint32_t stage_tp(const chakra_synth_config *c);

@@ -655,9 +655,27 @@ static const stg_row llama_out_w[] = {
      "out_emb.w@0", "Dmodel,Dvocal", "1", "out_emb.dw@0", "Dmodel,Dvocal", "1", NULL, 1},
 };
 
+/* debug: STAGE's --model_type debug, one embedding layer */
+static const stg_row debug_rows[] = {
+    {"x@0", "T", NULL, "MicroBatch/dp,Seq/(cp*tp),Dvocal", "1",
+     NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0},
+    {"w@0", "T", NULL, "Dvocal,Dvocal", "1",
+     NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1},
+    {"y@0", "M", "Dvocal**2*MicroBatch*Seq/(cp*dp*tp)", "MicroBatch/dp,Seq/(cp*tp),Dvocal", "Dvocal",
+     "x@0", "MicroBatch/dp,Seq/(cp*tp),Dvocal", "1", "w@0", "Dvocal,Dvocal", "1", NULL, 0},
+    {"dy@0", "T", NULL, "MicroBatch/dp,Seq/(cp*tp),Dvocal", "1",
+     NULL, NULL, NULL, NULL, NULL, NULL, NULL, 0},
+    {"dw@0", "M", "Dvocal**2*MicroBatch*Seq/(cp*dp*tp)", "Dvocal,Dvocal", "MicroBatch/dp,Seq/(cp*tp)",
+     "dy@0", "MicroBatch/dp,Seq/(cp*tp),Dvocal", "1", "x@0", "MicroBatch/dp,Seq/(cp*tp),Dvocal", "1", NULL, 0},
+    {"dx@0", "M", "Dvocal**2*MicroBatch*Seq/(cp*dp*tp)", "MicroBatch/dp,Seq/(cp*tp),Dvocal", "Dvocal",
+     "dy@0", "MicroBatch/dp,Seq/(cp*tp),Dvocal", "1", "w@0", "Dvocal,Dvocal", "1", NULL, 0},
+    {"w@1", "A", "Dvocal**2", "Dvocal,Dvocal", "1",
+     "w@0", "Dvocal,Dvocal", "1", "dw@0", "Dvocal,Dvocal", "1", NULL, 1},
+};
+
 #define R(a) {a, (unsigned)(sizeof a / sizeof *a)}
 #define MODEL(n) {R(n##_block), R(n##_in), R(n##_out), R(n##_block_w), R(n##_in_w), R(n##_out_w)}
 
-static const stg_model models[] = {MODEL(tpgpt), MODEL(tpspgpt), MODEL(llama)};
+static const stg_model models[] = {MODEL(tpgpt), MODEL(tpspgpt), MODEL(llama), {.in = R(debug_rows)}};
 
-const stg_model *stg_model_get(int which) { return which >= 0 && which < 3 ? &models[which] : NULL; }
+const stg_model *stg_model_get(int which) { return which >= 0 && which <= STG_DEBUG ? &models[which] : NULL; }

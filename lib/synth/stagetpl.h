@@ -41,7 +41,9 @@ typedef struct stg_model {
   stg_rows block, in, out, block_w, in_w, out_w;
 } stg_model;
 
-enum { STG_TP_GPT, STG_TPSP_GPT, STG_LLAMA };
+/* STG_DEBUG: STAGE's --model_type debug, one embedding layer (its rows in
+ * `in`, named without prefix), no micro-batch copies. */
+enum { STG_TP_GPT, STG_TPSP_GPT, STG_LLAMA, STG_DEBUG };
 
 const stg_model *stg_model_get(int which);
 

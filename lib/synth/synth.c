@@ -369,7 +369,8 @@ static int write_stage_compat(const chakra_synth_config *c, const char *prefix, 
   int rc = stage_check(c, err);
   if (rc) return rc;
   synth_layout l;
-  layout_init(&l, c->dp, stage_tp(c), c->sp, 1, c->pp, 0);
+  int dbg = stage_is_debug(c);
+  layout_init(&l, c->dp, stage_tp(c), c->sp, dbg ? c->ep : 1, c->pp, dbg);
   if (st) memset(st, 0, sizeof *st), st->ranks = l.ranks, st->stages = c->pp;
   emit_stage **stages = calloc(c->pp, sizeof *stages);
   uint8_t *need = stages_needed(c, &l);
