@@ -16,6 +16,8 @@ static const char about[] =
 /* STAGE reads its booleans with str_to_bool: true/t/1/yes/y. */
 static const cli_choice bools[] = {{"0", 0},    {"1", 1},     {"true", 1}, {"false", 0}, {"t", 1}, {"f", 0},
                                    {"yes", 1},  {"no", 0},    {"y", 1},    {"n", 0},     {NULL, 0}};
+static const cli_choice orders[] = {{"schedule", CHAKRA_SYNTH_ORDER_SCHEDULE}, {"stage", CHAKRA_SYNTH_ORDER_STAGE},
+                                    {NULL, 0}};
 static const cli_choice schedules[] = {{"none", CHAKRA_SYNTH_SCHEDULE_NONE},
                                        {"gpipe", CHAKRA_SYNTH_SCHEDULE_GPIPE},
                                        {"1f1b", CHAKRA_SYNTH_SCHEDULE_1F1B},
@@ -30,7 +32,7 @@ static const cli_choice schedules[] = {{"none", CHAKRA_SYNTH_SCHEDULE_NONE},
 /* The option table, destinations in c and s. */
 typedef struct synth_cli {
   const char *prefix, *micro_batch, *ranks, *out_dir, *out_name, *schema;
-  int quiet, schedule, print_vram;
+  int quiet, schedule, print_vram, order;
 } synth_cli;
 
 static void synth_opts(chakra_synth_config *c, synth_cli *s, cli_opt *out, size_t cap) {
@@ -59,6 +61,10 @@ static void synth_opts(chakra_synth_config *c, synth_cli *s, cli_opt *out, size_
       BOOL("weight-sharded", "weight_sharded", weight_sharded, "FSDP: shard block weights over dp", "0"),
       {.name = "schedule", .kind = CLI_OPT_CHOICE, .dest = &s->schedule, .choices = schedules,
        .help = "pipeline order within each stage", .def = "1f1b; none with --stage-compat"},
+      {.name = "order", .kind = CLI_OPT_CHOICE, .dest = &s->order, .choices = orders,
+       .help = "node ids (the simulator's issue priority): schedule = topological, following --schedule; "
+               "stage = as STAGE numbers them (see docs/synth.md)",
+       .def = "schedule; stage with --stage-compat"},
       {.name = "dtype-bytes", .alias = "dtype_bytes", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&c->dtype_bytes),
        .min = 1, .max = 1 << 24, .help = "bytes per element for sizes", .def = "2"},
       {.name = "peak-tflops", .alias = "peak_tflops", .kind = CLI_OPT_DOUBLE, .flags = CLI_OPT_POSITIVE,
@@ -164,9 +170,9 @@ static int stage_output(synth_cli *s, char *buf, size_t cap) {
 int cmd_synth(int argc, char **argv) {
   chakra_synth_config c;
   chakra_synth_config_default(&c);
-  synth_cli sc = {.schedule = -1};
+  synth_cli sc = {.schedule = -1, .order = -1};
   uint32_t *ranks = NULL;
-  cli_opt opts[40];
+  cli_opt opts[48];
   synth_opts(&c, &sc, opts, sizeof opts / sizeof *opts);
   const cli_command cmd = {.name = "synth", .max_args = 0, .about = about, .opts = opts};
   cli_args pos;
@@ -180,6 +186,12 @@ int cmd_synth(int argc, char **argv) {
     }
     c.ranks = ranks;
   }
+  if (sc.order == CHAKRA_SYNTH_ORDER_SCHEDULE && c.stage_compat && !(c.model_type && !strcmp(c.model_type, "moe"))) {
+    free(ranks);
+    cli_error("--order schedule: --stage-compat numbers the nodes as STAGE does (--order stage)");
+    return 2;
+  }
+  if (sc.order >= 0) c.order = (chakra_synth_order)sc.order;
   if (sc.schedule >= 0) c.schedule = (chakra_synth_schedule)sc.schedule;
   else if (c.stage_compat) c.schedule = CHAKRA_SYNTH_SCHEDULE_NONE;
   char stage_prefix[4096];

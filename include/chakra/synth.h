@@ -20,6 +20,13 @@ typedef enum chakra_synth_schedule {
   CHAKRA_SYNTH_SCHEDULE_1F1B   /* warm-up forwards, one forward one backward, cool-down */
 } chakra_synth_schedule;
 
+/* Node ids are the simulator's issue priority (the lowest ready id gets a
+ * free slot first). */
+typedef enum chakra_synth_order {
+  CHAKRA_SYNTH_ORDER_SCHEDULE, /* topological, following the pipeline schedule (default) */
+  CHAKRA_SYNTH_ORDER_STAGE     /* STAGE's: tensor by tensor in its graph's order, micro-batch by micro-batch */
+} chakra_synth_order;
+
 typedef struct chakra_synth_config {
   const char *model_type; /* "gpt", "dense", "llama", "moe" */
   uint32_t dp, tp, sp, pp, ep;
@@ -34,6 +41,7 @@ typedef struct chakra_synth_config {
   uint64_t tag_base;        /* first pipeline tag (--seed) */
   const uint32_t *ranks;    /* write only these ranks; NULL = all */
   size_t n_ranks;
+  chakra_synth_order order; /* how node ids are assigned; ignored with stage_compat on dense models (STAGE's) */
 } chakra_synth_config;
 
 /* STAGE's defaults for every field (model gpt, degrees 1, schedule 1f1b). */

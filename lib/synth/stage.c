@@ -790,7 +790,7 @@ static void graph_free(sgraph_ *g) {
   free(g->bucket), free(g->nbucket), free(g->capbucket);
 }
 
-static int setup(sx *x, const chakra_synth_config *c, chakra_error *err) {
+static int setup(sx *x, const chakra_synth_config *c, int model, chakra_error *err) {
   memset(x, 0, sizeof *x);
   x->c = c, x->err = err;
   uint64_t mb = c->micro_batch < 0 ? c->batch : (uint64_t)c->micro_batch;
@@ -801,7 +801,6 @@ static int setup(sx *x, const chakra_synth_config *c, chakra_error *err) {
     if (v[i] > INT64_MAX) return BAD("%s is too large", sx_symbol_name(i));
     x->vals[i].num = (int64_t)v[i], x->vals[i].den = 1;
   }
-  int model = pick_model(c);
   x->debug = model == STG_DEBUG;
   x->deg[0] = c->dp, x->deg[1] = tp, x->deg[2] = c->sp, x->deg[3] = x->debug ? c->ep : 1;
   x->fsdp = c->weight_sharded, x->fsdp_on = c->weight_sharded && c->dp > 1;
@@ -830,7 +829,7 @@ int stage_encode(const chakra_synth_config *c, const uint8_t *need, emit_stage *
   memset(&g, 0, sizeof g);
   g.x = &x, g.next_id = 1;
   int rc = stage_check(c, err);
-  if (!rc) rc = setup(&x, c, err);
+  if (!rc) rc = setup(&x, c, pick_model(c), err);
   if (!rc) rc = add_all(&g) ? oom(&g) : 0;
   if (!rc) rc = index_names(&g);
   if (!rc) rc = link_all(&g);
@@ -845,4 +844,31 @@ int stage_encode(const chakra_synth_config *c, const uint8_t *need, emit_stage *
   graph_free(&g);
   sx_free(&x);
   return rc;
+}
+
+/* ---- STAGE's tensor order for the default mode's --order stage -------------------------------- */
+
+struct stage_pos {
+  sx x;
+  sgraph_ g;
+};
+
+stage_pos *stage_pos_new(const chakra_synth_config *c, int model, chakra_error *err) {
+  stage_pos *p = calloc(1, sizeof *p);
+  if (!p) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory"), NULL;
+  p->g.x = &p->x;
+  int rc = setup(&p->x, c, model, err);
+  if (!rc) rc = add_all(&p->g) ? oom(&p->g) : 0;
+  if (!rc) rc = index_names(&p->g);
+  if (rc) return stage_pos_free(p), NULL;
+  return p;
+}
+
+int64_t stage_pos_find(const stage_pos *p, const char *tensor) { return lookup(&p->g, tensor); }
+
+void stage_pos_free(stage_pos *p) {
+  if (!p) return;
+  graph_free(&p->g);
+  sx_free(&p->x);
+  free(p);
 }

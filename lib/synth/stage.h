@@ -35,4 +35,13 @@ int stage_check(const chakra_synth_config *c, chakra_error *err);
 /* Encodes the stages with need[s] set into stages[s] (c->pp entries). */
 int stage_encode(const chakra_synth_config *c, const uint8_t *need, emit_stage **stages, chakra_error *err);
 
+/* STAGE's tensor order, for numbering the default mode's nodes as STAGE
+ * would (--order stage): the position of a tensor (by name) among every
+ * tensor STAGE creates for c with the given model (STG_* of stagetpl.h),
+ * -1 when STAGE has no such tensor. */
+typedef struct stage_pos stage_pos;
+stage_pos *stage_pos_new(const chakra_synth_config *c, int model, chakra_error *err);
+int64_t stage_pos_find(const stage_pos *p, const char *tensor);
+void stage_pos_free(stage_pos *p);
+
 #endif
