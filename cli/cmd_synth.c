@@ -1,9 +1,11 @@
 /* cmd_synth.c - chakra synth: per-rank ETs for LLM training from a model
  * description and parallel degrees (STAGE's options, dashes for
  * underscores). */
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "chakra/synth.h"
 #include "cli.h"
@@ -138,8 +140,21 @@ static int parse_ranks(const char *s, uint32_t **out, size_t *n) {
   return 0;
 }
 
-/* STAGE names its output with --output_dir DIR --output_name NAME, files
- * DIR/(NAME % rank), NAME without %d taken as NAME.%d.et, the groups in
+/* mkdir -p, as STAGE creates its --output_dir. */
+static int make_dirs(const char *dir) {
+  char p[4096];
+  if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p) return -1;
+  for (char *s = p + 1; *s; s++)
+    if (*s == '/') {
+      *s = 0;
+      if (mkdir(p, 0777) && errno != EEXIST) return -1;
+      *s = '/';
+    }
+  return mkdir(p, 0777) && errno != EEXIST ? -1 : 0;
+}
+
+/* STAGE names its output with --output_dir DIR (created if missing) and
+ * --output_name NAME, files DIR/(NAME % rank), NAME without %d taken as NAME.%d.et, the groups in
  * NAME without ".%d" and with ".et" -> ".json": that is PREFIX = DIR/P for
  * NAME = P.%d.et. Other patterns have no PREFIX form and are refused. */
 static int stage_output(synth_cli *s, char *buf, size_t cap) {
@@ -156,6 +171,10 @@ static int stage_output(synth_cli *s, char *buf, size_t cap) {
   size_t len = strlen(n);
   if (pct && !(len >= 6 && pct == n + len - 5 && pct > n && pct[-1] == '.' && !strcmp(pct + 2, ".et"))) {
     cli_error("--output_name '%s': only NAME.%%d.et (or NAME) is supported (files NAME.<r>.et)", n);
+    return -1;
+  }
+  if (make_dirs(s->out_dir)) {
+    cli_error("--output_dir: %s: cannot create: %s", s->out_dir, strerror(errno));
     return -1;
   }
   size_t keep = pct ? (size_t)(pct - 1 - n) : len;
@@ -189,6 +208,11 @@ int cmd_synth(int argc, char **argv) {
   if (sc.order == CHAKRA_SYNTH_ORDER_SCHEDULE && c.stage_compat && !(c.model_type && !strcmp(c.model_type, "moe"))) {
     free(ranks);
     cli_error("--order schedule: --stage-compat numbers the nodes as STAGE does (--order stage)");
+    return 2;
+  }
+  if (sc.schedule > CHAKRA_SYNTH_SCHEDULE_NONE && c.stage_compat && !(c.model_type && !strcmp(c.model_type, "moe"))) {
+    free(ranks);
+    cli_error("--schedule: --stage-compat writes STAGE's files, which have no pipeline schedule (none)");
     return 2;
   }
   if (sc.order >= 0) c.order = (chakra_synth_order)sc.order;

@@ -33,7 +33,8 @@ typedef struct chakra_synth_config {
   int weight_sharded, tpsp, mixed_precision, activation_recompute;
   uint64_t num_stacks, dmodel, dff, head, kvhead, seq, dvocal, batch, experts, kexperts;
   int64_t micro_batch;      /* global; -1 = batch */
-  int stage_compat;         /* elements, MACs, per-micro-batch dp reduction, STAGE's attributes */
+  int stage_compat;         /* STAGE's files (dense models: byte for byte, ids included; schedule,
+                               order, dtype_bytes, peak figures and recompute are then not used) */
   chakra_synth_schedule schedule;
   uint32_t dtype_bytes;     /* bytes per element (default 2) */
   double peak_tflops;       /* with mem_bw_gbs: durations from the roofline; 0 = none */

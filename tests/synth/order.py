@@ -13,16 +13,12 @@ import subprocess
 import sys
 import tempfile
 
+from checks import check, summary
+
 CHAKRA = sys.argv[1]
 HERE = os.path.dirname(os.path.abspath(__file__))
 SMALL = ["--dmodel", "1024", "--dff", "4096", "--head", "16", "--kvhead", "16", "--seq", "512", "--dvocal", "32000",
          "--num-stacks", "4"]
-PASSED, FAILED = [], []
-
-
-def check(name, cond, detail=""):
-    print(("ok   " if cond else "FAIL ") + name + ("" if cond else ": " + str(detail)[:500]))
-    (PASSED if cond else FAILED).append(name)
 
 
 def synth(out, *args):
@@ -69,8 +65,7 @@ def main():
         p = synth(os.path.join(tmp, "m"), "--model-type", "moe", "--ep", "2", "--experts", "4", "--tp", "2",
                   "--batch", "4", "--micro-batch", "2", "--order", "stage")
         check("moe --order stage (no STAGE graph): creation order, writes", p.returncode == 0, p.stderr)
-    print("%d passed, %d failed" % (len(PASSED), len(FAILED)))
-    return 1 if FAILED else 0
+    return summary()
 
 
 if __name__ == "__main__":
