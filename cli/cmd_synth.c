@@ -81,7 +81,7 @@ static void synth_opts(chakra_synth_config *c, synth_cli *s, cli_opt *out, size_
       {.name = "ranks", .kind = CLI_OPT_STRING, .dest = &s->ranks, .metavar = "LIST",
        .help = "write only these ranks, e.g. 0,4-7"},
       {.name = "stage-compat", .alias = "stage_compat", .kind = CLI_OPT_FLAG, .dest = &c->stage_compat,
-       .help = "STAGE's output: elements, MACs, per-micro-batch dp reduction, STAGE's attributes"},
+       .help = "STAGE's files for the same command line (gpt/dense/llama/debug: byte for byte, ids included)"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &s->prefix,
        .metavar = "PREFIX", .help = "writes PREFIX.<r>.et and PREFIX.json (required, or STAGE's two below)"},
       {.name = "output_dir", .alias = "output-dir", .kind = CLI_OPT_STRING, .dest = &s->out_dir, .metavar = "DIR",

@@ -106,17 +106,22 @@ static char *spell(const char *t, int fsdp) {
 
 /* Exact product of the dims, then one rounding to a double (STAGE
  * evaluates the product expression and converts it to float). */
+__extension__ typedef __int128 wide;
+
 static int product(sx *x, const sx_expr *d, int n, double *out) {
-  __int128 num = 1, den = 1;
+  wide num = 1, den = 1;
   for (int i = 0; i < n; i++) {
     sx_rat v;
     int rc = sx_eval(&d[i], x->vals, &v, x->err);
     if (rc) return rc;
     num *= v.num, den *= v.den;
-    __int128 a = num < 0 ? -num : num, b = den;
-    while (b) { __int128 t = a % b; a = b, b = t; }
+    wide a = num < 0 ? -num : num, b = den;
+    while (b) {
+      wide t = a % b;
+      a = b, b = t;
+    }
     if (a > 1) num /= a, den /= a;
-    if (num > ((__int128)1 << 100) || den > ((__int128)1 << 100))
+    if (num > ((wide)1 << 100) || den > ((wide)1 << 100))
       return chakra_error_set(x->err, CHAKRA_EINVAL, "tensor size overflows");
   }
   *out = (double)num / (double)den;
@@ -637,6 +642,7 @@ static int clean(sgraph_ *g, uint32_t s) {
     for (uint32_t i = 0; i < n; i++) pos[order[i]] = 0;
     for (uint32_t i = 0; i < n; i++)
       for (uint32_t d = 0; d < g->n[order[i]].ndeps; d++) pos[g->n[order[i]].deps[d]]++, total++;
+    /* every parent of a live node is live and of this stage (in order) */
     for (uint32_t i = 0, acc = 0; i < n; i++) start[order[i]] = acc, acc += pos[order[i]], pos[order[i]] = start[order[i]];
     if (grow((void **)&kids, &capk, total + 1, sizeof *kids)) {
       rc = oom(g);
