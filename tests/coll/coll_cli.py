@@ -321,6 +321,61 @@ def test_msccl_compat_reproduces_the_reference_converter_byte_for_byte():
         check("--compat: %s, all 8 ranks identical to the 2025-04 reference's bytes" % name, same, p.stderr)
 
 
+# SHA-256 (first 16 hex digits) of the files collectiveapi's 2025-04
+# converter (046d961, --coll_size 1048576) writes for the two fixtures,
+# which msccl-tools' recursive-doubling all-gather and halving-doubling
+# all-reduce examples produced (8 GPUs, 1 instance, instruction fusion off).
+NOP_REFERENCE = {
+    "allgather_recursive_doubling_n8": ("allgather", "14ee5dbd673f32bc e98785619fd7a2cd 5e288fecb6adb394 "
+                                        "df9047a6ad5b7f6b 192716b02862d221 b268daa26e292b01 342d38911298595f "
+                                        "05ba954095c697d9"),
+    "allreduce_halving_doubling_n8": ("allreduce", "218878de5712ef0d 1451d482b02ce11d 4ed5097a57b623b7 "
+                                      "f2a3ff7de38443f1 bf1c487dbc5c7ca7 18145aa92955a9b5 04e6fa3ab3e09503 "
+                                      "f6e6344b12590cfc"),
+}
+
+
+def reference_ids(xml_path):
+    """The ids the reference gives, per gpu: one per step in XML order, nops
+    included (which write no node), two for rrc (receive, reduce)."""
+    import xml.etree.ElementTree as ET
+    ids = {}
+    for g in ET.parse(xml_path).getroot().findall("gpu"):
+        nxt, out = 0, []
+        for tb in g.findall("tb"):
+            for st in tb.findall("step"):
+                t = st.get("type")
+                if t in ("s", "r"):
+                    out.append(nxt)
+                elif t == "rrc":
+                    out += [nxt, nxt + 1]
+                    nxt += 1
+                nxt += 1
+        ids[int(g.get("id"))] = out
+    return ids
+
+
+def test_msccl_compat_spends_ids_on_nop_steps_as_the_reference():
+    d = tmpdir("compatnop")
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+    for name, (coll, digests) in sorted(NOP_REFERENCE.items()):
+        xml = os.path.join(here, name + ".xml")
+        p = from_msccl(xml, os.path.join(d, name), "--compat")
+        want = reference_ids(xml)
+        got = {r: [int(n.get("id", "0")) for n in jsonl(os.path.join(d, "%s.%d.et" % (name, r)))[1]]
+               for r in range(8)} if p.returncode == 0 else {}
+        check("--compat %s: every rank's ids skip one per nop step, as the reference allocates" % name,
+              got == want and any(len(v) != v[-1] + 1 for v in want.values()), (p.stderr, got, want))
+        sums = " ".join(hashlib.sha256(open(os.path.join(d, "%s.%d.et" % (name, r)), "rb").read()).hexdigest()[:16]
+                        for r in range(8)) if p.returncode == 0 else ""
+        check("--compat %s: all 8 ranks byte-identical to the reference's (pinned digests)" % name,
+              sums == digests, sums)
+    ag, ar = (reference_ids(os.path.join(here, n + ".xml")) for n in sorted(NOP_REFERENCE))
+    check("the skipped ids pinned: all-gather rank 0 skips 4, rank 5 skips 0; all-reduce rank 0 skips 13, rank 5 skips 3",
+          ag[0] == [0, 1, 2, 3, 5, 6] and ag[5] == [1, 2, 3, 4, 5, 6] and
+          ar[0] == list(range(13)) + [14, 15] and ar[5] == [0, 1, 2] + list(range(4, 16)), (ag, ar))
+
+
 def test_msccl_ring_nofusion_and_fused_simulate_like_the_anchor():
     d = tmpdir("ring")
     mb = microbench(d, "allreduce", 8, "1M")
