@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../util/utf8.h"
+#include "../util/xmltext.h"
 #include "chakra/attr.h"
 #include "nodescan.h"
 #include "textout.h"
@@ -441,7 +442,7 @@ static void xml_data(jsonw *w, const char *key, const char *value) {
   jsonw_lit(w, "<data key=\"");
   jsonw_lit(w, key);
   jsonw_lit(w, "\">");
-  textout_xml(w, value);
+  xmltext_put(w, value);
   jsonw_lit(w, "</data>");
 }
 
