@@ -206,9 +206,16 @@ static int coll_synth(int argc, char **argv) {
   return 0;
 }
 
+/* coll check's lines: problems as they are, warnings (which leave a set
+ * sound) marked so. */
 static void print_problem(void *ctx, const chakra_problem *p) {
-  char line[2048];
-  chakra_problem_format(p, line, sizeof line);
+  char line[2048], what[1024];
+  chakra_problem w = *p;
+  if (p->severity == CHAKRA_SEV_WARNING) {
+    snprintf(what, sizeof what, "warning: %s", p->what ? p->what : "");
+    w.what = what;
+  }
+  chakra_problem_format(&w, line, sizeof line);
   fprintf((FILE *)ctx, "%s\n", line);
 }
 
