@@ -161,6 +161,9 @@ static int coll_synth(int argc, char **argv) {
        .def = "none"},
       {.name = "json", .kind = CLI_OPT_FLAG, .dest = &json, .help = "print one JSON object instead of text"},
       THREADS_OPT(&so.threads),
+      {.name = "max-memory", .kind = CLI_OPT_SIZE, .dest = CLI_INT(&so.max_memory), .metavar = "BYTES",
+       .help = "refuse at once a synthesis estimated to need more (K, M, G binary)",
+       .def = "what the process may use: physical memory, ulimit, cgroup"},
       {0}};
   const cli_command cmd = {.name = "coll synth", .max_args = 0, .about = synth_about, .opts = opts};
   cli_args pos;
@@ -186,14 +189,16 @@ static int coll_synth(int argc, char **argv) {
   if (so.xml_path && (st = cli_check_outputs(outs, 1, ins, 1)) != 0) return st;
   chakra_coll_synth_result r;
   if (chakra_coll_synth(prefix, &so, &r, &err)) return cli_fail(&err);
-  double out_bytes = (double)so.size * (so.coll == CHAKRA_COLL_ALLGATHER ? r.npus : 1);
+  double out_bytes = (double)r.chunk_bytes * (double)r.chunks; /* the output buffer the chunks fill */
+  uint64_t moved = r.chunk_bytes * (so.coll == CHAKRA_COLL_ALLGATHER ? r.chunks / r.npus : r.chunks);
   double algbw = r.collective_time_ns ? out_bytes / (double)r.collective_time_ns : 0;
   if (json) {
     printf("{\"collective\": \"%s\", \"npus\": %u, \"size\": %llu, \"chunks_per_npu\": %u, \"chunks\": %llu, "
-           "\"chunk_bytes\": %llu, \"seed\": %llu, \"links\": %llu, \"messages\": %llu, \"collective_time_ns\": %llu, "
+           "\"chunk_bytes\": %llu, \"moved_bytes\": %llu, \"seed\": %llu, \"links\": %llu, \"messages\": %llu, \"collective_time_ns\": %llu, "
            "\"algbw_GBps\": %.3f, \"synthesis_seconds\": %.6f}\n",
            chakra_coll_type_name(so.coll), r.npus, (unsigned long long)so.size, so.chunks_per_npu,
-           (unsigned long long)r.chunks, (unsigned long long)r.chunk_bytes, (unsigned long long)so.seed,
+           (unsigned long long)r.chunks, (unsigned long long)r.chunk_bytes, (unsigned long long)moved,
+           (unsigned long long)so.seed,
            (unsigned long long)r.links, (unsigned long long)r.messages, (unsigned long long)r.collective_time_ns,
            algbw, r.synthesis_seconds);
   } else {
@@ -202,6 +207,10 @@ static int coll_synth(int argc, char **argv) {
            (unsigned long long)r.messages);
     printf("collective time %llu ns (%.1f GB/s algorithmic), synthesised in %.3f s\n",
            (unsigned long long)r.collective_time_ns, algbw, r.synthesis_seconds);
+    if (moved != so.size)
+      printf("size %llu is not a multiple of its %llu chunks: chunk bytes rounded down as TACOS does, %llu bytes "
+             "moved\n", (unsigned long long)so.size, (unsigned long long)(moved / r.chunk_bytes),
+             (unsigned long long)moved);
   }
   return 0;
 }
