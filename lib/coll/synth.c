@@ -448,6 +448,23 @@ static int check_cost(const chakra_topo *t, const chakra_coll_synth_options *o, 
                           o->max_memory ? "" : " (or set --max-memory)");
 }
 
+/* Refuses chunks whose times could add up beyond 2^63 ns: no chain of
+ * steps is longer than all of them, each costing at most the slowest
+ * channel or a reduction (and, backwards, its forwarding delay). */
+static int check_times(const tacos_net *net, const chakra_coll_synth_options *o, uint32_t C, uint64_t chunk_bytes,
+                       chakra_error *err) {
+  uint64_t slowest = 0, red = o->coll != CHAKRA_COLL_ALLGATHER && o->reduce_bw > 0
+                                  ? comp_sim_ns(coll_comp_ns(COLL_REDUCE, chunk_bytes, o->reduce_bw))
+                                  : 0;
+  for (uint32_t i = 0; i < net->n_chans; i++) slowest = max64(slowest, net->chans[i].total);
+  double per = (double)net->npus * (net->npus - 1) * C, steps = 4 * per + per + 1;
+  if (((double)slowest + 2.0 * (double)red) * steps < 0x1p63) return 0;
+  return chakra_error_set(err, CHAKRA_EINVAL,
+                          "chunks of %llu bytes take up to %llu ns on a channel and %llu ns to reduce: %.0f steps in a "
+                          "row could end beyond 2^63 ns; use a smaller size or faster links",
+                          (unsigned long long)chunk_bytes, (unsigned long long)slowest, (unsigned long long)red, steps);
+}
+
 /* The links of t as the matcher's graph. */
 static int graph_of(const chakra_topo *t, tacos_graph *g, tacos_link **links, chakra_error *err) {
   uint64_t n = chakra_topo_links(t);
@@ -618,7 +635,11 @@ int chakra_coll_synth(const char *prefix, const chakra_coll_synth_options *o, ch
   prog p;
   memset(&p, 0, sizeof p);
   if (!rc) rc = graph_of(t, &g, &links, err);
+  if (!rc && o->size / in > INT64_MAX)
+    rc = chakra_error_set(err, CHAKRA_EINVAL, "chunks of %llu bytes: an ET's comm_size holds at most 2^63 - 1",
+                          (unsigned long long)(o->size / in));
   if (!rc) rc = tacos_net_build(&net, &g, o->size / in, err);
+  if (!rc) rc = check_times(&net, o, C, o->size / in, err);
   if (!rc) rc = synth_program(&p, &net, o, C, o->size / in, err);
   if (!rc) {
     for (size_t i = 0; i < p.n_st; i++) r->collective_time_ns = max64(r->collective_time_ns, p.st[i].done);
