@@ -71,12 +71,13 @@ typedef struct chakra_graph {
 typedef struct chakra_graph_options {
   int drop_missing_data_deps;  /* drop deps on absent ids (counted) */
   int ignore_ctrl_deps;        /* data deps only, as the mlcommons feeder reads */
-  /* Tolerant (validate) mode: every problem - duplicate ids, bad deps,
-   * cycles, unreadable attributes - goes to diag and loading goes on where
-   * it can; the graph is returned whenever it could be built, with bad deps
-   * dropped and cycle members appended to topo. Otherwise the first error
-   * fails the load (in err) and diag receives only warnings: one per kind
-   * of dependency the load ignored or dropped, with its count. */
+  /* Tolerant (validate, coll check) mode: every problem - duplicate ids,
+   * bad deps, cycles, unreadable attributes - goes to diag and loading goes
+   * on where it can; the graph is returned whenever it could be built, with
+   * bad deps dropped and cycle members appended to topo. Otherwise the
+   * first error fails the load (in err). In both modes diag then receives
+   * one warning per kind of dependency the load ignored or dropped, with
+   * its count. */
   int tolerant;
   chakra_diag_fn diag;         /* may be NULL */
   void *diag_ctx;

@@ -289,6 +289,26 @@ def test_check_names_file_node_and_key_of_each_problem():
     check("check: a dependency cycle is named", c.returncode == 1 and "cycle" in c.stdout, c.stdout)
 
 
+def test_check_applies_validates_graph_checks():
+    """issue 26 item 6: coll check called these sets sound; validate flags each."""
+    d = tmpdir("chkgraph")
+    recv = [msg(0, "recv", 0, 64, 0)]
+    comp = {"id": "0", "name": "c", "type": "COMP_NODE"}
+    cases = [("self", [msg(0, "send", 1, 64, 0, deps=[0])], "data dep on itself", 1),
+             ("missing", [msg(0, "send", 1, 64, 0, deps=[7])], "data dep 7 not found", 1),
+             ("dupid", [msg(0, "send", 1, 64, 0), comp], "duplicate node id", 1),
+             ("selfctrl", [dict(msg(0, "send", 1, 64, 0), ctrl_deps=["0"])], "warning: 1 control deps of nodes on themselves", 0),
+             ("absentctrl", [dict(msg(0, "send", 1, 64, 0), ctrl_deps=["9"])], "warning: 1 control deps on absent ids", 0)]
+    for name, rank0, what, status in cases:
+        pre = pack_set(d, name, [rank0, recv])
+        c, v = run("coll", "check", pre), run("validate", pre)
+        check("check %s: the line validate gives (%r), exit %d" % (name, what, status),
+              c.returncode == status and name + ".0.et: " in c.stdout and what in c.stdout
+              and what.replace("warning: ", "") in v.stdout, (c.returncode, c.stdout, v.stdout))
+        check("check %s: %s" % (name, "not called sound" if status else "still sound, with the warning"),
+              ("sound" in c.stdout) == (status == 0), c.stdout)
+
+
 # ---- from-msccl --------------------------------------------------------------
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
