@@ -124,9 +124,6 @@ def statements(path):
     i = 0
     while i < len(toks):
         t = toks[i][0]
-        if t == "extern" and i + 2 < len(toks) and toks[i + 1][0] == '"C"' and toks[i + 2][0] == "{":
-            i += 3  # extern "C" { outside #ifdef __cplusplus would be a bug, but is not a declaration
-            continue
         if t == "{":
             depth += 1
             braces = True
