@@ -138,26 +138,26 @@ static void print_rank(const chakra_sim_result *res, uint32_t r, int quiet) {
   chakra_sim_rank_lines(res, r, which, put_line, NULL);
 }
 
+/* ns as microseconds, exactly (a double would round above 2^53 ns). */
+static const char *us(uint64_t ns, char *buf, size_t size) {
+  snprintf(buf, size, "%llu.%03u", (unsigned long long)(ns / 1000), (unsigned)(ns % 1000));
+  return buf;
+}
+
 static void print_summary(const chakra_sim_result *r) {
-  static const char *const names[CHAKRA_SIM_COLLS] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"};
-  uint32_t slowest = 0, done = 0;
-  uint64_t exposed = 0, gpu = 0;
-  for (uint32_t k = 0; k < r->npus; k++) {
-    const chakra_sim_rank *x = &r->ranks[k];
-    done += (uint32_t)x->finished;
-    if (x->finish_ns > r->ranks[slowest].finish_ns) slowest = k;
-    exposed += x->exposed_comm_ns;
-    gpu += x->busy_ns[CHAKRA_CAT_GPU];
-  }
-  const chakra_sim_rank *s = &r->ranks[slowest];
-  printf("\nsummary: %u of %u ranks finished; the last, rank %u, at %.3f us\n", done, r->npus, slowest,
-         (double)s->finish_ns / 1000.0);
-  printf("  mean exposed communication %.3f us, mean GPU compute %.3f us per rank\n",
-         (double)exposed / r->npus / 1000.0, (double)gpu / r->npus / 1000.0);
+  static const char *const names[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"};
+  chakra_sim_summary m;
+  chakra_sim_summarise(r, &m);
+  char a[32], b[32], g[32];
+  const chakra_sim_rank *s = &r->ranks[m.slowest_rank];
+  printf("\nsummary: %u of %u ranks finished; the last, rank %u, at %s us\n", m.finished, r->npus, m.slowest_rank,
+         us(s->finish_ns, a, sizeof a));
+  printf("  mean exposed communication %s us, mean GPU compute %s us per rank\n",
+         us(m.mean_exposed_comm_ns, b, sizeof b), us(m.mean_compute_ns, g, sizeof g));
   for (int c = 0; c < CHAKRA_SIM_COLLS; c++)
     if (s->coll_ops[c])
-      printf("  rank %u: %llu %s, %llu bytes, %.3f us in flight\n", slowest, (unsigned long long)s->coll_ops[c],
-             names[c], (unsigned long long)s->coll_bytes[c], (double)s->coll_ns[c] / 1000.0);
+      printf("  rank %u: %llu %s, %llu bytes, %s us in flight\n", m.slowest_rank, (unsigned long long)s->coll_ops[c],
+             names[c], (unsigned long long)s->coll_bytes[c], us(s->coll_ns[c], a, sizeof a));
   printf("  simulated %llu events and %llu messages in %.3f s\n", (unsigned long long)r->events,
          (unsigned long long)r->messages, r->wall_seconds);
 }

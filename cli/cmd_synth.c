@@ -1,9 +1,11 @@
 /* cmd_synth.c - chakra synth: per-rank ETs for LLM training from a model
  * description and parallel degrees (STAGE's options, dashes for
  * underscores). */
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "chakra/synth.h"
 #include "cli.h"
@@ -13,7 +15,11 @@ static const char about[] =
     "and options) and the communicator groups: PREFIX.<r>.et and PREFIX.json.\n"
     "STAGE's underscore spellings (--micro_batch) are accepted too.\n";
 
-static const cli_choice bools[] = {{"0", 0}, {"1", 1}, {NULL, 0}};
+/* STAGE reads its booleans with str_to_bool: true/t/1/yes/y. */
+static const cli_choice bools[] = {{"0", 0},    {"1", 1},     {"true", 1}, {"false", 0}, {"t", 1}, {"f", 0},
+                                   {"yes", 1},  {"no", 0},    {"y", 1},    {"n", 0},     {NULL, 0}};
+static const cli_choice orders[] = {{"schedule", CHAKRA_SYNTH_ORDER_SCHEDULE}, {"stage", CHAKRA_SYNTH_ORDER_STAGE},
+                                    {NULL, 0}};
 static const cli_choice schedules[] = {{"none", CHAKRA_SYNTH_SCHEDULE_NONE},
                                        {"gpipe", CHAKRA_SYNTH_SCHEDULE_GPIPE},
                                        {"1f1b", CHAKRA_SYNTH_SCHEDULE_1F1B},
@@ -27,8 +33,8 @@ static const cli_choice schedules[] = {{"none", CHAKRA_SYNTH_SCHEDULE_NONE},
 
 /* The option table, destinations in c and s. */
 typedef struct synth_cli {
-  const char *prefix, *micro_batch, *ranks;
-  int quiet, schedule;
+  const char *prefix, *micro_batch, *ranks, *out_dir, *out_name, *schema;
+  int quiet, schedule, print_vram, order;
 } synth_cli;
 
 static void synth_opts(chakra_synth_config *c, synth_cli *s, cli_opt *out, size_t cap) {
@@ -57,6 +63,10 @@ static void synth_opts(chakra_synth_config *c, synth_cli *s, cli_opt *out, size_
       BOOL("weight-sharded", "weight_sharded", weight_sharded, "FSDP: shard block weights over dp", "0"),
       {.name = "schedule", .kind = CLI_OPT_CHOICE, .dest = &s->schedule, .choices = schedules,
        .help = "pipeline order within each stage", .def = "1f1b; none with --stage-compat"},
+      {.name = "order", .kind = CLI_OPT_CHOICE, .dest = &s->order, .choices = orders,
+       .help = "node ids (the simulator's issue priority): schedule = topological, following --schedule; "
+               "stage = as STAGE numbers them (see docs/synth.md)",
+       .def = "schedule; stage with --stage-compat"},
       {.name = "dtype-bytes", .alias = "dtype_bytes", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&c->dtype_bytes),
        .min = 1, .max = 1 << 24, .help = "bytes per element for sizes", .def = "2"},
       {.name = "peak-tflops", .alias = "peak_tflops", .kind = CLI_OPT_DOUBLE, .flags = CLI_OPT_POSITIVE,
@@ -64,14 +74,24 @@ static void synth_opts(chakra_synth_config *c, synth_cli *s, cli_opt *out, size_
       {.name = "mem-bw", .alias = "mem_bw", .kind = CLI_OPT_DOUBLE, .flags = CLI_OPT_POSITIVE, .dest = &c->mem_bw_gbs,
        .metavar = "B", .help = "memory bandwidth, GB/s with GB = 10^9"},
       WHOLE("seed", "tag-base|tag_base", tag_base, "first pipeline tag (tags are deterministic)", "0"),
+      WHOLE("stage-tag-base", "stage_tag_base", tag_base,
+            "--stage-compat: the first pipeline tag (STAGE draws it at random; give its files' to match them)", "0"),
       BOOL("activation-recompute", "activation_recompute", activation_recompute,
            "run each block's forward again before its backward (ignored with --stage-compat, as STAGE does)", "0"),
       {.name = "ranks", .kind = CLI_OPT_STRING, .dest = &s->ranks, .metavar = "LIST",
        .help = "write only these ranks, e.g. 0,4-7"},
       {.name = "stage-compat", .alias = "stage_compat", .kind = CLI_OPT_FLAG, .dest = &c->stage_compat,
-       .help = "STAGE's output: elements, MACs, per-micro-batch dp reduction, STAGE's attributes"},
-      {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &s->prefix,
-       .metavar = "PREFIX", .help = "writes PREFIX.<r>.et and PREFIX.json", .file = CLI_FILE_OUT_PREFIX},
+       .help = "STAGE's files for the same command line (gpt/dense/llama/debug: byte for byte, ids included)"},
+      {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &s->prefix,
+       .metavar = "PREFIX", .help = "writes PREFIX.<r>.et and PREFIX.json (required, or STAGE's two below)", .file = CLI_FILE_OUT_PREFIX},
+      {.name = "output_dir", .alias = "output-dir", .kind = CLI_OPT_STRING, .dest = &s->out_dir, .metavar = "DIR",
+       .help = "STAGE's spelling: with --output_name, PREFIX = DIR/NAME"},
+      {.name = "output_name", .alias = "output-name", .kind = CLI_OPT_STRING, .dest = &s->out_name, .metavar = "NAME",
+       .help = "STAGE's spelling: NAME.%d.et (or NAME) writes NAME.<r>.et and NAME.json"},
+      {.name = "print_gpu_vram", .alias = "print-gpu-vram", .kind = CLI_OPT_CHOICE, .dest = &s->print_vram,
+       .choices = bools, .help = "STAGE's option, accepted and ignored", .def = "0"},
+      {.name = "chakra_schema_version", .alias = "chakra-schema-version", .kind = CLI_OPT_STRING, .dest = &s->schema,
+       .metavar = "V", .help = "STAGE's option, accepted and ignored (STAGE always writes 0.0.4)"},
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &s->quiet, .help = "no summary line"},
       {0}};
   memcpy(out, t, sizeof t < cap * sizeof *out ? sizeof t : cap * sizeof *out);
@@ -121,9 +141,7 @@ static int parse_ranks(const char *s, uint32_t **out, size_t *n) {
 }
 
 /* The groups file, PREFIX.json, is written with the ranks. */
-static void synth_files(void *ctx, const cli_args *pos) {
-  (void)pos;
-  const synth_cli *s = ctx;
+static void synth_files(const synth_cli *s) {
   size_t n = strlen(s->prefix) + 6;
   char *json = malloc(n);
   if (json) snprintf(json, n, "%s.json", s->prefix);
@@ -131,15 +149,60 @@ static void synth_files(void *ctx, const cli_args *pos) {
   free(json);
 }
 
+/* mkdir -p, as STAGE creates its --output_dir. */
+static int make_dirs(const char *dir) {
+  char p[4096];
+  if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p) return -1;
+  for (char *s = p + 1; *s; s++)
+    if (*s == '/') {
+      *s = 0;
+      if (mkdir(p, 0777) && errno != EEXIST) return -1;
+      *s = '/';
+    }
+  return mkdir(p, 0777) && errno != EEXIST ? -1 : 0;
+}
+
+/* STAGE names its output with --output_dir DIR (created if missing) and
+ * --output_name NAME, files DIR/(NAME % rank), NAME without %d taken as NAME.%d.et, the groups in
+ * NAME without ".%d" and with ".et" -> ".json": that is PREFIX = DIR/P for
+ * NAME = P.%d.et. Other patterns have no PREFIX form and are refused. */
+static int stage_output(synth_cli *s, char *buf, size_t cap) {
+  if (!s->out_dir && !s->out_name) {
+    if (s->prefix) return 0;
+    cli_error("--output: required (or STAGE's --output_dir and --output_name)");
+    return -1;
+  }
+  if (!s->out_dir || !s->out_name || s->prefix) {
+    cli_error("--output_dir and --output_name go together, in place of -o");
+    return -1;
+  }
+  const char *n = s->out_name, *pct = strstr(n, "%d");
+  size_t len = strlen(n);
+  if (pct && !(len >= 6 && pct == n + len - 5 && pct > n && pct[-1] == '.' && !strcmp(pct + 2, ".et"))) {
+    cli_error("--output_name '%s': only NAME.%%d.et (or NAME) is supported (files NAME.<r>.et)", n);
+    return -1;
+  }
+  if (make_dirs(s->out_dir)) {
+    cli_error("--output_dir: %s: cannot create: %s", s->out_dir, strerror(errno));
+    return -1;
+  }
+  size_t keep = pct ? (size_t)(pct - 1 - n) : len;
+  if ((size_t)snprintf(buf, cap, "%s/%.*s", s->out_dir, (int)keep, n) >= cap) {
+    cli_error("--output_dir/--output_name: too long");
+    return -1;
+  }
+  s->prefix = buf;
+  return 0;
+}
+
 int cmd_synth(int argc, char **argv) {
   chakra_synth_config c;
   chakra_synth_config_default(&c);
-  synth_cli sc = {.schedule = -1};
+  synth_cli sc = {.schedule = -1, .order = -1};
   uint32_t *ranks = NULL;
-  cli_opt opts[40];
+  cli_opt opts[48];
   synth_opts(&c, &sc, opts, sizeof opts / sizeof *opts);
-  const cli_command cmd = {.name = "synth", .max_args = 0, .about = about, .opts = opts, .files = synth_files,
-                           .files_ctx = &sc};
+  const cli_command cmd = {.name = "synth", .max_args = 0, .about = about, .opts = opts, .check_later = 1};
   cli_args pos;
   int rc = cli_parse(&cmd, argc, argv, &pos);
   if (rc != CLI_PROCEED) return rc;
@@ -151,8 +214,31 @@ int cmd_synth(int argc, char **argv) {
     }
     c.ranks = ranks;
   }
+  if (sc.order == CHAKRA_SYNTH_ORDER_SCHEDULE && c.stage_compat && !(c.model_type && !strcmp(c.model_type, "moe"))) {
+    free(ranks);
+    cli_error("--order schedule: --stage-compat numbers the nodes as STAGE does (--order stage)");
+    return 2;
+  }
+  if (sc.schedule > CHAKRA_SYNTH_SCHEDULE_NONE && c.stage_compat && !(c.model_type && !strcmp(c.model_type, "moe"))) {
+    free(ranks);
+    cli_error("--schedule: --stage-compat writes STAGE's files, which have no pipeline schedule (none)");
+    return 2;
+  }
+  if (sc.order >= 0) c.order = (chakra_synth_order)sc.order;
   if (sc.schedule >= 0) c.schedule = (chakra_synth_schedule)sc.schedule;
   else if (c.stage_compat) c.schedule = CHAKRA_SYNTH_SCHEDULE_NONE;
+  char stage_prefix[4096];
+  if (stage_output(&sc, stage_prefix, sizeof stage_prefix)) {
+    free(ranks);
+    return 2;
+  }
+  /* The outputs are known only now (STAGE's --output_dir/--output_name). */
+  if (sc.out_dir) cli_files_prefix(sc.prefix, "--output_dir/--output_name");
+  synth_files(&sc);
+  if (cli_outputs_begin()) {
+    free(ranks);
+    return CLI_EXIT_ERROR;
+  }
   const char *prefix = sc.prefix;
   int quiet = sc.quiet;
   chakra_error err = {0};

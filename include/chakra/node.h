@@ -119,6 +119,9 @@ CHAKRA_API const char *chakra_node_pg(const chakra_graph *g, const chakra_gnode 
  * convention). */
 CHAKRA_API int chakra_pg_is_world(const char *name);
 
+/* ---- experimental tier (CHAKRA_EXPERIMENTAL, trace.h) --------------------- */
+#ifdef CHAKRA_EXPERIMENTAL
+
 /* For consumers reading node streams (chakra_reader_next()) rather than
  * graphs: resolves the standard attributes of a full node into *attrs
  * and a chakra_gnode (pg left 0, offset 0) for chakra_node_classify();
@@ -132,6 +135,8 @@ CHAKRA_API int chakra_node_resolve(const chakra_node *node, chakra_gnode *out, c
  * inputs.values), or NULL when it carries none. Parsed by the
  * communicator-group reader, never by consumers. */
 CHAKRA_API const char *chakra_node_process_groups(const chakra_node *node);
+
+#endif /* CHAKRA_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

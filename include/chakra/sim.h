@@ -161,6 +161,20 @@ CHAKRA_API int chakra_sim_run(const chakra_sim_config *c, const chakra_sim_workl
 /* Frees what r holds (not r itself) and empties it. */
 CHAKRA_API void chakra_sim_result_free(chakra_sim_result *r);
 
+/* Figures over all ranks of a result (chakra sim --summary, chakra sweep's
+ * rows). They stay integers: each mean is the exact sum (128-bit, no
+ * rounding or wrapping) divided by the rank count, rounded to the nearest
+ * nanosecond, halves up. */
+typedef struct chakra_sim_summary {
+  uint32_t finished;              /* ranks that finished */
+  uint32_t slowest_rank;          /* the first rank with the latest finish */
+  uint64_t max_finish_ns, min_finish_ns, mean_finish_ns;
+  uint64_t max_exposed_comm_ns, mean_exposed_comm_ns;
+  uint64_t mean_comm_ns, mean_compute_ns; /* busy time per rank: communication, GPU compute */
+} chakra_sim_summary;
+
+CHAKRA_API void chakra_sim_summarise(const chakra_sim_result *r, chakra_sim_summary *out);
+
 /* Fills order with the finished ranks in the order ASTRA-sim's lines are
  * printed here (finish time, then rank); returns how many. order needs room
  * for r->npus entries. */

@@ -204,15 +204,6 @@ static void validate_file(vstate *s, int r) {
     return;
   }
   s->sum->nodes += g->n;
-  if (g->missing_ctrl_deps)
-    report(s, CHAKRA_SEV_WARNING, r, 0, 0, 0, "%llu control deps on absent ids (ignored)",
-           (unsigned long long)g->missing_ctrl_deps);
-  if (g->self_ctrl_deps)
-    report(s, CHAKRA_SEV_WARNING, r, 0, 0, 0, "%llu control deps of nodes on themselves (ignored)",
-           (unsigned long long)g->self_ctrl_deps);
-  if (g->duplicate_deps)
-    report(s, CHAKRA_SEV_WARNING, r, 0, 0, 0, "%llu duplicate deps (counted once)",
-           (unsigned long long)g->duplicate_deps);
   s->g = g;
   for (uint32_t t = 0; t < g->n; t++) check_node(s, g, &g->nodes[g->topo[t]]);
   if (s->dl && dl_rank_init(&s->dl[r], g, node_group, s)) s->oom = 1;

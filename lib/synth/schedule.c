@@ -102,7 +102,28 @@ static uint32_t heap_pop(uint32_t *h, uint32_t *n) {
   return top;
 }
 
-int sched_build(const sg_graph *g, int32_t stage, chakra_synth_schedule kind, int32_t *local,
+/* Ids by ascending key, ties by creation (local index). */
+typedef struct keyed {
+  uint64_t key;
+  uint32_t i;
+} keyed;
+
+static int by_key(const void *a, const void *b) {
+  const keyed *x = a, *y = b;
+  return x->key < y->key ? -1 : x->key > y->key ? 1 : x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int number_by_key(const int32_t *nodes, uint32_t n, const uint64_t *keys, uint32_t *id, int32_t *order) {
+  keyed *v = malloc((n + 1) * sizeof *v);
+  if (!v) return -1;
+  for (uint32_t i = 0; i < n; i++) v[i].key = keys[nodes[i]], v[i].i = i;
+  qsort(v, n, sizeof *v, by_key);
+  for (uint32_t k = 0; k < n; k++) id[v[k].i] = k, order[k] = nodes[v[k].i];
+  free(v);
+  return 0;
+}
+
+int sched_build(const sg_graph *g, int32_t stage, chakra_synth_schedule kind, int32_t *local, const uint64_t *keys,
                 sched_stage *out, chakra_error *err) {
   memset(out, 0, sizeof *out);
   uint32_t n = 0;
@@ -173,6 +194,10 @@ int sched_build(const sg_graph *g, int32_t stage, chakra_synth_schedule kind, in
     out->order[done_n++] = nodes[v];
     for (uint32_t k = soff[v]; k < soff[v + 1]; k++)
       if (--indeg[succ[k]] == 0) heap_push(heap, &hn, succ[k]);
+  }
+  if (keys && done_n == n && number_by_key(nodes, n, keys, id, out->order)) { /* acyclic: checked below */
+    rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    goto done;
   }
   if (done_n != n) {
     rc = chakra_error_set(err, CHAKRA_EINVAL, "internal: the stage %d graph has a cycle", stage);

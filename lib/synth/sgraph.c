@@ -20,7 +20,7 @@
 
 /* ---- rows: compiled once per configuration --------------------------------------------- */
 
-static int compile_shape(const char *text, sx_expr *dims, uint8_t *n, chakra_error *err) {
+int sg_compile_shape(const char *text, sx_expr *dims, uint8_t *n, chakra_error *err) {
   char part[256];
   *n = 0;
   const char *s = text;
@@ -65,12 +65,12 @@ static int row_included(const sg_config *c, unsigned f) {
 static int compile_row(const sg_config *c, const synth_row *r, sg_rowinfo *ri, chakra_error *err) {
   memset(ri, 0, sizeof *ri);
   ri->row = r;
-  int rc = compile_shape(r->shape, ri->dims, &ri->ndims, err);
+  int rc = sg_compile_shape(r->shape, ri->dims, &ri->ndims, err);
   if (!rc) rc = sx_compile(&ri->hidden, r->hidden, err);
   const synth_edge *e[2] = {&r->x1, &r->x2};
   for (int k = 0; !rc && k < 2; k++)
     if (e[k]->shape) {
-      rc = compile_shape(e[k]->shape, ri->ddims[k], &ri->nddims[k], err);
+      rc = sg_compile_shape(e[k]->shape, ri->ddims[k], &ri->nddims[k], err);
       if (!rc) rc = sx_compile(&ri->dhidden[k], e[k]->hidden, err);
     }
   if (!rc) rc = elems_of(c, ri->dims, ri->ndims, &ri->elems, err);

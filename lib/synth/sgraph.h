@@ -87,6 +87,10 @@ typedef struct sg_graph {
 int sg_build(sg_graph *g, const synth_template *tpl, const sg_config *cfg, chakra_error *err);
 void sg_free(sg_graph *g);
 
+/* Compiles a shape text (dims separated by top-level commas) into at most
+ * SG_MAXDIM expressions. */
+int sg_compile_shape(const char *text, sx_expr *dims, uint8_t *n, chakra_error *err);
+
 /* The "inputs"/"outputs" memory-heuristic size of a tensor (STAGE's). */
 double sg_mem_size(const sg_graph *g, const sg_tensor *t);
 

@@ -15,6 +15,8 @@
 #include "ranks.h"
 #include "schedule.h"
 #include "sgraph.h"
+#include "stage.h"
+#include "stagetpl.h"
 
 void chakra_synth_config_default(chakra_synth_config *c) {
   memset(c, 0, sizeof *c);
@@ -167,6 +169,7 @@ static int make_config(const chakra_synth_config *c, sg_config *s, const synth_t
 }
 
 int chakra_synth_check(const chakra_synth_config *c, chakra_error *err) {
+  if (stage_applies(c)) return stage_check(c, err);
   sg_config s;
   const synth_template *tpl;
   int rc = make_config(c, &s, &tpl, err);
@@ -280,10 +283,53 @@ static int encode_node(enc_ctx *x, emit_stage *es, const sg_node *n, uint64_t id
   return 0;
 }
 
+/* --order stage: number nodes as STAGE does, tensor by tensor in its
+ * graph's order (stage.c), a tensor's compute node before its collectives
+ * (first input's, then second's), pipeline sends and receives last. A
+ * tensor STAGE does not have follows the one created before it; without a
+ * STAGE graph (moe) tensors keep their creation order. */
+static int order_keys(const chakra_synth_config *c, const synth_template *tpl, const sg_graph *g, uint64_t **out,
+                      chakra_error *err) {
+  int model = tpl == synth_template_get("gpt", 0)     ? STG_TP_GPT
+              : tpl == synth_template_get("gpt", 1)   ? STG_TPSP_GPT
+              : tpl == synth_template_get("llama", 1) ? STG_LLAMA
+                                                      : -1;
+  stage_pos *sp = model >= 0 ? stage_pos_new(c, model, err) : NULL;
+  uint64_t *key = malloc((g->nn + 1) * sizeof *key), *tkey = malloc((g->nt + 1) * sizeof *tkey);
+  if ((model >= 0 && !sp) || !key || !tkey) {
+    stage_pos_free(sp), free(key), free(tkey);
+    return sp || model < 0 ? chakra_error_set(err, CHAKRA_ENOMEM, "out of memory") : err->code;
+  }
+  uint64_t last = 0;
+  for (uint32_t t = 0; t < g->nt; t++) {
+    int64_t p = sp ? stage_pos_find(sp, g->t[t].name) : (int64_t)t;
+    tkey[t] = p >= 0 ? (uint64_t)p << 6 : last | 32; /* after the last one STAGE has */
+    if (p >= 0) last = (uint64_t)p << 6;
+  }
+  for (uint32_t i = 0; i < g->nn; i++) {
+    const sg_node *n = &g->nodes[i];
+    const sg_tensor *t = &g->t[n->tensor];
+    uint64_t rank = n->kind == SN_COMP ? 0 : 1 + n->edge * 4u + (n->recompute ? 0 : (uint32_t)(i - (uint32_t)t->chain_first[n->edge]) & 3);
+    if (n->kind == SN_SEND || n->kind == SN_RECV) {
+      /* STAGE numbers the pairs after every tensor, by receiving stage,
+       * then tensor; a send before its receive. Receives of an earlier
+       * stage before this stage's sends is what keeps a 1-slot pipeline
+       * from deadlocking. */
+      uint64_t recv_stage = (uint64_t)(n->kind == SN_RECV ? n->stage : n->peer_stage);
+      key[i] = (1ull << 62) | recv_stage << 44 | (tkey[n->tensor] >> 6) << 2 | (n->kind == SN_RECV);
+    } else {
+      key[i] = tkey[n->tensor] + rank + (n->recompute ? 16 : 0);
+    }
+  }
+  stage_pos_free(sp), free(tkey);
+  *out = key;
+  return 0;
+}
+
 static int encode_stage(const chakra_synth_config *c, const sg_graph *g, int32_t stage, int32_t *local,
-                        emit_stage **out, chakra_error *err) {
+                        const uint64_t *keys, emit_stage **out, chakra_error *err) {
   sched_stage ss;
-  int rc = sched_build(g, stage, c->schedule, local, &ss, err);
+  int rc = sched_build(g, stage, c->schedule, local, keys, &ss, err);
   if (rc) return rc;
   emit_stage *es = emit_stage_new();
   enc_ctx x = {.c = c, .g = g, .local = local};
@@ -347,8 +393,45 @@ static int write_all(const chakra_synth_config *c, const char *prefix, emit_stag
   return rc;
 }
 
+/* Which stages have a rank to write (--ranks may leave some out). */
+static uint8_t *stages_needed(const chakra_synth_config *c, const synth_layout *l) {
+  uint8_t *need = calloc(c->pp, 1);
+  for (size_t i = 0; need && i < (c->ranks ? c->n_ranks : l->ranks); i++)
+    need[rank_stage((void *)l, c->ranks ? c->ranks[i] : (uint32_t)i)] = 1;
+  return need;
+}
+
+static int finish(const chakra_synth_config *c, const char *prefix, emit_stage **stages, const synth_layout *l,
+                  int rc, chakra_synth_stats *st, chakra_error *err) {
+  if (st && !rc)
+    for (uint32_t s = 0; s < c->pp && s < sizeof st->nodes_per_stage / sizeof *st->nodes_per_stage; s++)
+      if (stages[s]) st->nodes_per_stage[s] = emit_stage_nodes(stages[s]);
+  if (!rc) rc = write_all(c, prefix, stages, l, st, err);
+  for (uint32_t s = 0; stages && s < c->pp; s++) emit_stage_free(stages[s]);
+  free(stages);
+  return rc;
+}
+
+/* --stage-compat on a dense model: STAGE's files, ids included (stage.c). */
+static int write_stage_compat(const chakra_synth_config *c, const char *prefix, chakra_synth_stats *st,
+                              chakra_error *err) {
+  int rc = stage_check(c, err);
+  if (rc) return rc;
+  synth_layout l;
+  int dbg = stage_is_debug(c);
+  layout_init(&l, c->dp, stage_tp(c), c->sp, dbg ? c->ep : 1, c->pp, dbg);
+  if (st) memset(st, 0, sizeof *st), st->ranks = l.ranks, st->stages = c->pp;
+  emit_stage **stages = calloc(c->pp, sizeof *stages);
+  uint8_t *need = stages_needed(c, &l);
+  if (!stages || !need) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (!rc) rc = stage_encode(c, need, stages, err);
+  free(need);
+  return finish(c, prefix, stages, &l, rc, st, err);
+}
+
 int chakra_synth_write(const chakra_synth_config *c, const char *prefix, chakra_synth_stats *st,
                        chakra_error *err) {
+  if (stage_applies(c)) return write_stage_compat(c, prefix, st, err);
   sg_config sc;
   const synth_template *tpl;
   int rc = make_config(c, &sc, &tpl, err);
@@ -362,20 +445,13 @@ int chakra_synth_write(const chakra_synth_config *c, const char *prefix, chakra_
   int32_t *local = malloc((g.nn + 1) * sizeof *local);
   if (!stages || !local) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   if (st) memset(st, 0, sizeof *st), st->ranks = l.ranks, st->stages = c->pp;
-  uint8_t *need = calloc(c->pp, 1);
+  uint8_t *need = stages_needed(c, &l);
   if (!need) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  for (size_t i = 0; need && i < (c->ranks ? c->n_ranks : l.ranks); i++)
-    need[rank_stage(&l, c->ranks ? c->ranks[i] : (uint32_t)i)] = 1;
-  for (uint32_t s = 0; !rc && s < c->pp; s++) {
-    if (!need[s]) continue; /* --ranks: no rank of this stage is written */
-    rc = encode_stage(c, &g, (int32_t)s, local, &stages[s], err);
-    if (!rc && st && s < sizeof st->nodes_per_stage / sizeof *st->nodes_per_stage)
-      st->nodes_per_stage[s] = emit_stage_nodes(stages[s]);
-  }
+  uint64_t *keys = NULL;
+  if (!rc && c->order == CHAKRA_SYNTH_ORDER_STAGE) rc = order_keys(c, tpl, &g, &keys, err);
+  for (uint32_t s = 0; !rc && s < c->pp; s++)
+    if (need[s]) rc = encode_stage(c, &g, (int32_t)s, local, keys, &stages[s], err); /* --ranks may skip a stage */
   sg_free(&g);
-  free(local), free(need);
-  if (!rc) rc = write_all(c, prefix, stages, &l, st, err);
-  for (uint32_t s = 0; stages && s < c->pp; s++) emit_stage_free(stages[s]);
-  free(stages);
-  return rc;
+  free(local), free(need), free(keys);
+  return finish(c, prefix, stages, &l, rc, st, err);
 }

@@ -375,10 +375,10 @@ static void summary_line(loader *L, uint64_t count, const char *what) {
   diag(L, &p);
 }
 
-/* Outside tolerant mode what the load ignored is told once per kind. */
+/* What the load ignored is told once per kind, in both modes (validate and
+ * coll check read these lines from here). */
 static void summarise(loader *L) {
   chakra_graph *g = L->g;
-  if (tolerant(L)) return;
   summary_line(L, g->missing_ctrl_deps, "control deps on absent ids ignored");
   summary_line(L, g->self_ctrl_deps, "control deps of nodes on themselves ignored");
   summary_line(L, g->duplicate_deps, "duplicate deps removed");
@@ -393,24 +393,33 @@ int chakra_graph_load(chakra_graph **out, const char *path, const chakra_graph_o
 
 /* What chakra_graph_read_node() re-reads: a FILE* (from where it was
  * when loading began) or a buffer; a file is reopened by its path. */
-struct chakra_graph_input_ {
+typedef struct graph_input {
   chakra_input in;
   int64_t start;
-};
+} graph_input;
+
+/* Every graph is allocated as a box, so what only this file needs stays
+ * out of the public struct (whose size is part of the ABI). */
+typedef struct graph_box {
+  chakra_graph g;
+  graph_input *input;
+} graph_box;
+
+static graph_input **input_of(const chakra_graph *g) { return &((graph_box *)g)->input; }
 
 static int keep_input(chakra_graph *g, const chakra_input *in) {
   if (in->path) return 0;
-  struct chakra_graph_input_ *k = malloc(sizeof *k);
+  graph_input *k = malloc(sizeof *k);
   if (!k) return -1;
   k->in = (chakra_input){.file = in->file, .data = in->data, .size = in->size, .name = g->path};
   k->start = in->file ? ftello(in->file) : 0;
-  g->input_ = k;
+  *input_of(g) = k;
   return 0;
 }
 
 static int reopen(const chakra_graph *g, chakra_reader **r, chakra_error *err) {
   chakra_input file = {.path = g->path};
-  const struct chakra_graph_input_ *k = g->input_;
+  const graph_input *k = *input_of(g);
   if (k && k->in.file && (k->start < 0 || fseeko(k->in.file, (off_t)k->start, SEEK_SET) != 0))
     return chakra_error_set(err, CHAKRA_EINVAL, "%s: the stream cannot be read again (not seekable)", g->path);
   return chakra_reader_open_input(r, k ? &k->in : &file, NULL, err);
@@ -420,7 +429,7 @@ int chakra_graph_load_input(chakra_graph **out, const chakra_input *in, const ch
                             chakra_error *err) {
   *out = NULL;
   const char *path = chakra_input_name(in);
-  chakra_graph *g = calloc(1, sizeof *g);
+  chakra_graph *g = calloc(1, sizeof(graph_box));
   if (!g) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
   g->path = strdup(in->path && strcmp(in->path, "-") == 0 && !in->name ? "<stdin>" : path);
   g->pg_names = calloc(1, sizeof *g->pg_names);
@@ -456,7 +465,7 @@ void chakra_graph_free(chakra_graph *g) {
   if (g->metadata) protobuf_c_message_free_unpacked(&g->metadata->base, NULL);
   if (g->idmap_) idmap_free(g->idmap_);
   free(g->idmap_);
-  free(g->input_);
+  free(*input_of(g));
   free(g->path);
   free(g);
 }

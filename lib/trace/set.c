@@ -151,15 +151,16 @@ static chakra_set *set_new(const chakra_set_options *opt) {
 }
 
 /* Whether path starts as a comm-group file does: an object whose first
- * member is a list ({"1": [0, 1], ...}) or no member. Other JSON there (a
- * run's report written as PREFIX.json) is not the set's groups. */
+ * member is a list of ranks ({"1": [0, 1], ...}), or no member. Other JSON
+ * there (a report or sweep table written as PREFIX.json) is not the set's
+ * groups. */
 static int looks_like_groups(const char *path) {
   FILE *f = fopen(path, "rb");
   if (!f) return 0;
   char buf[4096];
   size_t n = fread(buf, 1, sizeof buf, f), i = 0;
   fclose(f);
-  int state = 0; /* 0 before '{', 1 before the key, 2 in it, 3 before ':', 4 before the value */
+  int state = 0; /* 0 before '{', 1 before the key, 2 in it, 3 before ':', 4 before the value, 5 in the list */
   for (; i < n; i++) {
     char c = buf[i];
     if (state == 2) {
@@ -172,7 +173,8 @@ static int looks_like_groups(const char *path) {
     else if (state == 1 && c == '"') state = 2;
     else if (state == 1 && c == '}') return 1;
     else if (state == 3 && c == ':') state = 4;
-    else return state == 4 && c == '[';
+    else if (state == 4 && c == '[') state = 5;
+    else return state == 5 && ((c >= '0' && c <= '9') || c == ']');
   }
   return 0;
 }
