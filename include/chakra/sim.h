@@ -197,6 +197,8 @@ CHAKRA_API void chakra_sim_rank_lines(const chakra_sim_result *r, uint32_t rank,
  * communication and overlap times, collectives by type; run totals),
  * atomically. */
 CHAKRA_API int chakra_sim_write_report(const chakra_sim_result *r, const char *path, chakra_error *err);
+/* The same to a FILE* or a callback (chakra/stream.h). */
+CHAKRA_API int chakra_sim_write_report_to(const chakra_sim_result *r, const chakra_sink *out, chakra_error *err);
 
 #ifdef __cplusplus
 }

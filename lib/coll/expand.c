@@ -99,10 +99,11 @@ typedef struct xlib {   /* one algorithm prefix, every rank in memory */
   int64_t span;         /* 1 + its largest tag */
 } xlib;
 
-static int lib_load_rank(coll_dag *d, const char *path, uint32_t n, int64_t *span, coll_madefor *made,
-                         chakra_error *err) {
+static int lib_load_rank(coll_dag *d, const chakra_set *set, uint32_t rank, uint32_t n, int64_t *span,
+                         coll_madefor *made, chakra_error *err) {
+  const char *path = chakra_set_rank_name(set, rank);
   chakra_graph *g;
-  int rc = chakra_graph_load(&g, path, NULL, err);
+  int rc = chakra_set_load_rank(set, rank, NULL, &g, err);
   if (rc) return rc;
   if (made) coll_madefor_read(g->metadata, made);
   coll_dag_init(d);
@@ -132,28 +133,27 @@ static int lib_load_rank(coll_dag *d, const char *path, uint32_t n, int64_t *spa
   return rc;
 }
 
+/* An algorithm's ETs, through the trace-set source (its ranks without gaps). */
 static int lib_load(xlib *l, const char *prefix, chakra_error *err) {
   memset(l, 0, sizeof *l);
   l->prefix = strdup(prefix);
   if (!l->prefix) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  for (;; l->n++) {
-    char *p = chakra_rank_path_dup(prefix, l->n);
-    FILE *f = p ? fopen(p, "rb") : NULL;
-    free(p);
-    if (!f) break;
-    fclose(f);
-  }
-  if (!l->n) return chakra_error_set(err, CHAKRA_EINVAL, "algo %s: neither a generated algorithm (ring, direct, hd, tree, dbt) nor a prefix of algorithm ETs (%s.0.et)", prefix, prefix);
+  char *first = chakra_rank_path_dup(prefix, 0);
+  FILE *f = first ? fopen(first, "rb") : NULL;
+  free(first);
+  if (!f) return chakra_error_set(err, CHAKRA_EINVAL, "algo %s: neither a generated algorithm (ring, direct, hd, tree, dbt) nor a prefix of algorithm ETs (%s.0.et)", prefix, prefix);
+  fclose(f);
+  chakra_set_options so = {.no_default_groups = 1};
+  chakra_set *set;
+  int rc = chakra_set_open(&set, prefix, &so, err);
+  if (rc) return rc;
+  l->n = chakra_set_ranks(set);
   l->ranks = calloc(l->n, sizeof *l->ranks);
-  if (!l->ranks) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  for (uint32_t r = 0; r < l->n; r++) {
-    char *p = chakra_rank_path_dup(prefix, r);
-    int rc = p ? lib_load_rank(&l->ranks[r], p, l->n, &l->span, r == 0 ? &l->made : NULL, err)
-               : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-    free(p);
-    if (rc) return rc;
-  }
-  return 0;
+  if (!l->ranks) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (uint32_t r = 0; r < l->n && !rc; r++)
+    rc = lib_load_rank(&l->ranks[r], set, r, l->n, &l->span, r == 0 ? &l->made : NULL, err);
+  chakra_set_close(set);
+  return rc;
 }
 
 static void lib_free(xlib *l) {

@@ -326,7 +326,7 @@ static int run_job(job *j, const chakra_set *set, const chakra_replay_options *o
   if (res->must_abort) return 0;
   if (gather_results(j, res) || keep_group_names(j, res)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   res->npus = (uint32_t)j->size;
-  if (o->timeline) return rp_timeline(&j->eng, o->workload, o->timeline, j->sync, err);
+  if (o->timeline) return rp_timeline(&j->eng, set, o->timeline, j->sync, err);
   return 0;
 }
 
