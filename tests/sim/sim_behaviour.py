@@ -144,6 +144,39 @@ def test_node_rules_are_validates_and_replays():
           "%d %s %s" % (p.returncode, got, p.stderr))
 
 
+def test_groups_file_beside_the_traces():
+    # The trace-set source takes PREFIX.json as the groups when none is
+    # given (synth writes it there), and the commands say so; a groups file
+    # for another rank count is reported as that; a report written as
+    # PREFIX.json is not taken for groups.
+    c = Case(4)
+    c.ranks(lambda r: [allreduce(1, 1048576, pg="5")] if r < 2 else [comp(1, 1)])
+    beside = os.path.join(c.dir, "t.json")
+    with open(beside, "w") as f:
+        f.write('{"5": [0, 1]}')
+    p, got = c.run()
+    check("groups found beside the traces: used, and the user told",
+          p.returncode == 0 and len(got) == 4 and got[0][0] > 0 and got[2] == (1000, 0)
+          and "note: communicator groups from %s, found beside the traces" % beside in p.stderr,
+          "%d %s %s" % (p.returncode, got, p.stderr))
+    v = subprocess.run([CHAKRA, "validate", os.path.join(c.dir, "t")], capture_output=True, text=True)
+    check("validate uses them too and its summary says so",
+          v.returncode == 0 and "groups from %s, found beside the traces" % beside in v.stdout.splitlines()[-1],
+          v.stdout + v.stderr)
+    with open(beside, "w") as f:
+        f.write('{"5": [0, 1],\n "6": [4, 5, 6, 7]}')
+    p, got = c.run()
+    check("a groups file for 8 ranks beside a 4-rank set: refused as such",
+          p.returncode == 2 and 't.json: line 2: group "6" names rank 4, but the workload has 4 rank(s) (0..3): a '
+          'groups file for another rank count?' in p.stderr, p.stderr)
+    with open(beside, "w") as f:
+        f.write('{"npus": 4, "ranks": [{"rank": 0}]}')
+    p, got = c.run()
+    check("a report named t.json is not taken for groups",
+          p.returncode == 2 and "pg_name '5' names no communicator group" in p.stderr and "note:" not in p.stderr,
+          p.stderr)
+
+
 def test_receive_without_send_reports_deadlock():
     c = Case(2)
     def make(r):
