@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../trace/nodekind.h"
 #include "chakra/graph.h"
 #include "chakra/node.h"
 #include "chakra/set.h"
@@ -41,7 +42,7 @@ static int keep_meta_groups(rp_plan *p, const chakra_graph *g, uint32_t i, chakr
 static int convert_node(rp_plan *p, const chakra_graph *gr, uint32_t i, rp_node *n, uint32_t world, chakra_error *err) {
   const chakra_gnode *g = &gr->nodes[i];
   chakra_node_class c;
-  chakra_node_classify(g, p->rank, world, &c);
+  nodekind_classify(g, p->rank, world, &c); /* inline: millions of nodes */
   memset(n, 0, sizeof *n);
   n->id = g->id;
   n->next_coll = RP_NONE;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../trace/nodekind.h"
 #include "../util/bigmem.h"
 #include "../util/tasks.h"
 #include "../util/toposort.h"
@@ -204,7 +205,7 @@ static int convert_node(load_ctx *L, const chakra_graph *gr, uint32_t i, wl_node
   if (g->duration_micros > UINT64_MAX / 1000)
     return node_error(L, g, "duration_micros does not fit the simulator's 64-bit nanosecond time (at most 1.8e16 us)");
   chakra_node_class c;
-  chakra_node_classify(g, L->rank, L->npus, &c);
+  nodekind_classify(g, L->rank, L->npus, &c); /* inline: millions of nodes */
   memset(n, 0, sizeof *n);
   n->id = g->id;
   n->slot = c.slot;
