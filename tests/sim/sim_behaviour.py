@@ -159,6 +159,9 @@ def test_groups_file_beside_the_traces():
           p.returncode == 0 and len(got) == 4 and got[0][0] > 0 and got[2] == (1000, 0)
           and "note: communicator groups from %s, found beside the traces" % beside in p.stderr,
           "%d %s %s" % (p.returncode, got, p.stderr))
+    p, got = c.run("--summary")
+    check("sim --summary names the groups file too",
+          "communicator groups from %s, found beside the traces" % beside in p.stdout, p.stdout)
     v = subprocess.run([CHAKRA, "validate", os.path.join(c.dir, "t")], capture_output=True, text=True)
     check("validate uses them too and its summary says so",
           v.returncode == 0 and "groups from %s, found beside the traces" % beside in v.stdout.splitlines()[-1],
