@@ -20,6 +20,10 @@ static const cli_choice bools[] = {{"0", 0},    {"1", 1},     {"true", 1}, {"fal
                                    {"yes", 1},  {"no", 0},    {"y", 1},    {"n", 0},     {NULL, 0}};
 static const cli_choice orders[] = {{"schedule", CHAKRA_SYNTH_ORDER_SCHEDULE}, {"stage", CHAKRA_SYNTH_ORDER_STAGE},
                                     {NULL, 0}};
+static const cli_choice phases[] = {{"train", CHAKRA_SYNTH_PHASE_TRAIN},
+                                    {"prefill", CHAKRA_SYNTH_PHASE_PREFILL},
+                                    {"decode", CHAKRA_SYNTH_PHASE_DECODE},
+                                    {NULL, 0}};
 static const cli_choice schedules[] = {{"none", CHAKRA_SYNTH_SCHEDULE_NONE},
                                        {"gpipe", CHAKRA_SYNTH_SCHEDULE_GPIPE},
                                        {"1f1b", CHAKRA_SYNTH_SCHEDULE_1F1B},
@@ -34,13 +38,17 @@ static const cli_choice schedules[] = {{"none", CHAKRA_SYNTH_SCHEDULE_NONE},
 /* The option table, destinations in c and s. */
 typedef struct synth_cli {
   const char *prefix, *micro_batch, *ranks, *out_dir, *out_name, *schema;
-  int quiet, schedule, print_vram, order;
+  int quiet, schedule, print_vram, order, phase;
 } synth_cli;
 
 static void synth_opts(chakra_synth_config *c, synth_cli *s, cli_opt *out, size_t cap) {
   const cli_opt t[] = {
       {.name = "model-type", .alias = "model_type", .kind = CLI_OPT_STRING, .dest = &c->model_type, .metavar = "T",
        .help = "gpt | dense (gpt templates) | llama | moe (llama attention, routed experts)", .def = "gpt"},
+      {.name = "phase", .kind = CLI_OPT_CHOICE, .dest = &s->phase, .choices = phases,
+       .help = "train (an iteration); inference: prefill (the prompt's forward pass, --seq tokens) or decode "
+               "(one new token per sequence against a KV cache of --seq tokens)",
+       .def = "train"},
       WHOLE("num-stacks", "num_stacks", num_stacks, "decoder blocks", "80"),
       WHOLE("dmodel", NULL, dmodel, "model width", "8192"),
       WHOLE("dff", NULL, dff, "FFN width", "28672"),
@@ -92,6 +100,8 @@ static void synth_opts(chakra_synth_config *c, synth_cli *s, cli_opt *out, size_
        .choices = bools, .help = "STAGE's option, accepted and ignored", .def = "0"},
       {.name = "chakra_schema_version", .alias = "chakra-schema-version", .kind = CLI_OPT_STRING, .dest = &s->schema,
        .metavar = "V", .help = "STAGE's option, accepted and ignored (STAGE always writes 0.0.4)"},
+      {.name = "threads", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&c->threads), .min = 1, .max = 256,
+       .help = "write the rank files on N threads (the bytes never depend on it)", .def = "one per CPU, at most 8"},
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &s->quiet, .help = "no summary line"},
       {0}};
   memcpy(out, t, sizeof t < cap * sizeof *out ? sizeof t : cap * sizeof *out);
@@ -224,6 +234,7 @@ int cmd_synth(int argc, char **argv) {
     cli_error("--schedule: --stage-compat writes STAGE's files, which have no pipeline schedule (none)");
     return 2;
   }
+  c.phase = (chakra_synth_phase)sc.phase;
   if (sc.order >= 0) c.order = (chakra_synth_order)sc.order;
   if (sc.schedule >= 0) c.schedule = (chakra_synth_schedule)sc.schedule;
   else if (c.stage_compat) c.schedule = CHAKRA_SYNTH_SCHEDULE_NONE;
