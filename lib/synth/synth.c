@@ -4,7 +4,6 @@
  * and ids), ranks (numbering, groups), emit (encoding and writing). */
 #include "chakra/synth.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include "../util/outfile.h"
 #include "emit.h"
 #include "ranks.h"
+#include "roofline.h"
 #include "schedule.h"
 #include "sgraph.h"
 #include "stage.h"
@@ -254,15 +254,6 @@ static void put_inputs(enc_ctx *x, emit_stage *es, const sg_tensor *t, int only_
   emit_attr_strlist(es, "inputs", v, n);
 }
 
-static uint64_t roofline_micros(const chakra_synth_config *c, uint64_t flops, uint64_t bytes) {
-  if (!flops || !bytes || c->peak_tflops <= 0) return 0;
-  double oi = (double)flops / (double)bytes, bw = c->mem_bw_gbs * 1e9, peak = c->peak_tflops * 1e12;
-  double perf = bw * oi < peak ? bw * oi : peak;
-  double ns = floor((double)flops / perf * 1e9);
-  uint64_t us = (uint64_t)((ns + 500) / 1000);
-  return us ? us : 1;
-}
-
 static int encode_node(enc_ctx *x, emit_stage *es, const sg_node *n, uint64_t id, const sched_stage *ss) {
   const sg_graph *g = x->g;
   const sg_tensor *t = &g->t[n->tensor];
@@ -290,7 +281,7 @@ static int encode_node(enc_ctx *x, emit_stage *es, const sg_node *n, uint64_t id
   emit_node_deps(es, x->ids + n->ndep, nc, x->ids, n->ndep);
   if (n->kind == SN_COMP) {
     uint64_t ops = compat ? ri->ops_compat : ri->ops_ours, size = (g->cfg.infer ? n->size : ri->elems) * bytes;
-    uint64_t us = compat ? 0 : roofline_micros(x->c, ops, size);
+    uint64_t us = compat ? 0 : roofline_micros(ops, size, x->c->peak_tflops, x->c->mem_bw_gbs);
     emit_node_duration(es, us);
     if (compat) {
       put_inputs(x, es, t, -1);
