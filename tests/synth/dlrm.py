@@ -17,31 +17,12 @@ import glob
 import hashlib
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-
-def run(cmd, ok=0):
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != ok:
-        sys.exit("exit %d, expected %d: %s\n%s%s" % (p.returncode, ok, " ".join(cmd), p.stdout, p.stderr))
-    return p
+from checks import check, nodes, run, summary
 
 
-def nodes(chakra, path):
-    res = []
-    for line in run([chakra, "jsonize", path]).stdout.splitlines()[1:]:
-        n = json.loads(line)
-        n["a"] = {a["name"]: [v for k, v in a.items() if k != "name"][0] if len(a) > 1 else None
-                  for a in n.get("attr", [])}
-        res.append(n)
-    return res
-
-
-def check(name, ok, bad):
-    print("%s: %s" % (name, "ok" if ok else "WRONG"))
-    bad.append(not ok)
 
 
 def expected(npus, rank, batch, tables, rows, dim, lookups, dense, bottom, top, s):
@@ -112,7 +93,6 @@ def digest(prefix, n):
 
 def main():
     chakra, source = sys.argv[1], sys.argv[2]
-    bad = []
     with tempfile.TemporaryDirectory() as tmp:
         # 1-2. every node by hand
         cfg = dict(npus=4, batch=64, tables=6, rows=100, dim=8, lookups=3, dense=5, bottom=[16, 8], top=[32, 1])
@@ -128,9 +108,9 @@ def main():
                 check("--dtype-bytes %d rank %d (%d tables): %d nodes, each as docs/gen.md computes it%s"
                       % (s, r, 2 if r < 2 else 1, len(ns), "" if not diff else " (differ: %s: %s vs %s)"
                          % (diff[0], w.get(diff[0]), g.get(diff[0]))),
-                      not diff and [n.get("id", "0") for n in ns] == [str(i) for i in range(len(ns))], bad)
+                      not diff and [n.get("id", "0") for n in ns] == [str(i) for i in range(len(ns))])
             check("summary line: %s" % out.strip(), out.startswith("wrote 4 ranks (") and "at most 2 per rank, %d bytes"
-                  % (2 * 100 * 8 * s) in out, bad)
+                  % (2 * 100 * 8 * s) in out)
 
         # 3. bad options
         base = [chakra, "gen", "dlrm", "-o", os.path.join(tmp, "bad")]
@@ -146,7 +126,7 @@ def main():
             r = run(base + args, ok=2)
             check("refused %s: %s" % (" ".join(args), r.stderr.strip()),
                   r.stderr.startswith(want) and len(r.stderr.strip().splitlines()) == 1
-                  and not glob.glob(os.path.join(tmp, "bad*")), bad)
+                  and not glob.glob(os.path.join(tmp, "bad*")))
 
         # 4. validate, simulate
         net = os.path.join(tmp, "ring.yml")
@@ -168,7 +148,7 @@ def main():
             check("%s: validate '%s'; sim: %d of %d ranks finish, all-to-alls per rank %s, all-reduces %s"
                   % (name, v.stdout.strip().splitlines()[-1], len(done), n, sorted(a2a), sorted(ar)),
                   "0 error(s), 0 warning(s)" in v.stdout and len(done) == n == len(ranks) and a2a == {2}
-                  and ar == {8}, bad)
+                  and ar == {8})
 
         # 5. determinism
         outs = []
@@ -178,13 +158,13 @@ def main():
             outs.append(q)
         check("--threads 1, 4 and the default write the same bytes (16 ranks)",
               all(filecmp.cmp("%s.%d.et" % (outs[0], r), "%s.%d.et" % (o, r), shallow=False)
-                  for o in outs[1:] for r in range(16)), bad)
+                  for o in outs[1:] for r in range(16)))
         q = os.path.join(tmp, "pin")
         run([chakra, "gen", "dlrm", "-q", "-o", q])
         sha = digest(q, 8)
         check("the default configuration's 8 files: SHA-256 %s... as pinned" % sha[:12],
-              sha == "0095f2c8054ebe3d8831fc3f27e6622db12af0ba99fb3f015b59398401121b53", bad)
-    return 1 if any(bad) else 0
+              sha == "0095f2c8054ebe3d8831fc3f27e6622db12af0ba99fb3f015b59398401121b53")
+    return summary()
 
 
 if __name__ == "__main__":

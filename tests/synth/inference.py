@@ -25,35 +25,16 @@ import glob
 import hashlib
 import json
 import os
-import subprocess
 import sys
 import tempfile
+
+from checks import check, nodes, run, summary
 
 D, F, H, KVH, SEQ, V = 256, 1024, 8, 4, 128, 1000
 SMALL = ["--num-stacks", "2", "--dmodel", str(D), "--dff", str(F), "--head", str(H), "--kvhead", str(KVH),
          "--seq", str(SEQ), "--dvocal", str(V)]
 
 
-def run(cmd, ok=0):
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != ok:
-        sys.exit("exit %d, expected %d: %s\n%s%s" % (p.returncode, ok, " ".join(cmd), p.stdout, p.stderr))
-    return p
-
-
-def nodes(chakra, path):
-    res = []
-    for line in run([chakra, "jsonize", path]).stdout.splitlines()[1:]:
-        n = json.loads(line)
-        n["a"] = {a["name"]: [v for k, v in a.items() if k != "name"][0] if len(a) > 1 else None
-                  for a in n.get("attr", [])}
-        res.append(n)
-    return res
-
-
-def check(name, ok, bad):
-    print("%s: %s" % (name, "ok" if ok else "WRONG"))
-    bad.append(not ok)
 
 
 def block_flops(model, tokens, tokens_sp, ctx, tp):
@@ -106,7 +87,6 @@ def digest(prefix):
 
 def main():
     chakra, source = sys.argv[1], sys.argv[2]
-    bad = []
     with tempfile.TemporaryDirectory() as tmp:
         p = os.path.join(tmp, "x")
         # 1. FLOPs by hand: dp 2, tp 2, micro-batch 8 -> b = 4 sequences per rank
@@ -120,7 +100,7 @@ def main():
                 want, mm, att = block_flops(model, tokens, tokens // tp if tpsp == "1" else tokens, SEQ, tp)
                 got = sum(int(n["a"]["num_ops"]) for n in block0(nodes(chakra, p + ".0.et")))
                 check("%s %s --tpsp %s: block FLOPs on rank 0 %d, by hand %d (matmuls 2 x %d tokens x params "
-                      "= %d, attention %d)" % (phase, model, tpsp, got, want, tokens, mm, att), got == want, bad)
+                      "= %d, attention %d)" % (phase, model, tpsp, got, want, tokens, mm, att), got == want)
 
         # 2. the KV cache: decode reads it (memory bound under the roofline), prefill writes it
         big = ["--num-stacks", "1", "--dmodel", "1024", "--head", "16", "--kvhead", "4", "--dff", "2048",
@@ -141,13 +121,13 @@ def main():
                   size == (kv + 2 * q) * dtype and flops == 4 * 8 * 4096 * 1024 // 2 + 6 * 8 * 1024 // 2
                   and bw * 1e9 * oi < peak * 1e12
                   and int(att[0].get("duration_micros", 0)) == max(1, (ns + 500) // 1000)
-                  and abs(ns - size / bw) < 2, bad)
+                  and abs(ns - size / bw) < 2)
         run([chakra, "synth", "-q", "-o", p, "--phase", "prefill", "--seq", "512"] + big[:10] + big[12:])
         ns = nodes(chakra, p + ".0.et")
         kvw = sum(int(n["a"]["tensor_size"]) // 2 for n in ns
                   if n["name"] in ("mb0.transformer.0.mha.k@0_COMP", "mb0.transformer.0.mha.v@0_COMP"))
         check("prefill writes the prompt's KV cache: K and V slices %d bytes = 2 x 8 x 512 x 64 x 2 x 2"
-              % kvw, kvw == 2 * 8 * 512 * 64 * 2 * 2, bad)
+              % kvw, kvw == 2 * 8 * 512 * 64 * 2 * 2)
 
         # 3. structure: forward only, tensor-parallel collectives, sends forward
         for model, tpsp, extra in (("gpt", "1", []), ("gpt", "0", []), ("llama", "1", []),
@@ -181,7 +161,7 @@ def main():
                       and not any(n["a"].get("pg_name") in dp_groups for n in both if n["type"] == "COMM_COLL_NODE")
                       and tp_ok and a2a == (per * 2 if model == "moe" else 0)
                       and kinds(first, "COMM_SEND_NODE") == 2 and kinds(first, "COMM_RECV_NODE") == 0
-                      and kinds(last, "COMM_RECV_NODE") == 2 and kinds(last, "COMM_SEND_NODE") == 0, bad)
+                      and kinds(last, "COMM_RECV_NODE") == 2 and kinds(last, "COMM_SEND_NODE") == 0)
 
         # 4. refused, one line, exit 2
         for args, want in (
@@ -194,9 +174,11 @@ def main():
             r = run([chakra, "synth", "-o", os.path.join(tmp, "refused")] + SMALL + args, ok=2)
             check("refused %s: %s" % (" ".join(args), r.stderr.strip()),
                   r.stderr.startswith(want) and len(r.stderr.strip().splitlines()) == 1
-                  and not glob.glob(os.path.join(tmp, "refused*")), bad)
-        run([chakra, "synth", "-q", "-o", p, "--phase", "train", "--stage-compat"] + SMALL + ["--tp", "2"])
-        check("--phase train --stage-compat is STAGE's training: accepted", True, bad)
+                  and not glob.glob(os.path.join(tmp, "refused*")))
+        r = run([chakra, "synth", "-o", p, "--phase", "train", "--stage-compat"] + SMALL + ["--tp", "2"])
+        check("--phase train --stage-compat is STAGE's training, accepted: %s" % r.stdout.strip(),
+              r.stdout.startswith("wrote 2 of 2 ranks") and any(n["a"].get("outputs") is not None
+                                                                for n in nodes(chakra, p + ".0.et")))
 
         # 5. validate and simulate every model in both phases
         for model, extra in (("gpt", []), ("llama", []), ("moe", ["--ep", "2", "--experts", "4"])):
@@ -210,7 +192,7 @@ def main():
                 done, n, finish = sim_all_finish(chakra, source, tmp, q, 16 if model == "moe" else 8)
                 check("%s %s: validate '%s', sim: %d of %d ranks finish (last at %d ns)"
                       % (phase, model, v.stdout.strip().splitlines()[-1], done, n, finish),
-                      "0 error(s), 0 warning(s)" in v.stdout and done == n, bad)
+                      "0 error(s), 0 warning(s)" in v.stdout and done == n)
 
         # 6. determinism; train unchanged
         cfg = SMALL + ["--model-type", "llama", "--phase", "decode", "--dp", "2", "--tp", "2", "--pp", "2",
@@ -223,7 +205,7 @@ def main():
         same = all(filecmp.cmp("%s.%d.et" % (outs[0], r), "%s.%d.et" % (o, r), shallow=False)
                    for o in outs[1:] for r in range(8)) and all(
                        filecmp.cmp(outs[0] + ".json", o + ".json", shallow=False) for o in outs[1:])
-        check("decode: --threads 1, --threads 4 and the default write the same bytes", same, bad)
+        check("decode: --threads 1, --threads 4 and the default write the same bytes", same)
         s3 = ["--num-stacks", "3", "--dmodel", "256", "--dff", "512", "--head", "8", "--kvhead", "4", "--seq", "64",
               "--dvocal", "1000"]
         pinned = (  # made by chakra synth before --phase existed
@@ -244,8 +226,8 @@ def main():
                 got = digest(q)
                 check("train %s%s: %d files, SHA-256 %s... as pinned" % (" ".join(args), " --phase train" if phase
                                                                          else "", got[0], got[1][:12]),
-                      got == (nfiles, sha), bad)
-    return 1 if any(bad) else 0
+                      got == (nfiles, sha))
+    return summary()
 
 
 if __name__ == "__main__":
