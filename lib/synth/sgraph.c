@@ -663,16 +663,19 @@ double sg_mem_size(const sg_graph *g, const sg_tensor *t) {
  * all the cached keys and values of a decode step. */
 static int infer_sizes(const sg_config *c, const synth_template *tpl, sg_rowinfo *ri, chakra_error *err) {
   for (int k = 0; k < 2; k++)
-    if (ri->nddims[k]) {
-      int rc = elems_of(c, ri->ddims[k], ri->nddims[k], &ri->in_elems[k], err);
-      if (rc) return rc;
-    }
+    if (ri->nddims[k] && elems_of(c, ri->ddims[k], ri->nddims[k], &ri->in_elems[k], err))
+      return chakra_error_set(err, CHAKRA_EINVAL, "tensor %s: its input %d is too large (its elements must fit int64)",
+                              ri->row->name, k + 1);
   if (!(ri->row->flags & SR_ATTN_F)) return 0;
   char text[96];
   snprintf(text, sizeof text, "2*MicroBatch/dp*Ctx*Dmodel/Head*%s/tp", tpl->kvheads);
   sx_expr x;
-  int rc = sx_compile(&x, text, err);
-  return rc ? rc : sx_eval_int(&x, c->vals, &ri->kv_elems, err);
+  if (sx_compile(&x, text, err) || sx_eval_int(&x, c->vals, &ri->kv_elems, err))
+    return chakra_error_set(err, CHAKRA_EINVAL,
+                            "--seq %lld: the keys and values the attention reads (2 x micro-batch/dp x --seq x "
+                            "--dmodel/--head x KV heads/--tp elements) must fit int64",
+                            (long long)c->vals[SX_CTX].num);
+  return 0;
 }
 
 static int compile_rows(sg_graph *g, const synth_template *tpl, chakra_error *err) {
