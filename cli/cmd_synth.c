@@ -1,4 +1,4 @@
-/* cmd_synth.c - chakra synth: per-rank ETs for LLM training from a model
+/* cmd_synth.c - chakra synth: per-rank ETs for LLM training (or inference) from a model
  * description and parallel degrees (STAGE's options, dashes for
  * underscores). */
 #include <errno.h>
@@ -12,7 +12,8 @@
 
 static const char about[] =
     "Synthesises one Chakra ET per rank for transformer training (STAGE's model\n"
-    "and options) and the communicator groups: PREFIX.<r>.et and PREFIX.json.\n"
+    "and options), or an inference step (--phase prefill|decode), and the\n"
+    "communicator groups: PREFIX.<r>.et and PREFIX.json.\n"
     "STAGE's underscore spellings (--micro_batch) are accepted too.\n";
 
 /* STAGE reads its booleans with str_to_bool: true/t/1/yes/y. */
