@@ -365,7 +365,7 @@ static int traffic(const sg_graph *g, int32_t ti, uint64_t *out, chakra_error *e
   uint64_t total = 0, max = (uint64_t)INT64_MAX / (g->cfg.elem_bytes ? g->cfg.elem_bytes : 1);
   for (int k = 0; k < 4; k++) {
     if (part[k] > max - total)
-      return chakra_error_set(err, CHAKRA_EINVAL, "%s: the bytes it moves do not fit 63 bits", t->name);
+      return chakra_error_set(err, CHAKRA_EINVAL, "tensor %s: the bytes it reads and writes must fit int64", t->name);
     total += part[k];
   }
   *out = total;

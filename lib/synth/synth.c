@@ -135,7 +135,7 @@ static const char *phase_name(chakra_synth_phase p) {
  * (--stage-compat) has no inference at all. A decode step has one token
  * per sequence: nothing to split over sequence parallelism. */
 static int check_phase(const chakra_synth_config *c, chakra_error *err) {
-  if (c->phase > CHAKRA_SYNTH_PHASE_DECODE) return BAD("--phase: expected train, prefill or decode");
+  if ((int)c->phase < 0 || c->phase > CHAKRA_SYNTH_PHASE_DECODE) return BAD("--phase: expected train, prefill or decode");
   if (c->phase == CHAKRA_SYNTH_PHASE_TRAIN) return 0;
   const char *p = phase_name(c->phase);
   if (c->stage_compat) return BAD("--phase %s: --stage-compat writes STAGE's files, and STAGE has no inference", p);
