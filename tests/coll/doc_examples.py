@@ -10,7 +10,8 @@ built chakra first on the PATH. A block must exit 0, must not reach
 ../shared, and the text of every comment that ends a command line (a
 leading or trailing "..." dropped) must appear in what the block prints.
 
-usage: doc_examples.py CHAKRA_BINARY SOURCE_DIR   (exit 0 pass, 1 fail)"""
+usage: doc_examples.py CHAKRA_BINARY SOURCE_DIR [PAGE]   (PAGE under docs/, default
+coll.md; exit 0 pass, 1 fail)"""
 import os
 import re
 import shutil
@@ -19,6 +20,7 @@ import sys
 import tempfile
 
 CHAKRA, SOURCE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+PAGE = sys.argv[3] if len(sys.argv) > 3 else "coll.md"
 FAILED, PASSED = [], []
 
 
@@ -65,12 +67,12 @@ def expected_texts(block):
 
 
 def main():
-    doc = open(os.path.join(SOURCE, "docs", "coll.md"), encoding="utf-8").read()
+    doc = open(os.path.join(SOURCE, "docs", PAGE), encoding="utf-8").read()
     examples = worked_examples(doc)
-    check("docs/coll.md has its worked examples (%d found)" % len(examples), len(examples) >= 2)
+    check("docs/%s has its worked examples (%d found)" % (PAGE, len(examples)), len(examples) >= {"coll.md": 2}.get(PAGE, 1))
     env = dict(os.environ, PATH=os.path.dirname(CHAKRA) + ":/usr/bin:/bin:" + os.environ.get("PATH", ""))
     for heading, block in examples:
-        d = tempfile.mkdtemp(prefix="coll-doc-example-")
+        d = tempfile.mkdtemp(prefix="doc-example-")
         try:
             for name in ("tests", "examples"):
                 os.symlink(os.path.join(SOURCE, name), os.path.join(d, name))
