@@ -462,8 +462,7 @@ static int wl_check_rank(const sim *s, const wl_rank *k, uint32_t rank, uint64_t
       return wl_node_error(k, rank, n, "remote memory access, but the remote memory configuration has no memory expansion", s->err);
     if (n->kind == WK_MEM && !(n->flags & WF_TENSOR_SIZE)) {
       char msg[160];
-      chakra_gnode g = {.id = n->id, .type = n->flags & WF_STORE ? CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE
-                                                               : CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE};
+      chakra_gnode g = {.id = n->id, .type = n->flags & WF_STORE ? CHAKRA_MEM_STORE_NODE : CHAKRA_MEM_LOAD_NODE};
       return wl_node_error(k, rank, n, chakra_node_problem_text(&g, rank, s->npus, CHAKRA_NP_NO_TENSOR_SIZE, msg, sizeof msg), s->err);
     }
   }
