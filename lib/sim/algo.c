@@ -116,8 +116,16 @@ static void try_send(sim *s, algo_run *r) {
     pkt p = r->fifo[r->fifo_head];
     r->fifo_head = (r->fifo_head + 1) & (r->fifo_cap - 1);
     r->fifo_n--;
-    net_send(s, r->me, p.dst, p.bytes, r->tag, NULL, NULL, 0);
-    net_recv(s, r->me, p.src, p.bytes, r->tag, on_receive, r, 0);
+    /* Every member sends this packet as this NPU does: in a reduced run
+     * (symmetry.h) the NPU's own packet stands for the one it gets from
+     * p.src, and its invitation for the one p.dst sends it. */
+    if (s->sym) {
+      net_send(s, r->me, p.dst, p.src, r->me, p.bytes, r->tag, NULL, NULL, 0);
+      net_recv(s, r->me, p.src, p.dst, r->me, p.bytes, r->tag, on_receive, r, 0);
+    } else {
+      net_send(s, r->me, p.dst, r->me, p.dst, p.bytes, r->tag, NULL, NULL, 0);
+      net_recv(s, r->me, p.src, r->me, p.src, p.bytes, r->tag, on_receive, r, 0);
+    }
     r->sends_left--;
     r->free_--;
   }
@@ -138,7 +146,7 @@ static void on_receive(sim *s, void *obj, uint64_t arg) {
   insert_packet(s, r);
 }
 
-/* ---- double binary tree ---- */
+/* ---- double binary tree (never in a reduced run: its members differ) ---- */
 
 static void tree_done(sim *s, void *obj, uint64_t arg) {
   (void)arg;
@@ -151,7 +159,7 @@ static void tree_send_down(sim *s, void *obj, uint64_t arg) {
   algo_run *r = obj;
   uint64_t c = r->ph->in_bytes;
   for (int k = 0; k < 2; k++)
-    if (r->child[k] != UINT32_MAX) net_send(s, r->me, r->child[k], c, r->tag, NULL, NULL, 0);
+    if (r->child[k] != UINT32_MAX) net_send(s, r->me, r->child[k], r->me, r->child[k], c, r->tag, NULL, NULL, 0);
   r->done(s, r->done_obj, 0);
 }
 
@@ -166,8 +174,8 @@ static void tree_send_up(sim *s, void *obj, uint64_t arg) {
   (void)arg;
   algo_run *r = obj;
   uint64_t c = r->ph->in_bytes;
-  net_send(s, r->me, r->parent, c, r->tag, NULL, NULL, 0);
-  net_recv(s, r->me, r->parent, c, r->tag, tree_from_parent, r, 0);
+  net_send(s, r->me, r->parent, r->me, r->parent, c, r->tag, NULL, NULL, 0);
+  net_recv(s, r->me, r->parent, r->me, r->parent, c, r->tag, tree_from_parent, r, 0);
 }
 
 static void tree_child_ready(sim *s, void *obj, uint64_t arg) {
@@ -221,7 +229,7 @@ static void tree_start(sim *s, algo_run *r) {
   }
   r->waits_left = r->role == 2 ? 1 : 2;
   for (int k = 0; k < 2; k++)
-    if (r->child[k] != UINT32_MAX) net_recv(s, r->me, r->child[k], c, r->tag, tree_from_child, r, 0);
+    if (r->child[k] != UINT32_MAX) net_recv(s, r->me, r->child[k], r->me, r->child[k], c, r->tag, tree_from_child, r, 0);
 }
 
 /* ---- start ---- */

@@ -13,6 +13,7 @@
 #include "chakra/node.h"
 #include "net.h"
 #include "stdhash.h"
+#include "symmetry.h"
 
 enum { CK_SEND, CK_RECV, CK_COMP };
 
@@ -50,8 +51,10 @@ typedef struct crun {    /* one NPU's run of one collective */
   uint32_t rank, left;
   uint64_t num, den;     /* every message and compute time scaled by num / den */
   const uint32_t *members;
+  uint32_t pos, n_members;  /* this NPU's algorithm rank, of how many */
   uint32_t *indeg;
   stdhash ready;         /* the reference's set of dependency-free nodes */
+  sym_mark rx;           /* reduced run: who posted receives this instant (symmetry.h) */
   sim_fn done;           /* called when every node has finished */
   void *obj;
   uint64_t arg;
@@ -232,19 +235,27 @@ static void crun_node_done(sim *s, void *obj, uint64_t i) {
   }
 }
 
+static uint32_t crun_npu(const crun *r, uint32_t algo_rank) { return r->members ? r->members[algo_rank] : algo_rank; }
+
 static void crun_issue(sim *s, crun *r, uint32_t i) {
   const calgo *a = r->a;
-  uint32_t peer = r->members ? r->members[a->peer[i]] : a->peer[i];
+  uint32_t peer = crun_npu(r, a->peer[i]);
+  /* key of a message to the peer; in a reduced run (symmetry.h: every
+   * position runs the same algorithm, shifted) the one this NPU gets from
+   * the rank as far behind it as the peer is ahead */
+  uint32_t ks = r->rank, kd = peer;
+  if (s->sym) ks = crun_npu(r, (uint32_t)((2 * (uint64_t)r->pos + r->n_members - a->peer[i]) % r->n_members)), kd = r->rank;
   uint64_t v = r->num == r->den ? a->value[i] : coll_muldiv(a->value[i], r->num, r->den);
   switch (a->kind[i]) {
     case CK_COMP:
       eventq_npu_after(&s->q, r->rank, v ? v : 1, crun_node_done, r, i); /* 1 ns at least, as unscaled */
       break;
     case CK_SEND:
-      net_send(s, r->rank, peer, v, NET_TAG_NATIVE | (uint32_t)a->tag[i], crun_node_done, r, i);
+      net_send(s, r->rank, peer, ks, kd, v, NET_TAG_NATIVE | (uint32_t)a->tag[i], crun_node_done, r, i);
       break;
     default:
-      net_recv(s, r->rank, peer, v, NET_TAG_NATIVE | (uint32_t)a->tag[i], crun_node_done, r, i);
+      if (s->sym) sym_touch_custom(s, &r->rx);
+      net_recv(s, r->rank, peer, ks, kd, v, NET_TAG_NATIVE | (uint32_t)a->tag[i], crun_node_done, r, i);
   }
 }
 
@@ -302,7 +313,7 @@ void custom_run(sim *s, custom_lib *lib, const char *prefix, const coll_request 
   }
   memcpy(indeg, a->indeg, a->n * sizeof *indeg);
   *r = (crun){.lib = lib, .next = lib->running, .a = a, .rank = rank, .left = a->n, .members = members,
-              .indeg = indeg, .done = done, .obj = obj, .arg = arg};
+              .pos = pos, .n_members = n_members, .indeg = indeg, .done = done, .obj = obj, .arg = arg};
   coll_madefor_factor(&a->made, rq->bytes, s->opt.custom_as_is, &r->num, &r->den);
   warn_made_for(s, lib, a, rq);
   if (lib->running) lib->running->prev = r;
@@ -316,4 +327,36 @@ void custom_run(sim *s, custom_lib *lib, const char *prefix, const coll_request 
   for (uint32_t k = 0; k < a->n_roots; k++)
     if (stdhash_insert(&r->ready, a->id[a->roots[k]], a->roots[k])) s->q.oom = 1;
   crun_issue_ready(s, r);
+}
+
+/* ---- symmetry ---- */
+
+/* Whether position p's algorithm is position 0's with every peer moved
+ * by p (mod n): the same nodes, order, sizes, tags and dependencies. */
+static int calgo_shifted(const calgo *a, const calgo *b, uint32_t p, uint32_t n) {
+  if (a->n != b->n || a->n_roots != b->n_roots || a->made.coll != b->made.coll || a->made.size != b->made.size) return 0;
+  size_t nc = a->child_off[a->n];
+  if (memcmp(a->kind, b->kind, a->n) || memcmp(a->id, b->id, a->n * sizeof *a->id) ||
+      memcmp(a->value, b->value, a->n * sizeof *a->value) || memcmp(a->tag, b->tag, a->n * sizeof *a->tag) ||
+      memcmp(a->indeg, b->indeg, a->n * sizeof *a->indeg) || memcmp(a->child_off, b->child_off, (a->n + 1) * sizeof *a->child_off) ||
+      memcmp(a->children, b->children, nc * sizeof *a->children) || memcmp(a->roots, b->roots, a->n_roots * sizeof *a->roots))
+    return 0;
+  for (uint32_t i = 0; i < a->n; i++)
+    if (a->kind[i] != CK_COMP && b->peer[i] != (uint32_t)(((uint64_t)a->peer[i] + p) % n)) return 0;
+  return 1;
+}
+
+int custom_shifted(sim *s, custom_lib *lib, const char *prefix, uint32_t n, uint8_t *offsets, char *why, size_t wn) {
+  const calgo *a0 = calgo_get(s, lib, prefix, 0, n);
+  if (!a0) return snprintf(why, wn, "custom algorithm %s: %s", prefix, s->err->msg), 0;
+  memset(offsets, 0, n);
+  for (uint32_t i = 0; i < a0->n; i++)
+    if (a0->kind[i] != CK_COMP) offsets[a0->peer[i] % n] = 1;
+  for (uint32_t p = 1; p < n; p++) {
+    const calgo *a = calgo_get(s, lib, prefix, p, n);
+    if (!a) return snprintf(why, wn, "custom algorithm %s: %s", prefix, s->err->msg), 0;
+    if (!calgo_shifted(a0, a, p, n))
+      return snprintf(why, wn, "custom algorithm %s: position %u's ET is not position 0's with its peers shifted", prefix, p), 0;
+  }
+  return 1;
 }

@@ -25,4 +25,10 @@ void custom_lib_free(custom_lib *lib);
 void custom_run(sim *s, custom_lib *lib, const char *prefix, const coll_request *rq, const uint32_t *members,
                 uint32_t n_members, sim_fn done, void *obj);
 
+/* Whether every position of the algorithm at prefix (n positions) runs
+ * position 0's ET with its peers shifted by the position (symmetry.h);
+ * offsets[k] (n bytes) is set for each peer offset k the ET uses. When not
+ * (or when a position cannot be loaded), why says so. */
+int custom_shifted(sim *s, custom_lib *lib, const char *prefix, uint32_t n, uint8_t *offsets, char *why, size_t wn);
+
 #endif

@@ -247,6 +247,7 @@ void eventq_batch_fire(struct sim *s, void *obj, uint64_t t) {
       if (k != --b->n) b->v[k] = b->v[b->n];
       return;
     }
+    q->unit++;
     cb.fn(s, cb.obj, cb.arg);
   }
 }
@@ -267,6 +268,7 @@ void eventq_run(eventq *q, struct sim *s, void (*progress)(struct sim *s)) {
     /* Copy first: the callback may append to this bucket and move it. */
     sim_event ev = bk->ev[bk->pos++];
     q->fired++;
+    q->unit++;
     ev.fn(s, ev.obj, ev.arg);
     if (progress && (q->fired & ((1u << 20) - 1)) == 0) progress(s);
   }

@@ -3,13 +3,14 @@
 
 #include "../topo/topo_impl.h"
 #include "../util/ipool.h"
+#include "symmetry.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef struct net_msg {
-  uint32_t src, dst;
+  uint32_t src, dst;       /* the matching key's pair (net.h) */
   uint64_t bytes, tag;
   sim_fn cb;
   void *obj;
@@ -206,6 +207,7 @@ static void deliver(sim *s, void *obj, uint64_t mi) {
   uint64_t carg = m->arg;
   msg_free(n, (uint32_t)mi);
   if (cb) cb(s, cobj, carg);
+  s->q.unit++; /* the sender's completion and the receipt are two pieces of work */
   match_slot *sl = slot_at(s, tag, src, dst, bytes);
   if (!sl) return;
   if (sl->first_cb) {
@@ -290,6 +292,42 @@ static uint64_t unaware_delay(sim *s, uint32_t src, uint32_t dst, uint64_t bytes
   uint64_t delay = eventq_ns((double)hops * topo_latency(s->topo, d) + (double)bytes / s->net->bw[d]);
   *m = (delay_memo){bytes, delay, hops, d};
   return delay;
+}
+
+/* What unaware_delay() computes from, branch for branch. */
+net_sig net_signature(sim *s, uint32_t src, uint32_t dst) {
+  const chakra_topo *t = s->topo;
+  if (t->lk) {
+    net_sig g = {0, src == dst ? s->net->bw[0] : 0, 0};
+    for (uint32_t at = src; at != dst;) {
+      const chakra_topo_link *l = &t->lk[topo_list_next(t, at, dst)];
+      g.lat += l->latency_ns;
+      if (g.bw == 0 || l->bytes_per_ns < g.bw) g.bw = l->bytes_per_ns;
+      at = l->dst;
+    }
+    return g;
+  }
+  int d = 0;
+  uint32_t a = src, b = dst;
+  if (s->dims > 1) {
+    while (d < s->dims - 1 && sim_coord(s, src, d) == sim_coord(s, dst, d)) d++;
+    a = sim_coord(s, src, d);
+    b = sim_coord(s, dst, d);
+    if (differs_above(s, src, dst, d) && s->opt.multidim_full) {
+      net_sig g = {0, 0, 1};
+      for (int e = 0; e < s->dims; e++) {
+        uint32_t x = sim_coord(s, src, e), y = sim_coord(s, dst, e);
+        if (x == y) continue;
+        g.lat += (double)hops_in(s, e, x, y) * topo_latency(t, e);
+        if (g.bw == 0 || s->net->bw[e] < g.bw) g.bw = s->net->bw[e];
+      }
+      return g;
+    }
+    if (differs_above(s, src, dst, d))
+      return (net_sig){(double)hops_in(s, d, a, b) * topo_latency(t, d), s->net->bw[d], 1};
+  }
+  uint32_t hops = src == dst ? 0 : hops_in(s, d, a, b);
+  return (net_sig){(double)hops * topo_latency(t, d), s->net->bw[d], 0};
 }
 
 /* ---- congestion-aware links ---- */
@@ -408,14 +446,16 @@ void net_free(sim *s) {
   s->net = NULL;
 }
 
-void net_send_eager(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag, sim_fn cb,
-                     void *obj, uint64_t arg) {
+void net_send_eager(sim *s, uint32_t src, uint32_t dst, uint32_t ksrc, uint32_t kdst, uint64_t bytes, uint64_t tag,
+                    sim_fn cb, void *obj, uint64_t arg) {
   uint32_t mi = msg_alloc(s);
   if (!mi) return;
-  s->net->msgs[mi] = (net_msg){src, dst, bytes, tag, cb, obj, arg, src, 0};
+  s->net->msgs[mi] = (net_msg){ksrc, kdst, bytes, tag, cb, obj, arg, src, 0};
   s->messages++;
   if (!s->opt.aware) {
-    eventq_at(&s->q, eventq_later(&s->q, unaware_delay(s, src, dst, bytes)), deliver, NULL, mi);
+    uint64_t delay = unaware_delay(s, src, dst, bytes);
+    if (s->sym && (ksrc != src || kdst != dst)) sym_check_delay(s, delay, unaware_delay(s, ksrc, kdst, bytes), src, dst, ksrc, kdst);
+    eventq_at(&s->q, eventq_later(&s->q, delay), deliver, NULL, mi);
     return;
   }
   uint64_t li = next_link(s, &s->net->msgs[mi]);
@@ -453,17 +493,17 @@ void net_recv_eager(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t
 
 typedef struct rdv_op {
   uint32_t a, b;           /* send: src, dst; receive: dst, src */
+  uint32_t ka, kb;         /* send: the data's key */
   uint64_t bytes, tag;
   sim_fn cb;
   void *obj;
   uint64_t arg;
 } rdv_op;
 
-static rdv_op *rdv_new(sim *s, uint32_t a, uint32_t b, uint64_t bytes, uint64_t tag, sim_fn cb, void *obj,
-                       uint64_t arg) {
+static rdv_op *rdv_new(sim *s, const rdv_op *v) {
   rdv_op *op = live_alloc(&s->live, sizeof *op);
   if (!op) s->q.oom = 1;
-  else *op = (rdv_op){a, b, bytes, tag, cb, obj, arg};
+  else *op = *v;
   return op;
 }
 
@@ -472,7 +512,7 @@ static void rdv_invited(sim *s, void *obj, uint64_t arg) {
   (void)arg;
   rdv_op op = *(rdv_op *)obj;
   live_release(&s->live, obj);
-  net_send_eager(s, op.a, op.b, op.bytes, op.tag, op.cb, op.obj, op.arg);
+  net_send_eager(s, op.a, op.b, op.ka, op.kb, op.bytes, op.tag, op.cb, op.obj, op.arg);
 }
 
 /* The invitation was delivered: the real receive is posted. */
@@ -485,16 +525,18 @@ static void rdv_invitation_sent(sim *s, void *obj, uint64_t arg) {
 
 static uint64_t rdv_tag(uint64_t tag) { return NET_TAG_RENDEZVOUS | (tag & ((1ull << 40) - 1)) | (tag >> 40) << 48; }
 
-void net_send_rendezvous(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag, sim_fn cb,
-                         void *obj, uint64_t arg) {
-  rdv_op *op = rdv_new(s, src, dst, bytes, tag, cb, obj, arg);
+void net_send_rendezvous(sim *s, uint32_t src, uint32_t dst, uint32_t ksrc, uint32_t kdst, uint64_t bytes,
+                         uint64_t tag, sim_fn cb, void *obj, uint64_t arg) {
+  rdv_op v = {src, dst, ksrc, kdst, bytes, tag, cb, obj, arg};
+  rdv_op *op = rdv_new(s, &v);
   if (op) net_recv_eager(s, src, dst, RDV_BYTES, rdv_tag(tag), rdv_invited, op, 0);
 }
 
-void net_recv_rendezvous(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag, sim_fn cb,
-                         void *obj, uint64_t arg) {
-  rdv_op *op = rdv_new(s, dst, src, bytes, tag, cb, obj, arg);
-  if (op) net_send_eager(s, dst, src, RDV_BYTES, rdv_tag(tag), rdv_invitation_sent, op, 0);
+void net_recv_rendezvous(sim *s, uint32_t dst, uint32_t src, uint32_t ksrc, uint32_t kdst, uint64_t bytes,
+                         uint64_t tag, sim_fn cb, void *obj, uint64_t arg) {
+  rdv_op v = {dst, src, dst, src, bytes, tag, cb, obj, arg};
+  rdv_op *op = rdv_new(s, &v);
+  if (op) net_send_eager(s, dst, src, ksrc, kdst, RDV_BYTES, rdv_tag(tag), rdv_invitation_sent, op, 0);
 }
 
 uint64_t net_pending(const sim *s, int (*visit)(void *ctx, int is_send, uint32_t src, uint32_t dst,
