@@ -25,8 +25,9 @@ static const char about[] =
     "KEY: bandwidth, latency, topology (every dimension; GB/s, ns, Ring|\n"
     "FullyConnected|Switch) or bandwidth[D], latency[D], topology[D] (dimension D,\n"
     "also spelt network.bandwidth[D]); network-model (aware|unaware),\n"
-    "injection-scale, num-queues-per-dim; any other KEY (or system.KEY) is a key of\n"
-    "the system or remote-memory JSON, its value JSON or a plain word.\n\n"
+    "injection-scale, num-queues-per-dim, symmetry (auto|off); any other KEY (or\n"
+    "system.KEY) is a key of the system or remote-memory JSON, its value JSON or a\n"
+    "plain word.\n\n"
     "  chakra sweep --workload ar --system sys.json --network ring.yml \\\n"
     "      --vary bandwidth=25,50,100 --vary active-chunks-per-dimension=1,2,4 -o grid.csv\n"
     "  mpirun -np 8 chakra sweep ... -o grid.json     (points spread over 8 processes)\n";
@@ -43,6 +44,7 @@ typedef struct sweep_args {
   cli_list vary;
   uint32_t threads;
   int quiet;
+  const char *symmetry;
 } sweep_args;
 
 static int parse_sweep_args(sweep_args *a, int argc, char **argv) {
@@ -62,6 +64,10 @@ static int parse_sweep_args(sweep_args *a, int argc, char **argv) {
        .metavar = "GROUPS.json", .help = "communicator groups JSON", .file = CLI_FILE_IN},
       {.name = "vary", .kind = CLI_OPT_LIST, .dest = &a->vary, .metavar = "KEY=V1,V2,...",
        .help = "a key and its values (repeatable; the grid is the product)"},
+      {.name = "symmetry", .kind = CLI_OPT_STRING, .dest = &a->symmetry, .metavar = "auto|off",
+       .help = "as chakra sim --symmetry, for every configuration; given, it is --vary symmetry=auto|off "
+               "(a column of the table)",
+       .def = "auto"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &a->output, .metavar = "FILE",
        .help = "the table: FILE.csv or FILE.json (rank 0 writes it)", .def = "stdout (CSV)", .file = CLI_FILE_OUT},
       {.name = "threads", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&a->threads), .min = 1, .max = 1024,
@@ -263,13 +269,28 @@ static int finish(const sweep_args *a, const chakra_sweep *s, const chakra_sweep
   return 1;
 }
 
+/* The axes: --vary's, then --symmetry MODE as symmetry=MODE. */
+static int new_sweep(const sweep_args *a, chakra_sweep **s, chakra_error *err) {
+  const char *sym = NULL;
+  if (a->symmetry && strcmp(a->symmetry, "auto") == 0) sym = "symmetry=auto";
+  else if (a->symmetry && strcmp(a->symmetry, "off") == 0) sym = "symmetry=off";
+  else if (a->symmetry) return chakra_error_set(err, CHAKRA_EINVAL, "--symmetry: expected auto or off, not '%s'", a->symmetry);
+  const char **v = malloc((a->vary.n + 1) * sizeof *v);
+  if (!v) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  memcpy(v, a->vary.items, a->vary.n * sizeof *v);
+  if (sym) v[a->vary.n] = sym;
+  int rc = chakra_sweep_new(s, v, a->vary.n + (sym != NULL), err);
+  free(v);
+  return rc;
+}
+
 int cmd_sweep(int argc, char **argv) {
   sweep_args a;
   memset(&a, 0, sizeof a);
   int st = parse_sweep_args(&a, argc, argv);
   chakra_sweep *s = NULL;
   chakra_error err = {0};
-  if (st == CLI_PROCEED && chakra_sweep_new(&s, a.vary.items, a.vary.n, &err)) st = cli_fail(&err);
+  if (st == CLI_PROCEED && new_sweep(&a, &s, &err)) st = cli_fail(&err);
   cli_list_free(&a.vary);
   if (st != CLI_PROCEED) {
     chakra_sweep_free(s);

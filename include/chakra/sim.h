@@ -151,12 +151,12 @@ typedef struct chakra_sim_result {
   chakra_sim_rank *ranks;
   uint64_t events, messages;     /* of the run that gave the result */
   double wall_seconds;
-  uint32_t classes;              /* rank classes of the workload (npus when every rank is its own) */
-  uint32_t simulated;            /* NPUs simulated: classes when the run was reduced, else npus */
-  char *symmetry;                /* one line: why the run was reduced, or why not */
   char **stuck;                  /* lines describing unfinished ranks */
   uint32_t n_stuck;
   int roofline;                  /* the roofline figures of the ranks are set */
+  uint32_t classes;              /* rank classes of the workload (npus when every rank is its own) */
+  uint32_t simulated;            /* NPUs simulated: classes when the run was reduced, else npus */
+  char *symmetry;                /* one line: why the run was reduced (one NPU per class), or why not */
 } chakra_sim_result;
 
 /* Simulates w on c. Returns CHAKRA_OK when the run could be set up and

@@ -166,7 +166,9 @@ static stream *queue_take(squeue *q, stream **link) {
  * place; NULL while that one has not arrived. */
 static stream *queue_next(sim *s, squeue *q) {
   const phase_spec *ph = &q->wait_head->coll->ph[q->wait_head->cur];
-  if (!ph->agreed) return queue_take(q, &q->wait_head);
+  /* A reduced run's rings have one simulated member (symmetry.h), always
+   * the first at every place: it runs its first waiting stream. */
+  if (!ph->agreed || s->sym) return queue_take(q, &q->wait_head);
   ro_log *l = ro_get(s->sys->order, ph->ring_key, ph->ring.n);
   uint64_t tag;
   int cur;
