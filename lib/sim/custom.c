@@ -20,6 +20,7 @@ enum { CK_SEND, CK_RECV, CK_COMP };
 typedef struct calgo {   /* one algorithm file, as loaded */
   char *prefix;
   uint32_t pos, n;
+  uint32_t n_members;    /* the group size its peers were checked against */
   uint8_t *kind;
   uint64_t *id;          /* node ids */
   uint32_t *peer;        /* algorithm rank */
@@ -38,6 +39,7 @@ typedef struct used {    /* an (algorithm, collective, size) the run has met */
 
 struct custom_lib {
   calgo **v;             /* one allocation each: running collectives point at them */
+  custom_sym *syms;      /* symmetry.h: per algorithm and group size */
   size_t n, cap;
   struct crun *running;  /* runs not yet finished (freed with the library) */
   used *used;            /* each checked against what the algorithm was made for, once */
@@ -52,6 +54,7 @@ typedef struct crun {    /* one NPU's run of one collective */
   uint64_t num, den;     /* every message and compute time scaled by num / den */
   const uint32_t *members;
   uint32_t pos, n_members;  /* this NPU's algorithm rank, of how many */
+  const custom_sym *sym;  /* reduced run: who talks to whom at each node (symmetry.h) */
   uint32_t *indeg;
   stdhash ready;         /* the reference's set of dependency-free nodes */
   sym_mark rx;           /* reduced run: who posted receives this instant (symmetry.h) */
@@ -78,6 +81,10 @@ void custom_lib_free(custom_lib *lib) {
   }
   free(lib->v);
   free(lib->used);
+  for (custom_sym *y = lib->syms, *nx; y; y = nx) {
+    nx = y->next;
+    free(y->prefix), free(y->peer), free(y->inv), free(y);
+  }
   free(lib);
 }
 
@@ -161,8 +168,11 @@ static int calgo_fill(sim *s, calgo *a, const chakra_graph *g, const char *path,
 }
 
 static const calgo *calgo_get(sim *s, custom_lib *lib, const char *prefix, uint32_t pos, uint32_t n_members) {
+  /* the same file run by groups of another size is checked again: its
+   * peers must be positions of that group */
   for (size_t i = 0; i < lib->n; i++)
-    if (lib->v[i]->pos == pos && strcmp(lib->v[i]->prefix, prefix) == 0) return lib->v[i];
+    if (lib->v[i]->pos == pos && lib->v[i]->n_members == n_members && strcmp(lib->v[i]->prefix, prefix) == 0)
+      return lib->v[i];
   if (lib->n == lib->cap) {
     size_t nc = lib->cap ? lib->cap * 2 : 16;
     calgo **v = realloc(lib->v, nc * sizeof *v);
@@ -186,6 +196,7 @@ static const calgo *calgo_get(sim *s, custom_lib *lib, const char *prefix, uint3
   lib->v[lib->n++] = a; /* kept even on error so that it is freed */
   a->prefix = strdup(prefix);
   a->pos = pos;
+  a->n_members = n_members;
   coll_madefor_read(g->metadata, &a->made);
   rc = calgo_fill(s, a, g, path, n_members);
   chakra_graph_free(g);
@@ -239,24 +250,23 @@ static uint32_t crun_npu(const crun *r, uint32_t algo_rank) { return r->members 
 
 static void crun_issue(sim *s, crun *r, uint32_t i) {
   const calgo *a = r->a;
+  uint64_t v = r->num == r->den ? a->value[i] : coll_muldiv(a->value[i], r->num, r->den);
+  if (a->kind[i] == CK_COMP) {
+    eventq_npu_after(&s->q, r->rank, v ? v : 1, crun_node_done, r, i); /* 1 ns at least, as unscaled */
+    return;
+  }
   uint32_t peer = crun_npu(r, a->peer[i]);
   /* key of a message to the peer; in a reduced run (symmetry.h: every
-   * position runs the same algorithm, shifted) the one this NPU gets from
-   * the rank as far behind it as the peer is ahead */
+   * position runs one ET but for its peers) the one this NPU gets at this
+   * node, from the position whose peer it is there */
   uint32_t ks = r->rank, kd = peer;
-  if (s->sym) ks = crun_npu(r, (uint32_t)((2 * (uint64_t)r->pos + r->n_members - a->peer[i]) % r->n_members)), kd = r->rank;
-  uint64_t v = r->num == r->den ? a->value[i] : coll_muldiv(a->value[i], r->num, r->den);
-  switch (a->kind[i]) {
-    case CK_COMP:
-      eventq_npu_after(&s->q, r->rank, v ? v : 1, crun_node_done, r, i); /* 1 ns at least, as unscaled */
-      break;
-    case CK_SEND:
-      net_send(s, r->rank, peer, ks, kd, v, NET_TAG_NATIVE | (uint32_t)a->tag[i], crun_node_done, r, i);
-      break;
-    default:
-      if (s->sym) sym_touch_custom(s, &r->rx);
-      net_recv(s, r->rank, peer, ks, kd, v, NET_TAG_NATIVE | (uint32_t)a->tag[i], crun_node_done, r, i);
+  if (r->sym) ks = crun_npu(r, r->sym->inv[(size_t)i * r->n_members + r->pos]), kd = r->rank;
+  if (a->kind[i] == CK_SEND) {
+    net_send(s, r->rank, peer, ks, kd, v, NET_TAG_NATIVE | (uint32_t)a->tag[i], crun_node_done, r, i);
+    return;
   }
+  if (s->sym) sym_touch_custom(s, &r->rx);
+  net_recv(s, r->rank, peer, ks, kd, v, NET_TAG_NATIVE | (uint32_t)a->tag[i], crun_node_done, r, i);
 }
 
 /* One warning per (algorithm, collective type, size) that differs from
@@ -315,6 +325,10 @@ void custom_run(sim *s, custom_lib *lib, const char *prefix, const coll_request 
   *r = (crun){.lib = lib, .next = lib->running, .a = a, .rank = rank, .left = a->n, .members = members,
               .pos = pos, .n_members = n_members, .indeg = indeg, .done = done, .obj = obj, .arg = arg};
   coll_madefor_factor(&a->made, rq->bytes, s->opt.custom_as_is, &r->num, &r->den);
+  if (s->sym && (!(r->sym = custom_symmetry(s, lib, prefix, n_members)) || !r->sym->ok)) {
+    sym_abandon(s, "custom algorithm %s on %u ranks was not checked", prefix, n_members);
+    r->sym = NULL;
+  }
   warn_made_for(s, lib, a, rq);
   if (lib->running) lib->running->prev = r;
   lib->running = r;
@@ -331,32 +345,69 @@ void custom_run(sim *s, custom_lib *lib, const char *prefix, const coll_request 
 
 /* ---- symmetry ---- */
 
-/* Whether position p's algorithm is position 0's with every peer moved
- * by p (mod n): the same nodes, order, sizes, tags and dependencies. */
-static int calgo_shifted(const calgo *a, const calgo *b, uint32_t p, uint32_t n) {
+/* Whether position p's algorithm is position 0's but for its peers: the
+ * same nodes, order, sizes, tags and dependencies. */
+static int calgo_alike(const calgo *a, const calgo *b) {
   if (a->n != b->n || a->n_roots != b->n_roots || a->made.coll != b->made.coll || a->made.size != b->made.size) return 0;
   size_t nc = a->child_off[a->n];
-  if (memcmp(a->kind, b->kind, a->n) || memcmp(a->id, b->id, a->n * sizeof *a->id) ||
-      memcmp(a->value, b->value, a->n * sizeof *a->value) || memcmp(a->tag, b->tag, a->n * sizeof *a->tag) ||
-      memcmp(a->indeg, b->indeg, a->n * sizeof *a->indeg) || memcmp(a->child_off, b->child_off, (a->n + 1) * sizeof *a->child_off) ||
-      memcmp(a->children, b->children, nc * sizeof *a->children) || memcmp(a->roots, b->roots, a->n_roots * sizeof *a->roots))
-    return 0;
-  for (uint32_t i = 0; i < a->n; i++)
-    if (a->kind[i] != CK_COMP && b->peer[i] != (uint32_t)(((uint64_t)a->peer[i] + p) % n)) return 0;
+  return !memcmp(a->kind, b->kind, a->n) && !memcmp(a->id, b->id, a->n * sizeof *a->id) &&
+         !memcmp(a->value, b->value, a->n * sizeof *a->value) && !memcmp(a->tag, b->tag, a->n * sizeof *a->tag) &&
+         !memcmp(a->indeg, b->indeg, a->n * sizeof *a->indeg) &&
+         !memcmp(a->child_off, b->child_off, (a->n + 1) * sizeof *a->child_off) &&
+         !memcmp(a->children, b->children, nc * sizeof *a->children) &&
+         !memcmp(a->roots, b->roots, a->n_roots * sizeof *a->roots);
+}
+
+/* Position p's ET, or NULL with why set. */
+static const calgo *sym_position(sim *s, custom_lib *lib, custom_sym *y, uint32_t p) {
+  const calgo *a = calgo_get(s, lib, y->prefix, p, y->n);
+  if (!a) snprintf(y->why, sizeof y->why, "custom algorithm %.100s: %.200s", y->prefix, s->err->msg);
+  return a;
+}
+
+/* Fills y: every position's ET alike, and at every node the positions'
+ * peers a permutation of the positions. */
+static int sym_fill(sim *s, custom_lib *lib, custom_sym *y) {
+  const calgo *a0 = sym_position(s, lib, y, 0);
+  if (!a0) return 0;
+  y->nodes = a0->n;
+  if ((uint64_t)y->nodes * y->n > CUSTOM_SYM_MAX)
+    return snprintf(y->why, sizeof y->why, "custom algorithm %s: too large to check its symmetry", y->prefix), 0;
+  size_t cells = (size_t)y->nodes * y->n;
+  y->peer = malloc((cells ? cells : 1) * sizeof *y->peer);
+  y->inv = malloc((cells ? cells : 1) * sizeof *y->inv);
+  if (!y->peer || !y->inv) return -1;
+  memset(y->inv, 0xff, cells * sizeof *y->inv);
+  for (uint32_t p = 0; p < y->n; p++) {
+    const calgo *a = sym_position(s, lib, y, p);
+    if (!a) return 0;
+    if (!calgo_alike(a0, a))
+      return snprintf(y->why, sizeof y->why, "custom algorithm %s: position %u's ET is not position 0's but for its peers",
+                      y->prefix, p), 0;
+    for (uint32_t j = 0; j < y->nodes; j++) {
+      uint32_t q = a->kind[j] == CK_COMP ? UINT32_MAX : a->peer[j];
+      y->peer[(size_t)p * y->nodes + j] = q;
+      if (q == UINT32_MAX) continue;
+      uint32_t *inv = &y->inv[(size_t)j * y->n + q];
+      if (*inv != UINT32_MAX)
+        return snprintf(y->why, sizeof y->why, "custom algorithm %s: at node %llu two positions talk to position %u",
+                        y->prefix, (unsigned long long)a->id[j], q), 0;
+      *inv = p;
+    }
+  }
   return 1;
 }
 
-int custom_shifted(sim *s, custom_lib *lib, const char *prefix, uint32_t n, uint8_t *offsets, char *why, size_t wn) {
-  const calgo *a0 = calgo_get(s, lib, prefix, 0, n);
-  if (!a0) return snprintf(why, wn, "custom algorithm %s: %s", prefix, s->err->msg), 0;
-  memset(offsets, 0, n);
-  for (uint32_t i = 0; i < a0->n; i++)
-    if (a0->kind[i] != CK_COMP) offsets[a0->peer[i] % n] = 1;
-  for (uint32_t p = 1; p < n; p++) {
-    const calgo *a = calgo_get(s, lib, prefix, p, n);
-    if (!a) return snprintf(why, wn, "custom algorithm %s: %s", prefix, s->err->msg), 0;
-    if (!calgo_shifted(a0, a, p, n))
-      return snprintf(why, wn, "custom algorithm %s: position %u's ET is not position 0's with its peers shifted", prefix, p), 0;
-  }
-  return 1;
+const custom_sym *custom_symmetry(sim *s, custom_lib *lib, const char *prefix, uint32_t n) {
+  for (custom_sym *y = lib->syms; y; y = y->next)
+    if (y->n == n && strcmp(y->prefix, prefix) == 0) return y;
+  custom_sym *y = calloc(1, sizeof *y);
+  if (!y || !(y->prefix = strdup(prefix))) return free(y), NULL;
+  y->n = n;
+  y->next = lib->syms;
+  lib->syms = y;
+  int rc = sym_fill(s, lib, y);
+  if (rc < 0) return NULL;
+  y->ok = rc;
+  return y;
 }

@@ -212,14 +212,39 @@ static int ring_uniform(plan_ctx *P, const ring *g, const uint8_t *off, net_sig 
   return 1;
 }
 
+/* A custom algorithm on a ring of members (positions in its order): at
+ * every node every position talks to its peer with one signature each way
+ * (sigs: two per node, 2 * nodes of them). */
+static int custom_uniform(plan_ctx *P, const ring *g, const char *prefix, net_sig **sigs, uint32_t *n_sigs) {
+  const custom_sym *y = custom_symmetry(P->s, coll_custom_lib(P->s), prefix, g->n);
+  if (!y) return -1;
+  if (!y->ok) return no(P, "%s", y->why);
+  if ((P->work += (uint64_t)g->n * y->nodes) > SYM_WORK) return no(P, "custom algorithm %s: too large to check", prefix);
+  *n_sigs = 2 * y->nodes;
+  if (!(*sigs = calloc(*n_sigs ? *n_sigs : 1, sizeof **sigs))) return -1;
+  for (uint32_t j = 0; j < y->nodes; j++) {
+    if (y->peer[j] == UINT32_MAX) continue; /* compute: at every position */
+    net_sig to = sig(P, ring_at(g, 0), ring_at(g, y->peer[j])), from = sig(P, ring_at(g, y->peer[j]), ring_at(g, 0));
+    for (uint32_t p = 1; p < g->n; p++) {
+      uint32_t q = y->peer[(size_t)p * y->nodes + j];
+      if (!net_sig_eq(sig(P, ring_at(g, p), ring_at(g, q)), to) || !net_sig_eq(sig(P, ring_at(g, q), ring_at(g, p)), from))
+        return no(P, "custom algorithm %s: positions %u and %u talk at other times than positions 0 and %u", prefix, p, q,
+                  y->peer[j]);
+    }
+    (*sigs)[2 * j] = to;
+    (*sigs)[2 * j + 1] = from;
+  }
+  return 1;
+}
+
 /* One group's pattern under one algorithm (or custom prefix), computed once. */
 typedef struct gpat {
   struct gpat *next;
   int kind;                /* algorithm kind, or -1 with prefix */
   const char *prefix;
   int ok;
-  uint8_t *off;            /* n */
-  net_sig *sigs;           /* 2n */
+  net_sig *sigs;           /* built-in: two per offset (to, from); custom: two per node */
+  uint32_t n_sigs;
 } gpat;
 
 typedef struct group_cache {
@@ -233,13 +258,16 @@ static const sim_algo *group_algo(const sim *s, int type) {
   return im->n == 1 ? &im->algo[0] : &ring_algo;
 }
 
-/* The offsets a collective uses on a ring of n: its algorithm's, or the
- * custom algorithm's after checking its positions are shifts of one ET. */
-static int ring_offsets(plan_ctx *P, const char *prefix, const sim_algo *a, uint32_t n, uint8_t *off) {
-  if (!prefix) return algo_offsets(P, a, n, off);
-  char why[512];
-  if (!custom_shifted(P->s, coll_custom_lib(P->s), prefix, n, off, why, sizeof why)) return no(P, "%s", why);
-  return 1;
+/* A ring's pattern: a built-in algorithm's offsets, or a custom one's nodes. */
+static int ring_pattern(plan_ctx *P, const ring *g, const char *prefix, const sim_algo *a, net_sig **sigs,
+                        uint32_t *n_sigs, const char *what) {
+  if (prefix) return custom_uniform(P, g, prefix, sigs, n_sigs);
+  uint8_t *off = calloc(g->n ? g->n : 1, 1);
+  *n_sigs = 2 * g->n;
+  *sigs = calloc(*n_sigs ? *n_sigs : 1, sizeof **sigs);
+  int rc = off && *sigs ? algo_offsets(P, a, g->n, off) && ring_uniform(P, g, off, *sigs, what) : -1;
+  free(off);
+  return rc;
 }
 
 static gpat *group_pattern(plan_ctx *P, group_cache *gc, int g, const char *prefix, const sim_algo *a) {
@@ -253,16 +281,13 @@ static gpat *group_pattern(plan_ctx *P, group_cache *gc, int g, const char *pref
   p->prefix = prefix;
   p->next = gc->pat[g];
   gc->pat[g] = p;
-  p->off = calloc(sg->n ? sg->n : 1, 1);
-  p->sigs = calloc(2 * (size_t)(sg->n ? sg->n : 1), sizeof *p->sigs);
-  if (!p->off || !p->sigs) return NULL;
   /* custom collectives number a group's members in sorted order; the
    * built-in ring takes them as listed */
   ring rg = {prefix ? groups_sorted(P->s, g) : sg->members, sg->n, 0, 0};
   char what[200];
   snprintf(what, sizeof what, "group '%s'", sg->name);
-  p->ok = ring_offsets(P, prefix, a, sg->n, p->off) && ring_uniform(P, &rg, p->off, p->sigs, what);
-  return p;
+  p->ok = ring_pattern(P, &rg, prefix, a, &p->sigs, &p->n_sigs, what);
+  return p->ok < 0 ? NULL : p;
 }
 
 static int32_t group_class(plan_ctx *P, group_cache *gc, int g) {
@@ -284,7 +309,7 @@ static int group_coll(plan_ctx *P, group_cache *gc, int g, int g0, uint32_t r, c
   gpat *p = group_pattern(P, gc, g, prefix, a), *p0 = group_pattern(P, gc, g0, prefix, a);
   if (!p || !p0) return -1;
   if (!p->ok || !p0->ok) return 0; /* why is set */
-  for (uint32_t k = 0; k < 2 * sg->n; k++)
+  for (uint32_t k = 0; k < p->n_sigs; k++)
     if (!net_sig_eq(p->sigs[k], p0->sigs[k]))
       return no(P, "group '%s' (rank %u) takes other times than its representative's group '%s'", sg->name, r, s0->name);
   return 1;
@@ -333,13 +358,10 @@ static int global_dim(plan_ctx *P, global_cache *gcl, int d, const sim_algo *a) 
  * the one* algorithms); needs a single class. */
 static int global_ring(plan_ctx *P, const char *prefix, const sim_algo *a) {
   if (P->wk->n_cls != 1) return no(P, "a collective over every NPU in one ring needs every rank in one class");
-  uint32_t n = P->s->npus;
-  uint8_t *off = calloc(n, 1);
-  net_sig *sigs = calloc(2 * (size_t)n, sizeof *sigs);
-  int rc = -1;
-  ring rg = {NULL, n, 0, 1};
-  if (off && sigs) rc = ring_offsets(P, prefix, a, n, off) && ring_uniform(P, &rg, off, sigs, "the ring of every NPU");
-  free(off);
+  ring rg = {NULL, P->s->npus, 0, 1};
+  net_sig *sigs = NULL;
+  uint32_t n_sigs;
+  int rc = ring_pattern(P, &rg, prefix, a, &sigs, &n_sigs, "the ring of every NPU");
   free(sigs);
   return rc;
 }
@@ -448,7 +470,6 @@ static int coll_check(plan_ctx *P) {
   for (size_t g = 0; gc.pat && g < ng; g++)
     for (gpat *p = gc.pat[g], *nx; p; p = nx) {
       nx = p->next;
-      free(p->off);
       free(p->sigs);
       free(p);
     }
