@@ -135,12 +135,13 @@ static stream *stream_new(sim *s) {
   stream *st = y->free_streams;
   if (st) {
     y->free_streams = st->next;
-    algo_run keep = st->run; /* keeps its packet buffer */
+    pkt *heap = st->run.heap; /* keeps its packet buffer */
+    uint32_t heap_cap = st->run.heap_cap;
     stream *all = st->all;
     memset(st, 0, sizeof *st);
     st->all = all;
-    st->run.fifo = keep.fifo;
-    st->run.fifo_cap = keep.fifo_cap;
+    st->run.heap = heap;
+    st->run.heap_cap = heap_cap;
     return st;
   }
   st = calloc(1, sizeof *st);

@@ -80,6 +80,7 @@ typedef struct net {
   } *last;
   link *links;
   int warned_multidim;
+  uint32_t *coord;         /* per NPU and dimension: its coordinate (a division less per lookup) */
 } net;
 
 /* ---- pools ---- */
@@ -231,9 +232,11 @@ static void deliver(sim *s, void *obj, uint64_t mi) {
 
 static uint32_t hops_in(const sim *s, int d, uint32_t a, uint32_t b) { return topo_hops_fast(s->topo, d, a, b); }
 
+static inline uint32_t coord(const sim *s, uint32_t id, int d) { return s->net->coord[(size_t)id * (unsigned)s->dims + (unsigned)d]; }
+
 static int differs_above(const sim *s, uint32_t src, uint32_t dst, int d) {
   for (int e = d + 1; e < s->dims; e++)
-    if (sim_coord(s, src, e) != sim_coord(s, dst, e)) return 1;
+    if (coord(s, src, e) != coord(s, dst, e)) return 1;
   return 0;
 }
 
@@ -247,12 +250,12 @@ static uint64_t multidim_delay(sim *s, uint32_t src, uint32_t dst, uint64_t byte
       sim_warn(s, "messages between NPUs that differ in several dimensions are charged only the lowest one, as ASTRA-sim does (multidim_full charges them all)");
   }
   if (!s->opt.multidim_full) {
-    uint32_t h = hops_in(s, d, sim_coord(s, src, d), sim_coord(s, dst, d));
+    uint32_t h = hops_in(s, d, coord(s, src, d), coord(s, dst, d));
     return eventq_ns((double)h * topo_latency(s->topo, d) + (double)bytes / s->net->bw[d]);
   }
   double lat = 0, bw = 0;
   for (int e = 0; e < s->dims; e++) {
-    uint32_t a = sim_coord(s, src, e), b = sim_coord(s, dst, e);
+    uint32_t a = coord(s, src, e), b = coord(s, dst, e);
     if (a == b) continue;
     lat += (double)hops_in(s, e, a, b) * topo_latency(s->topo, e);
     if (bw == 0 || s->net->bw[e] < bw) bw = s->net->bw[e];
@@ -281,10 +284,12 @@ static uint64_t unaware_delay(sim *s, uint32_t src, uint32_t dst, uint64_t bytes
   int d = 0;
   uint32_t a = src, b = dst; /* 1-D: the coordinate is the id */
   if (s->dims > 1) {
-    while (d < s->dims - 1 && sim_coord(s, src, d) == sim_coord(s, dst, d)) d++;
-    a = sim_coord(s, src, d);
-    b = sim_coord(s, dst, d);
-    if (differs_above(s, src, dst, d)) return multidim_delay(s, src, dst, bytes, d);
+    const uint32_t *cs = &s->net->coord[(size_t)src * (unsigned)s->dims], *cd = &s->net->coord[(size_t)dst * (unsigned)s->dims];
+    while (d < s->dims - 1 && cs[d] == cd[d]) d++;
+    a = cs[d];
+    b = cd[d];
+    for (int e = d + 1; e < s->dims; e++)
+      if (cs[e] != cd[e]) return multidim_delay(s, src, dst, bytes, d);
   }
   uint32_t hops = src == dst ? 0 : hops_in(s, d, a, b);
   delay_memo *m = &s->net->memo[(bytes * 31 + hops * 7 + (uint64_t)d) % DELAY_MEMO];
@@ -310,13 +315,13 @@ net_sig net_signature(sim *s, uint32_t src, uint32_t dst) {
   int d = 0;
   uint32_t a = src, b = dst;
   if (s->dims > 1) {
-    while (d < s->dims - 1 && sim_coord(s, src, d) == sim_coord(s, dst, d)) d++;
-    a = sim_coord(s, src, d);
-    b = sim_coord(s, dst, d);
+    while (d < s->dims - 1 && coord(s, src, d) == coord(s, dst, d)) d++;
+    a = coord(s, src, d);
+    b = coord(s, dst, d);
     if (differs_above(s, src, dst, d) && s->opt.multidim_full) {
       net_sig g = {0, 0, 1};
       for (int e = 0; e < s->dims; e++) {
-        uint32_t x = sim_coord(s, src, e), y = sim_coord(s, dst, e);
+        uint32_t x = coord(s, src, e), y = coord(s, dst, e);
         if (x == y) continue;
         g.lat += (double)hops_in(s, e, x, y) * topo_latency(t, e);
         if (g.bw == 0 || s->net->bw[e] < g.bw) g.bw = s->net->bw[e];
@@ -430,6 +435,11 @@ int net_init(sim *s) {
   n->last = calloc(s->npus, sizeof *n->last); /* gen 0 = stale: rebuilds start at 1 */
   if (!n->last) return -1;
   for (int i = 0; i < DELAY_MEMO; i++) n->memo[i].dim = -1;
+  if (s->dims > 1) {
+    if (!(n->coord = malloc((size_t)s->npus * (unsigned)s->dims * sizeof *n->coord))) return -1;
+    for (uint32_t id = 0; id < s->npus; id++)
+      for (int d = 0; d < s->dims; d++) n->coord[(size_t)id * (unsigned)s->dims + (unsigned)d] = sim_coord(s, id, d);
+  }
   if (table_rebuild(n)) return -1;
   return s->opt.aware ? build_links(s) : 0;
 }
@@ -442,6 +452,7 @@ void net_free(sim *s) {
   free(n->slots);
   free(n->last);
   free(n->links);
+  free(n->coord);
   free(n);
   s->net = NULL;
 }
@@ -455,7 +466,9 @@ void net_send_eager(sim *s, uint32_t src, uint32_t dst, uint32_t ksrc, uint32_t 
   if (!s->opt.aware) {
     uint64_t delay = unaware_delay(s, src, dst, bytes);
     if (s->sym && (ksrc != src || kdst != dst)) sym_check_delay(s, delay, unaware_delay(s, ksrc, kdst, bytes), src, dst, ksrc, kdst);
-    eventq_at(&s->q, eventq_later(&s->q, delay), deliver, NULL, mi);
+    /* the message as the event's object: only a hint for the loop's
+     * prefetch (deliver reads the pool by index; the pool may move) */
+    eventq_at(&s->q, eventq_later(&s->q, delay), deliver, &s->net->msgs[mi], mi);
     return;
   }
   uint64_t li = next_link(s, &s->net->msgs[mi]);
