@@ -479,6 +479,7 @@ void net_send_eager(sim *s, uint32_t src, uint32_t dst, uint32_t ksrc, uint32_t 
 void net_recv_eager(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag, sim_fn cb,
                      void *obj, uint64_t arg) {
   net *n = s->net;
+  if (s->sym) sym_recv_posted(s, dst, src, tag, bytes);
   match_slot *sl = slot_at(s, tag, src, dst, bytes);
   if (!sl) return;
   if (sl->arrived) {

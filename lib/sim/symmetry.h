@@ -46,12 +46,18 @@
 
 #include "core.h"
 
-#define SYM_SLOTS 4 /* the workload's hardware slots, receives included */
+#define SYM_SLOTS 3 /* the workload's hardware slots (receives take none) */
 
-/* Who touched a slot of one NPU at the current instant. */
+/* One slot of one NPU at the current instant: who freed it, what was
+ * issued into it and how. */
+typedef struct sym_slot {
+  uint64_t t;              /* the instant (valid when u_free | n_issue) */
+  uint64_t u_free;         /* the piece of work that freed it, or 0 */
+  uint64_t u_issue, id_issue;
+  uint8_t n_issue, kind;   /* kind: 1 issued by the one freeing it, 2 issued as readied into a free slot */
+} sym_slot;
 typedef struct sym_slots {
-  uint64_t t[SYM_SLOTS], u[SYM_SLOTS];
-  uint8_t multi, issued;   /* bit per slot */
+  sym_slot s[SYM_SLOTS];
 } sym_slots;
 
 /* Who last did something at one place at one instant. */
@@ -59,7 +65,15 @@ typedef struct sym_mark {
   uint64_t t, u;
 } sym_mark;
 
+/* A receive key posted at one instant, by one unit (sym_recv_posted). */
+typedef struct sym_rx {
+  uint64_t h, t1, u;       /* t1: the instant + 1 (0: empty) */
+} sym_rx;
+
 struct sym {
+  sym_rx *rx;              /* open addressing; entries of past instants are empty */
+  size_t rx_mask, rx_n;
+  uint64_t rx_t1;          /* rx_n counts this instant's entries */
   uint32_t *rep;           /* per rank: the NPU that runs it */
   uint32_t *koff;          /* per class: its first peer role in ksrc/kdst */
   uint32_t *ksrc, *kdst;   /* per class and peer role: the key of a message to that peer */
@@ -86,27 +100,44 @@ void sym_abandon(sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 
 void sym_check_delay(sim *s, uint64_t got, uint64_t want, uint32_t src, uint32_t dst, uint32_t ksrc, uint32_t kdst);
 void sym_tie(sim *s, const char *what);
 
-/* Work touched a slot (freed it, or readied a node for it) / issued a node
- * into it. Two pieces of work touching one slot at one instant with an
- * issue into it: the order mattered. */
-static inline void sym_touch(sim *s, sym_slots *t, int slot) {
-  uint8_t bit = (uint8_t)(1u << slot);
-  if (t->t[slot] != s->q.now || !t->u[slot]) { /* units start at 1 */
-    t->t[slot] = s->q.now;
-    t->u[slot] = s->q.unit;
-    t->multi &= (uint8_t)~bit;
-    t->issued &= (uint8_t)~bit;
-    return;
-  }
-  if (t->u[slot] != s->q.unit) {
-    t->multi |= bit;
-    if (t->issued & bit) sym_tie(s, "two events of one instant competed for a hardware slot");
-  }
+/* The issue rule takes the lowest ready id when a slot frees, so the
+ * order of an instant's pieces of work matters only when another order
+ * would issue another node. With one issue per slot and instant (x, by
+ * unit v): a node y readied by another unit after it would have competed
+ * if v freed the slot (id y < id x), and would have taken the free slot
+ * first if v issued x into a free slot; x readied by another unit before
+ * v freed the slot would have been missing, and another candidate taken.
+ * A second issue at the instant with another unit involved is counted as
+ * a tie. The slot's state at this instant, reset when time moves on: */
+static inline sym_slot *sym_at(sim *s, sym_slots *t, int slot) {
+  sym_slot *x = &t->s[slot];
+  if (x->t != s->q.now) *x = (sym_slot){.t = s->q.now};
+  return x;
 }
-static inline void sym_issue(sim *s, sym_slots *t, int slot) {
-  sym_touch(s, t, slot);
-  t->issued |= (uint8_t)(1u << slot);
-  if (t->multi & (1u << slot)) sym_tie(s, "two events of one instant competed for a hardware slot");
+/* The unit now running freed the slot. */
+static inline void sym_free_slot(sim *s, sym_slots *t, int slot) {
+  sym_slot *x = sym_at(s, t, slot);
+  if (x->n_issue && x->u_issue != s->q.unit) sym_tie(s, "two events of one instant competed for a hardware slot");
+  x->u_free = s->q.unit;
+}
+/* It readied node id for the slot. */
+static inline void sym_ready(sim *s, sym_slots *t, int slot, uint64_t id) {
+  sym_slot *x = sym_at(s, t, slot);
+  if (x->n_issue && x->u_issue != s->q.unit && (x->kind == 2 || id < x->id_issue))
+    sym_tie(s, "two events of one instant competed for a hardware slot");
+}
+/* It issued node id (readied at this instant by another unit: by_other)
+ * into the slot; more: other nodes were waiting for it. */
+static inline void sym_issue(sim *s, sym_slots *t, int slot, uint64_t id, int by_other, int more) {
+  sym_slot *x = sym_at(s, t, slot);
+  uint64_t u = s->q.unit;
+  int kind = x->u_free == u ? 1 : 2;
+  if ((x->n_issue && x->u_issue != u) || (kind == 1 && by_other && more))
+    sym_tie(s, "two events of one instant competed for a hardware slot");
+  x->n_issue++;
+  x->u_issue = u;
+  x->id_issue = id;
+  x->kind = (uint8_t)kind;
 }
 /* A place (a collective queue, a custom collective's receives) two pieces
  * of work of one instant must not both reach. */
@@ -118,5 +149,9 @@ static inline void sym_once(sim *s, sym_mark *m, const char *what) {
 static inline void sym_touch_custom(sim *s, sym_mark *m) {
   sym_once(s, m, "two events of one instant posted receives of one custom collective");
 }
+/* Receives take no slot: what the order of an instant changes is which of
+ * two receives of one key (peer, tag, size) is matched first, so two
+ * pieces of work posting receives of one key at one instant are a tie. */
+void sym_recv_posted(sim *s, uint32_t dst, uint32_t src, uint64_t tag, uint64_t bytes);
 
 #endif

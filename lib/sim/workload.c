@@ -41,7 +41,8 @@ typedef struct wl_npu {
   int trace;                    /* record issues and completions */
   uint64_t rl_time, rl_bound;   /* compute node ns; of which compute bound */
   double rl_comp, rl_mem, rl_oi; /* sums of ns x compute, memory utilisation, intensity */
-  sym_slots ties;               /* reduced run: who touched each slot this instant (symmetry.h) */
+  sym_slots ties;               /* reduced run: each slot's state this instant (symmetry.h) */
+  uint64_t *rdy;                /* reduced run: per node, the instant + 1 and the unit that readied it */
 } wl_npu;
 
 typedef struct wl {
@@ -193,6 +194,7 @@ int wl_alloc(sim *s) {
     memset(w->start, 0xff, n * sizeof *w->start); /* UINT64_MAX = not yet */
     memset(w->end, 0xff, n * sizeof *w->end);
     sym_p2p_keys(s, r, &w->ksrc, &w->kdst);
+    if (s->sym && !(w->rdy = calloc(2 * n, sizeof *w->rdy))) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   }
   return 0;
 }
@@ -202,6 +204,7 @@ void wl_free(sim *s) {
   for (uint32_t r = 0; s->wl->npu && r < s->npus; r++) {
     wl_npu *w = &s->wl->npu[r];
     bigmem_free(w->indeg);
+    free(w->rdy);
     for (int c = 0; c < SLOT_N; c++) free(w->ready[c].v);
   }
   free(s->wl->grp);
@@ -268,13 +271,22 @@ __attribute__((noinline, cold)) static void trace_event(sim *s, const wl_npu *w,
   t->trace[t->n_trace++] = (wl_trace_ev){s->q.now, w->rank | done, i};
 }
 
+/* Reduced run: node c was readied by the piece of work now running. */
+static void wl_sym_ready(sim *s, wl_npu *w, uint32_t c) {
+  w->rdy[2 * (size_t)c] = s->q.now + 1;
+  w->rdy[2 * (size_t)c + 1] = s->q.unit;
+  if (w->nodes[c].slot != SLOT_NONE) sym_ready(s, &w->ties, w->nodes[c].slot, w->nodes[c].id);
+}
+
 /* Marks node i finished: frees its slot and readies its children. */
 static void wl_finish_node(sim *s, wl_npu *w, uint32_t i) {
   const wl_node *n = &w->nodes[i];
   w->end[i] = s->q.now;
-  if (n->slot != SLOT_NONE) w->busy[n->slot] = 0;
   int ties = s->sym != NULL;
-  if (ties && n->slot != SLOT_NONE) sym_touch(s, &w->ties, n->slot);
+  if (n->slot != SLOT_NONE) {
+    w->busy[n->slot] = 0;
+    if (ties) sym_free_slot(s, &w->ties, n->slot);
+  }
   if (w->trace) trace_event(s, w, i, WL_TRACE_DONE);
   if ((n->cat == CAT_GPU || n->cat == CAT_CPU) && s->sys_cfg.roofline)
     roofline_account(s, w, n, s->q.now - w->start[i]);
@@ -293,15 +305,20 @@ static void wl_finish_node(sim *s, wl_npu *w, uint32_t i) {
     uint32_t c = w->children[k];
     if (--w->indeg[c] != 0) continue;
     if (heap_push(&w->ready[w->nodes[c].slot], c, w->nodes)) s->q.oom = 1;
-    if (ties) sym_touch(s, &w->ties, w->nodes[c].slot);
+    if (ties) wl_sym_ready(s, w, c);
   }
 }
 
 static void wl_issue(sim *s, wl_npu *w, uint32_t i) {
   const wl_node *n = &w->nodes[i];
   w->start[i] = s->q.now;
-  if (n->slot != SLOT_NONE) w->busy[n->slot] = 1;
-  if (s->sym) sym_issue(s, &w->ties, n->slot);
+  if (n->slot != SLOT_NONE) {
+    w->busy[n->slot] = 1;
+    if (s->sym) {
+      int by_other = w->rdy[2 * (size_t)i] == s->q.now + 1 && w->rdy[2 * (size_t)i + 1] != s->q.unit;
+      sym_issue(s, &w->ties, n->slot, n->id, by_other, w->ready[n->slot].n != 0);
+    }
+  }
   if (w->trace) trace_event(s, w, i, 0);
   w->in_flight++;
   uint64_t ns;
@@ -376,8 +393,11 @@ void wl_start(sim *s) {
     if (!sym_runs(s, r)) continue;
     s->q.unit++; /* each NPU's start is its own piece of work */
     wl_npu *w = &s->wl->npu[r];
-    for (uint32_t i = 0; i < w->n; i++)
-      if (w->indeg[i] == 0 && heap_push(&w->ready[w->nodes[i].slot], i, w->nodes)) s->q.oom = 1;
+    for (uint32_t i = 0; i < w->n; i++) {
+      if (w->indeg[i] != 0) continue;
+      if (heap_push(&w->ready[w->nodes[i].slot], i, w->nodes)) s->q.oom = 1;
+      if (s->sym) wl_sym_ready(s, w, i);
+    }
     wl_issue_ready(s, w);
   }
 }
