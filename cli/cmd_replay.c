@@ -1,6 +1,7 @@
 /* cmd_replay.c - chakra replay: run a workload's communication and compute
  * over MPI (mpirun -np N chakra replay PREFIX) and measure it. Built only
  * when CMake finds MPI. */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -46,7 +47,7 @@ static int parse_compute(const char *s, chakra_replay_options *o) {
     o->compute_scale = strtod(s + 6, &end);
     if (end != s + 6 && !*end && o->compute_scale > 0 && o->compute_scale < 1e9) return 0;
   }
-  cli_error("replay: --compute: expected wait, sleep, skip or scale:X with X > 0, not '%s'", s);
+  cli_error("--compute: expected wait, sleep, skip or scale:X with X > 0, not '%s'", s);
   return 2;
 }
 
@@ -67,7 +68,9 @@ static int parse_replay_args(replay_args *a, int argc, char **argv) {
       {.name = "warmup", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&o->warmup), .max = 1000000,
        .help = "runs before the measured ones", .def = "0; 1"},
       {.name = "timeout", .kind = CLI_OPT_DOUBLE, .dest = &o->timeout_s, .metavar = "S",
-       .help = "give up when no node finished for S seconds and no compute runs (0 = never)", .def = "60"},
+       .help = "give up when no node finished for S seconds and no compute runs, or after waiting S seconds for "
+               "the other ranks (0 = never)",
+       .def = "60"},
       {.name = "report", .kind = CLI_OPT_STRING, .dest = &a->report, .metavar = "FILE.json",
        .help = "chakra sim's report (per rank, collectives by type, run totals, stuck) with the spread over the "
                "iterations and every collective instance's measured time"},
@@ -103,29 +106,54 @@ static int parse_replay_args(replay_args *a, int argc, char **argv) {
   if (st != CLI_PROCEED) return st;
   if (a->calibrate) {
     if (pos.n || !c->output || !c->system) {
-      cli_error("replay: --calibrate takes no PREFIX and needs -o NET.yml and --system SYS.json");
+      cli_error("--calibrate takes no PREFIX and needs -o NET.yml and --system SYS.json");
       return 2;
     }
     c->iterations = o->iterations, c->warmup = o->warmup;
     return CLI_PROCEED;
   }
   if (!pos.n) {
-    cli_error("replay: expected PREFIX (rank r replays PREFIX.r.et), or --calibrate");
+    cli_error("expected PREFIX (rank r replays PREFIX.r.et), or --calibrate");
     return 2;
   }
   o->workload = pos.v[0];
   if (o->timeout_s < 0) {
-    cli_error("replay: --timeout: expected a number of seconds >= 0");
+    cli_error("--timeout: expected a number of seconds >= 0");
     return 2;
   }
   return parse_compute(a->compute, o) ? 2 : CLI_PROCEED;
 }
 
-/* Every rank may print the same error at once: one write per line keeps
- * the lines whole where mpirun merges the ranks' stderr. */
+/* Under mpirun every rank parses the same arguments, before MPI_Init:
+ * the launcher's environment says which rank this is, and only rank 0
+ * prints what is wrong with them (or the help). */
+static int launched_rank(void) {
+  static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+    const char *v = getenv(vars[i]);
+    if (v && *v) return atoi(v);
+  }
+  return 0;
+}
+
+static int parse_on_rank(replay_args *a, int argc, char **argv) {
+  if (launched_rank() == 0) return parse_replay_args(a, argc, argv);
+  int out = dup(1), err = dup(2), null = open("/dev/null", O_WRONLY);
+  if (null >= 0) dup2(null, 1), dup2(null, 2);
+  int st = parse_replay_args(a, argc, argv);
+  fflush(stdout);
+  fflush(stderr);
+  if (out >= 0) dup2(out, 1), close(out);
+  if (err >= 0) dup2(err, 2), close(err);
+  if (null >= 0) close(null);
+  return st;
+}
+
+/* Several ranks may print at once: one write per line keeps the lines
+ * whole where mpirun merges the ranks' stderr. */
 static void rank_line(const char *head, const char *msg) {
   char line[1600];
-  int n = snprintf(line, sizeof line, "chakra: %s%s\n", head, msg);
+  int n = snprintf(line, sizeof line, "chakra replay: %s%s\n", head, msg);
   if (n > (int)sizeof line - 1) n = (int)sizeof line - 1;
   if (write(2, line, (size_t)n) < 0) return;
 }
@@ -134,7 +162,7 @@ static void on_warning(void *ctx, const chakra_problem *p) {
   (void)ctx;
   char line[1400];
   chakra_problem_format(p, line, sizeof line);
-  rank_line("warning: replay: ", line);
+  rank_line("warning: ", line);
 }
 
 static void print_results(const chakra_replay_result *r) {
@@ -152,7 +180,7 @@ static void print_results(const chakra_replay_result *r) {
 
 static int stalled(const replay_args *a, chakra_replay_result *r) {
   if (r->rank == 0) {
-    cli_error("replay: the run stalled (no node finished for %g s) or failed; per rank:", a->o.timeout_s);
+    cli_error("the run stalled (no node finished for %g s) or failed; per rank:", a->o.timeout_s);
     for (uint32_t i = 0; i < r->n_stuck; i++) fprintf(stderr, "  %s\n", r->stuck[i]);
     chakra_error err = {0};
     if (a->report && chakra_replay_write_report(r, a->report, &err)) cli_error("%s", err.msg);
@@ -199,10 +227,10 @@ static int calibrate(replay_args *a) {
   chakra_replay_calibration k;
   int rc = chakra_replay_calibrate(&a->cal, &k, &err);
   if (k.must_abort) {
-    if (chakra_replay_world_rank() == 0) rank_line("replay: ", err.msg);
-    chakra_replay_abort(NULL, 1);
+    if (chakra_replay_world_rank() == 0 || k.must_abort == CHAKRA_REPLAY_ABORT_ALONE) rank_line("", err.msg);
+    chakra_replay_abort(NULL, k.must_abort == CHAKRA_REPLAY_ABORT_ALONE ? 2 : 1);
   }
-  if (rc && chakra_replay_world_rank() == 0) rank_line("replay: ", err.msg);
+  if (rc && chakra_replay_world_rank() == 0) rank_line("", err.msg);
   if (!rc && chakra_replay_world_rank() == 0 && !a->quiet) print_calibration(a, &k);
   chakra_replay_calibration_free(&k);
   chakra_replay_finalize();
@@ -212,7 +240,7 @@ static int calibrate(replay_args *a) {
 int cmd_replay(int argc, char **argv) {
   replay_args a;
   memset(&a, 0, sizeof a);
-  int st = parse_replay_args(&a, argc, argv);
+  int st = parse_on_rank(&a, argc, argv);
   if (st != CLI_PROCEED) return st;
   chakra_error err = {0};
   if (a.calibrate) {
@@ -225,6 +253,7 @@ int cmd_replay(int argc, char **argv) {
   chakra_replay_result res;
   if (chakra_replay_run(&a.o, &res, on_warning, NULL, &err)) {
     if (err.msg[0]) rank_line("", err.msg);
+    if (res.must_abort) chakra_replay_abort(&res, 2);
     chakra_replay_result_free(&res);
     chakra_replay_finalize();
     return 2;

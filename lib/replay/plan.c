@@ -46,6 +46,8 @@ static int convert_comm(rp_plan *p, const chakra_gnode *g, rp_node *n, uint32_t 
 }
 
 static int convert_node(rp_plan *p, const chakra_gnode *g, rp_node *n, uint32_t world, chakra_error *err) {
+  const char *too_long = chakra_gnode_duration_problem(g);
+  if (too_long) return node_error(err, p, g, too_long);
   memset(n, 0, sizeof *n);
   n->id = g->id;
   n->next_coll = RP_NONE;

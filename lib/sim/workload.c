@@ -214,8 +214,8 @@ static int convert_comm(load_ctx *L, const chakra_gnode *g, wl_node *n) {
 /* Everything about a node that does not depend on the configuration;
  * what does is settled per run (wl_kind(), wl_check_rank()). */
 static int convert_node(load_ctx *L, const chakra_gnode *g, wl_node *n) {
-  if (g->duration_micros > UINT64_MAX / 1000)
-    return node_error(L, g, "duration_micros does not fit the simulator's 64-bit nanosecond time (at most 1.8e16 us)");
+  const char *too_long = chakra_gnode_duration_problem(g);
+  if (too_long) return node_error(L, g, too_long);
   memset(n, 0, sizeof *n);
   n->id = g->id;
   int cpu = (g->flags & CHAKRA_GNODE_CPU) != 0;

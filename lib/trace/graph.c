@@ -492,6 +492,11 @@ uint64_t chakra_graph_critical_path(const chakra_graph *g, uint32_t *end) {
   return best;
 }
 
+const char *chakra_gnode_duration_problem(const chakra_gnode *n) {
+  if (n->duration_micros <= UINT64_MAX / 1000) return NULL;
+  return "duration_micros does not fit 64-bit nanoseconds (at most 18446744073709551 us)";
+}
+
 size_t chakra_graph_memory(const chakra_graph *g) {
   size_t m = g->n * (sizeof(chakra_gnode) + 4 * sizeof(uint32_t)) + 2 * sizeof(uint32_t);
   m += 2 * (size_t)g->dep_off[g->n] * sizeof(uint32_t);
