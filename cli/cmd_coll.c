@@ -52,6 +52,7 @@ static int coll_gen(int argc, char **argv) {
       {.name = "ranks", .alias = "npus", .kind = CLI_OPT_COUNT, .flags = CLI_OPT_REQUIRED, .dest = CLI_INT(&g.ranks),
        .min = 1, .help = "rank count"},
       {.name = "size", .kind = CLI_OPT_SIZE, .flags = CLI_OPT_REQUIRED, .dest = CLI_INT(&g.size),
+       .max = CHAKRA_COLL_MAX_SIZE,
        .help = "bytes: the whole buffer, or the per-rank input for allgather; K, M, G suffixes are binary"},
       {.name = "chunks", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&g.chunks), .min = 1, .max = 32767, .metavar = "C",
        .help = "independent pipelines (tags offset by chunk * 65536)", .def = "1"},
@@ -91,7 +92,7 @@ static int coll_from_msccl(int argc, char **argv) {
   const char *prefix = NULL;
   const cli_opt opts[] = {
       {.name = "size", .alias = "coll-size", .kind = CLI_OPT_SIZE, .flags = CLI_OPT_REQUIRED,
-       .dest = CLI_INT(&m.size), .help = "the collective's size, as for gen"},
+       .dest = CLI_INT(&m.size), .max = CHAKRA_COLL_MAX_SIZE, .help = "the collective's size, as for gen"},
       REDUCE_BW_OPT(&m.reduce_bw),
       {.name = "compat", .kind = CLI_OPT_FLAG, .dest = &m.compat,
        .help = "the 2025-04 reference converter's bytes exactly"},
@@ -109,10 +110,7 @@ static int coll_from_msccl(int argc, char **argv) {
   const char *ins[] = {pos.v[0]};
   if ((st = cli_check_prefix(prefix, ins, 1)) != 0) return st;
   chakra_error err = {0};
-  if (chakra_coll_from_msccl(pos.v[0], prefix, &m, &err)) {
-    cli_error("%s", err.msg);
-    return err.code == CHAKRA_EIO || err.code == CHAKRA_ENOMEM ? 1 : 2;
-  }
+  if (chakra_coll_from_msccl(pos.v[0], prefix, &m, &err)) return cli_fail(&err);
   return 0;
 }
 

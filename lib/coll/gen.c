@@ -69,6 +69,9 @@ int chakra_coll_gen_check(const chakra_coll_gen_options *o, chakra_error *err) {
   if (o->algo == CHAKRA_ALGO_RING && 2ull * o->ranks > (1u << COLL_CHUNK_TAG_SHIFT))
     return chakra_error_set(err, CHAKRA_EINVAL, "ring: at most %u ranks (tags are 16-bit steps)", 1u << (COLL_CHUNK_TAG_SHIFT - 1));
   if (o->reduce_bw < 0) return chakra_error_set(err, CHAKRA_EINVAL, "reduce_bw must not be negative");
+  if (o->size > CHAKRA_COLL_MAX_SIZE)
+    return chakra_error_set(err, CHAKRA_EINVAL, "size %llu: at most %llu (comm_size is a 64-bit signed field)",
+                            (unsigned long long)o->size, (unsigned long long)CHAKRA_COLL_MAX_SIZE);
   uint64_t per = o->size / chunks;
   if (o->coll != CHAKRA_COLL_ALLGATHER && per < o->ranks)
     return chakra_error_set(err, CHAKRA_EINVAL, "size %llu: each of the %u pipelines needs at least one byte per rank (%u)",

@@ -268,13 +268,51 @@ static void *hash_run(void *arg) {
   return NULL;
 }
 
+static int too_big(mx *x) {
+  return chakra_error_set(x->err, CHAKRA_EINVAL, "%s: more than %llu bytes of XML (from-msccl's limit)", x->path,
+                          (unsigned long long)CHAKRA_COLL_MSCCL_MAX_BYTES);
+}
+
+/* A stream (a pipe, a device) read whole, at most the limit. A parser
+ * without handlers follows it, so that what is not XML (/dev/zero) stops
+ * the reading at once: the prefix read holds the first error, which the
+ * real parse then reports as it would for a file. */
+static int read_stream(mx *x, int fd, uint8_t **data, size_t *len) {
+  size_t cap = 1 << 16, n = 0;
+  uint8_t *buf = malloc(cap);
+  XML_Parser check = XML_ParserCreate(NULL);
+  int rc = buf && check ? 0 : chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  while (!rc) {
+    ssize_t got = read(fd, buf + n, cap - n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) rc = chakra_error_set(x->err, CHAKRA_EIO, "%s: read error: %s", x->path, strerror(errno));
+    if (got <= 0) break;
+    int bad = XML_Parse(check, (const char *)buf + n, (int)got, 0) == XML_STATUS_ERROR;
+    n += (size_t)got;
+    if (bad) break; /* the error is in what was read */
+    if (n > CHAKRA_COLL_MSCCL_MAX_BYTES) rc = too_big(x);
+    if (!rc && n == cap) {
+      uint8_t *b = realloc(buf, cap *= 2);
+      if (!b) rc = chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+      else buf = b;
+    }
+  }
+  if (check) XML_ParserFree(check);
+  if (rc) return free(buf), rc;
+  *data = buf, *len = n;
+  return 0;
+}
+
 /* The whole file, mapped (or read when it cannot be: a pipe). */
 static int map_file(mx *x, uint8_t **data, size_t *len, int *mapped) {
   int fd = open(x->path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return chakra_error_set(x->err, CHAKRA_EIO, "%s: cannot open: %s", x->path, strerror(errno));
   struct stat st;
   *mapped = 0;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+  int rc = fstat(fd, &st) ? chakra_error_set(x->err, CHAKRA_EIO, "%s: %s", x->path, strerror(errno)) : 0;
+  if (!rc && S_ISDIR(st.st_mode)) rc = chakra_error_set(x->err, CHAKRA_EIO, "%s: is a folder, not an XML file", x->path);
+  if (!rc && S_ISREG(st.st_mode) && (uint64_t)st.st_size > CHAKRA_COLL_MSCCL_MAX_BYTES) rc = too_big(x);
+  if (!rc && S_ISREG(st.st_mode) && st.st_size > 0) {
     void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p != MAP_FAILED) {
       close(fd);
@@ -282,31 +320,9 @@ static int map_file(mx *x, uint8_t **data, size_t *len, int *mapped) {
       return 0;
     }
   }
-  size_t cap = 1 << 16, n = 0;
-  uint8_t *buf = malloc(cap);
-  for (;;) {
-    if (!buf) {
-      close(fd);
-      return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
-    }
-    ssize_t got = read(fd, buf + n, cap - n);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
-      free(buf);
-      close(fd);
-      return chakra_error_set(x->err, CHAKRA_EIO, "%s: read error: %s", x->path, strerror(errno));
-    }
-    if (got == 0) break;
-    n += (size_t)got;
-    if (n == cap) {
-      uint8_t *b = realloc(buf, cap *= 2);
-      if (!b) free(buf);
-      buf = b;
-    }
-  }
+  if (!rc) rc = read_stream(x, fd, data, len);
   close(fd);
-  *data = buf, *len = n;
-  return 0;
+  return rc;
 }
 
 /* Feeds the segments to one expat parser in 1 MiB pieces (the parser
@@ -366,17 +382,60 @@ static void *part_run(void *arg) {
   return NULL;
 }
 
-/* The end of the <algo> start tag (one past its '>'), or 0. */
-static size_t algo_tag_end(const uint8_t *d, size_t len) {
-  const uint8_t *a = memmem(d, len, "<algo", 5);
-  if (!a) return 0;
+/* One past the end of the construct at d[i] that starts with open and
+ * ends with close ("<!--" .. "-->"), or 0 when it does not end. */
+static size_t past(const uint8_t *d, size_t len, size_t i, const char *open, const char *close) {
+  size_t no = strlen(open), nc = strlen(close);
+  if (len - i < no || memcmp(d + i, open, no)) return 0;
+  const uint8_t *e = memmem(d + i + no, len - i - no, close, nc);
+  return e ? (size_t)(e - d) + nc : 0;
+}
+
+/* One past the '>' closing the tag or declaration at d[i], quoted
+ * literals, comments and the DOCTYPE's internal subset skipped; 0 when it
+ * does not close. */
+static size_t tag_end(const uint8_t *d, size_t len, size_t i) {
   uint8_t quote = 0;
-  for (size_t i = (size_t)(a - d) + 5; i < len; i++) {
-    if (quote) quote = d[i] == quote ? 0 : quote;
-    else if (d[i] == '"' || d[i] == '\'') quote = d[i];
-    else if (d[i] == '>') return i + 1;
+  int subset = 0;
+  for (i++; i < len; i++) {
+    size_t skip = quote ? 0 : past(d, len, i, "<!--", "-->");
+    if (!skip && !quote) skip = past(d, len, i, "<?", "?>");
+    if (skip) {
+      i = skip - 1;
+      continue;
+    }
+    uint8_t c = d[i];
+    if (quote) quote = c == quote ? 0 : quote;
+    else if (c == '"' || c == '\'') quote = c;
+    else if (c == '[') subset++;
+    else if (c == ']' && subset) subset--;
+    else if (c == '>' && !subset) return i + 1;
   }
   return 0;
+}
+
+/* The end of the root element's start tag (one past its '>') when the root
+ * is <algo>, else 0 (no split). The prolog before it - XML declaration,
+ * processing instructions, comments, the DOCTYPE - is skipped as XML
+ * defines it, so an "<algo" or a quote in a comment cannot be taken for
+ * the root. */
+static size_t algo_tag_end(const uint8_t *d, size_t len) {
+  size_t i = len >= 3 && !memcmp(d, "\xEF\xBB\xBF", 3) ? 3 : 0; /* a byte order mark */
+  for (;;) {
+    while (i < len && (d[i] == ' ' || d[i] == '\t' || d[i] == '\n' || d[i] == '\r')) i++;
+    if (i >= len || d[i] != '<') return 0;
+    size_t next = past(d, len, i, "<!--", "-->");
+    if (!next) next = past(d, len, i, "<?", "?>");
+    if (!next && len - i > 9 && !memcmp(d + i, "<!DOCTYPE", 9)) next = tag_end(d, len, i);
+    if (next) {
+      i = next;
+      continue;
+    }
+    if (len - i < 6 || memcmp(d + i, "<algo", 5)) return 0;
+    uint8_t c = d[i + 5];
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '>') return 0;
+    return tag_end(d, len, i);
+  }
 }
 
 /* The first "<gpu" tag at or after from, or len. */
@@ -972,7 +1031,10 @@ int chakra_coll_from_msccl(const char *xml_path, const char *prefix, const chakr
   size_t len = 0;
   int mapped = 0;
   char hex[65];
-  int rc = map_file(&x, &data, &len, &mapped);
+  int rc = o->size > CHAKRA_COLL_MAX_SIZE
+               ? chakra_error_set(err, CHAKRA_EINVAL, "size %llu: at most %llu (comm_size is a 64-bit signed field)",
+                                  (unsigned long long)o->size, (unsigned long long)CHAKRA_COLL_MAX_SIZE)
+               : map_file(&x, &data, &len, &mapped);
   if (!rc) rc = mx_parse(&x, data, len, o->threads, hex);
   const mgpu **by_id = NULL;
   if (!rc) {
