@@ -1,11 +1,13 @@
 /* cmd_coll.c - chakra coll: collective algorithms as per-rank ETs
  * (generate, synthesise for a topology, convert from MSCCL-IR XML, check,
  * expand into workloads). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "chakra/build.h"
 #include "chakra/coll.h"
+#include "chakra/sim.h"
 #include "chakra/version.h"
 #include "cli.h"
 
@@ -217,17 +219,31 @@ static void warn_problem(void *ctx, const chakra_problem *p) {
   cli_warn("%s", line);
 }
 
+/* The reductions' bandwidth: --reduce-bw if given (not NaN, which the
+ * parser never stores), else the system file's local-mem-bw (what chakra
+ * sim will charge), else the default. */
+static int expand_reduce_bw(double given, const char *system, double *out) {
+  *out = !isnan(given) ? given : CHAKRA_COLL_DEFAULT_REDUCE_BW;
+  if (!isnan(given) || !system) return 0;
+  chakra_error err = {0};
+  return chakra_sim_system_local_mem_bw(system, out, warn_problem, NULL, &err) ? cli_fail(&err) : 0;
+}
+
 static int coll_expand(int argc, char **argv) {
-  chakra_coll_expand_options x = {.reduce_bw = CHAKRA_COLL_DEFAULT_REDUCE_BW, .diag = warn_problem,
+  chakra_coll_expand_options x = {.reduce_bw = NAN, .diag = warn_problem,
                                   .producer = "chakra-c " CHAKRA_VERSION_STRING " coll expand"};
-  const char *out = NULL;
+  const char *out = NULL, *system = NULL;
   cli_list algos = {0};
   const cli_opt opts[] = {
       {.name = "algo", .kind = CLI_OPT_LIST, .flags = CLI_OPT_REQUIRED, .dest = &algos,
        .metavar = "[COLL][:MIN-MAX][@PG]=ALGO", .help = "a rule; the first match wins"},
       {.name = "comm-group-configuration", .alias = "comm-groups", .kind = CLI_OPT_STRING, .dest = &x.comm_groups,
        .metavar = "GROUPS.json", .help = "communicator groups (ASTRA-sim JSON); PyTorch METADATA nodes are read too"},
-      REDUCE_BW_OPT(&x.reduce_bw),
+      {.name = "reduce-bw", .kind = CLI_OPT_DOUBLE, .dest = &x.reduce_bw, .metavar = "GBPS",
+       .help = "GB/s of reductions (COMP nodes 3 * bytes / bw ns); 0 = no COMP nodes",
+       .def = "the system file's local-mem-bw, else 50"},
+      {.name = "system-configuration", .alias = "system", .kind = CLI_OPT_STRING, .dest = &system,
+       .metavar = "SYS.json", .help = "cost reductions at its local-mem-bw, as chakra sim with it will"},
       {.name = "overlap", .kind = CLI_OPT_FLAG, .dest = &x.overlap,
        .help = "split each compute node that consumes an all-gather or all-reduce into one piece per chunk "
                "received in its final phase, plus the local piece and a join (a reduce-scatter's consumer waits "
@@ -243,7 +259,9 @@ static int coll_expand(int argc, char **argv) {
   chakra_error err = {0};
   if (rc != CLI_PROCEED) goto done;
   rc = 2;
-  if (!reduce_bw_ok(x.reduce_bw)) goto done;
+  if (!isnan(x.reduce_bw) && !reduce_bw_ok(x.reduce_bw)) goto done;
+  if ((rc = expand_reduce_bw(x.reduce_bw, system, &x.reduce_bw)) != 0) goto done;
+  rc = 2;
   if (!(rules = calloc(algos.n, sizeof *rules))) {
     rc = cli_fail(&err);
     goto done;
@@ -261,8 +279,7 @@ static int coll_expand(int argc, char **argv) {
   rc = 2;
   uint64_t nodes = 0;
   if (chakra_coll_expand(pos.v[0], out, &x, &nodes, &err)) {
-    cli_error("%s", err.msg);
-    rc = err.code == CHAKRA_EIO || err.code == CHAKRA_ENOMEM ? 1 : 2;
+    rc = cli_fail(&err);
     goto done;
   }
   rc = 0;

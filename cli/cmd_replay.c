@@ -152,10 +152,13 @@ static int parse_on_rank(replay_args *a, int argc, char **argv) {
 /* Several ranks may print at once: one write per line keeps the lines
  * whole where mpirun merges the ranks' stderr. */
 static void rank_line(const char *head, const char *msg) {
-  char line[1600];
-  int n = snprintf(line, sizeof line, "chakra replay: %s%s\n", head, msg);
-  if (n > (int)sizeof line - 1) n = (int)sizeof line - 1;
-  if (write(2, line, (size_t)n) < 0) return;
+  char *line = NULL;
+  size_t n = 0;
+  FILE *m = open_memstream(&line, &n);
+  if (!m) return;
+  cli_line(m, "chakra replay: ", "%s%s", head, msg);
+  if (fclose(m) == 0 && write(2, line, n) < 0) n = 0;
+  free(line);
 }
 
 static void on_warning(void *ctx, const chakra_problem *p) {
@@ -181,7 +184,7 @@ static void print_results(const chakra_replay_result *r) {
 static int stalled(const replay_args *a, chakra_replay_result *r) {
   if (r->rank == 0) {
     cli_error("the run stalled (no node finished for %g s) or failed; per rank:", a->o.timeout_s);
-    for (uint32_t i = 0; i < r->n_stuck; i++) fprintf(stderr, "  %s\n", r->stuck[i]);
+    for (uint32_t i = 0; i < r->n_stuck; i++) cli_line(stderr, "  ", "%s", r->stuck[i]);
     chakra_error err = {0};
     if (a->report && chakra_replay_write_report(r, a->report, &err)) cli_error("%s", err.msg);
     fflush(stdout);

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 CHAKRA = os.path.abspath(sys.argv[1])
 GROUPS = sys.argv[2:] or ["gen", "check", "msccl", "expand"]
@@ -486,10 +487,10 @@ def test_msccl_reads_are_bounded_and_failures_exit_2():
     file, a folder, a failed write exited 1; the size limit was given as
     2^64 - 1 where 2^63 - 1 is the real one."""
     d = tmpdir("bounded")
-    t = __import__("time").time()
+    t = time.time()
     p = from_msccl("/dev/zero", os.path.join(d, "z"))
     check("/dev/zero: refused at once, one line, exit 2",
-          p.returncode == 2 and __import__("time").time() - t < 10 and len(p.stderr.strip().splitlines()) == 1
+          p.returncode == 2 and time.time() - t < 10 and len(p.stderr.strip().splitlines()) == 1
           and "/dev/zero: line 1: XML error" in p.stderr, p.stderr)
     big = os.path.join(d, "big.xml")
     with open(big, "wb") as f:
@@ -657,6 +658,55 @@ def test_expand_overlap_allreduce_and_reducescatter_hand_computed_times():
           and dep["name"].startswith("coll0/reduce.") and mm[0]["duration_micros"] == "80", (p.stderr, mm))
     p1, t = sim(out, PLAIN, RING8)
     check("overlap reduce-scatter: it simulates", p1.returncode == 0 and len(t) == 8, p1.stderr[-300:])
+
+
+def test_expand_costs_reductions_at_the_system_files_local_mem_bw():
+    """Issue 20: expand costed reductions at 50 GB/s whatever the system file
+    the workload is simulated with said. With --system-configuration, its
+    local-mem-bw; --reduce-bw still wins; no local-mem-bw = no cost, as the
+    simulator charges."""
+    d = tmpdir("xmem")
+    mb = microbench(d, "allreduce", 8, "1M")
+
+    def expand(name, *extra):
+        out = os.path.join(d, name)
+        p = run("coll", "expand", mb, "-o", out, "--algo", "ring", *extra)
+        return p, out
+
+    def system(name, **keys):
+        conf = dict(PLAIN)
+        conf.pop("local-mem-bw", None)
+        conf.update(keys)
+        return write(os.path.join(d, name), json.dumps(conf))
+
+    fast = system("fast.json", **{"local-mem-bw": 400})
+    none = system("none.json")
+    p_sys, by_sys = expand("sys", "--system-configuration", fast)
+    p_bw, by_bw = expand("bw", "--reduce-bw", "400")
+    p_def, by_def = expand("def")
+    check("expand --system-configuration (local-mem-bw 400) = --reduce-bw 400, not the default 50",
+          p_sys.returncode == 0 and p_bw.returncode == 0 and same_files(by_sys, by_bw, 8) is None
+          and same_files(by_sys, by_def, 8) is not None, p_sys.stderr)
+    p, both = expand("both", "--system", fast, "--reduce-bw", "50")
+    check("--reduce-bw given wins over the system file", p.returncode == 0 and same_files(both, by_def, 8) is None,
+          p.stderr)
+    p, nobw = expand("nobw", "--system-configuration", none)
+    p0, zero = expand("zero", "--reduce-bw", "0")
+    check("a system file without local-mem-bw: reductions cost nothing, as in sim",
+          p.returncode == 0 and same_files(nobw, zero, 8) is None, p.stderr)
+    _, prefix = gen(d, "allreduce", "ring", 8, 1048576, "--reduce-bw", "400", name="g400")
+    custom = custom_system("allreduce", prefix)
+    custom["local-mem-bw"] = 400
+    for model in ("unaware", "aware"):
+        _, expanded = sim(by_sys, json.loads(open(fast).read()), RING8, model)
+        _, as_custom = sim(mb, custom, RING8, model)
+        _, at_50 = sim(by_def, json.loads(open(fast).read()), RING8, model)
+        check("expanded with the system file = the ring as a custom collective at 400 GB/s, not at 50 (%s)" % model,
+              expanded and expanded == as_custom and expanded != at_50, (expanded, as_custom, at_50))
+    bad = write(os.path.join(d, "bad.json"), '{"local-mem-bw": "fast"}')
+    p, _ = expand("bad", "--system-configuration", bad)
+    check("a bad system file: one line naming it, exit 2",
+          p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "bad.json" in p.stderr, p.stderr)
 
 
 def test_expand_rules_by_size_and_communicator_in_a_multi_group_workload():
