@@ -12,7 +12,7 @@ shift
 case $minutes in '' | *[!0-9]*) echo "fuzz.sh: MINUTES must be a whole number" >&2; exit 2 ;; esac
 scripts/install-deps.sh
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(reader jsonize pack hostet link textwl msccl plot simsys simnet simmem commgroups links)
+[ ${#targets[@]} -eq 0 ] && targets=(reader jsonize pack hostet link textwl msccl plot simsys simnet simmem commgroups links synth plan)
 
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCHAKRA_SANITIZE=ON -DCHAKRA_FUZZ=ON >/dev/null
 cmake --build build-fuzz -j"$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null
