@@ -191,7 +191,9 @@ static int step_end(rp_peers *w, int rc, const char *waiting_for, chakra_error *
 static int setup(job *j, const chakra_replay_options *o, chakra_error *err) {
   rp_peers *w = j->world;
   char *path = rank_path(o->workload, j->me);
-  int rc = path ? rp_plan_load(&j->plan, path, (uint32_t)j->me, (uint32_t)j->size, load_warn, j, err)
+  /* Rank 0's validation has said what loading would warn of: once is enough. */
+  chakra_diag_fn warn = o->no_validate ? load_warn : NULL;
+  int rc = path ? rp_plan_load(&j->plan, path, (uint32_t)j->me, (uint32_t)j->size, warn, j, err)
                 : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   free(path);
   if ((rc = step_end(w, rc, WAIT_SETUP, err))) return rc;

@@ -372,6 +372,14 @@ def test_messages_once_and_in_the_command_form():
     p = mpirun(4, prefix, "--comm-group-configuration", groups, timeout=120)
     check(p.returncode == 0 and not replay_lines(p.stderr),
           "comm groups given: exit %d, said %s" % (p.returncode, replay_lines(p.stderr)))
+    # A warning about the files: validation on rank 0 says it, once per file,
+    # not again from each rank's own load.
+    warned = os.path.join(d, "w")
+    write_set(warned, 2, lambda r: [dict(node(1, "COMP_NODE", us=1), ctrl_deps=["77"])])
+    p = mpirun(2, warned, "-q", timeout=120)
+    lines = replay_lines(p.stderr)
+    check(p.returncode == 0 and len(lines) == 2 and all(l.startswith("chakra replay: warning: ") for l in lines)
+          and len({l.split(": ")[2] for l in lines}) == 2, "warnings once per file: got %s" % lines)
     for args, want in (([prefix, "--compute", "fast"], "chakra replay: --compute: expected"),
                        ([prefix, "--iterations", "0"], "chakra replay: --iterations:"),
                        ([], "chakra replay: expected PREFIX")):
