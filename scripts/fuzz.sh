@@ -25,7 +25,7 @@ seed_corpus() { # TARGET DIR: checked-in seeds (hex decoded) and shared inputs
   for f in tests/fuzz/seeds/$src/* tests/fuzz/regressions/$src/*; do
     [ -f "$f" ] || continue
     case $f in
-      *.hex) grep -v '^#' "$f" | xxd -r -p > "$dir/$(basename "$f" .hex)" ;;
+      *.hex) { grep -v '^#' "$f" || true; } | xxd -r -p > "$dir/$(basename "$f" .hex)" ;; # all comment: the empty input
       *) cp "$f" "$dir/" ;;
     esac
   done
