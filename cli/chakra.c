@@ -48,9 +48,11 @@ static void usage(FILE *f) {
 
 /* An interrupted command must not leave hidden temporaries (up to hundreds
  * of MB) beside its outputs: remove them, then die of the same signal so
- * the caller sees how the command ended. */
+ * the caller sees how the command ended. While its outputs are being put
+ * in place the library defers the signal and raises it again once they
+ * are, so the outputs are all old or all new. */
 static void on_fatal_signal(int sig) {
-  chakra_output_remove_temporaries();
+  if (chakra_output_interrupt(sig)) return;
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -60,6 +62,7 @@ static void remove_temporaries_on_signals(void) {
   for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
     struct sigaction sa = {0};
     sa.sa_handler = on_fatal_signal;
+    sa.sa_flags = SA_RESTART; /* a deferred signal returns: calls it interrupted go on */
     sigemptyset(&sa.sa_mask);
     sigaction(sigs[i], &sa, NULL);
   }
@@ -87,7 +90,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
     if (strcmp(commands[i].name, argv[1]) == 0) {
       cli_set_command(commands[i].name);
-      return commands[i].run(argc - 1, argv + 1);
+      return cli_outputs_end(commands[i].run(argc - 1, argv + 1));
     }
   cli_error("'%s' is not a command; see 'chakra --help'", argv[1]);
   return 2;

@@ -47,13 +47,24 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints err's message as a one-line error; returns CLI_EXIT_ERROR. */
 int cli_fail(const chakra_error *err);
-/* Checks every output (NULL entries skipped) with chakra_output_check()
- * against the inputs before any work; prints the first problem and
- * returns CLI_EXIT_ERROR, or 0. */
-int cli_check_outputs(const char *const *outputs, size_t n_out, const char *const *inputs, size_t n_in);
-/* The same for a workload written as PREFIX.<r>.et (checked on rank 0's
- * name: its folder exists and is writable, it is not an input). */
-int cli_check_prefix(const char *prefix, const char *const *inputs, size_t n_in);
+/* The output check (cli/outputs.c). cli_parse() declares the files the
+ * command's table marks (cli_opt.file, cli_command.args_file) and those
+ * its `files` hook adds with cli_files_*(), and checks them once, before
+ * the command does any work (no output is an input or another output,
+ * prefixes and links resolved: chakra/output.h); a problem is one line
+ * and CLI_EXIT_ERROR. From then on the outputs are held complete under
+ * temporary names; main() passes the command's status to
+ * cli_outputs_end(), which puts them all in place after 0 or 1 and
+ * removes them after anything else. label names an output in messages. */
+void cli_files_input(const char *path);
+void cli_files_traces(const char *file_or_prefix);
+void cli_files_output(const char *path, const char *label);
+void cli_files_prefix(const char *prefix, const char *label);
+void cli_files_output_mkdir(const char *path, const char *label); /* its folder is created if missing */
+/* The check, for commands with check_later; 0 or CLI_EXIT_ERROR. */
+int cli_outputs_begin(void);
+/* Returns status, or CLI_EXIT_ERROR when the outputs cannot be put in place. */
+int cli_outputs_end(int status);
 /* For library warnings given as callbacks: cli_diag prints
  * "chakra CMD: SEVERITY: FILE: node N at offset O: FIELD: what" on stderr;
  * cli_warn_cb takes an already formatted line (chakra_sim_run). */
@@ -78,6 +89,10 @@ int cli_is_help(const char *arg);
  * count (paths malloc'd in *out) or -1 after printing an error. */
 int cli_expand_traces(int argc, char **argv, char ***out);
 void cli_free_paths(char **paths, int n);
+
+/* 1 if arg is a trace PREFIX rather than a FILE: not "-", and no file
+ * (nor FIFO: anything but a directory) of that name exists. */
+int cli_names_prefix(const char *arg);
 
 /* FILE if it names a file (or is "-"), else PREFIX.<rank>.et; malloc'd
  * (NULL when out of memory). */

@@ -34,7 +34,7 @@ static const char expand_about[] =
    .help = "ranks made at once (the files are the same whatever the count)", .def = "CPUs, at most 8"}
 #define OUTPUT_OPT(to)                                                                                       \
   {.name = "output", .alias = "out", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED,     \
-   .dest = (to), .metavar = "PREFIX", .help = "output prefix"}
+   .dest = (to), .metavar = "PREFIX", .help = "output prefix", .file = CLI_FILE_OUT_PREFIX}
 
 /* --reduce-bw is a DOUBLE; only the sign is left to check. */
 static int reduce_bw_ok(double bw) {
@@ -83,7 +83,6 @@ static int coll_gen(int argc, char **argv) {
     cli_error("%s", err.msg);
     return 2;
   }
-  if ((st = cli_check_prefix(prefix, NULL, 0)) != 0) return st;
   if (chakra_coll_gen(prefix, &g, &err)) return cli_fail(&err);
   return 0;
 }
@@ -104,13 +103,11 @@ static int coll_from_msccl(int argc, char **argv) {
       OUTPUT_OPT(&prefix),
       {0}};
   const cli_command cmd = {.name = "coll from-msccl", .args = "X.xml", .min_args = 1, .max_args = 1,
-                           .about = msccl_about, .opts = opts};
+                           .about = msccl_about, .opts = opts, .args_file = CLI_FILE_IN};
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
   if (!reduce_bw_ok(m.reduce_bw)) return 2;
-  const char *ins[] = {pos.v[0]};
-  if ((st = cli_check_prefix(prefix, ins, 1)) != 0) return st;
   chakra_error err = {0};
   if (chakra_coll_from_msccl(pos.v[0], prefix, &m, &err)) return cli_fail(&err);
   return 0;
@@ -139,7 +136,8 @@ static int coll_synth(int argc, char **argv) {
   int json = 0;
   const cli_opt opts[] = {
       {.name = "topology", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &so.topology, .metavar = "T",
-       .help = "inline KIND:SHAPE (mesh:8x8, torus:8x8, hypercube:64, ring:8, switch:16, fc:8) or a link-list file"},
+       .help = "inline KIND:SHAPE (mesh:8x8, torus:8x8, hypercube:64, ring:8, switch:16, fc:8) or a link-list file",
+       .file = CLI_FILE_IN},
       {.name = "coll", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &coll, .metavar = "COLL",
        .help = "allgather, reducescatter or allreduce"},
       {.name = "size", .kind = CLI_OPT_SIZE, .flags = CLI_OPT_REQUIRED, .dest = CLI_INT(&so.size),
@@ -155,12 +153,16 @@ static int coll_synth(int argc, char **argv) {
        .help = "per link of an inline topology", .def = "500"},
       REDUCE_BW_OPT(&so.reduce_bw),
       {.name = "output", .alias = "out", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &prefix,
-       .metavar = "PREFIX", .help = "write the per-rank algorithm ETs PREFIX.<r>.et", .def = "none"},
+       .metavar = "PREFIX", .help = "write the per-rank algorithm ETs PREFIX.<r>.et", .def = "none",
+       .file = CLI_FILE_OUT_PREFIX},
       {.name = "xml", .kind = CLI_OPT_STRING, .dest = &so.xml_path, .metavar = "FILE",
        .help = "write the algorithm as MSCCL-IR XML (coll from-msccl reads it back to the same ETs)",
-       .def = "none"},
+       .def = "none", .file = CLI_FILE_OUT},
       {.name = "json", .kind = CLI_OPT_FLAG, .dest = &json, .help = "print one JSON object instead of text"},
       THREADS_OPT(&so.threads),
+      {.name = "max-memory", .kind = CLI_OPT_SIZE, .dest = CLI_INT(&so.max_memory), .metavar = "BYTES",
+       .help = "refuse at once a synthesis estimated to need more (K, M, G binary)",
+       .def = "what the process may use: physical memory, ulimit, cgroup"},
       {0}};
   const cli_command cmd = {.name = "coll synth", .max_args = 0, .about = synth_about, .opts = opts};
   cli_args pos;
@@ -180,20 +182,18 @@ static int coll_synth(int argc, char **argv) {
     cli_error("%s", err.msg);
     return 2;
   }
-  /* an inline topology is no file: the check ignores inputs that do not exist */
-  const char *ins[] = {so.topology}, *outs[] = {so.xml_path};
-  if (prefix && (st = cli_check_prefix(prefix, ins, 1)) != 0) return st;
-  if (so.xml_path && (st = cli_check_outputs(outs, 1, ins, 1)) != 0) return st;
   chakra_coll_synth_result r;
   if (chakra_coll_synth(prefix, &so, &r, &err)) return cli_fail(&err);
-  double out_bytes = (double)so.size * (so.coll == CHAKRA_COLL_ALLGATHER ? r.npus : 1);
+  double out_bytes = (double)r.chunk_bytes * (double)r.chunks; /* the output buffer the chunks fill */
+  uint64_t moved = r.chunk_bytes * (so.coll == CHAKRA_COLL_ALLGATHER ? r.chunks / r.npus : r.chunks);
   double algbw = r.collective_time_ns ? out_bytes / (double)r.collective_time_ns : 0;
   if (json) {
     printf("{\"collective\": \"%s\", \"npus\": %u, \"size\": %llu, \"chunks_per_npu\": %u, \"chunks\": %llu, "
-           "\"chunk_bytes\": %llu, \"seed\": %llu, \"links\": %llu, \"messages\": %llu, \"collective_time_ns\": %llu, "
+           "\"chunk_bytes\": %llu, \"moved_bytes\": %llu, \"seed\": %llu, \"links\": %llu, \"messages\": %llu, \"collective_time_ns\": %llu, "
            "\"algbw_GBps\": %.3f, \"synthesis_seconds\": %.6f}\n",
            chakra_coll_type_name(so.coll), r.npus, (unsigned long long)so.size, so.chunks_per_npu,
-           (unsigned long long)r.chunks, (unsigned long long)r.chunk_bytes, (unsigned long long)so.seed,
+           (unsigned long long)r.chunks, (unsigned long long)r.chunk_bytes, (unsigned long long)moved,
+           (unsigned long long)so.seed,
            (unsigned long long)r.links, (unsigned long long)r.messages, (unsigned long long)r.collective_time_ns,
            algbw, r.synthesis_seconds);
   } else {
@@ -202,13 +202,24 @@ static int coll_synth(int argc, char **argv) {
            (unsigned long long)r.messages);
     printf("collective time %llu ns (%.1f GB/s algorithmic), synthesised in %.3f s\n",
            (unsigned long long)r.collective_time_ns, algbw, r.synthesis_seconds);
+    if (moved != so.size)
+      printf("size %llu is not a multiple of its %llu chunks: chunk bytes rounded down as TACOS does, %llu bytes "
+             "moved\n", (unsigned long long)so.size, (unsigned long long)(moved / r.chunk_bytes),
+             (unsigned long long)moved);
   }
   return 0;
 }
 
+/* coll check's lines: problems as they are, warnings (which leave a set
+ * sound) marked so. */
 static void print_problem(void *ctx, const chakra_problem *p) {
-  char line[2048];
-  chakra_problem_format(p, line, sizeof line);
+  char line[2048], what[1024];
+  chakra_problem w = *p;
+  if (p->severity == CHAKRA_SEV_WARNING) {
+    snprintf(what, sizeof what, "warning: %s", p->what ? p->what : "");
+    w.what = what;
+  }
+  chakra_problem_format(&w, line, sizeof line);
   fprintf((FILE *)ctx, "%s\n", line);
 }
 
@@ -229,30 +240,52 @@ static int expand_reduce_bw(double given, const char *system, double *out) {
   return chakra_sim_system_local_mem_bw(system, out, warn_problem, NULL, &err) ? cli_fail(&err) : 0;
 }
 
+/* The algorithm ETs a rule names (ALGO that is not a generated
+ * algorithm's name) are read too; rules that do not parse are refused
+ * later, naming the rule. */
+static void expand_files(void *ctx, const cli_args *pos) {
+  (void)pos;
+  const cli_list *algos = ctx;
+  for (size_t i = 0; i < algos->n; i++) {
+    chakra_coll_rule r;
+    chakra_error err = {0};
+    if (!chakra_coll_rule_parse(algos->items[i], &r, &err) && r.prefix) cli_files_traces(r.prefix);
+  }
+}
+
 static int coll_expand(int argc, char **argv) {
   chakra_coll_expand_options x = {.reduce_bw = NAN, .diag = warn_problem,
                                   .producer = "chakra-c " CHAKRA_VERSION_STRING " coll expand"};
   const char *out = NULL, *system = NULL;
   cli_list algos = {0};
+  static const cli_choice scaling[] = {{"scale", 0}, {"as-is", 1}, {NULL, 0}};
   const cli_opt opts[] = {
       {.name = "algo", .kind = CLI_OPT_LIST, .flags = CLI_OPT_REQUIRED, .dest = &algos,
        .metavar = "[COLL][:MIN-MAX][@PG]=ALGO", .help = "a rule; the first match wins"},
       {.name = "comm-group-configuration", .alias = "comm-groups", .kind = CLI_OPT_STRING, .dest = &x.comm_groups,
-       .metavar = "GROUPS.json", .help = "communicator groups (ASTRA-sim JSON); PyTorch METADATA nodes are read too"},
+       .metavar = "GROUPS.json", .help = "communicator groups (ASTRA-sim JSON); PyTorch METADATA nodes are read too",
+       .file = CLI_FILE_IN},
       {.name = "reduce-bw", .kind = CLI_OPT_DOUBLE, .dest = &x.reduce_bw, .metavar = "GBPS",
        .help = "GB/s of reductions (COMP nodes 3 * bytes / bw ns); 0 = no COMP nodes",
        .def = "the system file's local-mem-bw, else 50"},
       {.name = "system-configuration", .alias = "system", .kind = CLI_OPT_STRING, .dest = &system,
-       .metavar = "SYS.json", .help = "cost reductions at its local-mem-bw, as chakra sim with it will"},
+       .metavar = "SYS.json", .help = "cost reductions at its local-mem-bw, as chakra sim with it will",
+       .file = CLI_FILE_IN},
       {.name = "overlap", .kind = CLI_OPT_FLAG, .dest = &x.overlap,
        .help = "split each compute node that consumes an all-gather or all-reduce into one piece per chunk "
                "received in its final phase, plus the local piece and a join (a reduce-scatter's consumer waits "
                "for its own chunk only)"},
+      {.name = "custom-collective-scaling", .kind = CLI_OPT_CHOICE, .dest = &x.custom_as_is, .choices = scaling,
+       .help = "scale: algorithm ETs (a prefix) have their messages multiplied by the collective's size / the size "
+               "they were made for (their \"size\" metadata), rounded down, and reductions re-costed; as-is: "
+               "they are copied as made. Either way a size or collective other than the ETs' is warned about",
+       .def = "scale"},
       THREADS_OPT(&x.threads),
       OUTPUT_OPT(&out),
       {0}};
   const cli_command cmd = {.name = "coll expand", .args = "WORKLOAD_PREFIX", .min_args = 1, .max_args = 1,
-                           .about = expand_about, .opts = opts};
+                           .about = expand_about, .opts = opts, .args_file = CLI_FILE_TRACES,
+                           .files = expand_files, .files_ctx = &algos};
   cli_args pos;
   int rc = cli_parse(&cmd, argc, argv, &pos);
   chakra_coll_rule *rules = NULL;
@@ -272,17 +305,8 @@ static int coll_expand(int argc, char **argv) {
       goto done;
     }
   x.rules = rules;
-  char in0[4096];
-  chakra_rank_path(in0, sizeof in0, pos.v[0], 0);
-  const char *ins[] = {in0};
-  if ((rc = cli_check_prefix(out, ins, 1)) != 0) goto done;
-  rc = 2;
   uint64_t nodes = 0;
-  if (chakra_coll_expand(pos.v[0], out, &x, &nodes, &err)) {
-    rc = cli_fail(&err);
-    goto done;
-  }
-  rc = 0;
+  rc = chakra_coll_expand(pos.v[0], out, &x, &nodes, &err) ? cli_fail(&err) : 0;
 done:
   free(rules);
   cli_list_free(&algos);
@@ -292,7 +316,7 @@ done:
 static int coll_check(int argc, char **argv) {
   static const cli_opt opts[] = {{0}};
   const cli_command cmd = {.name = "coll check", .args = "PREFIX|FILES...", .min_args = 1, .max_args = -1,
-                           .about = check_about, .opts = opts};
+                           .about = check_about, .opts = opts, .args_file = CLI_FILE_TRACES};
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;

@@ -14,10 +14,11 @@ static const char about[] =
 int cmd_compare(int argc, char **argv) {
   const char *svg = NULL;
   const cli_opt opts[] = {{.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &svg,
-                           .metavar = "PLOT.svg", .help = "also draw the rows as a bar chart (SVG)"},
+                           .metavar = "PLOT.svg", .help = "also draw the rows as a bar chart (SVG)",
+                           .file = CLI_FILE_OUT},
                           {0}};
   const cli_command cmd = {.name = "compare", .args = "SIM.json REPLAY.json", .min_args = 2, .max_args = 2,
-                           .about = about, .opts = opts};
+                           .about = about, .opts = opts, .args_file = CLI_FILE_IN};
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;

@@ -24,13 +24,13 @@ static int convert_pytorch(int argc, char **argv) {
   cli_timer timer = {0};
   const cli_opt opts[] = {
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &out,
-       .metavar = "OUT.et", .help = "the Chakra ET to write"},
+       .metavar = "OUT.et", .help = "the Chakra ET to write", .file = CLI_FILE_OUT},
       {.name = "comm-groups", .kind = CLI_OPT_STRING, .dest = &opt.comm_groups_path, .metavar = "FILE",
-       .help = "write the process groups as ASTRA-sim's comm-group JSON"},
+       .help = "write the process groups as ASTRA-sim's comm-group JSON", .file = CLI_FILE_OUT},
       {.name = "compat", .kind = CLI_OPT_FLAG, .dest = &opt.compat,
        .help = "reproduce the reference converter byte for byte (linked traces only)"},
       {.name = "log", .kind = CLI_OPT_STRING, .dest = &opt.log_path, .metavar = "FILE",
-       .help = "one line per node with its dependencies"},
+       .help = "one line per node with its dependencies", .file = CLI_FILE_OUT},
       {.name = "p2p-missing", .kind = CLI_OPT_CHOICE, .dest = &opt.p2p_missing, .choices = p2p,
        .help = "drop: send/recv without a known peer become compute nodes", .def = "error"},
       {.name = "unknown-coll", .kind = CLI_OPT_CHOICE, .dest = &opt.unknown_coll, .choices = unknown,
@@ -44,7 +44,7 @@ static int convert_pytorch(int argc, char **argv) {
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &quiet, .help = "no summary on stdout"},
       {0}};
   const cli_command cmd = {.name = "convert pytorch", .args = "IN.json[.gz] [KINETO.json[.gz]]", .min_args = 1,
-                           .max_args = 2, .about = pytorch_about, .opts = opts};
+                           .max_args = 2, .about = pytorch_about, .opts = opts, .args_file = CLI_FILE_IN};
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
@@ -56,8 +56,6 @@ static int convert_pytorch(int argc, char **argv) {
   size_t ol = strlen(out);
   if (ol > 3 && strcmp(out + ol - 3, ".gz") == 0)
     cli_warn("%s: a compressed trace: ASTRA-sim cannot read it (chakra sim can)", out);
-  const char *ins[] = {in, kin}, *outs[] = {out, opt.comm_groups_path, opt.log_path};
-  if ((st = cli_check_outputs(outs, 3, ins, 2)) != 0) return st;
   if (cli_timing_wanted(timing)) opt.progress = cli_timing, opt.progress_ctx = &timer;
   chakra_convert_report rep;
   chakra_error err = {0};
@@ -77,7 +75,7 @@ static int convert_text(int argc, char **argv) {
   int quiet = 0;
   const cli_opt opts[] = {
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &out,
-       .metavar = "PREFIX", .help = "writes PREFIX.0.et .. PREFIX.<N-1>.et"},
+       .metavar = "PREFIX", .help = "writes PREFIX.0.et .. PREFIX.<N-1>.et", .file = CLI_FILE_OUT_PREFIX},
       {.name = "num-npus", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&opt.npus), .min = 1, .max = 1000000,
        .help = "number of files", .def = "1"},
       {.name = "num-passes", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&opt.passes), .min = 1, .max = 1000000,
@@ -87,15 +85,11 @@ static int convert_text(int argc, char **argv) {
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &quiet, .help = "no summary on stdout"},
       {0}};
   const cli_command cmd = {.name = "convert text", .args = "IN.txt", .min_args = 1, .max_args = 1,
-                           .about = text_about, .opts = opts};
+                           .about = text_about, .opts = opts, .args_file = CLI_FILE_IN};
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
   const char *in = pos.v[0];
-  char first[4096];
-  snprintf(first, sizeof first, "%s.0.et", out);
-  const char *outs[] = {first};
-  if ((st = cli_check_outputs(outs, 1, &in, 1)) != 0) return st;
   chakra_text_report rep;
   chakra_error err = {0};
   if (chakra_convert_text(in, out, &opt, &rep, &err)) return cli_fail(&err);

@@ -35,10 +35,10 @@ int cmd_diff(int argc, char **argv) {
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &quiet,
        .help = "print nothing; the exit status says it"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &out, .metavar = "FILE",
-       .help = "write the report there", .def = "standard output"},
+       .help = "write the report there", .def = "standard output", .file = CLI_FILE_OUT},
       {0}};
   const cli_command cmd = {.name = "diff", .args = "A B", .min_args = 2, .max_args = 2, .about = about,
-                           .opts = opts};
+                           .opts = opts, .args_file = CLI_FILE_TRACES};
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;

@@ -36,10 +36,10 @@ int cmd_dot(int argc, char **argv) {
       {.name = "title", .kind = CLI_OPT_STRING, .dest = &opt.title, .metavar = "TEXT",
        .help = "the drawing's title", .def = "the file name"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &out, .metavar = "FILE",
-       .help = "output file, written atomically", .def = "standard output"},
+       .help = "output file, written atomically", .def = "standard output", .file = CLI_FILE_OUT},
       {0}};
   const cli_command cmd = {.name = "dot", .args = "FILE.et | PREFIX", .min_args = 1, .max_args = 1, .about = about,
-                           .opts = opts};
+                           .opts = opts, .args_file = CLI_FILE_TRACES};
   cli_args pos;
   int rc = cli_parse(&cmd, argc, argv, &pos);
   if (rc != CLI_PROCEED) return rc;

@@ -21,17 +21,15 @@ int cmd_jsonize(int argc, char **argv) {
                "concatenated)"},
       {.name = "gzip", .kind = CLI_OPT_FLAG, .dest = &gzip, .help = "compress the output (implied by OUT ending in .gz)"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &out, .metavar = "OUT",
-       .help = "output file, written atomically", .def = "standard output"},
+       .help = "output file, written atomically", .def = "standard output", .file = CLI_FILE_OUT},
       {0}};
   const cli_command cmd = {.name = "jsonize", .args = "FILE.et", .min_args = 1, .max_args = 1, .about = about,
-                           .opts = opts};
+                           .opts = opts, .args_file = CLI_FILE_IN};
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
   size_t len = strlen(out);
   if (len > 3 && strcmp(out + len - 3, ".gz") == 0) gzip = 1;
-  const char *in[] = {pos.v[0]};
-  if ((st = cli_check_outputs(&out, 1, in, 1)) != 0) return st;
   chakra_error err = {0};
   chakra_json_stats st_json;
   if (chakra_jsonize(pos.v[0], out, layout, gzip, &st_json, cli_diag, NULL, &err)) return cli_fail(&err);

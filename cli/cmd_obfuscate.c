@@ -90,10 +90,12 @@ static int obfuscate_all(run *r, char **paths, int n, int prefixed) {
 static int parse(run *r, cli_list *keep, int argc, char **argv) {
   const cli_opt opts[] = {
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &r->out, .metavar = "OUT",
-       .help = "output file, or prefix when the input is a prefix", .def = "standard output"},
+       .help = "output file, or prefix when the input is a prefix", .def = "standard output",
+       .file = CLI_FILE_OUT_OR_PREFIX},
       {.name = "key", .kind = CLI_OPT_STRING, .dest = &r->key_file, .metavar = "FILE",
        .help = "key for the name hashes: the same key maps the same name the same way in every rank and run "
-               "(without it a random key is used: names match across ranks only)"},
+               "(without it a random key is used: names match across ranks only)",
+       .file = CLI_FILE_IN},
       {.name = "hash-strings", .kind = CLI_OPT_FLAG, .dest = &r->opt.hash_strings,
        .help = "hash string attributes instead of dropping them"},
       {.name = "keep", .kind = CLI_OPT_LIST, .dest = keep, .metavar = "ATTR", .help = "keep attribute ATTR exactly"},
@@ -106,7 +108,7 @@ static int parse(run *r, cli_list *keep, int argc, char **argv) {
        .help = "no summary on standard error"},
       {0}};
   const cli_command cmd = {.name = "obfuscate", .args = "IN.et | IN_PREFIX", .min_args = 1, .max_args = 1,
-                           .about = about, .opts = opts};
+                           .about = about, .opts = opts, .args_file = CLI_FILE_TRACES};
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
@@ -142,9 +144,7 @@ int cmd_obfuscate(int argc, char **argv) {
   int n = rc ? 0 : cli_expand_traces(1, one, &paths);
   if (n < 0) rc = 2;
   if (!rc) {
-    FILE *probe = strcmp(r.in, "-") == 0 ? NULL : fopen(r.in, "rb");
-    int prefixed = !probe && strcmp(r.in, "-") != 0;
-    if (probe) fclose(probe);
+    int prefixed = cli_names_prefix(r.in);
     if (!r.out && prefixed) {
       cli_error("a prefix needs -o OUT_PREFIX");
       rc = 2;

@@ -17,16 +17,15 @@ int cmd_pack(int argc, char **argv) {
   int gzip = 0;
   const cli_opt opts[] = {
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &out,
-       .metavar = "OUT.et", .help = "output .et ('-' for standard output), written atomically"},
+       .metavar = "OUT.et", .help = "output .et ('-' for standard output), written atomically",
+       .file = CLI_FILE_OUT},
       {.name = "gzip", .kind = CLI_OPT_FLAG, .dest = &gzip, .help = "compress the output (implied by OUT ending in .gz)"},
       {0}};
   const cli_command cmd = {.name = "pack", .args = "FILE.json[l]", .min_args = 1, .max_args = 1, .about = about,
-                           .opts = opts};
+                           .opts = opts, .args_file = CLI_FILE_IN};
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
-  const char *in[] = {pos.v[0]};
-  if ((st = cli_check_outputs(&out, 1, in, 1)) != 0) return st;
   chakra_error err = {0};
   chakra_json_stats st_json;
   if (chakra_pack(pos.v[0], out, gzip ? CHAKRA_WRITE_GZIP : 0, &st_json, cli_diag, NULL, &err)) return cli_fail(&err);

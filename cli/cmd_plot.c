@@ -18,10 +18,10 @@ int cmd_plot(int argc, char **argv) {
   const char *out = "-";
   const cli_opt opts[] = {
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &out, .metavar = "FILE",
-       .help = "output file, written atomically", .def = "standard output"},
+       .help = "output file, written atomically", .def = "standard output", .file = CLI_FILE_OUT},
       {0}};
   const cli_command cmd = {.name = "plot", .args = "REPORT.json", .min_args = 1, .max_args = 1, .about = about,
-                           .opts = opts};
+                           .opts = opts, .args_file = CLI_FILE_IN};
   cli_args pos;
   int rc = cli_parse(&cmd, argc, argv, &pos);
   if (rc != CLI_PROCEED) return rc;

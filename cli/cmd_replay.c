@@ -60,7 +60,7 @@ static int parse_replay_args(replay_args *a, int argc, char **argv) {
   o->timeout_s = 60;
   const cli_opt opts[] = {
       {.name = "comm-group-configuration", .kind = CLI_OPT_STRING, .dest = &o->comm_groups, .metavar = "GROUPS.json",
-       .help = "communicator groups ({\"1\": [0, 1], ...}); pg_name selects one"},
+       .help = "communicator groups ({\"1\": [0, 1], ...}); pg_name selects one", .file = CLI_FILE_IN},
       {.name = "compute", .kind = CLI_OPT_STRING, .dest = &a->compute, .metavar = "MODE",
        .help = "wait|sleep|skip|scale:X: how compute nodes are stood in for", .def = "wait"},
       {.name = "iterations", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&o->iterations), .min = 1, .max = 1000000,
@@ -73,9 +73,10 @@ static int parse_replay_args(replay_args *a, int argc, char **argv) {
        .def = "60"},
       {.name = "report", .kind = CLI_OPT_STRING, .dest = &a->report, .metavar = "FILE.json",
        .help = "chakra sim's report (per rank, collectives by type, run totals, stuck) with the spread over the "
-               "iterations and every collective instance's measured time"},
+               "iterations and every collective instance's measured time",
+       .file = CLI_FILE_OUT},
       {.name = "timeline", .kind = CLI_OPT_STRING, .dest = &o->timeline, .metavar = "FILE.json",
-       .help = "Chrome trace-event timeline of the last iteration (open in Perfetto)"},
+       .help = "Chrome trace-event timeline of the last iteration (open in Perfetto)", .file = CLI_FILE_OUT},
       {.name = "no-validate", .kind = CLI_OPT_FLAG, .dest = &o->no_validate,
        .help = "skip the cross-rank validation before the run"},
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &a->quiet, .help = "only errors"},
@@ -83,11 +84,13 @@ static int parse_replay_args(replay_args *a, int argc, char **argv) {
        .help = "no PREFIX: measure point-to-point and collective sweeps over message sizes on the job's ranks and "
                "write the network YAML (-o) whose simulation with --system fits them"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &c->output, .metavar = "NET.yml",
-       .help = "--calibrate: the network configuration to write"},
+       .help = "--calibrate: the network configuration to write", .file = CLI_FILE_OUT},
       {.name = "system-output", .kind = CLI_OPT_STRING, .dest = &c->system_output, .metavar = "SYS.json",
-       .help = "--calibrate: also fit the system (local-mem-bw, each collective's implementation) and write it here"},
+       .help = "--calibrate: also fit the system (local-mem-bw, each collective's implementation) and write it here",
+       .file = CLI_FILE_OUT},
       {.name = "system", .alias = "system-configuration", .kind = CLI_OPT_STRING, .dest = &c->system,
-       .metavar = "SYS.json", .help = "--calibrate: the system configuration the fit simulates with"},
+       .metavar = "SYS.json", .help = "--calibrate: the system configuration the fit simulates with",
+       .file = CLI_FILE_IN},
       {.name = "min-size", .kind = CLI_OPT_SIZE, .dest = CLI_INT(&c->min_bytes), .min = 1, .max = 1u << 30,
        .help = "--calibrate: the smallest message (sizes go up by 4x)", .def = "4K"},
       {.name = "max-size", .kind = CLI_OPT_SIZE, .dest = CLI_INT(&c->max_bytes), .min = 1, .max = 1u << 30,
@@ -100,7 +103,7 @@ static int parse_replay_args(replay_args *a, int argc, char **argv) {
        .help = "--calibrate: the building block written", .def = "Ring"},
       {0}};
   const cli_command cmd = {.name = "replay", .args = "PREFIX", .min_args = 0, .max_args = 1, .about = about,
-                           .footer = footer, .opts = opts};
+                           .footer = footer, .opts = opts, .args_file = CLI_FILE_TRACES, .check_later = 1};
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
@@ -186,7 +189,9 @@ static int stalled(const replay_args *a, chakra_replay_result *r) {
     cli_error("the run stalled (no node finished for %g s) or failed; per rank:", a->o.timeout_s);
     for (uint32_t i = 0; i < r->n_stuck; i++) cli_line(stderr, "  ", "%s", r->stuck[i]);
     chakra_error err = {0};
-    if (a->report && chakra_replay_write_report(r, a->report, &err)) cli_error("%s", err.msg);
+    int st = 1;
+    if (a->report && chakra_replay_write_report(r, a->report, &err)) st = (cli_error("%s", err.msg), 2);
+    cli_outputs_end(st); /* the abort below does not come back */
     fflush(stdout);
     fflush(stderr);
   }
@@ -240,18 +245,29 @@ static int calibrate(replay_args *a) {
   return rc ? 2 : 0;
 }
 
+/* Rank 0 writes every output: it checks them, and says so once; the
+ * other ranks take its verdict, waiting for it no longer than --timeout. */
+static int check_outputs_once(const replay_args *a) {
+  int st = chakra_replay_world_rank() == 0 ? cli_outputs_begin() : 0;
+  chakra_error err = {0};
+  if (chakra_replay_share_status(&st, a->o.timeout_s, "rank 0 to check the outputs", &err)) {
+    rank_line("", err.msg);
+    chakra_replay_abort(NULL, CLI_EXIT_ERROR);
+  }
+  return st;
+}
+
 int cmd_replay(int argc, char **argv) {
   replay_args a;
   memset(&a, 0, sizeof a);
   int st = parse_on_rank(&a, argc, argv);
   if (st != CLI_PROCEED) return st;
   chakra_error err = {0};
-  if (a.calibrate) {
-    const char *ins[] = {a.cal.system};
-    const char *outs[] = {a.cal.output, a.cal.system_output};
-    if ((st = cli_check_outputs(outs, a.cal.system_output ? 2 : 1, ins, 1)) != 0) return st;
-  }
   if (chakra_replay_init(&argc, &argv, &err)) return cli_fail(&err);
+  if (check_outputs_once(&a)) {
+    chakra_replay_finalize();
+    return CLI_EXIT_ERROR;
+  }
   if (a.calibrate) return calibrate(&a);
   chakra_replay_result res;
   if (chakra_replay_run(&a.o, &res, on_warning, NULL, &err)) {

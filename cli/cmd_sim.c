@@ -30,7 +30,7 @@ typedef struct sim_options {
   int network_model;
   uint32_t queues_per_dim;
   double injection_scale;
-  int rendezvous, multidim_full;
+  int rendezvous, multidim_full, custom_as_is;
   const char *timeline, *logging_folder;
   uint32_t load_threads;
 } sim_options;
@@ -44,25 +44,42 @@ typedef struct sim_args {
 
 static const char *const no_effect_names[3] = {"logging-configuration", "comm-scale", "compute-scale"};
 
+/* --logging-folder DIR writes DIR/log.log and DIR/err.log. */
+static void logging_files(void *ctx, const cli_args *pos) {
+  (void)pos;
+  const sim_options *o = ctx;
+  if (!o->logging_folder) return;
+  static const char *const names[] = {"log.log", "err.log"};
+  for (int i = 0; i < 2; i++) {
+    size_t n = strlen(o->logging_folder) + strlen(names[i]) + 2;
+    char *p = malloc(n);
+    if (p) snprintf(p, n, "%s/%s", o->logging_folder, names[i]);
+    cli_files_output_mkdir(p, "--logging-folder");
+    free(p);
+  }
+}
+
 /* Fills a from argv; returns CLI_PROCEED or the exit status. */
 static int parse_sim_args(sim_args *a, int argc, char **argv) {
   static const cli_choice models[] = {{"aware", CHAKRA_NET_AWARE}, {"unaware", CHAKRA_NET_UNAWARE}, {NULL, 0}};
   static const cli_choice bools[] = {{"true", 1}, {"false", 0}, {"1", 1}, {"0", 0}, {NULL, 0}};
   static const cli_choice multidim[] = {{"lowest", 0}, {"full", 1}, {NULL, 0}};
+  static const cli_choice scaling[] = {{"scale", 0}, {"as-is", 1}, {NULL, 0}};
   static const char no_effect[] = "accepted for ASTRA-sim compatibility; no effect";
   sim_options *o = &a->o;
   const cli_opt opts[] = {
       {.name = "workload-configuration", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &o->workload,
-       .metavar = "PREFIX", .help = "trace prefix"},
+       .metavar = "PREFIX", .help = "trace prefix", .file = CLI_FILE_TRACES},
       {.name = "system-configuration", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &o->system,
-       .metavar = "SYS.json", .help = "system JSON"},
+       .metavar = "SYS.json", .help = "system JSON", .file = CLI_FILE_IN},
       {.name = "network-configuration", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &o->network,
        .metavar = "NET", .help = "network: ASTRA-sim's YAML (also Mesh dimensions), a link-list file or an inline "
-                                 "topology such as mesh:8x8@50,500 (GB/s, ns per link); docs/topology.md"},
+                                 "topology such as mesh:8x8@50,500 (GB/s, ns per link); docs/topology.md",
+       .file = CLI_FILE_IN},
       {.name = "remote-memory-configuration", .kind = CLI_OPT_STRING, .dest = &o->remote_memory,
-       .metavar = "MEM.json", .help = "remote memory JSON", .def = "none"},
+       .metavar = "MEM.json", .help = "remote memory JSON", .def = "none", .file = CLI_FILE_IN},
       {.name = "comm-group-configuration", .kind = CLI_OPT_STRING, .dest = &o->comm_groups,
-       .metavar = "GROUPS.json", .help = "communicator groups JSON"},
+       .metavar = "GROUPS.json", .help = "communicator groups JSON", .file = CLI_FILE_IN},
       {.name = "network-model", .kind = CLI_OPT_CHOICE, .dest = &o->network_model, .choices = models,
        .help = "congestion-aware or -unaware network", .def = "aware"},
       {.name = "num-queues-per-dim", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&o->queues_per_dim), .min = 1,
@@ -76,6 +93,11 @@ static int parse_sim_args(sim_args *a, int argc, char **argv) {
        .help = "lowest: as ASTRA-sim, a message between NPUs that differ in several dimensions is charged the "
                "lowest one only; full: all of them",
        .def = "lowest"},
+      {.name = "custom-collective-scaling", .kind = CLI_OPT_CHOICE, .dest = &o->custom_as_is, .choices = scaling,
+       .help = "scale: a custom collective's messages and compute times are multiplied by the collective's size / "
+               "the size its ETs were made for (their \"size\" metadata), rounded down; as-is: they run as made, "
+               "as in ASTRA-sim. Either way a size or collective other than the ETs' is warned about",
+       .def = "scale"},
       {.name = "logging-folder", .kind = CLI_OPT_STRING, .dest = &o->logging_folder, .metavar = "DIR",
        .help = "write ASTRA-sim's DIR/log.log (the result and statistics lines with its [time] [logger] [level] "
                "heads, then 'Exiting'; with trace-enabled in the system config also one issue and one callback "
@@ -86,16 +108,18 @@ static int parse_sim_args(sim_args *a, int argc, char **argv) {
       {.name = "compute-scale", .kind = CLI_OPT_STRING, .dest = &a->no_effect[2], .help = no_effect},
       {.name = "report", .kind = CLI_OPT_STRING, .dest = &a->report, .metavar = "FILE.json",
        .help = "per-rank times (finish, exposed communication, compute, communication, overlap), collectives by "
-               "type (count, bytes, time) and run totals"},
+               "type (count, bytes, time) and run totals",
+       .file = CLI_FILE_OUT},
       {.name = "timeline", .kind = CLI_OPT_STRING, .dest = &o->timeline, .metavar = "FILE.json",
-       .help = "Chrome trace-event timeline (open in Perfetto): a process per rank, a track per hardware slot"},
+       .help = "Chrome trace-event timeline (open in Perfetto): a process per rank, a track per hardware slot",
+       .file = CLI_FILE_OUT},
       {.name = "threads", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&o->load_threads), .min = 1, .max = 64,
        .help = "threads that load the rank files", .def = "CPUs"},
       {.name = "summary", .kind = CLI_OPT_FLAG, .dest = &a->summary, .help = "a short human summary after the result lines"},
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &a->quiet, .help = "only the 'finished' lines"},
       {0}};
   const cli_command cmd = {.name = "sim", .max_args = 0, .show_equals = 1, .about = about, .footer = footer,
-                           .opts = opts};
+                           .opts = opts, .files = logging_files, .files_ctx = o};
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
@@ -115,26 +139,26 @@ static void print_rank(const chakra_sim_result *res, uint32_t r, int quiet) {
   chakra_sim_rank_lines(res, r, which, put_line, NULL);
 }
 
+/* ns as microseconds, exactly (a double would round above 2^53 ns). */
+static const char *us(uint64_t ns, char *buf, size_t size) {
+  snprintf(buf, size, "%llu.%03u", (unsigned long long)(ns / 1000), (unsigned)(ns % 1000));
+  return buf;
+}
+
 static void print_summary(const chakra_sim_result *r) {
-  static const char *const names[CHAKRA_SIM_COLLS] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"};
-  uint32_t slowest = 0, done = 0;
-  uint64_t exposed = 0, gpu = 0;
-  for (uint32_t k = 0; k < r->npus; k++) {
-    const chakra_sim_rank *x = &r->ranks[k];
-    done += (uint32_t)x->finished;
-    if (x->finish_ns > r->ranks[slowest].finish_ns) slowest = k;
-    exposed += x->exposed_comm_ns;
-    gpu += x->busy_ns[CHAKRA_CAT_GPU];
-  }
-  const chakra_sim_rank *s = &r->ranks[slowest];
-  printf("\nsummary: %u of %u ranks finished; the last, rank %u, at %.3f us\n", done, r->npus, slowest,
-         (double)s->finish_ns / 1000.0);
-  printf("  mean exposed communication %.3f us, mean GPU compute %.3f us per rank\n",
-         (double)exposed / r->npus / 1000.0, (double)gpu / r->npus / 1000.0);
+  static const char *const names[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"};
+  chakra_sim_summary m;
+  chakra_sim_summarise(r, &m);
+  char a[32], b[32], g[32];
+  const chakra_sim_rank *s = &r->ranks[m.slowest_rank];
+  printf("\nsummary: %u of %u ranks finished; the last, rank %u, at %s us\n", m.finished, r->npus, m.slowest_rank,
+         us(s->finish_ns, a, sizeof a));
+  printf("  mean exposed communication %s us, mean GPU compute %s us per rank\n",
+         us(m.mean_exposed_comm_ns, b, sizeof b), us(m.mean_compute_ns, g, sizeof g));
   for (int c = 0; c < CHAKRA_SIM_COLLS; c++)
     if (s->coll_ops[c])
-      printf("  rank %u: %llu %s, %llu bytes, %.3f us in flight\n", slowest, (unsigned long long)s->coll_ops[c],
-             names[c], (unsigned long long)s->coll_bytes[c], (double)s->coll_ns[c] / 1000.0);
+      printf("  rank %u: %llu %s, %llu bytes, %s us in flight\n", m.slowest_rank, (unsigned long long)s->coll_ops[c],
+             names[c], (unsigned long long)s->coll_bytes[c], us(s->coll_ns[c], a, sizeof a));
   printf("  simulated %llu events and %llu messages in %.3f s\n", (unsigned long long)r->events,
          (unsigned long long)r->messages, r->wall_seconds);
 }
@@ -179,6 +203,7 @@ static int run(const sim_options *o, chakra_sim_result *res, chakra_error *err) 
   if (o->injection_scale > 0) p->injection_scale = o->injection_scale;
   p->rendezvous = o->rendezvous;
   p->multidim_full = o->multidim_full;
+  p->custom_as_is = o->custom_as_is;
   uint32_t npus = chakra_topo_npus(chakra_sim_config_topo(cfg));
   /* more rank files than NPUs: the extra ranks would be ignored silently */
   char extra[4096];
@@ -210,12 +235,6 @@ int cmd_sim(int argc, char **argv) {
   memset(&a, 0, sizeof a);
   int st = parse_sim_args(&a, argc, argv);
   if (st != CLI_PROCEED) return st;
-  /* A report into a missing folder must fail now, not after the run. */
-  char rank0[4096];
-  chakra_rank_path(rank0, sizeof rank0, a.o.workload, 0);
-  const char *ins[] = {rank0, a.o.system, a.o.network, a.o.remote_memory, a.o.comm_groups};
-  const char *outs[] = {a.report, a.o.timeline};
-  if ((st = cli_check_outputs(outs, 2, ins, 5)) != 0) return st;
   keep_freed_memory();
   chakra_sim_result res;
   chakra_error err = {0};

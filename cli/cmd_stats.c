@@ -106,12 +106,13 @@ int cmd_stats(int argc, char **argv) {
                "path is then undefined unless this is given)"},
       {.name = "comm-group-configuration", .alias = "comm-groups", .kind = CLI_OPT_STRING, .dest = &groups,
        .metavar = "FILE",
-       .help = "communicator groups for the checks ({\"1\": [0, 1], ...}, as for chakra sim)"},
+       .help = "communicator groups for the checks ({\"1\": [0, 1], ...}, as for chakra sim)",
+       .file = CLI_FILE_IN},
       {.name = "no-checks", .kind = CLI_OPT_FLAG, .dest = &no_checks,
        .help = "skip validate's checks (they read every file a second time)"},
       {0}};
   const cli_command cmd = {.name = "stats", .args = "FILE.et... | PREFIX", .min_args = 1, .max_args = -1,
-                           .about = about, .opts = opts};
+                           .about = about, .opts = opts, .args_file = CLI_FILE_TRACES};
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;

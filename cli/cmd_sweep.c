@@ -48,20 +48,22 @@ typedef struct sweep_args {
 static int parse_sweep_args(sweep_args *a, int argc, char **argv) {
   const cli_opt opts[] = {
       {.name = "workload", .alias = "workload-configuration", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED,
-       .dest = &a->workload, .metavar = "PREFIX", .help = "trace prefix"},
+       .dest = &a->workload, .metavar = "PREFIX", .help = "trace prefix", .file = CLI_FILE_TRACES},
       {.name = "system", .alias = "system-configuration", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED,
-       .dest = &a->files.system, .metavar = "SYS.json", .help = "system JSON"},
+       .dest = &a->files.system, .metavar = "SYS.json", .help = "system JSON", .file = CLI_FILE_IN},
       {.name = "network", .alias = "network-configuration", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED,
        .dest = &a->files.network, .metavar = "NET.yml",
-       .help = "network: ASTRA-sim YAML, a link-list file or an inline topology (docs/topology.md)"},
+       .help = "network: ASTRA-sim YAML, a link-list file or an inline topology (docs/topology.md)",
+       .file = CLI_FILE_IN},
       {.name = "remote-memory", .alias = "remote-memory-configuration", .kind = CLI_OPT_STRING,
-       .dest = &a->files.remote_memory, .metavar = "MEM.json", .help = "remote memory JSON", .def = "none"},
+       .dest = &a->files.remote_memory, .metavar = "MEM.json", .help = "remote memory JSON", .def = "none",
+       .file = CLI_FILE_IN},
       {.name = "comm-group-configuration", .kind = CLI_OPT_STRING, .dest = &a->files.comm_groups,
-       .metavar = "GROUPS.json", .help = "communicator groups JSON"},
+       .metavar = "GROUPS.json", .help = "communicator groups JSON", .file = CLI_FILE_IN},
       {.name = "vary", .kind = CLI_OPT_LIST, .dest = &a->vary, .metavar = "KEY=V1,V2,...",
        .help = "a key and its values (repeatable; the grid is the product)"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &a->output, .metavar = "FILE",
-       .help = "the table: FILE.csv or FILE.json (rank 0 writes it)", .def = "stdout (CSV)"},
+       .help = "the table: FILE.csv or FILE.json (rank 0 writes it)", .def = "stdout (CSV)", .file = CLI_FILE_OUT},
       {.name = "threads", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&a->threads), .min = 1, .max = 1024,
        .help = "simulations at once in each process", .def = "CPUs; 1 per process under mpirun"},
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &a->quiet,
@@ -258,14 +260,6 @@ int cmd_sweep(int argc, char **argv) {
   chakra_sweep *s = NULL;
   chakra_error err = {0};
   if (st == CLI_PROCEED && chakra_sweep_new(&s, a.vary.items, a.vary.n, &err)) st = cli_fail(&err);
-  if (st == CLI_PROCEED) {
-    char rank0[4096];
-    chakra_rank_path(rank0, sizeof rank0, a.workload, 0);
-    const char *ins[] = {rank0, a.files.system, a.files.network, a.files.remote_memory, a.files.comm_groups};
-    const char *outs[] = {a.output};
-    st = cli_check_outputs(outs, 1, ins, 5);
-    if (!st) st = CLI_PROCEED;
-  }
   cli_list_free(&a.vary);
   if (st != CLI_PROCEED) {
     chakra_sweep_free(s);

@@ -1,19 +1,30 @@
-/* cmd_synth.c - chakra synth: per-rank ETs for LLM training from a model
+/* cmd_synth.c - chakra synth: per-rank ETs for LLM training (or inference) from a model
  * description and parallel degrees (STAGE's options, dashes for
  * underscores). */
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "chakra/synth.h"
 #include "cli.h"
 
 static const char about[] =
     "Synthesises one Chakra ET per rank for transformer training (STAGE's model\n"
-    "and options) and the communicator groups: PREFIX.<r>.et and PREFIX.json.\n"
+    "and options), or an inference step (--phase prefill|decode), and the\n"
+    "communicator groups: PREFIX.<r>.et and PREFIX.json.\n"
     "STAGE's underscore spellings (--micro_batch) are accepted too.\n";
 
-static const cli_choice bools[] = {{"0", 0}, {"1", 1}, {NULL, 0}};
+/* STAGE reads its booleans with str_to_bool: true/t/1/yes/y. */
+static const cli_choice bools[] = {{"0", 0},    {"1", 1},     {"true", 1}, {"false", 0}, {"t", 1}, {"f", 0},
+                                   {"yes", 1},  {"no", 0},    {"y", 1},    {"n", 0},     {NULL, 0}};
+static const cli_choice orders[] = {{"schedule", CHAKRA_SYNTH_ORDER_SCHEDULE}, {"stage", CHAKRA_SYNTH_ORDER_STAGE},
+                                    {NULL, 0}};
+static const cli_choice phases[] = {{"train", CHAKRA_SYNTH_PHASE_TRAIN},
+                                    {"prefill", CHAKRA_SYNTH_PHASE_PREFILL},
+                                    {"decode", CHAKRA_SYNTH_PHASE_DECODE},
+                                    {NULL, 0}};
 static const cli_choice schedules[] = {{"none", CHAKRA_SYNTH_SCHEDULE_NONE},
                                        {"gpipe", CHAKRA_SYNTH_SCHEDULE_GPIPE},
                                        {"1f1b", CHAKRA_SYNTH_SCHEDULE_1F1B},
@@ -27,14 +38,18 @@ static const cli_choice schedules[] = {{"none", CHAKRA_SYNTH_SCHEDULE_NONE},
 
 /* The option table, destinations in c and s. */
 typedef struct synth_cli {
-  const char *prefix, *micro_batch, *ranks;
-  int quiet, schedule;
+  const char *prefix, *micro_batch, *ranks, *out_dir, *out_name, *schema;
+  int quiet, schedule, print_vram, order, phase;
 } synth_cli;
 
 static void synth_opts(chakra_synth_config *c, synth_cli *s, cli_opt *out, size_t cap) {
   const cli_opt t[] = {
       {.name = "model-type", .alias = "model_type", .kind = CLI_OPT_STRING, .dest = &c->model_type, .metavar = "T",
        .help = "gpt | dense (gpt templates) | llama | moe (llama attention, routed experts)", .def = "gpt"},
+      {.name = "phase", .kind = CLI_OPT_CHOICE, .dest = &s->phase, .choices = phases,
+       .help = "train (an iteration); inference: prefill (the prompt's forward pass, --seq tokens) or decode "
+               "(one new token per sequence against a KV cache of --seq tokens)",
+       .def = "train"},
       WHOLE("num-stacks", "num_stacks", num_stacks, "decoder blocks", "80"),
       WHOLE("dmodel", NULL, dmodel, "model width", "8192"),
       WHOLE("dff", NULL, dff, "FFN width", "28672"),
@@ -57,6 +72,10 @@ static void synth_opts(chakra_synth_config *c, synth_cli *s, cli_opt *out, size_
       BOOL("weight-sharded", "weight_sharded", weight_sharded, "FSDP: shard block weights over dp", "0"),
       {.name = "schedule", .kind = CLI_OPT_CHOICE, .dest = &s->schedule, .choices = schedules,
        .help = "pipeline order within each stage", .def = "1f1b; none with --stage-compat"},
+      {.name = "order", .kind = CLI_OPT_CHOICE, .dest = &s->order, .choices = orders,
+       .help = "node ids (the simulator's issue priority): schedule = topological, following --schedule; "
+               "stage = as STAGE numbers them (see docs/synth.md)",
+       .def = "schedule; stage with --stage-compat"},
       {.name = "dtype-bytes", .alias = "dtype_bytes", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&c->dtype_bytes),
        .min = 1, .max = 1 << 24, .help = "bytes per element for sizes", .def = "2"},
       {.name = "peak-tflops", .alias = "peak_tflops", .kind = CLI_OPT_DOUBLE, .flags = CLI_OPT_POSITIVE,
@@ -64,14 +83,26 @@ static void synth_opts(chakra_synth_config *c, synth_cli *s, cli_opt *out, size_
       {.name = "mem-bw", .alias = "mem_bw", .kind = CLI_OPT_DOUBLE, .flags = CLI_OPT_POSITIVE, .dest = &c->mem_bw_gbs,
        .metavar = "B", .help = "memory bandwidth, GB/s with GB = 10^9"},
       WHOLE("seed", "tag-base|tag_base", tag_base, "first pipeline tag (tags are deterministic)", "0"),
+      WHOLE("stage-tag-base", "stage_tag_base", tag_base,
+            "--stage-compat: the first pipeline tag (STAGE draws it at random; give its files' to match them)", "0"),
       BOOL("activation-recompute", "activation_recompute", activation_recompute,
            "run each block's forward again before its backward (ignored with --stage-compat, as STAGE does)", "0"),
       {.name = "ranks", .kind = CLI_OPT_STRING, .dest = &s->ranks, .metavar = "LIST",
        .help = "write only these ranks, e.g. 0,4-7"},
       {.name = "stage-compat", .alias = "stage_compat", .kind = CLI_OPT_FLAG, .dest = &c->stage_compat,
-       .help = "STAGE's output: elements, MACs, per-micro-batch dp reduction, STAGE's attributes"},
-      {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &s->prefix,
-       .metavar = "PREFIX", .help = "writes PREFIX.<r>.et and PREFIX.json"},
+       .help = "STAGE's files for the same command line (gpt/dense/llama/debug: byte for byte, ids included)"},
+      {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &s->prefix,
+       .metavar = "PREFIX", .help = "writes PREFIX.<r>.et and PREFIX.json (required, or STAGE's two below)", .file = CLI_FILE_OUT_PREFIX},
+      {.name = "output_dir", .alias = "output-dir", .kind = CLI_OPT_STRING, .dest = &s->out_dir, .metavar = "DIR",
+       .help = "STAGE's spelling: with --output_name, PREFIX = DIR/NAME"},
+      {.name = "output_name", .alias = "output-name", .kind = CLI_OPT_STRING, .dest = &s->out_name, .metavar = "NAME",
+       .help = "STAGE's spelling: NAME.%d.et (or NAME) writes NAME.<r>.et and NAME.json"},
+      {.name = "print_gpu_vram", .alias = "print-gpu-vram", .kind = CLI_OPT_CHOICE, .dest = &s->print_vram,
+       .choices = bools, .help = "STAGE's option, accepted and ignored", .def = "0"},
+      {.name = "chakra_schema_version", .alias = "chakra-schema-version", .kind = CLI_OPT_STRING, .dest = &s->schema,
+       .metavar = "V", .help = "STAGE's option, accepted and ignored (STAGE always writes 0.0.4)"},
+      {.name = "threads", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&c->threads), .min = 1, .max = 256,
+       .help = "write the rank files on N threads (the bytes never depend on it)", .def = "one per CPU, at most 8"},
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &s->quiet, .help = "no summary line"},
       {0}};
   memcpy(out, t, sizeof t < cap * sizeof *out ? sizeof t : cap * sizeof *out);
@@ -120,14 +151,69 @@ static int parse_ranks(const char *s, uint32_t **out, size_t *n) {
   return 0;
 }
 
+/* The groups file, PREFIX.json, is written with the ranks. */
+static void synth_files(const synth_cli *s) {
+  size_t n = strlen(s->prefix) + 6;
+  char *json = malloc(n);
+  if (json) snprintf(json, n, "%s.json", s->prefix);
+  cli_files_output(json, "the groups file of --output");
+  free(json);
+}
+
+/* mkdir -p, as STAGE creates its --output_dir. */
+static int make_dirs(const char *dir) {
+  char p[4096];
+  if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p) return -1;
+  for (char *s = p + 1; *s; s++)
+    if (*s == '/') {
+      *s = 0;
+      if (mkdir(p, 0777) && errno != EEXIST) return -1;
+      *s = '/';
+    }
+  return mkdir(p, 0777) && errno != EEXIST ? -1 : 0;
+}
+
+/* STAGE names its output with --output_dir DIR (created if missing) and
+ * --output_name NAME, files DIR/(NAME % rank), NAME without %d taken as NAME.%d.et, the groups in
+ * NAME without ".%d" and with ".et" -> ".json": that is PREFIX = DIR/P for
+ * NAME = P.%d.et. Other patterns have no PREFIX form and are refused. */
+static int stage_output(synth_cli *s, char *buf, size_t cap) {
+  if (!s->out_dir && !s->out_name) {
+    if (s->prefix) return 0;
+    cli_error("--output: required (or STAGE's --output_dir and --output_name)");
+    return -1;
+  }
+  if (!s->out_dir || !s->out_name || s->prefix) {
+    cli_error("--output_dir and --output_name go together, in place of -o");
+    return -1;
+  }
+  const char *n = s->out_name, *pct = strstr(n, "%d");
+  size_t len = strlen(n);
+  if (pct && !(len >= 6 && pct == n + len - 5 && pct > n && pct[-1] == '.' && !strcmp(pct + 2, ".et"))) {
+    cli_error("--output_name '%s': only NAME.%%d.et (or NAME) is supported (files NAME.<r>.et)", n);
+    return -1;
+  }
+  if (make_dirs(s->out_dir)) {
+    cli_error("--output_dir: %s: cannot create: %s", s->out_dir, strerror(errno));
+    return -1;
+  }
+  size_t keep = pct ? (size_t)(pct - 1 - n) : len;
+  if ((size_t)snprintf(buf, cap, "%s/%.*s", s->out_dir, (int)keep, n) >= cap) {
+    cli_error("--output_dir/--output_name: too long");
+    return -1;
+  }
+  s->prefix = buf;
+  return 0;
+}
+
 int cmd_synth(int argc, char **argv) {
   chakra_synth_config c;
   chakra_synth_config_default(&c);
-  synth_cli sc = {.schedule = -1};
+  synth_cli sc = {.schedule = -1, .order = -1};
   uint32_t *ranks = NULL;
-  cli_opt opts[40];
+  cli_opt opts[48];
   synth_opts(&c, &sc, opts, sizeof opts / sizeof *opts);
-  const cli_command cmd = {.name = "synth", .max_args = 0, .about = about, .opts = opts};
+  const cli_command cmd = {.name = "synth", .max_args = 0, .about = about, .opts = opts, .check_later = 1};
   cli_args pos;
   int rc = cli_parse(&cmd, argc, argv, &pos);
   if (rc != CLI_PROCEED) return rc;
@@ -139,14 +225,34 @@ int cmd_synth(int argc, char **argv) {
     }
     c.ranks = ranks;
   }
+  if (sc.order == CHAKRA_SYNTH_ORDER_SCHEDULE && c.stage_compat && !(c.model_type && !strcmp(c.model_type, "moe"))) {
+    free(ranks);
+    cli_error("--order schedule: --stage-compat numbers the nodes as STAGE does (--order stage)");
+    return 2;
+  }
+  if (sc.schedule > CHAKRA_SYNTH_SCHEDULE_NONE && c.stage_compat && !(c.model_type && !strcmp(c.model_type, "moe"))) {
+    free(ranks);
+    cli_error("--schedule: --stage-compat writes STAGE's files, which have no pipeline schedule (none)");
+    return 2;
+  }
+  c.phase = (chakra_synth_phase)sc.phase;
+  if (sc.order >= 0) c.order = (chakra_synth_order)sc.order;
   if (sc.schedule >= 0) c.schedule = (chakra_synth_schedule)sc.schedule;
   else if (c.stage_compat) c.schedule = CHAKRA_SYNTH_SCHEDULE_NONE;
-  const char *prefix = sc.prefix;
-  int quiet = sc.quiet;
-  if (cli_check_prefix(prefix, NULL, 0) != 0) {
+  char stage_prefix[4096];
+  if (stage_output(&sc, stage_prefix, sizeof stage_prefix)) {
+    free(ranks);
+    return 2;
+  }
+  /* The outputs are known only now (STAGE's --output_dir/--output_name). */
+  if (sc.out_dir) cli_files_prefix(sc.prefix, "--output_dir/--output_name");
+  synth_files(&sc);
+  if (cli_outputs_begin()) {
     free(ranks);
     return CLI_EXIT_ERROR;
   }
+  const char *prefix = sc.prefix;
+  int quiet = sc.quiet;
   chakra_error err = {0};
   chakra_synth_stats st;
   if (chakra_synth_write(&c, prefix, &st, &err)) {

@@ -26,10 +26,10 @@ int cmd_timeline(int argc, char **argv) {
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &quiet,
        .help = "no summary line on standard error"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &out, .metavar = "FILE",
-       .help = "output file, written atomically", .def = "standard output"},
+       .help = "output file, written atomically", .def = "standard output", .file = CLI_FILE_OUT},
       {0}};
   const cli_command cmd = {.name = "timeline", .args = "FILE.et... | PREFIX", .min_args = 1, .max_args = -1,
-                           .about = about, .opts = opts};
+                           .about = about, .opts = opts, .args_file = CLI_FILE_TRACES};
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;

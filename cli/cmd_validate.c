@@ -140,7 +140,7 @@ int cmd_validate(int argc, char **argv) {
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &o.quiet, .help = "print only the summary"},
       {.name = "comm-group-configuration", .alias = "comm-groups", .kind = CLI_OPT_STRING, .dest = &vopt.comm_groups,
        .metavar = "FILE",
-       .help = "communicator groups ({\"1\": [0, 1], ...}, as for chakra sim)"},
+       .help = "communicator groups ({\"1\": [0, 1], ...}, as for chakra sim)", .file = CLI_FILE_IN},
       {.name = "rendezvous-protocol", .kind = CLI_OPT_CHOICE, .dest = &vopt.rendezvous, .choices = bools,
        .metavar = "BOOL",
        .help = "true|false: check deadlocks as chakra sim --rendezvous-protocol=true runs (a send waits for its "
@@ -148,11 +148,13 @@ int cmd_validate(int argc, char **argv) {
        .def = "false"},
       {.name = "system-configuration", .kind = CLI_OPT_STRING, .dest = &sc.system, .metavar = "SYS.json",
        .help = "with --network-configuration: also simulate the workload (as chakra sim) and report ranks that do "
-               "not finish"},
+               "not finish",
+       .file = CLI_FILE_IN},
       {.name = "network-configuration", .kind = CLI_OPT_STRING, .dest = &sc.network, .metavar = "NET.yml",
-       .help = "the network to simulate on (with --system-configuration)"},
+       .help = "the network to simulate on (with --system-configuration)", .file = CLI_FILE_IN},
       {.name = "remote-memory-configuration", .kind = CLI_OPT_STRING, .dest = &sc.remote_memory,
-       .metavar = "MEM.json", .help = "remote memory for the simulation (memory nodes need one)"},
+       .metavar = "MEM.json", .help = "remote memory for the simulation (memory nodes need one)",
+       .file = CLI_FILE_IN},
       {.name = "network-model", .kind = CLI_OPT_CHOICE, .dest = &sc.network_model, .choices = models,
        .help = as_sim, .def = "aware"},
       {.name = "num-queues-per-dim", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&sc.queues_per_dim), .min = 1, .max = 64,
@@ -163,7 +165,7 @@ int cmd_validate(int argc, char **argv) {
        .help = as_sim, .def = "lowest"},
       {0}};
   const cli_command cmd = {.name = "validate", .args = "FILE.et... | PREFIX", .min_args = 1, .max_args = -1,
-                           .about = about, .footer = footer, .opts = opts};
+                           .about = about, .footer = footer, .opts = opts, .args_file = CLI_FILE_TRACES};
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;

@@ -9,7 +9,6 @@
 #include <time.h>
 
 #include "chakra/build.h"
-#include "chakra/output.h"
 #include "cli.h"
 
 /* "chakra CMD: " (and what follows) once a subcommand runs, "chakra: "
@@ -83,21 +82,6 @@ int cli_timing_wanted(int flag) {
 int cli_fail(const chakra_error *err) {
   cli_error("%s", err->msg);
   return CLI_EXIT_ERROR;
-}
-
-int cli_check_outputs(const char *const *outputs, size_t n_out, const char *const *inputs, size_t n_in) {
-  for (size_t i = 0; i < n_out; i++) {
-    chakra_error err = {0};
-    if (outputs[i] && chakra_output_check(outputs[i], inputs, n_in, &err)) return cli_fail(&err);
-  }
-  return 0;
-}
-
-int cli_check_prefix(const char *prefix, const char *const *inputs, size_t n_in) {
-  char first[4096];
-  chakra_rank_path(first, sizeof first, prefix, 0);
-  const char *outs[] = {first};
-  return cli_check_outputs(outs, 1, inputs, n_in);
 }
 
 int cli_is_help(const char *arg) {
@@ -201,6 +185,8 @@ void cli_free_paths(char **paths, int n) {
   for (int i = 0; i < n; i++) free(paths[i]);
   free(paths);
 }
+
+int cli_names_prefix(const char *arg) { return strcmp(arg, "-") != 0 && !is_file(arg); }
 
 char *cli_rank_path(const char *arg, uint32_t rank) {
   if (strcmp(arg, "-") == 0 || is_file(arg)) return strdup(arg);

@@ -351,10 +351,6 @@ int cli_parse_to(const cli_command *cmd, int argc, char **argv, cli_args *pos, F
   return CLI_PROCEED;
 }
 
-int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *pos) {
-  return cli_parse_to(cmd, argc, argv, pos, stdout, stderr);
-}
-
 void cli_list_free(cli_list *l) {
   free(l->items);
   memset(l, 0, sizeof *l);
@@ -442,6 +438,35 @@ static void help_text(FILE *f, const cli_opt *o, size_t col, size_t indent) {
   fputc('\n', f);
 }
 
+/* "Outputs: --output PREFIX.<r>.et, --xml FILE; ..." from the table's
+ * file roles (tests/hardening reads it too). */
+static void help_outputs(const cli_command *cmd, FILE *f) {
+  char text[1024] = "Outputs:";
+  size_t n = strlen(text), count = 0;
+  for (const cli_opt *o = cmd->opts; o->name && n < sizeof text; o++) {
+    const char *mv = metavar(o), *sep = count ? "," : "";
+    if (o->file == CLI_FILE_OUT) n += (size_t)snprintf(text + n, sizeof text - n, "%s --%s %s", sep, o->name, mv);
+    else if (o->file == CLI_FILE_OUT_PREFIX)
+      n += (size_t)snprintf(text + n, sizeof text - n, "%s --%s %s.<r>.et", sep, o->name, mv);
+    else if (o->file == CLI_FILE_OUT_OR_PREFIX)
+      n += (size_t)snprintf(text + n, sizeof text - n, "%s --%s %s or %s.<r>.et", sep, o->name, mv, mv);
+    else continue;
+    count++;
+  }
+  if (!count || n >= sizeof text) return;
+  snprintf(text + n, sizeof text - n, "; each is checked against every input before any work, and they are written "
+                                       "all together or not at all.");
+  fputc('\n', f);
+  size_t col = 0;
+  for (const char *w = text; *w;) {
+    while (*w == ' ') w++;
+    size_t len = strcspn(w, " ");
+    if (len) col = put_word(f, w, len, col, 0);
+    w += len;
+  }
+  fputc('\n', f);
+}
+
 void cli_help(const cli_command *cmd, FILE *f) {
   cli_usage(cmd, f);
   if (cmd->about) fprintf(f, "\n%s", cmd->about);
@@ -465,6 +490,7 @@ void cli_help(const cli_command *cmd, FILE *f) {
     help_text(f, x, indent, indent);
     if (!o->name) break;
   }
+  help_outputs(cmd, f);
   if (cmd->footer) fprintf(f, "\n%s", cmd->footer);
 }
 

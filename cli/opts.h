@@ -51,6 +51,18 @@ enum {
   CLI_OPT_POSITIVE = 2, /* DOUBLE: must be > 0 */
 };
 
+/* What a STRING or LIST option's value, or the positional arguments, name:
+ * the files a command reads and writes. cli_parse() declares them for the
+ * output check (cli.h): no output may be an input or another output. */
+typedef enum cli_file_role {
+  CLI_FILE_NONE = 0,
+  CLI_FILE_IN,         /* a file read (a value that names no file, such as mesh:8x8, is no input) */
+  CLI_FILE_TRACES,     /* a trace FILE, or a PREFIX: every PREFIX.<r>.et */
+  CLI_FILE_OUT,        /* a file written */
+  CLI_FILE_OUT_PREFIX, /* PREFIX.<r>.et written */
+  CLI_FILE_OUT_OR_PREFIX, /* a file written, or PREFIX.<r>.et when the first positional argument is a prefix */
+} cli_file_role;
+
 typedef struct cli_choice {
   const char *name; /* NULL ends the list */
   int value;
@@ -78,6 +90,7 @@ typedef struct cli_opt {
   const char *metavar; /* the value in usage and help: N, FILE (default by kind) */
   const char *help;
   const char *def;     /* default shown in --help, or NULL */
+  cli_file_role file;  /* STRING, LIST: what the value names */
 } cli_opt;
 
 /* The largest value of an integer lvalue's type, for COUNT and SIZE. */
@@ -101,6 +114,12 @@ const char *cli_command_name(void); /* "" before dispatch */
 void cli_vline(FILE *f, const char *head, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 void cli_line(FILE *f, const char *head, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The positional arguments, in order; v points into argv. */
+typedef struct cli_args {
+  char **v;
+  int n;
+} cli_args;
+
 typedef struct cli_command {
   const char *name;   /* as typed after "chakra": "convert pytorch" */
   const char *args;   /* positional arguments in the usage line, or NULL */
@@ -110,13 +129,14 @@ typedef struct cli_command {
   const char *about;  /* text after the usage line in --help, or NULL */
   const char *footer; /* text after the option list, or NULL */
   const cli_opt *opts;
+  cli_file_role args_file; /* what the positional arguments name */
+  /* Files the table cannot mark (an output named after another, a prefix
+   * inside a rule): added with cli_files_*() after the parse, before the
+   * check. */
+  void (*files)(void *ctx, const cli_args *pos);
+  void *files_ctx;
+  int check_later; /* the command calls cli_outputs_begin() itself (replay: after MPI_Init, on rank 0) */
 } cli_command;
-
-/* The positional arguments, in order; v points into argv. */
-typedef struct cli_args {
-  char **v;
-  int n;
-} cli_args;
 
 /* cli_parse's "go on and run the command". */
 #define CLI_PROCEED (-1)
@@ -126,9 +146,10 @@ typedef struct cli_args {
  * should run; otherwise the exit status to return at once: 0 after printing
  * --help on stdout, 2 after printing one line on stderr. Positional
  * arguments are gathered at the front of argv + 1, which pos points to; LIST
- * destinations are malloc'd even on failure (cli_list_free them). */
+ * destinations are malloc'd even on failure (cli_list_free them).
+ * cli_parse() (cli/outputs.c) then runs the output check of cli.h. */
 int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *pos);
-/* As cli_parse, printing help on out and errors on err. */
+/* The parse alone, printing help on out and errors on err. */
 int cli_parse_to(const cli_command *cmd, int argc, char **argv, cli_args *pos, FILE *out, FILE *err);
 
 /* The usage line(s): "usage: chakra NAME [options] ARGS", wrapped. */

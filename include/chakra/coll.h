@@ -98,6 +98,8 @@ typedef struct chakra_coll_synth_options {
   unsigned threads;         /* ranks written at once; 0 = one per CPU (at most 8) */
   const char *xml_path;     /* also write the program as MSCCL-IR XML; NULL = no */
   const char *producer;     /* metadata producer, or NULL */
+  uint64_t max_memory;      /* bytes the synthesis may need (estimated before it starts; refused beyond);
+                               0 = what this process may use: physical memory, ulimit, cgroup */
 } chakra_coll_synth_options;
 
 typedef struct chakra_coll_synth_result {
@@ -114,8 +116,11 @@ typedef struct chakra_coll_synth_result {
 CHAKRA_API int chakra_coll_synth_check(const chakra_coll_synth_options *o, chakra_error *err);
 /* Synthesises the collective on the topology; writes PREFIX.<r>.et when
  * prefix is not NULL and the XML when o->xml_path is set (all or none of
- * each). Errors: an unreadable or bad topology, a size that is not a
- * multiple of the chunks, a graph some NPU cannot reach. */
+ * each). Chunk bytes are the size divided by the chunks, rounded down as
+ * TACOS does (r->chunk_bytes; the ETs' metadata size is what they move).
+ * Errors: an unreadable or bad topology, a size smaller than the chunks, a
+ * synthesis whose estimated memory exceeds o->max_memory (or what the
+ * process may use), a graph some NPU cannot reach. */
 CHAKRA_API int chakra_coll_synth(const char *prefix, const chakra_coll_synth_options *o,
                                  chakra_coll_synth_result *r, chakra_error *err);
 
@@ -151,6 +156,8 @@ typedef struct chakra_coll_expand_options {
   const char *comm_groups;  /* comm-group JSON, or NULL */
   double reduce_bw;         /* for generated algorithms (default 50) */
   int overlap;              /* split consumers of collective outputs per chunk */
+  int custom_as_is;         /* algorithm ETs keep the sizes they were made for; 0 = scaled to each
+                               collective's size (docs/coll.md, --custom-collective-scaling) */
   const char *producer;
   chakra_diag_fn diag;      /* warnings (collectives left alone, ...) */
   void *diag_ctx;

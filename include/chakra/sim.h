@@ -49,6 +49,8 @@ typedef struct chakra_sim_params {
   double injection_scale;      /* multiplies endpoint-delay; 0 = 1 */
   int rendezvous;              /* an 8 KiB invitation from the receiver before each send */
   int multidim_full;           /* unaware: charge every dimension two NPUs differ in */
+  int custom_as_is;            /* custom collectives run at the size their ETs were made for (ASTRA-sim);
+                                  0 = scaled to each collective's size (docs/sim.md) */
 } chakra_sim_params;
 
 typedef struct chakra_sim_config chakra_sim_config;
@@ -156,6 +158,20 @@ CHAKRA_API int chakra_sim_run(const chakra_sim_config *c, const chakra_sim_workl
                    chakra_sim_result *result, chakra_error *err);
 /* Frees what r holds (not r itself) and empties it. */
 CHAKRA_API void chakra_sim_result_free(chakra_sim_result *r);
+
+/* Figures over all ranks of a result (chakra sim --summary, chakra sweep's
+ * rows). They stay integers: each mean is the exact sum (128-bit, no
+ * rounding or wrapping) divided by the rank count, rounded to the nearest
+ * nanosecond, halves up. */
+typedef struct chakra_sim_summary {
+  uint32_t finished;              /* ranks that finished */
+  uint32_t slowest_rank;          /* the first rank with the latest finish */
+  uint64_t max_finish_ns, min_finish_ns, mean_finish_ns;
+  uint64_t max_exposed_comm_ns, mean_exposed_comm_ns;
+  uint64_t mean_comm_ns, mean_compute_ns; /* busy time per rank: communication, GPU compute */
+} chakra_sim_summary;
+
+CHAKRA_API void chakra_sim_summarise(const chakra_sim_result *r, chakra_sim_summary *out);
 
 /* Fills order with the finished ranks in the order ASTRA-sim's lines are
  * printed here (finish time, then rank); returns how many. order needs room

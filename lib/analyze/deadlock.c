@@ -82,24 +82,20 @@ typedef struct rstate {
   uint32_t *rem;           /* unfinished dependencies per node */
   so_order slot_order;     /* communication-slot nodes that must finish first (slotorder.h) */
   uint32_t *slot_rem;      /* of those, unfinished per node */
+  uint64_t *ord;           /* sends, receives, collectives: place in their key or group in every run (so_ordinals) */
   heap ready[DL_SLOTS];
   uint64_t *ordinal;       /* per group: collectives issued so far */
   uint32_t done;
   int dirty;
 } rstate;
 
-typedef struct waiter {
-  int rank;
-  uint32_t node;
-  uint64_t ordinal;
-} waiter;
-
+/* A key's sends are all on its source rank and its receives on its
+ * destination, so each waits in a heap ordered by that rank's ord[]. */
 typedef struct keyq {
-  waiter *v;               /* receives waiting for their send */
-  uint32_t head, n, cap;
-  waiter *sv;              /* rendezvous: sends waiting for their receive */
-  uint32_t shead, sn, scap;
-  uint64_t sends, recvs;
+  heap recv;               /* receives waiting for their send */
+  heap send;               /* rendezvous: sends waiting for their receive */
+  int recv_rank, send_rank;
+  uint64_t sends, recvs;   /* issued so far */
 } keyq;
 
 /* A collective issued and waiting for the rest of its group. */
@@ -173,21 +169,23 @@ static void finish(run *u, int r, uint32_t i) {
   mark(u, r);
 }
 
+/* A receive whose key has had more sends issued than the receives that
+ * go before it in every run finishes (and the same for a rendezvous send). */
 static void deliver(run *u, keyq *q) {
-  while (q->head < q->n && q->sends > q->v[q->head].ordinal) {
-    waiter w = q->v[q->head++];
-    finish(u, w.rank, w.node);
-  }
-  while (q->shead < q->sn && q->recvs > q->sv[q->shead].ordinal) {
-    waiter w = q->sv[q->shead++];
-    finish(u, w.rank, w.node);
-  }
+  const uint64_t *ord = q->recv.n ? u->r[q->recv_rank].ord : NULL;
+  while (q->recv.n && q->sends > ord[q->recv.v[0]]) finish(u, q->recv_rank, heap_pop(&q->recv, ord));
+  ord = q->send.n ? u->r[q->send_rank].ord : NULL;
+  while (q->send.n && q->recvs > ord[q->send.v[0]]) finish(u, q->send_rank, heap_pop(&q->send, ord));
 }
 
+/* Collective i is at least the ord[i]-th of its group on this rank in
+ * every run, so it finishes once every member has issued more than ord[i]
+ * of the group's collectives (its place in this untimed run, k, may be
+ * later: timing decides the order of collectives nothing orders). */
 static void issue_coll(run *u, int r, uint32_t i) {
   rstate *s = &u->r[r];
   uint32_t gi = s->g->key[i];
-  uint64_t k = s->ordinal[gi]++;
+  uint64_t k = s->ordinal[gi]++, a = s->ord[i];
   counts *c = &u->groups[gi];
   if (k >= c->cap) {
     uint64_t nc = c->cap ? c->cap * 2 : 16;
@@ -205,17 +203,19 @@ static void issue_coll(run *u, int r, uint32_t i) {
     u->oom = 1;
     return;
   }
-  c->wait[c->n_wait++] = (pending){k, r, i};
-  if (++c->v[k] < u->members[gi]) return;
-  for (uint32_t w = 0; w < c->n_wait;) {
-    if (c->wait[w].ordinal != k) {
-      w++;
-      continue;
+  int now = a < k && c->v[a] >= u->members[gi];
+  if (!now) c->wait[c->n_wait++] = (pending){a, r, i};
+  if (++c->v[k] >= u->members[gi])
+    for (uint32_t w = 0; w < c->n_wait;) {
+      if (c->wait[w].ordinal != k) {
+        w++;
+        continue;
+      }
+      pending p = c->wait[w];
+      c->wait[w] = c->wait[--c->n_wait];
+      finish(u, p.rank, p.node);
     }
-    pending p = c->wait[w];
-    c->wait[w] = c->wait[--c->n_wait];
-    finish(u, p.rank, p.node);
-  }
+  if (now) finish(u, r, i);
 }
 
 static void issue(run *u, int r, uint32_t i) {
@@ -226,21 +226,18 @@ static void issue(run *u, int r, uint32_t i) {
     case DL_LOCAL: finish(u, r, i); break;
     case DL_SEND: {
       keyq *q = &u->keys[g->key[i]];
-      waiter w = {r, i, q->sends++};
+      q->sends++;
+      q->send_rank = r;
       if (!u->rendezvous) finish(u, r, i);
-      else if (grow((void **)&q->sv, &q->scap, sizeof *q->sv, q->sn + 1)) u->oom = 1;
-      else q->sv[q->sn++] = w;
+      else if (heap_push(&q->send, s->ord, i)) u->oom = 1;
       deliver(u, q);
       break;
     }
     case DL_RECV: {
       keyq *q = &u->keys[g->key[i]];
-      waiter w = {r, i, q->recvs++};
-      if (grow((void **)&q->v, &q->cap, sizeof *q->v, q->n + 1)) {
-        u->oom = 1;
-        return;
-      }
-      q->v[q->n++] = w;
+      q->recvs++;
+      q->recv_rank = r;
+      if (heap_push(&q->recv, s->ord, i)) u->oom = 1;
       deliver(u, q);
       break;
     }
@@ -268,9 +265,7 @@ static void waiting_for(const run *u, int r, uint32_t i, dl_stuck *x) {
   x->node = i;
   x->kind = g->kind[i];
   x->key = g->key[i];
-  for (uint32_t w = 0; x->kind == DL_COLL && w < u->groups[x->key].n_wait; w++)
-    if (u->groups[x->key].wait[w].rank == r && u->groups[x->key].wait[w].node == i)
-      x->ordinal = u->groups[x->key].wait[w].ordinal;
+  x->ordinal = u->r[r].ord[i];
 }
 
 /* A node that only the communication slot keeps from being issued, and
@@ -320,12 +315,13 @@ static void run_free(run *u, uint32_t n_keys, uint32_t n_groups) {
     free(u->r[r].rem);
     free(u->r[r].ordinal);
     free(u->r[r].slot_rem);
+    free(u->r[r].ord);
     so_free(&u->r[r].slot_order);
     for (int c = 0; c < DL_SLOTS; c++) free(u->r[r].ready[c].v);
   }
   for (uint32_t k = 0; u->keys && k < n_keys; k++) {
-    free(u->keys[k].v);
-    free(u->keys[k].sv);
+    free(u->keys[k].recv.v);
+    free(u->keys[k].send.v);
   }
   for (uint32_t k = 0; u->groups && k < n_groups; k++) {
     free(u->groups[k].v);
@@ -335,6 +331,26 @@ static void run_free(run *u, uint32_t n_keys, uint32_t n_groups) {
   free(u->keys);
   free(u->groups);
   free(u->work);
+}
+
+/* Each send, receive and collective's lower bound on its place among its
+ * key's receives (or, rendezvous, sends) or its group's collectives. */
+static int place_bounds(rstate *s, int rendezvous, uint32_t n_keys, uint32_t n_groups) {
+  const dl_rank *g = s->g;
+  uint64_t *cls = malloc((g->n ? g->n : 1) * sizeof *cls);
+  s->ord = malloc((g->n ? g->n : 1) * sizeof *s->ord);
+  if (!cls || !s->ord) {
+    free(cls);
+    return -1;
+  }
+  for (uint32_t i = 0; i < g->n; i++)
+    cls[i] = g->kind[i] == DL_COLL                 ? g->key[i]
+             : g->kind[i] == DL_RECV               ? (uint64_t)n_groups + g->key[i]
+             : g->kind[i] == DL_SEND && rendezvous ? (uint64_t)n_groups + n_keys + g->key[i]
+                                                   : SO_NO_CLASS;
+  int rc = so_ordinals(&s->slot_order, g->n, g->child_off, g->children, cls, s->ord);
+  free(cls);
+  return rc;
 }
 
 static int run_init(run *u, dl_rank *ranks, int n, uint32_t n_keys, uint32_t n_groups) {
@@ -359,7 +375,7 @@ static int run_init(run *u, dl_rank *ranks, int n, uint32_t n_keys, uint32_t n_g
     for (uint32_t i = 0; i < g->n; i++) in_slot[i] = g->slot[i] == DL_COMM;
     int rc = so_compute(&s->slot_order, g->n, g->id, g->child_off, g->children, in_slot);
     free(in_slot);
-    if (rc) return -1;
+    if (rc || place_bounds(s, u->rendezvous, n_keys, n_groups)) return -1;
     memcpy(s->rem, g->indeg, g->n * sizeof *s->rem);
     memcpy(s->slot_rem, s->slot_order.count, g->n * sizeof *s->slot_rem);
     for (uint32_t i = 0; i < g->n; i++)

@@ -4,12 +4,15 @@
  * An abstract execution without time: each rank issues its dependency-free
  * nodes in ascending id order; local work and sends finish as soon as they
  * are issued (a send finishes when its message arrives, which never waits
- * for the receiver); the k-th receive of a (src, dst, tag, size) key
- * finishes once k sends of that key were issued; the k-th collective of a
- * group finishes once every member has issued its k-th collective of that
- * group. Nothing else waits, so whatever is unfinished at the fixed point
- * waits in a cycle through other ranks and is stuck in every timing: the
- * simulator cannot finish those ranks either.
+ * for the receiver); a receive finishes once its (src, dst, tag, size) key
+ * has had more sends issued than the key's receives that precede it in
+ * every run; a collective finishes once every member of its group has
+ * issued more of the group's collectives than precede it on its rank in
+ * every run (so_ordinals: the simulator pairs them in each rank's issue
+ * order, which is timing's where nothing orders them, so this run's own
+ * order is no stand-in). Nothing else waits, so whatever is unfinished at
+ * the fixed point waits in a cycle through other ranks and is stuck in
+ * every timing: the simulator cannot finish those ranks either.
  *
  * The simulator's one communication slot per NPU (sends, collectives and
  * other non-receive communication nodes, one at a time, each until it

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../util/utf8.h"
+#include "../util/xmltext.h"
 #include "chakra/attr.h"
 #include "nodescan.h"
 #include "textout.h"
@@ -375,15 +376,25 @@ static char *clean_text(const char *s, size_t max_chars) {
   return u;
 }
 
+/* Graphviz's scanner refuses a quoted string longer than 16384 bytes
+ * ("longer than 16384?"), so a longer text is written as pieces joined by
+ * DOT's '+' (one string to Graphviz), each cut between characters. */
+#define DOT_PIECE 4096
+
 /* A DOT double-quoted string: quote and backslash escaped (so "\N" and the
  * like stay literal), newline as \n, other control characters as spaces. */
 static void dot_string(jsonw *w, const char *s) {
+  size_t piece = 0;
   jsonw_char(w, '"');
   for (; *s; s++) {
     unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') jsonw_char(w, '\\'), jsonw_char(w, (char)c);
-    else if (c == '\n') jsonw_lit(w, "\\n");
-    else jsonw_char(w, c < 0x20 || c == 0x7f ? ' ' : (char)c);
+    if (piece >= DOT_PIECE && (c & 0xc0) != 0x80) {
+      jsonw_lit(w, "\" + \"");
+      piece = 0;
+    }
+    if (c == '"' || c == '\\') jsonw_char(w, '\\'), jsonw_char(w, (char)c), piece += 2;
+    else if (c == '\n') jsonw_lit(w, "\\n"), piece += 2;
+    else jsonw_char(w, c < 0x20 || c == 0x7f ? ' ' : (char)c), piece++;
   }
   jsonw_char(w, '"');
 }
@@ -441,7 +452,7 @@ static void xml_data(jsonw *w, const char *key, const char *value) {
   jsonw_lit(w, "<data key=\"");
   jsonw_lit(w, key);
   jsonw_lit(w, "\">");
-  textout_xml(w, value);
+  xmltext_put(w, value);
   jsonw_lit(w, "</data>");
 }
 

@@ -210,3 +210,127 @@ void so_free(so_order *o) {
   free(o->count);
   memset(o, 0, sizeof *o);
 }
+
+/* ---- ordinal lower bounds ---------------------------------------------- */
+
+/* Edge visits all classes of one rank may spend on their paths (a few
+ * tenths of a second); a class beyond it keeps the bound 0. */
+#define SO_MAX_ORD_VISITS (1ull << 25)
+
+static uint32_t out_degree(const so_order *o, const uint32_t *child_off, uint32_t v) {
+  return child_off[v + 1] - child_off[v] + o->off[v + 1] - o->off[v];
+}
+
+/* Kahn's order of dependencies and slot orders together; pos[v] is v's
+ * place in it, NONE for a node behind a cycle (never issued). */
+static uint32_t *combined_order(const so_order *o, uint32_t n, const uint32_t *child_off, const uint32_t *children,
+                                uint32_t *pos, uint32_t *placed) {
+  uint32_t *q = malloc((n ? n : 1) * sizeof *q), *rem = calloc(n ? n : 1, sizeof *rem);
+  if (!q || !rem) {
+    free(q), free(rem);
+    return NULL;
+  }
+  for (size_t k = 0; k < child_off[n]; k++) rem[children[k]]++;
+  uint32_t head = 0, tail = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    pos[i] = NONE;
+    if (!(rem[i] += o->count[i])) q[tail++] = i;
+  }
+  while (head < tail) {
+    uint32_t u = q[head];
+    pos[u] = head++;
+    for (uint32_t k = child_off[u]; k < child_off[u + 1]; k++)
+      if (--rem[children[k]] == 0) q[tail++] = children[k];
+    for (uint32_t k = o->off[u]; k < o->off[u + 1]; k++)
+      if (--rem[o->after[k]] == 0) q[tail++] = o->after[k];
+  }
+  free(rem);
+  *placed = tail;
+  return q;
+}
+
+typedef struct classed {
+  uint64_t cls;
+  uint32_t pos;
+} classed;
+
+static int cmp_classed(const void *a, const void *b) {
+  const classed *x = a, *y = b;
+  if (x->cls != y->cls) return x->cls < y->cls ? -1 : 1;
+  return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+typedef struct span {
+  uint64_t cost, cls;
+  uint32_t first, last;
+} span;
+
+static int cmp_span(const void *a, const void *b) {
+  uint64_t x = ((const span *)a)->cost, y = ((const span *)b)->cost;
+  return x < y ? -1 : x > y;
+}
+
+/* Longest paths counted in nodes of class c, over the order's places
+ * first..last (no path between two of them leaves that range). */
+static void class_paths(const so_order *o, const uint32_t *child_off, const uint32_t *children, const uint64_t *cls,
+                        const uint32_t *topo, const uint32_t *pos, const span *sp, uint32_t *cnt, uint64_t *ord) {
+  for (uint32_t t = sp->first; t <= sp->last; t++) cnt[topo[t]] = 0;
+  for (uint32_t t = sp->first; t <= sp->last; t++) {
+    uint32_t v = topo[t], val = cnt[v] + (cls[v] == sp->cls);
+    if (cls[v] == sp->cls) ord[v] = cnt[v];
+    for (uint32_t k = child_off[v]; k < child_off[v + 1]; k++)
+      if (pos[children[k]] <= sp->last && cnt[children[k]] < val) cnt[children[k]] = val;
+    for (uint32_t k = o->off[v]; k < o->off[v + 1]; k++)
+      if (pos[o->after[k]] <= sp->last && cnt[o->after[k]] < val) cnt[o->after[k]] = val;
+  }
+}
+
+/* The classes with two or more nodes in order, as spans of the order. */
+static span *class_spans(uint32_t n, const uint64_t *cls, const uint32_t *pos, const uint64_t *visits,
+                         uint32_t *n_spans) {
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < n; i++) m += cls[i] != SO_NO_CLASS && pos[i] != NONE;
+  classed *c = malloc((m ? m : 1) * sizeof *c);
+  span *sp = malloc((m ? m : 1) * sizeof *sp);
+  if (!c || !sp) {
+    free(c), free(sp);
+    return NULL;
+  }
+  m = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (cls[i] != SO_NO_CLASS && pos[i] != NONE) c[m++] = (classed){cls[i], pos[i]};
+  qsort(c, m, sizeof *c, cmp_classed);
+  uint32_t k = 0;
+  for (uint32_t a = 0, b; a < m; a = b) {
+    for (b = a + 1; b < m && c[b].cls == c[a].cls; b++) continue;
+    if (b - a > 1)
+      sp[k++] = (span){visits[c[b - 1].pos + 1] - visits[c[a].pos], c[a].cls, c[a].pos, c[b - 1].pos};
+  }
+  free(c);
+  qsort(sp, k, sizeof *sp, cmp_span);
+  *n_spans = k;
+  return sp;
+}
+
+int so_ordinals(const so_order *o, uint32_t n, const uint32_t *child_off, const uint32_t *children,
+                const uint64_t *cls, uint64_t *ord) {
+  memset(ord, 0, (size_t)n * sizeof *ord);
+  uint32_t *pos = malloc((n ? n : 1) * sizeof *pos), *cnt = malloc((n ? n : 1) * sizeof *cnt), n_spans = 0;
+  uint32_t placed = 0;
+  uint64_t *visits = malloc(((size_t)n + 1) * sizeof *visits);
+  uint32_t *topo = pos && cnt && visits ? combined_order(o, n, child_off, children, pos, &placed) : NULL;
+  span *sp = NULL;
+  if (topo) {
+    visits[0] = 0; /* visits[t]: edge visits of the order's first t places */
+    for (uint32_t t = 0; t < placed; t++) visits[t + 1] = visits[t] + out_degree(o, child_off, topo[t]);
+    sp = class_spans(n, cls, pos, visits, &n_spans);
+  }
+  uint64_t spent = 0;
+  for (uint32_t k = 0; sp && k < n_spans && spent + sp[k].cost <= SO_MAX_ORD_VISITS; k++) {
+    spent += sp[k].cost;
+    class_paths(o, child_off, children, cls, topo, pos, &sp[k], cnt, ord);
+  }
+  int rc = sp ? 0 : -1;
+  free(pos), free(cnt), free(visits), free(topo), free(sp);
+  return rc;
+}

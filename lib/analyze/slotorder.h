@@ -33,4 +33,17 @@ int so_compute(so_order *o, uint32_t n, const uint64_t *id, const uint32_t *chil
                const uint8_t *in_slot);
 void so_free(so_order *o);
 
+/* The simulator pairs a group's collectives across ranks, and a key's
+ * messages with its receives, in the order each rank issues them, and that
+ * order is timing's to decide where dependencies and the orders above leave
+ * it open. What holds in every run is a lower bound: ord[i] receives the
+ * most nodes of i's class (cls[i]; SO_NO_CLASS for none, ord[i] = 0) that
+ * lie on one path to i through dependencies and the orders o, all of which
+ * finish before i is issued. A class whose paths would cost more than a
+ * budget of edge visits to follow keeps 0, still true. Returns 0, or -1
+ * when out of memory. */
+#define SO_NO_CLASS UINT64_MAX
+int so_ordinals(const so_order *o, uint32_t n, const uint32_t *child_off, const uint32_t *children,
+                const uint64_t *cls, uint64_t *ord);
+
 #endif

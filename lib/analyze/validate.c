@@ -49,6 +49,7 @@ typedef struct vstate {
   cg_set defs;           /* groups it and the METADATA nodes define */
   long *def_of;          /* per used group: index into defs, -1 = all ranks or unknown */
   uint32_t *first;       /* n_groups x n_files: the rank's first collective on it, UINT32_MAX none */
+  uint8_t *whole;        /* per group: every rank is a member (the simulator's one world sequence) */
   int oom;
 } vstate;
 
@@ -237,15 +238,6 @@ static void validate_file(vstate *s, int r) {
     return;
   }
   s->sum->nodes += g->n;
-  if (g->missing_ctrl_deps)
-    report(s, CHAKRA_SEV_WARNING, r, 0, 0, 0, "%llu control deps on absent ids (ignored)",
-           (unsigned long long)g->missing_ctrl_deps);
-  if (g->self_ctrl_deps)
-    report(s, CHAKRA_SEV_WARNING, r, 0, 0, 0, "%llu control deps of nodes on themselves (ignored)",
-           (unsigned long long)g->self_ctrl_deps);
-  if (g->duplicate_deps)
-    report(s, CHAKRA_SEV_WARNING, r, 0, 0, 0, "%llu duplicate deps (counted once)",
-           (unsigned long long)g->duplicate_deps);
   s->g = g;
   for (uint32_t t = 0; t < g->n; t++) check_node(s, g, &g->nodes[g->topo[t]]);
   if (s->dl && dl_rank_init(&s->dl[r], g, node_group, s)) s->oom = 1;
@@ -292,20 +284,27 @@ static void match_p2p(vstate *s) {
   }
 }
 
+/* compare_group's gi for the collectives of every group of all ranks. */
+#define WORLD UINT32_MAX
+
 /* A group's name for messages: quoted to one line (it comes from the trace). */
 static const char *group_label(const vstate *s, uint32_t gi, char *buf, size_t size) {
+  if (gi == WORLD) return "(every rank, any name: the simulator runs them as one sequence)";
   return s->groups[gi][0] ? cg_quote(s->groups[gi], buf, size) : "(all ranks)";
 }
 
-/* Compares rank r's collectives of group gi against the reference rank's. */
+static int in_seq(const vstate *s, uint32_t gi, uint32_t g) { return gi == WORLD ? s->whole[g] : g == gi; }
+
+/* Compares rank r's collectives of group gi (or WORLD) against the
+ * reference rank's. */
 static void compare_group(vstate *s, uint32_t gi, int ref, int r) {
   const rank_colls *a = &s->colls[ref], *b = &s->colls[r];
   size_t i = 0, j = 0, pos = 0;
   char qn[200];
   const char *gname = group_label(s, gi, qn, sizeof qn);
   for (;; pos++) {
-    while (i < a->n && a->v[i].group != gi) i++;
-    while (j < b->n && b->v[j].group != gi) j++;
+    while (i < a->n && !in_seq(s, gi, a->v[i].group)) i++;
+    while (j < b->n && !in_seq(s, gi, b->v[j].group)) j++;
     if (i == a->n && j == b->n) return;
     if (i == a->n || j == b->n) {
       if (j < b->n)
@@ -374,7 +373,8 @@ static void resolve_groups(vstate *s) {
   size_t cells = s->n_groups * (size_t)s->n_files;
   s->member = calloc(cells ? cells : 1, 1);
   s->def_of = malloc((s->n_groups ? s->n_groups : 1) * sizeof *s->def_of);
-  if (!s->member || !s->def_of || index_first_uses(s)) {
+  s->whole = calloc(s->n_groups ? s->n_groups : 1, 1);
+  if (!s->member || !s->def_of || !s->whole || index_first_uses(s)) {
     s->oom = 1;
     return;
   }
@@ -382,10 +382,12 @@ static void resolve_groups(vstate *s) {
     long d = s->groups[gi][0] ? cg_find(&s->defs, s->groups[gi]) : -1;
     s->def_of[gi] = d;
     int unknown = s->groups[gi][0] && d < 0;
+    s->whole[gi] = 1;
     for (int r = 0; r < s->n_files; r++) {
       const coll *u = first_use(s, gi, r);
       int m = !s->groups[gi][0] ? 1 : d >= 0 ? cg_has(&s->defs.v[d], (uint32_t)r) : u != NULL;
       s->member[(size_t)gi * (size_t)s->n_files + (size_t)r] = (uint8_t)m;
+      s->whole[gi] &= (uint8_t)m;
       if (!unknown || !u) continue;
       char qn[200];
       group_label(s, gi, qn, sizeof qn);
@@ -415,7 +417,18 @@ static void describe_members(const vstate *s, const cg_group *g, char *buf, size
   else snprintf(buf + len, size - len, "; a METADATA node");
 }
 
+/* The simulator runs a collective on a group of every rank as one on ""
+ * (resolve_group in lib/sim/coll.c) and numbers their streams in one
+ * sequence per rank, so with two such names in use it pairs across them:
+ * that sequence must agree too. */
+static void match_world(vstate *s) {
+  uint32_t used = 0;
+  for (uint32_t gi = 0; gi < s->n_groups; gi++) used += s->whole[gi];
+  for (int r = 1; used > 1 && r < s->n_files; r++) compare_group(s, WORLD, 0, r);
+}
+
 static void match_collectives(vstate *s) {
+  uint64_t errors = s->sum->errors;
   for (uint32_t gi = 0; gi < s->n_groups; gi++) {
     int ref = -1;
     for (int r = 0; r < s->n_files; r++) {
@@ -434,6 +447,7 @@ static void match_collectives(vstate *s) {
       else compare_group(s, gi, ref, r);
     }
   }
+  if (s->sum->errors == errors) match_world(s); /* one first difference per group is enough */
 }
 
 /* Matched sends and receives share a key index; the arrays are sorted and
@@ -511,6 +525,19 @@ static void report_stuck(void *ctx, const dl_stuck *x) {
          (unsigned long long)g->id[x->waiter], x->unfinished);
 }
 
+/* The groups of every rank are one sequence to the simulator
+ * (match_world): for the deadlock check they are one group, the first. */
+static void one_world(vstate *s) {
+  uint32_t world = UINT32_MAX;
+  for (uint32_t gi = 0; gi < s->n_groups && world == UINT32_MAX; gi++)
+    if (s->whole[gi]) world = gi;
+  for (int r = 0; r < s->n_files && world != UINT32_MAX; r++) {
+    dl_rank *g = &s->dl[r];
+    for (uint32_t i = 0; i < g->n; i++)
+      if (g->kind[i] == DL_COLL && s->whole[g->key[i]]) g->key[i] = world;
+  }
+}
+
 /* Runs the untimed execution (deadlock.h) once the workload is otherwise
  * sound: with unmatched messages or disagreeing collectives the errors
  * above already say why ranks would stop. */
@@ -524,6 +551,7 @@ static void check_deadlock(vstate *s) {
   }
   for (uint32_t gi = 0; gi < s->n_groups; gi++)
     for (int r = 0; r < s->n_files; r++) members[gi] += in_group(s, gi, r);
+  one_world(s);
   uint32_t n_keys = s->n_sends ? (uint32_t)s->n_sends : 1;
   if (dl_run(s->dl, s->n_files, n_keys, (uint32_t)s->n_groups, members, is_member, s->rendezvous, report_stuck,
              s) < 0)
@@ -573,6 +601,7 @@ int chakra_validate_with(char *const *paths, int n, const chakra_validate_option
   free(s.member);
   free(s.def_of);
   free(s.first);
+  free(s.whole);
   cg_set_free(&s.defs);
   for (int r = 0; r < n; r++) free(s.colls[r].v);
   for (size_t i = 0; i < s.n_groups; i++) free(s.groups[i]);

@@ -105,6 +105,7 @@ typedef struct cctx {
   uint32_t n;
   chakra_diag_fn diag;
   void *ctx;
+  uint32_t cur;          /* the file being loaded */
   uint64_t problems;
   keytab keys;
   crank *ranks;
@@ -128,10 +129,23 @@ static void report(cctx *c, uint32_t r, int has_node, uint64_t id, const char *f
   c->diag(c->ctx, &p);
 }
 
-/* Loads file r into c->ranks[r], reporting bad nodes and cycles. */
+/* The graph loader's findings (validate's graph checks: duplicate ids,
+ * deps on absent ids or on the node itself, cycles, unreadable attributes),
+ * named by the path as given; an error makes the set unsound. */
+static void graph_problem(void *ctx, const chakra_problem *gp) {
+  cctx *c = ctx;
+  chakra_problem p = *gp;
+  p.file = c->paths[c->cur];
+  if (p.severity >= CHAKRA_SEV_ERROR) c->problems++;
+  if (c->diag) c->diag(c->ctx, &p);
+}
+
+/* Loads file r into c->ranks[r], reporting bad nodes (cycles and the other
+ * graph defects come from the loader). */
 static int load_rank(cctx *c, uint32_t r, chakra_error *err) {
   chakra_graph *g;
-  chakra_graph_options go = {.tolerant = 1}; /* tolerant and silent: cycles are reported below */
+  chakra_graph_options go = {.tolerant = 1, .diag = graph_problem, .diag_ctx = c};
+  c->cur = r;
   int rc = chakra_graph_load(&g, c->paths[r], &go, err);
   if (rc) return rc;
   crank *k = &c->ranks[r];
@@ -146,10 +160,6 @@ static int load_rank(cctx *c, uint32_t r, chakra_error *err) {
   if (!k->kind || !k->key || !k->id || !k->indeg || !k->child_off || !k->children) {
     chakra_graph_free(g);
     return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  }
-  if (g->unordered) {
-    uint32_t i = g->topo[g->n - g->unordered];
-    report(c, r, 1, g->nodes[i].id, "dependency cycle (%zu nodes on or behind it)", g->unordered);
   }
   for (uint32_t i = 0; i < g->n; i++) {
     const chakra_gnode *x = &g->nodes[i];
@@ -303,7 +313,7 @@ out:
 
 int chakra_coll_check(char *const *paths, uint32_t n, chakra_diag_fn diag, void *ctx, uint64_t *problems,
                       chakra_error *err) {
-  cctx c = {paths, n, diag, ctx, 0, {0}, NULL};
+  cctx c = {.paths = paths, .n = n, .diag = diag, .ctx = ctx};
   if (problems) *problems = 0;
   if (n == 0) return chakra_error_set(err, CHAKRA_EINVAL, "no algorithm files");
   c.ranks = calloc(n, sizeof *c.ranks);

@@ -24,6 +24,7 @@
 #include "emit.h"
 #include "gen.h"
 #include "groups.h"
+#include "madefor.h"
 
 /* ---- rules ---------------------------------------------------------------- */
 
@@ -92,25 +93,16 @@ typedef struct xlib {   /* one algorithm prefix, every rank in memory */
   char *prefix;
   coll_dag *ranks;
   uint32_t n;
-  uint64_t size;        /* the size it was made for */
+  coll_madefor made;    /* the collective and size it was made for (rank 0's metadata) */
   int64_t span;         /* 1 + its largest tag */
 } xlib;
 
-static int lib_load_rank(coll_dag *d, const char *path, uint32_t n, int64_t *span, uint64_t *size,
+static int lib_load_rank(coll_dag *d, const char *path, uint32_t n, int64_t *span, coll_madefor *made,
                          chakra_error *err) {
   chakra_graph *g;
   int rc = chakra_graph_load(&g, path, NULL, err);
   if (rc) return rc;
-  if (size) {
-    *size = 0;
-    const chakra_metadata *m = g->metadata;
-    for (size_t i = 0; m && i < m->n_attr; i++) {
-      int64_t v;
-      int inexact;
-      if (strcmp(m->attr[i]->name, "size") == 0 && chakra_attr_as_int(m->attr[i], &v, &inexact) == 0 && v > 0)
-        *size = (uint64_t)v;
-    }
-  }
+  if (made) coll_madefor_read(g->metadata, made);
   coll_dag_init(d);
   /* nodes keep file order; deps are indexes, so order does not matter */
   for (uint32_t i = 0; !rc && i < g->n; i++) {
@@ -152,13 +144,11 @@ static int lib_load(xlib *l, const char *prefix, chakra_error *err) {
   if (!l->ranks) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   for (uint32_t r = 0; r < l->n; r++) {
     char *p = chakra_rank_path_dup(prefix, r);
-    int rc = p ? lib_load_rank(&l->ranks[r], p, l->n, &l->span, r == 0 ? &l->size : NULL, err)
+    int rc = p ? lib_load_rank(&l->ranks[r], p, l->n, &l->span, r == 0 ? &l->made : NULL, err)
                : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
     free(p);
     if (rc) return rc;
   }
-  if (!l->size)
-    return chakra_error_set(err, CHAKRA_EINVAL, "%s.0.et: no 'size' in its metadata: cannot scale it to a collective's size (make it with chakra coll gen or from-msccl)", prefix);
   return 0;
 }
 
@@ -204,6 +194,12 @@ typedef struct xstate {
   size_t n_libs;
   int64_t tag_floor;      /* 1 + the largest point-to-point tag in the workload */
   uint64_t left_alone[4]; /* no rule, unsupported type, single member, other */
+  struct xused {          /* (algorithm, type, size) met, each checked once (madefor.h) */
+    int64_t lib;
+    int type;
+    uint64_t size;
+  } *used;
+  size_t n_used, cap_used;
   coll_dag dag;           /* scratch */
   uint64_t nodes_out;
 } xstate;
@@ -247,8 +243,40 @@ static int lib_index(xstate *x, const char *prefix, int64_t *out) {
   return rc;
 }
 
+/* Whether c's algorithm ETs are scaled to c's size: under scale, when
+ * they record the size they were made for (the reductions are then
+ * re-costed at the scaled size even when it is the same). */
+static int lib_scales(const xstate *x, const xcoll *c) {
+  return x->o->rules[c->rule].prefix && !x->o->custom_as_is && x->libs[c->lib].made.size;
+}
+
+/* One warning per (algorithm ETs, collective type, size) that differs from
+ * what the ETs were made for. */
+static int warn_made_for(xstate *x, const xcoll *c, uint32_t r) {
+  const xlib *l = &x->libs[c->lib];
+  uint64_t other = 0; /* another size it expands */
+  for (size_t k = 0; k < x->n_used; k++) {
+    if (x->used[k].lib != c->lib) continue;
+    if (x->used[k].type == c->type && x->used[k].size == c->size) return 0;
+    if (!other && x->used[k].size != c->size) other = x->used[k].size;
+  }
+  struct xused *v = coll_grow(x->used, x->n_used, &x->cap_used, sizeof *v);
+  if (!v) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  x->used = v;
+  v[x->n_used++] = (struct xused){c->lib, c->type, c->size};
+  char note[320], what[640];
+  if (!x->o->diag || !coll_madefor_note(&l->made, c->type, c->size, other, x->o->custom_as_is, note, sizeof note))
+    return 0;
+  snprintf(what, sizeof what, "%s of %llu bytes (node %llu of rank %u) expanded with the algorithm %s, %s",
+           chakra_coll_type_name((chakra_coll_type)c->type), (unsigned long long)c->size, (unsigned long long)c->id,
+           r, l->prefix, note);
+  chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, what);
+  x->o->diag(x->o->diag_ctx, &p);
+  return 0;
+}
+
 /* Chooses c's rule: the first that matches and can run it. */
-static int choose(xstate *x, xcoll *c, const char *pg) {
+static int choose(xstate *x, xcoll *c, const char *pg, uint32_t rank) {
   const coll_group *g = group_of(x, c);
   c->rule = -1;
   if (c->type < 0) {
@@ -282,7 +310,7 @@ static int choose(xstate *x, xcoll *c, const char *pg) {
       }
     }
     c->rule = (int)i;
-    return 0;
+    return r->prefix ? warn_made_for(x, c, rank) : 0;
   }
   x->left_alone[0]++;
   return 0;
@@ -438,7 +466,7 @@ static int plan_rank(xstate *x, uint32_t r, char **pgs, uint32_t *inst_ctr) {
       return chakra_error_set(x->err, CHAKRA_EINVAL, "%s: rank %u: node %llu: the rank is not a member of communicator '%s'",
                               k->path, r, (unsigned long long)c->id, grp->name);
     c->inst = inst_ctr[g]++;
-    int rc = choose(x, c, pgs[i]);
+    int rc = choose(x, c, pgs[i], r);
     if (!rc && c->rule >= 0) rc = place_coll(x, c, r, &next);
     if (rc) return rc;
   }
@@ -581,11 +609,9 @@ static int write_coll(p2 *w, const xcoll *c, const chakra_node *n) {
   coll_place pl = {.id_base = c->id_base, .peer_map = group_of(x, c)->members, .self = (int32_t)w->r,
                    .tag_base = c->tag_base, .root_deps = w->a.v, .n_root_deps = w->a.n, .name_prefix = pre,
                    .style = COLL_STYLE_CHAKRA, .names = COLL_NAMES_SHORT};
-  if (rule->prefix) {
-    d = scaled_copy(x, d, c->size, x->libs[c->lib].size);
-    if (!d) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
-    pl.names = COLL_NAMES_MSCCL;
-  }
+  if (lib_scales(x, c) && !(d = scaled_copy(x, d, c->size, x->libs[c->lib].made.size)))
+    return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  if (rule->prefix) pl.names = COLL_NAMES_MSCCL;
   for (uint32_t i = 0; i < d->n; i++) coll_encode_node(&w->buf, d, i, &pl);
   x->nodes_out += d->n;
   return 0;
@@ -701,8 +727,7 @@ static int write_overlap(p2 *w, const xcoll *c, chakra_node *n) {
   xstate *x = w->x;
   const coll_dag *d;
   build_dag(x, c, w->r, &d);
-  const chakra_coll_rule *rule = &x->o->rules[c->rule];
-  uint64_t num = rule->prefix ? c->size : 1, den = rule->prefix ? x->libs[c->lib].size : 1;
+  uint64_t num = lib_scales(x, c) ? c->size : 1, den = lib_scales(x, c) ? x->libs[c->lib].made.size : 1;
   int64_t gs = gather_step(x, c);
   int gather = c->type == CHAKRA_COLL_ALLGATHER;
   uint32_t nr = 0;
@@ -881,6 +906,7 @@ static void xstate_free(xstate *x) {
   free(x->ranks);
   for (size_t i = 0; i < x->n_libs; i++) lib_free(&x->libs[i]);
   free(x->libs);
+  free(x->used);
   coll_groups_free(&x->groups);
   coll_dag_free(&x->dag);
 }

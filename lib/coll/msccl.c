@@ -850,7 +850,9 @@ static int convert_gpu(conv *c, const mgpu *g, coll_dag *d) {
           if (compat) c->id_gap++; /* the reference drops the step but spends an id on it */
           else add_node(c, d, s->type == ST_CPY ? COLL_COPY : COLL_REDUCE, -1, 0, bytes, s, t);
           break;
-        default: break; /* nop: carries dependencies only */
+        default: /* nop: carries dependencies only */
+          if (compat) c->id_gap++; /* the reference spends an id on every step, nops included */
+          break;
       }
       s->n_nodes = d->n - s->first;
     }

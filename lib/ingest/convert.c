@@ -23,6 +23,7 @@
 
 #include "../util/bigmem.h"
 #include "../util/outfile.h"
+#include "../util/outset.h"
 #include "../util/commgroups.h"
 #include "../util/tasks.h"
 #include "../util/toposort.h"
@@ -1311,14 +1312,17 @@ int chakra_convert_pytorch(const char *in_path, const char *kineto_path, const c
   memset(rep, 0, sizeof *rep);
   char *linked = NULL;
   if (kineto_path) {
-    /* link into a temporary file beside the output, then convert it */
+    /* link into a temporary file beside the output, then convert it (a
+     * scratch file read back at once: not one of the program's outputs) */
     size_t len = strlen(out_path) + 32;
     linked = malloc(len);
     if (!linked) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
     snprintf(linked, len, "%s.linked.%ld.json", out_path, (long)getpid());
     chakra_link_options lo = {.rank = -1, .threads = opt->threads, .diag = opt->diag, .diag_ctx = opt->diag_ctx};
     int rc = phase(opt, "link", 0, err);
+    outset_scratch_begin();
     if (!rc) rc = chakra_link(in_path, kineto_path, linked, &lo, NULL, err);
+    outset_scratch_end();
     if (!rc) rc = phase(opt, "link", 1, err);
     if (rc) {
       unlink(linked);

@@ -14,6 +14,7 @@
 #include "../util/jsonw.h"
 #include "agree.h"
 #include "../util/outfile.h"
+#include "../util/outset.h"
 #include "../util/strbuf.h"
 #include "chakra/gen.h"
 #include "chakra/replay.h"
@@ -128,16 +129,19 @@ static void micro_prefix(const calib *c, char *out, size_t cap, int k, uint64_t 
 }
 
 /* Every rank writes every rank's file into its own folder, so the ranks
- * need no shared file system and rank 0 can simulate them. */
+ * need no shared file system and rank 0 can simulate them. They are
+ * scratch, read back at once: not among the program's outputs. */
 static int write_micro(calib *c, chakra_error *err) {
   char p[4200];
-  for (int k = 0; k < CALIB_NCOLL; k++)
-    for (uint32_t i = 0; i < c->n_sizes; i++) {
+  int rc = 0;
+  outset_scratch_begin();
+  for (int k = 0; k < CALIB_NCOLL && !rc; k++)
+    for (uint32_t i = 0; i < c->n_sizes && !rc; i++) {
       micro_prefix(c, p, sizeof p, k, c->sizes[i]);
-      int rc = chakra_gen_microbench(p, calib_colls[k], (uint32_t)c->size, c->sizes[i], err);
-      if (rc) return rc;
+      rc = chakra_gen_microbench(p, calib_colls[k], (uint32_t)c->size, c->sizes[i], err);
     }
-  return 0;
+  outset_scratch_end();
+  return rc;
 }
 
 static void remove_micro(calib *c) {

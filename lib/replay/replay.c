@@ -44,6 +44,15 @@ int chakra_replay_world_size(void) {
   return n;
 }
 
+int chakra_replay_share_status(int *status, double timeout_s, const char *waiting_for, chakra_error *err) {
+  rp_peers world;
+  rp_peers_init(&world, MPI_COMM_WORLD, timeout_s);
+  MPI_Request r;
+  if (MPI_Ibcast(status, 1, MPI_INT, 0, MPI_COMM_WORLD, &r) != MPI_SUCCESS)
+    return chakra_error_set(err, CHAKRA_EIO, "rank %d: MPI_Ibcast failed", world.me);
+  return rp_wait(&world, &r, waiting_for, err);
+}
+
 void chakra_replay_abort(const chakra_replay_result *r, int status) {
   if (!r || r->rank == 0 || r->must_abort == CHAKRA_REPLAY_ABORT_ALONE) MPI_Abort(MPI_COMM_WORLD, status);
   for (;;) pause(); /* rank 0's abort ends this process too */

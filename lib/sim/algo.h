@@ -34,6 +34,8 @@ typedef struct phase_spec {
   int dir;                      /* +1 clockwise, -1 anticlockwise */
   uint64_t ep;                  /* endpoint delay per packet */
   int group_ring;               /* ring of a proper-subset group */
+  int agreed;                   /* its queue runs streams in the ring's one order (ringorder.h) */
+  uint64_t ring_key;            /* that ring and queue */
 } phase_spec;
 
 typedef struct pkt {

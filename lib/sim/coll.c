@@ -10,6 +10,7 @@
 #include "custom.h"
 #include "groups.h"
 #include "net.h"
+#include "ringorder.h"
 
 typedef struct plan {
   int n;
@@ -57,6 +58,7 @@ typedef struct sys {
   uint32_t K, per_queue;
   uint64_t ep;
   custom_lib *custom;
+  ro_table *order;        /* rings' agreed queue orders (ringorder.h) */
 } sys;
 
 /* ---- init ---- */
@@ -80,6 +82,7 @@ int coll_init(sim *s) {
     y->npu[r].rr = calloc((size_t)s->dims * 3, sizeof(uint32_t));
     if (!y->npu[r].queues || !y->npu[r].rr) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   }
+  if (!(y->order = ro_new())) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   return custom_lib_init(s, &y->custom);
 }
 
@@ -97,6 +100,7 @@ void coll_free(sim *s) {
   }
   free(y->npu);
   custom_lib_free(y->custom);
+  ro_free(y->order);
   free(y);
   s->sys = NULL;
 }
@@ -146,12 +150,41 @@ static void stream_recycle(sim *s, stream *st) {
   s->sys->free_streams = st;
 }
 
+/* Unlinks and returns the waiting stream at *link. */
+static stream *queue_take(squeue *q, stream **link) {
+  stream *st = *link;
+  *link = st->next;
+  if (q->wait_tail == &st->next) q->wait_tail = link;
+  return st;
+}
+
+/* The stream q runs next: its first waiting one, or, where the ring keeps
+ * one order (ringorder.h), the one the ring runs at this member's next
+ * place; NULL while that one has not arrived. */
+static stream *queue_next(sim *s, squeue *q) {
+  const phase_spec *ph = &q->wait_head->coll->ph[q->wait_head->cur];
+  if (!ph->agreed) return queue_take(q, &q->wait_head);
+  ro_log *l = ro_get(s->sys->order, ph->ring_key, ph->ring.n);
+  uint64_t tag;
+  int cur;
+  stream **link = &q->wait_head;
+  if (l && ro_next(l, ph->ring.idx, &tag, &cur))
+    while (*link && ((*link)->tag != tag || (*link)->cur != cur)) link = &(*link)->next;
+  if (!l || !*link) {
+    if (!l) s->q.oom = 1;
+    return NULL;
+  }
+  stream *st = queue_take(q, link);
+  if (ro_ran(l, ph->ring.idx, st->tag, st->cur)) s->q.oom = 1;
+  return st;
+}
+
 static void queue_pump(sim *s, uint32_t rank, int qi) {
   sys *y = s->sys;
   squeue *q = &y->npu[rank].queues[qi];
   while (q->wait_head && q->running < y->per_queue) {
-    stream *st = q->wait_head;
-    q->wait_head = st->next; /* wait_tail is reset by the next append to an empty queue */
+    stream *st = queue_next(s, q);
+    if (!st) return;
     q->running++;
     stream_begin_phase(s, st);
   }
@@ -203,8 +236,14 @@ static lring dim_ring(const sim *s, uint32_t rank, int d) {
   return r;
 }
 
+/* Ring identities for ringorder.h's logs (the queue is added per phase):
+ * a dimension's ring by its first member, the all-NPU ring, a group's. */
+#define RING_DIM(base) ((uint64_t)(base))
+#define RING_ALL (1ull << 62)
+#define RING_GROUP(g) ((2ull << 62) | (uint32_t)(g))
+
 static void add_phase(sim *s, uint32_t rank, plan *p, sim_algo a, int type, int dim, lring ring,
-                      int half, int group_ring) {
+                      int half, int group_ring, uint64_t ring_id) {
   sys *y = s->sys;
   uint32_t *rr = &y->npu[rank].rr[dim * 3];
   uint32_t K = y->K, local;
@@ -230,6 +269,26 @@ static void add_phase(sim *s, uint32_t rank, plan *p, sim_algo a, int type, int 
   ph->dir = dir;
   ph->ep = group_ring ? 10 : y->ep;
   ph->group_ring = group_ring;
+  ph->ring_key = ring_id | (uint64_t)(ph->queue & 0x3fffffff) << 32;
+}
+
+/* Phases whose streams may reach their queue in an order timing decides,
+ * differently on different members of the ring: a queue two phases share,
+ * or any but the first phase when a queue runs several streams at once
+ * (they finish the phase before it in any order). Those queues keep the
+ * ring's one order (ringorder.h). */
+static void mark_agreed(const sys *y, plan *p) {
+  for (int i = 0; i < p->n; i++) {
+    int shared = 0;
+    for (int j = 0; j < p->n; j++) shared |= j != i && p->ph[j].queue == p->ph[i].queue;
+    p->ph[i].agreed = shared || (i > 0 && y->per_queue > 1);
+  }
+}
+
+/* A phase on the ring of dimension d through rank. */
+static void dim_phase(sim *s, uint32_t rank, plan *p, sim_algo a, int type, int d, int half) {
+  lring r = dim_ring(s, rank, d);
+  add_phase(s, rank, p, a, type, d, r, half, 0, RING_DIM(r.base));
 }
 
 /* Phases of one chunk; sizes are filled in per chunk. */
@@ -241,12 +300,12 @@ static int plan_phases(sim *s, const coll_request *rq, int group, plan *p) {
     lring r = {g->n, 0, 0, 0, g->members};
     while (r.idx < g->n && g->members[r.idx] != rq->rank) r.idx++;
     sim_algo a = impl->n == 1 ? impl->algo[0] : (sim_algo){ALGO_RING, 0, 0};
-    if (g->n > 1) add_phase(s, rq->rank, p, a, rq->type, 0, r, 0, 1);
+    if (g->n > 1) add_phase(s, rq->rank, p, a, rq->type, 0, r, 0, 1, RING_GROUP(group));
     return 0;
   }
   if (impl->algo[0].one) {
     lring r = {s->npus, rq->rank, 0, 1, NULL};
-    if (s->npus > 1) add_phase(s, rq->rank, p, impl->algo[0], rq->type, 0, r, 0, 0);
+    if (s->npus > 1) add_phase(s, rq->rank, p, impl->algo[0], rq->type, 0, r, 0, 0, RING_ALL);
     return 0;
   }
   int active[SIM_MAX_DIMS], na = 0;
@@ -256,15 +315,15 @@ static int plan_phases(sim *s, const coll_request *rq, int group, plan *p) {
   }
   if (rq->type == SIM_AR && s->sys_cfg.local_bw_aware && na > 0) {
     for (int k = 0; k < na - 1; k++)
-      add_phase(s, rq->rank, p, impl->algo[active[k]], SIM_RS, active[k], dim_ring(s, rq->rank, active[k]), 1, 0);
-    add_phase(s, rq->rank, p, impl->algo[active[na - 1]], SIM_AR, active[na - 1], dim_ring(s, rq->rank, active[na - 1]), 1, 0);
+      dim_phase(s, rq->rank, p, impl->algo[active[k]], SIM_RS, active[k], 1);
+    dim_phase(s, rq->rank, p, impl->algo[active[na - 1]], SIM_AR, active[na - 1], 1);
     for (int k = na - 2; k >= 0; k--)
-      add_phase(s, rq->rank, p, impl->algo[active[k]], SIM_AG, active[k], dim_ring(s, rq->rank, active[k]), 2, 0);
+      dim_phase(s, rq->rank, p, impl->algo[active[k]], SIM_AG, active[k], 2);
     return 0;
   }
   for (int k = 0; k < na; k++) {
     int d = rq->type == SIM_AG ? active[na - 1 - k] : active[k];
-    add_phase(s, rq->rank, p, impl->algo[d], rq->type, d, dim_ring(s, rq->rank, d), 0, 0);
+    dim_phase(s, rq->rank, p, impl->algo[d], rq->type, d, 0);
   }
   return 0;
 }
@@ -340,6 +399,7 @@ void coll_start(sim *s, const coll_request *rq) {
   if (!custom) {
     if (check_native(s, rq)) return;
     plan_phases(s, rq, group, &p);
+    mark_agreed(y, &p);
   }
   coll_inst *c = live_alloc(&s->live, sizeof *c + (size_t)p.n * sizeof p.ph[0]);
   if (!c) {
@@ -355,7 +415,7 @@ void coll_start(sim *s, const coll_request *rq) {
   if (custom) {
     const uint32_t *members = group >= 0 ? groups_sorted(s, group) : NULL;
     uint32_t n = group >= 0 ? s->groups.v[group].n : s->npus;
-    custom_run(s, y->custom, custom, rq->rank, members, n, rq->node_id, coll_custom_done, c, 0);
+    custom_run(s, y->custom, custom, rq, members, n, coll_custom_done, c);
     return;
   }
   if (c->n == 0) {

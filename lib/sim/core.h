@@ -33,6 +33,7 @@ typedef struct sim_options_ {
   double injection_scale;
   int rendezvous;
   int multidim_full;       /* charge every differing dimension (unaware) */
+  int custom_as_is;        /* custom collectives unscaled (chakra_sim_params) */
 } sim_options_;
 
 typedef struct sim {

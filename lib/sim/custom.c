@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../coll/dag.h"
+#include "../coll/madefor.h"
 #include "chakra/build.h"
+#include "chakra/coll.h"
 #include "chakra/graph.h"
 #include "net.h"
 #include "stdhash.h"
@@ -22,12 +25,21 @@ typedef struct calgo {   /* one algorithm file, as loaded */
   int32_t *tag;
   uint32_t *indeg, *child_off, *children; /* children in the reference's issue order */
   uint32_t *roots, n_roots;               /* dependency-free nodes, in that order */
+  coll_madefor made;     /* the collective and size its metadata says it was made for */
 } calgo;
+
+typedef struct used {    /* an (algorithm, collective, size) the run has met */
+  const char *prefix;
+  int type;
+  uint64_t size;
+} used;
 
 struct custom_lib {
   calgo **v;             /* one allocation each: running collectives point at them */
   size_t n, cap;
   struct crun *running;  /* runs not yet finished (freed with the library) */
+  used *used;            /* each checked against what the algorithm was made for, once */
+  size_t n_used, cap_used;
 };
 
 typedef struct crun {    /* one NPU's run of one collective */
@@ -35,6 +47,7 @@ typedef struct crun {    /* one NPU's run of one collective */
   custom_lib *lib;
   const calgo *a;
   uint32_t rank, left;
+  uint64_t num, den;     /* every message and compute time scaled by num / den */
   const uint32_t *members;
   uint32_t *indeg;
   stdhash ready;         /* the reference's set of dependency-free nodes */
@@ -60,6 +73,7 @@ void custom_lib_free(custom_lib *lib) {
     free(a);
   }
   free(lib->v);
+  free(lib->used);
   free(lib);
 }
 
@@ -167,6 +181,7 @@ static const calgo *calgo_get(sim *s, custom_lib *lib, const char *prefix, uint3
   lib->v[lib->n++] = a; /* kept even on error so that it is freed */
   a->prefix = strdup(prefix);
   a->pos = pos;
+  coll_madefor_read(g->metadata, &a->made);
   rc = calgo_fill(s, a, g, path, n_members);
   chakra_graph_free(g);
   free(path);
@@ -218,21 +233,50 @@ static void crun_node_done(sim *s, void *obj, uint64_t i) {
 static void crun_issue(sim *s, crun *r, uint32_t i) {
   const calgo *a = r->a;
   uint32_t peer = r->members ? r->members[a->peer[i]] : a->peer[i];
+  uint64_t v = r->num == r->den ? a->value[i] : coll_muldiv(a->value[i], r->num, r->den);
   switch (a->kind[i]) {
     case CK_COMP:
-      eventq_npu_after(&s->q, r->rank, a->value[i], crun_node_done, r, i);
+      eventq_npu_after(&s->q, r->rank, v ? v : 1, crun_node_done, r, i); /* 1 ns at least, as unscaled */
       break;
     case CK_SEND:
-      net_send(s, r->rank, peer, a->value[i], NET_TAG_NATIVE | (uint32_t)a->tag[i], crun_node_done, r, i);
+      net_send(s, r->rank, peer, v, NET_TAG_NATIVE | (uint32_t)a->tag[i], crun_node_done, r, i);
       break;
     default:
-      net_recv(s, r->rank, peer, a->value[i], NET_TAG_NATIVE | (uint32_t)a->tag[i], crun_node_done, r, i);
+      net_recv(s, r->rank, peer, v, NET_TAG_NATIVE | (uint32_t)a->tag[i], crun_node_done, r, i);
   }
 }
 
-void custom_run(sim *s, custom_lib *lib, const char *prefix, uint32_t rank, const uint32_t *members,
-                uint32_t n_members, uint64_t node_id, sim_fn done, void *obj, uint64_t arg) {
-  uint32_t pos = rank;
+/* One warning per (algorithm, collective type, size) that differs from
+ * what the algorithm was made for. */
+static void warn_made_for(sim *s, custom_lib *lib, const calgo *a, const coll_request *rq) {
+  static const int coll_of[SIM_NCOLL] = {CHAKRA_COLL_ALLREDUCE, CHAKRA_COLL_ALLGATHER, CHAKRA_COLL_REDUCESCATTER,
+                                         CHAKRA_COLL_ALLTOALL};
+  uint64_t other = 0; /* another size it ran */
+  for (size_t k = 0; k < lib->n_used; k++) {
+    const used *u = &lib->used[k];
+    if (strcmp(u->prefix, a->prefix) != 0) continue;
+    if (u->type == rq->type && u->size == rq->bytes) return;
+    if (!other && u->size != rq->bytes) other = u->size;
+  }
+  used *v = coll_grow(lib->used, lib->n_used, &lib->cap_used, sizeof *v);
+  if (!v) {
+    s->q.oom = 1;
+    return;
+  }
+  lib->used = v;
+  v[lib->n_used++] = (used){a->prefix, rq->type, rq->bytes};
+  char note[320];
+  if (!coll_madefor_note(&a->made, coll_of[rq->type], rq->bytes, other, s->opt.custom_as_is, note, sizeof note))
+    return;
+  sim_warn(s, "%s of %llu bytes (node %llu of rank %u) runs the custom algorithm %s, %s",
+           chakra_coll_type_name((chakra_coll_type)coll_of[rq->type]),
+           (unsigned long long)rq->bytes, (unsigned long long)rq->node_id, rq->rank, a->prefix, note);
+}
+
+void custom_run(sim *s, custom_lib *lib, const char *prefix, const coll_request *rq, const uint32_t *members,
+                uint32_t n_members, sim_fn done, void *obj) {
+  uint32_t rank = rq->rank, pos = rank;
+  uint64_t node_id = rq->node_id, arg = 0;
   if (members) {
     pos = 0;
     while (pos < n_members && members[pos] != rank) pos++;
@@ -257,6 +301,8 @@ void custom_run(sim *s, custom_lib *lib, const char *prefix, uint32_t rank, cons
   memcpy(indeg, a->indeg, a->n * sizeof *indeg);
   *r = (crun){.lib = lib, .next = lib->running, .a = a, .rank = rank, .left = a->n, .members = members,
               .indeg = indeg, .done = done, .obj = obj, .arg = arg};
+  coll_madefor_factor(&a->made, rq->bytes, s->opt.custom_as_is, &r->num, &r->den);
+  warn_made_for(s, lib, a, rq);
   if (lib->running) lib->running->prev = r;
   lib->running = r;
   stdhash_init(&r->ready);

@@ -10,15 +10,19 @@
 #ifndef CHAKRA_SIM_CUSTOM_H
 #define CHAKRA_SIM_CUSTOM_H
 
+#include "coll.h"
 #include "core.h"
 
 typedef struct custom_lib custom_lib;
 
 int custom_lib_init(sim *s, custom_lib **out);
 void custom_lib_free(custom_lib *lib);
-/* Runs rank's part; calls done(s, obj, arg) when it is over. Errors stop
- * the run through sim_fail(). */
-void custom_run(sim *s, custom_lib *lib, const char *prefix, uint32_t rank, const uint32_t *members,
-                uint32_t n_members, uint64_t node_id, sim_fn done, void *obj, uint64_t arg);
+/* Runs rq's rank's part of rq with the algorithm at prefix, scaled to
+ * rq's size unless the run is as-is (lib/coll/madefor.h; a collective
+ * whose size or type the algorithm was not made for is warned about once
+ * per algorithm, type and size); calls done(s, obj, 0) when it is over.
+ * Errors stop the run through sim_fail(). */
+void custom_run(sim *s, custom_lib *lib, const char *prefix, const coll_request *rq, const uint32_t *members,
+                uint32_t n_members, sim_fn done, void *obj);
 
 #endif

@@ -37,6 +37,7 @@ static int setup_config(sim *s, const chakra_sim_config *c, const chakra_sim_run
   s->opt.injection_scale = p->injection_scale > 0 ? p->injection_scale : 1;
   s->opt.rendezvous = p->rendezvous;
   s->opt.multidim_full = p->multidim_full;
+  s->opt.custom_as_is = p->custom_as_is;
   if (sim_groups_copy(&s->groups, &c->groups)) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   for (int d = 0, off = 1; d < s->dims; d++) {
     s->dim_npus[d] = chakra_topo_dim_at(s->topo, d)->npus;

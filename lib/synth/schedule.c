@@ -50,8 +50,17 @@ static int schedule_edges(const sg_graph *g, const int32_t *nodes, uint32_t n, c
     if (!nroot || !nsink) rc = -1;
     for (uint32_t i = 0; !rc && i < n; i++)
       if (unit[i] >= 0) nroot[unit[i]] += !pred[i], nsink[unit[i]] += !succ[i];
+    /* A unit follows the last unit before it that has nodes: an inference
+     * step has no backward units, and its forwards still run in order. */
+    uint32_t *prev = malloc(nunits * sizeof *prev);
+    if (!prev) rc = -1;
+    for (uint32_t k = 0, last = UINT32_MAX; !rc && k < nunits; k++) {
+      prev[k] = last;
+      if (nsink[k]) last = k;
+    }
     uint64_t total = 0;
-    for (uint32_t k = 1; !rc && k < nunits; k++) total += (uint64_t)nroot[k] * nsink[k - 1];
+    for (uint32_t k = 1; !rc && k < nunits; k++)
+      if (prev[k] != UINT32_MAX) total += (uint64_t)nroot[k] * nsink[prev[k]];
     if (!rc && total) {
       *edges = malloc(total * 2 * sizeof **edges);
       uint32_t **sinks = calloc(nunits, sizeof *sinks);
@@ -62,8 +71,8 @@ static int schedule_edges(const sg_graph *g, const int32_t *nodes, uint32_t n, c
       for (uint32_t i = 0; !rc && i < n; i++)
         if (unit[i] >= 0 && !succ[i]) sinks[unit[i]][fill[unit[i]]++] = i;
       for (uint32_t i = 0; !rc && i < n; i++) {
-        if (unit[i] <= 0 || pred[i]) continue;
-        uint32_t p = (uint32_t)unit[i] - 1;
+        if (unit[i] <= 0 || pred[i] || prev[unit[i]] == UINT32_MAX) continue;
+        uint32_t p = prev[unit[i]];
         const sg_node *nd = &g->nodes[nodes[i]];
         for (uint32_t s = 0; s < nsink[p]; s++) {
           int data = 0; /* already a data dependency: no control edge */
@@ -77,7 +86,7 @@ static int schedule_edges(const sg_graph *g, const int32_t *nodes, uint32_t n, c
       for (uint32_t k = 0; sinks && k < nunits; k++) free(sinks[k]);
       free(sinks), free(fill);
     }
-    free(nroot), free(nsink);
+    free(nroot), free(nsink), free(prev);
   }
   free(seq), free(pos), free(unit), free(succ), free(pred);
   return rc;
@@ -102,7 +111,28 @@ static uint32_t heap_pop(uint32_t *h, uint32_t *n) {
   return top;
 }
 
-int sched_build(const sg_graph *g, int32_t stage, chakra_synth_schedule kind, int32_t *local,
+/* Ids by ascending key, ties by creation (local index). */
+typedef struct keyed {
+  uint64_t key;
+  uint32_t i;
+} keyed;
+
+static int by_key(const void *a, const void *b) {
+  const keyed *x = a, *y = b;
+  return x->key < y->key ? -1 : x->key > y->key ? 1 : x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int number_by_key(const int32_t *nodes, uint32_t n, const uint64_t *keys, uint32_t *id, int32_t *order) {
+  keyed *v = malloc((n + 1) * sizeof *v);
+  if (!v) return -1;
+  for (uint32_t i = 0; i < n; i++) v[i].key = keys[nodes[i]], v[i].i = i;
+  qsort(v, n, sizeof *v, by_key);
+  for (uint32_t k = 0; k < n; k++) id[v[k].i] = k, order[k] = nodes[v[k].i];
+  free(v);
+  return 0;
+}
+
+int sched_build(const sg_graph *g, int32_t stage, chakra_synth_schedule kind, int32_t *local, const uint64_t *keys,
                 sched_stage *out, chakra_error *err) {
   memset(out, 0, sizeof *out);
   uint32_t n = 0;
@@ -173,6 +203,10 @@ int sched_build(const sg_graph *g, int32_t stage, chakra_synth_schedule kind, in
     out->order[done_n++] = nodes[v];
     for (uint32_t k = soff[v]; k < soff[v + 1]; k++)
       if (--indeg[succ[k]] == 0) heap_push(heap, &hn, succ[k]);
+  }
+  if (keys && done_n == n && number_by_key(nodes, n, keys, id, out->order)) { /* acyclic: checked below */
+    rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    goto done;
   }
   if (done_n != n) {
     rc = chakra_error_set(err, CHAKRA_EINVAL, "internal: the stage %d graph has a cycle", stage);

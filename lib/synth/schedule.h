@@ -6,7 +6,8 @@
  * 1F1B warms up with (stages - stage - 1) forwards, then alternates. Each
  * unit's first nodes get control dependencies on the previous unit's last
  * nodes; sends and receives stay free so neighbours never wait on a
- * barrier. Ids are then assigned in topological order, ties by creation. */
+ * barrier. Ids are then assigned in topological order, ties by creation,
+ * or by given keys. */
 #ifndef CHAKRA_SYNTH_SCHEDULE_H
 #define CHAKRA_SYNTH_SCHEDULE_H
 
@@ -21,8 +22,10 @@ typedef struct sched_stage {
 } sched_stage;
 
 /* local must hold g->nn entries (scratch shared across stages); on return
- * local[node] is the node's id for nodes of this stage. */
-int sched_build(const sg_graph *g, int32_t stage, chakra_synth_schedule kind, int32_t *local,
+ * local[node] is the node's id for nodes of this stage. keys (per graph
+ * node, or NULL): number by ascending key, ties by creation, instead of in
+ * topological order (--order stage; ids are then not topological). */
+int sched_build(const sg_graph *g, int32_t stage, chakra_synth_schedule kind, int32_t *local, const uint64_t *keys,
                 sched_stage *out, chakra_error *err);
 void sched_free(sched_stage *s);
 

@@ -4,16 +4,19 @@
  * and ids), ranks (numbering, groups), emit (encoding and writing). */
 #include "chakra/synth.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../util/jsonw.h"
+#include "../util/outfile.h"
 #include "emit.h"
 #include "ranks.h"
+#include "roofline.h"
 #include "schedule.h"
 #include "sgraph.h"
+#include "stage.h"
+#include "stagetpl.h"
 
 void chakra_synth_config_default(chakra_synth_config *c) {
   memset(c, 0, sizeof *c);
@@ -64,8 +67,10 @@ static const synth_template *pick_template(const chakra_synth_config *c, chakra_
 static int is_moe(const chakra_synth_config *c) { return c->model_type && !strcmp(c->model_type, "moe"); }
 
 /* Experts: ep splits the experts, the hidden size (router, combine) and the
- * routed tokens, which each local expert takes an equal share of. */
-static int check_experts(const chakra_synth_config *c, chakra_error *err) {
+ * routed tokens, which each local expert takes an equal share of. s: the
+ * tokens of a sequence shard (a decode step: of all the rank's sequences),
+ * named by s_opt. */
+static int check_experts(const chakra_synth_config *c, uint64_t s, const char *s_opt, chakra_error *err) {
   if (!c->experts || !c->kexperts) return BAD("--experts and --kexperts must be at least 1");
   if (c->kexperts > c->experts)
     return BAD("--kexperts %llu exceeds --experts %llu (each token is routed to that many distinct experts)",
@@ -77,10 +82,12 @@ static int check_experts(const chakra_synth_config *c, chakra_error *err) {
   /* Each local expert's share of the routed tokens is a whole number: ours
    * split the rank's dispatched tokens over its experts, STAGE's are ep
    * times smaller (templates.c, MOE_EXPERT_FFN). */
-  uint64_t s = c->seq / c->sp, d = c->experts * c->tp, f = c->stage_compat ? c->ep : 1;
+  uint64_t d = c->experts * c->tp, f = c->stage_compat ? c->ep : 1;
+  char what[64];
+  snprintf(what, sizeof what, "%s x --kexperts", s_opt);
   if (c->kexperts > UINT64_MAX / s || d / c->tp != c->experts || d > UINT64_MAX / f)
-    return BAD("--seq x --kexperts or --experts x --tp x --ep is too large");
-  return check_divides(s * c->kexperts, "--seq/--sp x --kexperts", d * f,
+    return BAD("%s or --experts x --tp x --ep is too large", what);
+  return check_divides(s * c->kexperts, what, d * f,
                        c->stage_compat ? "--experts x --tp x --ep" : "--experts x --tp",
                        "the routed tokens are split evenly over tp ranks and experts", err);
 }
@@ -92,10 +99,14 @@ static int check_shape(const chakra_synth_config *c, uint64_t mb, int llama, cha
   if (mb == 0 || c->batch % mb)
     return BAD("--batch %llu is not a multiple of --micro-batch %llu (the number of micro-batches must be whole)",
                ULL(c->batch), ULL(mb));
+  int decode = c->phase == CHAKRA_SYNTH_PHASE_DECODE;
   int rc = check_divides(mb, "--micro-batch", c->dp, "--dp", "each dp rank takes micro-batch/dp sequences", err);
   if (!rc) rc = check_divides(c->seq, "--seq", c->sp, "--sp", "the sequence is split over sp", err);
-  if (!rc && c->tpsp)
+  if (!rc && c->tpsp && !decode)
     rc = check_divides(c->seq / c->sp, "--seq/--sp", c->tp, "--tp", "--tpsp 1 splits each sequence shard over tp", err);
+  if (!rc && c->tpsp && decode)
+    rc = check_divides(mb / c->dp, "--micro-batch/--dp", c->tp, "--tp",
+                       "a decode step's new tokens, one per sequence, are split over tp under --tpsp 1", err);
   if (!rc) rc = check_divides(c->dmodel, "--dmodel", c->head, "--head", "head dimension dmodel/head", err);
   if (!rc) rc = check_divides(c->head, "--head", c->tp, "--tp", "heads are split over tp", err);
   if (!rc && llama) rc = check_divides(c->kvhead, "--kvhead", c->tp, "--tp", "KV heads are split over tp", err);
@@ -104,7 +115,9 @@ static int check_shape(const chakra_synth_config *c, uint64_t mb, int llama, cha
   if (!rc) rc = check_divides(c->dmodel, "--dmodel", c->tp, "--tp", "the output embedding is split over tp", err);
   if (!rc && !c->tpsp)
     rc = check_divides(c->dvocal, "--dvocal", c->tp, "--tp", "--tpsp 0 splits the vocabulary over tp", err);
-  if (!rc && is_moe(c)) rc = check_experts(c, err);
+  if (!rc && is_moe(c))
+    rc = decode ? check_experts(c, mb / c->dp, "--micro-batch/--dp", err)
+                : check_experts(c, c->seq / c->sp, "--seq/--sp", err);
   if (!rc && c->pp > c->num_stacks)
     rc = BAD("--pp %u exceeds --num-stacks %llu (every pipeline stage needs a block)", c->pp, ULL(c->num_stacks));
   if (!rc && c->dtype_bytes == 0) rc = BAD("--dtype-bytes must be at least 1");
@@ -180,6 +193,25 @@ static int count_blocks(const chakra_synth_config *c, uint64_t mb, int moe, chak
   return 0;
 }
 
+static const char *phase_name(chakra_synth_phase p) {
+  return p == CHAKRA_SYNTH_PHASE_TRAIN ? "train" : p == CHAKRA_SYNTH_PHASE_PREFILL ? "prefill" : "decode";
+}
+
+/* An inference step has no backward: nothing to recompute, and STAGE
+ * (--stage-compat) has no inference at all. A decode step has one token
+ * per sequence: nothing to split over sequence parallelism. */
+static int check_phase(const chakra_synth_config *c, chakra_error *err) {
+  if ((int)c->phase < 0 || c->phase > CHAKRA_SYNTH_PHASE_DECODE) return BAD("--phase: expected train, prefill or decode");
+  if (c->phase == CHAKRA_SYNTH_PHASE_TRAIN) return 0;
+  const char *p = phase_name(c->phase);
+  if (c->stage_compat) return BAD("--phase %s: --stage-compat writes STAGE's files, and STAGE has no inference", p);
+  if (c->activation_recompute)
+    return BAD("--activation-recompute: --phase %s has no backward pass to recompute the forward for", p);
+  if (c->phase == CHAKRA_SYNTH_PHASE_DECODE && c->sp > 1)
+    return BAD("--sp %u: --phase decode has one new token per sequence, nothing to split over --sp", c->sp);
+  return 0;
+}
+
 static int check_ranks_list(const chakra_synth_config *c, uint64_t ranks, chakra_error *err) {
   uint8_t *seen = c->n_ranks ? calloc(ranks, 1) : NULL;
   if (c->n_ranks && !seen) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
@@ -195,22 +227,40 @@ static int check_ranks_list(const chakra_synth_config *c, uint64_t ranks, chakra
   return 0;
 }
 
+/* What every path checks first: the phase, then each option against its
+ * limit. */
+static int check_options(const chakra_synth_config *c, chakra_error *err) {
+  int rc = check_phase(c, err);
+  return rc ? rc : check_limits(c, err);
+}
+
+/* STAGE's configurations (stage.c), whose ranks ep always multiplies:
+ * their count first, so that stage_check() works on numbers that fit. */
+static int check_stage(const chakra_synth_config *c, chakra_error *err) {
+  uint64_t ranks = 0;
+  int rc = count_ranks(c, 1, &ranks, err);
+  return rc ? rc : stage_check(c, err);
+}
+
+/* After check_options(). */
 static int make_config(const chakra_synth_config *c, sg_config *s, const synth_template **tpl, chakra_error *err) {
-  int rc = check_limits(c, err);
-  if (rc) return rc;
   uint64_t mb = c->micro_batch < 0 ? c->batch : (uint64_t)c->micro_batch;
   *tpl = pick_template(c, err);
   if (!*tpl) return CHAKRA_EINVAL;
   int moe = is_moe(c);
-  rc = check_shape(c, mb, *tpl == synth_template_get("llama", 1) || moe, err);
+  int rc = check_shape(c, mb, *tpl == synth_template_get("llama", 1) || moe, err);
   uint64_t ranks = 0;
   if (!rc) rc = count_ranks(c, moe, &ranks, err);
   if (!rc) rc = count_blocks(c, mb, moe, err);
   if (!rc) rc = check_ranks_list(c, ranks, err);
   if (rc) return rc;
   memset(s, 0, sizeof *s);
-  uint64_t v[SX_NSYM] = {c->batch, mb, c->seq, c->dmodel, c->dff, c->head, c->kvhead, c->dvocal, c->experts,
-                         c->kexperts, c->dp, c->tp, c->sp, c->ep, c->weight_sharded ? c->dp : 1};
+  /* A decode step: Seq is the one new token per sequence, Ctx (the keys it
+   * attends) the cached context. */
+  int decode = c->phase == CHAKRA_SYNTH_PHASE_DECODE;
+  uint64_t v[SX_NSYM] = {c->batch, mb, decode ? 1 : c->seq, c->dmodel, c->dff, c->head, c->kvhead, c->dvocal,
+                         c->experts, c->kexperts, c->dp, c->tp, c->sp, c->ep, c->weight_sharded ? c->dp : 1,
+                         c->seq};
   for (int i = 0; i < SX_NSYM; i++) /* every value was checked against INT64_MAX */
     s->vals[i].num = (int64_t)v[i], s->vals[i].den = 1;
   s->deg[0] = c->dp, s->deg[1] = c->tp, s->deg[2] = c->sp, s->deg[3] = moe ? c->ep : 1;
@@ -222,6 +272,7 @@ static int make_config(const chakra_synth_config *c, sg_config *s, const synth_t
   s->attn_term = !c->stage_compat;
   s->recompute = c->activation_recompute && !c->stage_compat; /* STAGE parses it and ignores it */
   s->tag_base = c->tag_base;
+  s->infer = c->phase != CHAKRA_SYNTH_PHASE_TRAIN, s->decode = decode;
   s->elem_bytes = c->stage_compat ? 1 : c->dtype_bytes;
   s->mb_is_batch = c->micro_batch < 0;
   if ((rc = sg_check_sizes(*tpl, s, err))) return rc;
@@ -237,6 +288,9 @@ static int make_config(const chakra_synth_config *c, sg_config *s, const synth_t
 }
 
 int chakra_synth_check(const chakra_synth_config *c, chakra_error *err) {
+  int rc0 = check_options(c, err);
+  if (rc0) return rc0;
+  if (stage_applies(c)) return check_stage(c, err);
   sg_config s;
   const synth_template *tpl;
   int rc = make_config(c, &s, &tpl, err);
@@ -282,15 +336,6 @@ static void put_inputs(enc_ctx *x, emit_stage *es, const sg_tensor *t, int only_
   emit_attr_strlist(es, "inputs", v, n);
 }
 
-static uint64_t roofline_micros(const chakra_synth_config *c, uint64_t flops, uint64_t bytes) {
-  if (!flops || !bytes || c->peak_tflops <= 0) return 0;
-  double oi = (double)flops / (double)bytes, bw = c->mem_bw_gbs * 1e9, peak = c->peak_tflops * 1e12;
-  double perf = bw * oi < peak ? bw * oi : peak;
-  double ns = floor((double)flops / perf * 1e9);
-  uint64_t us = (uint64_t)((ns + 500) / 1000);
-  return us ? us : 1;
-}
-
 static int encode_node(enc_ctx *x, emit_stage *es, const sg_node *n, uint64_t id, const sched_stage *ss) {
   const sg_graph *g = x->g;
   const sg_tensor *t = &g->t[n->tensor];
@@ -318,8 +363,8 @@ static int encode_node(enc_ctx *x, emit_stage *es, const sg_node *n, uint64_t id
   for (uint32_t k = 0; k < nc; k++) x->ids[n->ndep + k] = ss->ctrl[ss->ctrl_off[id] + k];
   emit_node_deps(es, x->ids + n->ndep, nc, x->ids, n->ndep);
   if (n->kind == SN_COMP) {
-    uint64_t ops = compat ? ri->ops_compat : ri->ops_ours, size = ri->elems * bytes;
-    uint64_t us = compat ? 0 : roofline_micros(x->c, ops, size);
+    uint64_t ops = compat ? ri->ops_compat : ri->ops_ours, size = (g->cfg.infer ? n->size : ri->elems) * bytes;
+    uint64_t us = compat ? 0 : roofline_micros(ops, size, x->c->peak_tflops, x->c->mem_bw_gbs);
     emit_node_duration(es, us);
     if (compat) {
       put_inputs(x, es, t, -1);
@@ -351,10 +396,53 @@ static int encode_node(enc_ctx *x, emit_stage *es, const sg_node *n, uint64_t id
   return 0;
 }
 
+/* --order stage: number nodes as STAGE does, tensor by tensor in its
+ * graph's order (stage.c), a tensor's compute node before its collectives
+ * (first input's, then second's), pipeline sends and receives last. A
+ * tensor STAGE does not have follows the one created before it; without a
+ * STAGE graph (moe) tensors keep their creation order. */
+static int order_keys(const chakra_synth_config *c, const synth_template *tpl, const sg_graph *g, uint64_t **out,
+                      chakra_error *err) {
+  int model = tpl == synth_template_get("gpt", 0)     ? STG_TP_GPT
+              : tpl == synth_template_get("gpt", 1)   ? STG_TPSP_GPT
+              : tpl == synth_template_get("llama", 1) ? STG_LLAMA
+                                                      : -1;
+  stage_pos *sp = model >= 0 ? stage_pos_new(c, model, err) : NULL;
+  uint64_t *key = malloc((g->nn + 1) * sizeof *key), *tkey = malloc((g->nt + 1) * sizeof *tkey);
+  if ((model >= 0 && !sp) || !key || !tkey) {
+    stage_pos_free(sp), free(key), free(tkey);
+    return sp || model < 0 ? chakra_error_set(err, CHAKRA_ENOMEM, "out of memory") : err->code;
+  }
+  uint64_t last = 0;
+  for (uint32_t t = 0; t < g->nt; t++) {
+    int64_t p = sp ? stage_pos_find(sp, g->t[t].name) : (int64_t)t;
+    tkey[t] = p >= 0 ? (uint64_t)p << 6 : last | 32; /* after the last one STAGE has */
+    if (p >= 0) last = (uint64_t)p << 6;
+  }
+  for (uint32_t i = 0; i < g->nn; i++) {
+    const sg_node *n = &g->nodes[i];
+    const sg_tensor *t = &g->t[n->tensor];
+    uint64_t rank = n->kind == SN_COMP ? 0 : 1 + n->edge * 4u + (n->recompute ? 0 : (uint32_t)(i - (uint32_t)t->chain_first[n->edge]) & 3);
+    if (n->kind == SN_SEND || n->kind == SN_RECV) {
+      /* STAGE numbers the pairs after every tensor, by receiving stage,
+       * then tensor; a send before its receive. Receives of an earlier
+       * stage before this stage's sends is what keeps a 1-slot pipeline
+       * from deadlocking. */
+      uint64_t recv_stage = (uint64_t)(n->kind == SN_RECV ? n->stage : n->peer_stage);
+      key[i] = (1ull << 62) | recv_stage << 44 | (tkey[n->tensor] >> 6) << 2 | (n->kind == SN_RECV);
+    } else {
+      key[i] = tkey[n->tensor] + rank + (n->recompute ? 16 : 0);
+    }
+  }
+  stage_pos_free(sp), free(tkey);
+  *out = key;
+  return 0;
+}
+
 static int encode_stage(const chakra_synth_config *c, const sg_graph *g, int32_t stage, int32_t *local,
-                        emit_stage **out, chakra_error *err) {
+                        const uint64_t *keys, emit_stage **out, chakra_error *err) {
   sched_stage ss;
-  int rc = sched_build(g, stage, c->schedule, local, &ss, err);
+  int rc = sched_build(g, stage, c->schedule, local, keys, &ss, err);
   if (rc) return rc;
   emit_stage *es = emit_stage_new();
   enc_ctx x = {.c = c, .g = g, .local = local};
@@ -397,13 +485,17 @@ static int write_all(const chakra_synth_config *c, const char *prefix, emit_stag
   }
   for (size_t i = 0; i < n; i++) list[i] = c->ranks ? c->ranks[i] : (uint32_t)i;
   snprintf(json, plen, "%s.json", prefix);
-  int rc = layout_write_groups(l, json, err);
   emit_meta meta = {c->stage_compat ? NULL : "0.0.4", "symbolic_tensor_network", 0};
   emit_rank_fn fn = {rank_stage, rank_group, rank_peer, (void *)l};
   uint64_t bytes = 0;
+  /* the groups file and the ranks: all in place or none (a failed run must
+   * not leave new groups beside old ranks, nor remove the old groups) */
+  int rc = outfile_group_begin(err);
   if (!rc) {
-    rc = emit_write_ranks(prefix, stages, &meta, &fn, list, n, &bytes, err);
-    if (rc) remove(json);
+    rc = layout_write_groups(l, json, err);
+    if (!rc) rc = emit_write_ranks(prefix, stages, &meta, &fn, list, n, c->threads, &bytes, err);
+    int end = outfile_group_end(!rc, rc ? NULL : err);
+    if (!rc) rc = end;
   }
   if (!rc && st) {
     st->ranks_written = (uint32_t)n;
@@ -414,8 +506,47 @@ static int write_all(const chakra_synth_config *c, const char *prefix, emit_stag
   return rc;
 }
 
+/* Which stages have a rank to write (--ranks may leave some out). */
+static uint8_t *stages_needed(const chakra_synth_config *c, const synth_layout *l) {
+  uint8_t *need = calloc(c->pp, 1);
+  for (size_t i = 0; need && i < (c->ranks ? c->n_ranks : l->ranks); i++)
+    need[rank_stage((void *)l, c->ranks ? c->ranks[i] : (uint32_t)i)] = 1;
+  return need;
+}
+
+static int finish(const chakra_synth_config *c, const char *prefix, emit_stage **stages, const synth_layout *l,
+                  int rc, chakra_synth_stats *st, chakra_error *err) {
+  if (st && !rc)
+    for (uint32_t s = 0; s < c->pp && s < sizeof st->nodes_per_stage / sizeof *st->nodes_per_stage; s++)
+      if (stages[s]) st->nodes_per_stage[s] = emit_stage_nodes(stages[s]);
+  if (!rc) rc = write_all(c, prefix, stages, l, st, err);
+  for (uint32_t s = 0; stages && s < c->pp; s++) emit_stage_free(stages[s]);
+  free(stages);
+  return rc;
+}
+
+/* --stage-compat on a dense model: STAGE's files, ids included (stage.c). */
+static int write_stage_compat(const chakra_synth_config *c, const char *prefix, chakra_synth_stats *st,
+                              chakra_error *err) {
+  int rc = check_stage(c, err);
+  if (rc) return rc;
+  synth_layout l;
+  int dbg = stage_is_debug(c);
+  layout_init(&l, c->dp, stage_tp(c), c->sp, dbg ? c->ep : 1, c->pp, dbg);
+  if (st) memset(st, 0, sizeof *st), st->ranks = l.ranks, st->stages = c->pp;
+  emit_stage **stages = calloc(c->pp, sizeof *stages);
+  uint8_t *need = stages_needed(c, &l);
+  if (!stages || !need) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (!rc) rc = stage_encode(c, need, stages, err);
+  free(need);
+  return finish(c, prefix, stages, &l, rc, st, err);
+}
+
 int chakra_synth_write(const chakra_synth_config *c, const char *prefix, chakra_synth_stats *st,
                        chakra_error *err) {
+  int rc0 = check_options(c, err);
+  if (rc0) return rc0;
+  if (stage_applies(c)) return write_stage_compat(c, prefix, st, err);
   sg_config sc;
   const synth_template *tpl;
   int rc = make_config(c, &sc, &tpl, err);
@@ -436,20 +567,13 @@ int chakra_synth_write(const chakra_synth_config *c, const char *prefix, chakra_
   int32_t *local = malloc((g.nn + 1) * sizeof *local);
   if (!stages || !local) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   if (st) memset(st, 0, sizeof *st), st->ranks = l.ranks, st->stages = c->pp;
-  uint8_t *need = calloc(c->pp, 1);
+  uint8_t *need = stages_needed(c, &l);
   if (!need) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  for (size_t i = 0; need && i < (c->ranks ? c->n_ranks : l.ranks); i++)
-    need[rank_stage(&l, c->ranks ? c->ranks[i] : (uint32_t)i)] = 1;
-  for (uint32_t s = 0; !rc && s < c->pp; s++) {
-    if (!need[s]) continue; /* --ranks: no rank of this stage is written */
-    rc = encode_stage(c, &g, (int32_t)s, local, &stages[s], err);
-    if (!rc && st && s < sizeof st->nodes_per_stage / sizeof *st->nodes_per_stage)
-      st->nodes_per_stage[s] = emit_stage_nodes(stages[s]);
-  }
+  uint64_t *keys = NULL;
+  if (!rc && c->order == CHAKRA_SYNTH_ORDER_STAGE) rc = order_keys(c, tpl, &g, &keys, err);
+  for (uint32_t s = 0; !rc && s < c->pp; s++)
+    if (need[s]) rc = encode_stage(c, &g, (int32_t)s, local, keys, &stages[s], err); /* --ranks may skip a stage */
   sg_free(&g);
-  free(local), free(need);
-  if (!rc) rc = write_all(c, prefix, stages, &l, st, err);
-  for (uint32_t s = 0; stages && s < c->pp; s++) emit_stage_free(stages[s]);
-  free(stages);
-  return rc;
+  free(local), free(need), free(keys);
+  return finish(c, prefix, stages, &l, rc, st, err);
 }

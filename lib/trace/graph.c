@@ -396,10 +396,10 @@ static void summary_line(loader *L, uint64_t count, const char *what) {
   diag(L, &p);
 }
 
-/* Outside tolerant mode what the load ignored is told once per kind. */
+/* What the load ignored is told once per kind, in both modes (validate and
+ * coll check read these lines from here). */
 static void summarise(loader *L) {
   chakra_graph *g = L->g;
-  if (tolerant(L)) return;
   summary_line(L, g->missing_ctrl_deps, "control deps on absent ids ignored");
   summary_line(L, g->self_ctrl_deps, "control deps of nodes on themselves ignored");
   summary_line(L, g->duplicate_deps, "duplicate deps removed");

@@ -1,14 +1,16 @@
-/* outfile.c - temporary file + rename; see outfile.h. */
+/* outfile.c - temporary file + rename, groups of outputs committed
+ * together; see outfile.h. */
 #include "outfile.h"
 
 #include "chakra/output.h"
+#include "outset.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,10 @@
 #include <zlib.h>
 
 #define OUT_BUF (1u << 20)
+
+/* How a temporary went into place during a batch, so that a failed batch
+ * can put back what was there. */
+enum { PLACED_NONE = 0, PLACED_NEW, PLACED_SWAPPED };
 
 struct outfile {
   int fd;
@@ -35,54 +41,160 @@ struct outfile {
   size_t used;
   int failed;
   int parked;    /* the temporary is closed and buf freed until the next write */
+  int finished;  /* written out and closed: only the rename is left */
+  int claimed;   /* one of the outputs the program declared (outset.h) */
+  int held;      /* taken by a group or by the program's set */
+  int placed;    /* PLACED_*, during a batch's renames */
 };
 
-/* Live temporaries, for chakra_output_remove_temporaries() in a signal
- * handler. Slots are never freed, only recycled, so a handler walking the
- * list never touches freed memory; a slot's name is only read while its
- * state says live. */
+/* ---- the registry of live temporaries --------------------------------------
+ *
+ * chakra_output_interrupt() runs in a signal handler while other threads
+ * may be creating temporaries. It closes the door first (no temporary is
+ * created after that), waits for the creations already inside to be
+ * registered, then unlinks every live temporary. A creator enters by
+ * incrementing `creating`, then reading `closed`; the handler sets
+ * `closed`, then reads `creating` (all sequentially consistent), so either
+ * the creator sees the door closed and backs out, or the handler sees it
+ * inside and waits for it. Inside, a creator has the cleanup signals
+ * blocked (the handler never waits for its own thread), takes no lock and
+ * allocates nothing (the handler may have interrupted the thread that
+ * holds the allocator's lock).
+ *
+ * Slots are never freed, only recycled through free lists by size class,
+ * so registering is O(1) (a 32k-rank synth once spent 78% of its time
+ * walking the list for a free slot). The handler walks the list of every
+ * slot and unlinks the names of those marked live; names are written only
+ * inside the door, so none changes under it. */
+
+#define SLOT_CLASSES 12 /* names of up to 64 << 11 bytes */
+
 typedef struct tmpreg_slot {
-  _Atomic int state; /* 0 free, 1 live, 2 being changed */
-  size_t cap;
-  struct tmpreg_slot *next;
+  atomic_int live;
+  unsigned cls;                  /* the name holds 64 << cls bytes */
+  int listed;                    /* on the handler's list */
+  struct tmpreg_slot *next;      /* the handler's list; set once */
+  struct tmpreg_slot *next_free; /* under tmpreg_mu */
   char name[];
 } tmpreg_slot;
 
 static _Atomic(tmpreg_slot *) tmpreg_head;
+static tmpreg_slot *tmpreg_free[SLOT_CLASSES];
+static pthread_mutex_t tmpreg_mu = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int door_closed, door_inside;
+/* Batches renaming into place, and a cleanup signal that came meanwhile. */
+static atomic_int placing, deferred_signal;
 
-static tmpreg_slot *tmpreg_add(const char *name) {
-  size_t n = strlen(name) + 1;
-  for (tmpreg_slot *s = atomic_load(&tmpreg_head); s; s = s->next) {
-    int expect = 0;
-    if (s->cap >= n && atomic_compare_exchange_strong(&s->state, &expect, 2)) {
-      memcpy(s->name, name, n);
-      atomic_store(&s->state, 1);
-      return s;
-    }
-  }
-  tmpreg_slot *s = malloc(sizeof *s + n);
+/* A slot for a name of n bytes, outside the door (it may allocate). */
+static tmpreg_slot *slot_take(size_t n) {
+  unsigned cls = 0;
+  while (cls < SLOT_CLASSES && ((size_t)64 << cls) < n) cls++;
+  if (cls == SLOT_CLASSES) return NULL;
+  pthread_mutex_lock(&tmpreg_mu);
+  tmpreg_slot *s = tmpreg_free[cls];
+  if (s) tmpreg_free[cls] = s->next_free;
+  pthread_mutex_unlock(&tmpreg_mu);
+  if (s) return s;
+  s = malloc(sizeof *s + ((size_t)64 << cls));
   if (!s) return NULL; /* the file is still removed on every ordinary path */
-  memcpy(s->name, name, n);
-  s->cap = n;
-  atomic_init(&s->state, 1);
-  s->next = atomic_load(&tmpreg_head);
-  while (!atomic_compare_exchange_weak(&tmpreg_head, &s->next, s)) {
-  }
+  atomic_init(&s->live, 0);
+  s->cls = cls;
+  s->listed = 0;
+  s->next = s->next_free = NULL;
   return s;
 }
 
-static void tmpreg_remove(tmpreg_slot *s) {
-  if (s) atomic_store(&s->state, 0);
+static void slot_give(tmpreg_slot *s) {
+  if (!s) return;
+  atomic_store(&s->live, 0);
+  pthread_mutex_lock(&tmpreg_mu);
+  s->next_free = tmpreg_free[s->cls];
+  tmpreg_free[s->cls] = s;
+  pthread_mutex_unlock(&tmpreg_mu);
 }
 
-void chakra_output_remove_temporaries(void) {
-  for (tmpreg_slot *s = atomic_load(&tmpreg_head); s; s = s->next)
-    if (atomic_load(&s->state) == 1) unlink(s->name);
+/* Inside the door: the slot now names a file that exists. */
+static void slot_publish(tmpreg_slot *s, const char *name) {
+  memcpy(s->name, name, strlen(name) + 1);
+  atomic_store(&s->live, 1);
+  if (s->listed) return;
+  s->listed = 1;
+  s->next = atomic_load(&tmpreg_head);
+  while (!atomic_compare_exchange_weak(&tmpreg_head, &s->next, s)) {
+  }
 }
+
+static int door_enter(void) {
+  atomic_fetch_add(&door_inside, 1);
+  if (!atomic_load(&door_closed)) return 1;
+  atomic_fetch_sub(&door_inside, 1);
+  return 0;
+}
+
+static void door_leave(void) { atomic_fetch_sub(&door_inside, 1); }
+
+/* Async-signal-safe: nanosleep and unlink only. The wait is bounded in case
+ * a creator is stopped (a debugger): then its file may stay. */
+static void close_door_and_remove(void) {
+  atomic_store(&door_closed, 1);
+  struct timespec nap = {0, 100000};
+  for (int i = 0; i < 50000 && atomic_load(&door_inside) > 0; i++) nanosleep(&nap, NULL);
+  for (tmpreg_slot *s = atomic_load(&tmpreg_head); s; s = s->next)
+    if (atomic_load(&s->live)) unlink(s->name);
+}
+
+void chakra_output_remove_temporaries(void) { close_door_and_remove(); }
+
+/* The same store-then-load pairing as the door: the handler records the
+ * signal, then reads `placing`; the last batch to finish placing clears
+ * `placing`, then takes the signal. One of them sees the other. */
+int chakra_output_interrupt(int sig) {
+  atomic_store(&deferred_signal, sig);
+  if (atomic_load(&placing) > 0) return 1;
+  atomic_store(&deferred_signal, 0);
+  close_door_and_remove();
+  return 0;
+}
+
+static void placing_begin(void) { atomic_fetch_add(&placing, 1); }
+
+/* A signal deferred while files were renamed is delivered now, to the
+ * handler that deferred it (which then removes the temporaries left). */
+static void placing_end(void) {
+  if (atomic_fetch_sub(&placing, 1) != 1) return;
+  int sig = atomic_exchange(&deferred_signal, 0);
+  if (sig) raise(sig);
+}
+
+static void tmpreg_remove(tmpreg_slot *s) { slot_give(s); }
 
 int outfile_name_is_gzip(const char *path) {
   size_t n = strlen(path);
   return n > 3 && strcmp(path + n - 3, ".gz") == 0;
+}
+
+/* Creates f->tmp (O_EXCL) and registers it, inside the door. */
+static int create_registered(outfile *f, tmpreg_slot **slot, int *closed) {
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT), sigaddset(&block, SIGTERM), sigaddset(&block, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+  int e = 0;
+  if (!door_enter()) {
+    *closed = 1;
+    e = EINTR;
+  } else {
+    f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    e = f->fd < 0 ? errno : 0;
+    if (f->fd >= 0 && *slot) {
+      slot_publish(*slot, f->tmp);
+      f->reg = *slot;
+      *slot = NULL;
+    }
+    door_leave();
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return e;
 }
 
 static int open_temp(outfile *f, chakra_error *err) {
@@ -93,6 +205,7 @@ static int open_temp(outfile *f, chakra_error *err) {
   f->tmp = malloc(n);
   if (!f->tmp) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", f->path);
   snprintf(f->tmp, n, "%.*s.%s.XXXXXX", (int)dirlen, f->target, base);
+  tmpreg_slot *slot = slot_take(strlen(f->tmp) + 1);
   /* Like mkstemp, but created 0666 so that the umask applies as to any file
    * the user creates. (Reading the umask with umask() would change it for
    * a moment in every thread of the process.) */
@@ -103,44 +216,32 @@ static int open_temp(outfile *f, chakra_error *err) {
   uint64_t r = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^ ((uint64_t)getpid() << 40) ^
                (counter++ * 0x9e3779b97f4a7c15ull);
   char *x = f->tmp + strlen(f->tmp) - 6;
-  int e = EEXIST;
+  int e = EEXIST, closed = 0;
   for (int attempt = 0; attempt < 1000 && e == EEXIST; attempt++) {
     for (int i = 0; i < 6; i++) {
       r = r * 6364136223846793005ull + 1442695040888963407ull;
       x[i] = chars[(r >> 33) % 62];
     }
-    /* A signal between creating the file and registering it would leave
-     * the file behind: the cleanup signals wait until both are done. */
-    sigset_t block, old;
-    sigemptyset(&block);
-    sigaddset(&block, SIGINT), sigaddset(&block, SIGTERM), sigaddset(&block, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &block, &old);
-    f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    e = f->fd < 0 ? errno : 0;
-    if (f->fd >= 0) f->reg = tmpreg_add(f->tmp);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    e = create_registered(f, &slot, &closed);
   }
+  slot_give(slot); /* not used */
   if (f->fd < 0) {
     free(f->tmp);
     f->tmp = NULL;
+    if (closed) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot create output: the program is being interrupted", f->path);
     return chakra_error_set(err, CHAKRA_EIO, "%s: cannot create output: %s", f->path, strerror(e));
   }
   return 0;
 }
 
-/* 1 if st is the file behind the process's standard output or error:
- * /dev/stdout, /dev/fd/1 or a shell redirection's file named again. */
-static int is_std_stream(const struct stat *st) {
+int outfile_is_std_stream(const struct stat *st) {
   struct stat o;
   for (int fd = 1; fd <= 2; fd++)
     if (fstat(fd, &o) == 0 && o.st_dev == st->st_dev && o.st_ino == st->st_ino) return fd;
   return 0;
 }
 
-/* The file a rename must replace for path: path itself, or the end of its
- * chain of symbolic links (which may not exist yet). NULL when out of
- * memory or the chain loops. */
-static char *final_target(const char *path) {
+char *outfile_final_target(const char *path) {
   char *cur = strdup(path);
   for (int depth = 0; cur && depth < 40; depth++) {
     struct stat st;
@@ -176,7 +277,7 @@ static int open_destination(outfile *f, const char *path, chakra_error *err) {
   if (stat(path, &st) == 0) {
     if (S_ISDIR(st.st_mode))
       return chakra_error_set(err, CHAKRA_EINVAL, "%s: is a directory, expected a file", path);
-    int std = is_std_stream(&st);
+    int std = outfile_is_std_stream(&st);
     if (std || !S_ISREG(st.st_mode)) {
       f->in_place = 1;
       f->fd = std ? std : open(path, O_WRONLY | O_CLOEXEC);
@@ -186,7 +287,10 @@ static int open_destination(outfile *f, const char *path, chakra_error *err) {
       return 0;
     }
   }
-  f->target = final_target(path);
+  int claimed = outset_claims(path, err);
+  if (claimed < 0) return claimed;
+  f->claimed = claimed;
+  f->target = outfile_final_target(path);
   if (!f->target)
     return chakra_error_set(err, CHAKRA_EIO, "%s: cannot resolve the symbolic link (a loop?)", path);
   return open_temp(f, err);
@@ -213,6 +317,7 @@ int outfile_open(outfile **out, const char *path, int gzip, chakra_error *err) {
     }
   }
   if (rc) {
+    f->claimed = 0; /* never started: nothing of the set is lost */
     outfile_discard(f);
     return rc;
   }
@@ -305,11 +410,13 @@ static void sync_directory(const char *target) {
 }
 
 /* Writes out everything and closes the file; a temporary stays where it
- * is until place(). sync: fsync a temporary before closing it (a parked
- * one is reopened for that); commit_all passes 0 and makes the whole batch
- * durable at once instead (durable_batch). */
+ * is until it is placed. sync: fsync a temporary before closing it (a
+ * parked one is reopened for that); batches pass 0 and make the whole
+ * batch durable at once instead (durable_batch). Finishing twice is
+ * finishing once. */
 static int finish(outfile *f, int sync, chakra_error *err) {
-  if (f->parked && !f->failed && !sync) return 0; /* already written out and closed */
+  if (f->finished) return 0;
+  if (f->parked && !f->failed && !sync) return f->finished = 1, 0; /* already written out and closed */
   if (f->parked && !f->failed) {
     f->fd = open(f->tmp, O_WRONLY | O_CLOEXEC);
     if (f->fd < 0) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot reopen the output: %s", f->path, strerror(errno));
@@ -333,7 +440,16 @@ static int finish(outfile *f, int sync, chakra_error *err) {
       rc = chakra_error_set(err, CHAKRA_EIO, "%s: write failed: %s", f->path, strerror(errno));
     f->fd = -1;
   }
+  if (!rc) f->finished = 1;
   return rc;
+}
+
+/* The temporary is gone (renamed, or removed): forget it. */
+static void forget_temp(outfile *f) {
+  tmpreg_remove(f->reg);
+  f->reg = NULL;
+  free(f->tmp);
+  f->tmp = NULL;
 }
 
 /* Renames a finished temporary into place (nothing to do in place). */
@@ -341,14 +457,11 @@ static int place(outfile *f, chakra_error *err) {
   if (f->in_place) return 0;
   if (rename(f->tmp, f->target) != 0)
     return chakra_error_set(err, CHAKRA_EIO, "%s: cannot rename into place: %s", f->path, strerror(errno));
-  tmpreg_remove(f->reg);
-  f->reg = NULL;
-  free(f->tmp);
-  f->tmp = NULL;
+  forget_temp(f);
   return 0;
 }
 
-int outfile_commit(outfile *f, chakra_error *err) {
+static int commit_now(outfile *f, chakra_error *err) {
   int rc = finish(f, 1, err);
   if (!rc) rc = place(f, err);
   if (!rc && !f->in_place) sync_directory(f->target);
@@ -469,23 +582,187 @@ static void sync_folders(char **dirs) {
   }
 }
 
-int outfile_commit_all(outfile **v, size_t n, chakra_error *err) {
+/* ---- placing a batch: all or none ------------------------------------------
+ *
+ * An existing regular file is exchanged with its replacement
+ * (renameat2 RENAME_EXCHANGE), so until the whole batch is in place the old
+ * file lives on under the temporary's name and can be put back. Where the
+ * file system cannot exchange, the replacement is renamed over it and a
+ * failed batch can only remove what it placed. Cleanup signals that come
+ * while the batch is being placed wait until it is (chakra_output_interrupt),
+ * so an interrupted program leaves either the old files or the new ones. */
+
+static int put_in_place(outfile *f, chakra_error *err) {
+  struct stat st;
+#ifdef RENAME_EXCHANGE
+  if (lstat(f->target, &st) == 0 && S_ISREG(st.st_mode)) {
+    if (renameat2(AT_FDCWD, f->tmp, AT_FDCWD, f->target, RENAME_EXCHANGE) == 0) {
+      f->placed = PLACED_SWAPPED;
+      return 0;
+    }
+    if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+      return chakra_error_set(err, CHAKRA_EIO, "%s: cannot rename into place: %s", f->path, strerror(errno));
+  }
+#else
+  (void)st;
+#endif
+  if (rename(f->tmp, f->target) != 0)
+    return chakra_error_set(err, CHAKRA_EIO, "%s: cannot rename into place: %s", f->path, strerror(errno));
+  f->placed = PLACED_NEW;
+  return 0;
+}
+
+/* Undoes put_in_place: the old file back under its name, the replacement
+ * back under the temporary's (removed with it). */
+static void put_back(outfile *f) {
+#ifdef RENAME_EXCHANGE
+  if (f->placed == PLACED_SWAPPED) (void)renameat2(AT_FDCWD, f->target, AT_FDCWD, f->tmp, RENAME_EXCHANGE);
+#endif
+  if (f->placed == PLACED_NEW) (void)unlink(f->target);
+  f->placed = PLACED_NONE;
+}
+
+/* After the whole batch is in place: an exchanged temporary now holds the
+ * old file, which goes. */
+static void settle(outfile *f) {
+  if (f->placed == PLACED_SWAPPED) (void)unlink(f->tmp);
+  forget_temp(f);
+}
+
+static int place_all(outfile **v, size_t n, chakra_error *err) {
+  placing_begin();
+  int rc = 0;
+  size_t k = 0;
+  for (; k < n && !rc; k++)
+    if (!v[k]->in_place) rc = put_in_place(v[k], err);
+  if (rc) /* v[k - 1] failed */
+    for (size_t i = k - 1; i-- > 0;) put_back(v[i]);
+  placing_end();
+  for (size_t i = 0; i < n && !rc; i++)
+    if (!v[i]->in_place) settle(v[i]);
+  return rc;
+}
+
+/* Below this many files, an fsync each costs less than syncing whole file
+ * systems, which also flushes whatever else is being written there. */
+#define SMALL_BATCH 8
+
+/* Commits finished or unfinished files v[0..n) all or none; frees them. */
+static int commit_batch(outfile **v, size_t n, chakra_error *err) {
   int rc = 0;
   for (size_t i = 0; i < n && !rc; i++) rc = finish(v[i], 0, err);
   char **dirs = rc ? NULL : batch_folders(v, n);
   if (!rc && !dirs) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   if (!rc) {
-    int whole = sync_filesystems(dirs, err);
+    int whole = n > SMALL_BATCH ? sync_filesystems(dirs, err) : 0;
     rc = whole < 0 ? whole : whole ? 0 : sync_files(v, n, err);
   }
-  size_t placed = 0;
-  for (; placed < n && !rc; placed++) rc = place(v[placed], err);
-  if (rc) /* all or none: what was renamed already goes again */
-    for (size_t i = 0; i + 1 < placed; i++)
-      if (!v[i]->in_place) unlink(v[i]->target);
+  if (!rc) rc = place_all(v, n, err);
   if (!rc) sync_folders(dirs);
   free_folders(dirs);
-  for (size_t i = 0; i < n; i++) outfile_discard(v[i]);
+  for (size_t i = 0; i < n; i++) {
+    v[i]->held = 0;
+    v[i]->claimed = 0; /* committed or given up with the batch: not lost */
+    outfile_discard(v[i]);
+  }
+  return rc;
+}
+
+int outfile_commit_held(outfile **v, size_t n, chakra_error *err) { return commit_batch(v, n, err); }
+
+/* ---- groups ----------------------------------------------------------------- */
+
+typedef struct group {
+  outfile **v;
+  size_t n, cap;
+  int depth;  /* open groups of this thread (nested ones join the outermost) */
+  int failed; /* an inner group ended without success, or holding failed */
+} group;
+
+static _Thread_local group tgroup;
+
+/* Whether a commit of f holds it (a group's or the program's set) rather
+ * than placing it now. */
+static int held_at_commit(const outfile *f) { return !f->in_place && (tgroup.depth > 0 || f->claimed); }
+
+/* Takes a finished f into the thread's group or the program's set. */
+static int hold(outfile *f, chakra_error *err) {
+  free(f->buf);
+  f->buf = NULL;
+  if (!tgroup.depth) {
+    f->held = 1;
+    outset_hold(f);
+    return 0;
+  }
+  if (tgroup.n == tgroup.cap) {
+    size_t cap = tgroup.cap ? 2 * tgroup.cap : 8;
+    outfile **v = realloc(tgroup.v, cap * sizeof *v);
+    if (!v) {
+      tgroup.failed = 1;
+      outfile_discard(f);
+      return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    }
+    tgroup.v = v, tgroup.cap = cap;
+  }
+  f->held = 1;
+  tgroup.v[tgroup.n++] = f;
+  return 0;
+}
+
+int outfile_commit(outfile *f, chakra_error *err) {
+  if (!held_at_commit(f)) return commit_now(f, err);
+  int rc = finish(f, 0, err);
+  if (rc) {
+    outfile_discard(f);
+    return rc;
+  }
+  return hold(f, err);
+}
+
+int outfile_commit_all(outfile **v, size_t n, chakra_error *err) {
+  size_t now = 0;
+  int rc = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!held_at_commit(v[i])) {
+      v[now++] = v[i];
+      continue;
+    }
+    if (!rc) rc = finish(v[i], 0, err);
+    if (rc) outfile_discard(v[i]);
+    else rc = hold(v[i], err);
+  }
+  if (!rc) return now ? commit_batch(v, now, err) : 0;
+  for (size_t i = 0; i < now; i++) outfile_discard(v[i]);
+  if (tgroup.depth) tgroup.failed = 1;
+  return rc;
+}
+
+int outfile_group_begin(chakra_error *err) {
+  (void)err;
+  tgroup.depth++;
+  return 0;
+}
+
+int outfile_group_end(int ok, chakra_error *err) {
+  if (!ok) tgroup.failed = 1;
+  if (--tgroup.depth > 0) return 0;
+  group g = tgroup;
+  memset(&tgroup, 0, sizeof tgroup);
+  if (g.failed) {
+    for (size_t i = 0; i < g.n; i++) {
+      g.v[i]->held = 0; /* a claimed output that never reaches the set: lost */
+      outfile_discard(g.v[i]);
+    }
+    free(g.v);
+    return ok ? chakra_error_set(err, CHAKRA_ENOMEM, "out of memory") : 0;
+  }
+  /* the program's outputs go on to its set; the others go in place now */
+  size_t now = 0;
+  for (size_t i = 0; i < g.n; i++)
+    if (g.v[i]->claimed) outset_hold(g.v[i]);
+    else g.v[now++] = g.v[i];
+  int rc = now ? commit_batch(g.v, now, err) : 0;
+  free(g.v);
   return rc;
 }
 
@@ -531,6 +808,7 @@ static int unpark(outfile *f, chakra_error *err) {
 
 void outfile_discard(outfile *f) {
   if (!f) return;
+  if (f->claimed && !f->held) outset_lost(f->path);
   if (f->gz) gzclose(f->gz);
   if ((!f->in_place || f->own_fd) && f->fd >= 0) close(f->fd);
   if (f->tmp) {
@@ -545,32 +823,3 @@ void outfile_discard(outfile *f) {
 }
 
 const char *outfile_path(const outfile *f) { return f->path; }
-
-int chakra_output_check(const char *path, const char *const *inputs, size_t n, chakra_error *err) {
-  if (!path || !*path) return chakra_error_set(err, CHAKRA_EINVAL, "output path is empty");
-  if (strcmp(path, "-") == 0) return 0;
-  struct stat st;
-  int exists = stat(path, &st) == 0;
-  if (exists && S_ISDIR(st.st_mode))
-    return chakra_error_set(err, CHAKRA_EINVAL, "%s: is a directory, expected a file", path);
-  if (exists && (!S_ISREG(st.st_mode) || is_std_stream(&st))) return 0; /* written in place */
-  for (size_t i = 0; exists && i < n; i++) {
-    struct stat in;
-    if (inputs[i] && strcmp(inputs[i], "-") != 0 && stat(inputs[i], &in) == 0 &&
-        in.st_dev == st.st_dev && in.st_ino == st.st_ino)
-      return chakra_error_set(err, CHAKRA_EINVAL,
-                              "%s: is the same file as the input %s; writing it would destroy the input",
-                              path, inputs[i]);
-  }
-  char *target = final_target(path);
-  if (!target) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot resolve the symbolic link (a loop?)", path);
-  char dir[PATH_MAX];
-  folder_of(target, dir);
-  free(target);
-  struct stat ds;
-  if (stat(dir, &ds) != 0 || !S_ISDIR(ds.st_mode))
-    return chakra_error_set(err, CHAKRA_EIO, "%s: folder %s does not exist", path, dir);
-  if (access(dir, W_OK | X_OK) != 0)
-    return chakra_error_set(err, CHAKRA_EIO, "%s: folder %s is not writable: %s", path, dir, strerror(errno));
-  return 0;
-}

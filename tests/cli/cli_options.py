@@ -38,6 +38,9 @@ OPTIONS = {
                     "--network-model", "--num-queues-per-dim", "--injection-scale", "--multidim-p2p"],
     ("stats",): ["--json", "--ignore-ctrl-deps", "--comm-group-configuration", "--no-checks"],
     ("gen", "microbench"): ["--coll", "--npus", "--size", "-o", "--output"],
+    ("gen", "dlrm"): ["--npus", "--batch", "--tables", "--rows", "--emb-dim", "--lookups", "--dense-features",
+                      "--bottom-mlp", "--top-mlp", "--dtype-bytes", "--peak-tflops", "--mem-bw", "--threads", "-o",
+                      "--output", "-q", "--quiet"],
     ("link",): ["--host", "--device", "-o", "--output", "--rank", "--thread-gap-us", "--allow-partial", "--threads",
                 "-q", "--quiet"],
     ("convert", "pytorch"): ["-o", "--output", "--comm-groups", "--compat", "--log", "--p2p-missing",
@@ -46,7 +49,7 @@ OPTIONS = {
     ("sim",): ["--workload-configuration", "--system-configuration", "--network-configuration",
                "--remote-memory-configuration", "--comm-group-configuration", "--network-model",
                "--num-queues-per-dim", "--injection-scale", "--rendezvous-protocol", "--multidim-p2p",
-               "--logging-folder", "--logging-configuration", "--comm-scale", "--compute-scale", "--report",
+               "--custom-collective-scaling", "--logging-folder", "--logging-configuration", "--comm-scale", "--compute-scale", "--report",
                "--timeline", "--threads", "--summary", "-q", "--quiet"],
     ("dot",): ["--around", "--depth", "--critical-path", "--collapse", "--max-nodes", "--graphml", "--rank",
                "--ignore-ctrl-deps", "--title", "-o", "--output"],
@@ -89,7 +92,7 @@ def test_help():
             check("%s %s: exit 0, usage on stdout, every option listed" % (name, form),
                   p.returncode == 0 and p.stdout.startswith("usage: chakra " + name) and not p.stderr
                   and not missing, "%d missing %s\n%s%s" % (p.returncode, missing, p.stdout, p.stderr))
-    for group, modes in (("convert", ("pytorch", "text")), ("gen", ("microbench",))):
+    for group, modes in (("convert", ("pytorch", "text")), ("gen", ("microbench", "dlrm"))):
         p = run(group, "--help")
         ok = p.returncode == 0 and all("usage: chakra %s %s" % (group, m) in p.stdout for m in modes)
         opts = set(o for m in modes for o in OPTIONS[(group, m)])
@@ -377,7 +380,8 @@ def test_messages_one_line_command_form(tmp, prefix):
 
 
 def test_scripts_refuse_what_they_do_not_know(tmp):
-    """scripts/test.sh --asan ran the plain suite, quickstart.sh --help ran
+    """scripts/test.sh --asan ran the plain suite (--werror goes with it),
+    quickstart.sh --help ran
     everything. Copies of the scripts run beside stubs of what they call."""
     root = os.path.join(tmp, "scripts-tree")
     bin_dir = os.path.join(root, "bin")
@@ -403,6 +407,9 @@ def test_scripts_refuse_what_they_do_not_know(tmp):
 
     p, ran = script("test.sh", "--asan")
     check("test.sh --asan builds with the sanitizers", p.returncode == 0 and "-DCHAKRA_SANITIZE=ON" in ran, ran)
+    p, ran = script("test.sh", "--werror", "--asan")
+    check("test.sh --werror --asan: both", p.returncode == 0 and "-DCHAKRA_SANITIZE=ON" in ran
+          and "-DCHAKRA_WERROR=ON" in ran, ran)
     for args in (["--bogus"], ["--sanitize", "extra"]):
         p, ran = script("test.sh", *args)
         check("test.sh %s: refused, nothing run" % " ".join(args),

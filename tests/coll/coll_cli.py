@@ -290,6 +290,26 @@ def test_check_names_file_node_and_key_of_each_problem():
     check("check: a dependency cycle is named", c.returncode == 1 and "cycle" in c.stdout, c.stdout)
 
 
+def test_check_applies_validates_graph_checks():
+    """issue 26 item 6: coll check called these sets sound; validate flags each."""
+    d = tmpdir("chkgraph")
+    recv = [msg(0, "recv", 0, 64, 0)]
+    comp = {"id": "0", "name": "c", "type": "COMP_NODE"}
+    cases = [("self", [msg(0, "send", 1, 64, 0, deps=[0])], "data dep on itself", 1),
+             ("missing", [msg(0, "send", 1, 64, 0, deps=[7])], "data dep 7 not found", 1),
+             ("dupid", [msg(0, "send", 1, 64, 0), comp], "duplicate node id", 1),
+             ("selfctrl", [dict(msg(0, "send", 1, 64, 0), ctrl_deps=["0"])], "warning: 1 control deps of nodes on themselves", 0),
+             ("absentctrl", [dict(msg(0, "send", 1, 64, 0), ctrl_deps=["9"])], "warning: 1 control deps on absent ids", 0)]
+    for name, rank0, what, status in cases:
+        pre = pack_set(d, name, [rank0, recv])
+        c, v = run("coll", "check", pre), run("validate", pre)
+        check("check %s: the line validate gives (%r), exit %d" % (name, what, status),
+              c.returncode == status and name + ".0.et: " in c.stdout and what in c.stdout
+              and what.replace("warning: ", "") in v.stdout, (c.returncode, c.stdout, v.stdout))
+        check("check %s: %s" % (name, "not called sound" if status else "still sound, with the warning"),
+              ("sound" in c.stdout) == (status == 0), c.stdout)
+
+
 # ---- from-msccl --------------------------------------------------------------
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -320,6 +340,61 @@ def test_msccl_compat_reproduces_the_reference_converter_byte_for_byte():
             open(os.path.join(d, "%s.%d.et" % (name, r)), "rb").read() ==
             open(os.path.join(src, "%s.%d.et" % (name, r)), "rb").read() for r in range(8))
         check("--compat: %s, all 8 ranks identical to the 2025-04 reference's bytes" % name, same, p.stderr)
+
+
+# SHA-256 (first 16 hex digits) of the files collectiveapi's 2025-04
+# converter (046d961, --coll_size 1048576) writes for the two fixtures,
+# which msccl-tools' recursive-doubling all-gather and halving-doubling
+# all-reduce examples produced (8 GPUs, 1 instance, instruction fusion off).
+NOP_REFERENCE = {
+    "allgather_recursive_doubling_n8": ("allgather", "14ee5dbd673f32bc e98785619fd7a2cd 5e288fecb6adb394 "
+                                        "df9047a6ad5b7f6b 192716b02862d221 b268daa26e292b01 342d38911298595f "
+                                        "05ba954095c697d9"),
+    "allreduce_halving_doubling_n8": ("allreduce", "218878de5712ef0d 1451d482b02ce11d 4ed5097a57b623b7 "
+                                      "f2a3ff7de38443f1 bf1c487dbc5c7ca7 18145aa92955a9b5 04e6fa3ab3e09503 "
+                                      "f6e6344b12590cfc"),
+}
+
+
+def reference_ids(xml_path):
+    """The ids the reference gives, per gpu: one per step in XML order, nops
+    included (which write no node), two for rrc (receive, reduce)."""
+    import xml.etree.ElementTree as ET
+    ids = {}
+    for g in ET.parse(xml_path).getroot().findall("gpu"):
+        nxt, out = 0, []
+        for tb in g.findall("tb"):
+            for st in tb.findall("step"):
+                t = st.get("type")
+                if t in ("s", "r"):
+                    out.append(nxt)
+                elif t == "rrc":
+                    out += [nxt, nxt + 1]
+                    nxt += 1
+                nxt += 1
+        ids[int(g.get("id"))] = out
+    return ids
+
+
+def test_msccl_compat_spends_ids_on_nop_steps_as_the_reference():
+    d = tmpdir("compatnop")
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+    for name, (coll, digests) in sorted(NOP_REFERENCE.items()):
+        xml = os.path.join(here, name + ".xml")
+        p = from_msccl(xml, os.path.join(d, name), "--compat")
+        want = reference_ids(xml)
+        got = {r: [int(n.get("id", "0")) for n in jsonl(os.path.join(d, "%s.%d.et" % (name, r)))[1]]
+               for r in range(8)} if p.returncode == 0 else {}
+        check("--compat %s: every rank's ids skip one per nop step, as the reference allocates" % name,
+              got == want and any(len(v) != v[-1] + 1 for v in want.values()), (p.stderr, got, want))
+        sums = " ".join(hashlib.sha256(open(os.path.join(d, "%s.%d.et" % (name, r)), "rb").read()).hexdigest()[:16]
+                        for r in range(8)) if p.returncode == 0 else ""
+        check("--compat %s: all 8 ranks byte-identical to the reference's (pinned digests)" % name,
+              sums == digests, sums)
+    ag, ar = (reference_ids(os.path.join(here, n + ".xml")) for n in sorted(NOP_REFERENCE))
+    check("the skipped ids pinned: all-gather rank 0 skips 4, rank 5 skips 0; all-reduce rank 0 skips 13, rank 5 skips 3",
+          ag[0] == [0, 1, 2, 3, 5, 6] and ag[5] == [1, 2, 3, 4, 5, 6] and
+          ar[0] == list(range(13)) + [14, 15] and ar[5] == [0, 1, 2] + list(range(4, 16)), (ag, ar))
 
 
 def test_msccl_ring_nofusion_and_fused_simulate_like_the_anchor():
@@ -762,6 +837,60 @@ def test_expand_algorithm_ets_from_msccl_as_a_prefix():
     p2, got = sim(out, PLAIN, RING8)
     check("a prefix of algorithm ETs made for 4 KiB is scaled to the collective's 1 MiB: 90,174 ns",
           p.returncode == 0 and got == {r: 90174 for r in range(8)}, (p.stderr, got, p2.stderr[-200:]))
+
+
+def coll_node(i, ctype, size, deps=()):
+    n = {"id": str(i), "name": "coll%d" % i, "type": "COMM_COLL_NODE",
+         "attr": [{"name": "is_cpu_op", "bool_val": False}, {"name": "comm_type", "int64_val": str(ctype)},
+                  {"name": "comm_size", "int64_val": str(size)}]}
+    if deps:
+        n["data_deps"] = [str(x) for x in deps]
+    return n
+
+
+def test_expand_custom_collective_scaling_scale_and_as_is_with_warnings():
+    # Issue 20 item 3: ETs made for one size expanding a collective of
+    # another, and of another type, are said so once per (ETs, collective,
+    # size); scale (the default) scales their messages, as-is keeps them.
+    d = tmpdir("xscale")
+    _, alg = gen(d, "allgather", "ring", 8, "1M")
+    mb = microbench(d, "allgather", 8, "64K")
+    head = "chakra coll expand: warning: allgather of 65536 bytes (node 0 of rank 0) expanded with the algorithm %s, " \
+           "made for allgather of 1048576 bytes: " % alg
+    times = {}
+    for mode, bytes_, tail in (("scale", 65536, "it runs scaled by 65536/1048576 (--custom-collective-scaling=scale)"),
+                               ("as-is", 1048576, "it runs as made, at 1048576 bytes (--custom-collective-scaling=as-is)")):
+        out = os.path.join(d, "x_" + mode)
+        p = run("coll", "expand", mb, "-o", out, "--algo", "allgather=" + alg, "--custom-collective-scaling", mode)
+        sizes = p.returncode or {attr(n, "comm_size") for n in jsonl(out + ".3.et")[1] if n["type"] == "COMM_SEND_NODE"}
+        _, got = sim(out, PLAIN, RING8)
+        times[mode] = got
+        check("expand --custom-collective-scaling=%s: sends of %d bytes, one warning line" % (mode, bytes_),
+              p.returncode == 0 and sizes == {bytes_} and p.stderr == head + tail + "\n", (p.stderr, sizes))
+    # 7 ring steps of floor(500 + bytes / 53.687) ns
+    check("expanded 64 KiB all-gather: 12,040 ns scaled, 140,217 ns as made",
+          times["scale"] == {r: 12040 for r in range(8)} and times["as-is"] == {r: 140217 for r in range(8)}, times)
+    _, a2a = gen(d, "alltoall", "direct", 8, "1M", name="a2a")
+    ar = microbench(tmpdir("xscale_ar"), "allreduce", 8, "1M")
+    p = run("coll", "expand", ar, "-o", os.path.join(d, "x_a2a"), "--algo", "allreduce=" + a2a)
+    check("an all-reduce expanded with an all-to-all algorithm: warned, same size, runs as made",
+          p.returncode == 0 and p.stderr == "chakra coll expand: warning: allreduce of 1048576 bytes (node 0 of rank 0) "
+          "expanded with the algorithm %s, made for alltoall of 1048576 bytes: another collective; it runs as made\n"
+          % a2a, p.stderr)
+    # ETs that record no size (the reference converter's, from-msccl
+    # --compat) are copied as made; two sizes cannot both be theirs
+    xml = write(os.path.join(d, "r.xml"), msccl_xml.ring_allreduce(8))
+    compat = os.path.join(d, "compat")
+    p = run("coll", "from-msccl", xml, "--size", "1M", "--compat", "-o", compat)
+    assert p.returncode == 0, p.stderr
+    two = pack_set(d, "two", [[coll_node(1, 0, 1048576), coll_node(2, 0, 65536, [1])]] * 8)
+    p = run("coll", "expand", two, "-o", os.path.join(d, "x_two"), "--algo", compat)
+    sizes = p.returncode or sorted({attr(n, "comm_size") for n in jsonl(os.path.join(d, "x_two.0.et"))[1]
+                                    if n["type"] == "COMM_SEND_NODE"})
+    check("ETs without a size: expanded as made for both all-reduces, the second size warned about",
+          p.returncode == 0 and sizes == [131072] and p.stderr == "chakra coll expand: warning: allreduce of 65536 "
+          "bytes (node 2 of rank 0) expanded with the algorithm %s, made for allreduce of a size it does not record "
+          "(no \"size\" metadata), and it also runs 1048576 bytes: it runs as made\n" % compat, (p.stderr, sizes))
 
 
 def test_expand_refuses_bad_rules_and_disagreeing_ranks():

@@ -2,7 +2,7 @@
  *
  * The input is text, one option a line, "name value" as on the command
  * line without the dashes ("num-stacks 4294967297", "model-type moe",
- * "micro-batch -1"); unknown lines are ignored, numbers are read whole
+ * "micro-batch -1", "phase 2" for decode); unknown lines are ignored, numbers are read whole
  * (any 64-bit value, cut to the field's width as the library's callers
  * would not: the cut is part of what is tried). Properties:
  *   - chakra_synth_check() accepts, or refuses with CHAKRA_EINVAL and one
@@ -11,7 +11,8 @@
  *     not found");
  *   - a configuration it accepts whose workload is small (at most 64 block
  *     copies per stage, at most 4096 ranks) is written (two ranks), or
- *     refused only for --seed's tag limit; every rank file written loads
+ *     refused only for the tag limit (--seed, --stage-tag-base with
+ *     --stage-compat); every rank file written loads
  *     in the graph loader, with every comm_size and tensor_size at most
  *     2^63 - 1 and every comm_tag from 0 (nothing wrapped). */
 #include <ctype.h>
@@ -37,7 +38,7 @@ static void set_option(chakra_synth_config *c, char *name, char *value) {
 #define INT(n, f) {n, offsetof(chakra_synth_config, f), sizeof(int)}
       U64("num-stacks", num_stacks), U64("dmodel", dmodel), U64("dff", dff), U64("head", head),
       U64("kvhead", kvhead), U64("seq", seq), U64("dvocal", dvocal), U64("batch", batch),
-      U64("experts", experts), U64("kexperts", kexperts), U64("seed", tag_base), U32("dp", dp), U32("tp", tp),
+      U64("experts", experts), U64("kexperts", kexperts), U64("seed", tag_base), U64("stage-tag-base", tag_base), U32("dp", dp), U32("tp", tp),
       U32("sp", sp), U32("pp", pp), U32("ep", ep), U32("dtype-bytes", dtype_bytes), INT("tpsp", tpsp),
       INT("weight-sharded", weight_sharded), INT("mixed-precision", mixed_precision),
       INT("activation-recompute", activation_recompute), INT("stage-compat", stage_compat)};
@@ -52,6 +53,14 @@ static void set_option(chakra_synth_config *c, char *name, char *value) {
   }
   if (strcmp(name, "schedule") == 0) {
     c->schedule = (chakra_synth_schedule)(v % 3);
+    return;
+  }
+  if (strcmp(name, "order") == 0) {
+    c->order = (chakra_synth_order)(v % 2);
+    return;
+  }
+  if (strcmp(name, "phase") == 0) { /* out of the enum's range too: refused */
+    c->phase = (chakra_synth_phase)(int)v;
     return;
   }
   for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
@@ -86,13 +95,19 @@ static void expect_one_line_naming_an_option(const chakra_error *err, const char
   if (!strncmp(err->msg, "template", 8) || !strncmp(err->msg, "size expression", 15)) violated(what, err->msg);
 }
 
+static int is_moe(const chakra_synth_config *c) { return c->model_type && strcmp(c->model_type, "moe") == 0; }
+
+/* The ranks of an accepted configuration: ep multiplies them for moe, and
+ * always in STAGE's files (--stage-compat on the other models). */
+static uint64_t ranks_of(const chakra_synth_config *c) {
+  return (uint64_t)c->dp * c->tp * c->sp * c->pp * (is_moe(c) || c->stage_compat ? c->ep : 1);
+}
+
 /* Block copies per stage and ranks of an accepted configuration. */
 static int small(const chakra_synth_config *c) {
   uint64_t mb = c->micro_batch < 0 ? c->batch : (uint64_t)c->micro_batch;
-  int moe = c->model_type && strcmp(c->model_type, "moe") == 0;
-  uint64_t copies = c->num_stacks * (c->batch / mb) * (moe ? c->experts / c->ep + 1 : 1);
-  uint64_t ranks = (uint64_t)c->dp * c->tp * c->sp * c->pp * (moe ? c->ep : 1);
-  return copies <= 64 && ranks <= 4096;
+  uint64_t copies = c->num_stacks * (c->batch / mb) * (is_moe(c) ? c->experts / c->ep + 1 : 1);
+  return copies <= 64 && ranks_of(c) <= 4096;
 }
 
 static void expect_sane_rank(const char *path) {
@@ -108,8 +123,7 @@ static void expect_sane_rank(const char *path) {
 }
 
 static void write_two_ranks(chakra_synth_config *c) {
-  uint64_t ranks = (uint64_t)c->dp * c->tp * c->sp * c->pp *
-                   (c->model_type && strcmp(c->model_type, "moe") == 0 ? c->ep : 1);
+  uint64_t ranks = ranks_of(c);
   uint32_t list[2] = {0, (uint32_t)(ranks - 1)};
   c->ranks = list;
   c->n_ranks = ranks > 1 ? 2 : 1;
@@ -118,7 +132,7 @@ static void write_two_ranks(chakra_synth_config *c) {
   if (chakra_synth_write(c, prefix, NULL, &err)) {
     if (err.code == CHAKRA_ENOMEM) return;
     expect_one_line_naming_an_option(&err, "chakra_synth_write refused what chakra_synth_check accepted");
-    if (!strstr(err.msg, "--seed")) violated("chakra_synth_write refused what chakra_synth_check accepted", err.msg);
+    if (!strstr(err.msg, "--seed") && !strstr(err.msg, "--stage-tag-base")) violated("chakra_synth_write refused what chakra_synth_check accepted", err.msg);
     return;
   }
   char path[700];
@@ -140,6 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   chakra_synth_config c;
   chakra_synth_config_default(&c);
   c.num_stacks = 2, c.dmodel = 64, c.dff = 128, c.head = 8, c.kvhead = 8, c.seq = 32, c.dvocal = 64, c.batch = 4;
+  c.threads = 1; /* the files are the same on any number */
   parse(&c, text);
   chakra_error err = {0};
   if (chakra_synth_check(&c, &err)) expect_one_line_naming_an_option(&err, "chakra_synth_check");

@@ -25,8 +25,10 @@ by METADATA nodes):
   group_names_no_file  group "1" names rank 4 of a 4-rank workload
   unknown_pg_name      a pg_name the file does not define
   meta_member_missing  a METADATA group {0, 1, 2} whose rank 2 never issues
-Sound: disjoint_groups (two groups, one all-reduce each), meta_groups (a
-METADATA group), the shared STAGE traces with their comm-group file, and
+Sound: disjoint_groups (two groups, one all-reduce each), world_by_two_names
+(a group of every rank and "" used in opposite orders: the simulator runs
+both as the whole world, one stream sequence), meta_groups (a
+METADATA group), two shared STAGE sets with their comm-group file, and
 the workload of every reference simulation case in ../shared (with its
 groups): sim finishes all of them, so validate must accept each.
 A bad comm-group file is bad input for both (exit 2, one line).
@@ -37,12 +39,22 @@ in every timing):
                          start; the all-reduce (lower id) takes the slot and
                          waits for rank 1's, which waits for the send
   coll_holds_slot_later  the same after a shared compute parent
-  groups_take_slot_crossed  groups "1" and "2" (both ranks 0, 1), each rank
-                         making its own group's all-reduce the lower id
+  groups_take_slot_crossed  groups "1" and "2" (both ranks 0, 1 of 4), each
+                         rank making its own group's all-reduce the lower id
+  world_by_two_names_crossed  the same on two ranks: to the simulator both
+                         groups are the whole world, one sequence that the
+                         ranks disagree on
 Sound: send_first_sound (the send has the lower id), groups_take_slot_same.
 Rendezvous (--rendezvous-protocol=true given to both; a send waits for its
 receive): rdv_sends_first and rdv_send_holds_slot deadlock, rdv_recv_first
 does not.
+Pairing by issue order (the simulator pairs a group's collectives, and a
+key's messages with its receives, in the order each rank issues them, which
+timing decides where nothing orders them; validate once took the order of
+its own untimed run as that order and flagged sound workloads, such as the
+shared STAGE set gpt_dp1tp4pp2): coll_order_by_timing (rank 0's two
+all-reduces, the second by id ready first in every run) and
+recv_order_by_timing (the same for two receives of one key) are sound.
 Races (timing decides which of rank 0's send and all-reduce takes the slot):
 validate alone accepts both (exit 0: not certain either way); given
 --system-configuration and --network-configuration it simulates and must
@@ -90,6 +102,12 @@ def meta(i, groups):
             "inputs": {"values": "['%s']" % json.dumps(pgs)}}
 
 
+def timed(i, us, cpu):
+    """A compute node of `us` microseconds on the CPU or the GPU slot."""
+    return {"id": i, "name": "c%d" % i, "type": "COMP_NODE", "duration_micros": str(us),
+            "attr": [{"name": "is_cpu_op", "bool_val": cpu}]}
+
+
 # name: (whether sim finishes, ranks' nodes, comm-group file contents or None)
 GROUP_CASES = {
     "group_order_crossed": (False, [[allreduce(1, pg="1"), allreduce(2, [1], pg="2")],
@@ -110,11 +128,21 @@ GROUP_CASES = {
                                [allreduce(1, pg="2", size=4096)], [allreduce(1, pg="2", size=4096)]],
                         {"1": [0, 1], "2": [2, 3]}),
     "groups_take_slot_crossed": (False, [[allreduce(1, pg="1"), allreduce(2, pg="2", size=2048)],
-                                         [allreduce(1, pg="2", size=2048), allreduce(2, pg="1")]],
-                                 {"1": [0, 1], "2": [0, 1]}),
+                                         [allreduce(1, pg="2", size=2048), allreduce(2, pg="1")],
+                                         [allreduce(1, pg="3")], [allreduce(1, pg="3")]],
+                                 {"1": [0, 1], "2": [0, 1], "3": [2, 3]}),
+    # the same on two ranks: both groups are the whole world, whose
+    # collectives the simulator pairs in one sequence (1024 with 2048 bytes)
+    "world_by_two_names_crossed": (False, [[allreduce(1, pg="1"), allreduce(2, pg="2", size=2048)],
+                                           [allreduce(1, pg="2", size=2048), allreduce(2, pg="1")]],
+                                   {"1": [0, 1], "2": [0, 1]}),
     "groups_take_slot_same": (True, [[allreduce(1, pg="1"), allreduce(2, pg="2", size=2048)],
                                      [allreduce(1, pg="1"), allreduce(2, pg="2", size=2048)]],
                               {"1": [0, 1], "2": [0, 1]}),
+    # a group of every rank is the whole world to the simulator: it pairs
+    # rank 0's first all-reduce ("") with rank 1's (on "w")
+    "world_by_two_names": (True, [[allreduce(1), allreduce(2, [1], pg="w")],
+                                  [allreduce(1, pg="w"), allreduce(2, [1])]], {"w": [0, 1]}),
     "meta_groups": (True, [[meta(0, {"5": [0, 1], "6": [2, 3]}), allreduce(1, pg="5")],
                            [meta(0, {"5": [0, 1], "6": [2, 3]}), allreduce(1, pg="5")],
                            [meta(0, {"5": [0, 1], "6": [2, 3]}), allreduce(1, pg="6")],
@@ -129,9 +157,16 @@ EXPECT = {
     "group_names_no_file": ".groups.json: error: line 1: group \"1\" names rank 4, but the workload has 4 rank file(s)",
     "unknown_pg_name": ".0.et: node 1 (offset 8): error: pg_name '7' names no communicator group",
     "meta_member_missing": ".2.et: error: group 5: this rank has fewer collectives than rank 0",
+    "groups_take_slot_crossed": ".0.et: node 1 (offset 8): error: deadlock: group 1: collective #0 (ALL_REDUCE, 1024 "
+                                "bytes) holds the communication slot",
+    "world_by_two_names_crossed": ".1.et: node 1 (offset 8): error: group (every rank, any name: the simulator runs "
+                                  "them as one sequence): collective #0 is ALL_REDUCE of 2048 bytes, but rank 0 has "
+                                  "ALL_REDUCE of 1024 bytes (node 1)",
 }
 STAGE = os.path.join(SOURCE, "..", "shared", "data", "traces", "stage", "gpt_small_tponly_dp2tp4",
                      "gpt_small_tponly_dp2tp4")
+# pipeline and tensor parallelism: validate once flagged it (see above)
+STAGE_PP = os.path.join(SOURCE, "..", "shared", "data", "traces", "stage", "gpt_dp1tp4pp2", "gpt_dp1tp4pp2")
 
 
 CASES = {
@@ -145,6 +180,16 @@ CASES = {
     "coll_holds_slot_later": (False, [[node(1, "COMP_NODE"), allreduce(2, [1]), send(3, 1, [1])],
                                       [recv(1, 0), allreduce(2, [1])]]),
     "send_first_sound": (True, [[send(1, 1), allreduce(2)], [recv(1, 0), allreduce(2, [1])]]),
+    # rank 0's all-reduce 4 (after a small message) is issued before 3
+    # (after 1 ms of compute) in every run, so it pairs with rank 1's first
+    # and the send that rank 1's second waits for follows it
+    "coll_order_by_timing": (True, [[timed(1, 1000, False), recv(2, 1, size=128), allreduce(3, [1]),
+                                     allreduce(4, [2]), send(5, 1, [4])],
+                                    [send(1, 0, size=128), allreduce(2), recv(3, 0), allreduce(4, [3])]]),
+    # the same with two receives of one key: 4 gets rank 1's first message
+    "recv_order_by_timing": (True, [[timed(1, 1000, False), recv(2, 1, [1]), recv(3, 1, size=128), recv(4, 1, [3]),
+                                     send(5, 1, [4])],
+                                    [send(1, 0, size=128), send(2, 0), recv(3, 0), send(4, 0, [3])]]),
 }
 # Deadlocks only under --rendezvous-protocol=true (given to both tools):
 # name: (whether sim finishes with it, ranks' nodes)
@@ -153,12 +198,6 @@ RENDEZVOUS = {
     "rdv_send_holds_slot": (False, [[send(1, 1), allreduce(2)], [allreduce(1), recv(2, 0, [1])]]),
     "rdv_recv_first": (True, [[recv(1, 1), send(2, 1, [1])], [send(1, 0), recv(2, 0, [1])]]),
 }
-
-
-def timed(i, us, cpu):
-    """A compute node of `us` microseconds on the CPU or the GPU slot."""
-    return {"id": i, "name": "c%d" % i, "type": "COMP_NODE", "duration_micros": str(us),
-            "attr": [{"name": "is_cpu_op", "bool_val": cpu}]}
 
 
 def slot_race(cpu_us, gpu_us):
@@ -205,10 +244,11 @@ def main():
         rdv = ["--rendezvous-protocol=true"]
         cases.update({n: (1 - sound, sound, r, None, rdv) for n, (sound, r) in RENDEZVOUS.items()})
         cases.update({n: (0, sound, r, None, []) for n, (sound, r) in RACES.items()})
-        if os.path.exists(STAGE + ".0.et"):
-            cases["stage_shared_with_groups"] = (0, True, STAGE, STAGE + ".json", [])
-        else:
-            print("skip: stage_shared_with_groups (no ../shared STAGE traces)")
+        for name, prefix in (("stage_shared_with_groups", STAGE), ("stage_pipeline_with_groups", STAGE_PP)):
+            if os.path.exists(prefix + ".0.et"):
+                cases[name] = (0, True, prefix, prefix + ".json", [])
+            else:
+                print("skip: %s (no ../shared STAGE traces)" % name)
         for name, (want_v, sound, ranks, groups, opt) in cases.items():
             prefix = ranks if isinstance(ranks, str) else write(d, name, ranks)
             npus = 8 if isinstance(ranks, str) else len(ranks)

@@ -285,8 +285,11 @@ def test_stall_names_stuck_nodes_and_aborts():
     # Rank 0 waits for a message rank 1 never sends (validation skipped).
     write_set(prefix, 2, lambda r: [node(1, "COMM_COLL_NODE", comm_type=0, comm_size=256)] +
               ([node(9, "COMM_RECV_NODE", deps=[1], comm_src=1, comm_size=128, comm_tag=3)] if r == 0 else []))
-    p = mpirun(2, prefix, "--no-validate", "--timeout", "2", timeout=120)
+    rep = os.path.join(d, "stall.json")
+    p = mpirun(2, prefix, "--no-validate", "--timeout", "2", "--report", rep, timeout=120)
     check(p.returncode != 0, "stall: exit 0")
+    check(os.path.exists(rep) and json.load(open(rep)).get("stuck"),
+          "stall: the report (with the stuck ranks) is in place before the job is aborted")
     check("rank 0: 1 of 2 nodes done; issued and unfinished: 9 (recv from 1)" in p.stderr,
           "stall: rank 0's stuck node not named:\n%s" % p.stderr[-2000:])
     check("rank 1: finished" in p.stderr, "stall: rank 1's line missing")
@@ -389,6 +392,24 @@ def test_messages_once_and_in_the_command_form():
               "usage error %s: expected one line '%s...', got %s" % (args, want, lines))
 
 
+def test_outputs_over_rank_traces_are_refused():
+    """--report PREFIX.0.et and --timeline PREFIX.1.et replaced rank traces
+    (issue 26 item 3): now one line, exit 2, every file as it was."""
+    d = tempfile.mkdtemp(dir=BASE)
+    prefix = os.path.join(d, "ar")
+    subprocess.run([CHAKRA, "gen", "microbench", "--coll", "all_reduce", "--npus", "2", "--size", "1K", "-o", prefix],
+                   check=True)
+    before = {n: open(os.path.join(d, n), "rb").read() for n in os.listdir(d)}
+    for opt, target in (("--report", prefix + ".0.et"), ("--timeline", prefix + ".1.et")):
+        p = mpirun(2, prefix, opt, target, timeout=120)
+        check(p.returncode == 2, "%s over a rank trace: exit 2 (got %d)" % (opt, p.returncode))
+        lines = replay_lines(p.stderr)
+        check(len(lines) == 1 and lines[0].startswith("chakra replay: " + target + ": is the same file as the input"),
+              "%s over a rank trace: one line, once for the job, got %s" % (opt, lines))
+        after = {n: open(os.path.join(d, n), "rb").read() for n in os.listdir(d)}
+        check(after == before, "%s over a rank trace: every file unchanged, none added" % opt)
+
+
 def test_shared_traces():
     sh = shared_dir()
     if not sh:
@@ -421,7 +442,8 @@ def main():
                   test_job_size_mismatch, test_broken_set_fails_before_posting_on_every_rank,
                   test_stall_names_stuck_nodes_and_aborts, test_one_rank_cannot_allocate,
                   test_timeout_bounds_waits_for_other_ranks, test_duration_that_does_not_fit_nanoseconds,
-                  test_messages_once_and_in_the_command_form, test_shared_traces):
+                  test_messages_once_and_in_the_command_form, test_outputs_over_rank_traces_are_refused,
+                  test_shared_traces):
             if len(sys.argv) > 3 and sys.argv[3] not in t.__name__:
                 continue
             t0 = time.time()

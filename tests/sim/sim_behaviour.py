@@ -553,6 +553,58 @@ def test_custom_all_pairs_issue_order_on_aware_ring():
           p.returncode == 0 and got == want, "%d %s %s" % (p.returncode, got, p.stderr))
 
 
+def test_custom_collective_scaling_scale_and_as_is():
+    # Issue 20 item 3. A ring all-gather made by `coll gen` for 1 MiB, run
+    # as the custom all-gather of 8 NPUs on a ring (50 GB/s, 500 ns,
+    # unaware): 7 steps of floor(500 + bytes / 53.6870912) ns. Scaled (the
+    # default) 1 KiB takes 7 x 519 = 3,633 ns, 1 MiB 7 x 20,031 = 140,217,
+    # 64 MiB 7 x 1,250,500 = 8,753,500; as-is every size takes 140,217 ns,
+    # as in ASTRA-sim. A size other than 1 MiB is one warning line.
+    alg = os.path.join(tempfile.mkdtemp(prefix="alg-", dir=BASE), "ag")
+    p = subprocess.run([CHAKRA, "coll", "gen", "--coll", "allgather", "--algo", "ring", "--ranks", "8", "--size", "1M",
+                        "-o", alg], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    custom = dict(SYSTEM, **{"preferred-dataset-splits": 1, "all-gather-implementation-custom": [alg],
+                             "all-reduce-implementation-custom": [alg]})
+    want = {("scale", 1024): 3633, ("scale", 1048576): 140217, ("scale", 67108864): 8753500,
+            ("as-is", 1024): 140217, ("as-is", 1048576): 140217, ("as-is", 67108864): 140217}
+    for (mode, size), t in sorted(want.items()):
+        c = Case(8, custom)
+        c.ranks(lambda r: [{"id": "5", "name": "ag", "type": "COMM_COLL_NODE",
+                            "attr": [{"name": "is_cpu_op", "bool_val": False}, attr_int("comm_type", 2),
+                                     attr_int("comm_size", size)]}])
+        p, got = c.run("--custom-collective-scaling=" + mode)
+        note = "" if size == 1048576 else (
+            "chakra sim: warning: allgather of %d bytes (node 5 of rank 0) runs the custom algorithm %s, made for "
+            "allgather of 1048576 bytes: %s\n" % (size, alg, "it runs scaled by %d/1048576 "
+                                                   "(--custom-collective-scaling=scale)" % size if mode == "scale"
+                                                   else "it runs as made, at 1048576 bytes "
+                                                   "(--custom-collective-scaling=as-is)"))
+        check("custom all-gather made for 1 MiB, %d bytes, %s: %d ns%s" % (size, mode, t, ", warned" if note else ""),
+              p.returncode == 0 and got == {r: (t, t) for r in range(8)} and p.stderr == note,
+              "%d %s %r" % (p.returncode, got, p.stderr))
+    # the all-gather algorithm as the all-reduce implementation: another
+    # collective, warned about once for the two all-reduces of one size
+    c = Case(8, custom)
+    c.ranks(lambda r: [allreduce(1, 1048576), allreduce(2, 1048576, [1])])
+    p, got = c.run()
+    check("an all-gather algorithm as the all-reduce implementation: one warning for two all-reduces",
+          p.returncode == 0 and len(got) == 8 and p.stderr == "chakra sim: warning: allreduce of 1048576 bytes (node 1 "
+          "of rank 0) runs the custom algorithm %s, made for allgather of 1048576 bytes: another collective; it runs "
+          "as made\n" % alg, p.stderr)
+    # compute scales too: coll gen's ring all-reduce (7 us reductions) made
+    # for 1 MiB, run at 2 MiB: 7 x (5,382 + 14,000) + 7 x 5,382 ns
+    alg_ar = os.path.join(os.path.dirname(alg), "ar")
+    p = subprocess.run([CHAKRA, "coll", "gen", "--coll", "allreduce", "--algo", "ring", "--ranks", "8", "--size", "1M",
+                        "-o", alg_ar], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    c = Case(8, dict(SYSTEM, **{"preferred-dataset-splits": 1, "all-reduce-implementation-custom": [alg_ar]}))
+    c.ranks(lambda r: [allreduce(1, 2097152)])
+    p, got = c.run()
+    check("ring all-reduce made for 1 MiB run at 2 MiB: messages and reductions doubled, 173,348 ns",
+          p.returncode == 0 and got == {r: (173348, 173348) for r in range(8)}, "%s %s" % (got, p.stderr))
+
+
 if __name__ == "__main__":
     BASE = tempfile.mkdtemp(prefix="chakra-sim-test-")
     try:

@@ -97,6 +97,17 @@ LIMITS = [
     (["--dff", "9223372036854775808"], ["--dff 9223372036854775808: at most 9223372036854775807"]),
     (["--seed", "18446744073709551615"], ["--seed 18446744073709551615: at most 2147483647"]),
     (["--seed", "2147483647", "--pp", "2", "--batch", "2"], ["--seed 2147483647", "at most 2147483646"]),
+    # STAGE's files (--stage-compat) take the same limits; its ranks count --ep always.
+    (["--stage-compat", "--dp", "16777216", "--tp", "16777216", "--ep", "16777216"],
+     ["--dp 16777216 x --tp 16777216 x --sp 1 x --pp 1 x --ep 16777216 is more than 16777216 ranks"]),
+    (["--stage-compat", "--num-stacks", "4194304", "--batch", "4398046511104", "--micro-batch", "1"],
+     ["--num-stacks x micro-batches is too large"]),
+    (["--stage-compat", "--stage-tag-base", "2147483647", "--pp", "2", "--batch", "2"],
+     ["--stage-tag-base 2147483647", "at most 2147483646"]),
+    (["--stage-compat", "--seed", "18446744073709551615"], ["--seed 18446744073709551615: at most 2147483647"]),
+    # A decode step's --seq is the cached context (Ctx): still named.
+    (["--phase", "decode", "--seq", "4611686018427387904"], ["--seq 4611686018427387904",
+                                                              "at most 9223372036854775807"]),
 ]
 
 

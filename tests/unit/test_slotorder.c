@@ -1,5 +1,6 @@
 /* test_slotorder.c - pins the orders the communication slot imposes in
- * every timing (lib/analyze/slotorder.h) on small hand-drawn ranks. */
+ * every timing, and the places in a group or key they give a node
+ * (lib/analyze/slotorder.h), on small hand-drawn ranks. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,10 +76,34 @@ static void test_siblings_chain_in_id_order(void **state) {
   so_free(&o);
 }
 
+/* Class A: 0 (slot, no parents), 2 (slot, after compute 1), 3 (slot,
+ * after 2); 6 (slot, after compute 5, which has no parents either). Class
+ * B: receives 4 (no parents) and 7 (after 1). 0 goes before 2 (slot order)
+ * and 3 after 2, so they are the 0th, 1st and 2nd of A in every run; 6 is
+ * after 0 (0 has no parents) but unordered with 2 and 3: at least the 1st.
+ * The receives are unordered: each at least the 0th. Node 1 has no class. */
+static void test_places_count_what_goes_before_in_every_run(void **state) {
+  (void)state;
+  static const int par[8][3] = {{-1}, {-1}, {1, -1}, {2, -1}, {-1}, {-1}, {5, -1}, {1, -1}};
+  static const uint8_t slot[8] = {1, 0, 1, 1, 0, 0, 1, 0};
+  rank r;
+  build(&r, 8, par, slot);
+  so_order o;
+  assert_int_equal(so_compute(&o, r.n, r.id, r.child_off, r.children, r.slot), 0);
+  const uint64_t A = 7, B = 9, N = SO_NO_CLASS;
+  const uint64_t cls[8] = {A, N, A, A, B, N, A, B};
+  uint64_t ord[8];
+  assert_int_equal(so_ordinals(&o, r.n, r.child_off, r.children, cls, ord), 0);
+  static const uint64_t want[8] = {0, 0, 1, 2, 0, 0, 1, 0};
+  for (uint32_t i = 0; i < 8; i++) assert_int_equal(ord[i], want[i]);
+  so_free(&o);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_lower_id_ready_whenever_the_other_is_goes_first),
       cmocka_unit_test(test_siblings_chain_in_id_order),
+      cmocka_unit_test(test_places_count_what_goes_before_in_every_run),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
