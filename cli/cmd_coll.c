@@ -306,7 +306,12 @@ static int coll_expand(int argc, char **argv) {
     }
   x.rules = rules;
   uint64_t nodes = 0;
-  rc = chakra_coll_expand(pos.v[0], out, &x, &nodes, &err) ? cli_fail(&err) : 0;
+  chakra_set_options so = {.comm_groups = x.comm_groups};
+  chakra_set *in = cli_open_set(1, pos.v, &so);
+  if (!in) goto done;
+  rc = chakra_coll_expand_set(in, out, &x, &nodes, &err) ? cli_fail(&err) : 0;
+  if (!rc) cli_note_groups(in);
+  chakra_set_close(in);
 done:
   free(rules);
   cli_list_free(&algos);
@@ -320,13 +325,13 @@ static int coll_check(int argc, char **argv) {
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
-  char **paths;
-  int n = cli_expand_traces(pos.n, pos.v, &paths);
-  if (n < 0) return 2;
+  chakra_set *set = cli_open_set(pos.n, pos.v, NULL);
+  if (!set) return 2;
+  int n = (int)chakra_set_ranks(set);
   chakra_error err = {0};
   uint64_t problems = 0;
-  int rc = chakra_coll_check(paths, (uint32_t)n, print_problem, stdout, &problems, &err);
-  cli_free_paths(paths, n);
+  int rc = chakra_coll_check_set(set, print_problem, stdout, &problems, &err);
+  chakra_set_close(set);
   if (rc) return cli_fail(&err);
   if (problems) {
     printf("%d file(s): %llu problem(s)\n", n, (unsigned long long)problems);

@@ -2,6 +2,7 @@
  * over MPI (mpirun -np N chakra replay PREFIX) and measure it. Built only
  * when CMake finds MPI. */
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -164,11 +165,14 @@ static void rank_line(const char *head, const char *msg) {
   free(line);
 }
 
+/* Warnings and notes ("note: communicator groups from ..."), each under
+ * its own word. */
 static void on_warning(void *ctx, const chakra_problem *p) {
   (void)ctx;
-  char line[1400];
+  char line[1400], head[32];
   chakra_problem_format(p, line, sizeof line);
-  rank_line("warning: ", line);
+  snprintf(head, sizeof head, "%s: ", chakra_severity_name(p->severity));
+  rank_line(head, line);
 }
 
 static void print_results(const chakra_replay_result *r) {

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "chakra/error.h"
+#include "chakra/stream.h"
 #include "chakra/trace.h"
 
 #ifdef __cplusplus
@@ -121,6 +122,12 @@ CHAKRA_API int chakra_workload_writer_open(chakra_workload_writer **out, const c
 CHAKRA_API int chakra_workload_writer_open_paths(chakra_workload_writer **out, const char *const *paths,
                                                  uint32_t n, const chakra_workload_options *opt,
                                                  chakra_error *err);
+/* The same writing rank r to sinks[r] (chakra/stream.h; the array is
+ * copied): each rank's bytes reach its sink when the writer's budget or
+ * the commit pushes them out, in order; the commit flushes them all. Not
+ * atomic, as no sink is. */
+CHAKRA_API int chakra_workload_writer_open_sinks(chakra_workload_writer **out, const chakra_sink *sinks, uint32_t n,
+                                                 const chakra_workload_options *opt, chakra_error *err);
 
 /* Appends to rank's file. Each rank's first message must be its
  * GlobalMetadata, the rest Nodes (checked where the writer can see the

@@ -14,6 +14,7 @@
 
 #include "chakra/error.h"
 #include "chakra/export.h"
+#include "chakra/set.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -131,6 +132,10 @@ CHAKRA_API int chakra_coll_synth(const char *prefix, const chakra_coll_synth_opt
  * their count. Returns non-zero only when the files could not be read. */
 CHAKRA_API int chakra_coll_check(char *const *paths, uint32_t n, chakra_diag_fn diag, void *ctx,
                                  uint64_t *problems, chakra_error *err);
+/* The same over a trace set (chakra/set.h): problems name its ranks by
+ * chakra_set_rank_name(). */
+CHAKRA_API int chakra_coll_check_set(const chakra_set *set, chakra_diag_fn diag, void *ctx, uint64_t *problems,
+                                     chakra_error *err);
 
 /* One --algo rule of chakra_coll_expand(): collectives of type coll (-1 =
  * any) whose comm_size is within [min_size, max_size] and, when pg is set,
@@ -171,6 +176,11 @@ typedef struct chakra_coll_expand_options {
 CHAKRA_API int chakra_coll_expand(const char *workload_prefix, const char *out_prefix,
                                   const chakra_coll_expand_options *o, uint64_t *nodes_out,
                                   chakra_error *err);
+/* The same over a trace set (chakra/set.h), with the set's communicator
+ * groups (o->comm_groups is not read). chakra_coll_expand() opens
+ * workload_prefix with o->comm_groups. */
+CHAKRA_API int chakra_coll_expand_set(const chakra_set *in, const char *out_prefix,
+                                      const chakra_coll_expand_options *o, uint64_t *nodes_out, chakra_error *err);
 
 #ifdef __cplusplus
 }

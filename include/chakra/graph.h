@@ -93,6 +93,13 @@ typedef struct chakra_graph_options {
  * threads may use one at once. */
 CHAKRA_API int chakra_graph_load(chakra_graph **out, const char *path, const chakra_graph_options *opt,
                                  chakra_error *err);
+/* The same from a file, an open FILE* or bytes in memory
+ * (chakra/stream.h); path is then the input's name. A FILE* or buffer is
+ * borrowed: it must stay valid while chakra_graph_read_node() may be
+ * called. */
+CHAKRA_API int chakra_graph_load_input(chakra_graph **out, const chakra_input *in, const chakra_graph_options *opt,
+                                       chakra_error *err);
+
 /* Frees g and all its arrays. NULL is allowed. */
 CHAKRA_API void chakra_graph_free(chakra_graph *g);
 

@@ -48,6 +48,10 @@ CHAKRA_API void chakra_obfuscate_key(const void *data, size_t len, uint8_t key[1
 CHAKRA_API int chakra_obfuscate_stream(const char *in, chakra_writer *w, uint32_t rank,
                                        const chakra_obfuscate_options *o, chakra_obfuscate_stats *st,
                                        chakra_error *err);
+/* The same reading a file, FILE* or buffer (chakra/stream.h). */
+CHAKRA_API int chakra_obfuscate_input(const chakra_input *in, chakra_writer *w, uint32_t rank,
+                                      const chakra_obfuscate_options *o, chakra_obfuscate_stats *st,
+                                      chakra_error *err);
 
 /* ---- experimental tier (CHAKRA_EXPERIMENTAL, trace.h) --------------------- */
 #ifdef CHAKRA_EXPERIMENTAL

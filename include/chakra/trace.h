@@ -33,6 +33,7 @@
 #ifdef CHAKRA_EXPERIMENTAL
 #include "chakra/et_def.pb-c.h"
 #endif
+#include "chakra/stream.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,6 +53,11 @@ typedef struct chakra_reader_options {
  * opt may be NULL. On failure *out is NULL and err names file and offset. */
 CHAKRA_API int chakra_reader_open(chakra_reader **out, const char *path,
                                   const chakra_reader_options *opt, chakra_error *err);
+
+/* The same from a file, an open FILE* or bytes in memory (chakra/stream.h):
+ * chakra_reader_open() is this with a path. */
+CHAKRA_API int chakra_reader_open_input(chakra_reader **out, const chakra_input *in,
+                                        const chakra_reader_options *opt, chakra_error *err);
 
 /* Reads the next Node message without decoding it: returns 1 and the
  * message bytes (the reader's, valid until the next call), 0 at a clean
@@ -95,6 +101,10 @@ enum {
  * On failure *out is NULL. */
 CHAKRA_API int chakra_writer_open(chakra_writer **out, const char *path, int flags,
                                   chakra_error *err);
+/* The same writing to a FILE* or a callback (chakra/stream.h) as the
+ * bytes are made; chakra_writer_close() flushes. CHAKRA_WRITE_GZIP is
+ * refused (a file's name decides compression). */
+CHAKRA_API int chakra_writer_open_sink(chakra_writer **out, const chakra_sink *sink, int flags, chakra_error *err);
 /* Writes one serialized message (GlobalMetadata first, then Nodes) with
  * its length prefix. After a failure, give the writer up with
  * chakra_writer_discard(). */

@@ -1191,10 +1191,17 @@ static int write_nodes(conv *c, chakra_workload_writer *w, wpart *parts, int thr
   return rc;
 }
 
-/* The output (atomic, gzip) and the --log file. */
-static int open_outputs(conv *c, const char *out_path, chakra_workload_writer **w, outfile **logf) {
+/* Where the ET goes: a file (atomic, gzip by name) or a sink. */
+typedef struct cdest {
+  const char *path;
+  const chakra_sink *sink;
+} cdest;
+
+/* The output and the --log file. */
+static int open_outputs(conv *c, const cdest *to, chakra_workload_writer **w, outfile **logf) {
   *logf = NULL;
-  int rc = chakra_workload_writer_open_paths(w, &out_path, 1, NULL, c->err);
+  int rc = to->sink ? chakra_workload_writer_open_sinks(w, to->sink, 1, NULL, c->err)
+                    : chakra_workload_writer_open_paths(w, &to->path, 1, NULL, c->err);
   if (rc || !c->opt->log_path) return rc;
   rc = outfile_open(logf, c->opt->log_path, outfile_name_is_gzip(c->opt->log_path), c->err);
   if (rc) chakra_workload_writer_discard(*w);
@@ -1217,11 +1224,11 @@ static int close_outputs(chakra_workload_writer *w, outfile *logf, int rc, chakr
 }
 
 /* Metadata, then the nodes in order. */
-static int write_et(conv *c, const char *out_path) {
+static int write_et(conv *c, const cdest *to) {
   int threads = c->opt->threads > 0 ? c->opt->threads : (int)tasks_cpus();
   chakra_workload_writer *w;
   outfile *logf;
-  int rc = open_outputs(c, out_path, &w, &logf);
+  int rc = open_outputs(c, to, &w, &logf);
   if (rc) return rc;
   int np = threads < WRITE_THREADS ? threads : WRITE_THREADS;
   wpart *parts = calloc((size_t)np, sizeof *parts);
@@ -1276,7 +1283,7 @@ static void conv_free(conv *c) {
   free(c->pgs);
 }
 
-static int convert_loaded(conv *c, const char *out_path) {
+static int convert_loaded(conv *c, const cdest *to) {
   int rc = phase(c->opt, "index", 0, c->err);
   if (!rc) rc = build_index(c);
   if (!rc) rc = build_tree(c);
@@ -1295,9 +1302,34 @@ static int convert_loaded(conv *c, const char *out_path) {
   if (!rc) rc = prune_and_order(c);
   if (!rc) rc = phase(c->opt, "deps", 1, c->err);
   if (!rc) rc = phase(c->opt, "write", 0, c->err);
-  if (!rc) rc = write_et(c, out_path);
+  if (!rc) rc = write_et(c, to);
   if (!rc && c->opt->comm_groups_path) rc = write_groups(c, c->opt->comm_groups_path);
   if (!rc) rc = phase(c->opt, "write", 1, c->err);
+  return rc;
+}
+
+/* Parse, then convert and write (chakra_convert_pytorch after linking). */
+static int convert_input(const chakra_input *in, const cdest *to, const chakra_convert_options *opt,
+                         chakra_convert_report *rep, chakra_error *err) {
+  hostet_options ho = {.mode = HT_MODE_CONVERT,
+                       .versions = opt->compat ? HT_VERSIONS_REFERENCE : HT_VERSIONS_NEWER_OK,
+                       .threads = opt->threads,
+                       .diag = opt->diag,
+                       .diag_ctx = opt->diag_ctx};
+  hostet *h = NULL;
+  int rc = phase(opt, "parse", 0, err);
+  if (!rc) rc = hostet_read_input(&h, in, &ho, err);
+  if (!rc) rc = phase(opt, "parse", 1, err);
+  if (!rc) {
+    conv c = {.opt = opt, .rep = rep, .err = err, .h = h, .n = h->n, .compat = opt->compat};
+    rep->nodes_in = h->n;
+    rc = convert_loaded(&c, to);
+    rep->node_table_bytes = hostet_memory(h);
+    if (!rc) phase(opt, "free", 0, err);
+    conv_free(&c);
+  }
+  hostet_free(h);
+  if (!rc) phase(opt, "free", 1, err);
   return rc;
 }
 
@@ -1331,28 +1363,24 @@ int chakra_convert_pytorch(const char *in_path, const char *kineto_path, const c
     }
     in_path = linked;
   }
-  hostet_options ho = {.mode = HT_MODE_CONVERT,
-                       .versions = opt->compat ? HT_VERSIONS_REFERENCE : HT_VERSIONS_NEWER_OK,
-                       .threads = opt->threads,
-                       .diag = opt->diag,
-                       .diag_ctx = opt->diag_ctx};
-  hostet *h = NULL;
-  int rc = phase(opt, "parse", 0, err);
-  if (!rc) rc = hostet_read(&h, in_path, &ho, err);
-  if (!rc) rc = phase(opt, "parse", 1, err);
-  if (!rc) {
-    conv c = {.opt = opt, .rep = rep, .err = err, .h = h, .n = h->n, .compat = opt->compat};
-    rep->nodes_in = h->n;
-    rc = convert_loaded(&c, out_path);
-    rep->node_table_bytes = hostet_memory(h);
-    if (!rc) phase(opt, "free", 0, err);
-    conv_free(&c);
-  }
-  hostet_free(h);
-  if (!rc) phase(opt, "free", 1, err);
+  chakra_input in = {.path = in_path};
+  cdest to = {.path = out_path};
+  int rc = convert_input(&in, &to, opt, rep, err);
   if (linked) {
     unlink(linked);
     free(linked);
   }
   return rc;
+}
+
+int chakra_convert_pytorch_io(const chakra_input *in, const chakra_sink *out, const chakra_convert_options *opt,
+                              chakra_convert_report *rep, chakra_error *err) {
+  chakra_convert_options defaults = {0};
+  chakra_convert_report local;
+  chakra_error err_local;
+  if (!err) err = &err_local;
+  cdest to = {.sink = out};
+  if (!rep) rep = &local;
+  memset(rep, 0, sizeof *rep);
+  return convert_input(in, &to, opt ? opt : &defaults, rep, err);
 }

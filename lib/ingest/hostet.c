@@ -1365,9 +1365,9 @@ static int check_top(hparse *p) {
   return 0;
 }
 
-static int parse_sequential(hparse *p, const char *path) {
+static int parse_sequential(hparse *p, const chakra_input *input) {
   instream *in;
-  int rc = instream_open(&in, path, &p->err);
+  int rc = instream_open_input(&in, input, &p->err);
   if (rc) return rc;
   enum { CHUNK = 256 * 1024 };
   unsigned char *buf = malloc(CHUNK);
@@ -1392,7 +1392,7 @@ static int parse_sequential(hparse *p, const char *path) {
   free(buf);
   instream_close(in);
   if (rc) return rc;
-  if (!any) return chakra_error_set(&p->err, CHAKRA_EFORMAT, "%s: empty file", path);
+  if (!any) return chakra_error_set(&p->err, CHAKRA_EFORMAT, "%s: empty file", chakra_input_name(input));
   p->chunk_base = off;
   rc = finish_doc(p);
   return rc ? rc : check_top(p);
@@ -1696,7 +1696,13 @@ static int try_parallel(hostet *h, const char *path, const hostet_options *opt, 
 /* ------------------------------------------------------------------ API */
 
 int hostet_read(hostet **out, const char *path, const hostet_options *opt, chakra_error *err) {
+  chakra_input in = {.path = path};
+  return hostet_read_input(out, &in, opt, err);
+}
+
+int hostet_read_input(hostet **out, const chakra_input *input, const hostet_options *opt, chakra_error *err) {
   *out = NULL;
+  const char *path = chakra_input_name(input);
   hostet *h = calloc(1, sizeof *h);
   if (!h || !(h->path = strdup(path))) {
     free(h);
@@ -1705,13 +1711,13 @@ int hostet_read(hostet **out, const char *path, const hostet_options *opt, chakr
   int threads = opt->threads > 0 ? opt->threads : (int)tasks_cpus();
   if (threads > 64) threads = 64;
   int rc = 0, done = 0;
-  if (threads > 1 && strcmp(path, "-") != 0) rc = try_parallel(h, path, opt, threads, &done, err);
+  if (threads > 1 && input->path && strcmp(input->path, "-") != 0) rc = try_parallel(h, input->path, opt, threads, &done, err);
   if (!done) {
     hparse p;
     if (hparse_init(&p, path, opt, h, 0)) {
       rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
     } else {
-      rc = parse_sequential(&p, path);
+      rc = parse_sequential(&p, input);
       if (rc) {
         *err = p.err;
       } else {

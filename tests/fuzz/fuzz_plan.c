@@ -16,6 +16,7 @@
 
 #include "../../lib/replay/plan.h"
 #include "chakra/graph.h"
+#include "chakra/set.h"
 #include "fuzz_common.h"
 
 static void violated(const char *what, const char *detail) {
@@ -47,9 +48,14 @@ static void check_plan(const rp_plan *p, const chakra_graph *g) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char path[64];
   int fd = fuzz_input_file(data, size, path, sizeof path);
-  rp_plan p;
+  /* The input as every rank of the job; the planner loads rank 0. */
+  const char *paths[4] = {path, path, path, path};
+  chakra_set *set;
   chakra_error err = {0};
-  int rc = rp_plan_load(&p, path, 0, 4, NULL, NULL, &err);
+  if (chakra_set_open_files(&set, paths, 4, NULL, &err)) violated("a set of files did not open", err.msg);
+  rp_plan p;
+  int rc = rp_plan_load(&p, set, 0, NULL, NULL, &err);
+  chakra_set_close(set);
   chakra_graph *g = NULL;
   chakra_error gerr;
   if (chakra_graph_load(&g, path, NULL, &gerr)) g = NULL;

@@ -22,11 +22,14 @@
 #include <chakra/ingest.h>
 #include <chakra/json.h>
 #include <chakra/limits.h>
+#include <chakra/node.h>
 #include <chakra/obfuscate.h>
 #include <chakra/output.h>
 #include <chakra/plot.h>
+#include <chakra/set.h>
 #include <chakra/sim.h>
 #include <chakra/stats.h>
+#include <chakra/stream.h>
 #include <chakra/sweep.h>
 #include <chakra/synth.h>
 #include <chakra/timeline.h>
@@ -111,6 +114,36 @@ static void inspect(char **paths, chakra_graph **g) {
   ok("diff.h", chakra_diff_rank_equal(&d), "a trace equals itself");
   chakra_diff_rank_free(&d);
   done("diff.h");
+}
+
+/* set.h opens the ranks by prefix, node.h classifies a rank's node,
+ * stream.h reads the rank from memory. */
+static void through_the_set(void) {
+  chakra_set *s;
+  ok("set.h", chakra_set_open(&s, in_dir("mb"), NULL, &err) == 0 && chakra_set_ranks(s) == NPUS, "set open");
+  chakra_graph *g;
+  ok("set.h", chakra_set_load_rank(s, 1, NULL, &g, &err) == 0, "load rank 1");
+  done("set.h");
+  chakra_node_class c;
+  chakra_node_classify(&g->nodes[0], 1, NPUS, &c);
+  ok("node.h", c.kind == CHAKRA_KIND_COLL && c.category == CHAKRA_CAT_COMM && c.problems == 0, "an all-reduce");
+  done("node.h");
+  chakra_graph_free(g);
+  size_t n = 0;
+  char *bytes = NULL;
+  FILE *f = fopen(chakra_set_rank_path(s, 1), "rb");
+  if (f && fseek(f, 0, SEEK_END) == 0 && (n = (size_t)ftell(f)) > 0 && (bytes = malloc(n))) {
+    rewind(f);
+    if (fread(bytes, 1, n, f) != n) n = 0;
+  }
+  if (f) fclose(f);
+  chakra_set_close(s);
+  chakra_input in = {.data = bytes, .size = n, .name = "rank 1 in memory"};
+  ok("stream.h", chakra_graph_load_input(&g, &in, NULL, &err) == 0 && g->n == 1, "graph from memory");
+  ok("stream.h", strcmp(chakra_input_name(&in), "rank 1 in memory") == 0, "input name");
+  chakra_graph_free(g);
+  free(bytes);
+  done("stream.h");
 }
 
 static void draw(const chakra_graph *g) {
@@ -206,6 +239,7 @@ int main(int argc, char **argv) {
   chakra_graph *g;
   write_and_read(paths);
   inspect(paths, &g);
+  through_the_set();
   draw(g);
   chakra_graph_free(g);
   simulate();
