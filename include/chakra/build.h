@@ -11,9 +11,9 @@
  *                             PREFIX.<r>.et for every r, all or none, with a
  *                             bounded number of open descriptors whatever N.
  *
- * Attributes are packed through narrow views of AttributeProto's
- * descriptor (name, doc_string and the one value member), which gives the
- * same bytes as protobuf-c's full descriptor at a third of the work. */
+ * The builder encodes without protobuf-c structs (attributes as they are
+ * added, the node's other fields at put), byte for byte as protobuf-c
+ * packs the same message. */
 #ifndef CHAKRA_BUILD_H
 #define CHAKRA_BUILD_H
 
@@ -93,8 +93,9 @@ CHAKRA_API void chakra_builder_string_list(chakra_builder *b, const char *name, 
  * buffer keeps what was put before in every case. */
 CHAKRA_API int chakra_builder_put(chakra_builder *b, chakra_error *err);
 
-/* The message being built, as protobuf-c sees it (valid until the next
- * start), or NULL when none is started. */
+/* The message being built, as protobuf-c sees it: its bytes decoded
+ * (owned by b, valid until the next start), or NULL when none is started
+ * or memory ran out. */
 CHAKRA_API const ProtobufCMessage *chakra_builder_message(const chakra_builder *b);
 
 /* The framed messages put since the last clear (owned by b, valid until

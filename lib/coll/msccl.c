@@ -856,7 +856,7 @@ typedef struct mscratch {
   chakra_error err;
   conv c;
   coll_dag d;
-  coll_buf buf;
+  enc_buf buf;
 } mscratch;
 
 typedef struct mjob {
@@ -929,7 +929,7 @@ int msccl_write(mx *x, const mgpu **by_id, const chakra_coll_msccl_options *o, c
   if (!rc) rc = coll_set_fill(set, o->threads, msccl_rank, &j, err);
   for (unsigned t = 0; j.w && t < nt; t++) {
     coll_dag_free(&j.w[t].d);
-    coll_buf_free(&j.w[t].buf);
+    enc_buf_free(&j.w[t].buf);
     free(j.w[t].c.deps);
     free(j.w[t].c.work);
     free(j.w[t].c.ids);

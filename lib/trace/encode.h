@@ -63,9 +63,13 @@ void enc_append_framed(enc_buf *b, const void *msg, size_t len);
 /* ------------------------------------------------------------ varints */
 
 static inline size_t enc_vlen(uint64_t v) {
+#if defined(__GNUC__)
+  return (size_t)(63 - __builtin_clzll(v | 1)) / 7 + 1;
+#else
   size_t n = 1;
   while (v >= 0x80) v >>= 7, n++;
   return n;
+#endif
 }
 
 static inline uint8_t *enc_varint(uint8_t *p, uint64_t v) {
@@ -116,6 +120,14 @@ enum { ENC_CTRL_DEPS = 4, ENC_DATA_DEPS = 5 };
 
 static inline uint8_t *enc_node_id(uint8_t *p, uint64_t id) {
   if (!id) return p;
+  *p++ = 1 << 3;
+  return enc_varint(p, id);
+}
+
+/* The id even when it is 0 (08 00), which protobuf-c leaves out: chakra
+ * synth has always written its node 0 so, and its files stay byte for byte
+ * what they were. Readers see the same id either way. */
+static inline uint8_t *enc_node_id_always(uint8_t *p, uint64_t id) {
   *p++ = 1 << 3;
   return enc_varint(p, id);
 }
@@ -218,6 +230,15 @@ static inline uint8_t *enc_attr_head(uint8_t *p, int owner, const char *name, si
  * ENC_UINT64, ENC_BOOL with v 0 or 1). Bound: ENC_ATTR_MAX(nl, 10). */
 static inline uint8_t *enc_attr_varint(uint8_t *p, int owner, const char *name, size_t nl, unsigned key,
                                        uint64_t v) {
+  if (key < 0x80 && nl - 1 < 114) { /* every length is one byte: the common case, in fewer steps */
+    *p++ = (uint8_t)owner;
+    *p++ = (uint8_t)(3 + nl + enc_vlen(v));
+    *p++ = 1 << 3 | 2;
+    *p++ = (uint8_t)nl;
+    p = enc_copy(p, name, nl);
+    *p++ = (uint8_t)key;
+    return enc_varint(p, v);
+  }
   size_t kl = enc_vlen(key);
   p = enc_attr_head(p, owner, name, nl, enc_attr_name_len(nl) + kl + enc_vlen(v));
   p = enc_varint(p, key);

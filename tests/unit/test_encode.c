@@ -68,17 +68,14 @@ static char *rnd_str_or_null(pool *P) { return rnd() % 8 == 0 ? NULL : rnd_str(P
 
 /* ------------------------------------------------------------ expectations */
 
-/* protobuf-c's bytes for m, length prefix first. */
-static void want_bytes(tu_buf *w, const ProtobufCMessage *m) {
-  w->n = 0;
-  tu_put_msg(w, m);
-}
-
-static void assert_same(const uint8_t *got, size_t n, const tu_buf *want) {
-  if (n != want->n || memcmp(got, want->p, n) != 0) {
+/* Requires got[0..n) to be protobuf-c's packing of m, length prefix first. */
+static void assert_encodes(const uint8_t *got, size_t n, const ProtobufCMessage *m) {
+  tu_buf want = {0};
+  tu_put_msg(&want, m);
+  if (n != want.n || memcmp(got, want.p, n) != 0) {
     size_t i = 0;
-    while (i < n && i < want->n && got[i] == want->p[i]) i++;
-    fail_msg("encoder gave %zu bytes, protobuf-c %zu; first difference at byte %zu", n, want->n, i);
+    while (i < n && i < want.n && got[i] == want.p[i]) i++;
+    fail_msg("encoder gave %zu bytes, protobuf-c %zu; first difference at byte %zu", n, want.n, i);
   }
 }
 
@@ -224,40 +221,34 @@ static void test_random_node_structs_encode_as_protobuf_c_packs_them(void **stat
   (void)state;
   pool P = {0};
   enc_buf b = {0};
-  tu_buf want = {0};
   for (int i = 0; i < 20000; i++) {
     chakra_node n;
     rnd_node(&P, &n);
-    want_bytes(&want, &n.base);
     b.n = 0;
     size_t len = enc_message(&b, &n.base);
     assert_false(b.oom);
     assert_int_equal(len, protobuf_c_message_get_packed_size(&n.base));
-    assert_same(b.p, b.n, &want);
+    assert_encodes(b.p, b.n, &n.base);
     pool_free(&P);
   }
   enc_buf_free(&b);
-  tu_buf_free(&want);
 }
 
 static void test_random_metadata_structs_encode_as_protobuf_c_packs_them(void **state) {
   (void)state;
   pool P = {0};
   enc_buf b = {0};
-  tu_buf want = {0};
   for (int i = 0; i < 5000; i++) {
     chakra_metadata m = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
     m.version = rnd_str_or_null(&P);
     m.attr = rnd_attrs(&P, &m.n_attr);
     rnd_unknown(&P, &m.base);
-    want_bytes(&want, &m.base);
     b.n = 0;
     enc_message(&b, &m.base);
-    assert_same(b.p, b.n, &want);
+    assert_encodes(b.p, b.n, &m.base);
     pool_free(&P);
   }
   enc_buf_free(&b);
-  tu_buf_free(&want);
 }
 
 /* Messages that are not ET messages are still framed and packed. */
@@ -266,12 +257,9 @@ static void test_other_messages_are_packed_by_protobuf_c(void **state) {
   ChakraProtoMsg__Tensor t = CHAKRA_PROTO_MSG__TENSOR__INIT;
   t.tensor_id = 300, t.device = "cuda:0";
   enc_buf b = {0};
-  tu_buf want = {0};
-  want_bytes(&want, &t.base);
   enc_message(&b, &t.base);
-  assert_same(b.p, b.n, &want);
+  assert_encodes(b.p, b.n, &t.base);
   enc_buf_free(&b);
-  tu_buf_free(&want);
 }
 
 /* ------------------------------------------------------------ field writers */
@@ -351,7 +339,6 @@ static void test_random_nodes_written_field_by_field_match_protobuf_c(void **sta
   (void)state;
   pool P = {0};
   enc_buf b = {0};
-  tu_buf want = {0};
   for (int i = 0; i < 20000; i++) {
     chakra_node n = CHAKRA_PROTO_MSG__NODE__INIT;
     char *name = rnd_str(&P), *sfx = rnd() % 2 ? rnd_str(&P) : "";
@@ -387,19 +374,16 @@ static void test_random_nodes_written_field_by_field_match_protobuf_c(void **sta
     for (size_t k = 0; k < n.n_attr; k++)
       p = rnd_written_attr(&P, p, ENC_IN_NODE, n.attr[k] = pool_alloc(&P, sizeof(chakra_attr)));
     enc_done(&b, enc_frame_close(at, p));
-    want_bytes(&want, &n.base);
-    assert_same(b.p, b.n, &want);
+    assert_encodes(b.p, b.n, &n.base);
     pool_free(&P);
   }
   enc_buf_free(&b);
-  tu_buf_free(&want);
 }
 
 static void test_metadata_written_field_by_field_matches_protobuf_c(void **state) {
   (void)state;
   pool P = {0};
   enc_buf b = {0};
-  tu_buf want = {0};
   for (int i = 0; i < 5000; i++) {
     chakra_metadata m = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
     m.version = rnd_str(&P);
@@ -411,12 +395,10 @@ static void test_metadata_written_field_by_field_matches_protobuf_c(void **state
     for (size_t k = 0; k < m.n_attr; k++)
       p = rnd_written_attr(&P, p, ENC_IN_META, m.attr[k] = pool_alloc(&P, sizeof(chakra_attr)));
     enc_done(&b, enc_frame_close(at, p));
-    want_bytes(&want, &m.base);
-    assert_same(b.p, b.n, &want);
+    assert_encodes(b.p, b.n, &m.base);
     pool_free(&P);
   }
   enc_buf_free(&b);
-  tu_buf_free(&want);
 }
 
 /* ------------------------------------------------------------ the builder */
@@ -426,7 +408,6 @@ static void test_metadata_written_field_by_field_matches_protobuf_c(void **state
 static void test_random_built_nodes_match_protobuf_c(void **state) {
   (void)state;
   pool P = {0};
-  tu_buf want = {0};
   chakra_builder *bld;
   assert_int_equal(chakra_builder_new(&bld), 0);
   for (int i = 0; i < 5000; i++) {
@@ -478,14 +459,12 @@ static void test_random_built_nodes_match_protobuf_c(void **state) {
     }
     chakra_builder_clear(bld);
     assert_int_equal(chakra_builder_put(bld, NULL), 0);
-    want_bytes(&want, &n.base);
     size_t len;
     const uint8_t *got = chakra_builder_bytes(bld, &len);
-    assert_same(got, len, &want);
+    assert_encodes(got, len, &n.base);
     pool_free(&P);
   }
   chakra_builder_free(bld);
-  tu_buf_free(&want);
 }
 
 /* ------------------------------------------------------------ buffer */
