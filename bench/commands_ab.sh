@@ -5,7 +5,8 @@
 # large jobs, convert pytorch and text, pack) and the ingestion paths (link,
 # convert of a linked trace). For each: the fastest wall time and the
 # lowest CPU time (user + system) of REPEAT runs (default 5) of each binary,
-# and new / old ratios (below 1.00: the new binary is faster).
+# and new / old ratios (below 1.00: the new binary is faster). A command
+# that fails stops the script. ONLY=REGEX runs the cases whose name matches.
 #
 #   bench/commands_ab.sh OLD_CHAKRA NEW_CHAKRA
 #
@@ -49,6 +50,7 @@ run() {
     echo "skip $name (no shared data)"
     return
   fi
+  [[ "$name" =~ ${ONLY:-.} ]] || return 0
   local ow="" nw="" oc="" nc=""
   for _ in $(seq "$repeat"); do
     for side in old new; do
@@ -57,7 +59,11 @@ run() {
       local args=()
       for a in "$@"; do args+=("${a//@/$bin}"); done
       rm -rf "$work/out" && mkdir "$work/out"
-      /usr/bin/time -f "%e %U %S" -o "$work/t" "${args[@]}" > /dev/null 2>&1
+      if ! /usr/bin/time -f "%e %U %S" -o "$work/t" "${args[@]}" > /dev/null 2> "$work/err"; then
+        echo "$name: failed with $bin:" >&2
+        cat "$work/err" >&2
+        exit 1
+      fi
       local w u s
       read -r w u s < "$work/t"
       local c

@@ -12,7 +12,7 @@ shift
 case $minutes in '' | *[!0-9]*) echo "fuzz.sh: MINUTES must be a whole number" >&2; exit 2 ;; esac
 scripts/install-deps.sh
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(reader jsonize pack hostet link textwl msccl plot simsys simnet simmem commgroups links)
+[ ${#targets[@]} -eq 0 ] && targets=(reader jsonize encode pack hostet link textwl msccl plot simsys simnet simmem commgroups links)
 
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCHAKRA_SANITIZE=ON -DCHAKRA_FUZZ=ON >/dev/null
 cmake --build build-fuzz -j"$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null
@@ -21,6 +21,7 @@ shared=${CHAKRA_SHARED:-../shared}
 seed_corpus() { # TARGET DIR: checked-in seeds (hex decoded) and shared inputs
   local t=$1 dir=$2 src=$1
   [ "$t" = jsonize ] && src=reader
+  [ "$t" = encode ] && src=reader
   mkdir -p "$dir"
   for f in tests/fuzz/seeds/$src/* tests/fuzz/regressions/$src/*; do
     [ -f "$f" ] || continue
