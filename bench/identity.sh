@@ -35,6 +35,16 @@ printf 'HYBRID_DLRM\t1\t\t\n4\t\t\nE\t-1\t300\tALLTOALL\t98304\t300\tALLTOALL\t9
 $py tests/coll/msccl_xml.py 16 > "$in/ring16.xml"
 printf 'a fixed key\n' > "$in/key"
 "$old" gen microbench --coll all_reduce --npus 16 --size 1M -o "$in/mb" > /dev/null
+# the two-rank job of tests/ingest/e2e_two_ranks.py: NCCL kernels, send/recv,
+# a second thread, a stream synchronisation
+$py -c "
+import json, sys
+sys.path.insert(0, 'tests/ingest')
+import e2e_two_ranks as e
+for r in (0, 1):
+    h, k = e.make_rank(r)
+    json.dump(h, open('$in/h%d.json' % r, 'w')), json.dump(k, open('$in/k%d.json' % r, 'w'))
+"
 if [ -d "$tr" ]; then
   $py bench/ingest/gen_traces.py --source "$tr/pytorch-host/host_et.1.0.2-chakra.0.0.4.json" --scale 20 --linked \
     -o "$in/linked20.json"
@@ -149,6 +159,11 @@ case_ "link shared kineto pair" shared @ link --host "$tr/kineto-pair/simple_add
   --device "$tr/kineto-pair/simple_add.kineto.json.gz" -o out/l.json -q
 case_ "link shared kineto pair gz, threads 1" shared @ link --host "$tr/kineto-pair/simple_add.host_et.json.gz" \
   --device "$tr/kineto-pair/simple_add.kineto.json.gz" -o out/l.json.gz --threads 1 -q
+for r in 0 1; do
+  case_ "link two-rank job, rank $r" - @ link --host "$in/h$r.json" --device "$in/k$r.json" -o out/l.json -q
+  case_ "link + convert two-rank job, rank $r" - @ convert pytorch -o out/c.et --log out/c.log --comm-groups out/g.json \
+    -q "$in/h$r.json" "$in/k$r.json"
+done
 case_ "pack jsonize of chakra-real" shared @ pack -o out/p.et "$in/real.jsonl"
 case_ "obfuscate chakra-real, keyed" shared @ obfuscate --key "$in/key" --hash-strings --time-noise 5 -o out/o.et -q \
   "$tr/chakra-real/pytorch_converted.0.et"
