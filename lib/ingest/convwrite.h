@@ -1,0 +1,11 @@
+/* convwrite.h - the Chakra ET chakra convert pytorch writes, and its --log
+ * (private to lib/ingest): nodes built on several threads in rounds, in
+ * output order, through the workload writer (all or nothing). */
+#ifndef CHAKRA_INGEST_CONVWRITE_H
+#define CHAKRA_INGEST_CONVWRITE_H
+
+#include "convert.h"
+
+int conv_write_et(conv *c, const char *out_path);
+
+#endif
