@@ -48,6 +48,8 @@ for r in (0, 1):
 if [ -d "$tr" ]; then
   $py bench/ingest/gen_traces.py --source "$tr/pytorch-host/host_et.1.0.2-chakra.0.0.4.json" --scale 20 --linked \
     -o "$in/linked20.json"
+  $py bench/ingest/gen_traces.py --source "$tr/pytorch-host/host_et.1.0.2-chakra.0.0.4.json" --scale 400 --linked \
+    -o "$in/linked400.json" > /dev/null # 107 MB: parsed in parallel segments
   "$old" link --host "$tr/kineto-pair/simple_add.host_et.json.gz" --device "$tr/kineto-pair/simple_add.kineto.json.gz" \
     -o "$in/pair.linked.json" -q
   "$old" jsonize "$tr/chakra-real/pytorch_converted.0.et" > "$in/real.jsonl"
@@ -155,6 +157,8 @@ case_ "convert pytorch linked x20" shared @ convert pytorch -o out/c.et --log ou
   "$in/linked20.json"
 case_ "convert pytorch linked x20 --compat 1 thread" shared @ convert pytorch --compat --threads 1 -o out/c.et -q \
   "$in/linked20.json"
+case_ "convert pytorch linked x400, 4 threads (segments)" shared @ convert pytorch --threads 4 -o out/c.et \
+  --log out/c.log -q "$in/linked400.json"
 case_ "link shared kineto pair" shared @ link --host "$tr/kineto-pair/simple_add.host_et.json.gz" \
   --device "$tr/kineto-pair/simple_add.kineto.json.gz" -o out/l.json -q
 case_ "link shared kineto pair gz, threads 1" shared @ link --host "$tr/kineto-pair/simple_add.host_et.json.gz" \
