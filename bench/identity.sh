@@ -33,6 +33,7 @@ mkdir -p "$in"
 printf 'DATA\n2\nconv1 -1 5 ALLREDUCE 10 6 ALLTOALL 20 7 ALLREDUCE 100 1\nfc -1 8 NONE 0 9 NONE 0 10 ALLGATHER 50 1\n' > "$in/data.txt"
 printf 'HYBRID_DLRM\t1\t\t\n4\t\t\nE\t-1\t300\tALLTOALL\t98304\t300\tALLTOALL\t98304\t300\tNONE\t0\t98\nB0\t-1\t1280\tNONE\t0\t794\tNONE\t0\t896\tALLREDUCE\t13312\t13\nT0\t-1\t6400\tNONE\t0\t6400\tNONE\t0\t4480\tALLREDUCE\t1064960\t1065\nT1\t-1\t2560\tNONE\t0\t2560\tNONE\t0\t1792\tALLREDUCE\t524288\t524\n' > "$in/dlrm.txt"
 $py tests/coll/msccl_xml.py 16 > "$in/ring16.xml"
+$py tests/coll/msccl_xml.py 128 > "$in/ring128.xml" # 7.7 MB: parsed in parts
 printf 'a fixed key\n' > "$in/key"
 "$old" gen microbench --coll all_reduce --npus 16 --size 1M -o "$in/mb" > /dev/null
 # the two-rank job of tests/ingest/e2e_two_ranks.py: NCCL kernels, send/recv,
@@ -117,6 +118,7 @@ case_ "coll gen ring 64 chunks 4" - @ coll gen --coll allreduce --algo ring --ra
 case_ "coll gen direct 32 no COMP" - @ coll gen --coll allreduce --algo direct --ranks 32 --size 3M --reduce-bw 0 -o out/g
 case_ "coll gen dbt 64 threads 1" - @ coll gen --coll allreduce --algo dbt --ranks 64 --size 1G --threads 1 -o out/g
 case_ "coll from-msccl ring16" - @ coll from-msccl --size 1G -o out/m "$in/ring16.xml"
+case_ "coll from-msccl ring128, 4 threads (parts)" - @ coll from-msccl --size 1G --threads 4 -o out/m "$in/ring128.xml"
 case_ "coll from-msccl ring16 --compat" - @ coll from-msccl --size 1G --compat -o out/m "$in/ring16.xml"
 for x in tests/coll/data/*.xml; do
   case_ "coll from-msccl $(basename "$x")" - @ coll from-msccl --size 4M --embed-xml -o out/m "$PWD/$x"
