@@ -157,6 +157,9 @@ static int coll_synth(int argc, char **argv) {
        .def = "none", .file = CLI_FILE_OUT},
       {.name = "json", .kind = CLI_OPT_FLAG, .dest = &json, .help = "print one JSON object instead of text"},
       THREADS_OPT(&so.threads),
+      {.name = "max-memory", .kind = CLI_OPT_SIZE, .dest = CLI_INT(&so.max_memory), .metavar = "BYTES",
+       .help = "refuse at once a synthesis estimated to need more (K, M, G binary)",
+       .def = "what the process may use: physical memory, ulimit, cgroup"},
       {0}};
   const cli_command cmd = {.name = "coll synth", .max_args = 0, .about = synth_about, .opts = opts};
   cli_args pos;
@@ -178,14 +181,16 @@ static int coll_synth(int argc, char **argv) {
   }
   chakra_coll_synth_result r;
   if (chakra_coll_synth(prefix, &so, &r, &err)) return cli_fail(&err);
-  double out_bytes = (double)so.size * (so.coll == CHAKRA_COLL_ALLGATHER ? r.npus : 1);
+  double out_bytes = (double)r.chunk_bytes * (double)r.chunks; /* the output buffer the chunks fill */
+  uint64_t moved = r.chunk_bytes * (so.coll == CHAKRA_COLL_ALLGATHER ? r.chunks / r.npus : r.chunks);
   double algbw = r.collective_time_ns ? out_bytes / (double)r.collective_time_ns : 0;
   if (json) {
     printf("{\"collective\": \"%s\", \"npus\": %u, \"size\": %llu, \"chunks_per_npu\": %u, \"chunks\": %llu, "
-           "\"chunk_bytes\": %llu, \"seed\": %llu, \"links\": %llu, \"messages\": %llu, \"collective_time_ns\": %llu, "
+           "\"chunk_bytes\": %llu, \"moved_bytes\": %llu, \"seed\": %llu, \"links\": %llu, \"messages\": %llu, \"collective_time_ns\": %llu, "
            "\"algbw_GBps\": %.3f, \"synthesis_seconds\": %.6f}\n",
            chakra_coll_type_name(so.coll), r.npus, (unsigned long long)so.size, so.chunks_per_npu,
-           (unsigned long long)r.chunks, (unsigned long long)r.chunk_bytes, (unsigned long long)so.seed,
+           (unsigned long long)r.chunks, (unsigned long long)r.chunk_bytes, (unsigned long long)moved,
+           (unsigned long long)so.seed,
            (unsigned long long)r.links, (unsigned long long)r.messages, (unsigned long long)r.collective_time_ns,
            algbw, r.synthesis_seconds);
   } else {
@@ -194,13 +199,24 @@ static int coll_synth(int argc, char **argv) {
            (unsigned long long)r.messages);
     printf("collective time %llu ns (%.1f GB/s algorithmic), synthesised in %.3f s\n",
            (unsigned long long)r.collective_time_ns, algbw, r.synthesis_seconds);
+    if (moved != so.size)
+      printf("size %llu is not a multiple of its %llu chunks: chunk bytes rounded down as TACOS does, %llu bytes "
+             "moved\n", (unsigned long long)so.size, (unsigned long long)(moved / r.chunk_bytes),
+             (unsigned long long)moved);
   }
   return 0;
 }
 
+/* coll check's lines: problems as they are, warnings (which leave a set
+ * sound) marked so. */
 static void print_problem(void *ctx, const chakra_problem *p) {
-  char line[2048];
-  chakra_problem_format(p, line, sizeof line);
+  char line[2048], what[1024];
+  chakra_problem w = *p;
+  if (p->severity == CHAKRA_SEV_WARNING) {
+    snprintf(what, sizeof what, "warning: %s", p->what ? p->what : "");
+    w.what = what;
+  }
+  chakra_problem_format(&w, line, sizeof line);
   fprintf((FILE *)ctx, "%s\n", line);
 }
 
@@ -270,7 +286,12 @@ static int coll_expand(int argc, char **argv) {
     }
   x.rules = rules;
   uint64_t nodes = 0;
-  rc = chakra_coll_expand(pos.v[0], out, &x, &nodes, &err) ? cli_fail(&err) : 0;
+  chakra_set_options so = {.comm_groups = x.comm_groups};
+  chakra_set *in = cli_open_set(1, pos.v, &so);
+  if (!in) goto done;
+  rc = chakra_coll_expand_set(in, out, &x, &nodes, &err) ? cli_fail(&err) : 0;
+  if (!rc) cli_note_groups(in);
+  chakra_set_close(in);
 done:
   free(rules);
   cli_list_free(&algos);
@@ -284,13 +305,13 @@ static int coll_check(int argc, char **argv) {
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
-  char **paths;
-  int n = cli_expand_traces(pos.n, pos.v, &paths);
-  if (n < 0) return 2;
+  chakra_set *set = cli_open_set(pos.n, pos.v, NULL);
+  if (!set) return 2;
+  int n = (int)chakra_set_ranks(set);
   chakra_error err = {0};
   uint64_t problems = 0;
-  int rc = chakra_coll_check(paths, (uint32_t)n, print_problem, stdout, &problems, &err);
-  cli_free_paths(paths, n);
+  int rc = chakra_coll_check_set(set, print_problem, stdout, &problems, &err);
+  chakra_set_close(set);
   if (rc) return cli_fail(&err);
   if (problems) {
     printf("%d file(s): %llu problem(s)\n", n, (unsigned long long)problems);

@@ -1,7 +1,6 @@
 /* cmd_sim.c - chakra sim: ASTRA-sim-compatible simulation of per-rank ETs. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -139,28 +138,29 @@ static void print_rank(const chakra_sim_result *res, uint32_t r, int quiet) {
   chakra_sim_rank_lines(res, r, which, put_line, NULL);
 }
 
-static void print_summary(const chakra_sim_result *r) {
-  static const char *const names[CHAKRA_SIM_COLLS] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"};
-  uint32_t slowest = 0, done = 0;
-  uint64_t exposed = 0, gpu = 0;
-  for (uint32_t k = 0; k < r->npus; k++) {
-    const chakra_sim_rank *x = &r->ranks[k];
-    done += (uint32_t)x->finished;
-    if (x->finish_ns > r->ranks[slowest].finish_ns) slowest = k;
-    exposed += x->exposed_comm_ns;
-    gpu += x->busy_ns[CHAKRA_CAT_GPU];
-  }
-  const chakra_sim_rank *s = &r->ranks[slowest];
-  printf("\nsummary: %u of %u ranks finished; the last, rank %u, at %.3f us\n", done, r->npus, slowest,
-         (double)s->finish_ns / 1000.0);
-  printf("  mean exposed communication %.3f us, mean GPU compute %.3f us per rank\n",
-         (double)exposed / r->npus / 1000.0, (double)gpu / r->npus / 1000.0);
+/* ns as microseconds, exactly (a double would round above 2^53 ns). */
+static const char *us(uint64_t ns, char *buf, size_t size) {
+  snprintf(buf, size, "%llu.%03u", (unsigned long long)(ns / 1000), (unsigned)(ns % 1000));
+  return buf;
+}
+
+static void print_summary(const chakra_sim_result *r, const char *groups_beside) {
+  static const char *const names[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"};
+  chakra_sim_summary m;
+  chakra_sim_summarise(r, &m);
+  char a[32], b[32], g[32];
+  const chakra_sim_rank *s = &r->ranks[m.slowest_rank];
+  printf("\nsummary: %u of %u ranks finished; the last, rank %u, at %s us\n", m.finished, r->npus, m.slowest_rank,
+         us(s->finish_ns, a, sizeof a));
+  printf("  mean exposed communication %s us, mean GPU compute %s us per rank\n",
+         us(m.mean_exposed_comm_ns, b, sizeof b), us(m.mean_compute_ns, g, sizeof g));
   for (int c = 0; c < CHAKRA_SIM_COLLS; c++)
     if (s->coll_ops[c])
-      printf("  rank %u: %llu %s, %llu bytes, %.3f us in flight\n", slowest, (unsigned long long)s->coll_ops[c],
-             names[c], (unsigned long long)s->coll_bytes[c], (double)s->coll_ns[c] / 1000.0);
+      printf("  rank %u: %llu %s, %llu bytes, %s us in flight\n", m.slowest_rank, (unsigned long long)s->coll_ops[c],
+             names[c], (unsigned long long)s->coll_bytes[c], us(s->coll_ns[c], a, sizeof a));
   printf("  simulated %llu events and %llu messages in %.3f s\n", (unsigned long long)r->events,
          (unsigned long long)r->messages, r->wall_seconds);
+  if (*groups_beside) printf("  communicator groups from %s, found beside the traces\n", groups_beside);
 }
 
 /* Each loading thread takes rank after rank, each through tens of MiB of
@@ -191,9 +191,12 @@ static int print_progress(void *ctx, const char *phase, uint64_t done, uint64_t 
 }
 
 /* Configuration, workload, run: the library's three parts. */
-static int run(const sim_options *o, chakra_sim_result *res, chakra_error *err) {
+/* groups_beside (4096 bytes) receives the groups file found beside the
+ * traces, or "". */
+static int run(const sim_options *o, chakra_sim_result *res, char *groups_beside, chakra_error *err) {
+  *groups_beside = 0;
   memset(res, 0, sizeof *res);
-  chakra_sim_files files = {o->system, o->network, o->remote_memory, o->comm_groups};
+  chakra_sim_files files = {o->system, o->network, o->remote_memory, NULL}; /* groups: the trace set's */
   chakra_sim_config *cfg;
   int rc = chakra_sim_config_load(&cfg, &files, print_problem, NULL, err);
   if (rc) return rc;
@@ -204,20 +207,20 @@ static int run(const sim_options *o, chakra_sim_result *res, chakra_error *err) 
   p->rendezvous = o->rendezvous;
   p->multidim_full = o->multidim_full;
   p->custom_as_is = o->custom_as_is;
+  /* exactly one rank per NPU: a missing rank file, or more rank files
+   * than NPUs (the extra ranks would be ignored silently), is an error */
   uint32_t npus = chakra_topo_npus(chakra_sim_config_topo(cfg));
-  /* more rank files than NPUs: the extra ranks would be ignored silently */
-  char extra[4096];
-  struct stat st;
-  chakra_rank_path(extra, sizeof extra, o->workload, npus);
-  if (stat(extra, &st) == 0) {
-    chakra_sim_config_free(cfg);
-    return chakra_error_set(err, CHAKRA_EINVAL,
-                            "%s: the workload has more rank files than the network's %u NPUs (npus_count); its "
-                            "ranks %u and above would be ignored",
-                            extra, npus, npus);
-  }
-  chakra_sim_workload *w;
-  rc = chakra_sim_workload_load(&w, o->workload, npus, o->load_threads, print_problem, NULL, err);
+  char why[64];
+  snprintf(why, sizeof why, "the network has %u NPUs", npus);
+  chakra_set_options so = {.ranks = npus, .ranks_reason = why, .comm_groups = o->comm_groups};
+  chakra_set *set = NULL;
+  chakra_sim_workload *w = NULL;
+  rc = chakra_set_open(&set, o->workload, &so, err);
+  if (!rc) rc = chakra_sim_workload_load_set(&w, set, o->load_threads, print_problem, NULL, err);
+  if (!rc) cli_note_groups(set);
+  if (!rc && chakra_set_groups_origin(set) == CHAKRA_GROUPS_BESIDE)
+    snprintf(groups_beside, 4096, "%s", chakra_set_groups_path(set));
+  chakra_set_close(set);
   if (!rc) {
     int tty = isatty(2);
     chakra_sim_run_options ro = {.timeline = o->timeline, .logging_folder = o->logging_folder,
@@ -238,7 +241,8 @@ int cmd_sim(int argc, char **argv) {
   keep_freed_memory();
   chakra_sim_result res;
   chakra_error err = {0};
-  if (run(&a.o, &res, &err)) {
+  char groups_beside[4096];
+  if (run(&a.o, &res, groups_beside, &err)) {
     cli_error("%s", err.msg);
     chakra_sim_result_free(&res);
     return 2;
@@ -257,7 +261,7 @@ int cmd_sim(int argc, char **argv) {
     cli_error("%s", err.msg);
     status = 2;
   }
-  if (a.summary) print_summary(&res);
+  if (a.summary) print_summary(&res, groups_beside);
   if (res.n_stuck) {
     cli_error("%u of %u ranks did not finish (deadlock or unmatched communication):", res.npus - n, res.npus);
     for (uint32_t i = 0; i < res.n_stuck; i++) fprintf(stderr, "  %s\n", res.stuck[i]);

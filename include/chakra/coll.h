@@ -14,6 +14,7 @@
 
 #include "chakra/error.h"
 #include "chakra/export.h"
+#include "chakra/set.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -90,6 +91,8 @@ typedef struct chakra_coll_synth_options {
   unsigned threads;         /* ranks written at once; 0 = one per CPU (at most 8) */
   const char *xml_path;     /* also write the program as MSCCL-IR XML; NULL = no */
   const char *producer;     /* metadata producer, or NULL */
+  uint64_t max_memory;      /* bytes the synthesis may need (estimated before it starts; refused beyond);
+                               0 = what this process may use: physical memory, ulimit, cgroup */
 } chakra_coll_synth_options;
 
 typedef struct chakra_coll_synth_result {
@@ -106,8 +109,11 @@ typedef struct chakra_coll_synth_result {
 CHAKRA_API int chakra_coll_synth_check(const chakra_coll_synth_options *o, chakra_error *err);
 /* Synthesises the collective on the topology; writes PREFIX.<r>.et when
  * prefix is not NULL and the XML when o->xml_path is set (all or none of
- * each). Errors: an unreadable or bad topology, a size that is not a
- * multiple of the chunks, a graph some NPU cannot reach. */
+ * each). Chunk bytes are the size divided by the chunks, rounded down as
+ * TACOS does (r->chunk_bytes; the ETs' metadata size is what they move).
+ * Errors: an unreadable or bad topology, a size smaller than the chunks, a
+ * synthesis whose estimated memory exceeds o->max_memory (or what the
+ * process may use), a graph some NPU cannot reach. */
 CHAKRA_API int chakra_coll_synth(const char *prefix, const chakra_coll_synth_options *o,
                                  chakra_coll_synth_result *r, chakra_error *err);
 
@@ -118,6 +124,10 @@ CHAKRA_API int chakra_coll_synth(const char *prefix, const chakra_coll_synth_opt
  * their count. Returns non-zero only when the files could not be read. */
 CHAKRA_API int chakra_coll_check(char *const *paths, uint32_t n, chakra_diag_fn diag, void *ctx,
                                  uint64_t *problems, chakra_error *err);
+/* The same over a trace set (chakra/set.h): problems name its ranks by
+ * chakra_set_rank_name(). */
+CHAKRA_API int chakra_coll_check_set(const chakra_set *set, chakra_diag_fn diag, void *ctx, uint64_t *problems,
+                                     chakra_error *err);
 
 /* One --algo rule of chakra_coll_expand(): collectives of type coll (-1 =
  * any) whose comm_size is within [min_size, max_size] and, when pg is set,
@@ -158,6 +168,11 @@ typedef struct chakra_coll_expand_options {
 CHAKRA_API int chakra_coll_expand(const char *workload_prefix, const char *out_prefix,
                                   const chakra_coll_expand_options *o, uint64_t *nodes_out,
                                   chakra_error *err);
+/* The same over a trace set (chakra/set.h), with the set's communicator
+ * groups (o->comm_groups is not read). chakra_coll_expand() opens
+ * workload_prefix with o->comm_groups. */
+CHAKRA_API int chakra_coll_expand_set(const chakra_set *in, const char *out_prefix,
+                                      const chakra_coll_expand_options *o, uint64_t *nodes_out, chakra_error *err);
 
 #ifdef __cplusplus
 }

@@ -64,19 +64,22 @@ typedef struct chakra_graph {
   uint64_t self_ctrl_deps;     /* a node's control dep on itself: ignored */
   size_t unordered;            /* nodes on or behind a cycle (tolerant mode only) */
   uint64_t forward_deps;
-  chakra_metadata *metadata;   /* copy of the file's GlobalMetadata */
+  /* Copy of the file's GlobalMetadata: a chakra_metadata (experimental
+   * tier, trace.h); without it an incomplete type. */
+  struct ChakraProtoMsg__GlobalMetadata *metadata;
   struct idmap *idmap_;        /* private */
 } chakra_graph;
 
 typedef struct chakra_graph_options {
   int drop_missing_data_deps;  /* drop deps on absent ids (counted) */
   int ignore_ctrl_deps;        /* data deps only, as the mlcommons feeder reads */
-  /* Tolerant (validate) mode: every problem - duplicate ids, bad deps,
-   * cycles, unreadable attributes - goes to diag and loading goes on where
-   * it can; the graph is returned whenever it could be built, with bad deps
-   * dropped and cycle members appended to topo. Otherwise the first error
-   * fails the load (in err) and diag receives only warnings: one per kind
-   * of dependency the load ignored or dropped, with its count. */
+  /* Tolerant (validate, coll check) mode: every problem - duplicate ids,
+   * bad deps, cycles, unreadable attributes - goes to diag and loading goes
+   * on where it can; the graph is returned whenever it could be built, with
+   * bad deps dropped and cycle members appended to topo. Otherwise the
+   * first error fails the load (in err). In both modes diag then receives
+   * one warning per kind of dependency the load ignored or dropped, with
+   * its count. */
   int tolerant;
   chakra_diag_fn diag;         /* may be NULL */
   void *diag_ctx;
@@ -90,17 +93,18 @@ typedef struct chakra_graph_options {
  * threads may use one at once. */
 CHAKRA_API int chakra_graph_load(chakra_graph **out, const char *path, const chakra_graph_options *opt,
                                  chakra_error *err);
+/* The same from a file, an open FILE* or bytes in memory
+ * (chakra/stream.h); path is then the input's name. A FILE* or buffer is
+ * borrowed: it must stay valid while chakra_graph_read_node() may be
+ * called. */
+CHAKRA_API int chakra_graph_load_input(chakra_graph **out, const chakra_input *in, const chakra_graph_options *opt,
+                                       chakra_error *err);
+
 /* Frees g and all its arrays. NULL is allowed. */
 CHAKRA_API void chakra_graph_free(chakra_graph *g);
 
 /* Index of id, or UINT32_MAX. */
 CHAKRA_API uint32_t chakra_graph_find(const chakra_graph *g, uint64_t id);
-
-/* Re-reads node i from the file in full (name, inputs, all attributes).
- * *out is the caller's: free it with chakra_node_free(). On failure (the
- * file is gone or changed since the load) *out is NULL. */
-CHAKRA_API int chakra_graph_read_node(const chakra_graph *g, uint32_t i, chakra_node **out,
-                                      chakra_error *err);
 
 /* Longest path through the DAG weighted by duration_micros (microseconds),
  * saturating at UINT64_MAX rather than wrapping; *end receives the index of
@@ -109,6 +113,17 @@ CHAKRA_API uint64_t chakra_graph_critical_path(const chakra_graph *g, uint32_t *
 
 /* Memory held by g, in bytes (arrays only). */
 CHAKRA_API size_t chakra_graph_memory(const chakra_graph *g);
+
+/* ---- experimental tier (CHAKRA_EXPERIMENTAL, trace.h) --------------------- */
+#ifdef CHAKRA_EXPERIMENTAL
+
+/* Re-reads node i from the file in full (name, inputs, all attributes).
+ * *out is the caller's: free it with chakra_node_free(). On failure (the
+ * file is gone or changed since the load) *out is NULL. */
+CHAKRA_API int chakra_graph_read_node(const chakra_graph *g, uint32_t i, chakra_node **out,
+                                      chakra_error *err);
+
+#endif /* CHAKRA_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

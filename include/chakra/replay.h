@@ -92,12 +92,12 @@ typedef struct chakra_replay_result {
 } chakra_replay_result;
 
 /* MPI_Init. Call first; nothing else may call MPI before. */
-int chakra_replay_init(int *argc, char ***argv, chakra_error *err);
+CHAKRA_API int chakra_replay_init(int *argc, char ***argv, chakra_error *err);
 /* MPI_Finalize, after a run that did not need to abort. */
-void chakra_replay_finalize(void);
+CHAKRA_API void chakra_replay_finalize(void);
 /* This process's rank in MPI_COMM_WORLD, and the job's size. */
-int chakra_replay_world_rank(void);
-int chakra_replay_world_size(void);
+CHAKRA_API int chakra_replay_world_rank(void);
+CHAKRA_API int chakra_replay_world_size(void);
 
 /* Replays the workload. The job size must equal the number of rank files.
  * Before anything is posted, the trace set is validated (chakra_validate:
@@ -106,20 +106,20 @@ int chakra_replay_world_size(void);
  * carried out; a run that stalled (timeout_s) or whose MPI calls failed
  * fills result->stuck on rank 0 and sets must_abort. Warnings (loading on
  * every rank, validation on rank 0) go to warn. */
-int chakra_replay_run(const chakra_replay_options *opt, chakra_replay_result *result, chakra_diag_fn warn,
-                      void *warn_ctx, chakra_error *err);
-void chakra_replay_result_free(chakra_replay_result *r);
+CHAKRA_API int chakra_replay_run(const chakra_replay_options *opt, chakra_replay_result *result, chakra_diag_fn warn,
+                                 void *warn_ctx, chakra_error *err);
+CHAKRA_API void chakra_replay_result_free(chakra_replay_result *r);
 
 /* Ends the whole job with status: rank 0 calls MPI_Abort, the others wait
  * for it. Never returns. */
-void chakra_replay_abort(const chakra_replay_result *r, int status);
+CHAKRA_API void chakra_replay_abort(const chakra_replay_result *r, int status);
 
 /* Rank 0: writes r as JSON in the schema of chakra_sim_write_report()
  * (per rank: finish, exposed communication, compute, communication,
  * overlap; collectives by type: count, bytes, time; run totals; stuck),
  * plus "replay" (compute mode, iterations, makespan spread) and
  * "collective_instances". Atomic. */
-int chakra_replay_write_report(const chakra_replay_result *r, const char *path, chakra_error *err);
+CHAKRA_API int chakra_replay_write_report(const chakra_replay_result *r, const char *path, chakra_error *err);
 
 /* ---- calibration: fitting a network configuration to this job's machine ----
  *
@@ -183,9 +183,9 @@ typedef struct chakra_replay_calibration {
  * o->output and fills cal->points; every rank gets the fitted values. Any
  * error is the same on every rank. Free with
  * chakra_replay_calibration_free(). */
-int chakra_replay_calibrate(const chakra_replay_calibrate_options *o, chakra_replay_calibration *cal,
-                            chakra_error *err);
-void chakra_replay_calibration_free(chakra_replay_calibration *cal);
+CHAKRA_API int chakra_replay_calibrate(const chakra_replay_calibrate_options *o, chakra_replay_calibration *cal,
+                                       chakra_error *err);
+CHAKRA_API void chakra_replay_calibration_free(chakra_replay_calibration *cal);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,8 @@
 
 #include "chakra/error.h"
 #include "chakra/json.h"
+#include "chakra/node.h"
+#include "chakra/set.h"
 #include "chakra/topo.h"
 
 #ifdef __cplusplus
@@ -98,6 +100,13 @@ typedef struct chakra_sim_workload chakra_sim_workload;
  * order, whatever the thread count. */
 CHAKRA_API int chakra_sim_workload_load(chakra_sim_workload **out, const char *prefix, uint32_t npus, uint32_t threads,
                              chakra_diag_fn diag, void *diag_ctx, chakra_error *err);
+/* The same from a trace set (chakra/set.h): its ranks, and its
+ * communicator groups when it has any (applied after the configuration's
+ * and before the METADATA nodes'; the first definition of a name wins).
+ * chakra_sim_workload_load() is this with the first npus ranks of the
+ * set PREFIX (a missing one is an error) and no groups. */
+CHAKRA_API int chakra_sim_workload_load_set(chakra_sim_workload **out, const chakra_set *set, uint32_t threads,
+                                            chakra_diag_fn diag, void *diag_ctx, chakra_error *err);
 CHAKRA_API uint32_t chakra_sim_workload_npus(const chakra_sim_workload *w);
 CHAKRA_API void chakra_sim_workload_free(chakra_sim_workload *w);
 
@@ -117,8 +126,7 @@ typedef struct chakra_sim_run_options {
 enum { CHAKRA_SIM_ALL_REDUCE, CHAKRA_SIM_ALL_GATHER, CHAKRA_SIM_REDUCE_SCATTER, CHAKRA_SIM_ALL_TO_ALL,
        CHAKRA_SIM_COLLS };
 
-enum { CHAKRA_CAT_GPU, CHAKRA_CAT_CPU, CHAKRA_CAT_COMM, CHAKRA_CAT_MEM, CHAKRA_CAT_INVALID, CHAKRA_CAT_N };
-
+/* busy_ns below is indexed by the node categories CHAKRA_CAT_* (chakra/node.h). */
 typedef struct chakra_sim_rank {
   int finished;
   uint64_t finish_ns, exposed_comm_ns;
@@ -153,6 +161,20 @@ CHAKRA_API int chakra_sim_run(const chakra_sim_config *c, const chakra_sim_workl
 /* Frees what r holds (not r itself) and empties it. */
 CHAKRA_API void chakra_sim_result_free(chakra_sim_result *r);
 
+/* Figures over all ranks of a result (chakra sim --summary, chakra sweep's
+ * rows). They stay integers: each mean is the exact sum (128-bit, no
+ * rounding or wrapping) divided by the rank count, rounded to the nearest
+ * nanosecond, halves up. */
+typedef struct chakra_sim_summary {
+  uint32_t finished;              /* ranks that finished */
+  uint32_t slowest_rank;          /* the first rank with the latest finish */
+  uint64_t max_finish_ns, min_finish_ns, mean_finish_ns;
+  uint64_t max_exposed_comm_ns, mean_exposed_comm_ns;
+  uint64_t mean_comm_ns, mean_compute_ns; /* busy time per rank: communication, GPU compute */
+} chakra_sim_summary;
+
+CHAKRA_API void chakra_sim_summarise(const chakra_sim_result *r, chakra_sim_summary *out);
+
 /* Fills order with the finished ranks in the order ASTRA-sim's lines are
  * printed here (finish time, then rank); returns how many. order needs room
  * for r->npus entries. */
@@ -175,6 +197,8 @@ CHAKRA_API void chakra_sim_rank_lines(const chakra_sim_result *r, uint32_t rank,
  * communication and overlap times, collectives by type; run totals),
  * atomically. */
 CHAKRA_API int chakra_sim_write_report(const chakra_sim_result *r, const char *path, chakra_error *err);
+/* The same to a FILE* or a callback (chakra/stream.h). */
+CHAKRA_API int chakra_sim_write_report_to(const chakra_sim_result *r, const chakra_sink *out, chakra_error *err);
 
 #ifdef __cplusplus
 }

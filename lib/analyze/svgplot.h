@@ -33,7 +33,8 @@ typedef struct svgplot_chart {
 double *svgplot_add(svgplot_chart *c, const char *label);
 void svgplot_chart_free(svgplot_chart *c);
 
-/* Writes the charts, one under the other, to path ("-" = stdout). */
+/* Writes the charts, one under the other, to path ("-" = stdout). Every
+ * value must be finite and >= 0 (readers name the bad field first). */
 int svgplot_write(const char *path, const char *title, const svgplot_chart *charts, size_t n, chakra_error *err);
 
 #endif

@@ -3,15 +3,24 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
-int textout_open(textout *t, const char *path, chakra_error *err) {
-  int rc = outfile_open(&t->f, path, outfile_name_is_gzip(path), err);
-  if (rc) return rc;
+static int start(textout *t, chakra_error *err) {
   if (jsonw_init(&t->w, t->f)) {
     outfile_discard(t->f);
     return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   }
   return 0;
+}
+
+int textout_open(textout *t, const char *path, chakra_error *err) {
+  int rc = outfile_open(&t->f, path, outfile_name_is_gzip(path), err);
+  return rc ? rc : start(t, err);
+}
+
+int textout_open_sink(textout *t, const chakra_sink *sink, chakra_error *err) {
+  int rc = outfile_open_sink(&t->f, sink, err);
+  return rc ? rc : start(t, err);
 }
 
 int textout_close(textout *t, int rc, chakra_error *err) {
@@ -25,26 +34,20 @@ int textout_close(textout *t, int rc, chakra_error *err) {
 }
 
 void textout_printf(jsonw *w, const char *fmt, ...) {
-  char buf[1024];
-  va_list ap;
+  char small[1024], *buf = small;
+  va_list ap, again;
   va_start(ap, fmt);
-  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_copy(again, ap);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
   va_end(ap);
-  if (n > 0) jsonw_raw(w, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
-}
-
-void textout_xml(jsonw *w, const char *s) {
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    switch (c) {
-      case '&': jsonw_lit(w, "&amp;"); break;
-      case '<': jsonw_lit(w, "&lt;"); break;
-      case '>': jsonw_lit(w, "&gt;"); break;
-      case '"': jsonw_lit(w, "&quot;"); break;
-      case '\t': case '\n': case '\r': jsonw_char(w, (char)c); break;
-      default:
-        if (c < 0x20 || c == 0x7f) jsonw_lit(w, "\xef\xbf\xbd");
-        else jsonw_char(w, (char)c);
-    }
+  if (n >= (int)sizeof small && (buf = malloc((size_t)n + 1)) != NULL) vsnprintf(buf, (size_t)n + 1, fmt, again);
+  va_end(again);
+  if (!buf) {
+    /* the document would be incomplete: fail it rather than cut it */
+    w->failed = 1;
+    chakra_error_set(&w->err, CHAKRA_ENOMEM, "out of memory");
+    return;
   }
+  if (n > 0) jsonw_raw(w, buf, (size_t)n);
+  if (buf != small) free(buf);
 }

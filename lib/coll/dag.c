@@ -79,6 +79,7 @@ void coll_dag_dep(coll_dag *d, uint32_t on) {
 
 uint64_t coll_comp_ns(int kind, uint64_t bytes, double bw) {
   if (!(bw > 0)) return 0;
-  uint64_t q = (uint64_t)floor((double)bytes / bw);
-  return (kind == COLL_COPY ? 2 : 3) * q;
+  double q = floor((double)bytes / bw);
+  /* held at 2^62 so that the conversion is defined and 3 q fits */
+  return (kind == COLL_COPY ? 2 : 3) * (q < 0x1p62 ? (uint64_t)q : (uint64_t)1 << 62);
 }

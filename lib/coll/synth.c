@@ -39,6 +39,7 @@
 #include "emit.h"
 #include "msccl.h"
 #include "../util/outfile.h"
+#include "../util/sysmem.h"
 #include "tacos.h"
 
 #define NONE UINT32_MAX
@@ -383,6 +384,87 @@ int chakra_coll_synth_check(const chakra_coll_synth_options *o, chakra_error *er
   return 0;
 }
 
+/* ---- what a synthesis costs, known before it starts ------------------------ */
+
+/* The capacity coll_grow() reaches for n elements. */
+static double grown(double n) { return n <= 64 ? 64 : exp2(ceil(log2(n))); }
+
+/* Channels of t without building them: a link between NPUs is one, an
+ * NPU -> switch link one per link out of that switch (an upper bound: the
+ * way back to the sender is not one). */
+static double channels_of(const chakra_topo *t) {
+  uint64_t n = chakra_topo_links(t);
+  uint32_t npus = chakra_topo_npus(t), devs = (uint32_t)chakra_topo_devices(t);
+  double *in = calloc(devs > npus ? devs - npus : 1, sizeof *in), *out = calloc(devs > npus ? devs - npus : 1, sizeof *out);
+  double direct = 0, relayed = 0;
+  for (uint64_t i = 0; in && out && i < n; i++) {
+    chakra_topo_link l;
+    if (chakra_topo_link_at(t, i, &l)) continue;
+    if (l.src < npus && l.dst < npus) direct++;
+    else if (l.dst >= npus && l.dst < devs) in[l.dst - npus]++;
+    else if (l.src >= npus && l.src < devs) out[l.src - npus]++;
+  }
+  for (uint32_t s = 0; in && out && s + npus < devs; s++) relayed += in[s] * out[s];
+  if (!in || !out) relayed = (double)n * (double)n; /* unknown: assume the worst */
+  free(in), free(out);
+  return direct + relayed;
+}
+
+/* Bytes a synthesis of n NPUs x C chunks over `chans` channels needs at its
+ * peak, from the structures it allocates (measured on ring, fc, switch,
+ * hypercube and mesh topologies; docs/coll.md "Cost"): per message its
+ * schedule entry and its send and receive steps, per reduction a step, per
+ * link the topology's and the matcher's copies, per channel its
+ * description (twice) and indexes, per (NPU, chunk) pair the
+ * wait list and the chunk sets; writing adds the MSCCL program per step and,
+ * per writer thread, one rank's nodes while it is encoded. */
+static double synth_bytes(const chakra_coll_synth_options *o, uint32_t n, uint32_t C, double links, double chans,
+                          int writing) {
+  double per = (double)n * (n - 1) * C, phases = o->coll == CHAKRA_COLL_ALLREDUCE ? 2 : 1;
+  double reductions = o->coll != CHAKRA_COLL_ALLGATHER && o->reduce_bw > 0 ? per : 0;
+  double steps = 2 * per * phases + reductions, K = (double)n * C;
+  double bytes = 32.0 * (1 << 20) + grown(steps) * sizeof(sstep) + grown(per) * sizeof(tacos_xfer);
+  bytes += links * 64 + chans * (2 * sizeof(tacos_chan) + 16) + (double)n * K * (sizeof(uint32_t) + 0.25) + K * 48;
+  if (writing) {
+    double threads = o->threads ? o->threads : CHAKRA_WORKLOAD_AUTO_THREADS;
+    bytes += steps * 64 + (threads < n ? threads : n) * (steps / n) * 256;
+  }
+  return bytes;
+}
+
+/* Refuses, before any work, a synthesis that cannot fit the memory this
+ * process may use (o->max_memory when set). */
+static int check_cost(const chakra_topo *t, const chakra_coll_synth_options *o, uint32_t n, uint32_t C, int writing,
+                      chakra_error *err) {
+  const char *what = "--max-memory";
+  uint64_t limit = o->max_memory ? o->max_memory : sysmem_usable(&what);
+  double chans = channels_of(t), need = synth_bytes(o, n, C, (double)chakra_topo_links(t), chans, writing);
+  if (need <= (double)limit) return 0;
+  double msgs = (double)n * (n - 1) * C * (o->coll == CHAKRA_COLL_ALLREDUCE ? 2 : 1);
+  return chakra_error_set(err, CHAKRA_EINVAL,
+                          "%u NPUs x %u chunks per NPU over %.0f channels: %.0f messages need about %.2f GiB, more "
+                          "than the %.2f GiB of %s; use fewer NPUs or chunks per NPU%s",
+                          n, C, chans, msgs, need / 1073741824.0, (double)limit / 1073741824.0, what,
+                          o->max_memory ? "" : " (or set --max-memory)");
+}
+
+/* Refuses chunks whose times could add up beyond 2^63 ns: no chain of
+ * steps is longer than all of them, each costing at most the slowest
+ * channel or a reduction (and, backwards, its forwarding delay). */
+static int check_times(const tacos_net *net, const chakra_coll_synth_options *o, uint32_t C, uint64_t chunk_bytes,
+                       chakra_error *err) {
+  uint64_t slowest = 0, red = o->coll != CHAKRA_COLL_ALLGATHER && o->reduce_bw > 0
+                                  ? comp_sim_ns(coll_comp_ns(COLL_REDUCE, chunk_bytes, o->reduce_bw))
+                                  : 0;
+  for (uint32_t i = 0; i < net->n_chans; i++) slowest = max64(slowest, net->chans[i].total);
+  double per = (double)net->npus * (net->npus - 1) * C, steps = 4 * per + per + 1;
+  if (((double)slowest + 2.0 * (double)red) * steps < 0x1p63) return 0;
+  return chakra_error_set(err, CHAKRA_EINVAL,
+                          "chunks of %llu bytes take up to %llu ns on a channel and %llu ns to reduce: %.0f steps in a "
+                          "row could end beyond 2^63 ns; use a smaller size or faster links",
+                          (unsigned long long)chunk_bytes, (unsigned long long)slowest, (unsigned long long)red, steps);
+}
+
 /* The links of t as the matcher's graph. */
 static int graph_of(const chakra_topo *t, tacos_graph *g, tacos_link **links, chakra_error *err) {
   uint64_t n = chakra_topo_links(t);
@@ -504,13 +586,16 @@ static int write_outputs(const char *prefix, const prog *p, const chakra_coll_sy
   if ((rc = outfile_group_begin(err))) goto out;
   if (o->xml_path) rc = write_xml(o->xml_path, p, &l, &x, o->coll, err);
   if (!rc && prefix) {
-    chakra_coll_msccl_options mo = {.size = o->size, .reduce_bw = o->reduce_bw, .threads = o->threads};
+    /* the bytes the chunks move: size rounded down to whole chunk bytes */
+    uint64_t moved = r->chunk_bytes * (o->coll == CHAKRA_COLL_ALLGATHER ? p->C : p->K);
+    chakra_coll_msccl_options mo = {.size = moved, .reduce_bw = o->reduce_bw, .threads = o->threads};
     coll_meta m = {.version = "1.0.0"};
     coll_meta_str(&m, "producer", o->producer ? o->producer : "chakra-c coll synth");
     coll_meta_str(&m, "collective", chakra_coll_type_name(o->coll));
     coll_meta_str(&m, "algorithm", "synth");
     coll_meta_int(&m, "npus", p->n);
-    coll_meta_int(&m, "size", (int64_t)o->size);
+    coll_meta_int(&m, "size", (int64_t)moved);
+    if (moved != o->size) coll_meta_int(&m, "requested_size", (int64_t)o->size);
     coll_meta_int(&m, "chunks", (int64_t)p->C);
     coll_meta_str(&m, "topology", o->topology);
     coll_meta_int(&m, "seed", (int64_t)o->seed);
@@ -542,18 +627,23 @@ int chakra_coll_synth(const char *prefix, const chakra_coll_synth_options *o, ch
   else if ((uint64_t)n * C > (1u << 26) || (uint64_t)n * n * C > (1ull << 31))
     rc = chakra_error_set(err, CHAKRA_EINVAL, "%u NPUs x %u chunks per NPU: at most %u chunks in all and 2^31 (chunk, NPU) pairs",
                           n, C, 1u << 26);
-  else if (o->size % in || o->size < in)
-    rc = chakra_error_set(err, CHAKRA_EINVAL, "size %llu is not a multiple of the %llu chunks %s (%s%u chunk%s per NPU)",
-                          (unsigned long long)o->size, (unsigned long long)in,
+  else if (o->size < in) /* TACOS rounds chunk bytes down, but not to nothing */
+    rc = chakra_error_set(err, CHAKRA_EINVAL, "size %llu is smaller than the %llu chunks %s (%s%u chunk%s per NPU): "
+                          "each chunk needs at least 1 byte", (unsigned long long)o->size, (unsigned long long)in,
                           o->coll == CHAKRA_COLL_ALLGATHER ? "of each NPU's input" : "of the buffer",
                           o->coll == CHAKRA_COLL_ALLGATHER ? "" : "NPUs x ", C, C == 1 ? "" : "s");
+  if (!rc) rc = check_cost(t, o, n, C, prefix != NULL || o->xml_path != NULL, err);
   tacos_link *links = NULL;
   tacos_graph g;
   tacos_net net = {0};
   prog p;
   memset(&p, 0, sizeof p);
   if (!rc) rc = graph_of(t, &g, &links, err);
+  if (!rc && o->size / in > INT64_MAX)
+    rc = chakra_error_set(err, CHAKRA_EINVAL, "chunks of %llu bytes: an ET's comm_size holds at most 2^63 - 1",
+                          (unsigned long long)(o->size / in));
   if (!rc) rc = tacos_net_build(&net, &g, o->size / in, err);
+  if (!rc) rc = check_times(&net, o, C, o->size / in, err);
   if (!rc) rc = synth_program(&p, &net, o, C, o->size / in, err);
   if (!rc) {
     for (size_t i = 0; i < p.n_st; i++) r->collective_time_ns = max64(r->collective_time_ns, p.st[i].done);

@@ -34,10 +34,12 @@ static inline uint32_t rng_below(tacos_rng *r, uint32_t n) { return (uint32_t)(t
 
 /* ---- channels --------------------------------------------------------------- */
 
-/* Whole ns a chunk spends on a link: the simulator's floor(latency + bytes / bw). */
+/* Whole ns a chunk spends on a link: the simulator's floor(latency + bytes / bw),
+ * held at 2^62 (beyond, the conversion would be undefined; synthesis
+ * refuses such links before it adds times up). */
 static uint64_t link_tau(const tacos_link *l, uint64_t bytes) {
   double x = floor(l->latency_ns + (double)bytes / l->bytes_per_ns);
-  return x < 1 ? 1 : (uint64_t)x;
+  return x < 1 ? 1 : x < 0x1p62 ? (uint64_t)x : (uint64_t)1 << 62;
 }
 
 static int chan_cmp(const void *a, const void *b) {

@@ -94,7 +94,7 @@ static void conv_free(conv *c) {
   free(c->pgs);
 }
 
-static int convert_loaded(conv *c, const char *out_path) {
+static int convert_loaded(conv *c, const conv_dest *to) {
   int rc = phase(c->opt, "index", 0, c->err);
   if (!rc) rc = conv_build_index(c);
   if (!rc) rc = conv_build_tree(c);
@@ -113,9 +113,34 @@ static int convert_loaded(conv *c, const char *out_path) {
   if (!rc) rc = conv_prune_and_order(c);
   if (!rc) rc = phase(c->opt, "deps", 1, c->err);
   if (!rc) rc = phase(c->opt, "write", 0, c->err);
-  if (!rc) rc = conv_write_et(c, out_path);
+  if (!rc) rc = conv_write_et(c, to);
   if (!rc && c->opt->comm_groups_path) rc = conv_write_groups(c, c->opt->comm_groups_path);
   if (!rc) rc = phase(c->opt, "write", 1, c->err);
+  return rc;
+}
+
+/* Parse, then convert and write (chakra_convert_pytorch after linking). */
+static int convert_input(const chakra_input *in, const conv_dest *to, const chakra_convert_options *opt,
+                         chakra_convert_report *rep, chakra_error *err) {
+  hostet_options ho = {.mode = HT_MODE_CONVERT,
+                       .versions = opt->compat ? HT_VERSIONS_REFERENCE : HT_VERSIONS_NEWER_OK,
+                       .threads = opt->threads,
+                       .diag = opt->diag,
+                       .diag_ctx = opt->diag_ctx};
+  hostet *h = NULL;
+  int rc = phase(opt, "parse", 0, err);
+  if (!rc) rc = hostet_read_input(&h, in, &ho, err);
+  if (!rc) rc = phase(opt, "parse", 1, err);
+  if (!rc) {
+    conv c = {.opt = opt, .rep = rep, .err = err, .h = h, .n = h->n, .compat = opt->compat};
+    rep->nodes_in = h->n;
+    rc = convert_loaded(&c, to);
+    rep->node_table_bytes = hostet_memory(h);
+    if (!rc) phase(opt, "free", 0, err);
+    conv_free(&c);
+  }
+  hostet_free(h);
+  if (!rc) phase(opt, "free", 1, err);
   return rc;
 }
 
@@ -149,28 +174,24 @@ int chakra_convert_pytorch(const char *in_path, const char *kineto_path, const c
     }
     in_path = linked;
   }
-  hostet_options ho = {.mode = HT_MODE_CONVERT,
-                       .versions = opt->compat ? HT_VERSIONS_REFERENCE : HT_VERSIONS_NEWER_OK,
-                       .threads = opt->threads,
-                       .diag = opt->diag,
-                       .diag_ctx = opt->diag_ctx};
-  hostet *h = NULL;
-  int rc = phase(opt, "parse", 0, err);
-  if (!rc) rc = hostet_read(&h, in_path, &ho, err);
-  if (!rc) rc = phase(opt, "parse", 1, err);
-  if (!rc) {
-    conv c = {.opt = opt, .rep = rep, .err = err, .h = h, .n = h->n, .compat = opt->compat};
-    rep->nodes_in = h->n;
-    rc = convert_loaded(&c, out_path);
-    rep->node_table_bytes = hostet_memory(h);
-    if (!rc) phase(opt, "free", 0, err);
-    conv_free(&c);
-  }
-  hostet_free(h);
-  if (!rc) phase(opt, "free", 1, err);
+  chakra_input in = {.path = in_path};
+  conv_dest to = {.path = out_path};
+  int rc = convert_input(&in, &to, opt, rep, err);
   if (linked) {
     unlink(linked);
     free(linked);
   }
   return rc;
+}
+
+int chakra_convert_pytorch_io(const chakra_input *in, const chakra_sink *out, const chakra_convert_options *opt,
+                              chakra_convert_report *rep, chakra_error *err) {
+  chakra_convert_options defaults = {0};
+  chakra_convert_report local;
+  chakra_error err_local;
+  if (!err) err = &err_local;
+  conv_dest to = {.sink = out};
+  if (!rep) rep = &local;
+  memset(rep, 0, sizeof *rep);
+  return convert_input(in, &to, opt ? opt : &defaults, rep, err);
 }

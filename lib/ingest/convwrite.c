@@ -244,10 +244,11 @@ static int write_nodes(conv *c, chakra_workload_writer *w, wpart *parts, int thr
   return rc;
 }
 
-/* The output (atomic, gzip) and the --log file. */
-static int open_outputs(conv *c, const char *out_path, chakra_workload_writer **w, outfile **logf) {
+/* The output and the --log file. */
+static int open_outputs(conv *c, const conv_dest *to, chakra_workload_writer **w, outfile **logf) {
   *logf = NULL;
-  int rc = chakra_workload_writer_open_paths(w, &out_path, 1, NULL, c->err);
+  int rc = to->sink ? chakra_workload_writer_open_sinks(w, to->sink, 1, NULL, c->err)
+                    : chakra_workload_writer_open_paths(w, &to->path, 1, NULL, c->err);
   if (rc || !c->opt->log_path) return rc;
   rc = outfile_open(logf, c->opt->log_path, outfile_name_is_gzip(c->opt->log_path), c->err);
   if (rc) chakra_workload_writer_discard(*w);
@@ -270,11 +271,11 @@ static int close_outputs(chakra_workload_writer *w, outfile *logf, int rc, chakr
 }
 
 /* Metadata, then the nodes in order. */
-int conv_write_et(conv *c, const char *out_path) {
+int conv_write_et(conv *c, const conv_dest *to) {
   int threads = c->opt->threads > 0 ? c->opt->threads : (int)tasks_cpus();
   chakra_workload_writer *w;
   outfile *logf;
-  int rc = open_outputs(c, out_path, &w, &logf);
+  int rc = open_outputs(c, to, &w, &logf);
   if (rc) return rc;
   int np = threads < WRITE_THREADS ? threads : WRITE_THREADS;
   wpart *parts = calloc((size_t)np, sizeof *parts);

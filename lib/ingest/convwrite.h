@@ -6,6 +6,12 @@
 
 #include "convert.h"
 
-int conv_write_et(conv *c, const char *out_path);
+/* Where the ET goes: a file (atomic, gzip by name) or a sink. */
+typedef struct conv_dest {
+  const char *path;
+  const chakra_sink *sink;
+} conv_dest;
+
+int conv_write_et(conv *c, const conv_dest *to);
 
 #endif

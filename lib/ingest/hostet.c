@@ -28,7 +28,13 @@ const char *const chakra_hostet_versions[] = {"1.0.1",
 const char *const ht_attr_names[HT_NATTR] = {"rf_id", "fw_parent", "seq_id", "scope", "tid", "fw_tid"};
 
 int hostet_read(hostet **out, const char *path, const hostet_options *opt, chakra_error *err) {
+  chakra_input in = {.path = path};
+  return hostet_read_input(out, &in, opt, err);
+}
+
+int hostet_read_input(hostet **out, const chakra_input *input, const hostet_options *opt, chakra_error *err) {
   *out = NULL;
+  const char *path = chakra_input_name(input);
   hostet *h = calloc(1, sizeof *h);
   if (!h || !(h->path = strdup(path))) {
     free(h);
@@ -37,13 +43,14 @@ int hostet_read(hostet **out, const char *path, const hostet_options *opt, chakr
   int threads = opt->threads > 0 ? opt->threads : (int)tasks_cpus();
   if (threads > 64) threads = 64;
   int rc = 0, done = 0;
-  if (threads > 1 && strcmp(path, "-") != 0) rc = ht_segments_try(h, path, opt, threads, &done, err);
+  if (threads > 1 && input->path && strcmp(input->path, "-") != 0)
+    rc = ht_segments_try(h, input->path, opt, threads, &done, err);
   if (!done) {
     hparse p;
     if (ht_parse_init(&p, path, opt, h, 0)) {
       rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
     } else {
-      rc = ht_parse_sequential(&p, path);
+      rc = ht_parse_sequential(&p, input);
       if (rc) {
         *err = p.err;
       } else {

@@ -222,9 +222,9 @@ int ht_check_top(hparse *p) {
   return 0;
 }
 
-int ht_parse_sequential(hparse *p, const char *path) {
+int ht_parse_sequential(hparse *p, const chakra_input *input) {
   instream *in;
-  int rc = instream_open(&in, path, &p->err);
+  int rc = instream_open_input(&in, input, &p->err);
   if (rc) return rc;
   enum { CHUNK = 256 * 1024 };
   unsigned char *buf = malloc(CHUNK);
@@ -249,7 +249,7 @@ int ht_parse_sequential(hparse *p, const char *path) {
   free(buf);
   instream_close(in);
   if (rc) return rc;
-  if (!any) return chakra_error_set(&p->err, CHAKRA_EFORMAT, "%s: empty file", path);
+  if (!any) return chakra_error_set(&p->err, CHAKRA_EFORMAT, "%s: empty file", chakra_input_name(input));
   p->chunk_base = off;
   rc = ht_finish_doc(p);
   return rc ? rc : ht_check_top(p);

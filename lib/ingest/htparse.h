@@ -149,7 +149,8 @@ void ht_parse_free_all(hparse *p);
 int ht_feed(hparse *p, const unsigned char *buf, size_t n, uint64_t base);
 int ht_finish_doc(hparse *p);
 int ht_check_top(hparse *p);
-/* The whole file, in one pass (gzip and standard input too). */
-int ht_parse_sequential(hparse *p, const char *path);
+/* The whole input, in one pass (gzip, standard input, FILE* and buffers
+ * too). */
+int ht_parse_sequential(hparse *p, const chakra_input *input);
 
 #endif

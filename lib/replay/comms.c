@@ -34,9 +34,16 @@ static int put_defs(strbuf *t, cg_set *got, chakra_error *err) {
   return rc;
 }
 
-static int config_defs(strbuf *t, const char *path, uint32_t world, chakra_error *err) {
+/* The trace set's groups (its file: members outside the job are an error). */
+static int set_defs(strbuf *t, const chakra_set *set, chakra_error *err) {
+  if (chakra_set_groups_origin(set) == CHAKRA_GROUPS_NONE) return 0;
+  int rc = chakra_set_load_groups(set, err);
   cg_set got = {0};
-  int rc = cg_read_file(&got, path, world, err);
+  for (size_t i = 0; !rc && i < chakra_set_group_count(set); i++) {
+    uint32_t n;
+    const uint32_t *m = chakra_set_group_members(set, i, &n);
+    if (cg_add_group(&got, chakra_set_group_name(set, i), m, n)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
   if (rc) {
     cg_set_free(&got);
     return rc;
@@ -56,12 +63,13 @@ static int meta_defs(strbuf *t, const rp_plan *p, const char *json, uint32_t wor
   return put_defs(t, &got, err);
 }
 
-int rp_comms_local(rp_comms *c, const rp_plan *p, const char *config, uint32_t world, chakra_error *err) {
+int rp_comms_local(rp_comms *c, const rp_plan *p, const chakra_set *set, chakra_error *err) {
   memset(c, 0, sizeof *c);
   c->all = MPI_COMM_NULL;
+  uint32_t world = chakra_set_ranks(set);
   strbuf t = {0};
   strbuf_put(&t, "", 0);
-  int rc = config ? config_defs(&t, config, world, err) : 0;
+  int rc = set_defs(&t, set, err);
   for (uint32_t k = 0; k < p->n_meta && !rc; k++) rc = meta_defs(&t, p, p->meta_groups[k], world, err);
   if (!rc && t.oom) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   c->local = t.s;

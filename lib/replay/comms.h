@@ -19,6 +19,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "chakra/set.h"
 #include "plan.h"
 
 typedef struct rp_group {
@@ -39,9 +40,9 @@ typedef struct rp_comms {
   MPI_Comm all;      /* a duplicate of the world for "all ranks" */
 } rp_comms;
 
-/* Local step: reads the configuration file (may be NULL) and the plan's
+/* Local step: the trace set's groups (its comm-group file) and the plan's
  * METADATA groups. */
-int rp_comms_local(rp_comms *c, const rp_plan *p, const char *config, uint32_t world, chakra_error *err);
+int rp_comms_local(rp_comms *c, const rp_plan *p, const chakra_set *set, chakra_error *err);
 /* Collective over world: every rank learns every definition. */
 int rp_comms_exchange(rp_comms *c, MPI_Comm world, chakra_error *err);
 /* Local step: resolves the plan's pg names; a name no group defines, or a

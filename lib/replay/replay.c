@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "chakra/set.h"
 #include "chakra/validate.h"
 #include "comms.h"
 #include "engine.h"
@@ -64,31 +64,19 @@ static int agree(MPI_Comm comm, int rc, chakra_error *err) {
 
 /* ---- the trace set ---- */
 
-static char *rank_path(const char *prefix, int r) {
-  size_t n = strlen(prefix) + 24;
-  char *p = malloc(n);
-  if (p) snprintf(p, n, "%s.%d.et", prefix, r);
-  return p;
-}
-
-static int is_file(const char *p) {
-  struct stat st;
-  return stat(p, &st) == 0 && !S_ISDIR(st.st_mode);
-}
-
-/* Rank 0 counts PREFIX.0.et, PREFIX.1.et, ... while they exist. */
-static int check_job_size(const char *prefix, int me, int size, int *quiet, chakra_error *err) {
-  int files = 0, rc = 0;
-  if (me == 0)
-    for (char *p; (p = rank_path(prefix, files)) && is_file(p); files++) free(p);
-  MPI_Bcast(&files, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (files == 0)
-    rc = chakra_error_set(err, CHAKRA_EIO, "%s.0.et: no such file (rank r of the job replays %s.r.et)", prefix, prefix);
-  else if (files != size)
+/* Every process opens the set (probing PREFIX.<r>.et, the groups file
+ * given or found beside the traces); rank 0 judges it against the job's
+ * size and says so, the others just stop. */
+static int open_set(const chakra_replay_options *o, int me, int size, chakra_set **set, int *quiet, chakra_error *err) {
+  chakra_set_options so = {.comm_groups = o->comm_groups};
+  int rc = chakra_set_open(set, o->workload, &so, err);
+  int files = rc ? 0 : (int)chakra_set_ranks(*set);
+  if (!rc && files != size)
     rc = chakra_error_set(err, CHAKRA_EINVAL,
                           "%s: the trace set has %d ranks (%s.0.et .. %s.%d.et) but the job has %d processes; run "
                           "mpirun -np %d",
-                          prefix, files, prefix, prefix, files - 1, size, files);
+                          o->workload, files, o->workload, o->workload, files - 1, size, files);
+  rc = agree(MPI_COMM_WORLD, rc, err);
   *quiet = rc && me != 0; /* rank 0 says it; the others just stop */
   return rc;
 }
@@ -110,23 +98,27 @@ static void on_problem(void *ctx, const chakra_problem *p) {
 }
 
 /* Rank 0 runs the cross-rank validation; its verdict is everyone's. */
-static int validate(const char *prefix, int me, int size, chakra_diag_fn warn, void *ctx, chakra_error *err) {
+static int validate(const chakra_set *set, int me, chakra_diag_fn warn, void *ctx, chakra_error *err) {
   int rc = 0;
   if (me == 0) {
-    char **paths = calloc((size_t)size, sizeof *paths);
-    for (int r = 0; paths && r < size; r++)
-      if (!(paths[r] = rank_path(prefix, r))) rc = CHAKRA_ENOMEM;
     vctx v = {.warn = warn, .warn_ctx = ctx};
     chakra_validate_summary sum;
-    if (!paths || rc) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-    else rc = chakra_validate(paths, size, on_problem, &v, &sum, err);
+    rc = chakra_validate_set(set, NULL, on_problem, &v, &sum, err);
     if (!rc && v.errors)
-      rc = chakra_error_set(err, CHAKRA_EGRAPH, "%s: the trace set cannot be replayed: %s%s", prefix, v.first,
-                            v.errors > 1 ? " (and more: see chakra validate)" : "");
-    for (int r = 0; paths && r < size; r++) free(paths[r]);
-    free(paths);
+      rc = chakra_error_set(err, CHAKRA_EGRAPH, "%s: the trace set cannot be replayed: %s%s", chakra_set_prefix(set),
+                            v.first, v.errors > 1 ? " (and more: see chakra validate)" : "");
   }
   return agree(MPI_COMM_WORLD, rc, err);
+}
+
+/* Rank 0 says where the groups came from when nobody named the file. */
+static void note_groups(const chakra_set *set, int me, chakra_diag_fn warn, void *ctx) {
+  if (me != 0 || !warn || chakra_set_groups_origin(set) != CHAKRA_GROUPS_BESIDE) return;
+  char what[4400];
+  snprintf(what, sizeof what, "communicator groups from %s, found beside the traces (--comm-group-configuration "
+           "names another file)", chakra_set_groups_path(set));
+  chakra_problem p = chakra_problem_make(CHAKRA_SEV_NOTE, what);
+  warn(ctx, &p);
 }
 
 /* ---- setup ---- */
@@ -175,14 +167,11 @@ static int oversubscribed(const job *j) {
   return cores > 0 && n > cores;
 }
 
-static int setup(job *j, const chakra_replay_options *o, chakra_error *err) {
+static int setup(job *j, const chakra_set *set, const chakra_replay_options *o, chakra_error *err) {
   MPI_Comm w = MPI_COMM_WORLD;
-  char *path = rank_path(o->workload, j->me);
-  int rc = path ? rp_plan_load(&j->plan, path, (uint32_t)j->me, (uint32_t)j->size, load_warn, j, err)
-                : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  free(path);
+  int rc = rp_plan_load(&j->plan, set, (uint32_t)j->me, load_warn, j, err);
   if ((rc = agree(w, rc, err))) return rc;
-  rc = rp_comms_local(&j->comms, &j->plan, o->comm_groups, (uint32_t)j->size, err);
+  rc = rp_comms_local(&j->comms, &j->plan, set, err);
   if ((rc = agree(w, rc, err))) return rc;
   rc = rp_comms_exchange(&j->comms, w, err);
   if (!rc) rc = rp_comms_resolve(&j->comms, &j->plan, err);
@@ -323,8 +312,9 @@ static void free_job(job *j) {
   rp_plan_free(&j->plan);
 }
 
-static int run_job(job *j, const chakra_replay_options *o, chakra_replay_result *res, chakra_error *err) {
-  int rc = setup(j, o, err);
+static int run_job(job *j, const chakra_set *set, const chakra_replay_options *o, chakra_replay_result *res,
+                   chakra_error *err) {
+  int rc = setup(j, set, o, err);
   if (rc) return rc;
   res->iterations = o->iterations ? o->iterations : 1;
   res->makespan_ns = calloc(res->iterations, sizeof *res->makespan_ns);
@@ -336,7 +326,7 @@ static int run_job(job *j, const chakra_replay_options *o, chakra_replay_result 
   if (res->must_abort) return 0;
   if (gather_results(j, res) || keep_group_names(j, res)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   res->npus = (uint32_t)j->size;
-  if (o->timeline) return rp_timeline(&j->eng, o->workload, o->timeline, j->sync, err);
+  if (o->timeline) return rp_timeline(&j->eng, set, o->timeline, j->sync, err);
   return 0;
 }
 
@@ -352,10 +342,13 @@ int chakra_replay_run(const chakra_replay_options *o, chakra_replay_result *res,
   res->compute = o->compute;
   res->compute_scale = o->compute_scale > 0 ? o->compute_scale : 1.0;
   int quiet = 0;
-  int rc = check_job_size(o->workload, j.me, j.size, &quiet, err);
-  if (!rc && !o->no_validate) rc = validate(o->workload, j.me, j.size, warn, warn_ctx, err);
-  if (!rc) rc = run_job(&j, o, res, err);
+  chakra_set *set = NULL;
+  int rc = open_set(o, j.me, j.size, &set, &quiet, err);
+  if (!rc && !o->no_validate) rc = validate(set, j.me, warn, warn_ctx, err);
+  if (!rc) note_groups(set, j.me, warn, warn_ctx);
+  if (!rc) rc = run_job(&j, set, o, res, err);
   if (!res->must_abort) free_job(&j);
+  chakra_set_close(set);
   if (rc && quiet && err) err->msg[0] = 0; /* the job-size error is rank 0's to print */
   return rc;
 }

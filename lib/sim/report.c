@@ -104,10 +104,23 @@ static void report_rank(jsonw *w, uint32_t r, const chakra_sim_rank *k, int roof
   jsonw_char(w, '}');
 }
 
+static int write_report(const chakra_sim_result *r, outfile *f, chakra_error *err);
+
 int chakra_sim_write_report(const chakra_sim_result *r, const char *path, chakra_error *err) {
   outfile *f;
   int rc = outfile_open(&f, path, outfile_name_is_gzip(path), err);
-  if (rc) return rc;
+  return rc ? rc : write_report(r, f, err);
+}
+
+int chakra_sim_write_report_to(const chakra_sim_result *r, const chakra_sink *out, chakra_error *err) {
+  outfile *f;
+  int rc = outfile_open_sink(&f, out, err);
+  return rc ? rc : write_report(r, f, err);
+}
+
+/* Writes the report into f and commits it (or discards it). */
+static int write_report(const chakra_sim_result *r, outfile *f, chakra_error *err) {
+  int rc = 0;
   jsonw w;
   if (jsonw_init(&w, f)) {
     outfile_discard(f);
@@ -405,4 +418,32 @@ int report_log_commit(report_log *lg, sim *s, const chakra_sim_result *r) {
   }
   report_log_discard(lg);
   return rc;
+}
+
+/* ---- the summary over ranks ---- */
+
+__extension__ typedef unsigned __int128 sum128;
+
+/* sum / n rounded to the nearest integer, halves up (n > 0). The mean of
+ * 64-bit values fits 64 bits. */
+static uint64_t mean_of(sum128 sum, uint32_t n) { return (uint64_t)((sum + n / 2) / n); }
+
+void chakra_sim_summarise(const chakra_sim_result *r, chakra_sim_summary *out) {
+  memset(out, 0, sizeof *out);
+  sum128 fin = 0, exposed = 0, comm = 0, gpu = 0;
+  out->min_finish_ns = r->npus ? UINT64_MAX : 0;
+  for (uint32_t k = 0; k < r->npus; k++) {
+    const chakra_sim_rank *x = &r->ranks[k];
+    out->finished += (uint32_t)(x->finished != 0);
+    if (x->finish_ns > out->max_finish_ns) out->max_finish_ns = x->finish_ns, out->slowest_rank = k;
+    if (x->finish_ns < out->min_finish_ns) out->min_finish_ns = x->finish_ns;
+    if (x->exposed_comm_ns > out->max_exposed_comm_ns) out->max_exposed_comm_ns = x->exposed_comm_ns;
+    fin += x->finish_ns, exposed += x->exposed_comm_ns;
+    comm += x->busy_ns[CHAKRA_CAT_COMM], gpu += x->busy_ns[CHAKRA_CAT_GPU];
+  }
+  if (!r->npus) return;
+  out->mean_finish_ns = mean_of(fin, r->npus);
+  out->mean_exposed_comm_ns = mean_of(exposed, r->npus);
+  out->mean_comm_ns = mean_of(comm, r->npus);
+  out->mean_compute_ns = mean_of(gpu, r->npus);
 }

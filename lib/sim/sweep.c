@@ -383,25 +383,13 @@ static void row_error(chakra_sweep_row *row, const char *msg) {
 }
 
 static void row_from_result(chakra_sweep_row *row, const chakra_sim_result *r) {
+  chakra_sim_summary m;
+  chakra_sim_summarise(r, &m);
   row->npus = r->npus;
-  row->min_finish_ns = r->npus ? UINT64_MAX : 0;
-  double fin = 0, exp_ = 0, comm = 0, gpu = 0;
-  for (uint32_t k = 0; k < r->npus; k++) {
-    const chakra_sim_rank *x = &r->ranks[k];
-    row->finished += (uint32_t)(x->finished != 0);
-    if (x->finish_ns > row->max_finish_ns) row->max_finish_ns = x->finish_ns, row->slowest_rank = k;
-    if (x->finish_ns < row->min_finish_ns) row->min_finish_ns = x->finish_ns;
-    if (x->exposed_comm_ns > row->max_exposed_comm_ns) row->max_exposed_comm_ns = x->exposed_comm_ns;
-    fin += (double)x->finish_ns;
-    exp_ += (double)x->exposed_comm_ns;
-    comm += (double)x->busy_ns[CHAKRA_CAT_COMM];
-    gpu += (double)x->busy_ns[CHAKRA_CAT_GPU];
-  }
-  double n = r->npus ? r->npus : 1;
-  row->mean_finish_ns = fin / n;
-  row->mean_exposed_comm_ns = exp_ / n;
-  row->mean_comm_ns = comm / n;
-  row->mean_compute_ns = gpu / n;
+  row->finished = m.finished, row->slowest_rank = m.slowest_rank;
+  row->max_finish_ns = m.max_finish_ns, row->min_finish_ns = m.min_finish_ns, row->mean_finish_ns = m.mean_finish_ns;
+  row->max_exposed_comm_ns = m.max_exposed_comm_ns, row->mean_exposed_comm_ns = m.mean_exposed_comm_ns;
+  row->mean_comm_ns = m.mean_comm_ns, row->mean_compute_ns = m.mean_compute_ns;
   row->events = r->events;
   row->messages = r->messages;
   row->sim_seconds = r->wall_seconds;
@@ -520,11 +508,12 @@ static int write_csv(const chakra_sweep *s, const chakra_sweep_row *rows, outfil
       csv_text(f, ",", &rc, err);
     }
     char line[512];
-    snprintf(line, sizeof line, "%s,%u,%u,%llu,%u,%llu,%.1f,%llu,%.1f,%.1f,%.1f,%llu,%llu,%.3f,",
+    snprintf(line, sizeof line, "%s,%u,%u,%llu,%u,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.3f,",
              status_names[r->status], r->npus, r->finished, (unsigned long long)r->max_finish_ns, r->slowest_rank,
-             (unsigned long long)r->min_finish_ns, r->mean_finish_ns, (unsigned long long)r->max_exposed_comm_ns,
-             r->mean_exposed_comm_ns, r->mean_comm_ns, r->mean_compute_ns, (unsigned long long)r->events,
-             (unsigned long long)r->messages, r->sim_seconds);
+             (unsigned long long)r->min_finish_ns, (unsigned long long)r->mean_finish_ns,
+             (unsigned long long)r->max_exposed_comm_ns, (unsigned long long)r->mean_exposed_comm_ns,
+             (unsigned long long)r->mean_comm_ns, (unsigned long long)r->mean_compute_ns,
+             (unsigned long long)r->events, (unsigned long long)r->messages, r->sim_seconds);
     csv_text(f, line, &rc, err);
     csv_field(f, r->error, &rc, err);
     csv_text(f, "\n", &rc, err);
@@ -551,21 +540,18 @@ static void json_row(jsonw *w, const chakra_sweep *s, const chakra_sweep_row *r,
   jsonw_string(w, status_names[r->status], strlen(status_names[r->status]));
   const struct { const char *k; uint64_t v; } ints[] = {
       {"npus", r->npus}, {"finished", r->finished}, {"max_finish_ns", r->max_finish_ns},
-      {"slowest_rank", r->slowest_rank}, {"min_finish_ns", r->min_finish_ns},
-      {"max_exposed_comm_ns", r->max_exposed_comm_ns}, {"events", r->events}, {"messages", r->messages}};
+      {"slowest_rank", r->slowest_rank}, {"min_finish_ns", r->min_finish_ns}, {"mean_finish_ns", r->mean_finish_ns},
+      {"max_exposed_comm_ns", r->max_exposed_comm_ns}, {"mean_exposed_comm_ns", r->mean_exposed_comm_ns},
+      {"mean_comm_ns", r->mean_comm_ns}, {"mean_compute_ns", r->mean_compute_ns}, {"events", r->events},
+      {"messages", r->messages}};
   for (size_t i = 0; i < sizeof ints / sizeof *ints; i++) {
     jsonw_char(w, ',');
     json_key(w, ints[i].k);
     jsonw_u64(w, ints[i].v);
   }
-  const struct { const char *k; double v; } dbl[] = {
-      {"mean_finish_ns", r->mean_finish_ns}, {"mean_exposed_comm_ns", r->mean_exposed_comm_ns},
-      {"mean_comm_ns", r->mean_comm_ns}, {"mean_compute_ns", r->mean_compute_ns}, {"sim_seconds", r->sim_seconds}};
-  for (size_t i = 0; i < sizeof dbl / sizeof *dbl; i++) {
-    jsonw_char(w, ',');
-    json_key(w, dbl[i].k);
-    jsonw_double(w, dbl[i].v);
-  }
+  jsonw_char(w, ',');
+  json_key(w, "sim_seconds");
+  jsonw_double(w, r->sim_seconds);
   if (r->error[0]) {
     jsonw_char(w, ',');
     json_key(w, "error");

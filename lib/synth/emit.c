@@ -199,7 +199,7 @@ static int open_writer(chakra_workload_writer **w, const char *prefix, const uin
 }
 
 int emit_write_ranks(const char *prefix, emit_stage *const *stages, const emit_meta *meta,
-                     const emit_rank_fn *fn, const uint32_t *ranks, size_t n, uint64_t *bytes,
+                     const emit_rank_fn *fn, const uint32_t *ranks, size_t n, unsigned threads, uint64_t *bytes,
                      chakra_error *err) {
   enc_buf m = {0};
   encode_meta(&m, meta);
@@ -208,11 +208,12 @@ int emit_write_ranks(const char *prefix, emit_stage *const *stages, const emit_m
   chakra_workload_writer *w;
   int rc = open_writer(&w, prefix, ranks, n, err);
   if (rc) return free(m.p), rc;
-  wjob j = {stages, &m, fn, ranks, calloc(CHAKRA_WORKLOAD_AUTO_THREADS, sizeof(enc_buf)), calloc(n, sizeof(uint64_t))};
+  unsigned workers = threads ? threads : CHAKRA_WORKLOAD_AUTO_THREADS; /* put_ranks' worker indices */
+  wjob j = {stages, &m, fn, ranks, calloc(workers, sizeof(enc_buf)), calloc(n, sizeof(uint64_t))};
   if (!j.scratch || !j.bytes) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  if (!rc) rc = chakra_workload_writer_put_ranks(w, 0, write_rank, &j, err);
+  if (!rc) rc = chakra_workload_writer_put_ranks(w, threads, write_rank, &j, err);
   for (size_t i = 0; !rc && i < n; i++) *bytes += j.bytes[i];
-  for (unsigned t = 0; j.scratch && t < CHAKRA_WORKLOAD_AUTO_THREADS; t++) enc_buf_free(&j.scratch[t]);
+  for (unsigned t = 0; j.scratch && t < workers; t++) enc_buf_free(&j.scratch[t]);
   free(j.scratch), free(j.bytes), enc_buf_free(&m);
   if (rc) {
     chakra_workload_writer_discard(w);

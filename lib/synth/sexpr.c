@@ -8,7 +8,7 @@ enum { SX_OP_PUSH, SX_OP_SYM, SX_OP_ADD, SX_OP_SUB, SX_OP_MUL, SX_OP_DIV, SX_OP_
 
 static const char *const sym_names[SX_NSYM] = {
     "Batch", "MicroBatch", "Seq", "Dmodel", "Dff", "Head", "KVHead", "Dvocal",
-    "Experts", "KExperts", "dp", "tp", "cp", "ep", "fsdp"};
+    "Experts", "KExperts", "dp", "tp", "cp", "ep", "fsdp", "Ctx"};
 
 int sx_symbol(const char *name, unsigned len) {
   for (int i = 0; i < SX_NSYM; i++)
@@ -214,3 +214,5 @@ int sx_eval_int(const sx_expr *e, const sx_rat *vals, uint64_t *out, chakra_erro
   *out = (uint64_t)r.num;
   return 0;
 }
+
+int sx_rat_mul(sx_rat a, sx_rat b, sx_rat *out) { return apply(SX_OP_MUL, a, b, out) ? -1 : 0; }

@@ -26,6 +26,12 @@ typedef struct sg_config {
   uint32_t *block_stage; /* owned by the graph */
   int compat, fsdp, mixed, attn_term, recompute;
   uint64_t tag_base;
+  /* An inference step (prefill, decode): no backward rows, no loss, the
+   * embedding a lookup, and a COMP node's size is the elements it moves
+   * (sg_node.size). decode: Seq is 1 (one new token per sequence), so a
+   * dimension split over tp may be a fraction whose tensor is whole. */
+  int infer, decode;
+  uint32_t elem_bytes; /* bytes per element (--dtype-bytes) */
 } sg_config;
 
 enum { SN_COMP, SN_COLL, SN_SEND, SN_RECV };
@@ -36,7 +42,7 @@ typedef struct sg_node {
   int32_t tensor; /* SEND/RECV: the tensor sent */
   int32_t stage, mb, peer_stage;
   uint32_t tag;
-  uint64_t size; /* elements (collectives, send, receive) */
+  uint64_t size; /* elements (collectives, send, receive; inference: compute reads + writes) */
   uint32_t dep_off, ndep;
 } sg_node;
 
@@ -46,6 +52,8 @@ typedef struct sg_rowinfo {
   sx_expr ddims[2][SG_MAXDIM], dhidden[2];
   uint8_t ndims, nddims[2];
   uint64_t elems, ops_compat, ops_ours;
+  uint64_t in_elems[2]; /* inference: elements of each declared input layout */
+  uint64_t kv_elems;    /* inference, attention kernel: the K and V it reads (the KV cache) */
 } sg_rowinfo;
 
 typedef struct sg_tensor {

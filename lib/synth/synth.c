@@ -4,7 +4,6 @@
  * and ids), ranks (numbering, groups), emit (encoding and writing). */
 #include "chakra/synth.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include "../util/outfile.h"
 #include "emit.h"
 #include "ranks.h"
+#include "roofline.h"
 #include "schedule.h"
 #include "sgraph.h"
 #include "stage.h"
@@ -67,8 +67,10 @@ static const synth_template *pick_template(const chakra_synth_config *c, chakra_
 static int is_moe(const chakra_synth_config *c) { return c->model_type && !strcmp(c->model_type, "moe"); }
 
 /* Experts: ep splits the experts, the hidden size (router, combine) and the
- * routed tokens, which each local expert takes an equal share of. */
-static int check_experts(const chakra_synth_config *c, chakra_error *err) {
+ * routed tokens, which each local expert takes an equal share of. s: the
+ * tokens of a sequence shard (a decode step: of all the rank's sequences),
+ * named by s_opt. */
+static int check_experts(const chakra_synth_config *c, uint64_t s, const char *s_opt, chakra_error *err) {
   if (!c->experts || !c->kexperts) return BAD("--experts and --kexperts must be at least 1");
   if (c->kexperts > c->experts)
     return BAD("--kexperts %llu exceeds --experts %llu (each token is routed to that many distinct experts)",
@@ -80,10 +82,12 @@ static int check_experts(const chakra_synth_config *c, chakra_error *err) {
   /* Each local expert's share of the routed tokens is a whole number: ours
    * split the rank's dispatched tokens over its experts, STAGE's are ep
    * times smaller (templates.c, MOE_EXPERT_FFN). */
-  uint64_t s = c->seq / c->sp, d = c->experts * c->tp, f = c->stage_compat ? c->ep : 1;
+  uint64_t d = c->experts * c->tp, f = c->stage_compat ? c->ep : 1;
+  char what[64];
+  snprintf(what, sizeof what, "%s x --kexperts", s_opt);
   if (c->kexperts > UINT64_MAX / s || d / c->tp != c->experts || d > UINT64_MAX / f)
-    return BAD("--seq x --kexperts or --experts x --tp x --ep is too large");
-  return check_divides(s * c->kexperts, "--seq/--sp x --kexperts", d * f,
+    return BAD("%s or --experts x --tp x --ep is too large", what);
+  return check_divides(s * c->kexperts, what, d * f,
                        c->stage_compat ? "--experts x --tp x --ep" : "--experts x --tp",
                        "the routed tokens are split evenly over tp ranks and experts", err);
 }
@@ -95,10 +99,14 @@ static int check_shape(const chakra_synth_config *c, uint64_t mb, int llama, cha
   if (mb == 0 || c->batch % mb)
     return BAD("--batch %llu is not a multiple of --micro-batch %llu (the number of micro-batches must be whole)",
                ULL(c->batch), ULL(mb));
+  int decode = c->phase == CHAKRA_SYNTH_PHASE_DECODE;
   int rc = check_divides(mb, "--micro-batch", c->dp, "--dp", "each dp rank takes micro-batch/dp sequences", err);
   if (!rc) rc = check_divides(c->seq, "--seq", c->sp, "--sp", "the sequence is split over sp", err);
-  if (!rc && c->tpsp)
+  if (!rc && c->tpsp && !decode)
     rc = check_divides(c->seq / c->sp, "--seq/--sp", c->tp, "--tp", "--tpsp 1 splits each sequence shard over tp", err);
+  if (!rc && c->tpsp && decode)
+    rc = check_divides(mb / c->dp, "--micro-batch/--dp", c->tp, "--tp",
+                       "a decode step's new tokens, one per sequence, are split over tp under --tpsp 1", err);
   if (!rc) rc = check_divides(c->dmodel, "--dmodel", c->head, "--head", "head dimension dmodel/head", err);
   if (!rc) rc = check_divides(c->head, "--head", c->tp, "--tp", "heads are split over tp", err);
   if (!rc && llama) rc = check_divides(c->kvhead, "--kvhead", c->tp, "--tp", "KV heads are split over tp", err);
@@ -107,7 +115,9 @@ static int check_shape(const chakra_synth_config *c, uint64_t mb, int llama, cha
   if (!rc) rc = check_divides(c->dmodel, "--dmodel", c->tp, "--tp", "the output embedding is split over tp", err);
   if (!rc && !c->tpsp)
     rc = check_divides(c->dvocal, "--dvocal", c->tp, "--tp", "--tpsp 0 splits the vocabulary over tp", err);
-  if (!rc && is_moe(c)) rc = check_experts(c, err);
+  if (!rc && is_moe(c))
+    rc = decode ? check_experts(c, mb / c->dp, "--micro-batch/--dp", err)
+                : check_experts(c, c->seq / c->sp, "--seq/--sp", err);
   if (!rc && c->pp > c->num_stacks)
     rc = BAD("--pp %u exceeds --num-stacks %llu (every pipeline stage needs a block)", c->pp, ULL(c->num_stacks));
   if (!rc && c->dtype_bytes == 0) rc = BAD("--dtype-bytes must be at least 1");
@@ -117,8 +127,29 @@ static int check_shape(const chakra_synth_config *c, uint64_t mb, int llama, cha
   return rc;
 }
 
+static const char *phase_name(chakra_synth_phase p) {
+  return p == CHAKRA_SYNTH_PHASE_TRAIN ? "train" : p == CHAKRA_SYNTH_PHASE_PREFILL ? "prefill" : "decode";
+}
+
+/* An inference step has no backward: nothing to recompute, and STAGE
+ * (--stage-compat) has no inference at all. A decode step has one token
+ * per sequence: nothing to split over sequence parallelism. */
+static int check_phase(const chakra_synth_config *c, chakra_error *err) {
+  if ((int)c->phase < 0 || c->phase > CHAKRA_SYNTH_PHASE_DECODE) return BAD("--phase: expected train, prefill or decode");
+  if (c->phase == CHAKRA_SYNTH_PHASE_TRAIN) return 0;
+  const char *p = phase_name(c->phase);
+  if (c->stage_compat) return BAD("--phase %s: --stage-compat writes STAGE's files, and STAGE has no inference", p);
+  if (c->activation_recompute)
+    return BAD("--activation-recompute: --phase %s has no backward pass to recompute the forward for", p);
+  if (c->phase == CHAKRA_SYNTH_PHASE_DECODE && c->sp > 1)
+    return BAD("--sp %u: --phase decode has one new token per sequence, nothing to split over --sp", c->sp);
+  return 0;
+}
+
 static int make_config(const chakra_synth_config *c, sg_config *s, const synth_template **tpl, chakra_error *err) {
   uint64_t mb = c->micro_batch < 0 ? c->batch : (uint64_t)c->micro_batch;
+  int rc0 = check_phase(c, err);
+  if (rc0) return rc0;
   *tpl = pick_template(c, err);
   if (!*tpl) return CHAKRA_EINVAL;
   int moe = is_moe(c);
@@ -139,8 +170,12 @@ static int make_config(const chakra_synth_config *c, sg_config *s, const synth_t
   }
   free(seen);
   memset(s, 0, sizeof *s);
-  uint64_t v[SX_NSYM] = {c->batch, mb, c->seq, c->dmodel, c->dff, c->head, c->kvhead, c->dvocal, c->experts,
-                         c->kexperts, c->dp, c->tp, c->sp, c->ep, c->weight_sharded ? c->dp : 1};
+  /* A decode step: Seq is the one new token per sequence, Ctx (the keys it
+   * attends) the cached context. */
+  int decode = c->phase == CHAKRA_SYNTH_PHASE_DECODE;
+  uint64_t v[SX_NSYM] = {c->batch, mb, decode ? 1 : c->seq, c->dmodel, c->dff, c->head, c->kvhead, c->dvocal,
+                         c->experts, c->kexperts, c->dp, c->tp, c->sp, c->ep, c->weight_sharded ? c->dp : 1,
+                         c->seq};
   for (int i = 0; i < SX_NSYM; i++) {
     if (v[i] > INT64_MAX) return BAD("%s is too large", sx_symbol_name(i));
     s->vals[i].num = (int64_t)v[i], s->vals[i].den = 1;
@@ -157,6 +192,8 @@ static int make_config(const chakra_synth_config *c, sg_config *s, const synth_t
   s->attn_term = !c->stage_compat;
   s->recompute = c->activation_recompute && !c->stage_compat; /* STAGE parses it and ignores it */
   s->tag_base = c->tag_base;
+  s->infer = c->phase != CHAKRA_SYNTH_PHASE_TRAIN, s->decode = decode;
+  s->elem_bytes = c->stage_compat ? 1 : c->dtype_bytes;
   s->block_stage = malloc(s->nblocks * sizeof *s->block_stage);
   if (!s->block_stage) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   /* Contiguous blocks, the remainder to the first stages (STAGE). */
@@ -169,6 +206,8 @@ static int make_config(const chakra_synth_config *c, sg_config *s, const synth_t
 }
 
 int chakra_synth_check(const chakra_synth_config *c, chakra_error *err) {
+  int rc0 = check_phase(c, err);
+  if (rc0) return rc0;
   if (stage_applies(c)) return stage_check(c, err);
   sg_config s;
   const synth_template *tpl;
@@ -215,15 +254,6 @@ static void put_inputs(enc_ctx *x, emit_stage *es, const sg_tensor *t, int only_
   emit_attr_strlist(es, "inputs", v, n);
 }
 
-static uint64_t roofline_micros(const chakra_synth_config *c, uint64_t flops, uint64_t bytes) {
-  if (!flops || !bytes || c->peak_tflops <= 0) return 0;
-  double oi = (double)flops / (double)bytes, bw = c->mem_bw_gbs * 1e9, peak = c->peak_tflops * 1e12;
-  double perf = bw * oi < peak ? bw * oi : peak;
-  double ns = floor((double)flops / perf * 1e9);
-  uint64_t us = (uint64_t)((ns + 500) / 1000);
-  return us ? us : 1;
-}
-
 static int encode_node(enc_ctx *x, emit_stage *es, const sg_node *n, uint64_t id, const sched_stage *ss) {
   const sg_graph *g = x->g;
   const sg_tensor *t = &g->t[n->tensor];
@@ -250,8 +280,8 @@ static int encode_node(enc_ctx *x, emit_stage *es, const sg_node *n, uint64_t id
   for (uint32_t k = 0; k < nc; k++) x->ids[n->ndep + k] = ss->ctrl[ss->ctrl_off[id] + k];
   emit_node_deps(es, x->ids + n->ndep, nc, x->ids, n->ndep);
   if (n->kind == SN_COMP) {
-    uint64_t ops = compat ? ri->ops_compat : ri->ops_ours, size = ri->elems * bytes;
-    uint64_t us = compat ? 0 : roofline_micros(x->c, ops, size);
+    uint64_t ops = compat ? ri->ops_compat : ri->ops_ours, size = (g->cfg.infer ? n->size : ri->elems) * bytes;
+    uint64_t us = compat ? 0 : roofline_micros(ops, size, x->c->peak_tflops, x->c->mem_bw_gbs);
     emit_node_duration(es, us);
     if (compat) {
       put_inputs(x, es, t, -1);
@@ -380,7 +410,7 @@ static int write_all(const chakra_synth_config *c, const char *prefix, emit_stag
   int rc = outfile_group_begin(err);
   if (!rc) {
     rc = layout_write_groups(l, json, err);
-    if (!rc) rc = emit_write_ranks(prefix, stages, &meta, &fn, list, n, &bytes, err);
+    if (!rc) rc = emit_write_ranks(prefix, stages, &meta, &fn, list, n, c->threads, &bytes, err);
     int end = outfile_group_end(!rc, rc ? NULL : err);
     if (!rc) rc = end;
   }
@@ -431,6 +461,8 @@ static int write_stage_compat(const chakra_synth_config *c, const char *prefix, 
 
 int chakra_synth_write(const chakra_synth_config *c, const char *prefix, chakra_synth_stats *st,
                        chakra_error *err) {
+  int rc0 = check_phase(c, err);
+  if (rc0) return rc0;
   if (stage_applies(c)) return write_stage_compat(c, prefix, st, err);
   sg_config sc;
   const synth_template *tpl;

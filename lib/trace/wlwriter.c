@@ -47,7 +47,8 @@ typedef struct rankf {
 
 struct chakra_workload_writer {
   uint32_t n;
-  char **paths;
+  char **paths;            /* the files, or the sinks' names */
+  chakra_sink *sinks;      /* or NULL: files */
   rankf *r;
   size_t budget;
   atomic_size_t buffered;
@@ -68,6 +69,7 @@ static void free_writer(chakra_workload_writer *w) {
     pthread_mutex_destroy(&w->r[i].mu);
   }
   free(w->paths);
+  free(w->sinks);
   free(w->r);
   free(w->open);
   pthread_mutex_destroy(&w->mu);
@@ -119,6 +121,20 @@ int chakra_workload_writer_open_paths(chakra_workload_writer **out, const char *
   int rc = alloc_writer(out, n, opt, err);
   for (uint32_t i = 0; i < n && !rc; i++)
     if (!((*out)->paths[i] = strdup(paths[i]))) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (rc && *out) {
+    chakra_workload_writer_discard(*out);
+    *out = NULL;
+  }
+  return rc;
+}
+
+int chakra_workload_writer_open_sinks(chakra_workload_writer **out, const chakra_sink *sinks, uint32_t n,
+                                      const chakra_workload_options *opt, chakra_error *err) {
+  int rc = alloc_writer(out, n, opt, err);
+  if (!rc && !((*out)->sinks = malloc(n * sizeof *sinks))) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (!rc) memcpy((*out)->sinks, sinks, n * sizeof *sinks);
+  for (uint32_t i = 0; i < n && !rc; i++)
+    if (!((*out)->paths[i] = strdup(chakra_sink_name(&sinks[i])))) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   if (rc && *out) {
     chakra_workload_writer_discard(*out);
     *out = NULL;
@@ -211,7 +227,7 @@ static int acquire(chakra_workload_writer *w, uint32_t rank, chakra_error *e) {
   pthread_mutex_unlock(&w->mu);
   if (rc || x->f) return rc;
   const char *p = w->paths[rank];
-  rc = outfile_open(&x->f, p, outfile_name_is_gzip(p), e);
+  rc = w->sinks ? outfile_open_sink(&x->f, &w->sinks[rank], e) : outfile_open(&x->f, p, outfile_name_is_gzip(p), e);
   if (rc) { /* no file after all: the slot goes back */
     pthread_mutex_lock(&w->mu);
     drop_slot(w, rank);

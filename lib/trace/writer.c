@@ -28,6 +28,21 @@ int chakra_writer_open(chakra_writer **out, const char *path, int flags, chakra_
   return 0;
 }
 
+int chakra_writer_open_sink(chakra_writer **out, const chakra_sink *sink, int flags, chakra_error *err) {
+  *out = NULL;
+  if (flags & CHAKRA_WRITE_GZIP)
+    return chakra_error_set(err, CHAKRA_EINVAL, "%s: gzip output goes to files only", chakra_sink_name(sink));
+  chakra_writer *w = calloc(1, sizeof *w);
+  if (!w) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", chakra_sink_name(sink));
+  int rc = outfile_open_sink(&w->out, sink, err);
+  if (rc) {
+    free(w);
+    return rc;
+  }
+  *out = w;
+  return 0;
+}
+
 /* Messages are encoded into the writer's own buffer, then written: one
  * message at a time, so a buffer grown by a huge one is given back. */
 int chakra_writer_put(chakra_writer *w, const ProtobufCMessage *msg, chakra_error *err) {

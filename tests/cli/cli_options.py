@@ -38,6 +38,9 @@ OPTIONS = {
                     "--network-model", "--num-queues-per-dim", "--injection-scale", "--multidim-p2p"],
     ("stats",): ["--json", "--ignore-ctrl-deps", "--comm-group-configuration", "--no-checks"],
     ("gen", "microbench"): ["--coll", "--npus", "--size", "-o", "--output"],
+    ("gen", "dlrm"): ["--npus", "--batch", "--tables", "--rows", "--emb-dim", "--lookups", "--dense-features",
+                      "--bottom-mlp", "--top-mlp", "--dtype-bytes", "--peak-tflops", "--mem-bw", "--threads", "-o",
+                      "--output", "-q", "--quiet"],
     ("link",): ["--host", "--device", "-o", "--output", "--rank", "--thread-gap-us", "--allow-partial", "--threads",
                 "-q", "--quiet"],
     ("convert", "pytorch"): ["-o", "--output", "--comm-groups", "--compat", "--log", "--p2p-missing",
@@ -89,7 +92,7 @@ def test_help():
             check("%s %s: exit 0, usage on stdout, every option listed" % (name, form),
                   p.returncode == 0 and p.stdout.startswith("usage: chakra " + name) and not p.stderr
                   and not missing, "%d missing %s\n%s%s" % (p.returncode, missing, p.stdout, p.stderr))
-    for group, modes in (("convert", ("pytorch", "text")), ("gen", ("microbench",))):
+    for group, modes in (("convert", ("pytorch", "text")), ("gen", ("microbench", "dlrm"))):
         p = run(group, "--help")
         ok = p.returncode == 0 and all("usage: chakra %s %s" % (group, m) in p.stdout for m in modes)
         opts = set(o for m in modes for o in OPTIONS[(group, m)])

@@ -289,6 +289,26 @@ def test_check_names_file_node_and_key_of_each_problem():
     check("check: a dependency cycle is named", c.returncode == 1 and "cycle" in c.stdout, c.stdout)
 
 
+def test_check_applies_validates_graph_checks():
+    """issue 26 item 6: coll check called these sets sound; validate flags each."""
+    d = tmpdir("chkgraph")
+    recv = [msg(0, "recv", 0, 64, 0)]
+    comp = {"id": "0", "name": "c", "type": "COMP_NODE"}
+    cases = [("self", [msg(0, "send", 1, 64, 0, deps=[0])], "data dep on itself", 1),
+             ("missing", [msg(0, "send", 1, 64, 0, deps=[7])], "data dep 7 not found", 1),
+             ("dupid", [msg(0, "send", 1, 64, 0), comp], "duplicate node id", 1),
+             ("selfctrl", [dict(msg(0, "send", 1, 64, 0), ctrl_deps=["0"])], "warning: 1 control deps of nodes on themselves", 0),
+             ("absentctrl", [dict(msg(0, "send", 1, 64, 0), ctrl_deps=["9"])], "warning: 1 control deps on absent ids", 0)]
+    for name, rank0, what, status in cases:
+        pre = pack_set(d, name, [rank0, recv])
+        c, v = run("coll", "check", pre), run("validate", pre)
+        check("check %s: the line validate gives (%r), exit %d" % (name, what, status),
+              c.returncode == status and name + ".0.et: " in c.stdout and what in c.stdout
+              and what.replace("warning: ", "") in v.stdout, (c.returncode, c.stdout, v.stdout))
+        check("check %s: %s" % (name, "not called sound" if status else "still sound, with the warning"),
+              ("sound" in c.stdout) == (status == 0), c.stdout)
+
+
 # ---- from-msccl --------------------------------------------------------------
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -706,15 +726,6 @@ def test_expand_algorithm_ets_from_msccl_as_a_prefix():
           p.returncode == 0 and got == {r: 90174 for r in range(8)}, (p.stderr, got, p2.stderr[-200:]))
 
 
-def coll_node(i, ctype, size, deps=()):
-    n = {"id": str(i), "name": "coll%d" % i, "type": "COMM_COLL_NODE",
-         "attr": [{"name": "is_cpu_op", "bool_val": False}, {"name": "comm_type", "int64_val": str(ctype)},
-                  {"name": "comm_size", "int64_val": str(size)}]}
-    if deps:
-        n["data_deps"] = [str(x) for x in deps]
-    return n
-
-
 def test_expand_custom_collective_scaling_scale_and_as_is_with_warnings():
     # Issue 20 item 3: ETs made for one size expanding a collective of
     # another, and of another type, are said so once per (ETs, collective,
@@ -774,6 +785,32 @@ def test_expand_refuses_bad_rules_and_disagreeing_ranks():
     check("ranks whose collectives disagree: refused naming file and node, nothing written",
           p.returncode == 2 and "w.1.et" in p.stderr and "node 0" in p.stderr
           and not os.path.exists(os.path.join(d, "y.0.et")), p.stderr)
+
+
+def test_expand_reads_through_the_trace_set_source():
+    """coll expand opens its workload and algorithm prefixes as every command
+    does (the trace-set source): a workload with a gap in its ranks is
+    refused (it used to expand the ranks before the gap and stop), and the
+    workload's groups file beside it is used and named."""
+    d = tmpdir("xset")
+    mb = microbench(d, "allreduce", 8, "1M")
+    os.remove(mb + ".5.et")
+    p = run("coll", "expand", mb, "-o", os.path.join(d, "x"), "--algo", "ring")
+    check("a workload with a gap: refused naming the missing rank, nothing written",
+          p.returncode == 2 and "mb.5.et is missing but 2 later rank file(s) exist" in p.stderr
+          and not os.path.exists(os.path.join(d, "x.0.et")), p.stderr)
+    alg = gen(d, "allreduce", "ring", "8", "1M")[1]
+    os.remove(alg + ".3.et")
+    mb2 = microbench(tmpdir("xset2"), "allreduce", 8, "1M")
+    p = run("coll", "expand", mb2, "-o", os.path.join(d, "y"), "--algo", "allreduce=" + alg)
+    check("algorithm ETs with a gap: refused", p.returncode == 2 and "alg.3.et is missing" in p.stderr, p.stderr)
+    w = pack_set(d, "g", [[coll_node(0, 0, 1024, pg="7")] if r < 2 else [] for r in range(4)])
+    with open(w + ".json", "w") as f:
+        f.write('{"7": [0, 1]}')
+    p = run("coll", "expand", w, "-o", os.path.join(d, "z"), "--algo", "ring")
+    check("groups beside the workload: used, and named",
+          p.returncode == 0 and os.path.exists(os.path.join(d, "z.3.et")) and "communicator groups from %s.json" % w
+          in p.stderr, p.stderr)
 
 
 def test_gen_options_take_both_spellings_aliases_and_give_one_line_errors():

@@ -197,6 +197,19 @@ def test_rsar_reductions_are_comp_nodes_after_receives():
 
 # ---- XML ---------------------------------------------------------------------
 
+def jsonl_of(prefix, r):
+    p = run("jsonize", "%s.%d.et" % (prefix, r))
+    lines = [json.loads(l) for l in p.stdout.splitlines() if l.strip()]
+    return lines[0], lines[1:]
+
+
+def meta_int(meta, name):
+    for a in meta.get("attr", []):
+        if a["name"] == name:
+            return int(a["int64_val"])
+    return None
+
+
 def nodes_of(prefix, r):
     p = run("jsonize", "%s.%d.et" % (prefix, r))
     assert p.returncode == 0, p.stderr
@@ -255,8 +268,12 @@ def test_cli_errors_are_one_line_exit_2_and_write_nothing():
         (["--topology", "mesh:0x4", "--coll", "allgather", "--size", "1M"], "mesh:0x4"),
         (["--topology", os.path.join(d, "missing.txt"), "--coll", "allgather", "--size", "1M"], "missing.txt"),
         (["--topology", disc, "--coll", "allgather", "--size", "1M"], "disconnected"),
-        (["--topology", "mesh:4x4", "--coll", "allreduce", "--size", "1000"], "not a multiple"),
-        (["--topology", "mesh:4x4", "--coll", "allgather", "--size", "1M", "--chunks-per-npu", 3], "not a multiple"),
+        (["--topology", "mesh:4x4", "--coll", "allreduce", "--size", "15"], "smaller than the 16 chunks"),
+        (["--topology", "mesh:4x4", "--coll", "allgather", "--size", "2", "--chunks-per-npu", 3], "at least 1 byte"),
+        (["--topology", "ring:8192", "--coll", "allgather", "--size", "1M", "--max-memory", "1G"], "--max-memory"),
+        (["--topology", "ring:2", "--coll", "allgather", "--size", str(2**64 - 1)], "at most 2^63 - 1"),
+        (["--topology", "ring:3", "--coll", "allreduce", "--size", str(2**63 - 1), "--reduce-bw", "1e-9"],
+         "beyond 2^63 ns"),
         (["--topology", "mesh:4x4", "--coll", "allgather", "--size", "1M", "--bandwidth", 0], "--bandwidth"),
         (["--topology", "mesh:4x4", "--coll", "allgather", "--size", "1M", "--latency", -1], "--latency"),
         (["--topology", "mesh:4x4", "--coll", "allgather", "--size", "0"], "size"),
@@ -272,7 +289,56 @@ def test_cli_errors_are_one_line_exit_2_and_write_nothing():
     h = run("coll", "synth", "--help")
     check("--help lists every option", h.returncode == 0 and all(
         o in h.stdout for o in ("--topology", "--coll", "--size", "--chunks-per-npu", "--seed", "--bandwidth",
-                                "--latency", "--reduce-bw", "--xml", "--json", "--threads", "--output")), h.stdout)
+                                "--latency", "--reduce-bw", "--xml", "--json", "--threads", "--output",
+                                "--max-memory")), h.stdout)
+
+
+def test_cli_sizes_chunks_do_not_divide_round_down_as_tacos():
+    """issue 20 item 8: TACOS takes chunk = size / chunks in integers
+    (astra-sim/tacos src/main.cpp); 1 MiB in 3 chunks per NPU was refused."""
+    est, _ = sim_equals_estimate("mesh:2x2", "allgather", 4, "1M", "--chunks-per-npu", 3)
+    check("1 MiB in 3 chunks per NPU: 349,525-byte chunks, 1,048,575 bytes moved",
+          est["chunk_bytes"] == 349525 and est["moved_bytes"] == 1048575, est)
+    prefix = os.path.join(tmpdir("round"), "alg")
+    synth("mesh:2x2", "allgather", "1M", "--chunks-per-npu", 3, prefix=prefix)
+    meta, nodes = jsonl_of(prefix, 0)
+    sizes = {a.get("int64_val") for n in nodes for a in n.get("attr", []) if a["name"] == "comm_size"}
+    check("the ETs move 349,525-byte chunks and say so in their metadata (size 1048575, requested 1048576)",
+          sizes == {"349525"} and meta_int(meta, "size") == 1048575 and meta_int(meta, "requested_size") == 1048576,
+          (sizes, meta))
+    est, _ = sim_equals_estimate("mesh:4x4", "allreduce", 16, "1000")
+    check("all-reduce of 1000 bytes on 16 NPUs: 62-byte chunks", est["chunk_bytes"] == 62, est)
+    p = run("coll", "synth", "--topology", "ring:4", "--coll", "allgather", "--size", "1M", "--chunks-per-npu", 3)
+    check("the text output says the size was rounded down, and to what",
+          p.returncode == 0 and "349525 bytes" in p.stdout and "1048575 bytes moved" in p.stdout, p.stdout + p.stderr)
+
+
+def test_cli_refuses_at_once_what_exceeds_memory():
+    """issue 20 item 7: ring:8192 (and fc:4096, switch:4096, hypercube:8192)
+    ran for minutes and needed 4-5.5 GB before failing."""
+    import resource
+    import time
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    # AddressSanitizer cannot start under ulimit -v (its shadow memory is an
+    # address-space reservation): the sanitizer build sets the limit with
+    # --max-memory, the same check from another source
+    sanitized = os.environ.get("CHAKRA_SANITIZED") == "1"
+    how, limit_name = ("--max-memory 2G", "--max-memory") if sanitized else ("a 2 GiB ulimit -v", "ulimit -v")
+    for topo in ("ring:8192", "fc:4096", "switch:4096", "hypercube:8192"):
+        t0 = time.monotonic()
+        args = [CHAKRA, "coll", "synth", "--topology", topo, "--coll", "allgather", "--size", "1M"]
+        p = subprocess.run(args + (["--max-memory", "2G"] if sanitized else []), capture_output=True, text=True,
+                           preexec_fn=None if sanitized else limited, timeout=120)
+        took = time.monotonic() - t0
+        lines = p.stderr.strip().splitlines()
+        check("%s under %s: refused in %.2f s (< 5 s), one line naming the estimate and the limit" % (topo, how, took),
+              p.returncode == 2 and len(lines) == 1 and "GiB" in lines[0] and limit_name in lines[0] and took < 5,
+              (p.returncode, p.stderr, took))
+    p = run("coll", "synth", "--topology", "ring:64", "--coll", "allgather", "--size", "1M", "--max-memory", "1G")
+    check("a synthesis that fits --max-memory runs", p.returncode == 0, p.stderr)
 
 
 def test_cli_text_output_and_inline_bandwidth():

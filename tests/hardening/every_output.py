@@ -48,6 +48,7 @@ BASES = {
     "stats": [(["t", "--comm-group-configuration", "c.0.et"], TRACES + ["c.0.et"])],
     "sim": [(["--workload-configuration=t"] + CONFIGS, TRACES + CONFIG_FILES)],
     "gen microbench": [(["--coll", "all_reduce", "--npus", "2", "--size", "1K", "-o", "new"], [])],
+    "gen dlrm": [(["--npus", "2", "--batch", "4", "-o", "new"], [])],
     "coll gen": [(["--coll", "allreduce", "--algo", "ring", "--ranks", "2", "--size", "1K", "-o", "new"], [])],
     "coll from-msccl": [(["x.0.et", "--size", "1K", "-o", "new"], ["x.0.et"])],
     "coll check": [(["t"], TRACES)],

@@ -266,6 +266,21 @@ def test_broken_set_fails_before_posting_on_every_rank():
     check("finished," not in p.stdout, "broken set: something ran")
 
 
+def test_node_rules_are_the_simulators():
+    """Replay classifies nodes through the one node vocabulary (chakra/node.h):
+    a send naming another rank as its comm_src, which the simulator always
+    refused and replay ran, is now refused by replay too (validation
+    skipped, so the planner itself must see it)."""
+    d = tempfile.mkdtemp(dir=BASE)
+    prefix = os.path.join(d, "own")
+    write_set(prefix, 2, lambda r: [node(1, "COMM_SEND_NODE", comm_src=1, comm_dst=1, comm_size=64, comm_tag=1)] if r == 0
+              else [node(1, "COMM_RECV_NODE", comm_src=0, comm_size=64, comm_tag=1)])
+    p = mpirun(2, prefix, "--no-validate", timeout=120)
+    check(p.returncode != 0 and "node 1: comm_src is 1 but this file is rank 0" in p.stderr,
+          "send with another rank's comm_src: expected a refusal naming it, got %d:\n%s" % (p.returncode, p.stderr[-2000:]))
+    check("finished," not in p.stdout, "send with another rank's comm_src: something ran")
+
+
 def test_stall_names_stuck_nodes_and_aborts():
     d = tempfile.mkdtemp(dir=BASE)
     prefix = os.path.join(d, "s")
@@ -335,7 +350,8 @@ def main():
         SIM_KEYS = sim_report_keys()
         for t in (test_microbench_every_collective, test_synthesised_workload, test_compute_stand_ins,
                   test_job_size_mismatch, test_broken_set_fails_before_posting_on_every_rank,
-                  test_stall_names_stuck_nodes_and_aborts, test_outputs_over_rank_traces_are_refused,
+                  test_node_rules_are_the_simulators, test_stall_names_stuck_nodes_and_aborts,
+                  test_outputs_over_rank_traces_are_refused,
                   test_shared_traces):
             if len(sys.argv) > 3 and sys.argv[3] not in t.__name__:
                 continue

@@ -99,6 +99,37 @@ def test_bad_vary_keys_fail_before_running(work):
     check(p.returncode == 2 and "sets what" in p.stderr, "two axes on one setting rejected: " + p.stderr)
 
 
+def test_integer_statistics_stay_exact_above_2_to_53(work):
+    """issue 26 item 8: means were summed in doubles (56000000000036432.0
+    for 56000000000036440): every statistic is an integer, means exact
+    (rounded to the nearest ns, halves up)."""
+    prefix = os.path.join(work, "big")
+    for r, us in enumerate((56000000000036, 56000000000037, 56000000000037)):
+        jl = prefix + ".%d.jsonl" % r
+        with open(jl, "w") as f:
+            f.write('{"version":"1.0.0"}\n{"id":"1","name":"c","type":"COMP_NODE","duration_micros":"%d"}\n' % us)
+        run("pack", jl, "-o", prefix + ".%d.et" % r)
+    net = os.path.join(work, "r3.yml")
+    network(net, 50, 500, 3)
+    system = os.path.join(SOURCE, "examples", "system.json")
+    # (56000000000036000 + 2 x 56000000000037000) / 3 = 56000000000036666.67 -> ...667
+    want = 56000000000036667
+    csv_out, json_out = os.path.join(work, "big.csv"), os.path.join(work, "big.json")
+    for out in (csv_out, json_out):
+        p = run("sweep", "--workload", prefix, "--system", system, "--network", net, "--vary", "bandwidth=50", "-o", out)
+        check(p.returncode == 0, "sweep of 2^55 ns finishes ran: " + p.stderr)
+    row = list(csv.DictReader(open(csv_out)))[0]
+    check(row["mean_finish_ns"] == str(want) and row["mean_compute_ns"] == str(want),
+          "CSV mean_finish_ns and mean_compute_ns exact: %s, %s (want %d)" % (row["mean_finish_ns"], row["mean_compute_ns"], want))
+    jrow = json.load(open(json_out))["rows"][0]
+    check(jrow["mean_finish_ns"] == want and isinstance(jrow["mean_finish_ns"], int),
+          "JSON mean_finish_ns an exact integer: %r" % jrow["mean_finish_ns"])
+    p = run("sim", "-q", "--summary", "--workload-configuration=" + prefix, "--system-configuration=" + system,
+            "--network-configuration=" + net)
+    check("mean GPU compute 56000000000036.667 us" in p.stdout and "at 56000000000037.000 us" in p.stdout,
+          "sim --summary prints the exact figures: " + p.stdout)
+
+
 def test_mpi_two_processes_give_the_same_table(work):
     if not have_mpi():
         print("SKIP: chakra built without MPI or mpirun missing: no 2-process sweep")

@@ -5,6 +5,7 @@ trace rendering with Graphviz in under 10 s.
 
 usage: dot_test.py CHAKRA_BINARY   (exit 0 pass, 1 fail)"""
 import os
+import resource
 import re
 import shutil
 import subprocess
@@ -129,6 +130,31 @@ def test_any_name_is_escaped(w):
         check("GraphML parses", False, e)
 
 
+QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def test_long_title_renders(w):
+    """issue 20 item 9: Graphviz refuses a quoted string over 16384 bytes."""
+    t = chain(w)
+    title = "a" * 20000 + ' "q" \\ ' + "\u00fc" * 10000 + "\u2713end"  # long runs: what the scanner counts
+    out = w.path("long.dot")
+    p = w.run("dot", "--title", title, t, "-o", out)
+    text = open(out, encoding="utf-8").read() if p.returncode == 0 else ""
+    strings = QUOTED.findall(text)
+    check("dot --title of 40 KB: exit 0, every quoted string under Graphviz's 16384 bytes",
+          p.returncode == 0 and strings and max(len(x.encode()) for x in strings) < 16384,
+          (p.returncode, p.stderr, max((len(x) for x in strings), default=0)))
+    line = next((l for l in text.splitlines() if l.startswith("  graph [")), "")
+    joined = re.sub(r"\\(.)", r"\1", "".join(QUOTED.findall(line[line.find("label="):])))
+    check("the pieces joined by '+' are the whole title", joined == title, (len(joined), len(title)))
+    if shutil.which("dot"):
+        r = subprocess.run(["dot", "-Tsvg", out], capture_output=True)
+        check("Graphviz renders the file with the 40 KB title", r.returncode == 0 and b"\xe2\x9c\x93end" in r.stdout,
+              r.stderr[:300])
+    else:
+        print("skip Graphviz render of the long title: dot not installed (scripts/install-deps.sh installs graphviz)")
+
+
 def test_graphml_edges_and_kinds(w):
     t = chain(w)
     p = w.run("dot", "--graphml", "--collapse", t)
@@ -154,14 +180,15 @@ def test_real_trace_collapsed_renders_quickly(w):
     if not shutil.which("dot"):
         print("skip real-trace render: Graphviz 'dot' not installed (scripts/install-deps.sh installs graphviz)")
         return
-    t0 = time.monotonic()
-    r = subprocess.run(["dot", "-Tsvg", out, "-o", w.path("real.svg")], capture_output=True, timeout=60)
-    took = time.monotonic() - t0
-    check("dot -Tsvg renders the collapsed real trace in <= 10 s (%.2f s)" % took, r.returncode == 0 and took <= 10,
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    r = subprocess.run(["dot", "-Tsvg", out, "-o", w.path("real.svg")], capture_output=True, timeout=300)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    took = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime  # CPU: load must not fail it
+    check("dot -Tsvg renders the collapsed real trace in <= 10 s of CPU (%.2f s)" % took, r.returncode == 0 and took <= 10,
           r.stderr)
 
 
 if __name__ == "__main__":
     sys.exit(main([test_around_takes_k_hops_up_and_down, test_critical_path_is_marked_with_neighbours,
                    test_collapse_folds_compute_between_collectives, test_max_nodes_refuses_without_output,
-                   test_any_name_is_escaped, test_graphml_edges_and_kinds, test_real_trace_collapsed_renders_quickly]))
+                   test_any_name_is_escaped, test_long_title_renders, test_graphml_edges_and_kinds, test_real_trace_collapsed_renders_quickly]))
