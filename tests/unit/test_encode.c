@@ -77,6 +77,7 @@ static void assert_encodes(const uint8_t *got, size_t n, const ProtobufCMessage 
     while (i < n && i < want.n && got[i] == want.p[i]) i++;
     fail_msg("encoder gave %zu bytes, protobuf-c %zu; first difference at byte %zu", n, want.n, i);
   }
+  tu_buf_free(&want);
 }
 
 /* ------------------------------------------------------------ random structs */
