@@ -322,7 +322,7 @@ int64_t coll_gen_tag_span(const chakra_coll_gen_options *o) {
 /* One worker's scratch: a DAG and its encoding, reused rank after rank. */
 typedef struct gscratch {
   coll_dag d;
-  coll_buf buf;
+  enc_buf buf;
 } gscratch;
 
 typedef struct gjob {
@@ -366,7 +366,7 @@ static int write_ranks(const char *prefix, const chakra_coll_gen_options *o, cha
   if (!rc) rc = coll_set_fill(set, o->threads, gen_rank, &j, err);
   for (unsigned t = 0; j.w && t < nt; t++) {
     coll_dag_free(&j.w[t].d);
-    coll_buf_free(&j.w[t].buf);
+    enc_buf_free(&j.w[t].buf);
   }
   free(j.w);
   if (rc) {
