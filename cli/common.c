@@ -11,19 +11,39 @@
 #include "chakra/build.h"
 #include "cli.h"
 
+/* Where messages go: stderr, or a buffer while they are held. */
+static FILE *held;
+static char *held_text;
+static size_t held_len;
+
+FILE *cli_messages(void) { return held ? held : stderr; }
+
+void cli_messages_hold(void) {
+  if (!held) held = open_memstream(&held_text, &held_len);
+}
+
+void cli_messages_release(int print) {
+  if (!held) return;
+  fclose(held);
+  held = NULL;
+  if (print && held_text) fputs(held_text, stderr);
+  free(held_text);
+  held_text = NULL;
+}
+
 /* "chakra CMD: " once a subcommand runs, "chakra: " before. */
 static void put_prefix(void) {
   const char *name = cli_command_name();
-  if (name[0]) fprintf(stderr, "chakra %s: ", name);
-  else fputs("chakra: ", stderr);
+  if (name[0]) fprintf(cli_messages(), "chakra %s: ", name);
+  else fputs("chakra: ", cli_messages());
 }
 
 void cli_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   put_prefix();
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  vfprintf(cli_messages(), fmt, ap);
+  fputc('\n', cli_messages());
   va_end(ap);
 }
 
@@ -31,9 +51,9 @@ void cli_warn(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   put_prefix();
-  fputs("warning: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  fputs("warning: ", cli_messages());
+  vfprintf(cli_messages(), fmt, ap);
+  fputc('\n', cli_messages());
   va_end(ap);
 }
 
@@ -47,7 +67,7 @@ void cli_diag(void *ctx, const chakra_problem *p) {
   char line[2048];
   chakra_problem_format(p, line, sizeof line);
   put_prefix();
-  fprintf(stderr, "%s: %s\n", chakra_severity_name(p->severity), line);
+  fprintf(cli_messages(), "%s: %s\n", chakra_severity_name(p->severity), line);
 }
 
 /* Phases are contiguous, so each one's time is measured from its start. */
@@ -59,7 +79,7 @@ int cli_timing(void *ctx, const char *phase, uint64_t done, uint64_t total) {
   if (done == 0) t->start = now;
   else if (done == total) {
     put_prefix();
-    fprintf(stderr, "timing: %-8s %.3f s\n", phase, now - t->start);
+    fprintf(cli_messages(), "timing: %-8s %.3f s\n", phase, now - t->start);
   }
   return 0;
 }
