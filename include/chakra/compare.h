@@ -17,7 +17,9 @@ extern "C" {
 #endif
 
 typedef struct chakra_compare_row {
-  char what[64];          /* "rank 3 finish", "ALL_REDUCE time" */
+  char *what;             /* "rank 3 finish", "ALL_REDUCE time": one printable line, whole (a collective's
+                             line breaks, control characters, quotes and backslashes escaped as in
+                             messages: \n, \x1b, \", \\), so distinct collectives are distinct rows */
   double predicted_ns, measured_ns;
 } chakra_compare_row;
 
