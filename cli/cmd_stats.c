@@ -33,17 +33,16 @@ static void check_problem(void *ctx, const chakra_problem *p) {
   cli_warn("%s%s", line, p->severity >= CHAKRA_SEV_ERROR ? " (an error for chakra validate)" : "");
 }
 
-static void run_checks(char **paths, int n, const char *groups) {
+/* Fails only when the checks cannot run (the groups file cannot be read or
+ * is not one): an input given and unusable, before anything is printed. */
+static int run_checks(char **paths, int n, const char *groups, chakra_error *err) {
   checks c = {0};
   chakra_validate_options opt = {.comm_groups = groups};
   chakra_validate_summary sum;
-  chakra_error err = {0};
-  if (chakra_validate_with(paths, n, &opt, check_problem, &c, &sum, &err)) {
-    cli_warn("%s", err.msg);
-    return;
-  }
-  if (c.seen > CHECK_LINES)
+  int rc = chakra_validate_with(paths, n, &opt, check_problem, &c, &sum, err);
+  if (!rc && c.seen > CHECK_LINES)
     cli_warn("%llu more problem(s) not shown; chakra validate lists them all", c.seen - CHECK_LINES);
+  return rc;
 }
 
 static const char *type_name(int i) { return i < 8 ? chakra_node_type_name(i) : "UNKNOWN_TYPE"; }
@@ -127,6 +126,7 @@ int cmd_stats(int argc, char **argv) {
     rc = chakra_stats_file(paths[r], ignore_ctrl, &ranks[r], &err);
     if (!rc && chakra_stats_add(&total, &ranks[r])) rc = chakra_error_set(&err, CHAKRA_ENOMEM, "out of memory");
   }
+  if (!rc && !no_checks) rc = run_checks(paths, n, groups, &err);
   if (!rc) {
     if (json) {
       rc = chakra_stats_write_json("-", (const char *const *)paths, ranks, (size_t)n, &total, &err);
@@ -139,7 +139,6 @@ int cmd_stats(int argc, char **argv) {
       if (n > 1) print_text("total", &total, 0);
     }
   }
-  if (!rc && !no_checks) run_checks(paths, n, groups);
   if (!rc && total.saturated)
     cli_warn("a sum of durations, bytes or ops passed 2^64 - 1 and is shown stopped there (18446744073709551615)");
   if (!rc && total.num_ops && !total.cpu_us && !total.gpu_us)

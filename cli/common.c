@@ -1,4 +1,5 @@
 /* common.c - helpers shared by the subcommands; see cli.h. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +88,14 @@ int cli_timing(void *ctx, const char *phase, uint64_t done, uint64_t total) {
 int cli_timing_wanted(int flag) {
   const char *env = getenv("CHAKRA_TIMING");
   return flag || (env && *env && strcmp(env, "0") != 0);
+}
+
+int cli_stdout_end(int status) {
+  errno = 0;
+  int failed = fflush(stdout) != 0, e = errno;
+  if (!failed && !ferror(stdout)) return status;
+  if (status != CLI_EXIT_ERROR) cli_error("standard output: write failed%s%s", e ? ": " : "", e ? strerror(e) : "");
+  return CLI_EXIT_ERROR;
 }
 
 int cli_fail(const chakra_error *err) {

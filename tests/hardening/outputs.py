@@ -23,7 +23,6 @@ Pins, through the CLI:
 
 Usage: outputs.py CHAKRA
 """
-import json
 import os
 import re
 import signal
@@ -33,6 +32,8 @@ import sys
 import tempfile
 import threading
 import time
+
+from tinytraces import write_host_kineto
 
 CHAKRA = os.path.abspath(sys.argv[1])
 failures = []
@@ -229,16 +230,7 @@ def test_interrupted_convert_leaves_no_linked_trace(d):
     """convert links a Kineto trace into a scratch file, then converts it;
     the output is a FIFO nobody reads, so convert waits there, after the
     link, until the signal."""
-    attrs = [{"name": n, "type": "uint64", "value": 0} for n in ("rf_id", "fw_parent", "seq_id", "scope", "tid")]
-    io = {"values": [], "shapes": [], "types": []}
-    nodes = [{"id": i, "name": name, "ctrl_deps": i - 1, "inputs": io, "outputs": io, "attrs": attrs}
-             for i, name in ((2, "[pytorch|profiler|execution_trace|thread]"), (3, "aten::add"))]
-    with open(os.path.join(d, "host.json"), "w") as f:
-        json.dump({"schema": "1.0.2-chakra.0.0.4", "pid": 1, "time": "t", "start_ts": 1, "nodes": nodes,
-                   "finish_ts": 2}, f)
-    with open(os.path.join(d, "kineto.json"), "w") as f:
-        json.dump({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 10,
-                                    "dur": 5, "args": {"External id": 1}}]}, f)
+    write_host_kineto(d, "host.json", "kineto.json")
     os.mkfifo(os.path.join(d, "out.et"))
     before = sorted(os.listdir(d))
     proc = subprocess.Popen([CHAKRA, "convert", "pytorch", "host.json", "kineto.json", "-o", "out.et", "-q"], cwd=d,
