@@ -12,6 +12,7 @@
 
 #include "chakra/error.h"
 #include "chakra/graph.h"
+#include "chakra/set.h"
 #include "opts.h"
 
 int cmd_jsonize(int argc, char **argv);
@@ -43,6 +44,10 @@ enum {
 /* Prints "chakra CMD: <message>" on stderr (one line). */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A summary line on stderr in the same form, "chakra CMD: <message>". */
+void cli_summary(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "chakra CMD: note: ..." on stderr: what a command chose for the user. */
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Messages (cli_error, cli_warn, cli_diag) held back, then printed or
  * dropped: a command run by every process of an MPI job prints its
  * option and output checks' messages once per job. */
@@ -91,25 +96,22 @@ int cli_timing_wanted(int flag);
 /* True if arg is "-h" or "--help". */
 int cli_is_help(const char *arg);
 
-/* Expands a list of FILE or PREFIX arguments into .et paths: an argument
- * that names an existing file is taken as is, otherwise it is a prefix and
- * PREFIX.0.et, PREFIX.1.et, ... are taken while they exist. Returns the
- * count (paths malloc'd in *out) or -1 after printing an error. */
-int cli_expand_traces(int argc, char **argv, char ***out);
-void cli_free_paths(char **paths, int n);
+/* Opens FILE... | PREFIX arguments as a trace set (chakra_set_open_args:
+ * files as ranks in order, a prefix's rank files, gaps refused); prints
+ * the error and returns NULL on failure. opt may be NULL. */
+chakra_set *cli_open_set(int argc, char **argv, const chakra_set_options *opt);
+/* "chakra CMD: note: communicator groups from PREFIX.json, found beside the
+ * traces ..." when the set's groups came from there. */
+void cli_note_groups(const chakra_set *s);
 
 /* 1 if arg is a trace PREFIX rather than a FILE: not "-", and no file
  * (nor FIFO: anything but a directory) of that name exists. */
 int cli_names_prefix(const char *arg);
 
-/* FILE if it names a file (or is "-"), else PREFIX.<rank>.et; malloc'd
- * (NULL when out of memory). */
-char *cli_rank_path(const char *arg, uint32_t rank);
-
-/* Loads path for a view (dot, timeline) whatever the graph's defects:
+/* Loads a rank of s for a view (dot, timeline) whatever the graph's defects:
  * missing deps are dropped and cycle members appended, each problem
  * counted; one warning line summarises them. Returns 0 or an exit status;
  * the caller frees *out with chakra_graph_free. */
-int cli_load_tolerant(const char *path, int ignore_ctrl_deps, chakra_graph **out);
+int cli_load_tolerant(const chakra_set *s, uint32_t rank, int ignore_ctrl_deps, chakra_graph **out);
 
 #endif

@@ -15,9 +15,17 @@ static const char about[] =
     "group, point-to-point, compute, dependencies, critical path.\n"
     "Exit status: 0 equal, 1 different, 2 error (as diff).\n";
 
-static int expand_one(const char *arg, char ***paths) {
-  char *one[] = {(char *)arg};
-  return cli_expand_traces(1, one, paths);
+/* The rank files of one side (a FILE or a PREFIX), through the trace-set
+ * source; the array points into the set. */
+static int open_side(char *arg, chakra_set **set, char ***paths) {
+  if (!(*set = cli_open_set(1, &arg, NULL))) return -1;
+  uint32_t n = chakra_set_ranks(*set);
+  if (!(*paths = malloc(n * sizeof **paths))) {
+    cli_error("out of memory");
+    return -1;
+  }
+  for (uint32_t r = 0; r < n; r++) (*paths)[r] = (char *)chakra_set_rank_path(*set, r);
+  return (int)n;
 }
 
 int cmd_diff(int argc, char **argv) {
@@ -48,11 +56,11 @@ int cmd_diff(int argc, char **argv) {
     return 2;
   }
   chakra_diff_set set = {.by_name = opt.by_name};
-  int na = expand_one(in[0], &set.paths_a);
-  if (na < 0) return 2;
-  int nb = expand_one(in[1], &set.paths_b);
-  if (nb < 0) {
-    cli_free_paths(set.paths_a, na);
+  chakra_set *sa = NULL, *sb = NULL;
+  int na = open_side(pos.v[0], &sa, &set.paths_a), nb = na < 0 ? -1 : open_side(pos.v[1], &sb, &set.paths_b);
+  if (na < 0 || nb < 0) {
+    free(set.paths_a), free(set.paths_b);
+    chakra_set_close(sa), chakra_set_close(sb);
     return 2;
   }
   set.ranks_a = (size_t)na, set.ranks_b = (size_t)nb;
@@ -74,7 +82,7 @@ int cmd_diff(int argc, char **argv) {
   if (!rc) rc = chakra_diff_set_equal(&set) ? 0 : 1;
   for (size_t r = 0; r < done && set.ranks; r++) chakra_diff_rank_free(&set.ranks[r]);
   free(set.ranks);
-  cli_free_paths(set.paths_a, na);
-  cli_free_paths(set.paths_b, nb);
+  free(set.paths_a), free(set.paths_b);
+  chakra_set_close(sa), chakra_set_close(sb);
   return rc;
 }

@@ -45,10 +45,18 @@ int cmd_dot(int argc, char **argv) {
   if (rc != CLI_PROCEED) return rc;
   opt.around = opt.around_id != DOT_NO_AROUND;
   if (graphml) opt.format = CHAKRA_VIEW_GRAPHML;
-  char *path = cli_rank_path(pos.v[0], rank);
+  chakra_set *set = cli_open_set(1, pos.v, NULL);
+  if (!set) return CLI_EXIT_ERROR;
   chakra_graph *g = NULL;
-  rc = path ? cli_load_tolerant(path, ignore_ctrl, &g) : CLI_EXIT_ERROR;
-  free(path);
+  /* a file is its own rank 0 whatever --rank says */
+  uint32_t r = chakra_set_prefix(set) ? (uint32_t)rank : 0;
+  if (r >= chakra_set_ranks(set)) {
+    cli_error("%s: --rank %u, but the set has ranks 0..%u", pos.v[0], r, chakra_set_ranks(set) - 1);
+    rc = CLI_EXIT_ERROR;
+  } else {
+    rc = cli_load_tolerant(set, r, ignore_ctrl, &g);
+  }
+  chakra_set_close(set);
   if (rc) return rc;
   chakra_error err = {0};
   rc = chakra_view_write(g, out, &opt, NULL, &err) ? cli_fail(&err) : 0;

@@ -53,15 +53,17 @@ static char *out_path(const run *r, int prefixed, int rank) {
 
 /* All writers stay open until every rank is written, then all are put in
  * place; any failure discards them all. */
-static int obfuscate_all(run *r, char **paths, int n, int prefixed) {
+static int obfuscate_all(run *r, const chakra_set *set, int prefixed) {
+  int n = (int)chakra_set_ranks(set);
   chakra_writer **w = calloc((size_t)n, sizeof *w);
   chakra_obfuscate_stats st = {0};
   chakra_error err = {0};
   int rc = w ? 0 : 2;
   for (int k = 0; k < n && !rc; k++) {
     char *p = out_path(r, prefixed, k);
-    if (!p || chakra_writer_open(&w[k], p, 0, &err) ||
-        chakra_obfuscate_stream(paths[k], w[k], (uint32_t)k, &r->opt, &st, &err))
+    chakra_input in;
+    if (!p || chakra_writer_open(&w[k], p, 0, &err) || chakra_set_input(set, (uint32_t)k, &in, &err) ||
+        chakra_obfuscate_input(&in, w[k], (uint32_t)k, &r->opt, &st, &err))
       rc = p ? cli_fail(&err) : 2;
     free(p);
   }
@@ -72,11 +74,12 @@ static int obfuscate_all(run *r, char **paths, int n, int prefixed) {
   }
   free(w);
   if (!rc && !r->quiet) {
-    fprintf(stderr, "chakra: obfuscated %llu nodes in %d file(s): %llu string attributes %s, %llu inputs/outputs removed",
-            (unsigned long long)st.nodes, n, (unsigned long long)(st.attrs_dropped + st.attrs_hashed),
-            r->opt.hash_strings ? "hashed or dropped" : "dropped", (unsigned long long)st.io_removed);
-    if (st.durations_noised) fprintf(stderr, ", %llu durations noised", (unsigned long long)st.durations_noised);
-    fputc('\n', stderr);
+    char noised[64] = "";
+    if (st.durations_noised)
+      snprintf(noised, sizeof noised, ", %llu durations noised", (unsigned long long)st.durations_noised);
+    cli_summary("obfuscated %llu nodes in %d file(s): %llu string attributes %s, %llu inputs/outputs removed%s",
+                (unsigned long long)st.nodes, n, (unsigned long long)(st.attrs_dropped + st.attrs_hashed),
+                r->opt.hash_strings ? "hashed or dropped" : "dropped", (unsigned long long)st.io_removed, noised);
   }
   if (!rc && st.unknown_kept)
     cli_warn("%llu nodes carry fields outside the schema; they are kept unchanged as the format requires, "
@@ -136,10 +139,9 @@ int cmd_obfuscate(int argc, char **argv) {
     cli_error("no random key available; give --key FILE");
     rc = 2;
   }
-  char **paths = NULL;
   char *one[] = {(char *)r.in};
-  int n = rc ? 0 : cli_expand_traces(1, one, &paths);
-  if (n < 0) rc = 2;
+  chakra_set *set = rc ? NULL : cli_open_set(1, one, NULL);
+  if (!rc && !set) rc = 2;
   if (!rc) {
     int prefixed = cli_names_prefix(r.in);
     if (!r.out && prefixed) {
@@ -147,13 +149,13 @@ int cmd_obfuscate(int argc, char **argv) {
       rc = 2;
     } else {
       if (!r.out) r.out = "-";
-      rc = obfuscate_all(&r, paths, n, prefixed);
+      rc = obfuscate_all(&r, set, prefixed);
     }
   }
   /* after the work: a failure is its one line */
   if (!rc && !r.key_file && !r.quiet)
     cli_warn("no --key: names were hashed with a random key, so they match across these ranks only");
-  if (n > 0) cli_free_paths(paths, n);
+  chakra_set_close(set);
   cli_list_free(&keep);
   return rc;
 }

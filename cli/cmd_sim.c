@@ -1,7 +1,6 @@
 /* cmd_sim.c - chakra sim: ASTRA-sim-compatible simulation of per-rank ETs. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -145,7 +144,7 @@ static const char *us(uint64_t ns, char *buf, size_t size) {
   return buf;
 }
 
-static void print_summary(const chakra_sim_result *r) {
+static void print_summary(const chakra_sim_result *r, const char *groups_beside) {
   static const char *const names[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"};
   chakra_sim_summary m;
   chakra_sim_summarise(r, &m);
@@ -161,6 +160,7 @@ static void print_summary(const chakra_sim_result *r) {
              names[c], (unsigned long long)s->coll_bytes[c], us(s->coll_ns[c], a, sizeof a));
   printf("  simulated %llu events and %llu messages in %.3f s\n", (unsigned long long)r->events,
          (unsigned long long)r->messages, r->wall_seconds);
+  if (*groups_beside) printf("  communicator groups from %s, found beside the traces\n", groups_beside);
 }
 
 /* Each loading thread takes rank after rank, each through tens of MiB of
@@ -191,9 +191,12 @@ static int print_progress(void *ctx, const char *phase, uint64_t done, uint64_t 
 }
 
 /* Configuration, workload, run: the library's three parts. */
-static int run(const sim_options *o, chakra_sim_result *res, chakra_error *err) {
+/* groups_beside (4096 bytes) receives the groups file found beside the
+ * traces, or "". */
+static int run(const sim_options *o, chakra_sim_result *res, char *groups_beside, chakra_error *err) {
+  *groups_beside = 0;
   memset(res, 0, sizeof *res);
-  chakra_sim_files files = {o->system, o->network, o->remote_memory, o->comm_groups};
+  chakra_sim_files files = {o->system, o->network, o->remote_memory, NULL}; /* groups: the trace set's */
   chakra_sim_config *cfg;
   int rc = chakra_sim_config_load(&cfg, &files, print_problem, NULL, err);
   if (rc) return rc;
@@ -204,20 +207,20 @@ static int run(const sim_options *o, chakra_sim_result *res, chakra_error *err) 
   p->rendezvous = o->rendezvous;
   p->multidim_full = o->multidim_full;
   p->custom_as_is = o->custom_as_is;
+  /* exactly one rank per NPU: a missing rank file, or more rank files
+   * than NPUs (the extra ranks would be ignored silently), is an error */
   uint32_t npus = chakra_topo_npus(chakra_sim_config_topo(cfg));
-  /* more rank files than NPUs: the extra ranks would be ignored silently */
-  char extra[4096];
-  struct stat st;
-  chakra_rank_path(extra, sizeof extra, o->workload, npus);
-  if (stat(extra, &st) == 0) {
-    chakra_sim_config_free(cfg);
-    return chakra_error_set(err, CHAKRA_EINVAL,
-                            "%s: the workload has more rank files than the network's %u NPUs (npus_count); its "
-                            "ranks %u and above would be ignored",
-                            extra, npus, npus);
-  }
-  chakra_sim_workload *w;
-  rc = chakra_sim_workload_load(&w, o->workload, npus, o->load_threads, print_problem, NULL, err);
+  char why[64];
+  snprintf(why, sizeof why, "the network has %u NPUs", npus);
+  chakra_set_options so = {.ranks = npus, .ranks_reason = why, .comm_groups = o->comm_groups};
+  chakra_set *set = NULL;
+  chakra_sim_workload *w = NULL;
+  rc = chakra_set_open(&set, o->workload, &so, err);
+  if (!rc) rc = chakra_sim_workload_load_set(&w, set, o->load_threads, print_problem, NULL, err);
+  if (!rc) cli_note_groups(set);
+  if (!rc && chakra_set_groups_origin(set) == CHAKRA_GROUPS_BESIDE)
+    snprintf(groups_beside, 4096, "%s", chakra_set_groups_path(set));
+  chakra_set_close(set);
   if (!rc) {
     int tty = isatty(2);
     chakra_sim_run_options ro = {.timeline = o->timeline, .logging_folder = o->logging_folder,
@@ -238,7 +241,8 @@ int cmd_sim(int argc, char **argv) {
   keep_freed_memory();
   chakra_sim_result res;
   chakra_error err = {0};
-  if (run(&a.o, &res, &err)) {
+  char groups_beside[4096];
+  if (run(&a.o, &res, groups_beside, &err)) {
     cli_error("%s", err.msg);
     chakra_sim_result_free(&res);
     return 2;
@@ -257,10 +261,10 @@ int cmd_sim(int argc, char **argv) {
     cli_error("%s", err.msg);
     status = 2;
   }
-  if (a.summary) print_summary(&res);
+  if (a.summary) print_summary(&res, groups_beside);
   if (res.n_stuck) {
     cli_error("%u of %u ranks did not finish (deadlock or unmatched communication):", res.npus - n, res.npus);
-    for (uint32_t i = 0; i < res.n_stuck; i++) fprintf(stderr, "  %s\n", res.stuck[i]);
+    for (uint32_t i = 0; i < res.n_stuck; i++) cli_line(stderr, "  ", "%s", res.stuck[i]);
     status = 1;
   }
   chakra_sim_result_free(&res);

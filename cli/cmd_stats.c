@@ -35,11 +35,10 @@ static void check_problem(void *ctx, const chakra_problem *p) {
 
 /* Fails only when the checks cannot run (the groups file cannot be read or
  * is not one): an input given and unusable, before anything is printed. */
-static int run_checks(char **paths, int n, const char *groups, chakra_error *err) {
+static int run_checks(const chakra_set *set, chakra_error *err) {
   checks c = {0};
-  chakra_validate_options opt = {.comm_groups = groups};
   chakra_validate_summary sum;
-  int rc = chakra_validate_with(paths, n, &opt, check_problem, &c, &sum, err);
+  int rc = chakra_validate_set(set, NULL, check_problem, &c, &sum, err);
   if (!rc && c.seen > CHECK_LINES)
     cli_warn("%llu more problem(s) not shown; chakra validate lists them all", c.seen - CHECK_LINES);
   return rc;
@@ -115,38 +114,43 @@ int cmd_stats(int argc, char **argv) {
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
-  char **paths;
-  int n = cli_expand_traces(pos.n, pos.v, &paths);
-  if (n < 0) return 2;
+  chakra_set_options so = {.comm_groups = groups};
+  chakra_set *set = cli_open_set(pos.n, pos.v, &so);
+  if (!set) return 2;
+  int n = (int)chakra_set_ranks(set);
+  const char **names = calloc((size_t)n, sizeof *names);
   chakra_rank_stats *ranks = calloc((size_t)n, sizeof *ranks), total;
   memset(&total, 0, sizeof total);
   chakra_error err = {0};
-  int rc = 0;
+  int rc = !ranks || !names ? chakra_error_set(&err, CHAKRA_ENOMEM, "out of memory") : 0;
   for (int r = 0; r < n && !rc; r++) {
-    rc = chakra_stats_file(paths[r], ignore_ctrl, &ranks[r], &err);
+    names[r] = chakra_set_rank_name(set, (uint32_t)r);
+    rc = chakra_stats_set_rank(set, (uint32_t)r, ignore_ctrl, &ranks[r], &err);
     if (!rc && chakra_stats_add(&total, &ranks[r])) rc = chakra_error_set(&err, CHAKRA_ENOMEM, "out of memory");
   }
-  if (!rc && !no_checks) rc = run_checks(paths, n, groups, &err);
+  if (!rc && !no_checks) rc = run_checks(set, &err);
   if (!rc) {
     if (json) {
-      rc = chakra_stats_write_json("-", (const char *const *)paths, ranks, (size_t)n, &total, &err);
+      rc = chakra_stats_write_json("-", names, ranks, (size_t)n, &total, &err);
     } else {
       for (int r = 0; r < n; r++) {
         char title[4200];
-        snprintf(title, sizeof title, "rank %d: %s", r, paths[r]);
+        snprintf(title, sizeof title, "rank %d: %s", r, names[r]);
         print_text(title, &ranks[r], 1);
       }
       if (n > 1) print_text("total", &total, 0);
     }
   }
+  if (!rc && !no_checks) cli_note_groups(set);
   if (!rc && total.saturated)
     cli_warn("a sum of durations, bytes or ops passed 2^64 - 1 and is shown stopped there (18446744073709551615)");
   if (!rc && total.num_ops && !total.cpu_us && !total.gpu_us)
     cli_warn("compute nodes carry num_ops but no duration_micros, so the critical path (durations only) is 0; "
              "chakra sim times them from num_ops with roofline-enabled in the system configuration");
-  for (int r = 0; r < n; r++) chakra_stats_free(&ranks[r]);
+  for (int r = 0; ranks && r < n; r++) chakra_stats_free(&ranks[r]);
   chakra_stats_free(&total);
   free(ranks);
-  cli_free_paths(paths, n);
+  free(names);
+  chakra_set_close(set);
   return rc ? cli_fail(&err) : 0;
 }

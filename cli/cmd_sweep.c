@@ -200,8 +200,8 @@ static int print_progress(void *ctx, const char *phase, uint64_t done, uint64_t 
 }
 
 /* Rank r runs points r, r + size, r + 2 size, ... */
-static int run_share(const sweep_args *a, const sweep_job *j, const chakra_sweep *s, const chakra_sim_workload *w,
-                     chakra_sweep_row **rows, size_t *n, chakra_error *err) {
+static int run_share(const sweep_args *a, const chakra_sim_files *files, const sweep_job *j, const chakra_sweep *s,
+                     const chakra_sim_workload *w, chakra_sweep_row **rows, size_t *n, chakra_error *err) {
   size_t total = chakra_sweep_points(s);
   *n = total / (size_t)j->size + (size_t)((size_t)j->rank < total % (size_t)j->size);
   size_t *points = malloc((*n ? *n : 1) * sizeof *points);
@@ -213,7 +213,7 @@ static int run_share(const sweep_args *a, const sweep_job *j, const chakra_sweep
   for (size_t i = 0; i < *n; i++) points[i] = (size_t)j->rank + i * (size_t)j->size;
   unsigned threads = a->threads ? a->threads : j->mpi ? 1 : 0;
   int tty = !a->quiet && j->rank == 0 && isatty(2);
-  int rc = chakra_sweep_run(s, &a->files, w, points, *n, threads, *rows, tty ? print_progress : NULL, NULL, err);
+  int rc = chakra_sweep_run(s, files, w, points, *n, threads, *rows, tty ? print_progress : NULL, NULL, err);
   if (tty) fputs("\r\033[K", stderr);
   free(points);
   return rc;
@@ -224,15 +224,25 @@ static int sweep(const sweep_args *a, const sweep_job *j, const chakra_sweep *s,
   chakra_error err = {0};
   chakra_sim_config *base = NULL;
   chakra_sim_workload *w = NULL;
-  int rc = chakra_sweep_check(s, &a->files, print_problem, (void *)j, &err);
-  if (!rc) rc = chakra_sim_config_load(&base, &a->files, NULL, NULL, &err);
-  if (!rc)
-    rc = chakra_sim_workload_load(&w, a->workload, chakra_topo_npus(chakra_sim_config_topo(base)),
-                                  j->mpi ? 1 : 0, print_problem, (void *)j, &err);
+  chakra_set *set = NULL;
+  chakra_sim_files files = a->files;
+  files.comm_groups = NULL; /* the trace set's, loaded once with it */
+  int rc = chakra_sweep_check(s, &files, print_problem, (void *)j, &err);
+  if (!rc) rc = chakra_sim_config_load(&base, &files, NULL, NULL, &err);
+  if (!rc) {
+    uint32_t npus = chakra_topo_npus(chakra_sim_config_topo(base));
+    char why[64];
+    snprintf(why, sizeof why, "the network has %u NPUs", npus);
+    chakra_set_options so = {.ranks = npus, .ranks_reason = why, .comm_groups = a->files.comm_groups};
+    rc = chakra_set_open(&set, a->workload, &so, &err);
+  }
+  if (!rc) rc = chakra_sim_workload_load_set(&w, set, j->mpi ? 1 : 0, print_problem, (void *)j, &err);
+  if (!rc && j->rank == 0 && !a->quiet) cli_note_groups(set);
+  chakra_set_close(set);
   chakra_sim_config_free(base);
   chakra_sweep_row *mine = NULL;
   size_t n = 0;
-  if (!rc) rc = run_share(a, j, s, w, &mine, &n, &err);
+  if (!rc) rc = run_share(a, &files, j, s, w, &mine, &n, &err);
   chakra_sim_workload_free(w);
   /* The files are the same for all: one line from rank 0, unless only
    * some other process failed (a node without the traces). */

@@ -1,4 +1,4 @@
-/* cmd_synth.c - chakra synth: per-rank ETs for LLM training from a model
+/* cmd_synth.c - chakra synth: per-rank ETs for LLM training (or inference) from a model
  * description and parallel degrees (STAGE's options, dashes for
  * underscores). */
 #include <errno.h>
@@ -12,13 +12,18 @@
 
 static const char about[] =
     "Synthesises one Chakra ET per rank for transformer training (STAGE's model\n"
-    "and options) and the communicator groups: PREFIX.<r>.et and PREFIX.json.\n"
+    "and options), or an inference step (--phase prefill|decode), and the\n"
+    "communicator groups: PREFIX.<r>.et and PREFIX.json.\n"
     "STAGE's underscore spellings (--micro_batch) are accepted too.\n";
 
 /* STAGE reads its booleans with str_to_bool: true/t/1/yes/y. */
 static const cli_choice bools[] = {{"0", 0},    {"1", 1},     {"true", 1}, {"false", 0}, {"t", 1}, {"f", 0},
                                    {"yes", 1},  {"no", 0},    {"y", 1},    {"n", 0},     {NULL, 0}};
 static const cli_choice orders[] = {{"schedule", CHAKRA_SYNTH_ORDER_SCHEDULE}, {"stage", CHAKRA_SYNTH_ORDER_STAGE},
+                                    {NULL, 0}};
+static const cli_choice phases[] = {{"train", CHAKRA_SYNTH_PHASE_TRAIN},
+                                    {"prefill", CHAKRA_SYNTH_PHASE_PREFILL},
+                                    {"decode", CHAKRA_SYNTH_PHASE_DECODE},
                                     {NULL, 0}};
 static const cli_choice schedules[] = {{"none", CHAKRA_SYNTH_SCHEDULE_NONE},
                                        {"gpipe", CHAKRA_SYNTH_SCHEDULE_GPIPE},
@@ -34,13 +39,17 @@ static const cli_choice schedules[] = {{"none", CHAKRA_SYNTH_SCHEDULE_NONE},
 /* The option table, destinations in c and s. */
 typedef struct synth_cli {
   const char *prefix, *micro_batch, *ranks, *out_dir, *out_name, *schema;
-  int quiet, schedule, print_vram, order;
+  int quiet, schedule, print_vram, order, phase;
 } synth_cli;
 
 static void synth_opts(chakra_synth_config *c, synth_cli *s, cli_opt *out, size_t cap) {
   const cli_opt t[] = {
       {.name = "model-type", .alias = "model_type", .kind = CLI_OPT_STRING, .dest = &c->model_type, .metavar = "T",
        .help = "gpt | dense (gpt templates) | llama | moe (llama attention, routed experts)", .def = "gpt"},
+      {.name = "phase", .kind = CLI_OPT_CHOICE, .dest = &s->phase, .choices = phases,
+       .help = "train (an iteration); inference: prefill (the prompt's forward pass, --seq tokens) or decode "
+               "(one new token per sequence against a KV cache of --seq tokens)",
+       .def = "train"},
       WHOLE("num-stacks", "num_stacks", num_stacks, "decoder blocks", "80"),
       WHOLE("dmodel", NULL, dmodel, "model width", "8192"),
       WHOLE("dff", NULL, dff, "FFN width", "28672"),
@@ -92,6 +101,8 @@ static void synth_opts(chakra_synth_config *c, synth_cli *s, cli_opt *out, size_
        .choices = bools, .help = "STAGE's option, accepted and ignored", .def = "0"},
       {.name = "chakra_schema_version", .alias = "chakra-schema-version", .kind = CLI_OPT_STRING, .dest = &s->schema,
        .metavar = "V", .help = "STAGE's option, accepted and ignored (STAGE always writes 0.0.4)"},
+      {.name = "threads", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&c->threads), .min = 1, .max = 256,
+       .help = "write the rank files on N threads (the bytes never depend on it)", .def = "one per CPU, at most 8"},
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &s->quiet, .help = "no summary line"},
       {0}};
   memcpy(out, t, sizeof t < cap * sizeof *out ? sizeof t : cap * sizeof *out);
@@ -224,6 +235,7 @@ int cmd_synth(int argc, char **argv) {
     cli_error("--schedule: --stage-compat writes STAGE's files, which have no pipeline schedule (none)");
     return 2;
   }
+  c.phase = (chakra_synth_phase)sc.phase;
   if (sc.order >= 0) c.order = (chakra_synth_order)sc.order;
   if (sc.schedule >= 0) c.schedule = (chakra_synth_schedule)sc.schedule;
   else if (c.stage_compat) c.schedule = CHAKRA_SYNTH_SCHEDULE_NONE;

@@ -33,16 +33,16 @@ int cmd_timeline(int argc, char **argv) {
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
-  char **paths;
-  int n = cli_expand_traces(pos.n, pos.v, &paths);
-  if (n < 0) return 2;
+  chakra_set *set = cli_open_set(pos.n, pos.v, NULL);
+  if (!set) return 2;
+  int n = (int)chakra_set_ranks(set);
   chakra_error err = {0};
   chakra_timeline *t;
   int rc = chakra_timeline_open(&t, out, &err) ? cli_fail(&err) : 0;
   uint64_t nodes = 0, recorded = 0, end = 0;
   for (int r = 0; r < n && !rc; r++) {
     chakra_graph *g;
-    if ((rc = cli_load_tolerant(paths[r], ignore_ctrl, &g)) != 0) break;
+    if ((rc = cli_load_tolerant(set, (uint32_t)r, ignore_ctrl, &g)) != 0) break;
     chakra_timeline_rank_info info;
     if (chakra_timeline_add_graph(t, (uint32_t)r, g, &info, &err)) rc = cli_fail(&err);
     nodes += info.nodes, recorded += info.recorded;
@@ -52,8 +52,8 @@ int cmd_timeline(int argc, char **argv) {
   if (rc) chakra_timeline_discard(t);
   else if (chakra_timeline_close(t, &err)) rc = cli_fail(&err);
   if (!rc && !quiet)
-    fprintf(stderr, "chakra: timeline of %d rank(s), %llu nodes (%llu at recorded start times), ends at %.3f us\n",
-            n, (unsigned long long)nodes, (unsigned long long)recorded, end / 1000.0);
-  cli_free_paths(paths, n);
+    cli_summary("timeline of %d rank(s), %llu nodes (%llu at recorded start times), ends at %.3f us", n,
+                (unsigned long long)nodes, (unsigned long long)recorded, end / 1000.0);
+  chakra_set_close(set);
   return rc;
 }

@@ -18,7 +18,8 @@ static const char about[] =
     "size on every member and are issued only by members, and that the ranks\n"
     "cannot deadlock (an untimed run of the send/receive and collective order,\n"
     "with the orders the one communication slot per NPU imposes in every timing).\n"
-    "Groups come from --comm-group-configuration and METADATA nodes, as in sim.\n"
+    "Groups come from --comm-group-configuration (else PREFIX.json beside the\n"
+    "traces, when it exists: the summary says so) and METADATA nodes, as in sim.\n"
     "Which of two ready nodes takes the slot can depend on compute and network\n"
     "times: given --system-configuration and --network-configuration, a\n"
     "workload that passes is also simulated on them, and a rank the simulator\n"
@@ -53,29 +54,12 @@ typedef struct sim_check {
   double injection_scale;
 } sim_check;
 
-/* The prefix the simulator loads the ranks from: the one argument, or the
- * common prefix of files given as P.0.et, P.1.et, ... in order. NULL (and
- * a message) otherwise. */
-static char *sim_prefix(const cli_args *pos, char **paths, int n) {
-  if (pos->n == 1 && strcmp(pos->v[0], paths[0]) != 0) return strdup(pos->v[0]);
-  size_t len = strlen(paths[0]);
-  char *p = len > 5 && strcmp(paths[0] + len - 5, ".0.et") == 0 ? strndup(paths[0], len - 5) : NULL;
-  char buf[4096];
-  for (int r = 0; p && r < n; r++) {
-    chakra_rank_path(buf, sizeof buf, p, (uint32_t)r);
-    if (strcmp(buf, paths[r]) != 0) free(p), p = NULL;
-  }
-  if (!p)
-    cli_error("--system-configuration: the simulator loads ranks by prefix; give PREFIX, or files named "
-              "PREFIX.0.et, PREFIX.1.et, ... in order");
-  return p;
-}
-
 /* One error line per rank the simulator stops with; returns how many, or
  * -1 after printing why the simulation could not run. */
-static int sim_stuck_ranks(const sim_check *c, const chakra_validate_options *vopt, const char *prefix, char **paths,
-                           int n, chakra_diag_fn report, void *ctx) {
-  chakra_sim_files files = {c->system, c->network, c->remote_memory, vopt->comm_groups};
+static int sim_stuck_ranks(const sim_check *c, const chakra_validate_options *vopt, const chakra_set *set,
+                           chakra_diag_fn report, void *ctx) {
+  int n = (int)chakra_set_ranks(set);
+  chakra_sim_files files = {c->system, c->network, c->remote_memory, NULL}; /* groups: the set's */
   chakra_sim_config *cfg;
   chakra_sim_workload *w = NULL;
   chakra_sim_result res = {0};
@@ -93,7 +77,7 @@ static int sim_stuck_ranks(const sim_check *c, const chakra_validate_options *vo
     if (npus != (uint32_t)n)
       rc = chakra_error_set(&err, CHAKRA_EINVAL, "%s: the network has %u NPUs but the workload has %d rank file(s)",
                             c->network, npus, n);
-    if (!rc) rc = chakra_sim_workload_load(&w, prefix, npus, 0, cli_diag, NULL, &err);
+    if (!rc) rc = chakra_sim_workload_load_set(&w, set, 0, cli_diag, NULL, &err);
     chakra_sim_run_options ro = {.diag = cli_diag};
     if (!rc) rc = chakra_sim_run(cfg, w, &ro, &res, &err);
   }
@@ -111,7 +95,7 @@ static int sim_stuck_ranks(const sim_check *c, const chakra_validate_options *vo
     snprintf(what, sizeof what, "deadlock: simulated on %s and %s, this rank does not finish%s%s", c->system,
              c->network, *detail ? ": " : "", detail);
     chakra_problem p = chakra_problem_make(CHAKRA_SEV_ERROR, what);
-    p.file = paths[r];
+    p.file = chakra_set_rank_name(set, r);
     report(ctx, &p);
     stuck++;
   }
@@ -173,7 +157,6 @@ int cmd_validate(int argc, char **argv) {
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
-  char **paths;
   int sim_only = sc.remote_memory || sc.network_model >= 0 || sc.multidim_full >= 0 || sc.custom_as_is >= 0 ||
                  sc.queues_per_dim || sc.injection_scale > 0;
   if (!sc.system != !sc.network || (sim_only && !sc.system)) {
@@ -185,34 +168,31 @@ int cmd_validate(int argc, char **argv) {
   if (sc.network_model < 0) sc.network_model = CHAKRA_NET_AWARE;
   if (sc.multidim_full < 0) sc.multidim_full = 0;
   if (sc.custom_as_is < 0) sc.custom_as_is = 0;
-  int n = cli_expand_traces(pos.n, pos.v, &paths);
-  if (n < 0) return 2;
-  char *prefix = sc.system ? sim_prefix(&pos, paths, n) : NULL;
-  if (sc.system && !prefix) {
-    cli_free_paths(paths, n);
-    return 2;
-  }
+  chakra_set_options so = {.comm_groups = vopt.comm_groups};
+  chakra_set *set = cli_open_set(pos.n, pos.v, &so);
+  if (!set) return 2;
   chakra_validate_summary sum;
   chakra_error err = {0};
-  int rc = chakra_validate_with(paths, n, &vopt, print_problem, &o, &sum, &err);
-  if (!rc && prefix && !sum.errors && !sum.unreadable) {
-    int stuck = sim_stuck_ranks(&sc, &vopt, prefix, paths, n, print_problem, &o);
+  int rc = chakra_validate_set(set, &vopt, print_problem, &o, &sum, &err);
+  if (!rc && sc.system && !sum.errors && !sum.unreadable) {
+    int stuck = sim_stuck_ranks(&sc, &vopt, set, print_problem, &o);
     if (stuck < 0) {
-      free(prefix);
-      cli_free_paths(paths, n);
+      chakra_set_close(set);
       return 2;
     }
     sum.errors += (uint64_t)stuck;
   }
-  free(prefix);
-  cli_free_paths(paths, n);
+  char beside[4200] = "";
+  if (chakra_set_groups_origin(set) == CHAKRA_GROUPS_BESIDE)
+    snprintf(beside, sizeof beside, "; groups from %s, found beside the traces", chakra_set_groups_path(set));
+  chakra_set_close(set);
   if (rc) return cli_fail(&err);
   if (o.limit && sum.errors + sum.warnings > o.printed && !o.quiet)
     printf("... %llu more problem line(s) not shown (--max-errors)\n",
            (unsigned long long)(sum.errors + sum.warnings - o.printed));
-  printf("%d file(s), %llu node(s): %llu error(s), %llu warning(s)%s\n", sum.files,
+  printf("%d file(s), %llu node(s): %llu error(s), %llu warning(s)%s%s\n", sum.files,
          (unsigned long long)sum.nodes, (unsigned long long)sum.errors,
-         (unsigned long long)sum.warnings, sum.unreadable ? ", unreadable input" : "");
+         (unsigned long long)sum.warnings, sum.unreadable ? ", unreadable input" : "", beside);
   if (sum.unreadable) return 2;
   return sum.errors || (strict && sum.warnings) ? 1 : 0;
 }

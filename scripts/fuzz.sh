@@ -5,27 +5,47 @@
 # are kept in build-fuzz/findings/<target>/; the last lines say, per target,
 # how many CPU-seconds it ran and whether it ran clean.
 #   scripts/fuzz.sh MINUTES [TARGET...]
+#
+# --check is what CI runs (.ci/run): the whole project - library, program,
+# tests and every libFuzzer target - built with clang and -Werror in
+# build-clang/ (ASan+UBSan, as fuzzing builds it), then each target run
+# once over its seeded corpus (-runs=0: no fuzzing, a few seconds).
+#   scripts/fuzz.sh --check
 set -euo pipefail
 cd "$(dirname "$0")/.."
-minutes=${1:?usage: scripts/fuzz.sh MINUTES [TARGET...]}
+usage="usage: scripts/fuzz.sh MINUTES [TARGET...] | scripts/fuzz.sh --check"
+minutes=${1:?$usage}
 shift
-case $minutes in '' | *[!0-9]*) echo "fuzz.sh: MINUTES must be a whole number" >&2; exit 2 ;; esac
+check=0
+if [ "$minutes" = --check ]; then
+  [ $# -eq 0 ] || { echo "$usage" >&2; exit 2; }
+  check=1
+fi
+case $minutes in --check) ;; '' | *[!0-9]*) echo "fuzz.sh: MINUTES must be a whole number" >&2; exit 2 ;; esac
 scripts/install-deps.sh
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(reader jsonize pack hostet link textwl msccl plot simsys simnet simmem commgroups links collsynth)
+[ ${#targets[@]} -eq 0 ] && targets=(reader jsonize encode pack hostet link textwl msccl plot simsys simnet simmem commgroups links synth plan collsynth)
 
-CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCHAKRA_SANITIZE=ON -DCHAKRA_FUZZ=ON >/dev/null
-cmake --build build-fuzz -j"$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null
+build=build-fuzz
+if [ $check -eq 1 ]; then
+  build=build-clang
+  CC=clang cmake -S . -B $build -DCMAKE_BUILD_TYPE=Debug -DCHAKRA_SANITIZE=ON -DCHAKRA_FUZZ=ON -DCHAKRA_WERROR=ON >/dev/null
+  cmake --build $build -j"$(nproc)"
+else
+  CC=clang cmake -S . -B $build -DCMAKE_BUILD_TYPE=Debug -DCHAKRA_SANITIZE=ON -DCHAKRA_FUZZ=ON >/dev/null
+  cmake --build $build -j"$(nproc)" --target $(printf 'fuzz_%s ' "${targets[@]}") >/dev/null
+fi
 
 shared=${CHAKRA_SHARED:-../shared}
 seed_corpus() { # TARGET DIR: checked-in seeds (hex decoded) and shared inputs
   local t=$1 dir=$2 src=$1
   [ "$t" = jsonize ] && src=reader
+  [ "$t" = encode ] && src=reader
   mkdir -p "$dir"
   for f in tests/fuzz/seeds/$src/* tests/fuzz/regressions/$src/*; do
     [ -f "$f" ] || continue
     case $f in
-      *.hex) grep -v '^#' "$f" | xxd -r -p > "$dir/$(basename "$f" .hex)" ;;
+      *.hex) { grep -v '^#' "$f" || true; } | xxd -r -p > "$dir/$(basename "$f" .hex)" ;; # all comment: the empty input
       *) cp "$f" "$dir/" ;;
     esac
   done
@@ -49,6 +69,23 @@ seed_corpus() { # TARGET DIR: checked-in seeds (hex decoded) and shared inputs
 }
 
 export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+
+if [ $check -eq 1 ]; then
+  failed=0
+  for t in "${targets[@]}"; do
+    corpus=$build/corpus/$t
+    rm -rf "$corpus"
+    seed_corpus "$t" "$corpus"
+    n=$(find "$corpus" -type f | wc -l)
+    if $build/bin/fuzz_"$t" -runs=0 -timeout=60 -rss_limit_mb=2048 "$corpus" >"$build/$t.log" 2>&1; then
+      echo "fuzz_$t: $n inputs, clean"
+    else
+      echo "fuzz_$t: FAILED over its corpus: see $build/$t.log" >&2
+      failed=1
+    fi
+  done
+  exit $failed
+fi
 run_one() { # TARGET
   local t=$1 corpus=build-fuzz/corpus/$1 out=build-fuzz/findings/$1
   seed_corpus "$t" "$corpus"

@@ -33,6 +33,33 @@ enum {
   CHAKRA_HAS_COMM_PRIORITY = 1u << 10
 };
 
+/* The schema's two enums as plain constants: their wire values, which the
+ * format never renumbers (chakra_gnode.type and .comm_type hold them;
+ * chakra_node_type_name() and chakra_comm_type_name() name them). */
+enum chakra_node_type {
+  CHAKRA_INVALID_NODE = 0,
+  CHAKRA_METADATA_NODE = 1,
+  CHAKRA_MEM_LOAD_NODE = 2,
+  CHAKRA_MEM_STORE_NODE = 3,
+  CHAKRA_COMP_NODE = 4,
+  CHAKRA_COMM_SEND_NODE = 5,
+  CHAKRA_COMM_RECV_NODE = 6,
+  CHAKRA_COMM_COLL_NODE = 7
+};
+
+enum chakra_comm_type {
+  CHAKRA_ALL_REDUCE = 0,
+  CHAKRA_REDUCE = 1,
+  CHAKRA_ALL_GATHER = 2,
+  CHAKRA_GATHER = 3,
+  CHAKRA_SCATTER = 4,
+  CHAKRA_BROADCAST = 5,
+  CHAKRA_ALL_TO_ALL = 6,
+  CHAKRA_REDUCE_SCATTER = 7,
+  CHAKRA_REDUCE_SCATTER_BLOCK = 8,
+  CHAKRA_BARRIER = 9
+};
+
 #define CHAKRA_MAX_DIMS 32
 
 typedef struct chakra_std_attrs {
@@ -49,6 +76,16 @@ typedef struct chakra_std_attrs {
   char pg_buf[24];        /* pg_name made from a legacy int comm_group */
 } chakra_std_attrs;
 
+/* Names of enum values (static strings), or NULL when v is outside the
+ * schema. */
+CHAKRA_API const char *chakra_node_type_name(int v);
+CHAKRA_API const char *chakra_comm_type_name(int64_t v);
+/* Parses a name ("ALL_REDUCE", "all_reduce") to its value, or -1. */
+CHAKRA_API int chakra_comm_type_parse(const char *s);
+
+/* ---- experimental tier (CHAKRA_EXPERIMENTAL, trace.h) --------------------- */
+#ifdef CHAKRA_EXPERIMENTAL
+
 /* Resolves the standard attributes of node into out (cleared first).
  * Each problem goes to diag (may be NULL) as a chakra_problem with node_id
  * and field (the attribute's name) set; file and offset are left unknown
@@ -62,16 +99,11 @@ CHAKRA_API int chakra_std_attrs_resolve(const chakra_node *node, chakra_std_attr
 CHAKRA_API const chakra_attr *chakra_attr_find(const chakra_node *node, const char *name);
 
 /* Reads an attribute as a signed integer from any integer or bool kind (an
- * integral double is accepted and *inexact set). Returns 0, or -1 when the
+ * integral double is accepted and *from_double set). Returns 0, or -1 when the
  * kind is not numeric, the value is absent, or it does not fit int64. */
 CHAKRA_API int chakra_attr_as_int(const chakra_attr *a, int64_t *out, int *from_double);
 
-/* Names of enum values (static strings), or NULL when v is outside the
- * schema. */
-CHAKRA_API const char *chakra_node_type_name(int v);
-CHAKRA_API const char *chakra_comm_type_name(int64_t v);
-/* Parses a name ("ALL_REDUCE", "all_reduce") to its value, or -1. */
-CHAKRA_API int chakra_comm_type_parse(const char *s);
+#endif /* CHAKRA_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

@@ -11,9 +11,9 @@
  *                             PREFIX.<r>.et for every r, all or none, with a
  *                             bounded number of open descriptors whatever N.
  *
- * Attributes are packed through narrow views of AttributeProto's
- * descriptor (name, doc_string and the one value member), which gives the
- * same bytes as protobuf-c's full descriptor at a third of the work. */
+ * The builder encodes without protobuf-c structs (attributes as they are
+ * added, the node's other fields at put), byte for byte as protobuf-c
+ * packs the same message. */
 #ifndef CHAKRA_BUILD_H
 #define CHAKRA_BUILD_H
 
@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "chakra/error.h"
+#include "chakra/stream.h"
 #include "chakra/trace.h"
 
 #ifdef __cplusplus
@@ -93,10 +94,6 @@ CHAKRA_API void chakra_builder_string_list(chakra_builder *b, const char *name, 
  * buffer keeps what was put before in every case. */
 CHAKRA_API int chakra_builder_put(chakra_builder *b, chakra_error *err);
 
-/* The message being built, as protobuf-c sees it (valid until the next
- * start), or NULL when none is started. */
-CHAKRA_API const ProtobufCMessage *chakra_builder_message(const chakra_builder *b);
-
 /* The framed messages put since the last clear (owned by b, valid until
  * the next put or clear) and how many there are. */
 CHAKRA_API const uint8_t *chakra_builder_bytes(const chakra_builder *b, size_t *len);
@@ -125,13 +122,20 @@ CHAKRA_API int chakra_workload_writer_open(chakra_workload_writer **out, const c
 CHAKRA_API int chakra_workload_writer_open_paths(chakra_workload_writer **out, const char *const *paths,
                                                  uint32_t n, const chakra_workload_options *opt,
                                                  chakra_error *err);
+/* The same writing rank r to sinks[r] (chakra/stream.h; the array is
+ * copied): each rank's bytes reach its sink when the writer's budget or
+ * the commit pushes them out, in order; the commit flushes them all. Not
+ * atomic, as no sink is. */
+CHAKRA_API int chakra_workload_writer_open_sinks(chakra_workload_writer **out, const chakra_sink *sinks, uint32_t n,
+                                                 const chakra_workload_options *opt, chakra_error *err);
 
 /* Appends to rank's file. Each rank's first message must be its
  * GlobalMetadata, the rest Nodes (checked where the writer can see the
- * message: put and put_built). put packs msg; put_raw takes unframed
- * message bytes; put_framed takes any number of messages each with its
- * length prefix (as chakra_builder_bytes() gives them; every frame is
- * checked); put_built copies b's buffer (b is unchanged: the same
+ * message: put and put_built). put (experimental tier, below) packs a
+ * protobuf-c message; put_raw takes unframed message bytes; put_framed
+ * takes any number of messages each with its length prefix (as
+ * chakra_builder_bytes() gives them; every frame is checked); put_built
+ * copies b's buffer (b is unchanged: the same
  * messages can go to several ranks; chakra_builder_clear() it to reuse).
  * Messages larger than CHAKRA_DEFAULT_MAX_MESSAGE are refused
  * (CHAKRA_EINVAL). After any failure the writer refuses every put
@@ -143,8 +147,6 @@ CHAKRA_API int chakra_workload_writer_open_paths(chakra_workload_writer **out, c
  * order is the file's order). A rank's bytes depend only on its own calls,
  * never on how the threads ran. open, commit and discard are not
  * concurrent with anything. */
-CHAKRA_API int chakra_workload_writer_put(chakra_workload_writer *w, uint32_t rank, const ProtobufCMessage *msg,
-                                          chakra_error *err);
 CHAKRA_API int chakra_workload_writer_put_raw(chakra_workload_writer *w, uint32_t rank, const uint8_t *data,
                                               size_t len, chakra_error *err);
 CHAKRA_API int chakra_workload_writer_put_framed(chakra_workload_writer *w, uint32_t rank, const uint8_t *data,
@@ -188,6 +190,21 @@ CHAKRA_API int chakra_workload_writer_commit(chakra_workload_writer *w, chakra_e
 
 /* Abandons everything: removes every temporary, frees w (NULL is fine). */
 CHAKRA_API void chakra_workload_writer_discard(chakra_workload_writer *w);
+
+/* ---- experimental tier (CHAKRA_EXPERIMENTAL, trace.h) --------------------- */
+#ifdef CHAKRA_EXPERIMENTAL
+
+/* The message being built, as protobuf-c sees it: its bytes decoded
+ * (owned by b, valid until the next start), or NULL when none is started
+ * or memory ran out. */
+CHAKRA_API const ProtobufCMessage *chakra_builder_message(const chakra_builder *b);
+
+/* Packs msg (a GlobalMetadata or a Node) and appends it to rank's file, as
+ * the puts above (same checks, same threads rule). */
+CHAKRA_API int chakra_workload_writer_put(chakra_workload_writer *w, uint32_t rank, const ProtobufCMessage *msg,
+                                          chakra_error *err);
+
+#endif /* CHAKRA_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

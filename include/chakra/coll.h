@@ -14,6 +14,7 @@
 
 #include "chakra/error.h"
 #include "chakra/export.h"
+#include "chakra/set.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,7 +49,7 @@ typedef struct chakra_coll_gen_options {
   chakra_coll_type coll;
   chakra_coll_algo algo;
   uint32_t ranks;
-  uint64_t size;      /* whole buffer; all-gather: the per-rank input */
+  uint64_t size;      /* whole buffer; all-gather: the per-rank input; at most CHAKRA_COLL_MAX_SIZE */
   uint32_t chunks;    /* independent pipelines; 0 = 1 */
   double reduce_bw;   /* GB/s for reduction COMP nodes; 0 = none */
   unsigned threads;   /* ranks made at once; 0 = one per CPU (at most 8); the bytes never depend on it */
@@ -62,13 +63,21 @@ CHAKRA_API int chakra_coll_gen_check(const chakra_coll_gen_options *o, chakra_er
 CHAKRA_API int chakra_coll_gen(const char *prefix, const chakra_coll_gen_options *o, chakra_error *err);
 
 typedef struct chakra_coll_msccl_options {
-  uint64_t size;      /* the collective's comm_size (all-gather: per-rank input) */
+  uint64_t size;      /* the collective's comm_size (all-gather: per-rank input); at most CHAKRA_COLL_MAX_SIZE */
   double reduce_bw;   /* GB/s for reduce / copy COMP nodes (default 50) */
   int compat;         /* the 2025-04 reference converter's bytes exactly */
   int embed_xml;      /* store the whole XML in input_file, as the reference */
   const char *producer; /* "chakra-c <version> coll from-msccl" or NULL */
   unsigned threads;   /* ranks converted at once; 0 = one per CPU (at most 8); the bytes never depend on it */
 } chakra_coll_msccl_options;
+
+/* The largest XML program chakra_coll_from_msccl() reads (1 GiB; the
+ * 1,024-rank ring all-reduce is 7.7 MB): a larger file, or a stream that
+ * goes on past it (a pipe, /dev/zero), is refused without reading on. */
+#define CHAKRA_COLL_MSCCL_MAX_BYTES (1ull << 30)
+/* The largest collective size: comm_size and the size metadata are 64-bit
+ * signed fields. */
+#define CHAKRA_COLL_MAX_SIZE 9223372036854775807ull
 
 /* Converts MSCCL-IR XML into PREFIX.<gpu>.et. Errors name the file, gpu, tb
  * and step; on error no output file is left. */
@@ -129,6 +138,10 @@ CHAKRA_API int chakra_coll_synth(const char *prefix, const chakra_coll_synth_opt
  * their count. Returns non-zero only when the files could not be read. */
 CHAKRA_API int chakra_coll_check(char *const *paths, uint32_t n, chakra_diag_fn diag, void *ctx,
                                  uint64_t *problems, chakra_error *err);
+/* The same over a trace set (chakra/set.h): problems name its ranks by
+ * chakra_set_rank_name(). */
+CHAKRA_API int chakra_coll_check_set(const chakra_set *set, chakra_diag_fn diag, void *ctx, uint64_t *problems,
+                                     chakra_error *err);
 
 /* One --algo rule of chakra_coll_expand(): collectives of type coll (-1 =
  * any) whose comm_size is within [min_size, max_size] and, when pg is set,
@@ -169,6 +182,11 @@ typedef struct chakra_coll_expand_options {
 CHAKRA_API int chakra_coll_expand(const char *workload_prefix, const char *out_prefix,
                                   const chakra_coll_expand_options *o, uint64_t *nodes_out,
                                   chakra_error *err);
+/* The same over a trace set (chakra/set.h), with the set's communicator
+ * groups (o->comm_groups is not read). chakra_coll_expand() opens
+ * workload_prefix with o->comm_groups. */
+CHAKRA_API int chakra_coll_expand_set(const chakra_set *in, const char *out_prefix,
+                                      const chakra_coll_expand_options *o, uint64_t *nodes_out, chakra_error *err);
 
 #ifdef __cplusplus
 }

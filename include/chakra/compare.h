@@ -30,11 +30,12 @@ typedef struct chakra_compare {
 } chakra_compare;
 
 /* Both reports must describe the same number of ranks. */
-int chakra_compare_reports(const char *predicted, const char *measured, chakra_compare *out, chakra_error *err);
+CHAKRA_API int chakra_compare_reports(const char *predicted, const char *measured, chakra_compare *out,
+                                      chakra_error *err);
 /* A bar chart of every row (predicted and measured side by side) as SVG,
  * written atomically. */
-int chakra_compare_write_svg(const chakra_compare *c, const char *path, chakra_error *err);
-void chakra_compare_free(chakra_compare *c);
+CHAKRA_API int chakra_compare_write_svg(const chakra_compare *c, const char *path, chakra_error *err);
+CHAKRA_API void chakra_compare_free(chakra_compare *c);
 
 #ifdef __cplusplus
 }

@@ -36,7 +36,7 @@ enum {
 };
 
 /* Names of the bits above, in bit order ("type", "name", ...). */
-const char *chakra_diff_field_name(int bit);
+CHAKRA_API const char *chakra_diff_field_name(int bit);
 
 typedef enum { CHAKRA_DIFF_ADDED = 1, CHAKRA_DIFF_REMOVED = 2, CHAKRA_DIFF_CHANGED = 3 } chakra_diff_kind;
 
@@ -67,12 +67,12 @@ typedef struct chakra_diff_rank {
 
 /* Compares trace a with trace b (one rank each). out is filled on success
  * and must then be freed with chakra_diff_rank_free(). */
-int chakra_diff_files(const char *a, const char *b, const chakra_diff_options *opt, chakra_diff_rank *out,
-                      chakra_error *err);
-void chakra_diff_rank_free(chakra_diff_rank *r);
+CHAKRA_API int chakra_diff_files(const char *a, const char *b, const chakra_diff_options *opt, chakra_diff_rank *out,
+                                 chakra_error *err);
+CHAKRA_API void chakra_diff_rank_free(chakra_diff_rank *r);
 
 /* 1 when the two sides are the same: no node changes, equal metadata. */
-int chakra_diff_rank_equal(const chakra_diff_rank *r);
+CHAKRA_API int chakra_diff_rank_equal(const chakra_diff_rank *r);
 
 /* One summary figure that differs between the sides. */
 typedef struct chakra_diff_figure {
@@ -86,7 +86,7 @@ typedef struct chakra_diff_figure {
  * schema) on which a and b differ, in a fixed order. Returns the count and
  * a malloc'd array in *out (strings point into a and b), or -1 when out of
  * memory. */
-long chakra_diff_summary(const chakra_rank_stats *a, const chakra_rank_stats *b, chakra_diff_figure **out);
+CHAKRA_API long chakra_diff_summary(const chakra_rank_stats *a, const chakra_rank_stats *b, chakra_diff_figure **out);
 
 /* A whole comparison: rank k of side A against rank k of side B. */
 typedef struct chakra_diff_set {
@@ -97,12 +97,12 @@ typedef struct chakra_diff_set {
 } chakra_diff_set;
 
 /* 1 when every rank is equal and the rank counts agree. */
-int chakra_diff_set_equal(const chakra_diff_set *s);
+CHAKRA_API int chakra_diff_set_equal(const chakra_diff_set *s);
 
 /* Writes the comparison to path ("-" = standard output) as text (one
  * line per rank and figure, node changes "+", "-", "~" like diff) or as
  * one JSON document. */
-int chakra_diff_write(const chakra_diff_set *s, const char *path, int json, chakra_error *err);
+CHAKRA_API int chakra_diff_write(const chakra_diff_set *s, const char *path, int json, chakra_error *err);
 
 #ifdef __cplusplus
 }

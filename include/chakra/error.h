@@ -33,6 +33,11 @@ typedef struct chakra_error {
   char msg[1024];
 } chakra_error;
 
+/* What a status code means, in a few words ("input is malformed"): a
+ * static string for every CHAKRA_OK and CHAKRA_E* value, and "unknown
+ * error code" for anything else. The chakra_error message says more. */
+CHAKRA_API const char *chakra_strerror(int code);
+
 /* Records code and a printf-style message in err (if non-NULL); returns code
  * so that callers can write `return chakra_error_set(err, ...)`. */
 CHAKRA_API int chakra_error_set(chakra_error *err, int code, const char *fmt, ...)

@@ -64,7 +64,9 @@ typedef struct chakra_graph {
   uint64_t self_ctrl_deps;     /* a node's control dep on itself: ignored */
   size_t unordered;            /* nodes on or behind a cycle (tolerant mode only) */
   uint64_t forward_deps;
-  chakra_metadata *metadata;   /* copy of the file's GlobalMetadata */
+  /* Copy of the file's GlobalMetadata: a chakra_metadata (experimental
+   * tier, trace.h); without it an incomplete type. */
+  struct ChakraProtoMsg__GlobalMetadata *metadata;
   struct idmap *idmap_;        /* private */
 } chakra_graph;
 
@@ -91,11 +93,34 @@ typedef struct chakra_graph_options {
  * threads may use one at once. */
 CHAKRA_API int chakra_graph_load(chakra_graph **out, const char *path, const chakra_graph_options *opt,
                                  chakra_error *err);
+/* The same from a file, an open FILE* or bytes in memory
+ * (chakra/stream.h); path is then the input's name. A FILE* or buffer is
+ * borrowed: it must stay valid while chakra_graph_read_node() may be
+ * called. */
+CHAKRA_API int chakra_graph_load_input(chakra_graph **out, const chakra_input *in, const chakra_graph_options *opt,
+                                       chakra_error *err);
+
 /* Frees g and all its arrays. NULL is allowed. */
 CHAKRA_API void chakra_graph_free(chakra_graph *g);
 
 /* Index of id, or UINT32_MAX. */
 CHAKRA_API uint32_t chakra_graph_find(const chakra_graph *g, uint64_t id);
+
+/* Longest path through the DAG weighted by duration_micros (microseconds),
+ * saturating at UINT64_MAX rather than wrapping; *end receives the index of
+ * the last node of that path (UINT32_MAX if empty). */
+CHAKRA_API uint64_t chakra_graph_critical_path(const chakra_graph *g, uint32_t *end);
+
+/* What the tools that run a node's duration in 64-bit nanoseconds (sim,
+ * replay) say of its duration_micros when it does not fit them, or NULL
+ * when it does (at most UINT64_MAX / 1000 us). */
+CHAKRA_API const char *chakra_gnode_duration_problem(const chakra_gnode *n);
+
+/* Memory held by g, in bytes (arrays only). */
+CHAKRA_API size_t chakra_graph_memory(const chakra_graph *g);
+
+/* ---- experimental tier (CHAKRA_EXPERIMENTAL, trace.h) --------------------- */
+#ifdef CHAKRA_EXPERIMENTAL
 
 /* Re-reads node i from the file in full (name, inputs, all attributes).
  * *out is the caller's: free it with chakra_node_free(). On failure (the
@@ -103,13 +128,7 @@ CHAKRA_API uint32_t chakra_graph_find(const chakra_graph *g, uint64_t id);
 CHAKRA_API int chakra_graph_read_node(const chakra_graph *g, uint32_t i, chakra_node **out,
                                       chakra_error *err);
 
-/* Longest path through the DAG weighted by duration_micros (microseconds),
- * saturating at UINT64_MAX rather than wrapping; *end receives the index of
- * the last node of that path (UINT32_MAX if empty). */
-CHAKRA_API uint64_t chakra_graph_critical_path(const chakra_graph *g, uint32_t *end);
-
-/* Memory held by g, in bytes (arrays only). */
-CHAKRA_API size_t chakra_graph_memory(const chakra_graph *g);
+#endif /* CHAKRA_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

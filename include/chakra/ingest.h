@@ -22,6 +22,7 @@
 
 #include "chakra/export.h"
 #include "chakra/error.h"
+#include "chakra/stream.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -106,6 +107,14 @@ typedef struct chakra_convert_report {
 CHAKRA_API int chakra_convert_pytorch(const char *in_path, const char *kineto_path, const char *out_path,
                                       const chakra_convert_options *opt, chakra_convert_report *rep,
                                       chakra_error *err);
+/* The same from a host ET in a file, FILE* or buffer to a FILE* or
+ * callback (chakra/stream.h), without Kineto linking (link to a file
+ * first); the --log and comm-groups files are still files, from opt. A
+ * host ET given by name is parsed in parallel parts, a stream or buffer
+ * in one. */
+CHAKRA_API int chakra_convert_pytorch_io(const chakra_input *in, const chakra_sink *out,
+                                         const chakra_convert_options *opt, chakra_convert_report *rep,
+                                         chakra_error *err);
 
 /* ---- convert text ---------------------------------------------------------- */
 

@@ -18,6 +18,7 @@
 
 #include "chakra/export.h"
 #include "chakra/error.h"
+#include "chakra/stream.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,6 +48,14 @@ CHAKRA_API int chakra_jsonize(const char *in_path, const char *out_path, int lay
 CHAKRA_API int chakra_pack(const char *in_path, const char *out_path, int write_flags,
                            chakra_json_stats *stats, chakra_diag_fn diag, void *diag_ctx,
                            chakra_error *err);
+
+/* The same between any input and output (chakra/stream.h): a .et from a
+ * file, FILE* or buffer to JSON for a FILE* or callback, and back. The
+ * path forms above are these with files. */
+CHAKRA_API int chakra_jsonize_io(const chakra_input *in, const chakra_sink *out, int layout, chakra_json_stats *stats,
+                                 chakra_diag_fn diag, void *diag_ctx, chakra_error *err);
+CHAKRA_API int chakra_pack_io(const chakra_input *in, const chakra_sink *out, int write_flags, chakra_json_stats *stats,
+                              chakra_diag_fn diag, void *diag_ctx, chakra_error *err);
 
 /* Deprecated: the one-line warning callback that chakra_sim_run() still
  * takes (sim.h); everything else reports through chakra_diag_fn. */

@@ -40,19 +40,29 @@ typedef struct chakra_obfuscate_stats {
 } chakra_obfuscate_stats;
 
 /* Derives a key from any bytes (a key file's contents). */
-void chakra_obfuscate_key(const void *data, size_t len, uint8_t key[16]);
-
-/* The token for a name: "<class>#<16 hex digits>" into out (>= 48 bytes);
- * class is from the node type ("comp", "comp_cpu", "all_reduce", "send",
- * ...). An empty name stays empty. */
-void chakra_obfuscate_name(const chakra_obfuscate_options *o, const chakra_node *n, int is_cpu, char *out,
-                           size_t size);
+CHAKRA_API void chakra_obfuscate_key(const void *data, size_t len, uint8_t key[16]);
 
 /* Reads trace in and writes its obfuscated copy to w (opened by the
  * caller, so that all ranks of a workload can be committed together or
  * not at all). rank seeds the noise. st (may be NULL) is added to. */
-int chakra_obfuscate_stream(const char *in, chakra_writer *w, uint32_t rank, const chakra_obfuscate_options *o,
-                            chakra_obfuscate_stats *st, chakra_error *err);
+CHAKRA_API int chakra_obfuscate_stream(const char *in, chakra_writer *w, uint32_t rank,
+                                       const chakra_obfuscate_options *o, chakra_obfuscate_stats *st,
+                                       chakra_error *err);
+/* The same reading a file, FILE* or buffer (chakra/stream.h). */
+CHAKRA_API int chakra_obfuscate_input(const chakra_input *in, chakra_writer *w, uint32_t rank,
+                                      const chakra_obfuscate_options *o, chakra_obfuscate_stats *st,
+                                      chakra_error *err);
+
+/* ---- experimental tier (CHAKRA_EXPERIMENTAL, trace.h) --------------------- */
+#ifdef CHAKRA_EXPERIMENTAL
+
+/* The token for a name: "<class>#<16 hex digits>" into out (>= 48 bytes);
+ * class is from the node type ("comp", "comp_cpu", "all_reduce", "send",
+ * ...). An empty name stays empty. */
+CHAKRA_API void chakra_obfuscate_name(const chakra_obfuscate_options *o, const chakra_node *n, int is_cpu, char *out,
+                                      size_t size);
+
+#endif /* CHAKRA_EXPERIMENTAL */
 
 #ifdef __cplusplus
 }

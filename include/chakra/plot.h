@@ -19,11 +19,11 @@ typedef enum { CHAKRA_PLOT_SIM_REPORT = 1, CHAKRA_PLOT_STATS = 2 } chakra_plot_k
 /* Plots the JSON document text (len bytes; name is used in messages and
  * the title) to out_path ("-" = standard output). The kind is recognised
  * from the document and stored in *kind (may be NULL). */
-int chakra_plot_json(const char *text, size_t len, const char *name, const char *out_path, chakra_plot_kind *kind,
-                     chakra_error *err);
+CHAKRA_API int chakra_plot_json(const char *text, size_t len, const char *name, const char *out_path,
+                                chakra_plot_kind *kind, chakra_error *err);
 
 /* The same, reading the document from in_path ("-" = standard input). */
-int chakra_plot_file(const char *in_path, const char *out_path, chakra_plot_kind *kind, chakra_error *err);
+CHAKRA_API int chakra_plot_file(const char *in_path, const char *out_path, chakra_plot_kind *kind, chakra_error *err);
 
 #ifdef __cplusplus
 }

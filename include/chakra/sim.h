@@ -15,6 +15,8 @@
 
 #include "chakra/error.h"
 #include "chakra/json.h"
+#include "chakra/node.h"
+#include "chakra/set.h"
 #include "chakra/topo.h"
 
 #ifdef __cplusplus
@@ -70,6 +72,12 @@ typedef struct chakra_sim_files {
  * taken) go to diag (may be NULL). Parameters start at their defaults. */
 CHAKRA_API int chakra_sim_config_load(chakra_sim_config **out, const chakra_sim_files *files, chakra_diag_fn diag,
                            void *diag_ctx, chakra_error *err);
+/* The system file's local-mem-bw in GB/s, read and checked as
+ * chakra_sim_config_load() reads the file (0 when it has none: the
+ * simulator then charges reductions nothing). For tools that cost
+ * reductions as the simulator will (coll expand). */
+CHAKRA_API int chakra_sim_system_local_mem_bw(const char *system, double *gbps, chakra_diag_fn diag, void *diag_ctx,
+                                              chakra_error *err);
 /* A configuration on topo (copied) with the system file's defaults, no
  * remote memory and no groups; fill it with chakra_sim_config_set(). */
 CHAKRA_API int chakra_sim_config_new(chakra_sim_config **out, const chakra_topo *topo, chakra_error *err);
@@ -98,6 +106,13 @@ typedef struct chakra_sim_workload chakra_sim_workload;
  * order, whatever the thread count. */
 CHAKRA_API int chakra_sim_workload_load(chakra_sim_workload **out, const char *prefix, uint32_t npus, uint32_t threads,
                              chakra_diag_fn diag, void *diag_ctx, chakra_error *err);
+/* The same from a trace set (chakra/set.h): its ranks, and its
+ * communicator groups when it has any (applied after the configuration's
+ * and before the METADATA nodes'; the first definition of a name wins).
+ * chakra_sim_workload_load() is this with the first npus ranks of the
+ * set PREFIX (a missing one is an error) and no groups. */
+CHAKRA_API int chakra_sim_workload_load_set(chakra_sim_workload **out, const chakra_set *set, uint32_t threads,
+                                            chakra_diag_fn diag, void *diag_ctx, chakra_error *err);
 CHAKRA_API uint32_t chakra_sim_workload_npus(const chakra_sim_workload *w);
 CHAKRA_API void chakra_sim_workload_free(chakra_sim_workload *w);
 
@@ -117,8 +132,7 @@ typedef struct chakra_sim_run_options {
 enum { CHAKRA_SIM_ALL_REDUCE, CHAKRA_SIM_ALL_GATHER, CHAKRA_SIM_REDUCE_SCATTER, CHAKRA_SIM_ALL_TO_ALL,
        CHAKRA_SIM_COLLS };
 
-enum { CHAKRA_CAT_GPU, CHAKRA_CAT_CPU, CHAKRA_CAT_COMM, CHAKRA_CAT_MEM, CHAKRA_CAT_INVALID, CHAKRA_CAT_N };
-
+/* busy_ns below is indexed by the node categories CHAKRA_CAT_* (chakra/node.h). */
 typedef struct chakra_sim_rank {
   int finished;
   uint64_t finish_ns, exposed_comm_ns;
@@ -189,6 +203,8 @@ CHAKRA_API void chakra_sim_rank_lines(const chakra_sim_result *r, uint32_t rank,
  * communication and overlap times, collectives by type; run totals),
  * atomically. */
 CHAKRA_API int chakra_sim_write_report(const chakra_sim_result *r, const char *path, chakra_error *err);
+/* The same to a FILE* or a callback (chakra/stream.h). */
+CHAKRA_API int chakra_sim_write_report_to(const chakra_sim_result *r, const chakra_sink *out, chakra_error *err);
 
 #ifdef __cplusplus
 }

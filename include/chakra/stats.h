@@ -11,6 +11,9 @@
 
 #include "chakra/export.h"
 #include "chakra/error.h"
+#include "chakra/graph.h"
+#include "chakra/set.h"
+#include "chakra/stream.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -52,6 +55,11 @@ typedef struct chakra_rank_stats {
  * them with chakra_stats_free(). On failure *out holds nothing to free. */
 CHAKRA_API int chakra_stats_file(const char *path, int ignore_ctrl_deps, chakra_rank_stats *out,
                                  chakra_error *err);
+/* The same of a graph already loaded (with the options its statistics
+ * should reflect), and of rank `rank` of a trace set (chakra/set.h). */
+CHAKRA_API int chakra_stats_graph(const chakra_graph *g, chakra_rank_stats *out, chakra_error *err);
+CHAKRA_API int chakra_stats_set_rank(const chakra_set *set, uint32_t rank, int ignore_ctrl_deps, chakra_rank_stats *out,
+                                     chakra_error *err);
 /* total += r: counts summed, critical path and max_deps maximised, groups
  * merged (copied; r is unchanged). total starts zeroed; version and schema
  * are not merged. Returns CHAKRA_OK or CHAKRA_ENOMEM, after which total is
@@ -66,6 +74,9 @@ CHAKRA_API void chakra_stats_free(chakra_rank_stats *s);
  * is written whole or not at all; the caller keeps everything it passed. */
 CHAKRA_API int chakra_stats_write_json(const char *out_path, const char *const *paths, const chakra_rank_stats *ranks,
                                        size_t n, const chakra_rank_stats *total, chakra_error *err);
+/* The same to a FILE* or a callback (chakra/stream.h). */
+CHAKRA_API int chakra_stats_write_json_to(const chakra_sink *out, const char *const *paths, const chakra_rank_stats *ranks,
+                                          size_t n, const chakra_rank_stats *total, chakra_error *err);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,6 @@
 /* synth.h - workload synthesis: per-rank Chakra ETs for transformer training
- * under data, tensor, sequence, pipeline and expert parallelism and FSDP,
+ * (or an inference step: prefill, decode) under data, tensor, sequence,
+ * pipeline and expert parallelism and FSDP,
  * generated from compiled-in model templates (STAGE-compatible on request).
  * The command-line front end is `chakra synth` (docs/synth.md). */
 #ifndef CHAKRA_SYNTH_H
@@ -27,6 +28,13 @@ typedef enum chakra_synth_order {
   CHAKRA_SYNTH_ORDER_STAGE     /* STAGE's: tensor by tensor in its graph's order, micro-batch by micro-batch */
 } chakra_synth_order;
 
+/* What one file set describes. */
+typedef enum chakra_synth_phase {
+  CHAKRA_SYNTH_PHASE_TRAIN,   /* one training iteration: forward, backward, gradient reduction, update */
+  CHAKRA_SYNTH_PHASE_PREFILL, /* inference: the forward pass over the prompt (seq tokens), writing the KV cache */
+  CHAKRA_SYNTH_PHASE_DECODE   /* inference: one new token per sequence, attending a KV cache of seq tokens */
+} chakra_synth_phase;
+
 typedef struct chakra_synth_config {
   const char *model_type; /* "gpt", "dense", "llama", "moe" */
   uint32_t dp, tp, sp, pp, ep;
@@ -43,6 +51,9 @@ typedef struct chakra_synth_config {
   const uint32_t *ranks;    /* write only these ranks; NULL = all */
   size_t n_ranks;
   chakra_synth_order order; /* how node ids are assigned; ignored with stage_compat on dense models (STAGE's) */
+  chakra_synth_phase phase; /* train (default); prefill and decode refuse stage_compat */
+  unsigned threads;         /* rank files written on this many threads; 0 = one per CPU, at most 8.
+                               The bytes never depend on it */
 } chakra_synth_config;
 
 /* STAGE's defaults for every field (model gpt, degrees 1, schedule 1f1b). */

@@ -25,24 +25,24 @@ typedef struct chakra_timeline chakra_timeline;
 
 /* Starts a timeline at path ("-" = standard output; ".gz" compresses).
  * Nothing appears at path until chakra_timeline_close(). */
-int chakra_timeline_open(chakra_timeline **out, const char *path, chakra_error *err);
+CHAKRA_API int chakra_timeline_open(chakra_timeline **out, const char *path, chakra_error *err);
 
 /* Names process pid ("rank 3") and track tid of process pid ("GPU compute").
  * Tracks are shown in tid order. */
-void chakra_timeline_process(chakra_timeline *t, uint32_t pid, const char *name);
-void chakra_timeline_track(chakra_timeline *t, uint32_t pid, uint32_t tid, const char *name);
+CHAKRA_API void chakra_timeline_process(chakra_timeline *t, uint32_t pid, const char *name);
+CHAKRA_API void chakra_timeline_track(chakra_timeline *t, uint32_t pid, uint32_t tid, const char *name);
 
 /* One node's slice: name (name_len bytes, any UTF-8; escaped here), cat
  * (the node type name), start and duration in nanoseconds. Events of one
  * track must not overlap partially (the format nests them); the caller
  * chooses tracks accordingly. */
-void chakra_timeline_slice(chakra_timeline *t, uint32_t pid, uint32_t tid, const char *name, size_t name_len,
-                           const char *cat, uint64_t start_ns, uint64_t dur_ns, uint64_t node_id);
+CHAKRA_API void chakra_timeline_slice(chakra_timeline *t, uint32_t pid, uint32_t tid, const char *name, size_t name_len,
+                                      const char *cat, uint64_t start_ns, uint64_t dur_ns, uint64_t node_id);
 
 /* Finishes the document and puts it in place; frees t whatever happens. */
-int chakra_timeline_close(chakra_timeline *t, chakra_error *err);
+CHAKRA_API int chakra_timeline_close(chakra_timeline *t, chakra_error *err);
 /* Abandons the output (nothing is written); frees t. NULL is fine. */
-void chakra_timeline_discard(chakra_timeline *t);
+CHAKRA_API void chakra_timeline_discard(chakra_timeline *t);
 
 /* Resource kinds of a trace's own timeline, each a track (or several
  * lanes of it when its nodes overlap). */
@@ -68,8 +68,8 @@ typedef struct chakra_timeline_rank_info {
  * roots at the rank's earliest recorded start (0 when none is recorded).
  * Overlapping nodes of one kind go to further lanes ("GPU compute 2", ...).
  * info may be NULL. */
-int chakra_timeline_add_graph(chakra_timeline *t, uint32_t pid, const chakra_graph *g,
-                              chakra_timeline_rank_info *info, chakra_error *err);
+CHAKRA_API int chakra_timeline_add_graph(chakra_timeline *t, uint32_t pid, const chakra_graph *g,
+                                         chakra_timeline_rank_info *info, chakra_error *err);
 
 #ifdef __cplusplus
 }

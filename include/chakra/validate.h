@@ -17,6 +17,7 @@
 
 #include "chakra/export.h"
 #include "chakra/error.h"
+#include "chakra/set.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,6 +56,12 @@ typedef struct chakra_validate_options {
 CHAKRA_API int chakra_validate_with(char *const *paths, int n, const chakra_validate_options *opt,
                                     chakra_diag_fn fn, void *ctx, chakra_validate_summary *sum,
                                     chakra_error *err);
+
+/* The same over a trace set (chakra/set.h): its ranks, named in problems
+ * by chakra_set_rank_name(), and its communicator groups
+ * (opt->comm_groups is not read: the set's groups are used). */
+CHAKRA_API int chakra_validate_set(const chakra_set *set, const chakra_validate_options *opt, chakra_diag_fn fn,
+                                   void *ctx, chakra_validate_summary *sum, chakra_error *err);
 
 #ifdef __cplusplus
 }

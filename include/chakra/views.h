@@ -48,8 +48,8 @@ typedef struct chakra_view_info {
  * the view has more than opt->max_nodes nodes, when around_id is not in
  * the graph, or when the critical path is asked for on a graph with
  * dependency cycles. info may be NULL. */
-int chakra_view_write(const chakra_graph *g, const char *out_path, const chakra_view_options *opt,
-                      chakra_view_info *info, chakra_error *err);
+CHAKRA_API int chakra_view_write(const chakra_graph *g, const char *out_path, const chakra_view_options *opt,
+                                 chakra_view_info *info, chakra_error *err);
 
 #ifdef __cplusplus
 }

@@ -40,19 +40,15 @@ int dl_rank_init(dl_rank *r, const chakra_graph *g, uint32_t (*group_of)(void *c
     r->size[i] = x->size;
     r->comm_type[i] = x->comm_type;
     r->indeg[i] = g->dep_off[i + 1] - g->dep_off[i];
-    int real_coll = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE &&
-                    (x->comm_type == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE ||
-                     x->comm_type == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER ||
-                     x->comm_type == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER ||
-                     x->comm_type == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_TO_ALL);
-    r->kind[i] = real_coll ? DL_COLL
-                 : x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE ? DL_SEND
-                 : x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE ? DL_RECV
-                                                                        : DL_LOCAL;
-    if (x->flags & CHAKRA_GNODE_CPU) r->slot[i] = DL_CPU;
-    else if (x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE) r->slot[i] = DL_RECV_SLOT;
-    else if (x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE) r->slot[i] = DL_COMP;
-    else r->slot[i] = DL_COMM;
+    chakra_node_class c;
+    chakra_node_classify(x, 0, 0, &c);
+    /* Collectives the simulator runs as such; others (BROADCAST) are local. */
+    int real_coll = c.kind == CHAKRA_KIND_COLL && c.coll >= 0;
+    r->kind[i] = real_coll                    ? DL_COLL
+                 : c.kind == CHAKRA_KIND_SEND ? DL_SEND
+                 : c.kind == CHAKRA_KIND_RECV ? DL_RECV
+                                              : DL_LOCAL;
+    r->slot[i] = c.slot;
     if (real_coll) r->key[i] = group_of(ctx, i);
   }
   return 0;

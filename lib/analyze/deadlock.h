@@ -32,8 +32,11 @@
 #include <stdint.h>
 
 #include "chakra/graph.h"
+#include "chakra/node.h"
 
-enum { DL_CPU, DL_COMP, DL_COMM, DL_RECV_SLOT, DL_SLOTS }; /* the simulator's issue classes */
+/* The simulator's issue classes: the vocabulary's slots (chakra/node.h). */
+enum { DL_CPU = CHAKRA_SLOT_CPU, DL_COMP = CHAKRA_SLOT_GPU, DL_COMM = CHAKRA_SLOT_COMM, DL_RECV_SLOT = CHAKRA_SLOT_NONE,
+       DL_SLOTS = CHAKRA_SLOTS };
 enum { DL_LOCAL, DL_SEND, DL_RECV, DL_COLL };               /* what finishing waits for */
 
 /* One rank's skeleton: just what the execution needs (about 30 bytes a

@@ -14,6 +14,7 @@
 #include "../util/utf8.h"
 #include "../util/xmltext.h"
 #include "chakra/attr.h"
+#include "chakra/node.h"
 #include "nodescan.h"
 #include "textout.h"
 
@@ -49,12 +50,22 @@ typedef struct view {
 
 static int oom(view *v) { return chakra_error_set(v->err, CHAKRA_ENOMEM, "%s: out of memory", v->g->path); }
 
-static int is_comm(int32_t t) {
-  return t == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE || t == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE ||
-         t == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE;
+static int kind_of(const chakra_gnode *n) {
+  chakra_node_class c;
+  chakra_node_classify(n, 0, 0, &c);
+  return c.kind;
 }
 
-static int foldable(int32_t t) { return t == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE; }
+static int is_comm(const chakra_gnode *n) {
+  int k = kind_of(n);
+  return k == CHAKRA_KIND_COLL || k == CHAKRA_KIND_SEND || k == CHAKRA_KIND_RECV;
+}
+
+/* Compute nodes, GPU or CPU, fold into boxes. */
+static int foldable(const chakra_gnode *n) {
+  int k = kind_of(n);
+  return k == CHAKRA_KIND_COMPUTE || k == CHAKRA_KIND_CPU;
+}
 
 /* ---- selection ---- */
 
@@ -174,17 +185,17 @@ static int fold(view *v, uint32_t *root) {
   for (size_t t = 0; t < g->n; t++) {
     uint32_t x = g->topo[t], l = 0;
     for (uint32_t k = g->dep_off[x]; k < g->dep_off[x + 1]; k++) {
-      uint32_t d = g->deps[k], ld = level[d] + (uint32_t)is_comm(g->nodes[d].type);
+      uint32_t d = g->deps[k], ld = level[d] + (uint32_t)is_comm(&g->nodes[d]);
       if (ld > l) l = ld;
     }
     level[x] = l;
   }
   for (uint32_t x = 0; x < g->n; x++) root[x] = x;
   for (uint32_t x = 0; x < g->n; x++) {
-    if (!v->sel[x] || !foldable(g->nodes[x].type)) continue;
+    if (!v->sel[x] || !foldable(&g->nodes[x])) continue;
     for (uint32_t k = g->dep_off[x]; k < g->dep_off[x + 1]; k++) {
       uint32_t d = g->deps[k];
-      if (!v->sel[d] || !foldable(g->nodes[d].type) || level[d] != level[x]) continue;
+      if (!v->sel[d] || !foldable(&g->nodes[d]) || level[d] != level[x]) continue;
       uint32_t a = uf_find(root, x), b = uf_find(root, d);
       if (a != b) root[a < b ? b : a] = a < b ? a : b;
     }
@@ -320,14 +331,15 @@ static const char *short_type(int32_t t) {
 }
 
 static const char *fill_colour(const chakra_gnode *n) {
-  switch (n->type) {
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE: return n->flags & CHAKRA_GNODE_CPU ? "#deebf7" : "#9ecae1";
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE: return "#fdae6b";
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE: return "#a1d99b";
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE: return "#c7e9c0";
-    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
-    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE: return "#bcbddc";
-    case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE: return "#d9d9d9";
+  switch (kind_of(n)) {
+    case CHAKRA_KIND_CPU: return "#deebf7";
+    case CHAKRA_KIND_COMPUTE: return "#9ecae1";
+    case CHAKRA_KIND_COLL: return "#fdae6b";
+    case CHAKRA_KIND_SEND: return "#a1d99b";
+    case CHAKRA_KIND_RECV: return "#c7e9c0";
+    case CHAKRA_KIND_MEM_LOAD:
+    case CHAKRA_KIND_MEM_STORE: return "#bcbddc";
+    case CHAKRA_KIND_METADATA: return "#d9d9d9";
     default: return "#ffffff";
   }
 }
@@ -344,15 +356,16 @@ static void describe(const chakra_graph *g, const vnode *b, char *out, size_t si
   if (len < 0 || (size_t)len >= size) return;
   char *p = out + len;
   size_t left = size - (size_t)len;
-  if (n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE && (n->comm_type >= 0 || n->size)) {
+  int kind = kind_of(n);
+  if (kind == CHAKRA_KIND_COLL && (n->comm_type >= 0 || n->size)) {
     const char *ct = n->comm_type >= 0 ? chakra_comm_type_name(n->comm_type) : NULL;
     snprintf(p, left, " %s %llu B%s%s", ct ? ct : "?", (unsigned long long)n->size, n->pg ? " pg " : "",
-             n->pg ? g->pg_names[n->pg] : "");
-  } else if (n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE) {
+             chakra_node_pg(g, n));
+  } else if (kind == CHAKRA_KIND_SEND) {
     snprintf(p, left, " to %d, %llu B, tag %d", n->comm_dst, (unsigned long long)n->size, n->comm_tag);
-  } else if (n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE) {
+  } else if (kind == CHAKRA_KIND_RECV) {
     snprintf(p, left, " from %d, %llu B, tag %d", n->comm_src, (unsigned long long)n->size, n->comm_tag);
-  } else if (n->duration_micros || n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE) {
+  } else if (n->duration_micros || foldable(n)) {
     snprintf(p, left, " %llu us%s", (unsigned long long)n->duration_micros, n->flags & CHAKRA_GNODE_CPU ? " cpu" : "");
   }
 }
@@ -429,7 +442,7 @@ static int write_dot(const view *v, jsonw *w, const char *title) {
     jsonw_lit(w, b->flags & VN_BOX ? "#c6dbef" : fill_colour(&v->g->nodes[b->rep]));
     jsonw_char(w, '"');
     if (b->flags & VN_BOX) jsonw_lit(w, ", shape=box3d, style=filled");
-    else if (is_comm(v->g->nodes[b->rep].type)) jsonw_lit(w, ", shape=ellipse, style=filled");
+    else if (is_comm(&v->g->nodes[b->rep])) jsonw_lit(w, ", shape=ellipse, style=filled");
     if (b->flags & VN_CRIT) jsonw_lit(w, ", color=\"#d62728\", penwidth=2.5");
     if (b->flags & VN_FOCUS) jsonw_lit(w, ", peripheries=2, penwidth=2");
     jsonw_lit(w, "];\n");

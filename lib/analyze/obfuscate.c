@@ -15,6 +15,7 @@
 
 #include "../util/arena.h"
 #include "chakra/attr.h"
+#include "chakra/node.h"
 #include "keyhash.h"
 
 #ifndef CHAKRA_VERSION
@@ -34,32 +35,36 @@ void chakra_obfuscate_key(const void *data, size_t len, uint8_t key[16]) {
   memcpy(key + 8, &b, 8);
 }
 
-static void class_token(const chakra_node *n, int is_cpu, char *out, size_t size) {
-  static const char *const types[] = {"invalid", "metadata", "mem_load", "mem_store",
-                                      "comp", "send", "recv", "coll"};
-  const char *t = n->type < 8 ? types[n->type] : "node";
-  if (n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE) {
-    const chakra_attr *a = chakra_attr_find(n, "comm_type");
-    int64_t v;
-    int inexact;
-    const char *c = a && chakra_attr_as_int(a, &v, &inexact) == 0 ? chakra_comm_type_name(v) : NULL;
-    if (c) t = c;
-  }
+/* The kind of node a name was, kept visible in the token. */
+static void class_token(const chakra_node_class *c, char *out, size_t size) {
+  static const char *const kinds[CHAKRA_KINDS] = {"comp", "comp_cpu", "coll", "send", "recv",
+                                                  "mem_load", "mem_store", "metadata", "invalid", "node"};
+  const char *t = c->kind == CHAKRA_KIND_COLL && c->comm_type >= 0 ? chakra_comm_type_name(c->comm_type) : kinds[c->kind];
   size_t i = 0;
   for (; t[i] && i + 1 < size; i++) out[i] = (char)tolower((unsigned char)t[i]);
   out[i] = 0;
-  if (n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE && is_cpu) strncat(out, "_cpu", size - strlen(out) - 1);
 }
 
-void chakra_obfuscate_name(const chakra_obfuscate_options *o, const chakra_node *n, int is_cpu, char *out,
-                           size_t size) {
+static void name_token(const chakra_obfuscate_options *o, const chakra_node *n, const chakra_node_class *c, char *out,
+                       size_t size) {
   if (!n->name || !n->name[0]) {
     if (size) out[0] = 0;
     return;
   }
   char cls[32];
-  class_token(n, is_cpu, cls, sizeof cls);
+  class_token(c, cls, sizeof cls);
   snprintf(out, size, "%s#%016llx", cls, (unsigned long long)keyhash_sip(o->key, n->name, strlen(n->name)));
+}
+
+void chakra_obfuscate_name(const chakra_obfuscate_options *o, const chakra_node *n, int is_cpu, char *out,
+                           size_t size) {
+  chakra_gnode g;
+  chakra_std_attrs a;
+  chakra_node_resolve(n, &g, &a, NULL, NULL);
+  g.flags = (uint8_t)(is_cpu ? g.flags | CHAKRA_GNODE_CPU : g.flags & ~CHAKRA_GNODE_CPU);
+  chakra_node_class c;
+  chakra_node_classify(&g, 0, 0, &c);
+  name_token(o, n, &c, out, size);
 }
 
 /* ---- one node ---- */
@@ -147,19 +152,16 @@ static double noise_factor(const obf *b, uint64_t id) {
   return 1.0 + u * b->o->time_noise_pct / 100.0;
 }
 
-static int is_process_groups(const ChakraProtoMsg__IOInfo *io) {
-  return io && io->values && strstr(io->values, "pg_name");
-}
-
 static int obfuscate_node(obf *b, chakra_node *n) {
   static char empty[] = "";
-  const chakra_attr *cpu = chakra_attr_find(n, "is_cpu_op");
-  int64_t v = 0;
-  int inexact;
-  int is_cpu = cpu && chakra_attr_as_int(cpu, &v, &inexact) == 0 && v != 0;
+  chakra_gnode g;
+  chakra_std_attrs a;
+  chakra_node_resolve(n, &g, &a, NULL, NULL);
+  chakra_node_class c;
+  chakra_node_classify(&g, 0, 0, &c);
   char *name = arena_alloc(&b->scratch, 64);
   if (!name) return -1;
-  chakra_obfuscate_name(b->o, n, is_cpu, name, 64);
+  name_token(b->o, n, &c, name, 64);
   n->name = name;
   double factor = noise_factor(b, n->id);
   if (factor != 1.0) {
@@ -169,7 +171,7 @@ static int obfuscate_node(obf *b, chakra_node *n) {
   }
   if (filter_attrs(b, n, factor)) return -1;
   /* The simulator reads PyTorch process groups from METADATA inputs. */
-  if (n->type == CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE && is_process_groups(n->inputs)) {
+  if (c.kind == CHAKRA_KIND_METADATA && chakra_node_process_groups(n)) {
     n->inputs->shapes = empty;
     n->inputs->types = empty;
   } else if (n->inputs) {
@@ -217,11 +219,18 @@ static int put_metadata(chakra_writer *w, const chakra_metadata *in, chakra_erro
 
 int chakra_obfuscate_stream(const char *in, chakra_writer *w, uint32_t rank, const chakra_obfuscate_options *o,
                             chakra_obfuscate_stats *st, chakra_error *err) {
+  chakra_input input = {.path = in};
+  return chakra_obfuscate_input(&input, w, rank, o, st, err);
+}
+
+int chakra_obfuscate_input(const chakra_input *input, chakra_writer *w, uint32_t rank, const chakra_obfuscate_options *o,
+                           chakra_obfuscate_stats *st, chakra_error *err) {
+  const char *in = chakra_input_name(input);
   chakra_obfuscate_stats local = {0};
   obf b = {.o = o, .st = st ? st : &local, .rank = rank};
   arena_init(&b.scratch, 4096);
   chakra_reader *r;
-  int rc = chakra_reader_open(&r, in, NULL, err);
+  int rc = chakra_reader_open_input(&r, input, NULL, err);
   if (rc) {
     arena_free(&b.scratch);
     return rc;

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "chakra/graph.h"
+#include "chakra/node.h"
+#include "chakra/set.h"
 
 /* Sums of durations, bytes and ops saturate at 2^64 - 1 instead of
  * wrapping (two nodes of 2^63 us once summed to 0), and say so. */
@@ -37,28 +39,30 @@ static int add_group(chakra_rank_stats *s, const char *name, uint64_t ops, uint6
 static int count_node(chakra_rank_stats *s, const chakra_graph *g, uint32_t i) {
   const chakra_gnode *n = &g->nodes[i];
   s->by_type[n->type >= 0 && n->type < 8 ? n->type : 8]++;
-  const char *pg = n->pg ? g->pg_names[n->pg] : "";
-  switch (n->type) {
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
-      if (n->flags & CHAKRA_GNODE_CPU) s->cpu_ops++, sat_add(&s->cpu_us, n->duration_micros, s);
+  chakra_node_class c;
+  chakra_node_classify(n, 0, 0, &c);
+  switch (c.kind) {
+    case CHAKRA_KIND_CPU:
+    case CHAKRA_KIND_COMPUTE:
+      if (c.kind == CHAKRA_KIND_CPU) s->cpu_ops++, sat_add(&s->cpu_us, n->duration_micros, s);
       else s->gpu_ops++, sat_add(&s->gpu_us, n->duration_micros, s);
       sat_add(&s->num_ops, n->num_ops, s);
       sat_add(&s->tensor_bytes, n->size, s);
       return 0;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE: {
-      int t = n->comm_type >= 0 ? n->comm_type : 10;
+    case CHAKRA_KIND_COLL: {
+      int t = c.comm_type >= 0 ? c.comm_type : 10;
       s->coll_ops[t]++;
       sat_add(&s->coll_bytes[t], n->size, s);
-      return add_group(s, pg, 1, n->size);
+      return add_group(s, chakra_node_pg(g, n), 1, n->size);
     }
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
+    case CHAKRA_KIND_SEND:
       s->send_ops++, sat_add(&s->send_bytes, n->size, s);
-      return add_group(s, pg, 1, n->size);
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE:
+      return add_group(s, chakra_node_pg(g, n), 1, n->size);
+    case CHAKRA_KIND_RECV:
       s->recv_ops++, sat_add(&s->recv_bytes, n->size, s);
       return 0; /* bytes counted once, at the sender */
-    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
-    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE:
+    case CHAKRA_KIND_MEM_LOAD:
+    case CHAKRA_KIND_MEM_STORE:
       s->mem_ops++, sat_add(&s->mem_bytes, n->size, s);
       return 0;
     default:
@@ -74,15 +78,9 @@ static char *attr_string(const chakra_metadata *m, const char *name) {
   return strdup("");
 }
 
-int chakra_stats_file(const char *path, int ignore_ctrl_deps, chakra_rank_stats *s,
-                      chakra_error *err) {
+int chakra_stats_graph(const chakra_graph *g, chakra_rank_stats *s, chakra_error *err) {
   memset(s, 0, sizeof *s);
-  /* Tolerant and silent: stats describes what is there; validate is the
-   * tool that judges. */
-  chakra_graph_options opt = {.ignore_ctrl_deps = ignore_ctrl_deps, .tolerant = 1};
-  chakra_graph *g;
-  int rc = chakra_graph_load(&g, path, &opt, err);
-  if (rc) return rc;
+  int rc = 0;
   s->ranks = 1;
   s->version = strdup(g->metadata->version ? g->metadata->version : "");
   s->schema = attr_string(g->metadata, "schema");
@@ -107,10 +105,32 @@ int chakra_stats_file(const char *path, int ignore_ctrl_deps, chakra_rank_stats 
     s->critical_path_us = chakra_graph_critical_path(g, &end);
     s->critical_end_id = end == UINT32_MAX ? 0 : g->nodes[end].id;
   }
-  chakra_graph_free(g);
   if (!rc && (!s->version || !s->schema)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   if (rc) chakra_stats_free(s); /* a failed call leaves nothing to free */
   return rc;
+}
+
+/* Tolerant and silent: stats describes what is there; validate is the
+ * tool that judges. */
+static int stats_of(const chakra_set *set, uint32_t rank, const char *path, int ignore_ctrl_deps, chakra_rank_stats *s,
+                    chakra_error *err) {
+  memset(s, 0, sizeof *s);
+  chakra_graph_options opt = {.ignore_ctrl_deps = ignore_ctrl_deps, .tolerant = 1};
+  chakra_graph *g;
+  int rc = set ? chakra_set_load_rank(set, rank, &opt, &g, err) : chakra_graph_load(&g, path, &opt, err);
+  if (rc) return rc;
+  rc = chakra_stats_graph(g, s, err);
+  chakra_graph_free(g);
+  return rc;
+}
+
+int chakra_stats_file(const char *path, int ignore_ctrl_deps, chakra_rank_stats *s, chakra_error *err) {
+  return stats_of(NULL, 0, path, ignore_ctrl_deps, s, err);
+}
+
+int chakra_stats_set_rank(const chakra_set *set, uint32_t rank, int ignore_ctrl_deps, chakra_rank_stats *s,
+                          chakra_error *err) {
+  return stats_of(set, rank, NULL, ignore_ctrl_deps, s, err);
 }
 
 int chakra_stats_add(chakra_rank_stats *t, const chakra_rank_stats *r) {

@@ -110,11 +110,9 @@ static void one_stats(pretty *p, const char *path, const chakra_rank_stats *s) {
   pretty_close(p, '}');
 }
 
-int chakra_stats_write_json(const char *out_path, const char *const *paths, const chakra_rank_stats *ranks, size_t n,
-                            const chakra_rank_stats *total, chakra_error *err) {
-  textout t;
-  int rc = textout_open(&t, out_path, err);
-  if (rc) return rc;
+static int write_json(textout *t0, const char *const *paths, const chakra_rank_stats *ranks, size_t n,
+                      const chakra_rank_stats *total, chakra_error *err) {
+  textout t = *t0;
   pretty p = {&t.w, 0, 1};
   pretty_open(&p, '{');
   pretty_key(&p, "ranks");
@@ -129,4 +127,18 @@ int chakra_stats_write_json(const char *out_path, const char *const *paths, cons
   pretty_close(&p, '}');
   jsonw_char(&t.w, '\n');
   return textout_close(&t, 0, err);
+}
+
+int chakra_stats_write_json(const char *out_path, const char *const *paths, const chakra_rank_stats *ranks, size_t n,
+                            const chakra_rank_stats *total, chakra_error *err) {
+  textout t;
+  int rc = textout_open(&t, out_path, err);
+  return rc ? rc : write_json(&t, paths, ranks, n, total, err);
+}
+
+int chakra_stats_write_json_to(const chakra_sink *out, const char *const *paths, const chakra_rank_stats *ranks,
+                               size_t n, const chakra_rank_stats *total, chakra_error *err) {
+  textout t;
+  int rc = textout_open_sink(&t, out, err);
+  return rc ? rc : write_json(&t, paths, ranks, n, total, err);
 }

@@ -5,14 +5,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int textout_open(textout *t, const char *path, chakra_error *err) {
-  int rc = outfile_open(&t->f, path, outfile_name_is_gzip(path), err);
-  if (rc) return rc;
+static int start(textout *t, chakra_error *err) {
   if (jsonw_init(&t->w, t->f)) {
     outfile_discard(t->f);
     return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   }
   return 0;
+}
+
+int textout_open(textout *t, const char *path, chakra_error *err) {
+  int rc = outfile_open(&t->f, path, outfile_name_is_gzip(path), err);
+  return rc ? rc : start(t, err);
+}
+
+int textout_open_sink(textout *t, const chakra_sink *sink, chakra_error *err) {
+  int rc = outfile_open_sink(&t->f, sink, err);
+  return rc ? rc : start(t, err);
 }
 
 int textout_close(textout *t, int rc, chakra_error *err) {

@@ -11,6 +11,7 @@
 #include "../util/jsonw.h"
 #include "../util/outfile.h"
 #include "chakra/error.h"
+#include "chakra/stream.h"
 
 typedef struct textout {
   outfile *f;
@@ -19,6 +20,8 @@ typedef struct textout {
 
 /* Opens path ("-" = standard output; ".gz" compresses). */
 int textout_open(textout *t, const char *path, chakra_error *err);
+/* Or to a FILE* or a callback (chakra/stream.h). */
+int textout_open_sink(textout *t, const chakra_sink *sink, chakra_error *err);
 /* With rc 0, flushes and puts the file in place; otherwise (or when that
  * fails) removes it. Returns the final status; err holds its message. */
 int textout_close(textout *t, int rc, chakra_error *err);

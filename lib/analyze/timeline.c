@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "chakra/attr.h"
+#include "chakra/node.h"
 #include "nodescan.h"
 #include "textout.h"
 
@@ -118,13 +119,16 @@ typedef struct rank_sched {
 } rank_sched;
 
 static int kind_of(const chakra_gnode *n) {
-  switch (n->type) {
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE: return n->flags & CHAKRA_GNODE_CPU ? CHAKRA_TL_CPU : CHAKRA_TL_GPU;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE: return CHAKRA_TL_COMM;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE: return CHAKRA_TL_RECV;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
-    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE: return CHAKRA_TL_MEM;
+  chakra_node_class c;
+  chakra_node_classify(n, 0, 0, &c);
+  switch (c.kind) {
+    case CHAKRA_KIND_CPU: return CHAKRA_TL_CPU;
+    case CHAKRA_KIND_COMPUTE: return CHAKRA_TL_GPU;
+    case CHAKRA_KIND_COLL:
+    case CHAKRA_KIND_SEND: return CHAKRA_TL_COMM;
+    case CHAKRA_KIND_RECV: return CHAKRA_TL_RECV;
+    case CHAKRA_KIND_MEM_LOAD:
+    case CHAKRA_KIND_MEM_STORE: return CHAKRA_TL_MEM;
     default: return CHAKRA_TL_OTHER;
   }
 }

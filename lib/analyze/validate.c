@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../trace/setint.h"
 #include "../util/commgroups.h"
 #include "chakra/graph.h"
+#include "chakra/node.h"
 #include "chakra/trace.h"
 #include "deadlock.h"
 
@@ -30,7 +32,7 @@ typedef struct rank_colls {
 } rank_colls;
 
 typedef struct vstate {
-  char *const *paths;
+  const chakra_set *set;
   int n_files, cur;
   chakra_diag_fn fn;
   void *ctx;
@@ -79,7 +81,7 @@ static void report(vstate *s, chakra_severity sev, int file, int has_node, uint6
                    const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vreport(s, sev, s->paths[file], has_node, id, off, fmt, ap);
+  vreport(s, sev, chakra_set_rank_name(s->set, (uint32_t)file), has_node, id, off, fmt, ap);
   va_end(ap);
 }
 
@@ -97,7 +99,7 @@ static void report_on(vstate *s, const char *file, const char *fmt, ...) {
 static void graph_problem(void *ctx, const chakra_problem *gp) {
   vstate *s = ctx;
   chakra_problem p = *gp;
-  p.file = s->paths[s->cur];
+  p.file = chakra_set_rank_name(s->set, (uint32_t)s->cur);
   deliver(s, &p);
 }
 
@@ -115,8 +117,7 @@ static int push(void **v, size_t *n, size_t *cap, size_t elem, const void *x) {
 }
 
 static uint32_t group_index(vstate *s, const char *name) {
-  /* "" and "0" both mean all ranks, as in ASTRA-sim. */
-  if (!name || !*name || strcmp(name, "0") == 0) name = "";
+  if (chakra_pg_is_world(name)) name = "";
   for (size_t i = 0; i < s->n_groups; i++)
     if (strcmp(s->groups[i], name) == 0) return (uint32_t)i;
   char **g = realloc(s->groups, (s->n_groups + 1) * sizeof *g);
@@ -131,34 +132,23 @@ static uint32_t group_index(vstate *s, const char *name) {
 
 static uint32_t node_group(void *ctx, uint32_t i) {
   vstate *s = ctx;
-  uint32_t pg = s->g->nodes[i].pg;
-  return group_index(s, pg ? s->g->pg_names[pg] : "");
+  return group_index(s, chakra_node_pg(s->g, &s->g->nodes[i]));
 }
 
-static void require(vstate *s, const chakra_gnode *n, uint32_t bit, const char *name, chakra_severity sev) {
-  if (!(n->present & bit))
-    report(s, sev, s->cur, 1, n->id, n->offset, "%s: required attribute '%s' is missing",
-           chakra_node_type_name(n->type), name);
+/* Every problem the node vocabulary finds in n, one line each, in its order. */
+static void report_problems(vstate *s, const chakra_gnode *n, uint32_t problems) {
+  uint32_t nranks = s->n_files > 1 ? (uint32_t)s->n_files : 0;
+  char what[300];
+  for (uint32_t left = problems, bit; (bit = chakra_node_first_problem(left)) != 0; left &= ~bit)
+    report(s, bit & CHAKRA_NP_ERRORS ? CHAKRA_SEV_ERROR : CHAKRA_SEV_WARNING, s->cur, 1, n->id, n->offset, "%s",
+           chakra_node_problem_text(n, (uint32_t)s->cur, nranks, bit, what, sizeof what));
 }
 
-static void check_send_recv(vstate *s, const chakra_gnode *n, int is_send) {
-  require(s, n, CHAKRA_HAS_COMM_SIZE, "comm_size", CHAKRA_SEV_ERROR);
-  require(s, n, is_send ? CHAKRA_HAS_COMM_DST : CHAKRA_HAS_COMM_SRC, is_send ? "comm_dst" : "comm_src",
-          CHAKRA_SEV_ERROR);
-  require(s, n, CHAKRA_HAS_COMM_TAG, "comm_tag", CHAKRA_SEV_WARNING);
-  uint32_t own_bit = is_send ? CHAKRA_HAS_COMM_SRC : CHAKRA_HAS_COMM_DST;
-  int32_t own = is_send ? n->comm_src : n->comm_dst;
-  if ((n->present & own_bit) && own != s->cur && s->n_files > 1)
-    report(s, CHAKRA_SEV_ERROR, s->cur, 1, n->id, n->offset,
-           "%s is %d but this file is rank %d", is_send ? "comm_src" : "comm_dst", own, s->cur);
-  int32_t peer = is_send ? n->comm_dst : n->comm_src;
-  uint32_t peer_bit = is_send ? CHAKRA_HAS_COMM_DST : CHAKRA_HAS_COMM_SRC;
-  if ((n->present & peer_bit) && s->n_files > 1 && (peer < 0 || peer >= s->n_files))
-    report(s, CHAKRA_SEV_ERROR, s->cur, 1, n->id, n->offset, "%s %d is not a rank of this workload (0..%d)",
-           is_send ? "comm_dst" : "comm_src", peer, s->n_files - 1);
-  p2p m = {is_send ? s->cur : peer, is_send ? peer : s->cur, n->comm_tag, n->size, n->id,
+static void note_p2p(vstate *s, const chakra_gnode *n, const chakra_node_class *c) {
+  int is_send = c->kind == CHAKRA_KIND_SEND;
+  if (c->problems & CHAKRA_NP_NO_PEER) return;
+  p2p m = {is_send ? s->cur : c->peer, is_send ? c->peer : s->cur, n->comm_tag, n->size, n->id,
            n->offset, s->cur, (uint32_t)(n - s->g->nodes)};
-  if (!(n->present & peer_bit)) return;
   if (push(is_send ? (void **)&s->sends : (void **)&s->recvs, is_send ? &s->n_sends : &s->n_recvs,
            is_send ? &s->cap_sends : &s->cap_recvs, sizeof m, &m))
     s->oom = 1;
@@ -174,53 +164,29 @@ static void read_metadata_groups(vstate *s, const chakra_graph *g, const chakra_
     report(s, CHAKRA_SEV_ERROR, s->cur, 1, n->id, n->offset, "%s", e.msg);
     return;
   }
-  const char *v = full->inputs ? full->inputs->values : NULL;
-  int rc = cg_add_metadata(&s->defs, v, "METADATA", (uint32_t)s->n_files, &e);
+  int rc = cg_add_metadata(&s->defs, chakra_node_process_groups(full), "METADATA", (uint32_t)s->n_files, &e);
   if (rc == CHAKRA_ENOMEM) s->oom = 1;
   else if (rc) report(s, CHAKRA_SEV_ERROR, s->cur, 1, n->id, n->offset, "%s", e.msg);
   chakra_node_free(full);
 }
 
 static void check_node(vstate *s, const chakra_graph *g, const chakra_gnode *n) {
-  switch (n->type) {
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
-      require(s, n, CHAKRA_HAS_COMM_TYPE, "comm_type", CHAKRA_SEV_ERROR);
-      require(s, n, CHAKRA_HAS_COMM_SIZE, "comm_size", CHAKRA_SEV_ERROR);
-      if ((n->present & CHAKRA_HAS_COMM_TYPE) && n->comm_type < 0)
-        report(s, CHAKRA_SEV_ERROR, s->cur, 1, n->id, n->offset,
-               "comm_type is not a CollectiveCommType value (0..9)");
-      if ((n->present & CHAKRA_HAS_COMM_TYPE) && (n->present & CHAKRA_HAS_COMM_SIZE) && n->comm_type >= 0) {
-        coll c = {group_index(s, n->pg ? g->pg_names[n->pg] : ""), n->comm_type, n->size, n->id, n->offset};
+  chakra_node_class c;
+  chakra_node_classify(n, (uint32_t)s->cur, s->n_files > 1 ? (uint32_t)s->n_files : 0, &c);
+  report_problems(s, n, c.problems);
+  switch (c.kind) {
+    case CHAKRA_KIND_COLL:
+      if (!(c.problems & (CHAKRA_NP_NO_COMM_TYPE | CHAKRA_NP_BAD_COMM_TYPE | CHAKRA_NP_NO_COMM_SIZE))) {
+        coll x = {group_index(s, chakra_node_pg(g, n)), c.comm_type, n->size, n->id, n->offset};
         rank_colls *rc = &s->colls[s->cur];
-        if (push((void **)&rc->v, &rc->n, &rc->cap, sizeof c, &c)) s->oom = 1;
+        if (push((void **)&rc->v, &rc->n, &rc->cap, sizeof x, &x)) s->oom = 1;
       }
       break;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE: check_send_recv(s, n, 1); break;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE: check_send_recv(s, n, 0); break;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
-    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE:
-      require(s, n, CHAKRA_HAS_TENSOR_SIZE, "tensor_size", CHAKRA_SEV_ERROR);
-      break;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
-      if ((n->present & CHAKRA_HAS_NUM_OPS) != 0 && !(n->present & CHAKRA_HAS_TENSOR_SIZE))
-        report(s, CHAKRA_SEV_WARNING, s->cur, 1, n->id, n->offset,
-               "num_ops without tensor_size: the roofline model cannot time this node");
-      break;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
-      read_metadata_groups(s, g, n);
-      break;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE:
-      report(s, CHAKRA_SEV_WARNING, s->cur, 1, n->id, n->offset, "INVALID_NODE (runs as a no-op)");
-      break;
-    default:
-      report(s, CHAKRA_SEV_WARNING, s->cur, 1, n->id, n->offset,
-             "node type %d is not in the schema (simulators refuse it)", n->type);
+    case CHAKRA_KIND_SEND:
+    case CHAKRA_KIND_RECV: note_p2p(s, n, &c); break;
+    case CHAKRA_KIND_METADATA: read_metadata_groups(s, g, n); break;
+    default: break;
   }
-  int is_comm = n->type >= CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE &&
-                n->type <= CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;
-  if (is_comm && (n->flags & CHAKRA_GNODE_CPU))
-    report(s, CHAKRA_SEV_ERROR, s->cur, 1, n->id, n->offset,
-           "communication node with is_cpu_op = true (simulators refuse it)");
 }
 
 static void validate_file(vstate *s, int r) {
@@ -228,11 +194,11 @@ static void validate_file(vstate *s, int r) {
   chakra_graph_options opt = {.tolerant = 1, .diag = graph_problem, .diag_ctx = s};
   chakra_graph *g;
   chakra_error err = {0};
-  if (chakra_graph_load(&g, s->paths[r], &opt, &err)) {
+  if (chakra_set_load_rank(s->set, (uint32_t)r, &opt, &g, &err)) {
     /* The message already names the file and offset; strip the file name. */
-    const char *what = err.msg;
-    size_t plen = strlen(s->paths[r]);
-    if (strncmp(what, s->paths[r], plen) == 0 && what[plen] == ':') what += plen + 2;
+    const char *what = err.msg, *name = chakra_set_rank_name(s->set, (uint32_t)r);
+    size_t plen = strlen(name);
+    if (strncmp(what, name, plen) == 0 && what[plen] == ':') what += plen + 2;
     s->sum->unreadable++;
     report(s, CHAKRA_SEV_UNREADABLE, r, 0, 0, 0, "%s", what);
     return;
@@ -356,9 +322,8 @@ static void check_definitions(vstate *s) {
     const cg_group *g = &s->defs.v[d];
     for (uint32_t k = 0; g->line && k < g->n; k++)
       if (g->members[k] >= (uint32_t)s->n_files) {
-        char qn[200];
-        report_on(s, s->groups_path, "line %u: group \"%s\" names rank %u, but the workload has %d rank file(s) (0..%d)",
-                  g->line, cg_quote(g->name, qn, sizeof qn), g->members[k], s->n_files, s->n_files - 1);
+        char what[400];
+        report_on(s, s->groups_path, "%s", set_group_range_text(g, g->members[k], (uint32_t)s->n_files, what, sizeof what));
         break;
       }
   }
@@ -567,15 +532,39 @@ int chakra_validate(char *const *paths, int n, chakra_diag_fn fn, void *ctx,
 int chakra_validate_with(char *const *paths, int n, const chakra_validate_options *opt, chakra_diag_fn fn,
                          void *ctx, chakra_validate_summary *sum, chakra_error *err) {
   memset(sum, 0, sizeof *sum);
-  vstate s = {.paths = paths, .n_files = n, .fn = fn, .ctx = ctx, .sum = sum};
-  s.groups_path = opt ? opt->comm_groups : NULL;
+  if (n <= 0) return 0;
+  chakra_set_options so = {.comm_groups = opt ? opt->comm_groups : NULL, .no_default_groups = 1};
+  chakra_set *set;
+  int rc = chakra_set_open_files(&set, (const char *const *)paths, (uint32_t)n, &so, err);
+  if (rc) return rc;
+  rc = chakra_validate_set(set, opt, fn, ctx, sum, err);
+  chakra_set_close(set);
+  return rc;
+}
+
+/* The comm-group file's groups (the set's), to which METADATA nodes add. */
+static int copy_definitions(vstate *s, chakra_error *err) {
+  int rc = set_groups_load(s->set, err);
+  const cg_set *g = set_groups(s->set);
+  for (size_t i = 0; !rc && i < g->n; i++) {
+    if (cg_add_group(&s->defs, g->v[i].name, g->v[i].members, g->v[i].n))
+      rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    else s->defs.v[s->defs.n - 1].line = g->v[i].line;
+  }
+  return rc;
+}
+
+int chakra_validate_set(const chakra_set *set, const chakra_validate_options *opt, chakra_diag_fn fn, void *ctx,
+                        chakra_validate_summary *sum, chakra_error *err) {
+  memset(sum, 0, sizeof *sum);
+  int n = (int)chakra_set_ranks(set);
+  vstate s = {.set = set, .n_files = n, .fn = fn, .ctx = ctx, .sum = sum};
+  s.groups_path = chakra_set_groups_path(set);
   s.rendezvous = opt ? opt->rendezvous : 0;
-  if (s.groups_path) {
-    int rc = cg_read_file(&s.defs, s.groups_path, 0, err);
-    if (rc) {
-      cg_set_free(&s.defs);
-      return rc;
-    }
+  int rc = copy_definitions(&s, err);
+  if (rc) {
+    cg_set_free(&s.defs);
+    return rc;
   }
   s.colls = calloc(n ? (size_t)n : 1, sizeof *s.colls);
   if (n > 1) s.dl = calloc((size_t)n, sizeof *s.dl);

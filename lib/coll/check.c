@@ -15,6 +15,8 @@
 
 #include "chakra/coll.h"
 #include "chakra/graph.h"
+#include "chakra/node.h"
+#include "chakra/set.h"
 #include "dag.h"
 
 typedef struct mkey {
@@ -101,7 +103,7 @@ static void crank_free(crank *c) {
 }
 
 typedef struct cctx {
-  char *const *paths;
+  const chakra_set *set;
   uint32_t n;
   chakra_diag_fn diag;
   void *ctx;
@@ -123,7 +125,7 @@ static void report(cctx *c, uint32_t r, int has_node, uint64_t id, const char *f
   c->problems++;
   if (!c->diag) return;
   chakra_problem p = chakra_problem_make(CHAKRA_SEV_ERROR, what);
-  p.file = c->paths[r];
+  p.file = chakra_set_rank_name(c->set, r);
   p.has_node = has_node;
   p.node_id = id;
   c->diag(c->ctx, &p);
@@ -135,7 +137,7 @@ static void report(cctx *c, uint32_t r, int has_node, uint64_t id, const char *f
 static void graph_problem(void *ctx, const chakra_problem *gp) {
   cctx *c = ctx;
   chakra_problem p = *gp;
-  p.file = c->paths[c->cur];
+  p.file = chakra_set_rank_name(c->set, c->cur);
   if (p.severity >= CHAKRA_SEV_ERROR) c->problems++;
   if (c->diag) c->diag(c->ctx, &p);
 }
@@ -146,7 +148,7 @@ static int load_rank(cctx *c, uint32_t r, chakra_error *err) {
   chakra_graph *g;
   chakra_graph_options go = {.tolerant = 1, .diag = graph_problem, .diag_ctx = c};
   c->cur = r;
-  int rc = chakra_graph_load(&g, c->paths[r], &go, err);
+  int rc = chakra_set_load_rank(c->set, r, &go, &g, err);
   if (rc) return rc;
   crank *k = &c->ranks[r];
   size_t n = g->n ? g->n : 1, m = g->child_off[g->n] ? g->child_off[g->n] : 1;
@@ -166,29 +168,30 @@ static int load_rank(cctx *c, uint32_t r, chakra_error *err) {
     k->id[i] = x->id;
     k->indeg[i] = g->dep_off[i + 1] - g->dep_off[i];
     k->key[i] = UINT32_MAX;
-    int send = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
-    if (x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE) {
+    chakra_node_class cl;
+    chakra_node_classify(x, r, c->n, &cl);
+    if (cl.kind == CHAKRA_KIND_COMPUTE || cl.kind == CHAKRA_KIND_CPU) {
       k->kind[i] = COLL_REDUCE;
       continue;
     }
-    if (!send && x->type != CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE) {
+    int send = cl.kind == CHAKRA_KIND_SEND;
+    if (!send && cl.kind != CHAKRA_KIND_RECV) {
       k->kind[i] = COLL_REDUCE; /* reported; treated as local work */
       report(c, r, 1, x->id, "node type %d: algorithm ETs hold only COMM_SEND, COMM_RECV and COMP nodes", x->type);
       continue;
     }
     k->kind[i] = send ? COLL_SEND : COLL_RECV;
-    uint32_t bit = send ? CHAKRA_HAS_COMM_DST : CHAKRA_HAS_COMM_SRC;
     int32_t peer = send ? x->comm_dst : x->comm_src;
     const char *what = send ? "send" : "receive", *field = send ? "comm_dst" : "comm_src";
-    if (!(x->present & bit)) {
+    if (cl.problems & CHAKRA_NP_NO_PEER) {
       report(c, r, 1, x->id, "%s without %s", what, field);
       continue;
     }
-    if (!(x->present & CHAKRA_HAS_COMM_SIZE)) {
+    if (cl.problems & CHAKRA_NP_NO_COMM_SIZE) {
       report(c, r, 1, x->id, "%s without comm_size", what);
       continue;
     }
-    if (peer < 0 || (uint32_t)peer >= c->n || (uint32_t)peer == r) {
+    if ((cl.problems & CHAKRA_NP_PEER_RANGE) || (uint32_t)peer == r) {
       report(c, r, 1, x->id, "%s %s %d: expected a rank in 0..%u other than %u", what, field, peer, c->n - 1, r);
       continue;
     }
@@ -313,9 +316,21 @@ out:
 
 int chakra_coll_check(char *const *paths, uint32_t n, chakra_diag_fn diag, void *ctx, uint64_t *problems,
                       chakra_error *err) {
-  cctx c = {.paths = paths, .n = n, .diag = diag, .ctx = ctx};
   if (problems) *problems = 0;
   if (n == 0) return chakra_error_set(err, CHAKRA_EINVAL, "no algorithm files");
+  chakra_set *set;
+  int rc = chakra_set_open_files(&set, (const char *const *)paths, n, NULL, err);
+  if (rc) return rc;
+  rc = chakra_coll_check_set(set, diag, ctx, problems, err);
+  chakra_set_close(set);
+  return rc;
+}
+
+int chakra_coll_check_set(const chakra_set *set, chakra_diag_fn diag, void *ctx, uint64_t *problems,
+                          chakra_error *err) {
+  uint32_t n = chakra_set_ranks(set);
+  cctx c = {.set = set, .n = n, .diag = diag, .ctx = ctx};
+  if (problems) *problems = 0;
   c.ranks = calloc(n, sizeof *c.ranks);
   if (!c.ranks) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   int rc = 0;

@@ -19,6 +19,8 @@
 #include "chakra/attr.h"
 #include "chakra/coll.h"
 #include "chakra/graph.h"
+#include "chakra/node.h"
+#include "chakra/set.h"
 #include "chakra/trace.h"
 #include "dag.h"
 #include "emit.h"
@@ -97,21 +99,24 @@ typedef struct xlib {   /* one algorithm prefix, every rank in memory */
   int64_t span;         /* 1 + its largest tag */
 } xlib;
 
-static int lib_load_rank(coll_dag *d, const char *path, uint32_t n, int64_t *span, coll_madefor *made,
-                         chakra_error *err) {
+static int lib_load_rank(coll_dag *d, const chakra_set *set, uint32_t rank, uint32_t n, int64_t *span,
+                         coll_madefor *made, chakra_error *err) {
+  const char *path = chakra_set_rank_name(set, rank);
   chakra_graph *g;
-  int rc = chakra_graph_load(&g, path, NULL, err);
+  int rc = chakra_set_load_rank(set, rank, NULL, &g, err);
   if (rc) return rc;
   if (made) coll_madefor_read(g->metadata, made);
   coll_dag_init(d);
   /* nodes keep file order; deps are indexes, so order does not matter */
   for (uint32_t i = 0; !rc && i < g->n; i++) {
     const chakra_gnode *x = &g->nodes[i];
-    int kind = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE   ? COLL_SEND
-               : x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE ? COLL_RECV
-               : x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE      ? COLL_REDUCE
-                                                                         : -1;
-    int32_t peer = kind == COLL_SEND ? x->comm_dst : kind == COLL_RECV ? x->comm_src : -1;
+    chakra_node_class cl;
+    chakra_node_classify(x, 0, n, &cl);
+    int kind = cl.kind == CHAKRA_KIND_SEND                                     ? COLL_SEND
+               : cl.kind == CHAKRA_KIND_RECV                                   ? COLL_RECV
+               : cl.kind == CHAKRA_KIND_COMPUTE || cl.kind == CHAKRA_KIND_CPU ? COLL_REDUCE
+                                                                               : -1;
+    int32_t peer = cl.peer;
     if (kind < 0 || ((kind == COLL_SEND || kind == COLL_RECV) && (peer < 0 || (uint32_t)peer >= n || x->comm_tag < 0)))
       rc = chakra_error_set(err, CHAKRA_EFORMAT, "%s: node %llu: not an algorithm node (send/recv with a peer in 0..%u and a tag >= 0, or compute)",
                             path, (unsigned long long)x->id, n - 1);
@@ -128,28 +133,27 @@ static int lib_load_rank(coll_dag *d, const char *path, uint32_t n, int64_t *spa
   return rc;
 }
 
+/* An algorithm's ETs, through the trace-set source (its ranks without gaps). */
 static int lib_load(xlib *l, const char *prefix, chakra_error *err) {
   memset(l, 0, sizeof *l);
   l->prefix = strdup(prefix);
   if (!l->prefix) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  for (;; l->n++) {
-    char *p = chakra_rank_path_dup(prefix, l->n);
-    FILE *f = p ? fopen(p, "rb") : NULL;
-    free(p);
-    if (!f) break;
-    fclose(f);
-  }
-  if (!l->n) return chakra_error_set(err, CHAKRA_EINVAL, "algo %s: neither a generated algorithm (ring, direct, hd, tree, dbt) nor a prefix of algorithm ETs (%s.0.et)", prefix, prefix);
+  char *first = chakra_rank_path_dup(prefix, 0);
+  FILE *f = first ? fopen(first, "rb") : NULL;
+  free(first);
+  if (!f) return chakra_error_set(err, CHAKRA_EINVAL, "algo %s: neither a generated algorithm (ring, direct, hd, tree, dbt) nor a prefix of algorithm ETs (%s.0.et)", prefix, prefix);
+  fclose(f);
+  chakra_set_options so = {.no_default_groups = 1};
+  chakra_set *set;
+  int rc = chakra_set_open(&set, prefix, &so, err);
+  if (rc) return rc;
+  l->n = chakra_set_ranks(set);
   l->ranks = calloc(l->n, sizeof *l->ranks);
-  if (!l->ranks) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  for (uint32_t r = 0; r < l->n; r++) {
-    char *p = chakra_rank_path_dup(prefix, r);
-    int rc = p ? lib_load_rank(&l->ranks[r], p, l->n, &l->span, r == 0 ? &l->made : NULL, err)
-               : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-    free(p);
-    if (rc) return rc;
-  }
-  return 0;
+  if (!l->ranks) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (uint32_t r = 0; r < l->n && !rc; r++)
+    rc = lib_load_rank(&l->ranks[r], set, r, l->n, &l->span, r == 0 ? &l->made : NULL, err);
+  chakra_set_close(set);
+  return rc;
 }
 
 static void lib_free(xlib *l) {
@@ -185,6 +189,7 @@ typedef struct xrank {
 } xrank;
 
 typedef struct xstate {
+  const chakra_set *in;   /* the workload */
   const chakra_coll_expand_options *o;
   chakra_error *err;
   uint32_t npus;
@@ -203,11 +208,6 @@ typedef struct xstate {
   coll_dag dag;           /* scratch */
   uint64_t nodes_out;
 } xstate;
-
-static const int comm_to_coll[] = {
-    /* ALL_REDUCE */ CHAKRA_COLL_ALLREDUCE, /* REDUCE */ -1, /* ALL_GATHER */ CHAKRA_COLL_ALLGATHER,
-    /* GATHER */ -1, /* SCATTER */ -1, /* BROADCAST */ -1, /* ALL_TO_ALL */ CHAKRA_COLL_ALLTOALL,
-    /* REDUCE_SCATTER */ CHAKRA_COLL_REDUCESCATTER};
 
 static const coll_group *group_of(const xstate *x, const xcoll *c) { return &x->groups.v[c->group]; }
 
@@ -385,32 +385,34 @@ static uint64_t *copy_deps(const chakra_node *n, uint32_t *count) {
 static int pass1_rank(xstate *x, uint32_t r, char ***pgs) {
   xrank *k = &x->ranks[r];
   chakra_reader *rd;
-  int rc = chakra_reader_open(&rd, k->path, NULL, x->err);
+  int rc = chakra_set_reader(x->in, r, NULL, &rd, x->err);
   if (rc) return rc;
   size_t cap_pg = 0;
   chakra_node *n;
   while (!rc && (rc = chakra_reader_next(rd, &n, x->err)) == 1) {
     rc = 0;
     if (n->id > k->max_id) k->max_id = n->id;
-    if (n->type == CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE && n->inputs && n->inputs->values) {
+    chakra_kind kind = chakra_node_kind_of((int32_t)n->type, 0);
+    if (kind == CHAKRA_KIND_METADATA && n->inputs && n->inputs->values) {
       char where[4200];
       snprintf(where, sizeof where, "%s: rank %u: node %llu", k->path, r, (unsigned long long)n->id);
       rc = coll_groups_add_metadata(&x->groups, n->inputs->values, where, x->err);
       continue;
     }
-    int p2p = n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE || n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE;
-    if (!p2p && n->type != CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE) continue;
+    if (kind != CHAKRA_KIND_COLL && kind != CHAKRA_KIND_SEND && kind != CHAKRA_KIND_RECV) continue;
+    chakra_gnode gn;
     chakra_std_attrs a;
-    chakra_std_attrs_resolve(n, &a, NULL, NULL);
-    if (p2p) {
+    chakra_node_resolve(n, &gn, &a, NULL, NULL);
+    chakra_node_class cl;
+    chakra_node_classify(&gn, r, 0, &cl);
+    if (kind != CHAKRA_KIND_COLL) {
       if ((a.present & CHAKRA_HAS_COMM_TAG) && (int64_t)a.comm_tag + 1 > x->tag_floor) x->tag_floor = (int64_t)a.comm_tag + 1;
       continue;
     }
     xcoll c = {0};
     c.id = n->id;
     c.size = a.comm_size;
-    c.type = (a.present & CHAKRA_HAS_COMM_TYPE) && a.comm_type >= 0 && a.comm_type < 8 ? comm_to_coll[a.comm_type] : -1;
-    if (!(a.present & CHAKRA_HAS_COMM_SIZE)) c.type = -1;
+    c.type = cl.problems & CHAKRA_NP_NO_COMM_SIZE ? -1 : cl.coll;
     c.deps = copy_deps(n, &c.n_deps);
     if (k->n == cap_pg) {
       cap_pg = cap_pg ? cap_pg * 2 : 64;
@@ -566,7 +568,7 @@ typedef struct p2 {      /* pass-2 state of one rank */
   xstate *x;
   uint32_t r;
   xrank *k;
-  coll_buf buf;
+  enc_buf buf;
   uint64_t next_extra;   /* ids for overlap pieces */
   ids a, b;              /* scratch */
 } p2;
@@ -664,7 +666,7 @@ static void own_chunk(const xcoll *c, const coll_dag *d, int64_t gs, ids *out) {
 /* The expanded collective a compute node consumes directly (one only)
  * when its output arrives in chunks, or NULL. */
 static const xcoll *overlap_source(const p2 *w, const chakra_node *n) {
-  if (!w->x->o->overlap || n->type != CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE) return NULL;
+  if (!w->x->o->overlap || chakra_node_kind_of((int32_t)n->type, 0) != CHAKRA_KIND_COMPUTE) return NULL;
   const xcoll *found = NULL;
   for (size_t i = 0; i < n->n_data_deps; i++) {
     const xcoll *c = find_coll(w->k, n->data_deps[i]);
@@ -701,7 +703,7 @@ static void put_with_deps(p2 *w, const chakra_node *n, const ids *l, size_t n_da
   m.n_data_deps = n_data;
   m.ctrl_deps = l->v + n_data;
   m.n_ctrl_deps = l->n - n_data;
-  coll_encode_pb(&w->buf, &m.base);
+  enc_message(&w->buf, &m.base);
 }
 
 /* A reduce-scatter delivers one chunk: n is not split, it only waits for
@@ -790,7 +792,7 @@ static int write_overlap(p2 *w, const xcoll *c, chakra_node *n) {
     piece.duration_micros = p == 0 ? dur - recv_shares : coll_muldiv(dur, bytes, total);
     for (size_t i = 0; i < n->n_attr; i++) attrs[i] = scaled_attr(n->attr[i], bytes, total, &tmp[i]);
     piece.attr = attrs;
-    coll_encode_pb(&w->buf, &piece.base);
+    enc_message(&w->buf, &piece.base);
   }
   /* the join keeps n's id, so whatever depended on n still does */
   ChakraProtoMsg__Node join = *n;
@@ -801,7 +803,7 @@ static int write_overlap(p2 *w, const xcoll *c, chakra_node *n) {
   join.duration_micros = 0;
   for (size_t i = 0; i < n->n_attr; i++) attrs[i] = scaled_attr(n->attr[i], 0, 1, &tmp[i]);
   join.attr = attrs;
-  coll_encode_pb(&w->buf, &join.base);
+  enc_message(&w->buf, &join.base);
   x->nodes_out += nr + 2;
 out:
   free(attrs), free(tmp), free(deps), free(name), free(piece_ids);
@@ -817,7 +819,7 @@ static int write_node(p2 *w, chakra_node *n, const uint8_t *raw, size_t len) {
   if (w->a.oom) return chakra_error_set(w->x->err, CHAKRA_ENOMEM, "out of memory");
   w->x->nodes_out++;
   if (!hits) {
-    coll_encode_raw(&w->buf, raw, len);
+    enc_append_framed(&w->buf, raw, len);
     return 0;
   }
   put_with_deps(w, n, &w->a, n_data);
@@ -832,9 +834,9 @@ static int pass2_rank(xstate *x, uint32_t r, coll_set *set) {
     if (k->v[i].rule >= 0 && k->v[i].id_base + k->v[i].n_nodes > w.next_extra)
       w.next_extra = k->v[i].id_base + k->v[i].n_nodes;
   chakra_reader *rd;
-  int rc = chakra_reader_open(&rd, k->path, NULL, x->err);
+  int rc = chakra_set_reader(x->in, r, NULL, &rd, x->err);
   if (rc) return rc;
-  coll_encode_pb(&w.buf, &chakra_reader_metadata(rd)->base);
+  enc_message(&w.buf, &chakra_reader_metadata(rd)->base);
   const uint8_t *raw;
   size_t len;
   while (!rc && (rc = chakra_reader_next_raw(rd, &raw, &len, x->err)) == 1) {
@@ -845,7 +847,7 @@ static int pass2_rank(xstate *x, uint32_t r, coll_set *set) {
                             (unsigned long long)chakra_reader_message_offset(rd));
       break;
     }
-    const xcoll *c = n->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE ? find_coll(k, n->id) : NULL;
+    const xcoll *c = chakra_node_kind_of((int32_t)n->type, 0) == CHAKRA_KIND_COLL ? find_coll(k, n->id) : NULL;
     const xcoll *src;
     if (c && c->rule >= 0) rc = write_coll(&w, c, n);
     else if ((src = overlap_source(&w, n)) != NULL) rc = write_overlap(&w, src, n);
@@ -858,7 +860,7 @@ static int pass2_rank(xstate *x, uint32_t r, coll_set *set) {
   }
   chakra_reader_close(rd);
   if (rc >= 0) rc = coll_set_write(set, r, &w.buf, x->err);
-  coll_buf_free(&w.buf);
+  enc_buf_free(&w.buf);
   free(w.a.v), free(w.b.v);
   return rc;
 }
@@ -919,21 +921,25 @@ static void warn(const xstate *x, const char *fmt, unsigned long long n) {
   x->o->diag(x->o->diag_ctx, &p);
 }
 
-static int count_ranks(xstate *x, const char *prefix) {
-  for (;; x->npus++) {
-    char *p = chakra_rank_path_dup(prefix, x->npus);
-    if (!p) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
-    FILE *f = fopen(p, "rb");
-    free(p);
-    if (!f) break;
-    fclose(f);
-  }
-  if (!x->npus) return chakra_error_set(x->err, CHAKRA_EIO, "%s.0.et: cannot open (no workload with that prefix)", prefix);
+static int take_ranks(xstate *x) {
+  x->npus = chakra_set_ranks(x->in);
   x->ranks = calloc(x->npus, sizeof *x->ranks);
   if (!x->ranks) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
   for (uint32_t r = 0; r < x->npus; r++)
-    if (!(x->ranks[r].path = chakra_rank_path_dup(prefix, r))) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+    if (!(x->ranks[r].path = strdup(chakra_set_rank_name(x->in, r)))) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
   return 0;
+}
+
+/* The workload's groups file, as the set read it. */
+static int take_set_groups(xstate *x) {
+  if (chakra_set_groups_origin(x->in) == CHAKRA_GROUPS_NONE) return 0;
+  int rc = chakra_set_load_groups(x->in, x->err);
+  for (size_t i = 0; !rc && i < chakra_set_group_count(x->in); i++) {
+    uint32_t n;
+    const uint32_t *m = chakra_set_group_members(x->in, i, &n);
+    rc = coll_groups_add(&x->groups, chakra_set_group_name(x->in, i), m, n, x->err);
+  }
+  return rc;
 }
 
 static int plan(xstate *x) {
@@ -968,14 +974,27 @@ static int plan(xstate *x) {
 
 int chakra_coll_expand(const char *workload_prefix, const char *out_prefix, const chakra_coll_expand_options *o,
                        uint64_t *nodes_out, chakra_error *err) {
+  if (nodes_out) *nodes_out = 0;
+  chakra_set_options so = {.comm_groups = o->comm_groups, .no_default_groups = 1};
+  chakra_set *in;
+  int rc = chakra_set_open(&in, workload_prefix, &so, err);
+  if (rc) return rc;
+  rc = chakra_coll_expand_set(in, out_prefix, o, nodes_out, err);
+  chakra_set_close(in);
+  return rc;
+}
+
+int chakra_coll_expand_set(const chakra_set *in, const char *out_prefix, const chakra_coll_expand_options *o,
+                           uint64_t *nodes_out, chakra_error *err) {
   xstate x = {0};
+  x.in = in;
   x.o = o;
   x.err = err;
   coll_dag_init(&x.dag);
   if (nodes_out) *nodes_out = 0;
   if (!o->n_rules) return chakra_error_set(err, CHAKRA_EINVAL, "give at least one algo rule");
-  int rc = count_ranks(&x, workload_prefix);
-  if (!rc && o->comm_groups) rc = coll_groups_load_json(&x.groups, o->comm_groups, err);
+  int rc = take_ranks(&x);
+  if (!rc) rc = take_set_groups(&x);
   if (!rc) rc = plan(&x);
   coll_set *set = NULL;
   if (!rc) rc = coll_set_open(&set, out_prefix, x.npus, err);

@@ -38,12 +38,11 @@ static int take(coll_groups *g, cg_set *src, chakra_error *err) {
   return rc;
 }
 
-int coll_groups_load_json(coll_groups *g, const char *path, chakra_error *err) {
+int coll_groups_add(coll_groups *g, const char *name, const uint32_t *members, uint32_t n, chakra_error *err) {
   cg_set got = {0};
-  int rc = cg_read_file(&got, path, 0, err);
-  if (rc) {
+  if (cg_add_group(&got, name, members, n)) {
     cg_set_free(&got);
-    return rc;
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   }
   return take(g, &got, err);
 }

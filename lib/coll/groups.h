@@ -23,8 +23,8 @@ typedef struct coll_groups {
   size_t n, cap;
 } coll_groups;
 
-/* Adds the groups of a comm-group JSON file (read by util/commgroups). */
-int coll_groups_load_json(coll_groups *g, const char *path, chakra_error *err);
+/* Adds one group as the trace set read it from its comm-group file. */
+int coll_groups_add(coll_groups *g, const char *name, const uint32_t *members, uint32_t n, chakra_error *err);
 /* Adds the groups of one METADATA node's inputs.values text (Python repr of
  * a one-element list holding JSON); text that holds no groups is ignored.
  * where names the node in messages. */

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "chakra/error.h"
+#include "chakra/stream.h"
 #include "chakra/json.h"
 #include "store.h"
 
@@ -132,6 +133,9 @@ typedef struct hostet_options {
 } hostet_options;
 
 int hostet_read(hostet **out, const char *path, const hostet_options *opt, chakra_error *err);
+/* The same from a file, FILE* or buffer (chakra/stream.h); only a file by
+ * name is parsed in parallel parts. */
+int hostet_read_input(hostet **out, const chakra_input *in, const hostet_options *opt, chakra_error *err);
 void hostet_free(hostet *h);
 /* Memory held by h (node records, blobs, strings). */
 size_t hostet_memory(const hostet *h);

@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../trace/nodekind.h"
 #include "chakra/graph.h"
+#include "chakra/node.h"
+#include "chakra/set.h"
 
 static int node_error(chakra_error *err, const rp_plan *p, const chakra_gnode *g, const char *what) {
   return chakra_error_set(err, CHAKRA_EINVAL, "%s: rank %u: node %llu: %s", p->path, p->rank,
@@ -16,89 +19,80 @@ static int node_error(chakra_error *err, const rp_plan *p, const chakra_gnode *g
 /* MPI counts are ints; a float all-reduce of S bytes counts S / 4. */
 static int count_fits(uint64_t bytes) { return bytes <= (uint64_t)INT_MAX; }
 
-static int convert_comm(rp_plan *p, const chakra_gnode *g, rp_node *n, uint32_t world, chakra_error *err) {
-  if (g->flags & CHAKRA_GNODE_CPU) return node_error(err, p, g, "communication node with is_cpu_op = true");
-  if (!(g->present & CHAKRA_HAS_COMM_SIZE)) return node_error(err, p, g, "communication node without comm_size");
+/* What MPI adds to the node rules (chakra/node.h): counts are ints and
+ * tags are not negative. */
+static int convert_comm(rp_plan *p, const chakra_gnode *g, const chakra_node_class *c, rp_node *n, chakra_error *err) {
   if (!count_fits(g->size)) return node_error(err, p, g, "comm_size is more than an MPI count can hold (2^31 - 1)");
   n->value = g->size;
-  if (g->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE) {
-    if (!(g->present & CHAKRA_HAS_COMM_TYPE) || g->comm_type < 0)
-      return node_error(err, p, g, "collective without a known comm_type");
+  if (c->kind == CHAKRA_KIND_COLL) {
     n->kind = RP_COLL;
-    n->coll = (uint8_t)g->comm_type;
+    n->coll = (uint8_t)c->comm_type;
     n->tag = (int32_t)g->pg;
     return 0;
   }
-  int send = g->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
-  if (!(g->present & (send ? CHAKRA_HAS_COMM_DST : CHAKRA_HAS_COMM_SRC)))
-    return node_error(err, p, g, send ? "send without comm_dst" : "receive without comm_src");
-  int32_t peer = send ? g->comm_dst : g->comm_src;
-  if (peer < 0 || (uint32_t)peer >= world) {
-    char msg[96];
-    snprintf(msg, sizeof msg, "peer rank %d is not in the job (0..%u)", peer, world - 1);
-    return node_error(err, p, g, msg);
-  }
-  if (g->comm_tag < 0) return node_error(err, p, g, "negative comm_tag");
-  n->kind = send ? RP_SEND : RP_RECV;
-  n->peer = peer;
+  if (g->comm_tag < 0) return node_error(err, p, g, "negative comm_tag (MPI tags are 0 or more)");
+  n->kind = c->kind == CHAKRA_KIND_SEND ? RP_SEND : RP_RECV;
+  n->peer = c->peer;
   n->tag = g->comm_tag;
   return 0;
 }
 
-static int convert_node(rp_plan *p, const chakra_gnode *g, rp_node *n, uint32_t world, chakra_error *err) {
+static int keep_meta_groups(rp_plan *p, const chakra_graph *g, uint32_t i, chakra_error *err);
+
+static int convert_node(rp_plan *p, const chakra_graph *gr, uint32_t i, rp_node *n, uint32_t world, chakra_error *err) {
+  const chakra_gnode *g = &gr->nodes[i];
+  const char *too_long = nodekind_duration_problem(g);
+  if (too_long) return node_error(err, p, g, too_long);
+  chakra_node_class c;
+  nodekind_classify(g, p->rank, world, &c); /* inline: millions of nodes */
   memset(n, 0, sizeof *n);
   n->id = g->id;
   n->next_coll = RP_NONE;
-  int cpu = (g->flags & CHAKRA_GNODE_CPU) != 0;
-  n->slot = cpu ? RP_SLOT_CPU : RP_SLOT_COMM;
-  switch (g->type) {
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
+  n->slot = c.slot;
+  n->cat = c.category;
+  if (c.problems & CHAKRA_NP_ERRORS) {
+    char msg[160];
+    uint32_t first = chakra_node_first_problem(c.problems & CHAKRA_NP_ERRORS);
+    return node_error(err, p, g, chakra_node_problem_text(g, p->rank, world, first, msg, sizeof msg));
+  }
+  switch (c.kind) {
+    case CHAKRA_KIND_COMPUTE:
+    case CHAKRA_KIND_CPU:
       n->kind = RP_COMPUTE;
-      n->cat = cpu ? RP_CAT_CPU : RP_CAT_GPU;
-      n->slot = cpu ? RP_SLOT_CPU : RP_SLOT_GPU;
       n->value = g->duration_micros * 1000;
       return 0;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE:
-      n->cat = RP_CAT_COMM;
-      if (g->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE) n->slot = RP_SLOT_NONE;
-      return convert_comm(p, g, n, world, err);
-    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
-    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE:
+    case CHAKRA_KIND_COLL:
+    case CHAKRA_KIND_SEND:
+    case CHAKRA_KIND_RECV:
+      return convert_comm(p, g, &c, n, err);
+    case CHAKRA_KIND_MEM_LOAD:
+    case CHAKRA_KIND_MEM_STORE:
       n->kind = RP_MEM;
-      n->cat = RP_CAT_MEM;
-      if (!(g->present & CHAKRA_HAS_TENSOR_SIZE)) return node_error(err, p, g, "memory node without tensor_size");
       n->value = g->size;
       return 0;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
-    case CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE:
+    case CHAKRA_KIND_METADATA:
       n->kind = RP_NOOP;
-      n->cat = RP_CAT_INVALID;
+      return keep_meta_groups(p, gr, i, err);
+    default:
+      n->kind = RP_NOOP;
       return 0;
-    default: {
-      char msg[64];
-      snprintf(msg, sizeof msg, "unknown node type %d", g->type);
-      return node_error(err, p, g, msg);
-    }
   }
 }
 
-/* PyTorch METADATA nodes carry "['[{\"pg_name\": ..., \"ranks\": [...]}]']"
- * in inputs.values: the JSON list is kept for groups.c. */
+/* PyTorch METADATA nodes carry process groups: kept as text for
+ * util/commgroups (comms.c). */
 static int keep_meta_groups(rp_plan *p, const chakra_graph *g, uint32_t i, chakra_error *err) {
   chakra_node *full;
   int rc = chakra_graph_read_node(g, i, &full, err);
   if (rc) return rc;
-  const char *v = full->inputs ? full->inputs->values : NULL;
-  size_t len = v ? strlen(v) : 0;
-  if (len > 4 && strstr(v, "pg_name")) {
+  const char *v = chakra_node_process_groups(full);
+  if (v) {
     char **m = realloc(p->meta_groups, (p->n_meta + 1) * sizeof *m);
     if (m) p->meta_groups = m;
-    if (!m || !(m[p->n_meta] = strndup(v + 2, len - 4))) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    if (!m || !(m[p->n_meta] = strdup(v))) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
     else p->n_meta++;
   }
-  protobuf_c_message_free_unpacked(&full->base, NULL);
+  chakra_node_free(full);
   return rc;
 }
 
@@ -111,9 +105,9 @@ static int copy_pg_names(rp_plan *p, const chakra_graph *g, chakra_error *err) {
   return 0;
 }
 
-/* "0" names all ranks, as "" and no pg_name do. */
+/* Names of every rank ("0") share index 0 with no pg_name. */
 static uint32_t pg_index(const rp_plan *p, uint32_t pg) {
-  return pg && strcmp(p->pg_names[pg], "0") == 0 ? 0 : pg;
+  return pg && chakra_pg_is_world(p->pg_names[pg]) ? 0 : pg;
 }
 
 /* MPI needs every member to start a communicator's collectives in the same
@@ -158,8 +152,7 @@ static int load_arrays(rp_plan *p, const chakra_graph *g, uint32_t world, chakra
     return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", p->path);
   int rc = 0;
   for (uint32_t i = 0; i < p->n && !rc; i++) {
-    rc = convert_node(p, &g->nodes[i], &p->nodes[i], world, err);
-    if (!rc && g->nodes[i].type == CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE) rc = keep_meta_groups(p, g, i, err);
+    rc = convert_node(p, g, i, &p->nodes[i], world, err);
     p->indeg0[i] = g->dep_off[i + 1] - g->dep_off[i];
     p->n_colls += p->nodes[i].kind == RP_COLL;
     p->n_p2p += p->nodes[i].kind == RP_SEND || p->nodes[i].kind == RP_RECV;
@@ -171,14 +164,14 @@ static int load_arrays(rp_plan *p, const chakra_graph *g, uint32_t world, chakra
   return rc ? rc : chain_collectives(p, g, err);
 }
 
-int rp_plan_load(rp_plan *p, const char *path, uint32_t rank, uint32_t world, chakra_diag_fn diag, void *ctx,
-                 chakra_error *err) {
+int rp_plan_load(rp_plan *p, const chakra_set *set, uint32_t rank, chakra_diag_fn diag, void *ctx, chakra_error *err) {
   memset(p, 0, sizeof *p);
   p->rank = rank;
-  if (!(p->path = strdup(path))) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  uint32_t world = chakra_set_ranks(set);
+  if (!(p->path = strdup(chakra_set_rank_name(set, rank)))) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   chakra_graph_options opt = {.diag = diag, .diag_ctx = ctx};
   chakra_graph *g;
-  int rc = chakra_graph_load(&g, path, &opt, err);
+  int rc = chakra_set_load_rank(set, rank, &opt, &g, err);
   if (rc) return rc;
   rc = load_arrays(p, g, world, err);
   chakra_graph_free(g);

@@ -14,11 +14,15 @@
 
 #include "chakra/error.h"
 #include "chakra/json.h"
+#include "chakra/node.h"
+#include "chakra/set.h"
 
 enum { RP_COMPUTE, RP_COLL, RP_SEND, RP_RECV, RP_MEM, RP_NOOP };
-enum { RP_SLOT_CPU, RP_SLOT_GPU, RP_SLOT_COMM, RP_SLOT_NONE, RP_SLOTS };
-/* Report categories, in the order of chakra_sim_rank.busy_ns. */
-enum { RP_CAT_GPU, RP_CAT_CPU, RP_CAT_COMM, RP_CAT_MEM, RP_CAT_INVALID, RP_CATS };
+/* Slots and report categories are the node vocabulary's (chakra/node.h). */
+enum { RP_SLOT_CPU = CHAKRA_SLOT_CPU, RP_SLOT_GPU = CHAKRA_SLOT_GPU, RP_SLOT_COMM = CHAKRA_SLOT_COMM,
+       RP_SLOT_NONE = CHAKRA_SLOT_NONE, RP_SLOTS = CHAKRA_SLOTS };
+enum { RP_CAT_GPU = CHAKRA_CAT_GPU, RP_CAT_CPU = CHAKRA_CAT_CPU, RP_CAT_COMM = CHAKRA_CAT_COMM,
+       RP_CAT_MEM = CHAKRA_CAT_MEM, RP_CAT_INVALID = CHAKRA_CAT_INVALID, RP_CATS = CHAKRA_CAT_N };
 
 #define RP_NONE UINT32_MAX
 
@@ -47,12 +51,14 @@ typedef struct rp_plan {
   uint32_t n_recvs;
 } rp_plan;
 
-/* Loads rank's file. Warnings go to warn (may be NULL). A node the
- * replayer cannot run (unknown type, a send without a peer, a peer
- * outside 0..world-1, a count MPI cannot express) is an error naming the
+/* Loads rank's trace from the set (of `world` = its rank count ranks).
+ * Warnings go to diag (may be NULL). A node the
+ * replayer cannot run (any error of the node vocabulary, chakra/node.h:
+ * an unknown type, a send without a peer or size, a peer outside
+ * 0..world-1, a comm_src that is not this rank; or what MPI cannot
+ * express: a count above 2^31 - 1, a negative tag) is an error naming the
  * file, rank and node. */
-int rp_plan_load(rp_plan *p, const char *path, uint32_t rank, uint32_t world, chakra_diag_fn diag, void *ctx,
-                 chakra_error *err);
+int rp_plan_load(rp_plan *p, const chakra_set *set, uint32_t rank, chakra_diag_fn diag, void *ctx, chakra_error *err);
 void rp_plan_free(rp_plan *p);
 
 #endif

@@ -98,14 +98,13 @@ static void meta(jsonw *w, const char *what, int pid, int tid, const char *name,
   jsonw_lit(w, "}}");
 }
 
-static int rank_events(jsonw *w, const rank_times *t, const char *prefix, int r, int *first, chakra_error *err) {
-  char path[4096], pname[32];
-  snprintf(path, sizeof path, "%s.%d.et", prefix, r);
+static int rank_events(jsonw *w, const rank_times *t, const chakra_set *set, int r, int *first, chakra_error *err) {
+  char pname[32];
   snprintf(pname, sizeof pname, "rank %d", r);
   meta(w, "process_name", r, -1, pname, first);
   for (int k = 0; k < 4; k++) meta(w, "thread_name", r, k, track_names[k], first);
   chakra_reader *rd;
-  int rc = chakra_reader_open(&rd, path, NULL, err);
+  int rc = chakra_set_reader(set, (uint32_t)r, NULL, &rd, err);
   if (rc) return rc;
   chakra_node *n;
   uint32_t i = 0;
@@ -143,7 +142,7 @@ static int own_times(const rp_engine *e, rank_times *t) {
   return 0;
 }
 
-int rp_timeline(const rp_engine *e, const char *prefix, const char *path, MPI_Comm comm, chakra_error *err) {
+int rp_timeline(const rp_engine *e, const chakra_set *set, const char *path, MPI_Comm comm, chakra_error *err) {
   int me, size;
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &size);
@@ -161,7 +160,7 @@ int rp_timeline(const rp_engine *e, const char *prefix, const char *path, MPI_Co
     rank_times t = {0};
     int got = r == 0 ? own_times(e, &t) : recv_times(&t, r, comm);
     if (got && !rc) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-    if (!rc) rc = rank_events(&w, &t, prefix, r, &first, err);
+    if (!rc) rc = rank_events(&w, &t, set, r, &first, err);
     if (r == 0) free(t.slot);
     else free_times(&t);
   }

@@ -9,10 +9,11 @@
 
 #include <mpi.h>
 
+#include "chakra/set.h"
 #include "engine.h"
 
-/* Collective over comm. On rank 0 writes path (prefix names the traces);
+/* Collective over comm. On rank 0 writes path (names from set's traces);
  * an error there is returned on rank 0 only. */
-int rp_timeline(const rp_engine *e, const char *prefix, const char *path, MPI_Comm comm, chakra_error *err);
+int rp_timeline(const rp_engine *e, const chakra_set *set, const char *path, MPI_Comm comm, chakra_error *err);
 
 #endif

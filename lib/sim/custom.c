@@ -10,6 +10,7 @@
 #include "chakra/build.h"
 #include "chakra/coll.h"
 #include "chakra/graph.h"
+#include "chakra/node.h"
 #include "net.h"
 #include "stdhash.h"
 
@@ -133,18 +134,19 @@ static int calgo_fill(sim *s, calgo *a, const chakra_graph *g, const char *path,
     a->tag[i] = x->comm_tag;
     a->value[i] = x->size;
     a->peer[i] = 0;
-    if (x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE) {
+    chakra_node_class c;
+    chakra_node_classify(x, 0, n_members, &c); /* rank unknown here: NOT_OWN is not used */
+    if (c.kind == CHAKRA_KIND_COMPUTE || c.kind == CHAKRA_KIND_CPU) {
       a->kind[i] = CK_COMP;
       a->value[i] = x->duration_micros ? x->duration_micros * 1000 : 1;
       continue;
     }
-    int send = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
-    if (!send && x->type != CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE)
+    int send = c.kind == CHAKRA_KIND_SEND;
+    if (!send && c.kind != CHAKRA_KIND_RECV)
       return chakra_error_set(s->err, CHAKRA_EINVAL, "%s: node %llu: custom collectives may hold only send, receive and compute nodes",
                               path, (unsigned long long)x->id);
-    uint32_t bit = send ? CHAKRA_HAS_COMM_DST : CHAKRA_HAS_COMM_SRC;
-    int32_t peer = send ? x->comm_dst : x->comm_src;
-    if (!(x->present & bit) || !(x->present & CHAKRA_HAS_COMM_SIZE) || peer < 0 || (uint32_t)peer >= n_members)
+    int32_t peer = c.peer;
+    if (c.problems & (CHAKRA_NP_NO_PEER | CHAKRA_NP_NO_COMM_SIZE | CHAKRA_NP_PEER_RANGE))
       return chakra_error_set(s->err, CHAKRA_EINVAL, "%s: node %llu: %s and comm_size must name an algorithm rank in 0..%u and a size",
                               path, (unsigned long long)x->id, send ? "comm_dst" : "comm_src", n_members - 1);
     a->kind[i] = send ? CK_SEND : CK_RECV;

@@ -104,10 +104,23 @@ static void report_rank(jsonw *w, uint32_t r, const chakra_sim_rank *k, int roof
   jsonw_char(w, '}');
 }
 
+static int write_report(const chakra_sim_result *r, outfile *f, chakra_error *err);
+
 int chakra_sim_write_report(const chakra_sim_result *r, const char *path, chakra_error *err) {
   outfile *f;
   int rc = outfile_open(&f, path, outfile_name_is_gzip(path), err);
-  if (rc) return rc;
+  return rc ? rc : write_report(r, f, err);
+}
+
+int chakra_sim_write_report_to(const chakra_sim_result *r, const chakra_sink *out, chakra_error *err) {
+  outfile *f;
+  int rc = outfile_open_sink(&f, out, err);
+  return rc ? rc : write_report(r, f, err);
+}
+
+/* Writes the report into f and commits it (or discards it). */
+static int write_report(const chakra_sim_result *r, outfile *f, chakra_error *err) {
+  int rc = 0;
   jsonw w;
   if (jsonw_init(&w, f)) {
     outfile_discard(f);

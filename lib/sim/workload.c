@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../trace/nodekind.h"
 #include "../util/bigmem.h"
 #include "../util/tasks.h"
 #include "../util/toposort.h"
 #include "chakra/graph.h"
+#include "chakra/set.h"
 #include "net.h"
 #include "coll.h"
 #include "groups.h"
@@ -21,8 +23,8 @@
  * WK_DELAY by the configuration, and replay-only makes every node WK_DELAY
  * (wl_kind()). */
 enum { WK_DELAY, WK_ROOFLINE, WK_COLL, WK_SEND, WK_RECV, WK_MEM, WK_NOOP, WK_COMP };
-enum { WF_ROOFLINE_ATTRS = 1, WF_TENSOR_SIZE = 2 };
-enum { SLOT_CPU, SLOT_GPU, SLOT_COMM, SLOT_NONE, SLOT_N };
+enum { WF_ROOFLINE_ATTRS = 1, WF_TENSOR_SIZE = 2, WF_STORE = 4 };
+enum { SLOT_CPU = CHAKRA_SLOT_CPU, SLOT_GPU = CHAKRA_SLOT_GPU, SLOT_COMM = CHAKRA_SLOT_COMM, SLOT_NONE = CHAKRA_SLOT_NONE, SLOT_N };
 
 typedef struct wl_node { /* 32 bytes: a 100k-node rank is 3 MiB of these */
   uint64_t id;
@@ -33,7 +35,7 @@ typedef struct wl_node { /* 32 bytes: a 100k-node rank is 3 MiB of these */
     struct { uint32_t involved_dim, pg; } cl;  /* COLL; pg indexes the rank's pg_names (0 = all) */
   } u;
   uint32_t replay_us;   /* duration_micros (wl_replay_ns()) */
-  unsigned kind : 3, slot : 2, cat : 3, coll : 2, n_involved : 4, flags : 2;
+  unsigned kind : 3, slot : 2, cat : 3, coll : 2, n_involved : 4, flags : 3;
 } wl_node;
 
 /* One rank's trace as loaded: read-only while runs use it. */
@@ -54,6 +56,7 @@ typedef struct wl_rank {
 struct chakra_sim_workload {
   uint32_t npus;
   wl_rank *rank;
+  sim_groups groups;                       /* the trace set's communicator groups */
 };
 
 typedef idheap heap;
@@ -152,60 +155,42 @@ static int node_error(load_ctx *L, const chakra_gnode *g, const char *what) {
                           (unsigned long long)g->id, what);
 }
 
-/* The simulator's collective for a comm_type: -2 BROADCAST (replayed),
- * -1 not supported. */
-static int coll_of(int comm_type) {
-  switch (comm_type) {
-    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE: return SIM_AR;
-    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER: return SIM_AG;
-    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER: return SIM_RS;
-    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_TO_ALL: return SIM_A2A;
-    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__BROADCAST: return -2;
-    default: return -1;
-  }
+/* The node's first error in the vocabulary's words (chakra/node.h). */
+static int node_problem(load_ctx *L, const chakra_gnode *g, uint32_t problems) {
+  char msg[160];
+  return node_error(L, g, chakra_node_problem_text(g, L->rank, L->npus, chakra_node_first_problem(problems & CHAKRA_NP_ERRORS), msg, sizeof msg));
 }
 
-static int convert_comm(load_ctx *L, const chakra_gnode *g, wl_node *n) {
-  char msg[160];
-  if (g->flags & CHAKRA_GNODE_CPU) return node_error(L, g, "communication node with is_cpu_op = true");
-  if (g->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE) {
-    if (!(g->present & CHAKRA_HAS_COMM_TYPE)) return node_error(L, g, "collective without comm_type");
-    int c = coll_of(g->comm_type);
-    if (c == -1) {
-      snprintf(msg, sizeof msg, "unsupported collective comm type %s",
-               g->comm_type >= 0 ? chakra_comm_type_name(g->comm_type) : "(unknown value)");
-      return node_error(L, g, msg);
-    }
-    if (c == -2) { /* BROADCAST is replayed with its recorded duration */
+/* Communication as the simulator runs it: four collectives natively,
+ * BROADCAST replayed with its recorded duration, anything else refused. */
+static int convert_comm(load_ctx *L, const chakra_gnode *g, const chakra_node_class *c, wl_node *n) {
+  if (c->problems & CHAKRA_NP_ERRORS) return node_problem(L, g, c->problems);
+  if (c->kind == CHAKRA_KIND_COLL) {
+    if (c->comm_type == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__BROADCAST) {
       n->kind = WK_DELAY;
       n->value = g->duration_micros ? g->duration_micros * 1000 : 1;
       return 0;
     }
-    if (!(g->present & CHAKRA_HAS_COMM_SIZE)) return node_error(L, g, "collective without comm_size");
+    if (c->coll < 0) {
+      char msg[160];
+      snprintf(msg, sizeof msg, "unsupported collective comm type %s", chakra_comm_type_name(c->comm_type));
+      return node_error(L, g, msg);
+    }
     n->kind = WK_COLL;
-    n->coll = (uint8_t)c;
+    n->coll = (uint8_t)c->coll;
     n->value = g->size;
     n->u.cl.involved_dim = g->involved_dim;
     n->u.cl.pg = g->pg;
     n->n_involved = g->n_involved_dim < 15 ? g->n_involved_dim : 15; /* > any dimension count */
     return 0;
   }
-  int send = g->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE;
-  uint32_t peer_bit = send ? CHAKRA_HAS_COMM_DST : CHAKRA_HAS_COMM_SRC;
-  if (!(g->present & peer_bit)) return node_error(L, g, send ? "send without comm_dst" : "receive without comm_src");
-  if (!(g->present & CHAKRA_HAS_COMM_SIZE)) return node_error(L, g, "send/receive without comm_size");
-  int32_t own = send ? g->comm_src : g->comm_dst;
-  if ((g->present & (send ? CHAKRA_HAS_COMM_SRC : CHAKRA_HAS_COMM_DST)) && own != (int32_t)L->rank)
-    return node_error(L, g, send ? "comm_src is not this rank" : "comm_dst is not this rank");
-  int32_t peer = send ? g->comm_dst : g->comm_src;
-  if (peer < 0 || (uint32_t)peer >= L->npus) return node_error(L, g, "peer rank outside the network");
-  if (!(g->present & CHAKRA_HAS_COMM_TAG)) {
+  if (c->problems & CHAKRA_NP_NO_COMM_TAG) {
     char line[512];
     snprintf(line, sizeof line, "%s: node %llu: no comm_tag; using 0", L->path, (unsigned long long)g->id);
     load_warn(L, line);
   }
-  n->kind = send ? WK_SEND : WK_RECV;
-  n->u.p2p.peer = peer;
+  n->kind = c->kind == CHAKRA_KIND_SEND ? WK_SEND : WK_RECV;
+  n->u.p2p.peer = c->peer;
   n->u.p2p.tag = g->comm_tag;
   n->value = g->size;
   return 0;
@@ -213,57 +198,54 @@ static int convert_comm(load_ctx *L, const chakra_gnode *g, wl_node *n) {
 
 /* Everything about a node that does not depend on the configuration;
  * what does is settled per run (wl_kind(), wl_check_rank()). */
-static int convert_node(load_ctx *L, const chakra_gnode *g, wl_node *n) {
-  if (g->duration_micros > UINT64_MAX / 1000)
-    return node_error(L, g, "duration_micros does not fit the simulator's 64-bit nanosecond time (at most 1.8e16 us)");
+static int read_metadata_groups(load_ctx *L, const chakra_graph *gr, uint32_t i);
+
+static int convert_node(load_ctx *L, const chakra_graph *gr, uint32_t i, wl_node *n) {
+  const chakra_gnode *g = &gr->nodes[i];
+  const char *too_long = nodekind_duration_problem(g);
+  if (too_long) return node_error(L, g, too_long);
+  chakra_node_class c;
+  nodekind_classify(g, L->rank, L->npus, &c); /* inline: millions of nodes */
   memset(n, 0, sizeof *n);
   n->id = g->id;
-  int cpu = (g->flags & CHAKRA_GNODE_CPU) != 0;
-  n->slot = cpu ? SLOT_CPU : SLOT_COMM;
+  n->slot = c.slot;
+  n->cat = c.category;
   n->replay_us = g->duration_micros < UINT32_MAX ? (uint32_t)g->duration_micros : UINT32_MAX;
   if (g->present & CHAKRA_HAS_TENSOR_SIZE) n->flags |= WF_TENSOR_SIZE;
-  switch (g->type) {
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
-      n->cat = cpu ? CAT_CPU : CAT_GPU;
-      n->slot = cpu ? SLOT_CPU : SLOT_GPU;
+  switch (c.kind) {
+    case CHAKRA_KIND_COMPUTE:
+    case CHAKRA_KIND_CPU: {
+      int cpu = c.kind == CHAKRA_KIND_CPU;
       n->kind = cpu ? WK_DELAY : WK_COMP;
       n->value = cpu ? (g->duration_micros ? g->duration_micros * 1000 : 1) : g->size;
       n->u.num_ops = g->num_ops;
-      if ((g->present & CHAKRA_HAS_NUM_OPS) && (g->present & CHAKRA_HAS_TENSOR_SIZE)) n->flags |= WF_ROOFLINE_ATTRS;
+      if (c.roofline) n->flags |= WF_ROOFLINE_ATTRS;
       return 0;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
-    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE: {
-      n->cat = CAT_COMM;
-      if (g->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE) n->slot = SLOT_NONE;
-      int rc = convert_comm(L, g, n);
-      if (rc) { /* an error only for runs that do not replay */
-        if (!L->comm_rc) L->comm_rc = rc, L->comm_err = L->err;
+    }
+    case CHAKRA_KIND_COLL:
+    case CHAKRA_KIND_SEND:
+    case CHAKRA_KIND_RECV:
+      if (convert_comm(L, g, &c, n)) { /* an error only for runs that do not replay */
+        if (!L->comm_rc) L->comm_rc = CHAKRA_EINVAL, L->comm_err = L->err;
         n->kind = WK_NOOP;
       }
       return 0;
-    }
-    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
-    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE:
-      n->cat = CAT_MEM;
+    case CHAKRA_KIND_MEM_LOAD:
+    case CHAKRA_KIND_MEM_STORE:
       n->kind = WK_MEM;
       n->value = g->size;
+      if (c.kind == CHAKRA_KIND_MEM_STORE) n->flags |= WF_STORE;
       return 0;
-    case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
-    case CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE:
-      n->cat = CAT_INVALID;
+    case CHAKRA_KIND_METADATA:
+      n->kind = WK_NOOP;
+      return read_metadata_groups(L, gr, i);
+    case CHAKRA_KIND_NOOP:
       n->kind = WK_NOOP;
       return 0;
-    default: {
-      char msg[64];
-      snprintf(msg, sizeof msg, "unknown node type %d", g->type);
-      return node_error(L, g, msg);
-    }
+    default:
+      return node_problem(L, g, c.problems);
   }
 }
-
-/* PyTorch METADATA nodes carry process groups in inputs.values. */
-static int read_metadata_groups(load_ctx *L, const chakra_graph *g, uint32_t i);
 
 /* A rank's per-node arrays share one block: one huge-page mapping instead
  * of three, so a 100k-node rank faults a few times, not 1,000 (bigmem.h). */
@@ -282,23 +264,17 @@ static int rank_arrays(wl_rank *w, size_t n, size_t n_children) {
   return 0;
 }
 
-static int load_rank(load_ctx *L, wl_rank *w) {
+static int load_rank(load_ctx *L, const chakra_set *set, wl_rank *w) {
   const char *path = L->path;
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return chakra_error_set(&L->err, CHAKRA_EIO, "workload file %s does not exist (the network has %u NPUs, so ranks 0..%u are needed)",
-                            path, L->npus, L->npus - 1);
-  fclose(f);
   chakra_graph_options opt = {.diag = load_diag, .diag_ctx = L};
   chakra_graph *g;
-  int rc = chakra_graph_load(&g, path, &opt, &L->err);
+  int rc = chakra_set_load_rank(set, L->rank, &opt, &g, &L->err);
   if (rc) return rc;
   w->n = (uint32_t)g->n;
   size_t n = g->n ? g->n : 1;
   if (rank_arrays(w, n, g->child_off[g->n])) rc = chakra_error_set(&L->err, CHAKRA_ENOMEM, "%s: out of memory", path);
   for (uint32_t i = 0; i < g->n && !rc; i++) {
-    rc = convert_node(L, &g->nodes[i], &w->nodes[i]);
-    if (!rc && g->nodes[i].type == CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE) rc = read_metadata_groups(L, g, i);
+    rc = convert_node(L, g, i, &w->nodes[i]);
   }
   for (uint32_t i = 0; i < g->n && !rc && !w->replay_wide; i++) /* a duration of 2^32 us or more: keep them all */
     if (g->nodes[i].duration_micros >= UINT32_MAX) {
@@ -320,16 +296,15 @@ static int load_rank(load_ctx *L, wl_rank *w) {
   return rc;
 }
 
+/* PyTorch METADATA nodes carry process groups, kept as text for
+ * util/commgroups when a run applies them. */
 static int read_metadata_groups(load_ctx *L, const chakra_graph *g, uint32_t i) {
   chakra_node *full;
   chakra_error e;
   if (chakra_graph_read_node(g, i, &full, &e)) return chakra_error_set(&L->err, e.code, "%s", e.msg);
-  const char *v = full->inputs ? full->inputs->values : NULL;
-  /* "['[{...}]']": strip the Python list and quotes; the JSON list is
-   * parsed when a run applies the groups. */
-  size_t len = v ? strlen(v) : 0;
-  if (len > 4 && strstr(v, "pg_name")) keep_string(L, &L->groups, &L->n_groups, strndup(v + 2, len - 4));
-  protobuf_c_message_free_unpacked(&full->base, NULL);
+  const char *v = chakra_node_process_groups(full);
+  if (v) keep_string(L, &L->groups, &L->n_groups, strdup(v));
+  chakra_node_free(full);
   return 0;
 }
 
@@ -357,13 +332,14 @@ static int finish_rank(load_ctx *L, wl_rank *w, chakra_diag_fn diag, void *ctx, 
 
 typedef struct load_pool {
   chakra_sim_workload *w;
+  const chakra_set *set;
   load_ctx *ctx;
 } load_pool;
 
 static int load_job(void *arg, size_t r) {
   load_pool *p = arg;
   load_ctx *L = &p->ctx[r];
-  L->rc = load_rank(L, &p->w->rank[r]);
+  L->rc = load_rank(L, p->set, &p->w->rank[r]);
   return L->rc;
 }
 
@@ -383,16 +359,14 @@ static uint32_t load_threads(uint32_t asked, uint32_t npus) {
   return t < npus ? t : npus;
 }
 
-static int load_all(chakra_sim_workload *w, const char *prefix, uint32_t threads, chakra_diag_fn diag, void *ctx,
+static int load_all(chakra_sim_workload *w, const chakra_set *set, uint32_t threads, chakra_diag_fn diag, void *ctx,
                     chakra_error *err) {
-  load_pool p = {.w = w, .ctx = calloc(w->npus, sizeof(load_ctx))};
+  load_pool p = {.w = w, .set = set, .ctx = calloc(w->npus, sizeof(load_ctx))};
   if (!p.ctx) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  size_t plen = strlen(prefix) + 24;
   int rc = 0;
   for (uint32_t r = 0; r < w->npus && !rc; r++) {
-    p.ctx[r] = (load_ctx){.npus = w->npus, .rank = r, .path = malloc(plen)};
+    p.ctx[r] = (load_ctx){.npus = w->npus, .rank = r, .path = strdup(chakra_set_rank_name(set, r))};
     if (!p.ctx[r].path) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-    else chakra_rank_path(p.ctx[r].path, plen, prefix, r);
   }
   /* a failed rank stops the ranks after it; the first failure is reported */
   if (!rc) tasks_run(w->npus, load_threads(threads, w->npus), load_job, &p, TASKS_STOP_ON_ERROR);
@@ -402,10 +376,23 @@ static int load_all(chakra_sim_workload *w, const char *prefix, uint32_t threads
   return rc;
 }
 
-int chakra_sim_workload_load(chakra_sim_workload **out, const char *prefix, uint32_t npus, uint32_t threads,
-                             chakra_diag_fn diag, void *diag_ctx, chakra_error *err) {
+/* The set's communicator groups, applied by every run before the METADATA
+ * nodes' (after the configuration's). */
+static int keep_set_groups(chakra_sim_workload *w, const chakra_set *set, chakra_error *err) {
+  if (chakra_set_groups_origin(set) == CHAKRA_GROUPS_NONE) return 0;
+  int rc = chakra_set_load_groups(set, err);
+  for (size_t i = 0; !rc && i < chakra_set_group_count(set); i++) {
+    uint32_t n;
+    const uint32_t *m = chakra_set_group_members(set, i, &n);
+    if (sim_groups_add(&w->groups, chakra_set_group_name(set, i), m, n)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
+  return rc;
+}
+
+int chakra_sim_workload_load_set(chakra_sim_workload **out, const chakra_set *set, uint32_t threads,
+                                 chakra_diag_fn diag, void *diag_ctx, chakra_error *err) {
   *out = NULL;
-  if (npus == 0) return chakra_error_set(err, CHAKRA_EINVAL, "workload: the NPU count must be at least 1");
+  uint32_t npus = chakra_set_ranks(set);
   chakra_sim_workload *w = calloc(1, sizeof *w);
   if (w) w->rank = calloc(npus, sizeof *w->rank);
   if (!w || !w->rank) {
@@ -413,11 +400,25 @@ int chakra_sim_workload_load(chakra_sim_workload **out, const char *prefix, uint
     return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   }
   w->npus = npus;
-  char *resolved = sim_config_resolve_prefix(prefix, NULL);
-  int rc = resolved ? load_all(w, resolved, threads, diag, diag_ctx, err) : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  free(resolved);
+  int rc = keep_set_groups(w, set, err);
+  if (!rc) rc = load_all(w, set, threads, diag, diag_ctx, err);
   if (rc) chakra_sim_workload_free(w);
   else *out = w;
+  return rc;
+}
+
+int chakra_sim_workload_load(chakra_sim_workload **out, const char *prefix, uint32_t npus, uint32_t threads,
+                             chakra_diag_fn diag, void *diag_ctx, chakra_error *err) {
+  *out = NULL;
+  if (npus == 0) return chakra_error_set(err, CHAKRA_EINVAL, "workload: the NPU count must be at least 1");
+  char why[64];
+  snprintf(why, sizeof why, "the network has %u NPUs", npus);
+  chakra_set_options so = {.ranks = npus, .ranks_reason = why, .first_ranks = 1, .no_default_groups = 1};
+  chakra_set *set;
+  int rc = chakra_set_open(&set, prefix, &so, err);
+  if (rc) return rc;
+  rc = chakra_sim_workload_load_set(out, set, threads, diag, diag_ctx, err);
+  chakra_set_close(set);
   return rc;
 }
 
@@ -436,6 +437,7 @@ void chakra_sim_workload_free(chakra_sim_workload *w) {
     free(k->replay_wide);
   }
   free(w->rank);
+  sim_config_groups_free(&w->groups);
   free(w);
 }
 
@@ -458,8 +460,11 @@ static int wl_check_rank(const sim *s, const wl_rank *k, uint32_t rank, uint64_t
       return wl_node_error(k, rank, n, "roofline compute needs num_ops and tensor_size", s->err);
     if (n->kind == WK_MEM && s->mem_cfg.type == MEM_NONE)
       return wl_node_error(k, rank, n, "remote memory access, but the remote memory configuration has no memory expansion", s->err);
-    if (n->kind == WK_MEM && !(n->flags & WF_TENSOR_SIZE))
-      return wl_node_error(k, rank, n, "memory node without tensor_size", s->err);
+    if (n->kind == WK_MEM && !(n->flags & WF_TENSOR_SIZE)) {
+      char msg[160];
+      chakra_gnode g = {.id = n->id, .type = n->flags & WF_STORE ? CHAKRA_MEM_STORE_NODE : CHAKRA_MEM_LOAD_NODE};
+      return wl_node_error(k, rank, n, chakra_node_problem_text(&g, rank, s->npus, CHAKRA_NP_NO_TENSOR_SIZE, msg, sizeof msg), s->err);
+    }
   }
   if (k->comm_rc) *s->err = k->comm_err;
   return k->comm_rc;
@@ -486,6 +491,9 @@ int wl_setup(sim *s, const chakra_sim_workload *wk) {
   s->wl = calloc(1, sizeof *s->wl);
   if (!s->wl || !(s->wl->npu = calloc(s->npus, sizeof *s->wl->npu)))
     return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+  for (int i = 0; i < wk->groups.n; i++) /* the configuration's groups come first */
+    if (groups_find(s, wk->groups.v[i].name) < 0 && sim_groups_add(&s->groups, wk->groups.v[i].name, wk->groups.v[i].members, wk->groups.v[i].n))
+      return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   uint64_t untimed = 0;
   for (uint32_t r = 0; r < s->npus; r++) {
     const wl_rank *k = &wk->rank[r];

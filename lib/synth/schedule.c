@@ -50,8 +50,17 @@ static int schedule_edges(const sg_graph *g, const int32_t *nodes, uint32_t n, c
     if (!nroot || !nsink) rc = -1;
     for (uint32_t i = 0; !rc && i < n; i++)
       if (unit[i] >= 0) nroot[unit[i]] += !pred[i], nsink[unit[i]] += !succ[i];
+    /* A unit follows the last unit before it that has nodes: an inference
+     * step has no backward units, and its forwards still run in order. */
+    uint32_t *prev = malloc(nunits * sizeof *prev);
+    if (!prev) rc = -1;
+    for (uint32_t k = 0, last = UINT32_MAX; !rc && k < nunits; k++) {
+      prev[k] = last;
+      if (nsink[k]) last = k;
+    }
     uint64_t total = 0;
-    for (uint32_t k = 1; !rc && k < nunits; k++) total += (uint64_t)nroot[k] * nsink[k - 1];
+    for (uint32_t k = 1; !rc && k < nunits; k++)
+      if (prev[k] != UINT32_MAX) total += (uint64_t)nroot[k] * nsink[prev[k]];
     if (!rc && total) {
       *edges = malloc(total * 2 * sizeof **edges);
       uint32_t **sinks = calloc(nunits, sizeof *sinks);
@@ -62,8 +71,8 @@ static int schedule_edges(const sg_graph *g, const int32_t *nodes, uint32_t n, c
       for (uint32_t i = 0; !rc && i < n; i++)
         if (unit[i] >= 0 && !succ[i]) sinks[unit[i]][fill[unit[i]]++] = i;
       for (uint32_t i = 0; !rc && i < n; i++) {
-        if (unit[i] <= 0 || pred[i]) continue;
-        uint32_t p = (uint32_t)unit[i] - 1;
+        if (unit[i] <= 0 || pred[i] || prev[unit[i]] == UINT32_MAX) continue;
+        uint32_t p = prev[unit[i]];
         const sg_node *nd = &g->nodes[nodes[i]];
         for (uint32_t s = 0; s < nsink[p]; s++) {
           int data = 0; /* already a data dependency: no control edge */
@@ -77,7 +86,7 @@ static int schedule_edges(const sg_graph *g, const int32_t *nodes, uint32_t n, c
       for (uint32_t k = 0; sinks && k < nunits; k++) free(sinks[k]);
       free(sinks), free(fill);
     }
-    free(nroot), free(nsink);
+    free(nroot), free(nsink), free(prev);
   }
   free(seq), free(pos), free(unit), free(succ), free(pred);
   return rc;

@@ -8,7 +8,7 @@ enum { SX_OP_PUSH, SX_OP_SYM, SX_OP_ADD, SX_OP_SUB, SX_OP_MUL, SX_OP_DIV, SX_OP_
 
 static const char *const sym_names[SX_NSYM] = {
     "Batch", "MicroBatch", "Seq", "Dmodel", "Dff", "Head", "KVHead", "Dvocal",
-    "Experts", "KExperts", "dp", "tp", "cp", "ep", "fsdp"};
+    "Experts", "KExperts", "dp", "tp", "cp", "ep", "fsdp", "Ctx"};
 
 int sx_symbol(const char *name, unsigned len) {
   for (int i = 0; i < SX_NSYM; i++)
@@ -17,6 +17,14 @@ int sx_symbol(const char *name, unsigned len) {
 }
 
 const char *sx_symbol_name(int sym) { return sym >= 0 && sym < SX_NSYM ? sym_names[sym] : "?"; }
+
+const char *sx_symbol_option(int sym) {
+  static const char *const opts[SX_NSYM] = {"--batch",   "--micro-batch", "--seq",  "--dmodel", "--dff",
+                                            "--head",    "--kvhead",      "--dvocal", "--experts", "--kexperts",
+                                            "--dp",      "--tp",          "--sp",   "--ep",     "--dp",
+                                            "--seq"};
+  return sym >= 0 && sym < SX_NSYM ? opts[sym] : "?";
+}
 
 typedef struct parser {
   const char *s, *text;
@@ -195,9 +203,9 @@ int sx_eval(const sx_expr *e, const sx_rat *vals, sx_rat *out, chakra_error *err
     } else {
       sp--;
       int rc = apply(op, st[sp - 1], st[sp], &st[sp - 1]);
+      if (rc == -2) return SX_ETOOLARGE;
       if (rc)
-        return chakra_error_set(err, CHAKRA_EINVAL, "size expression: %s",
-                                rc == -1 ? "division by zero" : rc == -2 ? "value too large" : "bad exponent");
+        return chakra_error_set(err, CHAKRA_EINVAL, "size expression: %s", rc == -1 ? "division by zero" : "bad exponent");
     }
   }
   *out = st[0];
@@ -214,3 +222,5 @@ int sx_eval_int(const sx_expr *e, const sx_rat *vals, uint64_t *out, chakra_erro
   *out = (uint64_t)r.num;
   return 0;
 }
+
+int sx_rat_mul(sx_rat a, sx_rat b, sx_rat *out) { return apply(SX_OP_MUL, a, b, out) ? -1 : 0; }

@@ -41,13 +41,32 @@ int sg_compile_shape(const char *text, sx_expr *dims, uint8_t *n, chakra_error *
   return 0;
 }
 
+/* Decode: the product of the dimensions, each possibly a fraction (one
+ * token per sequence, split over tp), which must come out whole. */
+static int elems_exact(const sg_config *c, const sx_expr *dims, int n, uint64_t *out, chakra_error *err) {
+  sx_rat p = {1, 1};
+  for (int i = 0; i < n; i++) {
+    sx_rat v;
+    int rc = sx_eval(&dims[i], c->vals, &v, err);
+    if (rc) return rc;
+    if (sx_rat_mul(p, v, &p)) return SX_ETOOLARGE;
+  }
+  if (p.den != 1 || p.num < 0)
+    return chakra_error_set(err, CHAKRA_EINVAL, "size is not a whole number (%lld/%lld)", (long long)p.num,
+                            (long long)p.den);
+  *out = (uint64_t)p.num;
+  return 0;
+}
+
+/* Product of the dimensions; SX_ETOOLARGE past INT64_MAX. */
 static int elems_of(const sg_config *c, const sx_expr *dims, int n, uint64_t *out, chakra_error *err) {
+  if (c->decode) return elems_exact(c, dims, n, out, err);
   uint64_t p = 1;
   for (int i = 0; i < n; i++) {
     uint64_t v;
     int rc = sx_eval_int(&dims[i], c->vals, &v, err);
     if (rc) return rc;
-    if (v && p > UINT64_MAX / v) return chakra_error_set(err, CHAKRA_EINVAL, "tensor size overflows 64 bits");
+    if (v && p > (uint64_t)INT64_MAX / v) return SX_ETOOLARGE;
     p *= v;
   }
   *out = p;
@@ -55,11 +74,65 @@ static int elems_of(const sg_config *c, const sx_expr *dims, int n, uint64_t *ou
 }
 
 static int row_included(const sg_config *c, unsigned f) {
+  if (c->infer ? (f & (SR_BWD | SR_TRAIN)) != 0 : (f & SR_INFER) != 0) return 0;
   if ((f & SR_COMPAT) && !c->compat) return 0;
   if ((f & SR_OURS) && c->compat) return 0;
   if ((f & SR_FSDP) && !c->fsdp) return 0;
   if ((f & SR_NOFSDP) && c->fsdp) return 0;
   return 1;
+}
+
+/* A row whose sizes do not fit: the options its expressions read, with
+ * their values, and the limit every size must keep. */
+static int too_large(const sg_config *c, const synth_row *r, uint32_t syms, chakra_error *err) {
+  char opts[512] = "";
+  size_t len = 0;
+  if (c->mb_is_batch && (syms & 1u << SX_MICROBATCH)) syms = (syms & ~(1u << SX_MICROBATCH)) | 1u << SX_BATCH;
+  /* --seq sets Ctx; outside a decode step Seq too, while a decode step's
+   * Seq is its one new token, set by no option. */
+  if (c->decode) syms &= ~(1u << SX_SEQ);
+  else if (syms & 1u << SX_CTX) syms = (syms & ~(1u << SX_CTX)) | 1u << SX_SEQ;
+  for (int i = 0; i < SX_NSYM; i++)
+    if ((i < SX_PAR_FIRST || i == SX_CTX) && (syms & (1u << i)))
+      len += (size_t)snprintf(opts + len, len < sizeof opts ? sizeof opts - len : 0, "%s%s %lld", len ? ", " : "",
+                              sx_symbol_option(i), (long long)c->vals[i].num);
+  if (len >= sizeof opts) len = sizeof opts - 1;
+  if (c->elem_bytes > 1) snprintf(opts + len, sizeof opts - len, ", --dtype-bytes %u", c->elem_bytes);
+  return chakra_error_set(err, CHAKRA_EINVAL,
+                          "%s: too large for tensor %s (every tensor's bytes, elements x --dtype-bytes, and its "
+                          "FLOPs must be at most 9223372036854775807)",
+                          opts, r->name);
+}
+
+/* The symbols a row's sizes and FLOPs read. */
+static uint32_t row_syms(const sg_rowinfo *ri, const sx_expr *ops, int attn) {
+  uint32_t m = ops ? ops->syms : 0;
+  for (int i = 0; i < ri->ndims; i++) m |= ri->dims[i].syms;
+  if (attn) m |= 1u << SX_MICROBATCH | 1u << SX_SEQ | 1u << SX_CTX | 1u << SX_DMODEL;
+  return m;
+}
+
+/* FLOPs as counted by ours: 2 x (MACs + the attention-score term), or
+ * SX_ETOOLARGE. */
+static int ours_flops(const sg_config *c, const synth_row *r, uint64_t ops, uint64_t *out, chakra_error *err) {
+  /* The attention-score term the fused-kernel count leaves out: S =
+   * b*s*Ctx*Dmodel/tp MACs per QK^T or PV product (the local queries
+   * against all keys: Ctx = Seq but in a decode step). */
+  uint64_t units = r->flags & SR_ATTN_F ? 2 : r->flags & SR_ATTN_DQ ? 2 : r->flags & SR_ATTN_DKV ? 1 : 0;
+  uint64_t extra = 0;
+  if (units && c->attn_term) {
+    sx_expr x;
+    int rc = sx_compile(&x, "MicroBatch/dp*Seq/cp*Ctx*Dmodel/tp", err);
+    if (!rc) rc = sx_eval_int(&x, c->vals, &extra, err);
+    if (rc) return rc;
+  }
+  const uint64_t max = INT64_MAX;
+  if (extra > max / 2 || ops > max - units * extra) return SX_ETOOLARGE;
+  uint64_t sum = ops + units * extra;
+  if (!(r->flags & SR_MAC || units)) return *out = ops, 0;
+  if (sum > max / 2) return SX_ETOOLARGE;
+  *out = 2 * sum;
+  return 0;
 }
 
 static int compile_row(const sg_config *c, const synth_row *r, sg_rowinfo *ri, chakra_error *err) {
@@ -73,31 +146,24 @@ static int compile_row(const sg_config *c, const synth_row *r, sg_rowinfo *ri, c
       rc = sg_compile_shape(e[k]->shape, ri->ddims[k], &ri->nddims[k], err);
       if (!rc) rc = sx_compile(&ri->dhidden[k], e[k]->hidden, err);
     }
-  if (!rc) rc = elems_of(c, ri->dims, ri->ndims, &ri->elems, err);
+  if (rc) return rc;
+  sx_expr x = {0};
+  rc = elems_of(c, ri->dims, ri->ndims, &ri->elems, err);
+  if (!rc && ri->elems > (uint64_t)INT64_MAX / (c->elem_bytes ? c->elem_bytes : 1)) rc = SX_ETOOLARGE;
   uint64_t ops = 0;
   if (!rc && r->ops) {
-    sx_expr x;
     rc = sx_compile(&x, r->ops, err);
     if (!rc) rc = sx_eval_int(&x, c->vals, &ops, err);
   }
+  if (!rc) rc = ours_flops(c, r, ops, &ri->ops_ours, err);
+  int attn = (r->flags & (SR_ATTN_F | SR_ATTN_DQ | SR_ATTN_DKV)) && c->attn_term;
+  if (rc == SX_ETOOLARGE) return too_large(c, r, row_syms(ri, &x, attn), err);
   if (rc) {
     char why[sizeof err->msg];
     snprintf(why, sizeof why, "%s", err ? err->msg : "");
     return chakra_error_set(err, rc, "template row %s: %s", r->name, why);
   }
   ri->ops_compat = ops;
-  /* Ours: FLOPs, plus the attention-score term the fused-kernel count
-   * leaves out: S = b*s*Seq*Dmodel/tp MACs per QK^T or PV product. */
-  uint64_t units = r->flags & SR_ATTN_F ? 2 : r->flags & SR_ATTN_DQ ? 2 : r->flags & SR_ATTN_DKV ? 1 : 0;
-  uint64_t extra = 0;
-  if (units && c->attn_term) {
-    sx_expr x;
-    rc = sx_compile(&x, "MicroBatch/dp*Seq/cp*Seq*Dmodel/tp", err);
-    if (!rc) rc = sx_eval_int(&x, c->vals, &extra, err);
-    if (rc) return rc;
-    extra *= units;
-  }
-  ri->ops_ours = (r->flags & SR_MAC || units) ? 2 * (ops + extra) : ops;
   return 0;
 }
 
@@ -326,6 +392,32 @@ static int new_node(sg_graph *g, uint8_t kind, int32_t tensor, int32_t stage, ch
   return 0;
 }
 
+/* Inference: the elements a compute node reads and writes, its
+ * tensor_size, so the roofline times memory-bound work (a decode step's
+ * matmuls read their weights; its attention reads the KV cache) by its
+ * bytes. A slice or lookup reads what it writes; other ops read each input
+ * whole, as laid out for them (after its collectives), and write their
+ * output; the attention kernel reads K and V (kv_elems) besides Q. */
+static int traffic(const sg_graph *g, int32_t ti, uint64_t *out, chakra_error *err) {
+  const sg_tensor *t = &g->t[ti];
+  const sg_rowinfo *ri = &g->rows[t->row];
+  const char *op = ri->row->op;
+  uint64_t part[4] = {ri->elems, ri->elems, 0, 0};
+  if (strcmp(op, "SLICE") && strcmp(op, "GATHER")) {
+    part[1] = ri->kv_elems;
+    for (int k = 0; k < 2; k++)
+      if (t->src[k] >= 0) part[2 + k] = ri->nddims[k] ? ri->in_elems[k] : g->rows[g->t[t->src[k]].row].elems;
+  }
+  uint64_t total = 0, max = (uint64_t)INT64_MAX / (g->cfg.elem_bytes ? g->cfg.elem_bytes : 1);
+  for (int k = 0; k < 4; k++) {
+    if (part[k] > max - total)
+      return chakra_error_set(err, CHAKRA_EINVAL, "tensor %s: the bytes it reads and writes must fit int64", t->name);
+    total += part[k];
+  }
+  *out = total;
+  return 0;
+}
+
 static int create_nodes(sg_graph *g, chakra_error *err) {
   for (uint32_t i = 0; i < g->nt; i++) {
     sg_tensor *t = &g->t[i];
@@ -357,6 +449,7 @@ static int create_nodes(sg_graph *g, chakra_error *err) {
     if ((ri->row->flags & SR_CHAIN) && (uint32_t)t->expert + 1 != g->cfg.nexperts) ops = 0;
     if (ops) {
       int rc = new_node(g, SN_COMP, (int32_t)i, t->stage, err);
+      if (!rc && g->cfg.infer) rc = traffic(g, (int32_t)i, &g->nodes[g->nn - 1].size, err);
       if (rc) return rc;
       g->t[i].comp = (int32_t)g->nn - 1;
     }
@@ -611,6 +704,26 @@ double sg_mem_size(const sg_graph *g, const sg_tensor *t) {
   return g->cfg.mixed ? e * 2 : e;
 }
 
+/* Inference: the elements of each declared input layout, and for the
+ * attention kernel the K and V it reads: 2*b*Ctx*(Dmodel/Head)*(KV heads/tp),
+ * all the cached keys and values of a decode step. */
+static int infer_sizes(const sg_config *c, const synth_template *tpl, sg_rowinfo *ri, chakra_error *err) {
+  for (int k = 0; k < 2; k++)
+    if (ri->nddims[k] && elems_of(c, ri->ddims[k], ri->nddims[k], &ri->in_elems[k], err))
+      return chakra_error_set(err, CHAKRA_EINVAL, "tensor %s: its input %d is too large (its elements must fit int64)",
+                              ri->row->name, k + 1);
+  if (!(ri->row->flags & SR_ATTN_F)) return 0;
+  char text[96];
+  snprintf(text, sizeof text, "2*MicroBatch/dp*Ctx*Dmodel/Head*%s/tp", tpl->kvheads);
+  sx_expr x;
+  if (sx_compile(&x, text, err) || sx_eval_int(&x, c->vals, &ri->kv_elems, err))
+    return chakra_error_set(err, CHAKRA_EINVAL,
+                            "--seq %lld: the keys and values the attention reads (2 x micro-batch/dp x --seq x "
+                            "--dmodel/--head x KV heads/--tp elements) must fit int64",
+                            (long long)c->vals[SX_CTX].num);
+  return 0;
+}
+
 static int compile_rows(sg_graph *g, const synth_template *tpl, chakra_error *err) {
   const synth_rows *tabs[MOD_COUNT] = {&tpl->block_mb, &tpl->block_w, &tpl->in_mb,    &tpl->in_w,
                                        &tpl->out_mb,   &tpl->out_w,   &tpl->expert_mb};
@@ -623,6 +736,7 @@ static int compile_rows(sg_graph *g, const synth_template *tpl, chakra_error *er
     for (uint32_t i = 0; i < tabs[k]->n; i++) {
       if (!row_included(&g->cfg, tabs[k]->rows[i].flags)) continue;
       int rc = compile_row(&g->cfg, &tabs[k]->rows[i], &g->rows[g->nrows], err);
+      if (!rc && g->cfg.infer) rc = infer_sizes(&g->cfg, tpl, &g->rows[g->nrows], err);
       if (rc) return rc;
       g->nrows++;
     }
@@ -660,6 +774,15 @@ static int instantiate(sg_graph *g, const synth_template *tpl, chakra_error *err
   if (!g->recv_key || !g->recv_node) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   memset(g->recv_key, 0xff, g->recvcap * sizeof *g->recv_key);
   return 0;
+}
+
+int sg_check_sizes(const synth_template *tpl, const sg_config *cfg, chakra_error *err) {
+  sg_graph g;
+  memset(&g, 0, sizeof g);
+  g.cfg = *cfg;
+  int rc = compile_rows(&g, tpl, err);
+  free(g.rows);
+  return rc;
 }
 
 int sg_build(sg_graph *g, const synth_template *tpl, const sg_config *cfg, chakra_error *err) {

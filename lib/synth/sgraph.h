@@ -26,6 +26,13 @@ typedef struct sg_config {
   uint32_t *block_stage; /* owned by the graph */
   int compat, fsdp, mixed, attn_term, recompute;
   uint64_t tag_base;
+  /* An inference step (prefill, decode): no backward rows, no loss, the
+   * embedding a lookup, and a COMP node's size is the elements it moves
+   * (sg_node.size). decode: Seq is 1 (one new token per sequence), so a
+   * dimension split over tp may be a fraction whose tensor is whole. */
+  int infer, decode;
+  uint32_t elem_bytes; /* bytes per element in sizes (--dtype-bytes; 1 with --stage-compat) */
+  int mb_is_batch;     /* no --micro-batch: MicroBatch is --batch (for messages) */
 } sg_config;
 
 enum { SN_COMP, SN_COLL, SN_SEND, SN_RECV };
@@ -36,7 +43,7 @@ typedef struct sg_node {
   int32_t tensor; /* SEND/RECV: the tensor sent */
   int32_t stage, mb, peer_stage;
   uint32_t tag;
-  uint64_t size; /* elements (collectives, send, receive) */
+  uint64_t size; /* elements (collectives, send, receive; inference: compute reads + writes) */
   uint32_t dep_off, ndep;
 } sg_node;
 
@@ -46,6 +53,8 @@ typedef struct sg_rowinfo {
   sx_expr ddims[2][SG_MAXDIM], dhidden[2];
   uint8_t ndims, nddims[2];
   uint64_t elems, ops_compat, ops_ours;
+  uint64_t in_elems[2]; /* inference: elements of each declared input layout */
+  uint64_t kv_elems;    /* inference, attention kernel: the K and V it reads (the KV cache) */
 } sg_rowinfo;
 
 typedef struct sg_tensor {
@@ -84,6 +93,9 @@ typedef struct sg_graph {
 
 /* Builds the graph of template tpl under cfg (copied; block_stage is taken
  * over). On failure the graph is freed and err says why. */
+/* Every row's sizes and FLOPs for cfg, without building anything: 0, or
+ * CHAKRA_EINVAL naming the options whose sizes do not fit int64. */
+int sg_check_sizes(const synth_template *tpl, const sg_config *cfg, chakra_error *err);
 int sg_build(sg_graph *g, const synth_template *tpl, const sg_config *cfg, chakra_error *err);
 void sg_free(sg_graph *g);
 

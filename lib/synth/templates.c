@@ -216,7 +216,10 @@ static const synth_row gpt_block_w[] = {BLOCK_W_ROWS(W_TOT, W_SH)};
 /* TP only: vocabulary-parallel embeddings. */
 static const synth_row tp_in_mb[] = {
     {"in_emb.x", "T", NULL, B "," S ",Dvocal/tp", NULL, E0, E0, NULL, 0},
-    {"in_emb.y", "M", B "*" S "*Dvocal/tp*Dmodel", ACT, "tp", E("in_emb.x"), E("/in_emb.w"), NULL, SR_MAC},
+    {"in_emb.y", "M", B "*" S "*Dvocal/tp*Dmodel", ACT, "tp", E("in_emb.x"), E("/in_emb.w"), NULL,
+     SR_MAC | SR_TRAIN},
+    /* inference: the lookup it is, each tp rank's rows of its vocabulary shard (a partial sum over tp) */
+    {"in_emb.y", "GATHER", B "*" S "*Dmodel", ACT, "tp", E("in_emb.x"), E("/in_emb.w"), NULL, SR_INFER},
     {"in_emb.dw", "M", B "*" S "*Dvocal/tp*Dmodel", "Dvocal/tp,Dmodel", WGRAD, E("$dout"), E("in_emb.x"),
      NULL, SR_MAC | SR_BWD},
     {"in_emb.dx", "M", B "*" S "*Dvocal/tp*Dmodel", B "," S ",Dvocal/tp", NULL, E("$dout"), E("/in_emb.w"),
@@ -233,7 +236,7 @@ static const synth_row tp_out_mb[] = {
     {"out_emb.y", "M", B "*" S "*Dmodel/tp*Dvocal", B "," S ",Dvocal", "tp", E("$in"), E("/out_emb.w"),
      NULL, SR_MAC},
     {"loss.y", "I", NULL, B "," S ",Dvocal", NULL, EC("out_emb.y", B "," S ",Dvocal", NULL), E0, NULL, 0},
-    {"loss.loss", "E", FLOPS_NORM(S), ACT, NULL, ED("loss.y", "<"), E0, NULL, 0},
+    {"loss.loss", "E", FLOPS_NORM(S), ACT, NULL, ED("loss.y", "<"), E0, NULL, SR_TRAIN},
     {"loss.dy", "E", FLOPS_NORM(S), ACT, NULL, E("loss.loss"), E0, NULL, SR_BWD},
     {"out_emb.dw", "M", B "*" S "*Dmodel/tp*Dvocal", "Dmodel/tp,Dvocal", WGRAD, E("loss.dy"), E("$in"),
      NULL, SR_MAC | SR_BWD},
@@ -253,7 +256,9 @@ static const synth_row tp_out_w[] = {
 #define EGRAD "dp*tp*cp"
 static const synth_row sp_in_mb[] = {
     {"in_emb.x", "T", NULL, B "," SP ",Dvocal", NULL, E0, E0, NULL, 0},
-    {"in_emb.y", "M", B "*" SP "*Dvocal*Dmodel", ACTSP, NULL, E("in_emb.x"), E("/in_emb.w"), NULL, SR_MAC},
+    {"in_emb.y", "M", B "*" SP "*Dvocal*Dmodel", ACTSP, NULL, E("in_emb.x"), E("/in_emb.w"), NULL,
+     SR_MAC | SR_TRAIN},
+    {"in_emb.y", "GATHER", B "*" SP "*Dmodel", ACTSP, NULL, E("in_emb.x"), E("/in_emb.w"), NULL, SR_INFER},
     {"in_emb.dw", "M", B "*" SP "*Dvocal*Dmodel", "Dvocal,Dmodel", EGRAD, E("$dout"), E("in_emb.x"), NULL,
      SR_MAC | SR_BWD},
     {"in_emb.dx", "M", B "*" SP "*Dvocal*Dmodel", B "," SP ",Dvocal", NULL, E("$dout"), E("/in_emb.w"), NULL,
@@ -270,7 +275,7 @@ static const synth_row sp_out_mb[] = {
     {"out_emb.y", "M", B "*" SP "*Dmodel*Dvocal", B "," SP ",Dvocal", NULL, E("$in"), E("/out_emb.w"), NULL,
      SR_MAC},
     {"loss.y", "I", NULL, B "," SP ",Dvocal", NULL, E("out_emb.y"), E0, NULL, 0},
-    {"loss.loss", "E", FLOPS_NORM(SP), ACTSP, NULL, ED("loss.y", "<"), E0, NULL, 0},
+    {"loss.loss", "E", FLOPS_NORM(SP), ACTSP, NULL, ED("loss.y", "<"), E0, NULL, SR_TRAIN},
     {"loss.dy", "E", FLOPS_NORM(SP), ACTSP, NULL, E("loss.loss"), E0, NULL, SR_BWD},
     {"out_emb.dw", "M", B "*" SP "*Dmodel*Dvocal", "Dmodel,Dvocal", EGRAD, E("loss.dy"), E("$in"), NULL,
      SR_MAC | SR_BWD},
@@ -525,13 +530,13 @@ static const synth_row moe_expert_mb[] = {
 static const synth_row moe_block_w[] = {BLOCK_W_ROWS(MW_TOT, MW_SH)};
 
 static const synth_template templates[] = {
-    {"tp_gpt", ROWS(tp_block_mb), ROWS(gpt_block_w), ROWS(tp_in_mb), ROWS(tp_in_w), ROWS(tp_out_mb),
+    {"tp_gpt", "Head", ROWS(tp_block_mb), ROWS(gpt_block_w), ROWS(tp_in_mb), ROWS(tp_in_w), ROWS(tp_out_mb),
      ROWS(tp_out_w), {NULL, 0}},
-    {"tpsp_gpt", ROWS(tpsp_block_mb), ROWS(gpt_block_w), ROWS(sp_in_mb), ROWS(sp_in_w), ROWS(sp_out_mb),
+    {"tpsp_gpt", "Head", ROWS(tpsp_block_mb), ROWS(gpt_block_w), ROWS(sp_in_mb), ROWS(sp_in_w), ROWS(sp_out_mb),
      ROWS(sp_out_w), {NULL, 0}},
-    {"tpsp_llama", ROWS(llama_block_mb), ROWS(llama_block_w), ROWS(sp_in_mb), ROWS(sp_in_w), ROWS(sp_out_mb),
+    {"tpsp_llama", "KVHead", ROWS(llama_block_mb), ROWS(llama_block_w), ROWS(sp_in_mb), ROWS(sp_in_w), ROWS(sp_out_mb),
      ROWS(sp_out_w), {NULL, 0}},
-    {"tpsp_moe", ROWS(moe_block_mb), ROWS(moe_block_w), ROWS(sp_in_mb), ROWS(sp_in_w), ROWS(sp_out_mb),
+    {"tpsp_moe", "KVHead", ROWS(moe_block_mb), ROWS(moe_block_w), ROWS(sp_in_mb), ROWS(sp_in_w), ROWS(sp_out_mb),
      ROWS(sp_out_w), ROWS(moe_expert_mb)},
 };
 

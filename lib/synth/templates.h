@@ -30,8 +30,10 @@ enum {
   SR_ATTN_F = 1 << 8,    /* attention-score term: forward (2 units) */
   SR_ATTN_DQ = 1 << 9,   /* backward: dQ and dP (2 units) */
   SR_ATTN_DKV = 1 << 10, /* backward: dK or dV (1 unit) */
-  SR_CHAIN = 1 << 11     /* expert table: one of the n-1 adds summing the local experts'
+  SR_CHAIN = 1 << 11,    /* expert table: one of the n-1 adds summing the local experts'
                             outputs (experts 1..n-1); only the last one does work (STAGE) */
+  SR_TRAIN = 1 << 12,    /* only in training (the loss; the embedding as a one-hot matmul) */
+  SR_INFER = 1 << 13     /* only in an inference step (--phase prefill or decode) */
 };
 
 /* References: "name" = same module instance; "/text" = absolute, where %m is
@@ -65,6 +67,7 @@ typedef struct synth_rows {
  * (Experts/ep of them; named mb<m>.transformer.<b>.moe.<e>.). */
 typedef struct synth_template {
   const char *name;
+  const char *kvheads; /* the heads K and V have (the KV cache's size): "Head" or "KVHead" */
   synth_rows block_mb, block_w;
   synth_rows in_mb, in_w, out_mb, out_w; /* out_* includes the loss */
   synth_rows expert_mb;                  /* empty for dense models */

@@ -8,6 +8,7 @@
 
 #include "../util/idmap.h"
 #include "../util/toposort.h"
+#include "nodekind.h"
 
 
 typedef struct loader {
@@ -106,29 +107,6 @@ static int reserve_deps(loader *L, size_t need) {
   return 0;
 }
 
-static void fill_gnode(chakra_gnode *n, const chakra_node *nd, const chakra_std_attrs *a,
-                       uint64_t offset, int bad_attrs) {
-  memset(n, 0, sizeof *n);
-  n->id = nd->id;
-  n->duration_micros = nd->duration_micros;
-  n->type = (int32_t)nd->type;
-  n->offset = offset;
-  n->present = a->present;
-  n->flags = (uint8_t)((a->is_cpu_op ? CHAKRA_GNODE_CPU : 0) | (bad_attrs ? CHAKRA_GNODE_BAD_ATTRS : 0));
-  int is_comm = nd->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE ||
-                nd->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE ||
-                nd->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE;
-  n->size = is_comm ? a->comm_size : a->tensor_size;
-  n->num_ops = a->num_ops;
-  n->comm_src = a->comm_src;
-  n->comm_dst = a->comm_dst;
-  n->comm_tag = a->comm_tag;
-  n->comm_type = (a->present & CHAKRA_HAS_COMM_TYPE) && a->comm_type >= 0 && a->comm_type < 10
-                     ? (int8_t)a->comm_type : -1;
-  n->involved_dim = a->involved_dim;
-  n->n_involved_dim = (uint8_t)a->n_involved_dim;
-}
-
 static int add_node(loader *L, const chakra_node *nd, uint64_t offset) {
   chakra_graph *g = L->g;
   if (g->n >= UINT32_MAX - 1)
@@ -143,7 +121,7 @@ static int add_node(loader *L, const chakra_node *nd, uint64_t offset) {
   chakra_std_attrs a;
   int arc = chakra_std_attrs_resolve(nd, &a, attr_problem, L);
   chakra_gnode *n = &g->nodes[g->n];
-  fill_gnode(n, nd, &a, offset, arc != 0);
+  nodekind_fill(n, nd, &a, offset, arc != 0);
   if (a.pg_name && a.pg_name[0] && !(n->pg = intern_pg(g, a.pg_name)))
     return chakra_error_set(L->err, CHAKRA_ENOMEM, "%s: out of memory", g->path);
   g->dep_off[g->n] = (uint32_t)L->n_dep_ids;
@@ -203,9 +181,10 @@ static int presize_nodes(loader *L, chakra_reader *r, const char *path) {
   return grow_nodes(L, n) ? chakra_error_set(L->err, CHAKRA_ENOMEM, "%s: out of memory", path) : 0;
 }
 
-static int read_nodes(loader *L, const char *path) {
+static int read_nodes(loader *L, const chakra_input *in) {
+  const char *path = chakra_input_name(in);
   chakra_reader *r;
-  int rc = chakra_reader_open(&r, path, NULL, L->err);
+  int rc = chakra_reader_open_input(&r, in, NULL, L->err);
   if (rc) return rc;
   if ((rc = presize_nodes(L, r, path)) != 0) {
     chakra_reader_close(r);
@@ -408,15 +387,56 @@ static void summarise(loader *L) {
 
 int chakra_graph_load(chakra_graph **out, const char *path, const chakra_graph_options *opt,
                       chakra_error *err) {
+  chakra_input in = {.path = path};
+  return chakra_graph_load_input(out, &in, opt, err);
+}
+
+/* What chakra_graph_read_node() re-reads: a FILE* (from where it was
+ * when loading began) or a buffer; a file is reopened by its path. */
+typedef struct graph_input {
+  chakra_input in;
+  int64_t start;
+} graph_input;
+
+/* Every graph is allocated as a box, so what only this file needs stays
+ * out of the public struct (whose size is part of the ABI). */
+typedef struct graph_box {
+  chakra_graph g;
+  graph_input *input;
+} graph_box;
+
+static graph_input **input_of(const chakra_graph *g) { return &((graph_box *)g)->input; }
+
+static int keep_input(chakra_graph *g, const chakra_input *in) {
+  if (in->path) return 0;
+  graph_input *k = malloc(sizeof *k);
+  if (!k) return -1;
+  k->in = (chakra_input){.file = in->file, .data = in->data, .size = in->size, .name = g->path};
+  k->start = in->file ? ftello(in->file) : 0;
+  *input_of(g) = k;
+  return 0;
+}
+
+static int reopen(const chakra_graph *g, chakra_reader **r, chakra_error *err) {
+  chakra_input file = {.path = g->path};
+  const graph_input *k = *input_of(g);
+  if (k && k->in.file && (k->start < 0 || fseeko(k->in.file, (off_t)k->start, SEEK_SET) != 0))
+    return chakra_error_set(err, CHAKRA_EINVAL, "%s: the stream cannot be read again (not seekable)", g->path);
+  return chakra_reader_open_input(r, k ? &k->in : &file, NULL, err);
+}
+
+int chakra_graph_load_input(chakra_graph **out, const chakra_input *in, const chakra_graph_options *opt,
+                            chakra_error *err) {
   *out = NULL;
-  chakra_graph *g = calloc(1, sizeof *g);
+  const char *path = chakra_input_name(in);
+  chakra_graph *g = calloc(1, sizeof(graph_box));
   if (!g) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
-  g->path = strdup(strcmp(path, "-") == 0 ? "<stdin>" : path);
+  g->path = strdup(in->path && strcmp(in->path, "-") == 0 && !in->name ? "<stdin>" : path);
   g->pg_names = calloc(1, sizeof *g->pg_names);
   g->n_pg_names = 1;
   loader L = {.g = g, .opt = opt, .err = err};
-  int rc = !g->path || !g->pg_names ? chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path)
-                                    : read_nodes(&L, path);
+  int rc = !g->path || !g->pg_names || keep_input(g, in) ? chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path)
+                                                         : read_nodes(&L, in);
   if (!rc) rc = map_ids(&L);
   if (!rc) rc = resolve_deps(&L);
   if (!rc) rc = build_children(&L);
@@ -445,6 +465,7 @@ void chakra_graph_free(chakra_graph *g) {
   if (g->metadata) protobuf_c_message_free_unpacked(&g->metadata->base, NULL);
   if (g->idmap_) idmap_free(g->idmap_);
   free(g->idmap_);
+  free(*input_of(g));
   free(g->path);
   free(g);
 }
@@ -456,7 +477,7 @@ uint32_t chakra_graph_find(const chakra_graph *g, uint64_t id) {
 int chakra_graph_read_node(const chakra_graph *g, uint32_t i, chakra_node **out, chakra_error *err) {
   *out = NULL;
   chakra_reader *r;
-  int rc = chakra_reader_open(&r, g->path, NULL, err);
+  int rc = reopen(g, &r, err);
   if (rc) return rc;
   const uint8_t *data;
   size_t len;

@@ -358,16 +358,23 @@ static int jsonize_stream(jrun *j, chakra_error *err) {
   return 0;
 }
 
-int chakra_jsonize(const char *in_path, const char *out_path, int layout, int out_gzip,
-                   chakra_json_stats *stats, chakra_diag_fn diag, void *diag_ctx,
-                   chakra_error *err) {
+/* The output opened as the caller said: a file by name or a sink. */
+typedef struct jdest {
+  const char *path;
+  int gzip;
+  const chakra_sink *sink;
+} jdest;
+
+static int jsonize(const chakra_input *in, const jdest *to, int layout, chakra_json_stats *stats, chakra_diag_fn diag,
+                   void *diag_ctx, chakra_error *err) {
   chakra_json_stats local;
+  const char *in_path = chakra_input_name(in);
   jrun j = {.layout = layout, .st = stats ? stats : &local, .diag = diag, .diag_ctx = diag_ctx,
             .in_path = in_path};
   memset(j.st, 0, sizeof *j.st);
-  int rc = chakra_reader_open(&j.r, in_path, NULL, err);
+  int rc = chakra_reader_open_input(&j.r, in, NULL, err);
   if (rc) return rc;
-  rc = outfile_open(&j.out, out_path, out_gzip, err);
+  rc = to->sink ? outfile_open_sink(&j.out, to->sink, err) : outfile_open(&j.out, to->path, to->gzip, err);
   if (rc) {
     chakra_reader_close(j.r);
     return rc;
@@ -398,4 +405,18 @@ int chakra_jsonize(const char *in_path, const char *out_path, int layout, int ou
     diag(diag_ctx, &p);
   }
   return outfile_commit(j.out, err);
+}
+
+int chakra_jsonize(const char *in_path, const char *out_path, int layout, int out_gzip,
+                   chakra_json_stats *stats, chakra_diag_fn diag, void *diag_ctx,
+                   chakra_error *err) {
+  chakra_input in = {.path = in_path};
+  jdest to = {.path = out_path, .gzip = out_gzip};
+  return jsonize(&in, &to, layout, stats, diag, diag_ctx, err);
+}
+
+int chakra_jsonize_io(const chakra_input *in, const chakra_sink *out, int layout, chakra_json_stats *stats,
+                      chakra_diag_fn diag, void *diag_ctx, chakra_error *err) {
+  jdest to = {.sink = out};
+  return jsonize(in, &to, layout, stats, diag, diag_ctx, err);
 }

@@ -638,17 +638,16 @@ static int pack_stream(packer *p, instream *in) {
   return rc;
 }
 
-int chakra_pack(const char *in_path, const char *out_path, int write_flags,
-                chakra_json_stats *stats, chakra_diag_fn diag, void *diag_ctx,
-                chakra_error *err) {
+static int pack(const chakra_input *input, const char *out_path, const chakra_sink *sink, int write_flags,
+                chakra_json_stats *stats, chakra_diag_fn diag, void *diag_ctx, chakra_error *err) {
   chakra_json_stats local;
-  packer p = {.path = in_path, .st = stats ? stats : &local, .diag = diag, .diag_ctx = diag_ctx,
+  packer p = {.path = chakra_input_name(input), .st = stats ? stats : &local, .diag = diag, .diag_ctx = diag_ctx,
               .err = err};
   memset(p.st, 0, sizeof *p.st);
   instream *in;
-  int rc = instream_open(&in, in_path, err);
+  int rc = instream_open_input(&in, input, err);
   if (rc) return rc;
-  rc = chakra_writer_open(&p.w, out_path, write_flags, err);
+  rc = sink ? chakra_writer_open_sink(&p.w, sink, write_flags, err) : chakra_writer_open(&p.w, out_path, write_flags, err);
   if (rc) {
     instream_close(in);
     return rc;
@@ -671,4 +670,15 @@ int chakra_pack(const char *in_path, const char *out_path, int write_flags,
     return rc;
   }
   return chakra_writer_close(p.w, err);
+}
+
+int chakra_pack(const char *in_path, const char *out_path, int write_flags, chakra_json_stats *stats,
+                chakra_diag_fn diag, void *diag_ctx, chakra_error *err) {
+  chakra_input in = {.path = in_path};
+  return pack(&in, out_path, NULL, write_flags, stats, diag, diag_ctx, err);
+}
+
+int chakra_pack_io(const chakra_input *in, const chakra_sink *out, int write_flags, chakra_json_stats *stats,
+                   chakra_diag_fn diag, void *diag_ctx, chakra_error *err) {
+  return pack(in, NULL, out, write_flags, stats, diag, diag_ctx, err);
 }

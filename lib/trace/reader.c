@@ -136,14 +136,21 @@ static void hint_if_json(const chakra_reader *r, chakra_error *err) {
 
 int chakra_reader_open(chakra_reader **out, const char *path, const chakra_reader_options *opt,
                        chakra_error *err) {
+  chakra_input in = {.path = path};
+  return chakra_reader_open_input(out, &in, opt, err);
+}
+
+int chakra_reader_open_input(chakra_reader **out, const chakra_input *input, const chakra_reader_options *opt,
+                             chakra_error *err) {
   *out = NULL;
+  const char *path = chakra_input_name(input);
   chakra_reader *r = calloc(1, sizeof *r);
   if (!r) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
   r->max_msg = opt && opt->max_message_size ? opt->max_message_size : CHAKRA_DEFAULT_MAX_MESSAGE;
   r->index_known = 1;
   arena_init(&r->node_arena, 64 * 1024);
   arena_init(&r->meta_arena, 4 * 1024);
-  int rc = instream_open(&r->in, path, err);
+  int rc = instream_open_input(&r->in, input, err);
   if (rc) {
     free(r);
     return rc;

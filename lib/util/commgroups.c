@@ -68,6 +68,16 @@ static int set_push(cg_set *s, cg_group *g) {
   return 0;
 }
 
+int cg_add_group(cg_set *s, const char *name, const uint32_t *members, uint32_t n) {
+  cg_group g = {.name = strdup(name), .members = malloc((n ? n : 1) * sizeof *g.members), .n = n};
+  if (!g.name || !g.members) {
+    group_free(&g);
+    return -1;
+  }
+  if (n) memcpy(g.members, members, n * sizeof *members);
+  return set_push(s, &g);
+}
+
 static int cmp_u32(const void *a, const void *b) {
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
   return x < y ? -1 : x > y;

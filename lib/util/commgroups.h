@@ -49,6 +49,10 @@ int cg_parse_file(cg_set *s, const char *text, size_t len, const char *path, uin
  * already in s keep their first definition. */
 int cg_add_metadata(cg_set *s, const char *values, const char *where, uint32_t npus, chakra_error *err);
 
+/* Appends a group as given (copied; no checks). Returns 0, or -1 when out
+ * of memory. */
+int cg_add_group(cg_set *s, const char *name, const uint32_t *members, uint32_t n);
+
 /* Index of the group called name, or -1 (no special meaning for ""/"0"). */
 long cg_find(const cg_set *s, const char *name);
 /* NULL, "" and "0" mean all ranks. */

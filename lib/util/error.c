@@ -32,6 +32,19 @@ void chakra_error_prefix(chakra_error *err, const char *fmt, ...) {
   err->msg[n] = 0;
 }
 
+const char *chakra_strerror(int code) {
+  switch (code) {
+  case CHAKRA_OK: return "success";
+  case CHAKRA_EIO: return "input/output error";
+  case CHAKRA_EFORMAT: return "input is malformed";
+  case CHAKRA_ENOMEM: return "out of memory";
+  case CHAKRA_EINVAL: return "invalid argument or configuration";
+  case CHAKRA_EGRAPH: return "invalid dependency graph";
+  case CHAKRA_ECANCELED: return "canceled";
+  }
+  return "unknown error code";
+}
+
 chakra_problem chakra_problem_make(chakra_severity sev, const char *what) {
   chakra_problem p = {0};
   p.severity = sev;

@@ -12,10 +12,16 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "chakra/stream.h"
+
 #define IN_BUF (256 * 1024)
 
 struct instream {
-  int fd;
+  int fd;             /* the file, when reading a descriptor (-1 otherwise) */
+  FILE *file;         /* or a stream ... */
+  int64_t file_start; /* ... read from this position */
+  const unsigned char *mem; /* or bytes in memory ... */
+  size_t mem_size, mem_pos;
   int own_fd;
   int seekable;
   int gzip;
@@ -49,10 +55,41 @@ static int check_ratio(instream *s, chakra_error *err) {
                           (unsigned long long)s->raw_off, (unsigned long long)s->out_off);
 }
 
+/* One read from wherever the bytes come from: the count, 0 at the end,
+ * -1 with errno set. */
+static ssize_t raw_read(instream *s, void *buf, size_t n) {
+  if (s->mem) {
+    size_t k = s->mem_size - s->mem_pos < n ? s->mem_size - s->mem_pos : n;
+    memcpy(buf, s->mem + s->mem_pos, k);
+    s->mem_pos += k;
+    return (ssize_t)k;
+  }
+  if (s->file) {
+    size_t k = fread(buf, 1, n, s->file);
+    if (k == 0 && ferror(s->file)) {
+      errno = errno ? errno : EIO;
+      return -1;
+    }
+    return (ssize_t)k;
+  }
+  return read(s->fd, buf, n);
+}
+
+/* Positions the source at offset bytes from its start. */
+static int raw_seek(instream *s, uint64_t offset) {
+  if (s->mem) {
+    s->mem_pos = offset < s->mem_size ? (size_t)offset : s->mem_size;
+    return 0;
+  }
+  if (s->file) return fseeko(s->file, (off_t)(s->file_start + (int64_t)offset), SEEK_SET);
+  return lseek(s->fd, (off_t)offset, SEEK_SET) < 0 ? -1 : 0;
+}
+
 static int fill_raw(instream *s, chakra_error *err) {
   if (s->in_pos < s->in_end || s->eof_raw) return 0;
   for (;;) {
-    ssize_t n = read(s->fd, s->in, IN_BUF);
+    errno = 0;
+    ssize_t n = raw_read(s, s->in, IN_BUF);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0)
       return chakra_error_set(err, CHAKRA_EIO, "%s: read failed: %s", s->path, strerror(errno));
@@ -67,7 +104,8 @@ static int detect(instream *s, chakra_error *err) {
   /* Two bytes decide; a one-byte file simply is not gzip. */
   while (s->in_end - s->in_pos < 2 && !s->eof_raw) {
     if (s->in_end == IN_BUF) break;
-    ssize_t n = read(s->fd, s->in + s->in_end, IN_BUF - s->in_end);
+    errno = 0;
+    ssize_t n = raw_read(s, s->in + s->in_end, IN_BUF - s->in_end);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0)
       return chakra_error_set(err, CHAKRA_EIO, "%s: read failed: %s", s->path, strerror(errno));
@@ -84,28 +122,39 @@ static int detect(instream *s, chakra_error *err) {
   return 0;
 }
 
-int instream_open(instream **out, const char *path, chakra_error *err) {
+int instream_open_input(instream **out, const chakra_input *in, chakra_error *err) {
   *out = NULL;
+  const char *name = chakra_input_name(in);
   instream *s = calloc(1, sizeof *s);
-  if (!s) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
-  s->path = strdup(strcmp(path, "-") == 0 ? "<stdin>" : path);
+  if (!s) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", name);
+  s->fd = -1;
+  s->path = strdup(in->path && strcmp(in->path, "-") == 0 && !in->name ? "<stdin>" : name);
   s->in = malloc(IN_BUF);
   if (!s->path || !s->in) {
     instream_close(s);
-    return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
+    return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", name);
   }
-  if (strcmp(path, "-") == 0) {
+  if (in->data || (!in->path && !in->file)) {
+    s->mem = in->data ? in->data : (const unsigned char *)"";
+    s->mem_size = in->data ? in->size : 0;
+    s->seekable = 1;
+  } else if (in->file) {
+    s->file = in->file;
+    s->file_start = ftello(in->file);
+    s->seekable = s->file_start >= 0;
+    if (s->file_start < 0) s->file_start = 0;
+  } else if (strcmp(in->path, "-") == 0) {
     s->fd = 0;
   } else {
-    s->fd = open(path, O_RDONLY | O_CLOEXEC);
+    s->fd = open(in->path, O_RDONLY | O_CLOEXEC);
     if (s->fd < 0) {
       int e = errno;
       instream_close(s);
-      return chakra_error_set(err, CHAKRA_EIO, "%s: cannot open: %s", path, strerror(e));
+      return chakra_error_set(err, CHAKRA_EIO, "%s: cannot open: %s", name, strerror(e));
     }
     s->own_fd = 1;
   }
-  s->seekable = lseek(s->fd, 0, SEEK_CUR) >= 0;
+  if (s->fd >= 0) s->seekable = lseek(s->fd, 0, SEEK_CUR) >= 0;
   int rc = detect(s, err);
   if (rc) {
     instream_close(s);
@@ -113,6 +162,11 @@ int instream_open(instream **out, const char *path, chakra_error *err) {
   }
   *out = s;
   return CHAKRA_OK;
+}
+
+int instream_open(instream **out, const char *path, chakra_error *err) {
+  chakra_input in = {.path = path};
+  return instream_open_input(out, &in, err);
 }
 
 static ssize_t read_plain(instream *s, unsigned char *buf, size_t n, chakra_error *err) {
@@ -125,7 +179,8 @@ static ssize_t read_plain(instream *s, unsigned char *buf, size_t n, chakra_erro
   }
   if (s->eof_raw) return 0;
   for (;;) {
-    ssize_t k = read(s->fd, buf, n);
+    errno = 0;
+    ssize_t k = raw_read(s, buf, n);
     if (k < 0 && errno == EINTR) continue;
     if (k < 0)
       return chakra_error_set(err, CHAKRA_EIO, "%s: read failed: %s", s->path, strerror(errno));
@@ -195,13 +250,13 @@ int instream_seek(instream *s, uint64_t offset, chakra_error *err) {
   if (!s->seekable)
     return chakra_error_set(err, CHAKRA_EINVAL, "%s: cannot seek in a pipe", s->path);
   if (!s->gzip) {
-    if (lseek(s->fd, (off_t)offset, SEEK_SET) < 0)
+    if (raw_seek(s, offset))
       return chakra_error_set(err, CHAKRA_EIO, "%s: seek failed: %s", s->path, strerror(errno));
     s->in_pos = s->in_end = 0;
     s->eof_raw = 0;
     return 0;
   }
-  if (lseek(s->fd, 0, SEEK_SET) < 0)
+  if (raw_seek(s, 0))
     return chakra_error_set(err, CHAKRA_EIO, "%s: seek failed: %s", s->path, strerror(errno));
   s->in_pos = s->in_end = 0;
   s->eof_raw = 0;
@@ -230,4 +285,11 @@ void instream_close(instream *s) {
   free(s->in);
   free(s->path);
   free(s);
+}
+
+const char *chakra_input_name(const chakra_input *in) {
+  if (in->name) return in->name;
+  if (in->data || (!in->path && !in->file)) return "<memory>";
+  if (in->file) return "<stream>";
+  return in->path;
 }

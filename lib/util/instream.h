@@ -1,4 +1,4 @@
-/* instream.h - byte input from a file or stdin, gzip detected and inflated
+/* instream.h - byte input from a file, stdin, a FILE* or memory, gzip detected and inflated
  * transparently (private to libchakra).
  *
  * Every reader of untrusted input (.et, JSON) sits on this, so gzip support
@@ -11,11 +11,14 @@
 #include <sys/types.h>
 
 #include "chakra/error.h"
+#include "chakra/stream.h"
 
 typedef struct instream instream;
 
 /* path "-" reads standard input. Errors name the path. */
 int instream_open(instream **out, const char *path, chakra_error *err);
+/* From a file, a FILE* or memory (chakra/stream.h); errors use its name. */
+int instream_open_input(instream **out, const chakra_input *in, chakra_error *err);
 /* Reads up to n bytes into buf: returns the count, 0 at end, < 0 on error. */
 ssize_t instream_read(instream *s, void *buf, size_t n, chakra_error *err);
 /* Goes back to the start of the (uncompressed) stream and skips offset bytes.

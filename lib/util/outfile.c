@@ -3,6 +3,7 @@
 #include "outfile.h"
 
 #include "chakra/output.h"
+#include "chakra/stream.h"
 #include "outset.h"
 
 #include <errno.h>
@@ -45,6 +46,8 @@ struct outfile {
   int claimed;   /* one of the outputs the program declared (outset.h) */
   int held;      /* taken by a group or by the program's set */
   int placed;    /* PLACED_*, during a batch's renames */
+  int has_sink;  /* bytes go to sink (a FILE* or a callback), in place */
+  chakra_sink sink;
 };
 
 /* ---- the registry of live temporaries --------------------------------------
@@ -325,7 +328,38 @@ int outfile_open(outfile **out, const char *path, int gzip, chakra_error *err) {
   return 0;
 }
 
+int outfile_open_sink(outfile **out, const chakra_sink *sink, chakra_error *err) {
+  *out = NULL;
+  const char *name = chakra_sink_name(sink);
+  if (!sink->file == !sink->write)
+    return chakra_error_set(err, CHAKRA_EINVAL, "%s: an output sink needs a FILE* or a write callback (one of them)", name);
+  outfile *f = calloc(1, sizeof *f);
+  if (!f) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", name);
+  f->fd = -1;
+  f->in_place = 1;
+  f->has_sink = 1;
+  f->sink = *sink;
+  f->path = strdup(name);
+  f->buf = malloc(OUT_BUF);
+  if (!f->path || !f->buf) {
+    outfile_discard(f);
+    return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", name);
+  }
+  *out = f;
+  return 0;
+}
+
+const char *chakra_sink_name(const chakra_sink *out) {
+  return out->name ? out->name : out->file ? "<stream>" : "<callback>";
+}
+
 static int write_all(outfile *f, const char *p, size_t n, chakra_error *err) {
+  if (f->has_sink) {
+    int bad = f->sink.file ? fwrite(p, 1, n, f->sink.file) != n : f->sink.write(f->sink.ctx, p, n) != 0;
+    if (!bad || n == 0) return 0;
+    f->failed = 1;
+    return chakra_error_set(err, CHAKRA_EIO, "%s: write failed", f->path);
+  }
   if (f->gz) {
     while (n > 0) {
       unsigned k = n > (1u << 30) ? (1u << 30) : (unsigned)n;
@@ -429,6 +463,8 @@ static int finish(outfile *f, int sync, chakra_error *err) {
       rc = chakra_error_set(err, CHAKRA_EIO, "%s: write failed (gzip)", f->path);
     f->gz = NULL;
   }
+  if (f->has_sink && f->sink.file && fflush(f->sink.file) != 0 && !rc)
+    rc = chakra_error_set(err, CHAKRA_EIO, "%s: write failed: %s", f->path, strerror(errno));
   if (!f->in_place) {
     if (!rc && sync && fsync(f->fd) != 0)
       rc = chakra_error_set(err, CHAKRA_EIO, "%s: write failed (fsync): %s", f->path, strerror(errno));

@@ -17,11 +17,16 @@
 #include <stddef.h>
 
 #include "chakra/error.h"
+#include "chakra/stream.h"
 
 typedef struct outfile outfile;
 
 /* path "-" writes standard output directly. gzip: compress the bytes. */
 int outfile_open(outfile **out, const char *path, int gzip, chakra_error *err);
+/* Bytes to a FILE* or a callback (chakra/stream.h), in place: committing
+ * flushes them, discarding abandons the rest (what was handed over is the
+ * sink's). Never gzip. */
+int outfile_open_sink(outfile **out, const chakra_sink *sink, chakra_error *err);
 int outfile_write(outfile *f, const void *data, size_t len, chakra_error *err);
 /* Returns a pointer to at least n writable bytes inside the buffer (n at
  * most 1 MiB); call outfile_commit_bytes() with how many were used. */

@@ -158,13 +158,16 @@ def main():
              ).fails(0, 6, "MEM_LOAD_NODE: required attribute 'tensor_size' is missing", count=1)
         case("collective on the CPU", [coll(5, AR, 8, cpu=True)]
              ).fails(0, 5, "communication node with is_cpu_op = true", count=1)
+        # The simulator and replay refuse a type outside the schema, so
+        # validate does too (it was a warning before the node vocabulary).
+        case("node type outside the schema", [dict(id=9, type=9)]
+             ).fails(0, 9, "node type 9 is not in the schema", count=1)
         # Warnings: exit 0, or 1 with --strict.
         for name, nodes, words in [
                 ("send without comm_tag", [dict(id=2, type="COMM_SEND_NODE", comm_dst=0, comm_size=8)],
                  "required attribute 'comm_tag' is missing"),
                 ("num_ops without tensor_size", [comp(7, num_ops=10)], "num_ops without tensor_size"),
-                ("INVALID_NODE", [dict(id=8, type="INVALID_NODE")], "INVALID_NODE (runs as a no-op)"),
-                ("node type outside the schema", [dict(id=9, type=9)], "node type 9 is not in the schema")]:
+                ("INVALID_NODE", [dict(id=8, type="INVALID_NODE")], "INVALID_NODE (runs as a no-op)")]:
             w = case(name, nodes)
             node = nodes[0]["id"]
             c.check(name + ": a warning naming the file and node, exit 0",

@@ -154,7 +154,7 @@ EXPECT = {
     "member_never_issues": ".2.et: error: group 2: this rank has fewer collectives than rank 0",
     "outsider_uses_group": ".2.et: node 1 (offset 8): error: group 1: this rank issues ALL_REDUCE on it but is not a member (members 0, 1;",
     "group_type_differs": ".1.et: node 1 (offset 8): error: group 1: collective #0 is ALL_GATHER of 1024 bytes, but rank 0 has ALL_REDUCE",
-    "group_names_no_file": ".groups.json: error: line 1: group \"1\" names rank 4, but the workload has 4 rank file(s)",
+    "group_names_no_file": ".groups.json: error: line 1: group \"1\" names rank 4, but the workload has 4 rank(s) (0..3): a groups file for another rank count?",
     "unknown_pg_name": ".0.et: node 1 (offset 8): error: pg_name '7' names no communicator group",
     "meta_member_missing": ".2.et: error: group 5: this rank has fewer collectives than rank 0",
     "groups_take_slot_crossed": ".0.et: node 1 (offset 8): error: deadlock: group 1: collective #0 (ALL_REDUCE, 1024 "

@@ -319,6 +319,54 @@ static void write_linked(const char *path) {
   fclose(f);
 }
 
+typedef struct membuf {
+  uint8_t *p;
+  size_t n;
+} membuf;
+
+static int append(void *ctx, const void *data, size_t len) {
+  membuf *b = ctx;
+  b->p = realloc(b->p, b->n + len);
+  if (!b->p) return -1;
+  memcpy(b->p + b->n, data, len);
+  b->n += len;
+  return 0;
+}
+
+/* convert from a host ET in memory to a callback writes what the file
+ * form writes, byte for byte (one thread or several). */
+static void test_convert_from_memory_to_a_callback(void **state) {
+  (void)state;
+  char *dir = tu_mkdtemp();
+  char *in = tu_join(dir, "r0.json"), *out = tu_join(dir, "r0.et");
+  write_linked(in);
+  chakra_convert_options o = {.threads = 1};
+  chakra_error err = {0};
+  if (chakra_convert_pytorch(in, NULL, out, &o, NULL, &err)) fail_msg("%s", err.msg);
+  size_t want_n, host_n;
+  uint8_t *want = tu_read_file(out, &want_n), *host = tu_read_file(in, &host_n);
+  for (int threads = 1; threads <= 4; threads += 3) {
+    membuf got = {0};
+    chakra_input src = {.data = host, .size = host_n, .name = "host in memory"};
+    chakra_sink dst = {.write = append, .ctx = &got};
+    o.threads = threads;
+    chakra_convert_report rep;
+    if (chakra_convert_pytorch_io(&src, &dst, &o, &rep, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(got.n, want_n);
+    assert_memory_equal(got.p, want, want_n);
+    assert_int_equal(rep.nodes_out, 14);
+    free(got.p);
+  }
+  chakra_input cut = {.data = host, .size = host_n / 2, .name = "half a host ET"};
+  membuf none = {0};
+  chakra_sink dst = {.write = append, .ctx = &none};
+  assert_int_not_equal(chakra_convert_pytorch_io(&cut, &dst, &o, NULL, &err), 0);
+  assert_contains(err.msg, "half a host ET");
+  free(none.p), free(want), free(host);
+  tu_rmtree(dir);
+  free(in), free(out), free(dir);
+}
+
 static void test_convert_types_collectives_and_p2p(void **state) {
   (void)state;
   char *dir = tu_mkdtemp();
@@ -649,6 +697,7 @@ int main(void) {
       cmocka_unit_test(test_hostet_newer_schema_is_read_with_a_warning),
       cmocka_unit_test(test_hostet_parallel_parse_equals_sequential),
       cmocka_unit_test(test_convert_types_collectives_and_p2p),
+      cmocka_unit_test(test_convert_from_memory_to_a_callback),
       cmocka_unit_test(test_convert_compat_keeps_reference_rules),
       cmocka_unit_test(test_convert_failure_leaves_no_file),
       cmocka_unit_test(test_entry_points_accept_a_null_error),

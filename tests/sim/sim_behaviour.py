@@ -102,17 +102,82 @@ def test_invalid_node_mid_chain_finishes_in_zero_time():
           p.returncode == 0 and got == {0: (12000, 0), 1: (12000, 0)}, "%d %s %s" % (p.returncode, got, p.stderr))
 
 
-def test_metadata_node_defines_process_group():
-    groups = "['[{\"pg_name\": \"5\", \"backend_id\": 1, \"backend_config\": \"cuda:nccl\", \"ranks\": [0, 1], \"group_size\": 2, \"group_count\": 2}]']"
+def metadata_group_case(what, groups):
     def make(r):
         meta = {"id": "1", "name": "## process_group:init ##", "type": "METADATA_NODE", "inputs": {"values": groups}}
         return [meta, allreduce(2, 1048576, [1], pg="5")] if r < 2 else [meta, comp(2, 1, [1])]
     c = Case(4)
     c.ranks(make)
     p, got = c.run()
-    check("METADATA process group runs a sub-group all-reduce",
-          p.returncode == 0 and len(got) == 4 and got[2] == (1000, 0) and got[0][0] > 0 and got[0] == got[1],
+    check(what, p.returncode == 0 and len(got) == 4 and got[2] == (1000, 0) and got[0][0] > 0 and got[0] == got[1],
           "%s %s" % (got, p.stderr))
+
+
+def test_metadata_node_defines_process_group():
+    metadata_group_case("METADATA process group runs a sub-group all-reduce",
+                        "['[{\"pg_name\": \"5\", \"backend_id\": 1, \"backend_config\": \"cuda:nccl\", \"ranks\": [0, 1], "
+                        "\"group_size\": 2, \"group_count\": 2}]']")
+
+
+def test_metadata_groups_as_a_bare_json_list():
+    # The process-group text goes to the one group reader (util/commgroups),
+    # which takes the Python repr and the bare JSON list alike; the
+    # simulator used to cut two characters off each end of either.
+    metadata_group_case("METADATA process groups as a bare JSON list", '[{"pg_name": "5", "ranks": [0, 1]}]')
+
+
+def test_node_rules_are_validates_and_replays():
+    # One node vocabulary (chakra/node.h): a BROADCAST without comm_size,
+    # refused by validate and replay, is refused by the simulator too
+    # (it replays broadcasts but ran this one), unless it replays every node.
+    bcast = {"id": "2", "name": "bc", "type": "COMM_COLL_NODE", "data_deps": ["1"], "duration_micros": "3",
+             "attr": [{"name": "is_cpu_op", "bool_val": False}, attr_int("comm_type", 5)]}
+    c = Case(2)
+    c.ranks(lambda r: [comp(1, 2), bcast])
+    p, got = c.run()
+    check("broadcast without comm_size: refused, naming the node and the attribute",
+          p.returncode == 2 and "rank 0: node 2: COMM_COLL_NODE: required attribute 'comm_size' is missing" in p.stderr,
+          "%d %s" % (p.returncode, p.stderr))
+    c.system["replay-only"] = 1
+    p, got = c.run()
+    check("broadcast without comm_size: replay-only runs it", p.returncode == 0 and got.get(0) == (5000, 3000),
+          "%d %s %s" % (p.returncode, got, p.stderr))
+
+
+def test_groups_file_beside_the_traces():
+    # The trace-set source takes PREFIX.json as the groups when none is
+    # given (synth writes it there), and the commands say so; a groups file
+    # for another rank count is reported as that; a report written as
+    # PREFIX.json is not taken for groups.
+    c = Case(4)
+    c.ranks(lambda r: [allreduce(1, 1048576, pg="5")] if r < 2 else [comp(1, 1)])
+    beside = os.path.join(c.dir, "t.json")
+    with open(beside, "w") as f:
+        f.write('{"5": [0, 1]}')
+    p, got = c.run()
+    check("groups found beside the traces: used, and the user told",
+          p.returncode == 0 and len(got) == 4 and got[0][0] > 0 and got[2] == (1000, 0)
+          and "note: communicator groups from %s, found beside the traces" % beside in p.stderr,
+          "%d %s %s" % (p.returncode, got, p.stderr))
+    p, got = c.run("--summary")
+    check("sim --summary names the groups file too",
+          "communicator groups from %s, found beside the traces" % beside in p.stdout, p.stdout)
+    v = subprocess.run([CHAKRA, "validate", os.path.join(c.dir, "t")], capture_output=True, text=True)
+    check("validate uses them too and its summary says so",
+          v.returncode == 0 and "groups from %s, found beside the traces" % beside in v.stdout.splitlines()[-1],
+          v.stdout + v.stderr)
+    with open(beside, "w") as f:
+        f.write('{"5": [0, 1],\n "6": [4, 5, 6, 7]}')
+    p, got = c.run()
+    check("a groups file for 8 ranks beside a 4-rank set: refused as such",
+          p.returncode == 2 and 't.json: line 2: group "6" names rank 4, but the workload has 4 rank(s) (0..3): a '
+          'groups file for another rank count?' in p.stderr, p.stderr)
+    with open(beside, "w") as f:
+        f.write('{"npus": 4, "ranks": [{"rank": 0}]}')
+    p, got = c.run()
+    check("a report named t.json is not taken for groups",
+          p.returncode == 2 and "pg_name '5' names no communicator group" in p.stderr and "note:" not in p.stderr,
+          p.stderr)
 
 
 def test_receive_without_send_reports_deadlock():

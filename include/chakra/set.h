@@ -1,0 +1,180 @@
+/* set.h - a trace set: the ranks of one job and its communicator groups,
+ * from wherever they come.
+ *
+ * Every command that takes a PREFIX opens a set, and every consumer of
+ * several ranks (validate, stats, the simulator, sweep, replay, coll
+ * expand and check, the views) reads its ranks through one. A set comes
+ * from
+ *  - per-rank files: PREFIX.0.et, PREFIX.1.et, ... (chakra_set_open), an
+ *    explicit file list (chakra_set_open_files), or the FILE... | PREFIX
+ *    arguments the commands take (chakra_set_open_args);
+ *  - a source: callbacks the caller fills (chakra_set_from_source), for
+ *    traces held in memory, produced in-process or reached another way;
+ *    tests and language bindings use it.
+ *
+ * Rank classes. A set may store ranks that differ only in their group
+ * names and peers once, as a class: one template graph plus, per rank, a
+ * binding of the template's group names and peers to the rank's own.
+ * Per-rank files are the case "every rank its own class, every binding
+ * the identity". Consumers that care (the simulator, coll expand, stats)
+ * load each class once (chakra_set_load_class) and apply the bindings
+ * (chakra_set_bind_group, chakra_set_bind_peer); the others read ranks
+ * (chakra_set_load_rank, chakra_set_reader). A source supplies classes
+ * through the class callbacks; left NULL, every rank is its own class.
+ *
+ * Communicator groups come from the comm-group file given, else from
+ * PREFIX.json beside the traces when it exists (chakra_set_groups_origin()
+ * says which, for the commands' summaries), else from the source. They
+ * are read when first asked for (chakra_set_load_groups), so a command
+ * that needs none never reads them. A file naming ranks the set does not
+ * have is reported as a groups file for another rank count.
+ *
+ * Thread safety: a set is only read after it is open, and every function
+ * taking a const chakra_set may be called from several threads at once
+ * (a source's callbacks are called under the set's lock). */
+#ifndef CHAKRA_SET_H
+#define CHAKRA_SET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chakra/error.h"
+#include "chakra/export.h"
+#include "chakra/graph.h"
+#include "chakra/stream.h"
+#include "chakra/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct chakra_set chakra_set;
+
+typedef struct chakra_set_options {
+  /* A PREFIX's rank count. 0: PREFIX.0.et, PREFIX.1.et, ... while they
+   * exist (a later rank file after a gap is an error). Otherwise exactly
+   * this many: each of PREFIX.0.et .. PREFIX.<ranks-1>.et must exist and
+   * PREFIX.<ranks>.et must not (it would be ignored). */
+  uint32_t ranks;
+  /* Why that many, for those messages ("the network has 8 NPUs"). */
+  const char *ranks_reason;
+  /* With ranks: the first `ranks` ranks of a set that may have more. */
+  int first_ranks;
+  /* The comm-group file ({"1": [0, 1], ...}); NULL: PREFIX.json beside
+   * the traces when it exists and is one (an object of lists; other JSON
+   * there, such as a report, is left alone), unless no_default_groups. */
+  const char *comm_groups;
+  int no_default_groups;
+} chakra_set_options;
+
+/* PREFIX.<r>.et (chakra_rank_path()). opt may be NULL. On failure *out is
+ * NULL and err says which rank file is missing, or where the gap is. */
+CHAKRA_API int chakra_set_open(chakra_set **out, const char *prefix, const chakra_set_options *opt,
+                               chakra_error *err);
+/* The given files as ranks 0..n-1 ("-" = standard input). */
+CHAKRA_API int chakra_set_open_files(chakra_set **out, const char *const *paths, uint32_t n,
+                                     const chakra_set_options *opt, chakra_error *err);
+/* Command-line arguments FILE.et... | PREFIX: each argument that names a
+ * file (or is "-") is one rank, any other is a prefix whose ranks follow
+ * in order. A single PREFIX argument is chakra_set_open(). */
+CHAKRA_API int chakra_set_open_args(chakra_set **out, const char *const *args, uint32_t n,
+                                    const chakra_set_options *opt, chakra_error *err);
+
+/* A set from callbacks. Only ranks and input are required. The buffers
+ * and FILE*s input() hands out must stay valid until close (graphs
+ * re-read them). */
+typedef struct chakra_set_source {
+  uint32_t ranks;
+  /* The bytes of class cls's trace (every rank its own class: rank cls). */
+  int (*input)(void *ctx, uint32_t cls, chakra_input *out, chakra_error *err);
+  /* What messages call class cls (default: the input's name); the
+   * string must live until close. */
+  const char *(*name)(void *ctx, uint32_t cls);
+  /* The set's communicator groups, given with chakra_set_add_group(). */
+  int (*groups)(void *ctx, chakra_set *s, chakra_error *err);
+  /* Rank classes: class_of NULL means every rank its own class (and the
+   * rest is ignored). classes: their count; class_rep: the rank whose
+   * names and peers the template carries; bind_group: the rank's group
+   * for a group name of the template; bind_peer: the rank's peer for one
+   * of the template's. */
+  uint32_t classes;
+  uint32_t (*class_of)(void *ctx, uint32_t rank);
+  uint32_t (*class_rep)(void *ctx, uint32_t cls);
+  const char *(*bind_group)(void *ctx, uint32_t rank, const char *template_pg);
+  int32_t (*bind_peer)(void *ctx, uint32_t rank, int32_t template_peer);
+  /* Called once by chakra_set_close() (also after a failed open). */
+  void (*close)(void *ctx);
+} chakra_set_source;
+
+/* src is copied; ctx is handed to every callback. opt->comm_groups, when
+ * given, is read instead of the source's groups. */
+CHAKRA_API int chakra_set_from_source(chakra_set **out, const chakra_set_source *src, void *ctx,
+                                      const chakra_set_options *opt, chakra_error *err);
+
+/* Frees s (calls the source's close). NULL is allowed. */
+CHAKRA_API void chakra_set_close(chakra_set *s);
+
+CHAKRA_API uint32_t chakra_set_ranks(const chakra_set *s);
+/* PREFIX when the set is one prefix's rank files, else NULL. */
+CHAKRA_API const char *chakra_set_prefix(const chakra_set *s);
+/* What messages call rank's trace: its file, or the source's name. */
+CHAKRA_API const char *chakra_set_rank_name(const chakra_set *s, uint32_t rank);
+/* Rank's file when the set is made of files, else NULL. */
+CHAKRA_API const char *chakra_set_rank_path(const chakra_set *s, uint32_t rank);
+
+/* ---- classes (every rank its own class, unless a source says otherwise) */
+CHAKRA_API uint32_t chakra_set_classes(const chakra_set *s);
+CHAKRA_API uint32_t chakra_set_class_of(const chakra_set *s, uint32_t rank);
+CHAKRA_API uint32_t chakra_set_class_rep(const chakra_set *s, uint32_t cls);
+/* The group name rank uses where its class template says template_pg
+ * (NULL and "" stay as they are: every rank). */
+CHAKRA_API const char *chakra_set_bind_group(const chakra_set *s, uint32_t rank, const char *template_pg);
+/* The peer rank talks to where its class template says template_peer. */
+CHAKRA_API int32_t chakra_set_bind_peer(const chakra_set *s, uint32_t rank, int32_t template_peer);
+
+/* ---- reading ---- */
+/* Where class cls's bytes are (a path, FILE* or buffer; the set's). */
+CHAKRA_API int chakra_set_input(const chakra_set *s, uint32_t cls, chakra_input *in, chakra_error *err);
+/* Loads class cls's template graph; the caller frees it. */
+CHAKRA_API int chakra_set_load_class(const chakra_set *s, uint32_t cls, const chakra_graph_options *opt,
+                                     chakra_graph **out, chakra_error *err);
+/* Loads the graph rank runs: its class template (for per-rank files, its
+ * own file; with shared classes its names and peers are the template's:
+ * apply the bindings). The caller frees it. */
+CHAKRA_API int chakra_set_load_rank(const chakra_set *s, uint32_t rank, const chakra_graph_options *opt,
+                                    chakra_graph **out, chakra_error *err);
+/* Rank as a stream of nodes. */
+CHAKRA_API int chakra_set_reader(const chakra_set *s, uint32_t rank, const chakra_reader_options *opt,
+                                 chakra_reader **out, chakra_error *err);
+
+/* ---- communicator groups ---- */
+typedef enum chakra_groups_origin {
+  CHAKRA_GROUPS_NONE,    /* no groups file and none from the source */
+  CHAKRA_GROUPS_GIVEN,   /* the file in chakra_set_options.comm_groups */
+  CHAKRA_GROUPS_BESIDE,  /* PREFIX.json, found beside the traces */
+  CHAKRA_GROUPS_SOURCE   /* the source's groups callback */
+} chakra_groups_origin;
+
+/* Reads the groups once (later calls return at once): errors name the
+ * file, line and group; a member outside 0..ranks-1 is reported as a
+ * groups file for another rank count. */
+CHAKRA_API int chakra_set_load_groups(const chakra_set *s, chakra_error *err);
+/* Where the groups come from, and the file (NULL when not a file). Known
+ * once the set is open. */
+CHAKRA_API chakra_groups_origin chakra_set_groups_origin(const chakra_set *s);
+CHAKRA_API const char *chakra_set_groups_path(const chakra_set *s);
+/* After chakra_set_load_groups(): the groups in definition order. */
+CHAKRA_API size_t chakra_set_group_count(const chakra_set *s);
+CHAKRA_API const char *chakra_set_group_name(const chakra_set *s, size_t i);
+CHAKRA_API const uint32_t *chakra_set_group_members(const chakra_set *s, size_t i, uint32_t *n);
+/* Index of the group called name, or -1. */
+CHAKRA_API long chakra_set_group_find(const chakra_set *s, const char *name);
+/* For a source's groups callback: one group (a name defined twice, or a
+ * member outside the set, is an error). */
+CHAKRA_API int chakra_set_add_group(chakra_set *s, const char *name, const uint32_t *ranks, uint32_t n,
+                                    chakra_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
