@@ -55,7 +55,8 @@ static int add_row(chakra_compare *c, size_t *cap, const char *what, double pred
     *cap = nc;
   }
   chakra_compare_row *r = &c->rows[c->n];
-  if (!(r->what = strdup(what))) return -1;
+  if (!(r->label = strdup(what))) return -1;
+  snprintf(r->what, sizeof r->what, "%s", what);
   c->n++;
   r->predicted_ns = pred;
   r->measured_ns = meas;
@@ -84,7 +85,7 @@ static int coll_row(chakra_compare *c, size_t *cap, const char *name, yajl_val p
   cg_quote(name, what, size - 5);
   strcat(what, " time");
   int rc = 0, seen = 0;
-  for (size_t j = 0; j < c->n && !seen; j++) seen = strcmp(c->rows[j].what, what) == 0;
+  for (size_t j = 0; j < c->n && !seen; j++) seen = strcmp(c->rows[j].label, what) == 0;
   double t[2] = {coll_time(ps, name), coll_time(ms, name)};
   for (int side = 0; side < 2 && !seen && !rc; side++)
     if (!isfinite(t[side])) {
@@ -143,7 +144,7 @@ int chakra_compare_reports(const char *predicted, const char *measured, chakra_c
 }
 
 void chakra_compare_free(chakra_compare *c) {
-  for (size_t i = 0; i < c->n; i++) free(c->rows[i].what);
+  for (size_t i = 0; i < c->n; i++) free(c->rows[i].label);
   free(c->rows);
   memset(c, 0, sizeof *c);
 }
@@ -153,7 +154,7 @@ void chakra_compare_free(chakra_compare *c) {
 static void svg_row(jsonw *w, const chakra_compare_row *r, long long y, int left, int width, double max) {
   double wp = r->predicted_ns / max * width, wm = r->measured_ns / max * width;
   textout_printf(w, "<text x=\"%d\" y=\"%lld\" text-anchor=\"end\">", left - 6, y + 15);
-  xmltext_put(w, r->what);
+  xmltext_put(w, r->label ? r->label : r->what);
   textout_printf(w,
                  "</text>\n<rect x=\"%d\" y=\"%lld\" width=\"%.1f\" height=\"11\" fill=\"#4477aa\"/>\n"
                  "<rect x=\"%d\" y=\"%lld\" width=\"%.1f\" height=\"11\" fill=\"#ee6677\"/>\n"

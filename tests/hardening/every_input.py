@@ -66,6 +66,7 @@ INPUTS = {
 # Commands that read no file: their output goes into a missing folder.
 NO_INPUT = {
     "gen microbench": ["--coll", "all_reduce", "--npus", "2", "--size", "1K", "-o", "{}/new"],
+    "gen dlrm": ["--npus", "2", "-q", "-o", "{}/new"],
     "coll gen": ["--coll", "allreduce", "--algo", "ring", "--ranks", "2", "--size", "1K", "-o", "{}/new"],
     "synth": ["-q", "-o", "{}/new"],
 }
