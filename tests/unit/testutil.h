@@ -13,6 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "chakra/attr.h"
 #include "chakra/trace.h"
 
 /* ---- files ---------------------------------------------------------- */
@@ -93,6 +94,39 @@ typedef struct tu_node {
 /* Writes a trace with chakra_writer_*: GlobalMetadata version "1.0.0",
  * then the nodes in array order (the file order). */
 void tu_write_trace(const char *path, const tu_node *nodes, size_t n);
+
+/* A node of a workload rank, with the attributes its type needs:
+ * compute (is_cpu_op = cpu, duration us), send (comm_dst = peer) and
+ * receive (comm_src = peer) with comm_size = size and comm_tag = 3,
+ * collective (comm_type, comm_size = size, pg_name = pg when set). */
+typedef struct tu_wnode {
+  uint64_t id;
+  int type;                 /* CHAKRA_COMP_NODE, CHAKRA_COMM_SEND_NODE, ... (chakra/attr.h) */
+  int cpu;
+  uint64_t us;
+  int32_t peer;
+  uint64_t size;
+  int comm_type;            /* CHAKRA_ALL_REDUCE, ... */
+  const char *pg;
+  uint64_t deps[4];         /* data dependencies: the first n_deps */
+  size_t n_deps;
+} tu_wnode;
+
+/* Initialisers: TU_COMP(2, 10, 0, TU_DEPS(1)) is GPU compute node 2 of
+ * 10 us after node 1; the dependencies are optional. */
+#define TU_DEPS(...) .deps = {__VA_ARGS__}, .n_deps = TU_COUNT(__VA_ARGS__)
+#define TU_COMP(i, us_, cpu_, ...) {.id = (i), .type = CHAKRA_COMP_NODE, .us = (us_), .cpu = (cpu_), __VA_ARGS__}
+#define TU_SEND(i, peer_, size_, ...) \
+  {.id = (i), .type = CHAKRA_COMM_SEND_NODE, .peer = (peer_), .size = (size_), __VA_ARGS__}
+#define TU_RECV(i, peer_, size_, ...) \
+  {.id = (i), .type = CHAKRA_COMM_RECV_NODE, .peer = (peer_), .size = (size_), __VA_ARGS__}
+#define TU_COLL(i, type_, size_, ...) \
+  {.id = (i), .type = CHAKRA_COMM_COLL_NODE, .comm_type = (type_), .size = (size_), __VA_ARGS__}
+
+/* Writes rank r of a workload, PREFIX.r.et, through chakra_builder:
+ * GlobalMetadata version "0.0.4", then the nodes in array order, each
+ * named "n<id>". */
+void tu_write_rank(const char *prefix, uint32_t rank, const tu_wnode *nodes, size_t n);
 
 /* ---- messages ------------------------------------------------------- */
 
