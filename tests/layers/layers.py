@@ -14,9 +14,9 @@ every file of lib/ its module's layer, and reads every #include line:
 A file may include its own module and modules of lower layers; a module of
 the same layer is a sibling it must not reach either (siblings stay
 independent, or they are not one layer). No build file under lib/
-(*.cmake, CMakeLists.txt) may name a file of cli/. The table itself must be
-whole: every folder of lib/ a row, every public header owned by exactly one
-module.
+(*.cmake, CMakeLists.txt) may name a file of cli/, and only the MPI layer
+(MPI_MODULES) includes <mpi.h>. The table itself must be whole: every
+folder of lib/ a row, every public header owned by exactly one module.
 
   layers.py SOURCE_DIR          check the tree; exit 1 listing each violation
   layers.py --self-test         check that the checker finds each kind of
@@ -39,6 +39,9 @@ KNOWN = {
         "not analyze/timeline.c",
 }
 
+# The modules built only with MPI (lib/replay/replay.cmake); cli/ uses MPI too.
+MPI_MODULES = {"replay"}
+MPI_INCLUDE = re.compile(r'^\s*#\s*include\s*<mpi\.h>', re.M)
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 ROW = re.compile(r'^\|\s*(\d+)\s*\|\s*`([a-z0-9_]+)`\s*\|([^|]*)\|', re.M)
 # Headers generated at build time (build/generated/chakra): owned like the rest.
@@ -130,6 +133,10 @@ def check(src):
             continue  # reported above
         layer = table[module][0]
         text = open(path, encoding="utf-8", errors="replace").read()
+        m = MPI_INCLUDE.search(text)
+        if m and module not in MPI_MODULES:
+            problems.append("%s:%d: includes <mpi.h> outside the MPI layer (%s)"
+                            % (rel, text.count("\n", 0, m.start()) + 1, ", ".join(sorted(MPI_MODULES))))
         for m in INCLUDE.finditer(text):
             inc = m.group(1)
             line = text.count("\n", 0, m.start()) + 1
@@ -185,6 +192,7 @@ def self_test():
         "cli": ({"lib/trace/a.c": '#include "../../cli/cli.h"\n'}, "includes a file of cli/"),
         "cmake": ({"lib/sim/sim.cmake": "target_sources(chakra PRIVATE ${CMAKE_SOURCE_DIR}/cli/cmd_sim.c)\n"},
                   "names a file of cli/"),
+        "mpi": ({"lib/sim/a.c": "#include <mpi.h>\n"}, "includes <mpi.h> outside the MPI layer"),
         "module": ({"lib/newmod/a.c": "int x;\n"}, "lib/newmod: a module without a row"),
         "header": ({"include/chakra/new.h": "\n"}, "include/chakra/new.h: no module"),
         "unknown": ({"lib/sim/a.c": '#include "chakra/nothere.h"\n'}, "which no module owns"),
