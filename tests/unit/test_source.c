@@ -11,19 +11,13 @@
 #include <unistd.h>
 
 #include "chakra/build.h"
-#include "chakra/gen.h"
 #include "chakra/set.h"
 #include "testutil.h"
 
 #define NPUS 4
 
 /* A 4-rank all-reduce microbenchmark at tu_dir/NAME. */
-static char *workload(const char *name) {
-  char *prefix = tu_join(tu_dir, name);
-  chakra_error err = {0};
-  if (chakra_gen_microbench(prefix, CHAKRA_ALL_REDUCE, NPUS, 1 << 20, &err)) fail_msg("%s", err.msg);
-  return prefix;
-}
+static char *workload(const char *name) { return tu_microbench(name, NPUS); }
 
 /* Rank r's bytes handed out as a path (r = 0), a FILE* (r = 1) or a buffer
  * (r >= 2); calls counted, overlapping calls detected. */

@@ -2,6 +2,7 @@
 #include "testutil.h"
 
 #include "chakra/build.h"
+#include "chakra/gen.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -208,6 +209,13 @@ void tu_write_trace(const char *path, const tu_node *nodes, size_t n) {
     if (chakra_writer_put(w, &nd.base, &err)) fail_msg("writer_put: %s", err.msg);
   }
   if (chakra_writer_close(w, &err)) fail_msg("writer_close: %s", err.msg);
+}
+
+char *tu_microbench(const char *name, uint32_t npus) {
+  char *prefix = tu_join(tu_dir, name);
+  chakra_error err = {0};
+  if (chakra_gen_microbench(prefix, CHAKRA_ALL_REDUCE, npus, 1 << 20, &err)) fail_msg("%s", err.msg);
+  return prefix;
 }
 
 static void put_wnode(chakra_builder *b, const tu_wnode *nd, char *name, size_t size) {

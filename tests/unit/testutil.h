@@ -112,6 +112,10 @@ typedef struct tu_wnode {
   size_t n_deps;
 } tu_wnode;
 
+/* A 1 MiB all-reduce microbenchmark of npus ranks (chakra gen microbench)
+ * at tu_dir/NAME; the prefix, malloc'd. */
+char *tu_microbench(const char *name, uint32_t npus);
+
 /* Initialisers: TU_COMP(2, 10, 0, TU_DEPS(1)) is GPU compute node 2 of
  * 10 us after node 1; the dependencies are optional. */
 #define TU_DEPS(...) .deps = {__VA_ARGS__}, .n_deps = TU_COUNT(__VA_ARGS__)
