@@ -55,15 +55,6 @@ static uint64_t expand(const char *in, const char *out, const chakra_coll_rule *
   return nodes;
 }
 
-static chakra_graph *rank_graph(const char *prefix, uint32_t r) {
-  char *p = chakra_rank_path_dup(prefix, r);
-  chakra_graph *g;
-  chakra_error err = {0};
-  if (chakra_graph_load(&g, p, NULL, &err)) fail_msg("%s", err.msg);
-  free(p);
-  return g;
-}
-
 static size_t count_type(const chakra_graph *g, int type) {
   size_t n = 0;
   for (size_t i = 0; i < g->n; i++) n += g->nodes[i].type == type;
@@ -84,7 +75,7 @@ static void ring_replaces_the_collective_and_rewires(void **state) {
   uint64_t written = expand(in, out, &r, 1, NULL);
   uint64_t total = 0;
   for (uint32_t rank = 0; rank < NPUS; rank++) {
-    chakra_graph *g = rank_graph(out, rank);
+    chakra_graph *g = tu_rank_graph(out, rank);
     total += g->n;
     int own = rank <= 1; /* ranks 0 and 1 keep their own send or receive */
     assert_int_equal(count_type(g, CHAKRA_COMM_COLL_NODE), 0);
@@ -164,7 +155,7 @@ static void rules_parse_and_match_first(void **state) {
   expand(in, out, rules, 2, &o);
   assert_int_equal(warned.n, 1);
   assert_contains(warned.line[0], "4 collective(s) left as COMM_COLL nodes: no algo rule matches them"); /* one per rank */
-  chakra_graph *g = rank_graph(out, 0);
+  chakra_graph *g = tu_rank_graph(out, 0);
   assert_int_equal(count_type(g, CHAKRA_COMM_COLL_NODE), 1);
   assert_int_not_equal(chakra_graph_find(g, 3), UINT32_MAX);
   int direct_peers = 0, ring_peers = 0;
@@ -182,7 +173,7 @@ static void rules_parse_and_match_first(void **state) {
   memset(&warned, 0, sizeof warned);
   expand(in, out, fallback, 2, &o);
   assert_int_equal(warned.n, 0); /* tree for the all-reduces, ring for the all-gather */
-  g = rank_graph(out, 0);
+  g = tu_rank_graph(out, 0);
   assert_int_equal(count_type(g, CHAKRA_COMM_COLL_NODE), 0);
   chakra_graph_free(g);
   free(in), free(out);
@@ -208,7 +199,7 @@ static void communicator_members_are_the_algorithm_ranks(void **state) {
   assert_int_equal(warned.n, 1);
   assert_contains(warned.line[0], "1 collective(s) left as COMM_COLL nodes");
   for (uint32_t rank = 1; rank <= 3; rank += 2) {
-    chakra_graph *g = rank_graph(out, rank);
+    chakra_graph *g = tu_rank_graph(out, rank);
     assert_int_equal(count_type(g, CHAKRA_COMM_SEND_NODE), 2); /* ring on 2: one reduce-scatter, one gather step */
     for (size_t i = 0; i < g->n; i++) {
       const chakra_gnode *nd = &g->nodes[i];
@@ -217,7 +208,7 @@ static void communicator_members_are_the_algorithm_ranks(void **state) {
     }
     chakra_graph_free(g);
   }
-  chakra_graph *g = rank_graph(out, 2);
+  chakra_graph *g = tu_rank_graph(out, 2);
   assert_int_equal(g->n, 1);
   assert_int_equal(g->nodes[0].type, CHAKRA_COMM_COLL_NODE);
   chakra_graph_free(g);
@@ -240,7 +231,7 @@ static void algorithm_ets_scaled_or_as_made(void **state) {
     expand(in, out, &r, 1, &o);
     assert_int_equal(warned.n, 1);
     assert_contains(warned.line[0], "made for allreduce of 4096 bytes");
-    chakra_graph *g = rank_graph(out, 2);
+    chakra_graph *g = tu_rank_graph(out, 2);
     size_t messages = 0;
     for (size_t i = 0; i < g->n; i++)
       if (g->nodes[i].type == CHAKRA_COMM_SEND_NODE) {
@@ -286,15 +277,8 @@ static void same_bytes_on_any_thread_count(void **state) {
   four.n_rules = 1;
   assert_int_equal(chakra_coll_expand_set(s, b, &four, NULL, &err), 0);
   chakra_set_close(s);
-  for (uint32_t r = 0; r < NPUS; r++) {
-    char *pa = chakra_rank_path_dup(a, r), *pb = chakra_rank_path_dup(b, r);
-    size_t na, nb;
-    uint8_t *ba = tu_read_file(pa, &na), *bb = tu_read_file(pb, &nb);
-    assert_int_equal(na, nb);
-    assert_memory_equal(ba, bb, na);
-    free(ba), free(bb), free(pa), free(pb);
-  }
-  chakra_graph *g = rank_graph(a, 0);
+  tu_assert_same_ranks(a, b, NPUS);
+  chakra_graph *g = tu_rank_graph(a, 0);
   assert_true(count_type(g, CHAKRA_COMP_NODE) > 2); /* reductions at 50 GB/s */
   chakra_graph_free(g);
   free(in), free(a), free(b);

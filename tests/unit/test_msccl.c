@@ -54,15 +54,6 @@ static void convert(const char *xml, const char *prefix, chakra_coll_msccl_optio
   if (chakra_coll_from_msccl(xml, prefix, &o, &err)) fail_msg("%s", err.msg);
 }
 
-static chakra_graph *rank_graph(const char *prefix, uint32_t r) {
-  char *p = chakra_rank_path_dup(prefix, r);
-  chakra_graph *g;
-  chakra_error err = {0};
-  if (chakra_graph_load(&g, p, NULL, &err)) fail_msg("%s", err.msg);
-  free(p);
-  return g;
-}
-
 static const ChakraProtoMsg__AttributeProto *meta_attr(const chakra_graph *g, const char *name) {
   for (size_t i = 0; i < g->metadata->n_attr; i++)
     if (strcmp(g->metadata->attr[i]->name, name) == 0) return g->metadata->attr[i];
@@ -94,7 +85,7 @@ static void steps_become_nodes(void **state) {
   char *xml = xml_file("t.xml", two_gpus), *out = tu_join(tu_dir, "t");
   convert(xml, out, (chakra_coll_msccl_options){.size = 4096, .reduce_bw = 50});
   for (uint32_t r = 0; r < 2; r++) {
-    chakra_graph *g = rank_graph(out, r);
+    chakra_graph *g = tu_rank_graph(out, r);
     int32_t peer = (int32_t)(1 - r);
     int32_t out_chan = r == 0 ? 0 : 1, in_chan = 1 - out_chan; /* each rank sends on its block 0's channel */
     /* ids in block order, a nop writes nothing: send, send, recv, recv, copy */
@@ -141,7 +132,7 @@ static void costs_and_digest_follow_their_inputs(void **state) {
   char *xml = xml_file("t.xml", two_gpus), *a = tu_join(tu_dir, "a"), *b = tu_join(tu_dir, "b");
   convert(xml, a, (chakra_coll_msccl_options){.size = 4096, .reduce_bw = 50});
   convert(xml, b, (chakra_coll_msccl_options){.size = 4096, .reduce_bw = 25});
-  chakra_graph *ga = rank_graph(a, 0), *gb = rank_graph(b, 0);
+  chakra_graph *ga = tu_rank_graph(a, 0), *gb = tu_rank_graph(b, 0);
   int64_t fast = node_int(ga, 4, "duration_ns"), slow = node_int(gb, 4, "duration_ns");
   assert_true(fast > 0);
   assert_true(slow >= 2 * fast && slow <= 2 * fast + 2); /* half the bandwidth, twice the time */
@@ -153,7 +144,7 @@ static void costs_and_digest_follow_their_inputs(void **state) {
   snprintf(longer, sizeof two_gpus + 1, "%s\n", two_gpus);
   tu_write_text(xml, longer);
   convert(xml, a, (chakra_coll_msccl_options){.size = 4096, .reduce_bw = 50});
-  ga = rank_graph(a, 0);
+  ga = tu_rank_graph(a, 0);
   assert_string_not_equal(meta_attr(ga, "input_sha256")->string_val, sha);
   chakra_graph_free(ga);
   free(longer), free(xml), free(a), free(b);
@@ -166,7 +157,7 @@ static void compat_keeps_the_reference_conventions(void **state) {
   (void)state;
   char *xml = xml_file("t.xml", two_gpus), *out = tu_join(tu_dir, "c");
   convert(xml, out, (chakra_coll_msccl_options){.size = 4096, .reduce_bw = 50, .compat = 1});
-  chakra_graph *g = rank_graph(out, 0);
+  chakra_graph *g = tu_rank_graph(out, 0);
   assert_int_equal(g->n, 4);
   static const uint64_t ids[] = {0, 1, 2, 4}; /* the nop was 3 */
   for (uint32_t i = 0; i < 4; i++) {
@@ -220,14 +211,7 @@ static void same_bytes_on_any_thread_count(void **state) {
   char *xml = xml_file("t.xml", two_gpus), *a = tu_join(tu_dir, "a"), *b = tu_join(tu_dir, "b");
   convert(xml, a, (chakra_coll_msccl_options){.size = 1 << 20, .reduce_bw = 50, .threads = 1});
   convert(xml, b, (chakra_coll_msccl_options){.size = 1 << 20, .reduce_bw = 50, .threads = 4});
-  for (uint32_t r = 0; r < 2; r++) {
-    char *pa = chakra_rank_path_dup(a, r), *pb = chakra_rank_path_dup(b, r);
-    size_t na, nb;
-    uint8_t *ba = tu_read_file(pa, &na), *bb = tu_read_file(pb, &nb);
-    assert_int_equal(na, nb);
-    assert_memory_equal(ba, bb, na);
-    free(ba), free(bb), free(pa), free(pb);
-  }
+  tu_assert_same_ranks(a, b, 2);
   free(xml), free(a), free(b);
 }
 

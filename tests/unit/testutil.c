@@ -260,6 +260,26 @@ void tu_write_rank(const char *prefix, uint32_t rank, const tu_wnode *nodes, siz
   chakra_builder_free(b);
 }
 
+chakra_graph *tu_rank_graph(const char *prefix, uint32_t r) {
+  char *p = chakra_rank_path_dup(prefix, r);
+  assert_non_null(p);
+  chakra_graph *g;
+  chakra_error err = {0};
+  if (chakra_graph_load(&g, p, NULL, &err)) fail_msg("%s", err.msg);
+  free(p);
+  return g;
+}
+
+void tu_assert_same_ranks(const char *a, const char *b, uint32_t n) {
+  for (uint32_t r = 0; r < n; r++) {
+    char *pa = chakra_rank_path_dup(a, r), *pb = chakra_rank_path_dup(b, r);
+    size_t na, nb;
+    uint8_t *ba = tu_read_file(pa, &na), *bb = tu_read_file(pb, &nb);
+    if (na != nb || memcmp(ba, bb, na) != 0) fail_msg("%s and %s differ", pa, pb);
+    free(ba), free(bb), free(pa), free(pb);
+  }
+}
+
 void tu_collect_line(void *ctx, const chakra_problem *p) {
   tu_lines *l = ctx;
   if (l->n < (int)(sizeof l->line / sizeof l->line[0])) {

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "chakra/attr.h"
+#include "chakra/graph.h"
 #include "chakra/trace.h"
 
 /* ---- files ---------------------------------------------------------- */
@@ -131,6 +132,12 @@ char *tu_microbench(const char *name, uint32_t npus);
  * GlobalMetadata version "0.0.4", then the nodes in array order, each
  * named "n<id>". */
 void tu_write_rank(const char *prefix, uint32_t rank, const tu_wnode *nodes, size_t n);
+
+/* Rank r of the workload at prefix, loaded (fails the test otherwise). */
+chakra_graph *tu_rank_graph(const char *prefix, uint32_t r);
+/* Fails the test unless ranks 0..n-1 of workloads a and b are the same
+ * bytes. */
+void tu_assert_same_ranks(const char *a, const char *b, uint32_t n);
 
 /* ---- messages ------------------------------------------------------- */
 
