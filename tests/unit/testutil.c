@@ -220,8 +220,10 @@ char *tu_microbench(const char *name, uint32_t npus) {
 
 static void put_wnode(chakra_builder *b, const tu_wnode *nd, char *name, size_t size) {
   snprintf(name, size, "n%llu", (unsigned long long)nd->id);
-  chakra_builder_node(b, nd->id, name, nd->type);
+  chakra_builder_node(b, nd->id, nd->name ? nd->name : name, nd->type);
   chakra_builder_data_deps(b, nd->deps, nd->n_deps);
+  chakra_builder_ctrl_deps(b, nd->ctrl, nd->n_ctrl);
+  if (nd->start_us) chakra_builder_start_time(b, nd->start_us);
   chakra_builder_bool(b, "is_cpu_op", nd->cpu);
   switch (nd->type) {
     case CHAKRA_COMP_NODE: chakra_builder_duration(b, nd->us); break;

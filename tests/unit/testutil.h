@@ -99,7 +99,8 @@ void tu_write_trace(const char *path, const tu_node *nodes, size_t n);
 /* A node of a workload rank, with the attributes its type needs:
  * compute (is_cpu_op = cpu, duration us), send (comm_dst = peer) and
  * receive (comm_src = peer) with comm_size = size and comm_tag = 3,
- * collective (comm_type, comm_size = size, pg_name = pg when set). */
+ * collective (comm_type, comm_size = size, pg_name = pg when set); a name,
+ * control dependencies and a recorded start when given. */
 typedef struct tu_wnode {
   uint64_t id;
   int type;                 /* CHAKRA_COMP_NODE, CHAKRA_COMM_SEND_NODE, ... (chakra/attr.h) */
@@ -111,6 +112,10 @@ typedef struct tu_wnode {
   const char *pg;
   uint64_t deps[4];         /* data dependencies: the first n_deps */
   size_t n_deps;
+  const uint64_t *ctrl;     /* control dependencies (TU_CTRL) */
+  size_t n_ctrl;
+  const char *name;         /* NULL: "n<id>" */
+  uint64_t start_us;        /* recorded start_time_micros; 0 = none */
 } tu_wnode;
 
 /* A 1 MiB all-reduce microbenchmark of npus ranks (chakra gen microbench)
@@ -129,8 +134,7 @@ char *tu_microbench(const char *name, uint32_t npus);
   {.id = (i), .type = CHAKRA_COMM_COLL_NODE, .comm_type = (type_), .size = (size_), __VA_ARGS__}
 
 /* Writes rank r of a workload, PREFIX.r.et, through chakra_builder:
- * GlobalMetadata version "0.0.4", then the nodes in array order, each
- * named "n<id>". */
+ * GlobalMetadata version "0.0.4", then the nodes in array order. */
 void tu_write_rank(const char *prefix, uint32_t rank, const tu_wnode *nodes, size_t n);
 
 /* Rank r of the workload at prefix, loaded (fails the test otherwise). */
