@@ -14,19 +14,15 @@
 
 #include "chakra/error.h"
 #include "chakra/export.h"
+#include "chakra/node.h"
 #include "chakra/set.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum chakra_coll_type {
-  CHAKRA_COLL_ALLREDUCE,
-  CHAKRA_COLL_ALLGATHER,
-  CHAKRA_COLL_REDUCESCATTER,
-  CHAKRA_COLL_ALLTOALL,
-  CHAKRA_COLL_TYPES
-} chakra_coll_type;
+/* chakra_coll_type, the collectives run natively, is node vocabulary
+ * (chakra/node.h). */
 
 typedef enum chakra_coll_algo {
   CHAKRA_ALGO_RING,

@@ -24,12 +24,7 @@
 #define NPUS 4
 
 /* A 4-rank all-reduce microbenchmark at tu_dir/P. */
-static char *workload(const char *name) {
-  char *prefix = tu_join(tu_dir, name);
-  chakra_error err = {0};
-  if (chakra_gen_microbench(prefix, CHAKRA_ALL_REDUCE, NPUS, 1 << 20, &err)) fail_msg("%s", err.msg);
-  return prefix;
-}
+static char *workload(const char *name) { return tu_microbench(name, NPUS); }
 
 static char *rank_file(const char *prefix, uint32_t r) {
   char *p = chakra_rank_path_dup(prefix, r);

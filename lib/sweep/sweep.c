@@ -13,7 +13,6 @@
 #include "../util/jsonw.h"
 #include "../util/outfile.h"
 #include "../util/tasks.h"
-#include "simconfig.h"
 
 /* What an axis sets. */
 typedef enum {
@@ -338,14 +337,13 @@ static int apply_value(const sweep_axis *a, size_t v, chakra_sim_config *c, chak
   return 0;
 }
 
-/* Replaces c's network with dims (the struct is private to lib/sim). */
+/* Replaces c's network with one of dims. */
 static int replace_topo(chakra_sim_config *c, const chakra_topo_dim *dims, int ndims, chakra_error *err) {
   chakra_topo *t;
   int rc = chakra_topo_new(&t, dims, ndims, err);
-  if (rc) return rc;
-  chakra_topo_free(c->topo);
-  c->topo = t;
-  return 0;
+  if (!rc) rc = chakra_sim_config_set_topo(c, t, err);
+  chakra_topo_free(t);
+  return rc;
 }
 
 /* Loads files and sets value choice[a] of every axis a (choice NULL: every
@@ -356,8 +354,9 @@ static int build(const chakra_sweep *s, const size_t *choice, const chakra_sim_f
   int rc = chakra_sim_config_load(&c, files, diag, diag_ctx, err);
   if (rc) return rc;
   chakra_topo_dim dims[CHAKRA_TOPO_MAX_DIMS];
-  int ndims = chakra_topo_dims(c->topo), net = 0;
-  for (int d = 0; d < ndims; d++) dims[d] = *chakra_topo_dim_at(c->topo, d);
+  const chakra_topo *topo = chakra_sim_config_topo(c);
+  int ndims = chakra_topo_dims(topo), net = 0;
+  for (int d = 0; d < ndims; d++) dims[d] = *chakra_topo_dim_at(topo, d);
   for (size_t a = 0; a < s->n_fixed && !rc; a++)
     rc = apply_value(&s->fixed[a], 0, c, dims, ndims, choice ? NULL : diag, diag_ctx, err);
   for (size_t a = 0; a < s->n_axes && !rc; a++) {
