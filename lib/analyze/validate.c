@@ -8,6 +8,7 @@
 
 #include "../trace/setint.h"
 #include "../util/commgroups.h"
+#include "../util/nameidx.h"
 #include "chakra/graph.h"
 #include "chakra/node.h"
 #include "chakra/trace.h"
@@ -40,8 +41,9 @@ typedef struct vstate {
   p2p *sends, *recvs;
   size_t n_sends, n_recvs, cap_sends, cap_recvs;
   rank_colls *colls;
-  char **groups;
-  size_t n_groups;
+  char **groups;         /* the groups the collectives name */
+  size_t n_groups, cap_groups;
+  nameidx group_idx;     /* their names (a lookup per collective) */
   dl_rank *dl;           /* per rank, for the deadlock check (multi-rank only) */
   const chakra_graph *g; /* the graph being checked */
   p2p *keys;             /* receive key index -> its (src, dst, tag, size) */
@@ -118,16 +120,20 @@ static int push(void **v, size_t *n, size_t *cap, size_t elem, const void *x) {
 
 static uint32_t group_index(vstate *s, const char *name) {
   if (chakra_pg_is_world(name)) name = "";
-  for (size_t i = 0; i < s->n_groups; i++)
-    if (strcmp(s->groups[i], name) == 0) return (uint32_t)i;
-  char **g = realloc(s->groups, (s->n_groups + 1) * sizeof *g);
-  if (!g || !(g[s->n_groups] = strdup(name))) {
-    if (g) s->groups = g;
+  long i = nameidx_find(&s->group_idx, (nameidx_recs){s->groups, sizeof *s->groups, 0}, name);
+  if (i >= 0) return (uint32_t)i;
+  char *copy = strdup(name);
+  if (!copy || push((void **)&s->groups, &s->n_groups, &s->cap_groups, sizeof copy, &copy)) {
+    free(copy);
     s->oom = 1;
     return 0;
   }
-  s->groups = g;
-  return (uint32_t)s->n_groups++;
+  if (nameidx_sync(&s->group_idx, (nameidx_recs){s->groups, sizeof *s->groups, 0}, s->n_groups)) {
+    free(s->groups[--s->n_groups]);
+    s->oom = 1;
+    return 0;
+  }
+  return (uint32_t)s->n_groups - 1;
 }
 
 static uint32_t node_group(void *ctx, uint32_t i) {
@@ -595,6 +601,7 @@ int chakra_validate_set(const chakra_set *set, const chakra_validate_options *op
   for (int r = 0; r < n; r++) free(s.colls[r].v);
   for (size_t i = 0; i < s.n_groups; i++) free(s.groups[i]);
   free(s.groups);
+  nameidx_free(&s.group_idx);
   free(s.colls);
   free(s.sends);
   free(s.recvs);

@@ -170,7 +170,6 @@ typedef struct xcoll {    /* one COMM_COLL node of one rank */
   int type;               /* chakra_coll_type, or -1 */
   int rule;               /* index of the rule used, or -1: left alone */
   int64_t lib;            /* index into libs when the rule names a prefix */
-  uint32_t inst;          /* instance number within its group on this rank */
   uint64_t id_base;
   uint32_t n_nodes;
   uint64_t *deps;         /* data + control deps, as written */
@@ -448,11 +447,9 @@ static xcoll *find_coll(const xrank *k, uint64_t id) {
   return lo < k->n && k->v[k->by_id[lo]].id == id ? &k->v[k->by_id[lo]] : NULL;
 }
 
-/* Resolves communicators, chooses algorithms, numbers instances and places
- * ids for rank r. */
-static int plan_rank(xstate *x, uint32_t r, char **pgs, uint32_t *inst_ctr) {
+/* Resolves communicators, chooses algorithms and places ids for rank r. */
+static int plan_rank(xstate *x, uint32_t r, char **pgs) {
   xrank *k = &x->ranks[r];
-  memset(inst_ctr, 0, x->groups.n * sizeof *inst_ctr);
   uint64_t next = k->max_id + 1;
   for (size_t i = 0; i < k->n; i++) {
     xcoll *c = &k->v[i];
@@ -467,7 +464,6 @@ static int plan_rank(xstate *x, uint32_t r, char **pgs, uint32_t *inst_ctr) {
     if (pos >= grp->n || grp->members[pos] != r)
       return chakra_error_set(x->err, CHAKRA_EINVAL, "%s: rank %u: node %llu: the rank is not a member of communicator '%s'",
                               k->path, r, (unsigned long long)c->id, grp->name);
-    c->inst = inst_ctr[g]++;
     int rc = choose(x, c, pgs[i], r);
     if (!rc && c->rule >= 0) rc = place_coll(x, c, r, &next);
     if (rc) return rc;
@@ -947,23 +943,11 @@ static int plan(xstate *x) {
   if (!pgs) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
   int rc = 0;
   for (uint32_t r = 0; !rc && r < x->npus; r++) rc = pass1_rank(x, r, &pgs[r]);
-  if (!rc && coll_groups_find(&x->groups, "") < 0) {
-    /* the whole world, for collectives without pg_name */
-    coll_group *v = coll_grow(x->groups.v, x->groups.n, &x->groups.cap, sizeof *v);
-    if (!v) rc = chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
-    else {
-      x->groups.v = v;
-      v[x->groups.n] = (coll_group){strdup(""), malloc(sizeof(uint32_t)), 0};
-      if (!v[x->groups.n].name || !v[x->groups.n].members) rc = chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
-      x->groups.n++;
-    }
-  }
+  /* the whole world, for collectives without pg_name */
+  if (!rc && coll_groups_find(&x->groups, "") < 0) rc = coll_groups_add(&x->groups, "", NULL, 0, x->err);
   if (!rc) rc = coll_groups_finish(&x->groups, x->npus, x->err);
-  uint32_t *ctr = rc ? NULL : malloc((x->groups.n ? x->groups.n : 1) * sizeof *ctr);
-  if (!rc && !ctr) rc = chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
-  for (uint32_t r = 0; !rc && r < x->npus; r++) rc = plan_rank(x, r, pgs[r], ctr);
+  for (uint32_t r = 0; !rc && r < x->npus; r++) rc = plan_rank(x, r, pgs[r]);
   if (!rc) rc = plan_tags(x);
-  free(ctr);
   for (uint32_t r = 0; r < x->npus; r++) {
     for (size_t i = 0; pgs[r] && i < x->ranks[r].n; i++) free(pgs[r][i]);
     free(pgs[r]);
