@@ -91,6 +91,9 @@ static void synth_opts(chakra_synth_config *c, synth_cli *s, cli_opt *out, size_
        .help = "write only these ranks, e.g. 0,4-7"},
       {.name = "stage-compat", .alias = "stage_compat", .kind = CLI_OPT_FLAG, .dest = &c->stage_compat,
        .help = "STAGE's files for the same command line (gpt/dense/llama/debug: byte for byte, ids included)"},
+      {.name = "singleton-groups", .kind = CLI_OPT_FLAG, .dest = &c->singleton_groups,
+       .help = "PREFIX.json lists the groups of one rank too, as STAGE does (a degree of 1 makes one per rank; "
+               "always with --stage-compat)"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &s->prefix,
        .metavar = "PREFIX", .help = "writes PREFIX.<r>.et and PREFIX.json (required, or STAGE's two below)", .file = CLI_FILE_OUT_PREFIX},
       {.name = "output_dir", .alias = "output-dir", .kind = CLI_OPT_STRING, .dest = &s->out_dir, .metavar = "DIR",

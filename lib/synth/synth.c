@@ -409,7 +409,7 @@ static int write_all(const chakra_synth_config *c, const char *prefix, emit_stag
    * not leave new groups beside old ranks, nor remove the old groups) */
   int rc = outfile_group_begin(err);
   if (!rc) {
-    rc = layout_write_groups(l, json, err);
+    rc = layout_write_groups(l, json, c->singleton_groups || c->stage_compat, err);
     if (!rc) rc = emit_write_ranks(prefix, stages, &meta, &fn, list, n, c->threads, &bytes, err);
     int end = outfile_group_end(!rc, rc ? NULL : err);
     if (!rc) rc = end;
