@@ -127,8 +127,8 @@ int cmd_stats(int argc, char **argv) {
   for (int r = 0; r < n && !rc; r++) {
     names[r] = chakra_set_rank_name(set, (uint32_t)r);
     rc = chakra_stats_set_rank(set, (uint32_t)r, ignore_ctrl, &ranks[r], &err);
-    if (!rc && chakra_stats_add(&total, &ranks[r])) rc = chakra_error_set(&err, CHAKRA_ENOMEM, "out of memory");
   }
+  if (!rc && chakra_stats_sum(&total, ranks, (size_t)n)) rc = chakra_error_set(&err, CHAKRA_ENOMEM, "out of memory");
   if (!rc) {
     if (json) {
       rc = chakra_stats_write_json("-", names, ranks, (size_t)n, &total, &err);
