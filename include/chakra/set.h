@@ -152,7 +152,8 @@ typedef enum chakra_groups_origin {
   CHAKRA_GROUPS_NONE,    /* no groups file and none from the source */
   CHAKRA_GROUPS_GIVEN,   /* the file in chakra_set_options.comm_groups */
   CHAKRA_GROUPS_BESIDE,  /* PREFIX.json, found beside the traces */
-  CHAKRA_GROUPS_SOURCE   /* the source's groups callback */
+  CHAKRA_GROUPS_SOURCE,  /* the source's groups callback */
+  CHAKRA_GROUPS_MANIFEST /* a shared set's manifest: its grid's rule (no file), or its table's groups file */
 } chakra_groups_origin;
 
 /* Reads the groups once (later calls return at once): errors name the
@@ -173,6 +174,133 @@ CHAKRA_API long chakra_set_group_find(const chakra_set *s, const char *name);
  * member outside the set, is an error). */
 CHAKRA_API int chakra_set_add_group(chakra_set *s, const char *name, const uint32_t *ranks, uint32_t n,
                                     chakra_error *err);
+
+/* ---- the shared form on disk (docs/format.md, "Shared trace sets") ----
+ *
+ * A set stored as rank classes: PREFIX.set.json, the manifest, and
+ * PREFIX.class<k>.et, one template per class (an ordinary ET, written for
+ * the class's representative rank: its group names and peers are that
+ * rank's). The manifest says, for every rank, its class and how the
+ * template's group names (pg_name) and peers (comm_src, comm_dst) become
+ * the rank's own:
+ *  - grid: ranks are the points of a grid of named axes (rank = mixed
+ *    radix, first axis fastest); a class is a point on the class axes; a
+ *    rank's binding translates its class representative's coordinates on
+ *    the other axes to its own (modulo each axis's size), and group names
+ *    are numbers given by rules (one group per combination of the other
+ *    axes, numbered from `first` as STAGE numbers them). Nothing is stored
+ *    per rank: a million ranks cost what eight do.
+ *  - table: per rank its class and its value for each role of the class
+ *    (the template's distinct group names, then peers, in order of first
+ *    appearance); the groups are a comm-group file beside the manifest.
+ * chakra_set_open() reads either form from PREFIX (PREFIX.set.json when it
+ * exists); a manifest is read, checked and written here, so that writers
+ * of the shared form (synth --shared, share, coll expand) make the same
+ * files.
+ *
+ * Template names in a manifest are relative to the manifest's folder. A
+ * manifest is immutable once read or built, except through the building
+ * calls, and may be read from several threads at once. */
+#define CHAKRA_SET_MANIFEST_VERSION 1
+
+typedef struct chakra_manifest chakra_manifest;
+
+typedef enum chakra_manifest_layout {
+  CHAKRA_MANIFEST_GRID = 1, /* bindings by rule */
+  CHAKRA_MANIFEST_TABLE = 2 /* bindings by table */
+} chakra_manifest_layout;
+
+/* "PREFIX.set.json" and "PREFIX.class<k>.et" in new memory (free() them),
+ * NULL when out of memory. */
+CHAKRA_API char *chakra_manifest_path_dup(const char *prefix);
+CHAKRA_API char *chakra_class_path_dup(const char *prefix, uint32_t cls);
+
+/* Reads and checks a manifest. Every problem is one line naming the file,
+ * the line and the member ("g.set.json: line 7: layout.axes[1].size:
+ * expected a whole number from 1"); an unknown "chakra_trace_set" version
+ * is CHAKRA_EFORMAT naming the versions this library reads. */
+CHAKRA_API int chakra_manifest_read(chakra_manifest **out, const char *path, chakra_error *err);
+/* The same from len bytes of text; name names it in messages. */
+CHAKRA_API int chakra_manifest_parse(chakra_manifest **out, const char *text, size_t len, const char *name,
+                                     chakra_error *err);
+/* NULL is allowed. */
+CHAKRA_API void chakra_manifest_free(chakra_manifest *m);
+/* The manifest a set was opened from (owned by the set), or NULL for
+ * per-rank files and sources. */
+CHAKRA_API const chakra_manifest *chakra_set_manifest(const chakra_set *s);
+
+/* What a manifest says. cls < classes, rank < ranks. */
+CHAKRA_API chakra_manifest_layout chakra_manifest_kind(const chakra_manifest *m);
+CHAKRA_API uint32_t chakra_manifest_ranks(const chakra_manifest *m);
+CHAKRA_API uint32_t chakra_manifest_classes(const chakra_manifest *m);
+/* The template's name as the manifest writes it (relative to its folder). */
+CHAKRA_API const char *chakra_manifest_template(const chakra_manifest *m, uint32_t cls);
+CHAKRA_API uint32_t chakra_manifest_rep(const chakra_manifest *m, uint32_t cls);
+CHAKRA_API uint32_t chakra_manifest_class_of(const chakra_manifest *m, uint32_t rank);
+/* The group name rank uses where its class template says template_pg, and
+ * the peer for template_peer. A name or peer the binding does not cover
+ * (no grid group, no role of the class) is the template's. The string
+ * lives as long as m. */
+CHAKRA_API const char *chakra_manifest_bind_group(const chakra_manifest *m, uint32_t rank, const char *template_pg);
+CHAKRA_API int32_t chakra_manifest_bind_peer(const chakra_manifest *m, uint32_t rank, int32_t template_peer);
+/* The comm-group file (table layout) as written, or NULL. */
+CHAKRA_API const char *chakra_manifest_groups_file(const chakra_manifest *m);
+
+/* Grid layout: the axes (first fastest), which of them are class axes,
+ * and the group rules (each: the axes a group spans, the other axes from
+ * slowest to fastest, which number the groups, and the first number). */
+CHAKRA_API uint32_t chakra_manifest_axes(const chakra_manifest *m);
+CHAKRA_API const char *chakra_manifest_axis_name(const chakra_manifest *m, uint32_t axis);
+CHAKRA_API uint32_t chakra_manifest_axis_size(const chakra_manifest *m, uint32_t axis);
+CHAKRA_API int chakra_manifest_axis_is_class(const chakra_manifest *m, uint32_t axis);
+CHAKRA_API size_t chakra_manifest_group_rules(const chakra_manifest *m);
+/* Rule i's axes and order as axis indexes (*n receives the count) and its
+ * first group number. */
+CHAKRA_API const uint32_t *chakra_manifest_rule_axes(const chakra_manifest *m, size_t i, uint32_t *n);
+CHAKRA_API const uint32_t *chakra_manifest_rule_order(const chakra_manifest *m, size_t i, uint32_t *n);
+CHAKRA_API uint64_t chakra_manifest_rule_first(const chakra_manifest *m, size_t i);
+
+/* Table layout: the roles of class cls (the template's distinct group
+ * names and peers, in order of first appearance) and rank's value for
+ * each. */
+CHAKRA_API uint32_t chakra_manifest_group_roles(const chakra_manifest *m, uint32_t cls);
+CHAKRA_API uint32_t chakra_manifest_peer_roles(const chakra_manifest *m, uint32_t cls);
+CHAKRA_API const char *chakra_manifest_rank_group(const chakra_manifest *m, uint32_t rank, uint32_t role);
+CHAKRA_API int32_t chakra_manifest_rank_peer(const chakra_manifest *m, uint32_t rank, uint32_t role);
+
+/* Building one (writers of the shared form): a new manifest of `ranks`
+ * ranks, then for a grid its axes (in order, first fastest), group rules
+ * and classes (in class order: the class axes' coordinates as a mixed
+ * radix, first class axis fastest); for a table its classes with their
+ * roles, every rank's values and the groups file. Strings are copied.
+ * Each call checks what it can at once (CHAKRA_EINVAL, one line);
+ * chakra_manifest_check() checks the whole, as reading does. */
+CHAKRA_API int chakra_manifest_new(chakra_manifest **out, chakra_manifest_layout kind, uint32_t ranks,
+                                   chakra_error *err);
+CHAKRA_API int chakra_manifest_copy(chakra_manifest **out, const chakra_manifest *m, chakra_error *err);
+CHAKRA_API int chakra_manifest_add_axis(chakra_manifest *m, const char *name, uint32_t size, int class_axis,
+                                        chakra_error *err);
+CHAKRA_API int chakra_manifest_add_group_rule(chakra_manifest *m, const char *const *axes, uint32_t n_axes,
+                                              const char *const *order, uint32_t n_order, uint64_t first,
+                                              chakra_error *err);
+/* Appends class (index: the classes before it). */
+CHAKRA_API int chakra_manifest_add_class(chakra_manifest *m, const char *template_name, uint32_t rep,
+                                         chakra_error *err);
+CHAKRA_API int chakra_manifest_set_template(chakra_manifest *m, uint32_t cls, const char *template_name,
+                                            chakra_error *err);
+/* Table: class cls's roles; then each rank's class and values (n_groups
+ * and n_peers of that class's roles). */
+CHAKRA_API int chakra_manifest_set_roles(chakra_manifest *m, uint32_t cls, const char *const *groups,
+                                         uint32_t n_groups, const int32_t *peers, uint32_t n_peers,
+                                         chakra_error *err);
+CHAKRA_API int chakra_manifest_set_rank(chakra_manifest *m, uint32_t rank, uint32_t cls, const char *const *groups,
+                                        const int32_t *peers, chakra_error *err);
+CHAKRA_API int chakra_manifest_set_groups_file(chakra_manifest *m, const char *path, chakra_error *err);
+CHAKRA_API int chakra_manifest_check(const chakra_manifest *m, chakra_error *err);
+/* Checks m and writes it to path (an output: temporary, then renamed,
+ * under the program's output set; chakra/output.h) or to a sink. */
+CHAKRA_API int chakra_manifest_write(const chakra_manifest *m, const char *path, chakra_error *err);
+CHAKRA_API int chakra_manifest_write_to(const chakra_manifest *m, const chakra_sink *out, chakra_error *err);
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,7 @@ struct chakra_set {
   int groups_loaded, groups_rc;
   chakra_error groups_err;
   cg_set groups;
+  chakra_manifest *man;     /* a shared set's manifest, or NULL */
 };
 
 /* ---- rank files ---- */
@@ -279,11 +280,13 @@ void chakra_set_close(chakra_set *s) {
   free(s->prefix);
   free(s->groups_path);
   cg_set_free(&s->groups);
+  chakra_manifest_free(s->man);
   pthread_mutex_destroy(&s->lock);
   free(s);
 }
 
 uint32_t chakra_set_ranks(const chakra_set *s) { return s->n; }
+const chakra_manifest *chakra_set_manifest(const chakra_set *s) { return s->man; }
 const char *chakra_set_prefix(const chakra_set *s) { return s->prefix; }
 const char *chakra_set_rank_path(const chakra_set *s, uint32_t rank) { return s->paths ? s->paths[rank] : NULL; }
 
