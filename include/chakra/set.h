@@ -8,6 +8,9 @@
  *  - per-rank files: PREFIX.0.et, PREFIX.1.et, ... (chakra_set_open), an
  *    explicit file list (chakra_set_open_files), or the FILE... | PREFIX
  *    arguments the commands take (chakra_set_open_args);
+ *  - the shared form: PREFIX.set.json and one template per rank class
+ *    (below), which chakra_set_open() reads whenever PREFIX.set.json
+ *    exists, so every command takes either form of a set;
  *  - a source: callbacks the caller fills (chakra_set_from_source), for
  *    traces held in memory, produced in-process or reached another way;
  *    tests and language bindings use it.
@@ -19,10 +22,13 @@
  * the identity". Consumers that care (the simulator, coll expand, stats)
  * load each class once (chakra_set_load_class) and apply the bindings
  * (chakra_set_bind_group, chakra_set_bind_peer); the others read ranks
- * (chakra_set_load_rank, chakra_set_reader). A source supplies classes
+ * (chakra_set_load_rank, chakra_set_reader), which apply them: a rank
+ * read that way is its own graph, group names and peers included, and
+ * so are the nodes its graph reads again. A source supplies classes
  * through the class callbacks; left NULL, every rank is its own class.
  *
- * Communicator groups come from the comm-group file given, else from
+ * Communicator groups come from the comm-group file given, else from a
+ * shared set's manifest (its rules, or its table's file), else from
  * PREFIX.json beside the traces when it exists (chakra_set_groups_origin()
  * says which, for the commands' summaries), else from the source. They
  * are read when first asked for (chakra_set_load_groups), so a command
@@ -67,8 +73,11 @@ typedef struct chakra_set_options {
   int no_default_groups;
 } chakra_set_options;
 
-/* PREFIX.<r>.et (chakra_rank_path()). opt may be NULL. On failure *out is
- * NULL and err says which rank file is missing, or where the gap is. */
+/* PREFIX.set.json when it exists (the shared form: its templates must
+ * exist, and PREFIX.0.et must not, since one of the two would be out of
+ * date), else PREFIX.<r>.et (chakra_rank_path()). opt may be NULL. On
+ * failure *out is NULL and err says which file is missing, or where the
+ * gap is. */
 CHAKRA_API int chakra_set_open(chakra_set **out, const char *prefix, const chakra_set_options *opt,
                                chakra_error *err);
 /* The given files as ranks 0..n-1 ("-" = standard input). */
@@ -76,7 +85,8 @@ CHAKRA_API int chakra_set_open_files(chakra_set **out, const char *const *paths,
                                      const chakra_set_options *opt, chakra_error *err);
 /* Command-line arguments FILE.et... | PREFIX: each argument that names a
  * file (or is "-") is one rank, any other is a prefix whose ranks follow
- * in order. A single PREFIX argument is chakra_set_open(). */
+ * in order. A single PREFIX argument is chakra_set_open(), and so is a
+ * single PREFIX.set.json; a shared set among other arguments is refused. */
 CHAKRA_API int chakra_set_open_args(chakra_set **out, const char *const *args, uint32_t n,
                                     const chakra_set_options *opt, chakra_error *err);
 
@@ -138,12 +148,16 @@ CHAKRA_API int chakra_set_input(const chakra_set *s, uint32_t cls, chakra_input 
 /* Loads class cls's template graph; the caller frees it. */
 CHAKRA_API int chakra_set_load_class(const chakra_set *s, uint32_t cls, const chakra_graph_options *opt,
                                      chakra_graph **out, chakra_error *err);
-/* Loads the graph rank runs: its class template (for per-rank files, its
- * own file; with shared classes its names and peers are the template's:
- * apply the bindings). The caller frees it. */
+/* Loads the graph rank runs: its own file, or its class template with
+ * its bindings applied (group names, comm_src and comm_dst are the
+ * rank's; chakra_graph_read_node() returns the rank's nodes too). The
+ * graph is named "TEMPLATE (rank R)" then. The caller frees it; a graph
+ * of a shared set's rank may outlive the set, one of a source's classed
+ * rank reads through the set and must not. */
 CHAKRA_API int chakra_set_load_rank(const chakra_set *s, uint32_t rank, const chakra_graph_options *opt,
                                     chakra_graph **out, chakra_error *err);
-/* Rank as a stream of nodes. */
+/* Rank as a stream of nodes, bindings applied (raw messages too: they are
+ * byte for byte the rank's own file's). */
 CHAKRA_API int chakra_set_reader(const chakra_set *s, uint32_t rank, const chakra_reader_options *opt,
                                  chakra_reader **out, chakra_error *err);
 
