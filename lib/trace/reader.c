@@ -9,7 +9,9 @@
 
 #include "../util/arena.h"
 #include "../util/instream.h"
+#include "bind.h"
 #include "chakra/trace.h"
+#include "readerint.h"
 #include "wirediag.h"
 
 #define READ_CHUNK (256u * 1024u)
@@ -29,6 +31,8 @@ struct chakra_reader {
   arena node_arena;
   arena meta_arena;
   chakra_metadata *meta;
+  bind_ref *bind;         /* a rank's binding of its class template, or NULL */
+  bind_buf bound;
 };
 
 /* Makes at least `need` bytes available at buf[pos]; returns how many are
@@ -181,15 +185,36 @@ int chakra_reader_open_input(chakra_reader **out, const chakra_input *input, con
 
 const chakra_metadata *chakra_reader_metadata(const chakra_reader *r) { return r->meta; }
 
-int chakra_reader_next_raw(chakra_reader *r, const uint8_t **data, size_t *len, chakra_error *err) {
+void reader_bind(chakra_reader *r, bind_ref *b) {
+  bind_release(r->bind);
+  r->bind = bind_retain(b);
+}
+
+int reader_next_frame(chakra_reader *r, const uint8_t **data, size_t *len, chakra_error *err) {
   return reader_frame(r, data, len, err);
+}
+
+/* The next message with the rank's binding applied. */
+static int reader_bound(chakra_reader *r, const uint8_t **data, size_t *len, chakra_error *err) {
+  int rc = reader_frame(r, data, len, err);
+  if (rc <= 0 || !r->bind) return rc;
+  chakra_error e = {0};
+  if ((rc = bind_node(*data, *len, &r->bind->map, &r->bound, data, len, &e)) != 0)
+    return chakra_error_set(err, rc, "%s: offset %llu: message %llu: binding the class template to the rank: %s",
+                            instream_path(r->in), (unsigned long long)r->msg_offset, (unsigned long long)r->msg_index,
+                            e.msg);
+  return 1;
+}
+
+int chakra_reader_next_raw(chakra_reader *r, const uint8_t **data, size_t *len, chakra_error *err) {
+  return reader_bound(r, data, len, err);
 }
 
 int chakra_reader_next(chakra_reader *r, chakra_node **node, chakra_error *err) {
   const uint8_t *data = NULL;
   size_t len = 0;
   *node = NULL;
-  int rc = reader_frame(r, &data, &len, err);
+  int rc = reader_bound(r, &data, &len, err);
   if (rc <= 0) return rc;
   arena_reset(&r->node_arena);
   *node = chakra_proto_msg__node__unpack(&r->node_arena.pb, len, data);
@@ -228,6 +253,8 @@ int chakra_reader_seek(chakra_reader *r, uint64_t offset, chakra_error *err) {
 void chakra_reader_close(chakra_reader *r) {
   if (!r) return;
   instream_close(r->in);
+  bind_release(r->bind);
+  free(r->bound.p);
   arena_free(&r->node_arena);
   arena_free(&r->meta_arena);
   free(r->buf);
