@@ -316,6 +316,24 @@ CHAKRA_API int chakra_manifest_check(const chakra_manifest *m, chakra_error *err
 CHAKRA_API int chakra_manifest_write(const chakra_manifest *m, const char *path, chakra_error *err);
 CHAKRA_API int chakra_manifest_write_to(const chakra_manifest *m, const chakra_sink *out, chakra_error *err);
 
+/* ---- converting between the forms ----
+ *
+ * chakra_set_unshare: writes every rank of s as OUT.<r>.et with its
+ * bindings applied (byte for byte what a per-rank writer writes for the
+ * same graphs) and, when s has groups, OUT.json (the comm-group file), all
+ * or none, on threads threads (0: one per CPU, at most 8).
+ *
+ * chakra_set_share: finds the classes of s (ranks whose graphs are equal
+ * once their group names and peers are replaced by their roles), writes
+ * OUT.class<k>.et, OUT.set.json (table layout) and, when s has groups,
+ * OUT.json; each rank's binding is proven by re-encoding its template
+ * under it and comparing every byte with the rank's own trace (a rank
+ * that differs becomes a class of its own). *classes receives the count
+ * (may be NULL). */
+CHAKRA_API int chakra_set_unshare(const chakra_set *s, const char *out_prefix, unsigned threads, chakra_error *err);
+CHAKRA_API int chakra_set_share(const chakra_set *s, const char *out_prefix, unsigned threads, uint32_t *classes,
+                                chakra_error *err);
+
 #ifdef __cplusplus
 }
 #endif

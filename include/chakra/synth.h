@@ -79,6 +79,16 @@ CHAKRA_API int chakra_synth_check(const chakra_synth_config *c, chakra_error *er
 CHAKRA_API int chakra_synth_write(const chakra_synth_config *c, const char *prefix, chakra_synth_stats *stats,
                        chakra_error *err);
 
+/* The same set in the shared form (chakra/set.h): PREFIX.set.json, whose
+ * grid gives every rank's class (its pipeline stage), group names and
+ * peers by rule, and PREFIX.class<s>.et, the file chakra_synth_write()
+ * writes for the first rank of stage s; nothing per rank. The groups are
+ * the manifest's rules (no PREFIX.json). Unsharing it (chakra_set_unshare)
+ * gives chakra_synth_write()'s files byte for byte. c->ranks must be
+ * NULL. stats count the templates as the ranks written. */
+CHAKRA_API int chakra_synth_write_shared(const chakra_synth_config *c, const char *prefix, chakra_synth_stats *stats,
+                                         chakra_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -33,6 +33,8 @@ struct chakra_reader {
   chakra_metadata *meta;
   bind_ref *bind;         /* a rank's binding of its class template, or NULL */
   bind_buf bound;
+  uint8_t *meta_raw;      /* the GlobalMetadata message as stored */
+  size_t meta_len;
 };
 
 /* Makes at least `need` bytes available at buf[pos]; returns how many are
@@ -169,9 +171,10 @@ int chakra_reader_open_input(chakra_reader **out, const chakra_input *input, con
     chakra_reader_close(r);
     return rc;
   }
-  r->meta = chakra_proto_msg__global_metadata__unpack(&r->meta_arena.pb, len, data);
+  if ((r->meta_raw = malloc(len ? len : 1)) != NULL) memcpy(r->meta_raw, data, len), r->meta_len = len;
+  r->meta = r->meta_raw ? chakra_proto_msg__global_metadata__unpack(&r->meta_arena.pb, len, data) : NULL;
   if (!r->meta) {
-    rc = r->meta_arena.failed
+    rc = r->meta_arena.failed || !r->meta_raw
              ? chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path)
              : reader_decode_error(r, &chakra_proto_msg__global_metadata__descriptor, data, len, err);
     if (rc == CHAKRA_EFORMAT) hint_if_json(r, err);
@@ -184,6 +187,11 @@ int chakra_reader_open_input(chakra_reader **out, const chakra_input *input, con
 }
 
 const chakra_metadata *chakra_reader_metadata(const chakra_reader *r) { return r->meta; }
+
+const uint8_t *reader_metadata_bytes(const chakra_reader *r, size_t *len) {
+  *len = r->meta_len;
+  return r->meta_raw;
+}
 
 void reader_bind(chakra_reader *r, bind_ref *b) {
   bind_release(r->bind);
@@ -255,6 +263,7 @@ void chakra_reader_close(chakra_reader *r) {
   instream_close(r->in);
   bind_release(r->bind);
   free(r->bound.p);
+  free(r->meta_raw);
   arena_free(&r->node_arena);
   arena_free(&r->meta_arena);
   free(r->buf);

@@ -13,5 +13,7 @@ void reader_bind(chakra_reader *r, bind_ref *b);
 /* The next message as stored (what chakra_reader_next_raw() returns
  * without a binding). */
 int reader_next_frame(chakra_reader *r, const uint8_t **data, size_t *len, chakra_error *err);
+/* The GlobalMetadata message as stored (the reader's, valid until close). */
+const uint8_t *reader_metadata_bytes(const chakra_reader *r, size_t *len);
 
 #endif

@@ -1,0 +1,138 @@
+/* setwrite.c - a trace set written out; see setwrite.h. */
+#include "setwrite.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/jsonw.h"
+#include "../util/outfile.h"
+#include "chakra/build.h"
+#include "readerint.h"
+#include "setfile.h"
+#include "setint.h"
+
+static int put(bind_buf *b, const void *d, size_t n) {
+  if (b->cap - b->n < n + 10) {
+    size_t cap = b->cap ? b->cap : 1 << 16;
+    while (cap - b->n < n + 10) cap *= 2;
+    uint8_t *p = realloc(b->p, cap);
+    if (!p) return -1;
+    b->p = p, b->cap = cap;
+  }
+  memcpy(b->p + b->n, d, n);
+  b->n += n;
+  return 0;
+}
+
+static int put_framed(bind_buf *b, const uint8_t *d, size_t n) {
+  uint8_t len[10];
+  size_t k = chakra_varint_encode(n, len);
+  return put(b, len, k) || put(b, d, n) ? -1 : 0;
+}
+
+int setwrite_rank_bytes(const chakra_set *s, uint32_t rank, bind_buf *out, chakra_error *err) {
+  chakra_reader *r;
+  out->n = 0;
+  int rc = chakra_set_reader(s, rank, NULL, &r, err);
+  if (rc) return rc;
+  size_t len;
+  const uint8_t *data = reader_metadata_bytes(r, &len);
+  rc = put_framed(out, data, len) ? CHAKRA_ENOMEM : 1;
+  while (rc == 1 && (rc = chakra_reader_next_raw(r, &data, &len, err)) == 1)
+    if (put_framed(out, data, len)) rc = CHAKRA_ENOMEM;
+  chakra_reader_close(r);
+  if (rc == CHAKRA_ENOMEM) chakra_error_set(err, rc, "out of memory");
+  return rc < 0 ? rc : 0;
+}
+
+int setwrite_has_groups(const chakra_set *s) { return chakra_set_groups_origin(s) != CHAKRA_GROUPS_NONE; }
+
+static int to_outfile(void *ctx, const void *data, size_t len, chakra_error *err) {
+  return outfile_write(ctx, data, len, err);
+}
+
+/* The groups as read (a file, a source's), in their order. */
+static int write_read_groups(const chakra_set *s, outfile *f, chakra_error *err) {
+  int rc = chakra_set_load_groups(s, err);
+  if (rc) return rc;
+  jsonw w;
+  if (jsonw_init(&w, f)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  jsonw_char(&w, '{');
+  for (size_t i = 0; i < chakra_set_group_count(s); i++) {
+    const char *name = chakra_set_group_name(s, i);
+    uint32_t n;
+    const uint32_t *m = chakra_set_group_members(s, i, &n);
+    if (i) jsonw_lit(&w, ", ");
+    jsonw_string(&w, name, strlen(name));
+    jsonw_lit(&w, ": [");
+    for (uint32_t k = 0; k < n; k++) {
+      if (k) jsonw_lit(&w, ", ");
+      jsonw_u64(&w, m[k]);
+    }
+    jsonw_char(&w, ']');
+  }
+  jsonw_char(&w, '}');
+  rc = jsonw_flush(&w);
+  if (rc) *err = w.err;
+  jsonw_free(&w);
+  return rc;
+}
+
+int setwrite_groups(const chakra_set *s, const char *path, chakra_error *err) {
+  outfile *f;
+  int rc = outfile_open(&f, path, 0, err);
+  if (rc) return rc;
+  const chakra_manifest *m = chakra_set_manifest(s);
+  if (m && chakra_set_groups_origin(s) == CHAKRA_GROUPS_MANIFEST && !chakra_set_groups_path(s))
+    rc = setfile_write_grid_groups(m, to_outfile, f, err);
+  else
+    rc = write_read_groups(s, f, err);
+  if (rc) {
+    outfile_discard(f);
+    return rc;
+  }
+  return outfile_commit(f, err);
+}
+
+/* ---- unshare ---- */
+
+typedef struct unshare_job {
+  const chakra_set *s;
+  bind_buf *scratch; /* one per worker */
+} unshare_job;
+
+static int write_rank(void *ctx, unsigned worker, uint32_t rank, chakra_workload_writer *w, chakra_error *err) {
+  unshare_job *j = ctx;
+  bind_buf *b = &j->scratch[worker];
+  int rc = setwrite_rank_bytes(j->s, rank, b, err);
+  return rc ? rc : chakra_workload_writer_put_framed(w, rank, b->p, b->n, err);
+}
+
+int chakra_set_unshare(const chakra_set *s, const char *out, unsigned threads, chakra_error *err) {
+  uint32_t n = chakra_set_ranks(s);
+  size_t plen = strlen(out) + 6;
+  char *json = malloc(plen);
+  unshare_job j = {s, calloc(CHAKRA_WORKLOAD_AUTO_THREADS > threads ? CHAKRA_WORKLOAD_AUTO_THREADS : threads,
+                             sizeof(bind_buf))};
+  if (!json || !j.scratch) {
+    free(json), free(j.scratch);
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
+  snprintf(json, plen, "%s.json", out);
+  chakra_workload_writer *w = NULL;
+  /* the ranks and the groups file: in place together or not at all */
+  int rc = outfile_group_begin(err);
+  if (!rc) {
+    if (setwrite_has_groups(s)) rc = setwrite_groups(s, json, err);
+    if (!rc) rc = chakra_workload_writer_open(&w, out, n, NULL, err);
+    if (!rc) rc = chakra_workload_writer_put_ranks(w, threads, write_rank, &j, err);
+    if (!rc) rc = chakra_workload_writer_commit(w, err);
+    else chakra_workload_writer_discard(w);
+    int end = outfile_group_end(!rc, rc ? NULL : err);
+    if (!rc) rc = end;
+  }
+  for (unsigned t = 0; t < (CHAKRA_WORKLOAD_AUTO_THREADS > threads ? CHAKRA_WORKLOAD_AUTO_THREADS : threads); t++)
+    free(j.scratch[t].p);
+  free(j.scratch), free(json);
+  return rc;
+}
