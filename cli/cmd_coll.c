@@ -224,7 +224,8 @@ static void warn_problem(void *ctx, const chakra_problem *p) {
   (void)ctx;
   char line[2048];
   chakra_problem_format(p, line, sizeof line);
-  cli_warn("%s", line);
+  if (p->severity == CHAKRA_SEV_NOTE) cli_note("%s", line);
+  else cli_warn("%s", line);
 }
 
 /* The algorithm ETs a rule names (ALGO that is not a generated
@@ -263,11 +264,15 @@ static int coll_expand(int argc, char **argv) {
                "they are copied as made. Either way a size or collective other than the ETs' is warned about",
        .def = "scale"},
       THREADS_OPT(&x.threads),
-      OUTPUT_OPT(&out),
+      {.name = "output", .alias = "out", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED,
+       .dest = &out, .metavar = "PREFIX",
+       .help = "output prefix: OUT.<r>.et, or for a shared workload (a grid) the shared form, OUT.set.json and "
+               "OUT.class<k>.et"},
       {0}};
+  /* the outputs are known once the workload is open: per-rank files or the shared form */
   const cli_command cmd = {.name = "coll expand", .args = "WORKLOAD_PREFIX", .min_args = 1, .max_args = 1,
                            .about = expand_about, .opts = opts, .args_file = CLI_FILE_TRACES,
-                           .files = expand_files, .files_ctx = &algos};
+                           .files = expand_files, .files_ctx = &algos, .check_later = 1};
   cli_args pos;
   int rc = cli_parse(&cmd, argc, argv, &pos);
   chakra_coll_rule *rules = NULL;
@@ -289,6 +294,14 @@ static int coll_expand(int argc, char **argv) {
   chakra_set_options so = {.comm_groups = x.comm_groups};
   chakra_set *in = cli_open_set(1, pos.v, &so);
   if (!in) goto done;
+  const chakra_manifest *man = chakra_set_manifest(in);
+  if (man && chakra_manifest_kind(man) == CHAKRA_MANIFEST_GRID) cli_files_shared(out, "--output");
+  else cli_files_prefix(out, "--output");
+  if (cli_outputs_begin()) {
+    chakra_set_close(in);
+    rc = CLI_EXIT_ERROR;
+    goto done;
+  }
   rc = chakra_coll_expand_set(in, out, &x, &nodes, &err) ? cli_fail(&err) : 0;
   if (!rc) cli_note_groups(in);
   chakra_set_close(in);
