@@ -45,13 +45,17 @@ static size_t put_varint(uint8_t *o, uint64_t v) {
  * (for wire type 2 without the length). */
 typedef struct field {
   uint32_t num, wt;
+  uint64_t key;              /* num << 3 | wt, compared whole (two halves compared apart stall the store buffer) */
   size_t start, vstart, end; /* the whole field: [start, end); the value: [vstart, end) */
 } field;
+
+#define KEY(num, wt) ((uint64_t)(num) << 3 | (wt))
 
 static int next_field(const uint8_t *p, size_t n, size_t *at, field *f) {
   uint64_t key, len;
   f->start = *at;
   if (get_varint(p, n, at, &key) || key >> 3 == 0 || key >> 3 > UINT32_MAX) return -1;
+  f->key = key;
   f->num = (uint32_t)(key >> 3), f->wt = (uint32_t)(key & 7);
   switch (f->wt) {
     case 0:
@@ -162,7 +166,7 @@ static int classify(const uint8_t *p, size_t n, field *value, const char **name)
   int have_name = 0, have_value = 0;
   while (at < n) {
     if (next_field(p, n, &at, &f)) return -1;
-    if (f.num == 1 && f.wt == 2) nm = f, have_name = 1;
+    if (f.key == KEY(1, 2)) nm = f, have_name = 1;
     else if (f.num >= 3 && f.num <= 32) *value = f, have_value = 1;
   }
   if (!have_name || !have_value) return A_OTHER;
@@ -235,21 +239,23 @@ int bind_node(const uint8_t *msg, size_t len, const bind_map *m, bind_buf *out, 
               chakra_error *err) {
   *res = msg, *rlen = len;
   out->n = 0;
-  size_t at = 0, copied = 0; /* msg[0, copied) is in out */
-  int any = 0;
+  size_t at = 0, copied = 0; /* msg[0, copied) is in out; nothing is copied before the first change */
   field f;
   while (at < len && next_field(msg, len, &at, &f) == 0) {
-    if (f.num != 10 || f.wt != 2) continue;
-    int changed = 0;
+    if (f.key != KEY(10, 2)) continue;
+    size_t mark = out->n;
     if (put(out, msg + copied, f.start - copied)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    int changed = 0;
     int rc = bind_attr(msg + f.vstart, f.end - f.vstart, m, out, &changed, err);
     if (rc) return rc;
-    if (!changed && put(out, msg + f.start, f.end - f.start)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-    any |= changed;
+    if (!changed) {
+      out->n = mark; /* the attribute stays where it is, copied with the next run */
+      continue;
+    }
     copied = f.end;
   }
   /* a message that stops parsing keeps the rest as it is: its decoder says what is wrong */
-  if (!any) return 0;
+  if (!copied) return 0;
   if (put(out, msg + copied, len - copied)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   *res = out->p, *rlen = out->n;
   return 0;

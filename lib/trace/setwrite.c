@@ -1,6 +1,8 @@
 /* setwrite.c - a trace set written out; see setwrite.h. */
 #include "setwrite.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,12 +80,27 @@ static int write_read_groups(const chakra_set *s, outfile *f, chakra_error *err)
   return rc;
 }
 
+/* A groups file copied as it is: its bytes are the set's groups (what it
+ * says is checked where the set is read, validate included). */
+static int copy_groups(const char *from, outfile *f, chakra_error *err) {
+  FILE *in = fopen(from, "rb");
+  if (!in) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot open: %s", from, strerror(errno));
+  char buf[1 << 16];
+  int rc = 0;
+  for (size_t k; !rc && (k = fread(buf, 1, sizeof buf, in)) > 0;) rc = outfile_write(f, buf, k, err);
+  if (!rc && ferror(in)) rc = chakra_error_set(err, CHAKRA_EIO, "%s: read error", from);
+  fclose(in);
+  return rc;
+}
+
 int setwrite_groups(const chakra_set *s, const char *path, chakra_error *err) {
   outfile *f;
   int rc = outfile_open(&f, path, 0, err);
   if (rc) return rc;
   const chakra_manifest *m = chakra_set_manifest(s);
-  if (m && chakra_set_groups_origin(s) == CHAKRA_GROUPS_MANIFEST && !chakra_set_groups_path(s))
+  if (chakra_set_groups_path(s))
+    rc = copy_groups(chakra_set_groups_path(s), f, err);
+  else if (m && chakra_set_groups_origin(s) == CHAKRA_GROUPS_MANIFEST)
     rc = setfile_write_grid_groups(m, to_outfile, f, err);
   else
     rc = write_read_groups(s, f, err);
