@@ -61,9 +61,8 @@ static int obfuscate_all(run *r, const chakra_set *set, int prefixed) {
   int rc = w ? 0 : 2;
   for (int k = 0; k < n && !rc; k++) {
     char *p = out_path(r, prefixed, k);
-    chakra_input in;
-    if (!p || chakra_writer_open(&w[k], p, 0, &err) || chakra_set_input(set, (uint32_t)k, &in, &err) ||
-        chakra_obfuscate_input(&in, w[k], (uint32_t)k, &r->opt, &st, &err))
+    if (!p || chakra_writer_open(&w[k], p, 0, &err) ||
+        chakra_obfuscate_set_rank(set, (uint32_t)k, w[k], &r->opt, &st, &err))
       rc = p ? cli_fail(&err) : 2;
     free(p);
   }
