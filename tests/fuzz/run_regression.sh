@@ -4,7 +4,7 @@
 # the bad-input corpus written by badinput/bad_inputs.py, and for the reader
 # the small real traces in ../shared when present (the simulator targets: its
 # configuration files).
-#   run_regression.sh reader|jsonize|pack|hostet|link|textwl|msccl|plot|simsys|simnet|simmem|commgroups|links|collsynth DRIVER SOURCE_DIR [PYTHON]
+#   run_regression.sh reader|jsonize|pack|hostet|link|textwl|msccl|plot|simsys|simnet|simmem|commgroups|links|collsynth|manifest DRIVER SOURCE_DIR [PYTHON]
 # (jsonize takes .et input like reader and replays the reader corpus.)
 set -eu
 target=$1 driver=$2 src=$3 python=${4:-}
