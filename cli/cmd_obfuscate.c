@@ -17,7 +17,8 @@ static const char about[] =
     "dependencies, durations, every non-string attribute (comm_type, comm_size,\n"
     "comm_src/dst/tag, involved_dim, num_ops, tensor_size, is_cpu_op, ...),\n"
     "pg_name and the process groups of METADATA nodes. A PREFIX means every\n"
-    "rank, PREFIX.0.et ...; all ranks are written or none (-o OUT_PREFIX).\n";
+    "rank, PREFIX.0.et ... (a shared set's PREFIX.set.json too: its ranks are\n"
+    "written as rank files); all ranks are written or none (-o OUT_PREFIX).\n";
 
 static int read_key(const char *path, uint8_t key[16]) {
   FILE *f = fopen(path, "rb");
