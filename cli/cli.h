@@ -46,6 +46,8 @@ enum {
 /* Prints "chakra CMD: <message>" on stderr (one line). */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A summary line on stderr in the same form, "chakra CMD: <message>". */
+void cli_summary(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "chakra CMD: note: ..." on stderr: what a command chose for the user. */
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints err's message as a one-line error; returns CLI_EXIT_ERROR. */

@@ -25,7 +25,7 @@ int cmd_compare(int argc, char **argv) {
   chakra_compare c;
   chakra_error err = {0};
   if (chakra_compare_reports(pos.v[0], pos.v[1], &c, &err)) {
-    cli_error("compare: %s", err.msg);
+    cli_error("%s", err.msg);
     return 2;
   }
   printf("%-28s %14s %14s %9s\n", "", "predicted_us", "measured_us", "error");
@@ -37,7 +37,7 @@ int cmd_compare(int argc, char **argv) {
   }
   int status = 0;
   if (svg && chakra_compare_write_svg(&c, svg, &err)) {
-    cli_error("compare: %s", err.msg);
+    cli_error("%s", err.msg);
     status = 2;
   }
   chakra_compare_free(&c);

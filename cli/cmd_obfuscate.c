@@ -74,11 +74,12 @@ static int obfuscate_all(run *r, const chakra_set *set, int prefixed) {
   }
   free(w);
   if (!rc && !r->quiet) {
-    fprintf(stderr, "chakra: obfuscated %llu nodes in %d file(s): %llu string attributes %s, %llu inputs/outputs removed",
-            (unsigned long long)st.nodes, n, (unsigned long long)(st.attrs_dropped + st.attrs_hashed),
-            r->opt.hash_strings ? "hashed or dropped" : "dropped", (unsigned long long)st.io_removed);
-    if (st.durations_noised) fprintf(stderr, ", %llu durations noised", (unsigned long long)st.durations_noised);
-    fputc('\n', stderr);
+    char noised[64] = "";
+    if (st.durations_noised)
+      snprintf(noised, sizeof noised, ", %llu durations noised", (unsigned long long)st.durations_noised);
+    cli_summary("obfuscated %llu nodes in %d file(s): %llu string attributes %s, %llu inputs/outputs removed%s",
+                (unsigned long long)st.nodes, n, (unsigned long long)(st.attrs_dropped + st.attrs_hashed),
+                r->opt.hash_strings ? "hashed or dropped" : "dropped", (unsigned long long)st.io_removed, noised);
   }
   if (!rc && st.unknown_kept)
     cli_warn("%llu nodes carry fields outside the schema; they are kept unchanged as the format requires, "

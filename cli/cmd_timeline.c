@@ -53,8 +53,8 @@ int cmd_timeline(int argc, char **argv) {
   if (rc) chakra_timeline_discard(t);
   else if (chakra_timeline_close(t, &err)) rc = cli_fail(&err);
   if (!rc && !quiet)
-    fprintf(stderr, "chakra: timeline of %d rank(s), %llu nodes (%llu at recorded start times), ends at %.3f us\n",
-            n, (unsigned long long)nodes, (unsigned long long)recorded, end / 1000.0);
+    cli_summary("timeline of %d rank(s), %llu nodes (%llu at recorded start times), ends at %.3f us", n,
+                (unsigned long long)nodes, (unsigned long long)recorded, end / 1000.0);
   chakra_set_close(set);
   return rc;
 }

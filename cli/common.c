@@ -10,39 +10,48 @@
 #include "chakra/build.h"
 #include "cli.h"
 
-/* "chakra CMD: " once a subcommand runs, "chakra: " before. */
-static void put_prefix(void) {
+/* "chakra CMD: " (and what follows) once a subcommand runs, "chakra: "
+ * before; the message on the same line. */
+static void put_line(const char *what, const char *fmt, va_list ap) {
+  char head[256];
   const char *name = cli_command_name();
-  if (name[0]) fprintf(stderr, "chakra %s: ", name);
-  else fputs("chakra: ", stderr);
+  snprintf(head, sizeof head, "chakra%s%s: %s", name[0] ? " " : "", name, what);
+  cli_vline(stderr, head, fmt, ap);
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  put_line("", fmt, ap);
+  va_end(ap);
 }
 
 void cli_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  put_prefix();
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  put_line("", fmt, ap);
+  va_end(ap);
+}
+
+void cli_summary(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  put_line("", fmt, ap);
   va_end(ap);
 }
 
 void cli_warn(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  put_prefix();
-  fputs("warning: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  put_line("warning: ", fmt, ap);
   va_end(ap);
 }
 
 void cli_note(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  put_prefix();
-  fputs("note: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  put_line("note: ", fmt, ap);
   va_end(ap);
 }
 
@@ -55,8 +64,7 @@ void cli_diag(void *ctx, const chakra_problem *p) {
   (void)ctx;
   char line[2048];
   chakra_problem_format(p, line, sizeof line);
-  put_prefix();
-  fprintf(stderr, "%s: %s\n", chakra_severity_name(p->severity), line);
+  say("%s: %s", chakra_severity_name(p->severity), line);
 }
 
 /* Phases are contiguous, so each one's time is measured from its start. */
@@ -67,8 +75,7 @@ int cli_timing(void *ctx, const char *phase, uint64_t done, uint64_t total) {
   double now = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
   if (done == 0) t->start = now;
   else if (done == total) {
-    put_prefix();
-    fprintf(stderr, "timing: %-8s %.3f s\n", phase, now - t->start);
+    say("timing: %-8s %.3f s", phase, now - t->start);
   }
   return 0;
 }

@@ -72,6 +72,12 @@ typedef struct chakra_sim_files {
  * taken) go to diag (may be NULL). Parameters start at their defaults. */
 CHAKRA_API int chakra_sim_config_load(chakra_sim_config **out, const chakra_sim_files *files, chakra_diag_fn diag,
                            void *diag_ctx, chakra_error *err);
+/* The system file's local-mem-bw in GB/s, read and checked as
+ * chakra_sim_config_load() reads the file (0 when it has none: the
+ * simulator then charges reductions nothing). For tools that cost
+ * reductions as the simulator will (coll expand). */
+CHAKRA_API int chakra_sim_system_local_mem_bw(const char *system, double *gbps, chakra_diag_fn diag, void *diag_ctx,
+                                              chakra_error *err);
 /* A configuration on topo (copied) with the system file's defaults, no
  * remote memory and no groups; fill it with chakra_sim_config_set(). */
 CHAKRA_API int chakra_sim_config_new(chakra_sim_config **out, const chakra_topo *topo, chakra_error *err);

@@ -568,7 +568,7 @@ typedef struct p2 {      /* pass-2 state of one rank */
   xstate *x;
   uint32_t r;
   xrank *k;
-  coll_buf buf;
+  enc_buf buf;
   uint64_t next_extra;   /* ids for overlap pieces */
   ids a, b;              /* scratch */
 } p2;
@@ -703,7 +703,7 @@ static void put_with_deps(p2 *w, const chakra_node *n, const ids *l, size_t n_da
   m.n_data_deps = n_data;
   m.ctrl_deps = l->v + n_data;
   m.n_ctrl_deps = l->n - n_data;
-  coll_encode_pb(&w->buf, &m.base);
+  enc_message(&w->buf, &m.base);
 }
 
 /* A reduce-scatter delivers one chunk: n is not split, it only waits for
@@ -792,7 +792,7 @@ static int write_overlap(p2 *w, const xcoll *c, chakra_node *n) {
     piece.duration_micros = p == 0 ? dur - recv_shares : coll_muldiv(dur, bytes, total);
     for (size_t i = 0; i < n->n_attr; i++) attrs[i] = scaled_attr(n->attr[i], bytes, total, &tmp[i]);
     piece.attr = attrs;
-    coll_encode_pb(&w->buf, &piece.base);
+    enc_message(&w->buf, &piece.base);
   }
   /* the join keeps n's id, so whatever depended on n still does */
   ChakraProtoMsg__Node join = *n;
@@ -803,7 +803,7 @@ static int write_overlap(p2 *w, const xcoll *c, chakra_node *n) {
   join.duration_micros = 0;
   for (size_t i = 0; i < n->n_attr; i++) attrs[i] = scaled_attr(n->attr[i], 0, 1, &tmp[i]);
   join.attr = attrs;
-  coll_encode_pb(&w->buf, &join.base);
+  enc_message(&w->buf, &join.base);
   x->nodes_out += nr + 2;
 out:
   free(attrs), free(tmp), free(deps), free(name), free(piece_ids);
@@ -819,7 +819,7 @@ static int write_node(p2 *w, chakra_node *n, const uint8_t *raw, size_t len) {
   if (w->a.oom) return chakra_error_set(w->x->err, CHAKRA_ENOMEM, "out of memory");
   w->x->nodes_out++;
   if (!hits) {
-    coll_encode_raw(&w->buf, raw, len);
+    enc_append_framed(&w->buf, raw, len);
     return 0;
   }
   put_with_deps(w, n, &w->a, n_data);
@@ -836,7 +836,7 @@ static int pass2_rank(xstate *x, uint32_t r, coll_set *set) {
   chakra_reader *rd;
   int rc = chakra_set_reader(x->in, r, NULL, &rd, x->err);
   if (rc) return rc;
-  coll_encode_pb(&w.buf, &chakra_reader_metadata(rd)->base);
+  enc_message(&w.buf, &chakra_reader_metadata(rd)->base);
   const uint8_t *raw;
   size_t len;
   while (!rc && (rc = chakra_reader_next_raw(rd, &raw, &len, x->err)) == 1) {
@@ -860,7 +860,7 @@ static int pass2_rank(xstate *x, uint32_t r, coll_set *set) {
   }
   chakra_reader_close(rd);
   if (rc >= 0) rc = coll_set_write(set, r, &w.buf, x->err);
-  coll_buf_free(&w.buf);
+  enc_buf_free(&w.buf);
   free(w.a.v), free(w.b.v);
   return rc;
 }

@@ -69,6 +69,9 @@ int chakra_coll_gen_check(const chakra_coll_gen_options *o, chakra_error *err) {
   if (o->algo == CHAKRA_ALGO_RING && 2ull * o->ranks > (1u << COLL_CHUNK_TAG_SHIFT))
     return chakra_error_set(err, CHAKRA_EINVAL, "ring: at most %u ranks (tags are 16-bit steps)", 1u << (COLL_CHUNK_TAG_SHIFT - 1));
   if (o->reduce_bw < 0) return chakra_error_set(err, CHAKRA_EINVAL, "reduce_bw must not be negative");
+  if (o->size > CHAKRA_COLL_MAX_SIZE)
+    return chakra_error_set(err, CHAKRA_EINVAL, "size %llu: at most %llu (comm_size is a 64-bit signed field)",
+                            (unsigned long long)o->size, (unsigned long long)CHAKRA_COLL_MAX_SIZE);
   uint64_t per = o->size / chunks;
   if (o->coll != CHAKRA_COLL_ALLGATHER && per < o->ranks)
     return chakra_error_set(err, CHAKRA_EINVAL, "size %llu: each of the %u pipelines needs at least one byte per rank (%u)",
@@ -319,7 +322,7 @@ int64_t coll_gen_tag_span(const chakra_coll_gen_options *o) {
 /* One worker's scratch: a DAG and its encoding, reused rank after rank. */
 typedef struct gscratch {
   coll_dag d;
-  coll_buf buf;
+  enc_buf buf;
 } gscratch;
 
 typedef struct gjob {
@@ -363,7 +366,7 @@ static int write_ranks(const char *prefix, const chakra_coll_gen_options *o, cha
   if (!rc) rc = coll_set_fill(set, o->threads, gen_rank, &j, err);
   for (unsigned t = 0; j.w && t < nt; t++) {
     coll_dag_free(&j.w[t].d);
-    coll_buf_free(&j.w[t].buf);
+    enc_buf_free(&j.w[t].buf);
   }
   free(j.w);
   if (rc) {

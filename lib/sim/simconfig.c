@@ -64,6 +64,19 @@ int chakra_sim_config_load(chakra_sim_config **out, const chakra_sim_files *f, c
   return CHAKRA_OK;
 }
 
+int chakra_sim_system_local_mem_bw(const char *system, double *gbps, chakra_diag_fn diag, void *diag_ctx,
+                                   chakra_error *err) {
+  chakra_error local;
+  if (!err) err = &local;
+  sim_diag d = {.fn = diag, .ctx = diag_ctx, .err = err};
+  sim_sys_config c;
+  int rc = sim_config_system(system, &c, &d, err);
+  if (rc) return rc;
+  *gbps = c.local_mem_bw;
+  sim_config_system_free(&c);
+  return 0;
+}
+
 static int is_memory_key(const char *k) {
   static const char *const keys[] = {"memory-type", "remote-mem-latency", "remote-mem-bw", "num-nodes",
                                      "num-npus-per-node"};

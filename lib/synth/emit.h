@@ -1,5 +1,5 @@
-/* emit.h - the only place where chakra synth encodes and writes ETs
- * (private to libchakra).
+/* emit.h - the only place where chakra synth writes ETs (private to
+ * libchakra); the bytes come from the node encoder (lib/trace/encode.h).
  *
  * Ranks of one pipeline stage share every node except a few per-rank
  * fields (the group id of a collective, the peer of a send or receive).

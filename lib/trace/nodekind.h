@@ -60,6 +60,13 @@ static inline void nodekind_fill(chakra_gnode *n, const chakra_node *nd, const c
   n->n_involved_dim = (uint8_t)a->n_involved_dim;
 }
 
+/* chakra_gnode_duration_problem() (graph.h): the tools that run durations
+ * in 64-bit nanoseconds (sim, replay) check it beside the classification. */
+static inline const char *nodekind_duration_problem(const chakra_gnode *n) {
+  if (n->duration_micros <= UINT64_MAX / 1000) return NULL;
+  return "duration_micros does not fit 64-bit nanoseconds (at most 18446744073709551 us)";
+}
+
 /* The rules of send and receive nodes (node.h). */
 static inline uint32_t nodekind_p2p_problems(const chakra_gnode *n, int send, uint32_t rank, uint32_t nranks, int32_t *peer) {
   uint32_t p = 0, peer_bit = send ? CHAKRA_HAS_COMM_DST : CHAKRA_HAS_COMM_SRC;
