@@ -126,7 +126,7 @@ typedef struct worker {
   roles canon;    /* pass 1's roles, reset per rank */
   char token[24];
   int oom;
-  bind_buf bound;
+  enc_buf bound;
 } worker;
 
 typedef struct share {
@@ -335,19 +335,19 @@ static int build_manifest(const share *sh, const char *out, const char *groups_f
 
 typedef struct tmpl_job {
   const share *sh;
-  bind_buf *scratch;
+  enc_buf *scratch;
 } tmpl_job;
 
 static int write_template(void *ctx, unsigned wi, uint32_t cls, chakra_workload_writer *w, chakra_error *err) {
   tmpl_job *j = ctx;
-  bind_buf *b = &j->scratch[wi];
+  enc_buf *b = &j->scratch[wi];
   int rc = setwrite_rank_bytes(j->sh->s, j->sh->rep[cls], b, err);
   return rc ? rc : chakra_workload_writer_put_framed(w, cls, b->p, b->n, err);
 }
 
 static int write_templates(const share *sh, const char *out, unsigned threads, chakra_error *err) {
   char **paths = calloc(sh->ncls, sizeof *paths);
-  tmpl_job j = {sh, calloc(CHAKRA_WORKLOAD_AUTO_THREADS + threads, sizeof(bind_buf))};
+  tmpl_job j = {sh, calloc(CHAKRA_WORKLOAD_AUTO_THREADS + threads, sizeof(enc_buf))};
   int rc = paths && j.scratch ? 0 : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   for (uint32_t c = 0; !rc && c < sh->ncls; c++)
     if (!(paths[c] = chakra_class_path_dup(out, c))) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
@@ -357,7 +357,7 @@ static int write_templates(const share *sh, const char *out, unsigned threads, c
   if (!rc) rc = chakra_workload_writer_commit(w, err);
   else chakra_workload_writer_discard(w);
   for (uint32_t c = 0; paths && c < sh->ncls; c++) free(paths[c]);
-  for (unsigned t = 0; j.scratch && t < CHAKRA_WORKLOAD_AUTO_THREADS + threads; t++) free(j.scratch[t].p);
+  for (unsigned t = 0; j.scratch && t < CHAKRA_WORKLOAD_AUTO_THREADS + threads; t++) enc_buf_free(&j.scratch[t]);
   free(paths), free(j.scratch);
   return rc;
 }
@@ -398,7 +398,7 @@ int chakra_set_share(const chakra_set *s, const char *out, unsigned threads, uin
   if (!rc && classes) *classes = sh.ncls;
   for (unsigned t = 0; sh.w && t < workers; t++) {
     roles_free(&sh.w[t].canon);
-    free(sh.w[t].bound.p);
+    enc_buf_free(&sh.w[t].bound);
   }
   for (uint32_t r = 0; sh.ranks && r < sh.n; r++) {
     for (uint32_t i = 0; i < sh.ranks[r].own.ng; i++) free(sh.ranks[r].own.groups[i]);

@@ -34,12 +34,7 @@ static int get_varint(const uint8_t *p, size_t n, size_t *at, uint64_t *v) {
   return -1;
 }
 
-static size_t put_varint(uint8_t *o, uint64_t v) {
-  size_t i = 0;
-  while (v >= 0x80) o[i++] = (uint8_t)(v | 0x80), v >>= 7;
-  o[i++] = (uint8_t)v;
-  return i;
-}
+static size_t put_varint(uint8_t *o, uint64_t v) { return (size_t)(enc_varint(o, v) - o); }
 
 /* One field: its number, wire type, and where its value's bytes are
  * (for wire type 2 without the length). */
@@ -79,21 +74,9 @@ static int next_field(const uint8_t *p, size_t n, size_t *at, field *f) {
   return 0;
 }
 
-static int room(bind_buf *b, size_t need) {
-  if (b->cap - b->n >= need) return 0;
-  size_t cap = b->cap ? b->cap : 4096;
-  while (cap - b->n < need) cap *= 2;
-  uint8_t *q = realloc(b->p, cap);
-  if (!q) return -1;
-  b->p = q, b->cap = cap;
-  return 0;
-}
-
-static int put(bind_buf *b, const void *d, size_t n) {
-  if (room(b, n)) return -1;
-  if (n) memcpy(b->p + b->n, d, n);
-  b->n += n;
-  return 0;
+static int put(enc_buf *b, const void *d, size_t n) {
+  enc_append(b, d, n);
+  return b->oom ? -1 : 0;
 }
 
 /* ---- peers in their kinds ---- */
@@ -194,7 +177,7 @@ static int bound_group(const uint8_t *p, const field *v, const bind_map *m, cons
 
 /* Appends attribute [p, p+n), bound, to out as a Node.attr field when the
  * binding changes it (*changed set); else appends nothing. */
-static int bind_attr(const uint8_t *p, size_t n, const bind_map *m, bind_buf *out, int *changed, chakra_error *err) {
+static int bind_attr(const uint8_t *p, size_t n, const bind_map *m, enc_buf *out, int *changed, chakra_error *err) {
   field v = {0};
   const char *name = NULL;
   int role = classify(p, n, &v, &name);
@@ -235,7 +218,7 @@ static int bind_attr(const uint8_t *p, size_t n, const bind_map *m, bind_buf *ou
   return 0;
 }
 
-int bind_node(const uint8_t *msg, size_t len, const bind_map *m, bind_buf *out, const uint8_t **res, size_t *rlen,
+int bind_node(const uint8_t *msg, size_t len, const bind_map *m, enc_buf *out, const uint8_t **res, size_t *rlen,
               chakra_error *err) {
   *res = msg, *rlen = len;
   out->n = 0;

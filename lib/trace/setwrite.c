@@ -13,26 +13,12 @@
 #include "setfile.h"
 #include "setint.h"
 
-static int put(bind_buf *b, const void *d, size_t n) {
-  if (b->cap - b->n < n + 10) {
-    size_t cap = b->cap ? b->cap : 1 << 16;
-    while (cap - b->n < n + 10) cap *= 2;
-    uint8_t *p = realloc(b->p, cap);
-    if (!p) return -1;
-    b->p = p, b->cap = cap;
-  }
-  memcpy(b->p + b->n, d, n);
-  b->n += n;
-  return 0;
+static int put_framed(enc_buf *b, const uint8_t *d, size_t n) {
+  enc_append_framed(b, d, n);
+  return b->oom ? -1 : 0;
 }
 
-static int put_framed(bind_buf *b, const uint8_t *d, size_t n) {
-  uint8_t len[10];
-  size_t k = chakra_varint_encode(n, len);
-  return put(b, len, k) || put(b, d, n) ? -1 : 0;
-}
-
-int setwrite_rank_bytes(const chakra_set *s, uint32_t rank, bind_buf *out, chakra_error *err) {
+int setwrite_rank_bytes(const chakra_set *s, uint32_t rank, enc_buf *out, chakra_error *err) {
   chakra_reader *r;
   out->n = 0;
   int rc = chakra_set_reader(s, rank, NULL, &r, err);
@@ -115,12 +101,12 @@ int setwrite_groups(const chakra_set *s, const char *path, chakra_error *err) {
 
 typedef struct unshare_job {
   const chakra_set *s;
-  bind_buf *scratch; /* one per worker */
+  enc_buf *scratch; /* one per worker */
 } unshare_job;
 
 static int write_rank(void *ctx, unsigned worker, uint32_t rank, chakra_workload_writer *w, chakra_error *err) {
   unshare_job *j = ctx;
-  bind_buf *b = &j->scratch[worker];
+  enc_buf *b = &j->scratch[worker];
   int rc = setwrite_rank_bytes(j->s, rank, b, err);
   return rc ? rc : chakra_workload_writer_put_framed(w, rank, b->p, b->n, err);
 }
@@ -130,7 +116,7 @@ int chakra_set_unshare(const chakra_set *s, const char *out, unsigned threads, c
   size_t plen = strlen(out) + 6;
   char *json = malloc(plen);
   unshare_job j = {s, calloc(CHAKRA_WORKLOAD_AUTO_THREADS > threads ? CHAKRA_WORKLOAD_AUTO_THREADS : threads,
-                             sizeof(bind_buf))};
+                             sizeof(enc_buf))};
   if (!json || !j.scratch) {
     free(json), free(j.scratch);
     return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
@@ -149,7 +135,7 @@ int chakra_set_unshare(const chakra_set *s, const char *out, unsigned threads, c
     if (!rc) rc = end;
   }
   for (unsigned t = 0; t < (CHAKRA_WORKLOAD_AUTO_THREADS > threads ? CHAKRA_WORKLOAD_AUTO_THREADS : threads); t++)
-    free(j.scratch[t].p);
+    enc_buf_free(&j.scratch[t]);
   free(j.scratch), free(json);
   return rc;
 }

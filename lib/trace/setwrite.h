@@ -10,7 +10,7 @@
 
 /* rank's file, framed messages (its GlobalMetadata, then its nodes, bound
  * when the rank is a class's), into out (replaced). */
-int setwrite_rank_bytes(const chakra_set *s, uint32_t rank, bind_buf *out, chakra_error *err);
+int setwrite_rank_bytes(const chakra_set *s, uint32_t rank, enc_buf *out, chakra_error *err);
 
 /* s's groups as a comm-group file at path: a groups file's bytes as they
  * are; a grid's rules, or a source's groups, as {"NAME": [r, ...], ...}
