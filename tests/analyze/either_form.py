@@ -110,6 +110,11 @@ def main():
             run("obfuscate", "-q", "--key", d + "/key", d + "/" + form, "-o", d + "/O" + form)
         same = all(filecmp.cmp("%s/OP.%d.et" % (d, r), "%s/OS.%d.et" % (d, r), shallow=False) for r in range(8))
         check("obfuscate: the same rank files, byte for byte", same)
+        run("obfuscate", "-q", "--key", d + "/key", d + "/S.set.json", "-o", d + "/OM")
+        same = all(filecmp.cmp("%s/OP.%d.et" % (d, r), "%s/OM.%d.et" % (d, r), shallow=False) for r in range(8))
+        check("obfuscate of the manifest named as a file: the set's rank files", same)
+        p = run("validate", d + "/S.set.json")
+        check("validate of the manifest named as a file: the set", "8 file(s)" in p.stdout, p.stdout)
         replay(d, norm)
     finally:
         shutil.rmtree(d)
