@@ -243,3 +243,19 @@ int bind_node(const uint8_t *msg, size_t len, const bind_map *m, enc_buf *out, c
   *res = out->p, *rlen = out->n;
   return 0;
 }
+
+int bind_file(const uint8_t *p, size_t n, const bind_map *m, enc_buf *scratch, enc_buf *out, chakra_error *err) {
+  size_t at = 0;
+  for (int first = 1; at < n; first = 0) {
+    uint64_t len;
+    if (get_varint(p, n, &at, &len) || len > n - at)
+      return chakra_error_set(err, CHAKRA_EFORMAT, "offset %zu: a message's length runs past the end", at);
+    const uint8_t *res = p + at;
+    size_t rlen = (size_t)len;
+    int rc = first ? 0 : bind_node(p + at, rlen, m, scratch, &res, &rlen, err);
+    if (rc) return rc;
+    enc_append_framed(out, res, rlen);
+    at += (size_t)len;
+  }
+  return out->oom ? chakra_error_set(err, CHAKRA_ENOMEM, "out of memory") : 0;
+}

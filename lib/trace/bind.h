@@ -46,6 +46,11 @@ typedef struct bind_map {
 int bind_node(const uint8_t *msg, size_t len, const bind_map *m, enc_buf *out, const uint8_t **res, size_t *rlen,
               chakra_error *err);
 
+/* A whole file's framed messages [p, p + n) (its GlobalMetadata first, as
+ * it is; then its nodes, each bound) appended to out, framed; scratch is
+ * bind_node's. A frame that does not parse is CHAKRA_EFORMAT. */
+int bind_file(const uint8_t *p, size_t n, const bind_map *m, enc_buf *scratch, enc_buf *out, chakra_error *err);
+
 /* A binding shared by the readers and graphs of one rank (each keeps its
  * own scratch): reference-counted, released by the last holder. */
 typedef struct bind_ref {

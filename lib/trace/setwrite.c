@@ -99,32 +99,66 @@ int setwrite_groups(const chakra_set *s, const char *path, chakra_error *err) {
 
 /* ---- unshare ---- */
 
+/* A rank's binding through the set's (chakra_set_bind_*). */
+typedef struct rank_map {
+  const chakra_set *s;
+  uint32_t rank;
+} rank_map;
+
+static const char *map_group(const void *ctx, const char *name) {
+  const rank_map *r = ctx;
+  return chakra_set_bind_group(r->s, r->rank, name);
+}
+static int32_t map_peer(const void *ctx, int32_t p) {
+  const rank_map *r = ctx;
+  return chakra_set_bind_peer(r->s, r->rank, p);
+}
+
 typedef struct unshare_job {
   const chakra_set *s;
-  enc_buf *scratch; /* one per worker */
+  enc_buf *out, *scratch; /* one each per worker */
+  enc_buf *tmpl;          /* per class, its bytes, when ranks share classes; else NULL */
 } unshare_job;
 
+/* A rank of a shared class is bound from its template's bytes in memory:
+ * each template is read once, not once per rank. */
 static int write_rank(void *ctx, unsigned worker, uint32_t rank, chakra_workload_writer *w, chakra_error *err) {
   unshare_job *j = ctx;
-  enc_buf *b = &j->scratch[worker];
-  int rc = setwrite_rank_bytes(j->s, rank, b, err);
-  return rc ? rc : chakra_workload_writer_put_framed(w, rank, b->p, b->n, err);
+  enc_buf *b = &j->out[worker];
+  int rc;
+  if (j->tmpl) {
+    const enc_buf *t = &j->tmpl[chakra_set_class_of(j->s, rank)];
+    rank_map rm = {j->s, rank};
+    bind_map m = {map_group, map_peer, &rm};
+    chakra_error e = {0};
+    b->n = 0;
+    if ((rc = bind_file(t->p, t->n, &m, &j->scratch[worker], b, &e)) != 0)
+      return chakra_error_set(err, rc, "%s: %s", chakra_set_rank_name(j->s, rank), e.msg);
+  } else if ((rc = setwrite_rank_bytes(j->s, rank, b, err)) != 0) {
+    return rc;
+  }
+  return chakra_workload_writer_put_framed(w, rank, b->p, b->n, err);
+}
+
+static void free_bufs(enc_buf *v, size_t n) {
+  for (size_t i = 0; v && i < n; i++) enc_buf_free(&v[i]);
+  free(v);
 }
 
 int chakra_set_unshare(const chakra_set *s, const char *out, unsigned threads, chakra_error *err) {
-  uint32_t n = chakra_set_ranks(s);
+  uint32_t n = chakra_set_ranks(s), classes = chakra_set_classes(s);
+  unsigned workers = threads > CHAKRA_WORKLOAD_AUTO_THREADS ? threads : CHAKRA_WORKLOAD_AUTO_THREADS;
   size_t plen = strlen(out) + 6;
   char *json = malloc(plen);
-  unshare_job j = {s, calloc(CHAKRA_WORKLOAD_AUTO_THREADS > threads ? CHAKRA_WORKLOAD_AUTO_THREADS : threads,
-                             sizeof(enc_buf))};
-  if (!json || !j.scratch) {
-    free(json), free(j.scratch);
-    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  }
-  snprintf(json, plen, "%s.json", out);
+  unshare_job j = {s, calloc(workers, sizeof(enc_buf)), calloc(workers, sizeof(enc_buf)),
+                   classes < n ? calloc(classes, sizeof(enc_buf)) : NULL};
+  int rc = json && j.out && j.scratch && (j.tmpl || classes >= n) ? 0 : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (uint32_t c = 0; !rc && j.tmpl && c < classes; c++)
+    rc = setwrite_rank_bytes(s, chakra_set_class_rep(s, c), &j.tmpl[c], err);
+  if (!rc) snprintf(json, plen, "%s.json", out);
   chakra_workload_writer *w = NULL;
   /* the ranks and the groups file: in place together or not at all */
-  int rc = outfile_group_begin(err);
+  if (!rc) rc = outfile_group_begin(err);
   if (!rc) {
     if (setwrite_has_groups(s)) rc = setwrite_groups(s, json, err);
     if (!rc) rc = chakra_workload_writer_open(&w, out, n, NULL, err);
@@ -134,8 +168,7 @@ int chakra_set_unshare(const chakra_set *s, const char *out, unsigned threads, c
     int end = outfile_group_end(!rc, rc ? NULL : err);
     if (!rc) rc = end;
   }
-  for (unsigned t = 0; t < (CHAKRA_WORKLOAD_AUTO_THREADS > threads ? CHAKRA_WORKLOAD_AUTO_THREADS : threads); t++)
-    enc_buf_free(&j.scratch[t]);
-  free(j.scratch), free(json);
+  free_bufs(j.out, workers), free_bufs(j.scratch, workers), free_bufs(j.tmpl, j.tmpl ? classes : 0);
+  free(json);
   return rc;
 }
