@@ -198,7 +198,7 @@ static int canonical(void *ctx, unsigned wi, size_t job) {
   }
   for (uint32_t i = 0; i < w->canon.ng; i++) ri->own.groups[ri->own.ng++] = w->canon.groups[i], w->canon.groups[i] = NULL;
   w->canon.ng = 0;
-  memcpy(ri->own.peers, w->canon.peers, w->canon.np * sizeof *ri->own.peers);
+  if (w->canon.np) memcpy(ri->own.peers, w->canon.peers, w->canon.np * sizeof *ri->own.peers);
   ri->own.np = w->canon.np;
   ri->own.capg = ri->own.ng, ri->own.capp = ri->own.np;
   return 0;
