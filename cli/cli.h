@@ -50,6 +50,16 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_summary(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "chakra CMD: note: ..." on stderr: what a command chose for the user. */
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Messages (cli_error, cli_warn, cli_diag) held back, then printed or
+ * dropped: a command run by every process of an MPI job prints its
+ * option and output checks' messages once per job. */
+void cli_messages_hold(void);
+void cli_messages_release(int print);
+FILE *cli_messages(void); /* where they go now (the option parser's too) */
+/* Flushes standard output: a write that failed there (a full disk, a
+ * closed pipe) makes status CLI_EXIT_ERROR, with one line unless the
+ * command already failed with its own. */
+int cli_stdout_end(int status);
 /* Prints err's message as a one-line error; returns CLI_EXIT_ERROR. */
 int cli_fail(const chakra_error *err);
 /* The output check (cli/outputs.c). cli_parse() declares the files the

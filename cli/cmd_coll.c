@@ -163,6 +163,9 @@ static int coll_synth(int argc, char **argv) {
       {.name = "max-memory", .kind = CLI_OPT_SIZE, .dest = CLI_INT(&so.max_memory), .metavar = "BYTES",
        .help = "refuse at once a synthesis estimated to need more (K, M, G binary)",
        .def = "what the process may use: physical memory, ulimit, cgroup"},
+      {.name = "max-steps", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&so.max_steps), .min = 1, .metavar = "N",
+       .help = "refuse at once a synthesis estimated to take more steps (about 100 million a second)",
+       .def = "10000000000, about 100 seconds"},
       {0}};
   const cli_command cmd = {.name = "coll synth", .max_args = 0, .about = synth_about, .opts = opts};
   cli_args pos;

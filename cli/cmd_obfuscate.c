@@ -138,8 +138,6 @@ int cmd_obfuscate(int argc, char **argv) {
   } else if (getrandom(r.opt.key, sizeof r.opt.key, 0) != (ssize_t)sizeof r.opt.key) {
     cli_error("no random key available; give --key FILE");
     rc = 2;
-  } else if (!r.quiet) {
-    cli_warn("no --key: names were hashed with a random key, so they match across these ranks only");
   }
   char *one[] = {(char *)r.in};
   chakra_set *set = rc ? NULL : cli_open_set(1, one, NULL);
@@ -154,6 +152,9 @@ int cmd_obfuscate(int argc, char **argv) {
       rc = obfuscate_all(&r, set, prefixed);
     }
   }
+  /* after the work: a failure is its one line */
+  if (!rc && !r.key_file && !r.quiet)
+    cli_warn("no --key: names were hashed with a random key, so they match across these ranks only");
   chakra_set_close(set);
   cli_list_free(&keep);
   return rc;

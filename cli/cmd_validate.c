@@ -50,7 +50,7 @@ static void print_problem(void *ctx, const chakra_problem *p) {
 /* The simulator's configuration, when validate is to run it. */
 typedef struct sim_check {
   const char *system, *network, *remote_memory;
-  int network_model, multidim_full;
+  int network_model, multidim_full, custom_as_is;
   uint32_t queues_per_dim;
   double injection_scale;
 } sim_check;
@@ -71,6 +71,7 @@ static int sim_stuck_ranks(const sim_check *c, const chakra_validate_options *vo
     p->rendezvous = vopt->rendezvous;
     p->network_model = c->network_model;
     p->multidim_full = c->multidim_full;
+    p->custom_as_is = c->custom_as_is;
     if (c->queues_per_dim) p->queues_per_dim = c->queues_per_dim;
     if (c->injection_scale > 0) p->injection_scale = c->injection_scale;
     uint32_t npus = chakra_topo_npus(chakra_sim_config_topo(cfg));
@@ -113,10 +114,11 @@ int cmd_validate(int argc, char **argv) {
   out_state o = {0, 100, 0};
   int strict = 0;
   chakra_validate_options vopt = {0};
-  sim_check sc = {.network_model = -1, .multidim_full = -1}; /* -1: not given */
+  sim_check sc = {.network_model = -1, .multidim_full = -1, .custom_as_is = -1}; /* -1: not given */
   static const cli_choice bools[] = {{"true", 1}, {"false", 0}, {"1", 1}, {"0", 0}, {NULL, 0}};
   static const cli_choice models[] = {{"aware", CHAKRA_NET_AWARE}, {"unaware", CHAKRA_NET_UNAWARE}, {NULL, 0}};
   static const cli_choice multidim[] = {{"lowest", 0}, {"full", 1}, {NULL, 0}};
+  static const cli_choice scaling[] = {{"scale", 0}, {"as-is", 1}, {NULL, 0}};
   static const char as_sim[] = "for the simulation: as chakra sim's";
   const cli_opt opts[] = {
       {.name = "max-errors", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&o.limit),
@@ -148,22 +150,25 @@ int cmd_validate(int argc, char **argv) {
        .help = as_sim, .def = "1"},
       {.name = "multidim-p2p", .kind = CLI_OPT_CHOICE, .dest = &sc.multidim_full, .choices = multidim,
        .help = as_sim, .def = "lowest"},
+      {.name = "custom-collective-scaling", .kind = CLI_OPT_CHOICE, .dest = &sc.custom_as_is, .choices = scaling,
+       .help = as_sim, .def = "scale"},
       {0}};
   const cli_command cmd = {.name = "validate", .args = "FILE.et... | PREFIX", .min_args = 1, .max_args = -1,
                            .about = about, .footer = footer, .opts = opts, .args_file = CLI_FILE_TRACES};
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
-  int sim_only = sc.remote_memory || sc.network_model >= 0 || sc.multidim_full >= 0 || sc.queues_per_dim ||
-                 sc.injection_scale > 0;
+  int sim_only = sc.remote_memory || sc.network_model >= 0 || sc.multidim_full >= 0 || sc.custom_as_is >= 0 ||
+                 sc.queues_per_dim || sc.injection_scale > 0;
   if (!sc.system != !sc.network || (sim_only && !sc.system)) {
     cli_error("--system-configuration and --network-configuration go together, and the other simulation options "
               "(--remote-memory-configuration, --network-model, --num-queues-per-dim, --injection-scale, "
-              "--multidim-p2p) need both");
+              "--multidim-p2p, --custom-collective-scaling) need both");
     return 2;
   }
   if (sc.network_model < 0) sc.network_model = CHAKRA_NET_AWARE;
   if (sc.multidim_full < 0) sc.multidim_full = 0;
+  if (sc.custom_as_is < 0) sc.custom_as_is = 0;
   chakra_set_options so = {.comm_groups = vopt.comm_groups};
   chakra_set *set = cli_open_set(pos.n, pos.v, &so);
   if (!set) return 2;

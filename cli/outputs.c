@@ -80,7 +80,7 @@ static void declare_table(const cli_command *cmd, const cli_args *pos) {
 }
 
 int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *pos) {
-  int st = cli_parse_to(cmd, argc, argv, pos, stdout, stderr);
+  int st = cli_parse_to(cmd, argc, argv, pos, stdout, cli_messages());
   if (st != CLI_PROCEED) return st;
   declare_table(cmd, pos);
   if (cmd->files) cmd->files(cmd->files_ctx, pos);

@@ -341,6 +341,44 @@ def test_cli_refuses_at_once_what_exceeds_memory():
     check("a synthesis that fits --max-memory runs", p.returncode == 0, p.stderr)
 
 
+def test_cli_refuses_at_once_what_would_take_too_long():
+    """issue 20 item 7, the time half: what fits in memory could run for
+    hours (switch:4096 with enough memory); the synthesis's steps are
+    estimated before any work and refused beyond --max-steps."""
+    import time
+    args = ["coll", "synth", "--coll", "allgather", "--size", "1M"]
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run([CHAKRA] + args + ["--topology", "switch:4096", "--max-memory", "1T"], capture_output=True,
+                           text=True, timeout=60)
+        took, lines = time.monotonic() - t0, p.stderr.strip().splitlines()
+        check("switch:4096 with memory to spare: refused in %.2f s (< 10 s), one line naming the estimate, the "
+              "default limit and --max-steps" % took,
+              p.returncode == 2 and len(lines) == 1 and "estimated at" in lines[0] and "minutes" in lines[0]
+              and "allowed by default" in lines[0] and "--max-steps" in lines[0] and took < 10, p.stderr)
+    except subprocess.TimeoutExpired:
+        check("switch:4096 with memory to spare: refused at once", False, "still running after 60 s")
+    p = run(*args, "--topology", "ring:8", "--max-steps", 1000)
+    lines = p.stderr.strip().splitlines()
+    check("ring:8 under --max-steps 1000: one line naming the estimate and --max-steps, exit 2",
+          p.returncode == 2 and len(lines) == 1 and re.search(r"estimated at [0-9.e+]+ steps", lines[0])
+          and "more than the 1e+03 --max-steps allows" in lines[0], p.stderr)
+    p = run(*args, "--topology", "ring:8", "--max-steps", 100000000)
+    check("ring:8 under --max-steps 10^8 runs", p.returncode == 0, p.stderr)
+    # ring:8 with 65,536 chunks per NPU took 199 s before the matcher kept its candidates
+    limit = 180 if os.environ.get("CHAKRA_SANITIZED") == "1" else 60
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run([CHAKRA, "coll", "synth", "--topology", "ring:8", "--coll", "allgather", "--size", "64M",
+                            "--chunks-per-npu", "65536", "--json"], capture_output=True, text=True, timeout=3 * limit)
+        took = time.monotonic() - t0
+        r = json.loads(p.stdout) if p.returncode == 0 else {}
+        check("ring:8 x 65,536 chunks per NPU: synthesised in %.1f s (< %d s), 3,670,016 messages" % (took, limit),
+              r.get("messages") == 3670016 and took < limit, p.stderr)
+    except subprocess.TimeoutExpired:
+        check("ring:8 x 65,536 chunks per NPU synthesised", False, "timed out")
+
+
 def test_cli_text_output_and_inline_bandwidth():
     p = run("coll", "synth", "--topology", "mesh:2x2", "--coll", "allgather", "--size", "1M", "--bandwidth", 25,
             "--latency", 0)
