@@ -109,7 +109,8 @@ chakra_set *cli_open_set(int argc, char **argv, const chakra_set_options *opt);
 void cli_note_groups(const chakra_set *s);
 
 /* 1 if arg is a trace PREFIX rather than a FILE: not "-", and no file
- * (nor FIFO: anything but a directory) of that name exists. */
+ * (nor FIFO: anything but a directory) of that name exists, or it is a
+ * shared set's manifest PREFIX.set.json. */
 int cli_names_prefix(const char *arg);
 
 /* Loads a rank of s for a view (dot, timeline) whatever the graph's defects:

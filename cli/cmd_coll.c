@@ -288,9 +288,9 @@ static int coll_expand(int argc, char **argv) {
       {.name = "output", .alias = "out", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED,
        .dest = &out, .metavar = "PREFIX",
        .help = "output prefix: OUT.<r>.et, or for a shared workload (a grid) the shared form, OUT.set.json and "
-               "OUT.class<k>.et"},
+               "OUT.class<k>.et", .file = CLI_FILE_OUT_PREFIX},
       {0}};
-  /* the outputs are known once the workload is open: per-rank files or the shared form */
+  /* the output is the shared form when the workload is (known once it is open) */
   const cli_command cmd = {.name = "coll expand", .args = "WORKLOAD_PREFIX", .min_args = 1, .max_args = 1,
                            .about = expand_about, .opts = opts, .args_file = CLI_FILE_TRACES,
                            .files = expand_files, .files_ctx = &algos, .check_later = 1};
@@ -319,7 +319,6 @@ static int coll_expand(int argc, char **argv) {
   if (!in) goto done;
   const chakra_manifest *man = chakra_set_manifest(in);
   if (man && chakra_manifest_kind(man) == CHAKRA_MANIFEST_GRID) cli_files_shared(out, "--output");
-  else cli_files_prefix(out, "--output");
   if (cli_outputs_begin()) {
     chakra_set_close(in);
     rc = CLI_EXIT_ERROR;

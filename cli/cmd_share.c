@@ -20,20 +20,17 @@ typedef struct share_cli {
   int quiet;
 } share_cli;
 
-/* OUT.set.json, its templates and OUT.json. */
+/* OUT.json, the groups, beside the shared set. */
 static void share_files(void *ctx, const cli_args *pos) {
   (void)pos;
-  const share_cli *s = ctx;
-  if (!s->out) return;
-  cli_files_shared(s->out, "--output");
-  cli_files_groups_of(s->out);
+  cli_files_groups_of(((const share_cli *)ctx)->out);
 }
 
 int cmd_share(int argc, char **argv) {
   share_cli s = {0};
   const cli_opt opts[] = {
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &s.out,
-       .metavar = "OUT", .help = "writes OUT.set.json, OUT.class<k>.et and OUT.json"},
+       .metavar = "OUT", .help = "writes OUT.set.json, OUT.class<k>.et and OUT.json", .file = CLI_FILE_OUT_SHARED},
       {.name = "comm-group-configuration", .alias = "comm-groups", .kind = CLI_OPT_STRING, .dest = &s.groups,
        .metavar = "FILE", .help = "the groups (default: PREFIX.json beside the traces, or the set's own)",
        .file = CLI_FILE_IN},

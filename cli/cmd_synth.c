@@ -96,7 +96,8 @@ static void synth_opts(chakra_synth_config *c, synth_cli *s, cli_opt *out, size_
        .help = "PREFIX.json lists the groups of one rank too, as STAGE does (a degree of 1 makes one per rank; "
                "always with --stage-compat)"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &s->prefix,
-       .metavar = "PREFIX", .help = "writes PREFIX.<r>.et and PREFIX.json (required, or STAGE's two below)"},
+       .metavar = "PREFIX", .help = "writes PREFIX.<r>.et and PREFIX.json (required, or STAGE's two below)",
+       .file = CLI_FILE_OUT_PREFIX},
       {.name = "shared", .kind = CLI_OPT_FLAG, .dest = &s->shared,
        .help = "write the shared form: PREFIX.set.json and one template per pipeline stage, PREFIX.class<s>.et "
                "(every command reads it; chakra unshare writes the per-rank files)"},
@@ -242,10 +243,12 @@ int cmd_synth(int argc, char **argv) {
     free(ranks);
     return 2;
   }
-  /* The outputs are known only now (STAGE's --output_dir/--output_name, --shared). */
+  /* The outputs are known only now (STAGE's --output_dir/--output_name);
+   * with --shared the prefix holds the shared form, and no PREFIX.json. */
   const char *label = sc.out_dir ? "--output_dir/--output_name" : "--output";
+  if (sc.out_dir) cli_files_prefix(sc.prefix, label);
   if (sc.shared) cli_files_shared(sc.prefix, label);
-  else cli_files_prefix(sc.prefix, label), cli_files_groups_of(sc.prefix); /* PREFIX.json, with the ranks */
+  else cli_files_groups_of(sc.prefix);
   if (cli_outputs_begin()) {
     free(ranks);
     return CLI_EXIT_ERROR;

@@ -60,6 +60,7 @@ static void declare(cli_file_role role, const char *value, const char *label, co
   case CLI_FILE_TRACES: cli_files_traces(value); break;
   case CLI_FILE_OUT: cli_files_output(value, label); break;
   case CLI_FILE_OUT_PREFIX: cli_files_prefix(value, label); break;
+  case CLI_FILE_OUT_SHARED: cli_files_shared(value, label); break;
   case CLI_FILE_NONE: break;
   }
 }

@@ -74,7 +74,8 @@ CHAKRA_API int chakra_output_set_output_prefix(chakra_output_set *s, const char 
 /* A trace set written in the shared form (chakra/set.h: PREFIX.set.json
  * and PREFIX.class<k>.et; a prefix declared either way covers both forms'
  * names): begin also refuses it where PREFIX.0.et exists, since a reader
- * could not tell which form is the set. */
+ * could not tell which form is the set. A prefix already declared with
+ * chakra_output_set_output_prefix() becomes this declaration. */
 CHAKRA_API int chakra_output_set_output_shared(chakra_output_set *s, const char *prefix, const char *label);
 /* An output in a folder the program creates when it does not exist (sim's
  * --logging-folder): checked as any output when the folder exists. */

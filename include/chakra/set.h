@@ -66,9 +66,11 @@ typedef struct chakra_set_options {
   const char *ranks_reason;
   /* With ranks: the first `ranks` ranks of a set that may have more. */
   int first_ranks;
-  /* The comm-group file ({"1": [0, 1], ...}); NULL: PREFIX.json beside
-   * the traces when it exists and is one (an object of lists; other JSON
-   * there, such as a report, is left alone), unless no_default_groups. */
+  /* The comm-group file ({"1": [0, 1], ...}); NULL: a shared set's own
+   * (its manifest's rules or groups file), else PREFIX.json beside the
+   * traces when it exists and is one (an object of lists; other JSON
+   * there, such as a report, is left alone), unless no_default_groups
+   * (then only the file given). */
   const char *comm_groups;
   int no_default_groups;
 } chakra_set_options;

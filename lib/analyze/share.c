@@ -126,7 +126,7 @@ typedef struct worker {
   roles canon;    /* pass 1's roles, reset per rank */
   char token[24];
   int oom;
-  bind_buf bound;
+  enc_buf bound, mine, theirs;
 } worker;
 
 typedef struct share {
@@ -198,7 +198,7 @@ static int canonical(void *ctx, unsigned wi, size_t job) {
   }
   for (uint32_t i = 0; i < w->canon.ng; i++) ri->own.groups[ri->own.ng++] = w->canon.groups[i], w->canon.groups[i] = NULL;
   w->canon.ng = 0;
-  memcpy(ri->own.peers, w->canon.peers, w->canon.np * sizeof *ri->own.peers);
+  if (w->canon.np) memcpy(ri->own.peers, w->canon.peers, w->canon.np * sizeof *ri->own.peers);
   ri->own.np = w->canon.np;
   ri->own.capg = ri->own.ng, ri->own.capp = ri->own.np;
   return 0;
@@ -251,33 +251,22 @@ static int index_roles(const rank_info *rep, roles *ix) {
   return 0;
 }
 
-/* Whether rank `me`'s messages are its representative's bound to it. */
-static int prove(share *sh, worker *w, uint32_t me, roles *ix, chakra_error *e) {
+/* Whether rank `me`'s file is its representative's (tmpl, in memory)
+ * bound to it, byte for byte. */
+static int prove(share *sh, worker *w, uint32_t me, const enc_buf *tmpl, roles *ix, chakra_error *e) {
   const rank_info *ri = &sh->ranks[me];
-  uint32_t rep = sh->rep[ri->cls];
-  proof p = {&sh->ranks[rep], ri, ix};
+  proof p = {&sh->ranks[sh->rep[ri->cls]], ri, ix};
   bind_map map = {proof_group, proof_peer, &p};
-  chakra_reader *a = NULL, *b = NULL;
-  int rc = chakra_set_reader(sh->s, rep, NULL, &a, e);
-  if (!rc) rc = chakra_set_reader(sh->s, me, NULL, &b, e);
-  size_t la, lb, lr;
-  const uint8_t *da = rc ? NULL : reader_metadata_bytes(a, &la), *db = rc ? NULL : reader_metadata_bytes(b, &lb), *res;
-  int same = !rc && la == lb && memcmp(da, db, la) == 0;
-  while (same && !rc) {
-    int ra = chakra_reader_next_raw(a, &da, &la, e);
-    int rb = ra < 0 ? 0 : chakra_reader_next_raw(b, &db, &lb, e);
-    if (ra < 0 || rb < 0) rc = ra < 0 ? ra : rb;
-    else if (ra != rb) same = 0;
-    else if (ra == 0) break;
-    else if ((rc = bind_node(da, la, &map, &w->bound, &res, &lr, e)) == 0) same = lr == lb && memcmp(res, db, lb) == 0;
-  }
-  chakra_reader_close(a), chakra_reader_close(b);
-  return rc ? rc : same;
+  int rc = setwrite_rank_bytes(sh->s, me, &w->mine, e);
+  w->theirs.n = 0;
+  if (!rc) rc = bind_file(tmpl->p, tmpl->n, &map, &w->bound, &w->theirs, e);
+  return rc ? rc : w->mine.n == w->theirs.n && memcmp(w->mine.p, w->theirs.p, w->mine.n) == 0;
 }
 
 typedef struct prove_job {
   share *sh;
-  roles *ix; /* per class */
+  roles *ix;     /* per class */
+  enc_buf *tmpl; /* per class: its representative's file */
 } prove_job;
 
 static int prove_rank(void *ctx, unsigned wi, size_t job) {
@@ -286,7 +275,7 @@ static int prove_rank(void *ctx, unsigned wi, size_t job) {
   rank_info *ri = &sh->ranks[job];
   if (ri->proven) return 0;
   chakra_error e = {0};
-  int rc = prove(sh, &sh->w[wi], (uint32_t)job, &pj->ix[ri->cls], &e);
+  int rc = prove(sh, &sh->w[wi], (uint32_t)job, &pj->tmpl[ri->cls], &pj->ix[ri->cls], &e);
   if (rc < 0) return job_failed(sh, (uint32_t)job, &e), rc;
   ri->proven = rc ? 1 : -1;
   return 0;
@@ -295,13 +284,15 @@ static int prove_rank(void *ctx, unsigned wi, size_t job) {
 /* Pass 3, then the ranks that differ as classes of their own. */
 static int prove_all(share *sh, unsigned threads, chakra_error *err) {
   uint32_t hashed = sh->ncls;
-  prove_job pj = {sh, calloc(hashed, sizeof(roles))};
-  int rc = pj.ix ? 0 : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  prove_job pj = {sh, calloc(hashed, sizeof(roles)), calloc(hashed, sizeof(enc_buf))};
+  int rc = pj.ix && pj.tmpl ? 0 : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   for (uint32_t c = 0; !rc && c < hashed; c++)
     if (index_roles(&sh->ranks[sh->rep[c]], &pj.ix[c])) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (uint32_t c = 0; !rc && c < hashed; c++) rc = setwrite_rank_bytes(sh->s, sh->rep[c], &pj.tmpl[c], err);
   if (!rc && (rc = tasks_run_workers(sh->n, threads, prove_rank, &pj, TASKS_STOP_ON_ERROR)) != 0) *err = sh->err;
   for (uint32_t c = 0; pj.ix && c < hashed; c++) roles_free(&pj.ix[c]);
-  free(pj.ix);
+  for (uint32_t c = 0; pj.tmpl && c < hashed; c++) enc_buf_free(&pj.tmpl[c]);
+  free(pj.ix), free(pj.tmpl);
   for (uint32_t r = 0; !rc && r < sh->n; r++)
     if (sh->ranks[r].proven < 0) sh->ranks[r].cls = sh->ncls, sh->rep[sh->ncls++] = r;
   return rc;
@@ -335,19 +326,19 @@ static int build_manifest(const share *sh, const char *out, const char *groups_f
 
 typedef struct tmpl_job {
   const share *sh;
-  bind_buf *scratch;
+  enc_buf *scratch;
 } tmpl_job;
 
 static int write_template(void *ctx, unsigned wi, uint32_t cls, chakra_workload_writer *w, chakra_error *err) {
   tmpl_job *j = ctx;
-  bind_buf *b = &j->scratch[wi];
+  enc_buf *b = &j->scratch[wi];
   int rc = setwrite_rank_bytes(j->sh->s, j->sh->rep[cls], b, err);
   return rc ? rc : chakra_workload_writer_put_framed(w, cls, b->p, b->n, err);
 }
 
 static int write_templates(const share *sh, const char *out, unsigned threads, chakra_error *err) {
   char **paths = calloc(sh->ncls, sizeof *paths);
-  tmpl_job j = {sh, calloc(CHAKRA_WORKLOAD_AUTO_THREADS + threads, sizeof(bind_buf))};
+  tmpl_job j = {sh, calloc(CHAKRA_WORKLOAD_AUTO_THREADS + threads, sizeof(enc_buf))};
   int rc = paths && j.scratch ? 0 : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   for (uint32_t c = 0; !rc && c < sh->ncls; c++)
     if (!(paths[c] = chakra_class_path_dup(out, c))) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
@@ -357,7 +348,7 @@ static int write_templates(const share *sh, const char *out, unsigned threads, c
   if (!rc) rc = chakra_workload_writer_commit(w, err);
   else chakra_workload_writer_discard(w);
   for (uint32_t c = 0; paths && c < sh->ncls; c++) free(paths[c]);
-  for (unsigned t = 0; j.scratch && t < CHAKRA_WORKLOAD_AUTO_THREADS + threads; t++) free(j.scratch[t].p);
+  for (unsigned t = 0; j.scratch && t < CHAKRA_WORKLOAD_AUTO_THREADS + threads; t++) enc_buf_free(&j.scratch[t]);
   free(paths), free(j.scratch);
   return rc;
 }
@@ -398,7 +389,7 @@ int chakra_set_share(const chakra_set *s, const char *out, unsigned threads, uin
   if (!rc && classes) *classes = sh.ncls;
   for (unsigned t = 0; sh.w && t < workers; t++) {
     roles_free(&sh.w[t].canon);
-    free(sh.w[t].bound.p);
+    enc_buf_free(&sh.w[t].bound), enc_buf_free(&sh.w[t].mine), enc_buf_free(&sh.w[t].theirs);
   }
   for (uint32_t r = 0; sh.ranks && r < sh.n; r++) {
     for (uint32_t i = 0; i < sh.ranks[r].own.ng; i++) free(sh.ranks[r].own.groups[i]);

@@ -34,24 +34,23 @@ static int get_varint(const uint8_t *p, size_t n, size_t *at, uint64_t *v) {
   return -1;
 }
 
-static size_t put_varint(uint8_t *o, uint64_t v) {
-  size_t i = 0;
-  while (v >= 0x80) o[i++] = (uint8_t)(v | 0x80), v >>= 7;
-  o[i++] = (uint8_t)v;
-  return i;
-}
+static size_t put_varint(uint8_t *o, uint64_t v) { return (size_t)(enc_varint(o, v) - o); }
 
 /* One field: its number, wire type, and where its value's bytes are
  * (for wire type 2 without the length). */
 typedef struct field {
   uint32_t num, wt;
+  uint64_t key;              /* num << 3 | wt, compared whole (two halves compared apart stall the store buffer) */
   size_t start, vstart, end; /* the whole field: [start, end); the value: [vstart, end) */
 } field;
+
+#define KEY(num, wt) ((uint64_t)(num) << 3 | (wt))
 
 static int next_field(const uint8_t *p, size_t n, size_t *at, field *f) {
   uint64_t key, len;
   f->start = *at;
   if (get_varint(p, n, at, &key) || key >> 3 == 0 || key >> 3 > UINT32_MAX) return -1;
+  f->key = key;
   f->num = (uint32_t)(key >> 3), f->wt = (uint32_t)(key & 7);
   switch (f->wt) {
     case 0:
@@ -75,21 +74,9 @@ static int next_field(const uint8_t *p, size_t n, size_t *at, field *f) {
   return 0;
 }
 
-static int room(bind_buf *b, size_t need) {
-  if (b->cap - b->n >= need) return 0;
-  size_t cap = b->cap ? b->cap : 4096;
-  while (cap - b->n < need) cap *= 2;
-  uint8_t *q = realloc(b->p, cap);
-  if (!q) return -1;
-  b->p = q, b->cap = cap;
-  return 0;
-}
-
-static int put(bind_buf *b, const void *d, size_t n) {
-  if (room(b, n)) return -1;
-  if (n) memcpy(b->p + b->n, d, n);
-  b->n += n;
-  return 0;
+static int put(enc_buf *b, const void *d, size_t n) {
+  enc_append(b, d, n);
+  return b->oom ? -1 : 0;
 }
 
 /* ---- peers in their kinds ---- */
@@ -162,7 +149,7 @@ static int classify(const uint8_t *p, size_t n, field *value, const char **name)
   int have_name = 0, have_value = 0;
   while (at < n) {
     if (next_field(p, n, &at, &f)) return -1;
-    if (f.num == 1 && f.wt == 2) nm = f, have_name = 1;
+    if (f.key == KEY(1, 2)) nm = f, have_name = 1;
     else if (f.num >= 3 && f.num <= 32) *value = f, have_value = 1;
   }
   if (!have_name || !have_value) return A_OTHER;
@@ -190,7 +177,7 @@ static int bound_group(const uint8_t *p, const field *v, const bind_map *m, cons
 
 /* Appends attribute [p, p+n), bound, to out as a Node.attr field when the
  * binding changes it (*changed set); else appends nothing. */
-static int bind_attr(const uint8_t *p, size_t n, const bind_map *m, bind_buf *out, int *changed, chakra_error *err) {
+static int bind_attr(const uint8_t *p, size_t n, const bind_map *m, enc_buf *out, int *changed, chakra_error *err) {
   field v = {0};
   const char *name = NULL;
   int role = classify(p, n, &v, &name);
@@ -231,26 +218,44 @@ static int bind_attr(const uint8_t *p, size_t n, const bind_map *m, bind_buf *ou
   return 0;
 }
 
-int bind_node(const uint8_t *msg, size_t len, const bind_map *m, bind_buf *out, const uint8_t **res, size_t *rlen,
+int bind_node(const uint8_t *msg, size_t len, const bind_map *m, enc_buf *out, const uint8_t **res, size_t *rlen,
               chakra_error *err) {
   *res = msg, *rlen = len;
   out->n = 0;
-  size_t at = 0, copied = 0; /* msg[0, copied) is in out */
-  int any = 0;
+  size_t at = 0, copied = 0; /* msg[0, copied) is in out; nothing is copied before the first change */
   field f;
   while (at < len && next_field(msg, len, &at, &f) == 0) {
-    if (f.num != 10 || f.wt != 2) continue;
-    int changed = 0;
+    if (f.key != KEY(10, 2)) continue;
+    size_t mark = out->n;
     if (put(out, msg + copied, f.start - copied)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    int changed = 0;
     int rc = bind_attr(msg + f.vstart, f.end - f.vstart, m, out, &changed, err);
     if (rc) return rc;
-    if (!changed && put(out, msg + f.start, f.end - f.start)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-    any |= changed;
+    if (!changed) {
+      out->n = mark; /* the attribute stays where it is, copied with the next run */
+      continue;
+    }
     copied = f.end;
   }
   /* a message that stops parsing keeps the rest as it is: its decoder says what is wrong */
-  if (!any) return 0;
+  if (!copied) return 0;
   if (put(out, msg + copied, len - copied)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   *res = out->p, *rlen = out->n;
   return 0;
+}
+
+int bind_file(const uint8_t *p, size_t n, const bind_map *m, enc_buf *scratch, enc_buf *out, chakra_error *err) {
+  size_t at = 0;
+  for (int first = 1; at < n; first = 0) {
+    uint64_t len;
+    if (get_varint(p, n, &at, &len) || len > n - at)
+      return chakra_error_set(err, CHAKRA_EFORMAT, "offset %zu: a message's length runs past the end", at);
+    const uint8_t *res = p + at;
+    size_t rlen = (size_t)len;
+    int rc = first ? 0 : bind_node(p + at, rlen, m, scratch, &res, &rlen, err);
+    if (rc) return rc;
+    enc_append_framed(out, res, rlen);
+    at += (size_t)len;
+  }
+  return out->oom ? chakra_error_set(err, CHAKRA_ENOMEM, "out of memory") : 0;
 }

@@ -26,6 +26,7 @@
 #include <stdatomic.h>
 
 #include "chakra/error.h"
+#include "encode.h"
 
 typedef struct bind_map {
   /* The rank's group for a template group name (NUL-terminated; may hold
@@ -36,20 +37,19 @@ typedef struct bind_map {
   const void *ctx;
 } bind_map;
 
-/* Scratch bytes a binder writes into; its owner frees p. */
-typedef struct bind_buf {
-  uint8_t *p;
-  size_t n, cap;
-} bind_buf;
-
 /* Binds one Node message (len bytes at msg): *res and *rlen receive the
  * bound message, which is msg itself when nothing changed, else out's
- * bytes. Returns 0, CHAKRA_ENOMEM, or CHAKRA_EFORMAT with err saying
+ * bytes (out: scratch the caller keeps and frees, enc_buf_free). Returns 0, CHAKRA_ENOMEM, or CHAKRA_EFORMAT with err saying
  * which attribute could not take its bound value (the caller adds the
  * file and offset). A message that does not parse is returned unchanged:
  * its decoder reports it. */
-int bind_node(const uint8_t *msg, size_t len, const bind_map *m, bind_buf *out, const uint8_t **res, size_t *rlen,
+int bind_node(const uint8_t *msg, size_t len, const bind_map *m, enc_buf *out, const uint8_t **res, size_t *rlen,
               chakra_error *err);
+
+/* A whole file's framed messages [p, p + n) (its GlobalMetadata first, as
+ * it is; then its nodes, each bound) appended to out, framed; scratch is
+ * bind_node's. A frame that does not parse is CHAKRA_EFORMAT. */
+int bind_file(const uint8_t *p, size_t n, const bind_map *m, enc_buf *scratch, enc_buf *out, chakra_error *err);
 
 /* A binding shared by the readers and graphs of one rank (each keeps its
  * own scratch): reference-counted, released by the last holder. */

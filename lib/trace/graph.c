@@ -441,6 +441,8 @@ int chakra_graph_load_input(chakra_graph **out, const chakra_input *in, const ch
   return graph_load_bound(out, in, opt, NULL, err);
 }
 
+int graph_open_reader(const chakra_graph *g, chakra_reader **r, chakra_error *err) { return reopen(g, r, err); }
+
 int graph_load_bound(chakra_graph **out, const chakra_input *in, const chakra_graph_options *opt, bind_ref *bind,
                      chakra_error *err) {
   *out = NULL;

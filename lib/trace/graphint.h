@@ -13,4 +13,9 @@
 int graph_load_bound(chakra_graph **out, const chakra_input *in, const chakra_graph_options *opt, bind_ref *bind,
                      chakra_error *err);
 
+/* A reader over g's input from its first node, bound as g is: what views
+ * that re-read a graph's nodes scan (the path alone would be the class
+ * template's, unbound, or no file at all). */
+int graph_open_reader(const chakra_graph *g, chakra_reader **r, chakra_error *err);
+
 #endif

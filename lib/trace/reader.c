@@ -32,7 +32,7 @@ struct chakra_reader {
   arena meta_arena;
   chakra_metadata *meta;
   bind_ref *bind;         /* a rank's binding of its class template, or NULL */
-  bind_buf bound;
+  enc_buf bound;
   uint8_t *meta_raw;      /* the GlobalMetadata message as stored */
   size_t meta_len;
 };
@@ -262,7 +262,7 @@ void chakra_reader_close(chakra_reader *r) {
   if (!r) return;
   instream_close(r->in);
   bind_release(r->bind);
-  free(r->bound.p);
+  enc_buf_free(&r->bound);
   free(r->meta_raw);
   arena_free(&r->node_arena);
   arena_free(&r->meta_arena);

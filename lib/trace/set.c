@@ -232,7 +232,7 @@ static int shared_ranks(chakra_set *s, const chakra_set_options *opt, chakra_err
 }
 
 /* Templates resolved and present; the manifest's groups, unless given. */
-static int shared_files(chakra_set *s, chakra_error *err) {
+static int shared_files(chakra_set *s, const chakra_set_options *opt, chakra_error *err) {
   uint32_t k = chakra_manifest_classes(s->man);
   if (!(s->cls_paths = calloc(k, sizeof *s->cls_paths))) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   for (uint32_t c = 0; c < k; c++) {
@@ -242,7 +242,7 @@ static int shared_files(chakra_set *s, chakra_error *err) {
       return chakra_error_set(err, CHAKRA_EIO, "%s: classes[%u].template: %s does not exist", s->man_path, c,
                               s->cls_paths[c]);
   }
-  if (s->origin != CHAKRA_GROUPS_NONE) return 0;
+  if (s->origin != CHAKRA_GROUPS_NONE || (opt && opt->no_default_groups)) return 0;
   const char *gf = chakra_manifest_groups_file(s->man);
   if (gf && !(s->groups_path = setfile_resolve(s->man_path, gf))) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   if (gf || chakra_manifest_group_rules(s->man)) s->origin = CHAKRA_GROUPS_MANIFEST;
@@ -260,7 +260,7 @@ static int open_shared(chakra_set *s, const chakra_set_options *opt, chakra_erro
                 : chakra_manifest_read(&s->man, s->man_path, err);
   free(first);
   if (!rc) rc = shared_ranks(s, opt, err);
-  if (!rc) rc = shared_files(s, err);
+  if (!rc) rc = shared_files(s, opt, err);
   return rc;
 }
 

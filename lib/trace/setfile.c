@@ -11,6 +11,7 @@
 #include <string.h>
 #include <yajl/yajl_parse.h>
 
+#include "../util/commgroups.h"
 #include "../util/jsonw.h"
 #include "../util/outfile.h"
 
@@ -67,6 +68,16 @@ struct chakra_manifest {
 };
 
 #define OOM(err) chakra_error_set(err, CHAKRA_ENOMEM, "out of memory")
+
+/* A name from the input as one printable line for messages (cg_quote). */
+typedef struct quoted {
+  char s[120];
+} quoted;
+static quoted q(const char *name) {
+  quoted x;
+  cg_quote(name ? name : "", x.s, sizeof x.s);
+  return x;
+}
 
 static int grow(void **p, size_t *cap, size_t need, size_t size) {
   if (need <= *cap) return 0;
@@ -379,8 +390,8 @@ static int grid_strides(chakra_manifest *m) {
 int chakra_manifest_add_axis(chakra_manifest *m, const char *name, uint32_t size, int class_axis, chakra_error *err) {
   if (m->kind != CHAKRA_MANIFEST_GRID) return chakra_error_set(err, CHAKRA_EINVAL, "manifest: axes belong to a grid");
   if (!name || !*name) return chakra_error_set(err, CHAKRA_EINVAL, "manifest: an axis needs a name");
-  if (axis_index(m, name) >= 0) return chakra_error_set(err, CHAKRA_EINVAL, "manifest: axis \"%s\" given twice", name);
-  if (!size) return chakra_error_set(err, CHAKRA_EINVAL, "manifest: axis \"%s\" has size 0", name);
+  if (axis_index(m, name) >= 0) return chakra_error_set(err, CHAKRA_EINVAL, "manifest: axis \"%s\" given twice", q(name).s);
+  if (!size) return chakra_error_set(err, CHAKRA_EINVAL, "manifest: axis \"%s\" has size 0", q(name).s);
   if (m->nrules) return chakra_error_set(err, CHAKRA_EINVAL, "manifest: axes come before the group rules");
   maxis *v = realloc(m->axes, (m->naxes + 1) * sizeof *v);
   if (!v) return OOM(err);
@@ -400,8 +411,8 @@ static int rule_axes(const chakra_manifest *m, const char *const *names, uint32_
                      chakra_error *err) {
   for (uint32_t i = 0; i < n; i++) {
     long a = names[i] ? axis_index(m, names[i]) : -1;
-    if (a < 0) return chakra_error_set(err, CHAKRA_EINVAL, "manifest: group rule: no axis \"%s\"", names[i] ? names[i] : "");
-    if (seen[a]) return chakra_error_set(err, CHAKRA_EINVAL, "manifest: group rule: axis \"%s\" named twice", names[i]);
+    if (a < 0) return chakra_error_set(err, CHAKRA_EINVAL, "manifest: group rule: no axis \"%s\"", q(names[i]).s);
+    if (seen[a]) return chakra_error_set(err, CHAKRA_EINVAL, "manifest: group rule: axis \"%s\" named twice", q(names[i]).s);
     seen[a] = 1;
     idx[i] = (uint32_t)a;
   }
@@ -489,7 +500,7 @@ static int sort_roles(mclass *c) {
 static const char *repeated_role(const mclass *c, char *buf, size_t size) {
   for (uint32_t i = 1; i < c->ng; i++)
     if (strcmp(c->groups[c->gsorted[i]], c->groups[c->gsorted[i - 1]]) == 0) {
-      snprintf(buf, size, "group \"%s\"", c->groups[c->gsorted[i]]);
+      snprintf(buf, size, "group \"%s\"", q(c->groups[c->gsorted[i]]).s);
       return buf;
     }
   for (uint32_t i = 1; i < c->np; i++)
@@ -671,7 +682,7 @@ static int check_whole(const chakra_manifest *m, chakra_error *err) {
         return chakra_error_set(err, CHAKRA_EINVAL,
                                 "layout.ranks[%u]: the representative of class %u binds group role %u to \"%s\", "
                                 "not to its template's \"%s\"",
-                                rep, k, i, m->pool[m->gvals[m->rank_g[rep] + i]], c->groups[i]);
+                                rep, k, i, q(m->pool[m->gvals[m->rank_g[rep] + i]]).s, q(c->groups[i]).s);
     for (uint32_t i = 0; i < c->np; i++)
       if (m->pvals[m->rank_p[rep] + i] != c->peers[i])
         return chakra_error_set(err, CHAKRA_EINVAL,
@@ -757,7 +768,7 @@ static jt *jp_add(jp *p, jt *v) {
     for (uint32_t i = 0; i < c->n; i++)
       if (strcmp(c->keys[i], p->key) == 0) {
         char what[200];
-        snprintf(what, sizeof what, "member \"%.100s\" given twice", p->key);
+        snprintf(what, sizeof what, "member \"%s\" given twice", q(p->key).s);
         return jp_fail(p, what), NULL;
       }
   }
@@ -905,7 +916,7 @@ static int only(const rd *r, const jt *o, const char *path, const char *const *a
       char list[200] = "";
       for (const char *const *a = allowed; *a; a++)
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s\"%s\"", a == allowed ? "" : ", ", *a);
-      return bad(r, &o->kids[i], path, "unknown member \"%.80s\" (expected %s)", o->keys[i], list);
+      return bad(r, &o->kids[i], path, "unknown member \"%s\" (expected %s)", q(o->keys[i]).s, list);
     }
   }
   return 0;
@@ -954,9 +965,9 @@ static int name_list(const rd *r, const chakra_manifest *m, const jt *v, const c
     snprintf(p, sizeof p, "%s[%u]", path, i);
     int rc = text(r, &v->kids[i], p, 0, &out[i]);
     if (rc) return rc;
-    if (axis_index(m, out[i]) < 0) return bad(r, &v->kids[i], p, "no axis \"%.80s\" in layout.axes", out[i]);
+    if (axis_index(m, out[i]) < 0) return bad(r, &v->kids[i], p, "no axis \"%s\" in layout.axes", q(out[i]).s);
     for (uint32_t k = 0; k < i; k++)
-      if (strcmp(out[k], out[i]) == 0) return bad(r, &v->kids[i], p, "axis \"%.80s\" named twice", out[i]);
+      if (strcmp(out[k], out[i]) == 0) return bad(r, &v->kids[i], p, "axis \"%s\" named twice", q(out[i]).s);
   }
   *n = v->n;
   return 0;
@@ -1184,7 +1195,7 @@ static int read_root(const rd *r, const jt *root, chakra_manifest **out) {
   if (!rc) rc = text(r, kind, "layout.kind", 0, &k);
   if (rc) return rc;
   int grid = strcmp(k, "grid") == 0;
-  if (!grid && strcmp(k, "table") != 0) return bad(r, kind, "layout.kind", "\"%.80s\": expected \"grid\" or \"table\"", k);
+  if (!grid && strcmp(k, "table") != 0) return bad(r, kind, "layout.kind", "\"%s\": expected \"grid\" or \"table\"", q(k).s);
   static const char *const grid_keys[] = {"kind", "axes", "class_axes", "groups", NULL},
                            *const table_keys[] = {"kind", "ranks", "groups_file", NULL};
   if ((rc = only(r, lay, "layout", grid ? grid_keys : table_keys)) != 0) return rc;

@@ -1,6 +1,8 @@
 /* setwrite.c - a trace set written out; see setwrite.h. */
 #include "setwrite.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,26 +13,12 @@
 #include "setfile.h"
 #include "setint.h"
 
-static int put(bind_buf *b, const void *d, size_t n) {
-  if (b->cap - b->n < n + 10) {
-    size_t cap = b->cap ? b->cap : 1 << 16;
-    while (cap - b->n < n + 10) cap *= 2;
-    uint8_t *p = realloc(b->p, cap);
-    if (!p) return -1;
-    b->p = p, b->cap = cap;
-  }
-  memcpy(b->p + b->n, d, n);
-  b->n += n;
-  return 0;
+static int put_framed(enc_buf *b, const uint8_t *d, size_t n) {
+  enc_append_framed(b, d, n);
+  return b->oom ? -1 : 0;
 }
 
-static int put_framed(bind_buf *b, const uint8_t *d, size_t n) {
-  uint8_t len[10];
-  size_t k = chakra_varint_encode(n, len);
-  return put(b, len, k) || put(b, d, n) ? -1 : 0;
-}
-
-int setwrite_rank_bytes(const chakra_set *s, uint32_t rank, bind_buf *out, chakra_error *err) {
+int setwrite_rank_bytes(const chakra_set *s, uint32_t rank, enc_buf *out, chakra_error *err) {
   chakra_reader *r;
   out->n = 0;
   int rc = chakra_set_reader(s, rank, NULL, &r, err);
@@ -78,12 +66,27 @@ static int write_read_groups(const chakra_set *s, outfile *f, chakra_error *err)
   return rc;
 }
 
+/* A groups file copied as it is: its bytes are the set's groups (what it
+ * says is checked where the set is read, validate included). */
+static int copy_groups(const char *from, outfile *f, chakra_error *err) {
+  FILE *in = fopen(from, "rb");
+  if (!in) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot open: %s", from, strerror(errno));
+  char buf[1 << 16];
+  int rc = 0;
+  for (size_t k; !rc && (k = fread(buf, 1, sizeof buf, in)) > 0;) rc = outfile_write(f, buf, k, err);
+  if (!rc && ferror(in)) rc = chakra_error_set(err, CHAKRA_EIO, "%s: read error", from);
+  fclose(in);
+  return rc;
+}
+
 int setwrite_groups(const chakra_set *s, const char *path, chakra_error *err) {
   outfile *f;
   int rc = outfile_open(&f, path, 0, err);
   if (rc) return rc;
   const chakra_manifest *m = chakra_set_manifest(s);
-  if (m && chakra_set_groups_origin(s) == CHAKRA_GROUPS_MANIFEST && !chakra_set_groups_path(s))
+  if (chakra_set_groups_path(s))
+    rc = copy_groups(chakra_set_groups_path(s), f, err);
+  else if (m && chakra_set_groups_origin(s) == CHAKRA_GROUPS_MANIFEST)
     rc = setfile_write_grid_groups(m, to_outfile, f, err);
   else
     rc = write_read_groups(s, f, err);
@@ -96,32 +99,66 @@ int setwrite_groups(const chakra_set *s, const char *path, chakra_error *err) {
 
 /* ---- unshare ---- */
 
+/* A rank's binding through the set's (chakra_set_bind_*). */
+typedef struct rank_map {
+  const chakra_set *s;
+  uint32_t rank;
+} rank_map;
+
+static const char *map_group(const void *ctx, const char *name) {
+  const rank_map *r = ctx;
+  return chakra_set_bind_group(r->s, r->rank, name);
+}
+static int32_t map_peer(const void *ctx, int32_t p) {
+  const rank_map *r = ctx;
+  return chakra_set_bind_peer(r->s, r->rank, p);
+}
+
 typedef struct unshare_job {
   const chakra_set *s;
-  bind_buf *scratch; /* one per worker */
+  enc_buf *out, *scratch; /* one each per worker */
+  enc_buf *tmpl;          /* per class, its bytes, when ranks share classes; else NULL */
 } unshare_job;
 
+/* A rank of a shared class is bound from its template's bytes in memory:
+ * each template is read once, not once per rank. */
 static int write_rank(void *ctx, unsigned worker, uint32_t rank, chakra_workload_writer *w, chakra_error *err) {
   unshare_job *j = ctx;
-  bind_buf *b = &j->scratch[worker];
-  int rc = setwrite_rank_bytes(j->s, rank, b, err);
-  return rc ? rc : chakra_workload_writer_put_framed(w, rank, b->p, b->n, err);
+  enc_buf *b = &j->out[worker];
+  int rc;
+  if (j->tmpl) {
+    const enc_buf *t = &j->tmpl[chakra_set_class_of(j->s, rank)];
+    rank_map rm = {j->s, rank};
+    bind_map m = {map_group, map_peer, &rm};
+    chakra_error e = {0};
+    b->n = 0;
+    if ((rc = bind_file(t->p, t->n, &m, &j->scratch[worker], b, &e)) != 0)
+      return chakra_error_set(err, rc, "%s: %s", chakra_set_rank_name(j->s, rank), e.msg);
+  } else if ((rc = setwrite_rank_bytes(j->s, rank, b, err)) != 0) {
+    return rc;
+  }
+  return chakra_workload_writer_put_framed(w, rank, b->p, b->n, err);
+}
+
+static void free_bufs(enc_buf *v, size_t n) {
+  for (size_t i = 0; v && i < n; i++) enc_buf_free(&v[i]);
+  free(v);
 }
 
 int chakra_set_unshare(const chakra_set *s, const char *out, unsigned threads, chakra_error *err) {
-  uint32_t n = chakra_set_ranks(s);
+  uint32_t n = chakra_set_ranks(s), classes = chakra_set_classes(s);
+  unsigned workers = threads > CHAKRA_WORKLOAD_AUTO_THREADS ? threads : CHAKRA_WORKLOAD_AUTO_THREADS;
   size_t plen = strlen(out) + 6;
   char *json = malloc(plen);
-  unshare_job j = {s, calloc(CHAKRA_WORKLOAD_AUTO_THREADS > threads ? CHAKRA_WORKLOAD_AUTO_THREADS : threads,
-                             sizeof(bind_buf))};
-  if (!json || !j.scratch) {
-    free(json), free(j.scratch);
-    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  }
-  snprintf(json, plen, "%s.json", out);
+  unshare_job j = {s, calloc(workers, sizeof(enc_buf)), calloc(workers, sizeof(enc_buf)),
+                   classes < n ? calloc(classes, sizeof(enc_buf)) : NULL};
+  int rc = json && j.out && j.scratch && (j.tmpl || classes >= n) ? 0 : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (uint32_t c = 0; !rc && j.tmpl && c < classes; c++)
+    rc = setwrite_rank_bytes(s, chakra_set_class_rep(s, c), &j.tmpl[c], err);
+  if (!rc) snprintf(json, plen, "%s.json", out);
   chakra_workload_writer *w = NULL;
   /* the ranks and the groups file: in place together or not at all */
-  int rc = outfile_group_begin(err);
+  if (!rc) rc = outfile_group_begin(err);
   if (!rc) {
     if (setwrite_has_groups(s)) rc = setwrite_groups(s, json, err);
     if (!rc) rc = chakra_workload_writer_open(&w, out, n, NULL, err);
@@ -131,8 +168,7 @@ int chakra_set_unshare(const chakra_set *s, const char *out, unsigned threads, c
     int end = outfile_group_end(!rc, rc ? NULL : err);
     if (!rc) rc = end;
   }
-  for (unsigned t = 0; t < (CHAKRA_WORKLOAD_AUTO_THREADS > threads ? CHAKRA_WORKLOAD_AUTO_THREADS : threads); t++)
-    free(j.scratch[t].p);
-  free(j.scratch), free(json);
+  free_bufs(j.out, workers), free_bufs(j.scratch, workers), free_bufs(j.tmpl, j.tmpl ? classes : 0);
+  free(json);
   return rc;
 }

@@ -10,11 +10,12 @@
 
 /* rank's file, framed messages (its GlobalMetadata, then its nodes, bound
  * when the rank is a class's), into out (replaced). */
-int setwrite_rank_bytes(const chakra_set *s, uint32_t rank, bind_buf *out, chakra_error *err);
+int setwrite_rank_bytes(const chakra_set *s, uint32_t rank, enc_buf *out, chakra_error *err);
 
-/* s's groups as a comm-group file at path, {"NAME": [r, ...], ...} with
- * the spacing chakra synth writes: a grid's by its rules, any other as
- * read. An output (temporary, then renamed). */
+/* s's groups as a comm-group file at path: a groups file's bytes as they
+ * are; a grid's rules, or a source's groups, as {"NAME": [r, ...], ...}
+ * with the spacing chakra synth writes. An output (temporary, then
+ * renamed). */
 int setwrite_groups(const chakra_set *s, const char *path, chakra_error *err);
 
 /* Whether s has groups to write (a file, a manifest's, a source's). */

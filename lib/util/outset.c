@@ -79,6 +79,12 @@ int chakra_output_set_output_prefix(chakra_output_set *s, const char *prefix, co
 }
 
 int chakra_output_set_output_shared(chakra_output_set *s, const char *prefix, const char *label) {
+  /* a prefix already declared (a command's -o) now holds the shared form */
+  for (size_t i = 0; prefix && i < s->out.n; i++)
+    if (s->out.v[i].kind == DECL_PREFIX && strcmp(s->out.v[i].path, prefix) == 0) {
+      s->out.v[i].kind = DECL_SHARED;
+      return CHAKRA_OK;
+    }
   return add(s, &s->out, prefix, label, DECL_SHARED);
 }
 
