@@ -301,18 +301,6 @@ static int coll_expand(int argc, char **argv) {
   if (rc != CLI_PROCEED) goto done;
   rc = 2;
   if (!isnan(x.reduce_bw) && !reduce_bw_ok(x.reduce_bw)) goto done;
-  if ((rc = expand_reduce_bw(x.reduce_bw, system, &x.reduce_bw)) != 0) goto done;
-  rc = 2;
-  if (!(rules = calloc(algos.n, sizeof *rules))) {
-    rc = cli_fail(&err);
-    goto done;
-  }
-  for (size_t i = 0; i < algos.n; i++, x.n_rules++)
-    if (chakra_coll_rule_parse(algos.items[i], &rules[i], &err)) {
-      cli_error("%s", err.msg);
-      goto done;
-    }
-  x.rules = rules;
   uint64_t nodes = 0;
   chakra_set_options so = {.comm_groups = x.comm_groups};
   chakra_set *in = cli_open_set(1, pos.v, &so);
@@ -320,12 +308,24 @@ static int coll_expand(int argc, char **argv) {
   const chakra_manifest *man = chakra_set_manifest(in);
   if (man && chakra_manifest_kind(man) == CHAKRA_MANIFEST_GRID) cli_files_shared(out, "--output");
   if (cli_outputs_begin()) {
-    chakra_set_close(in);
     rc = CLI_EXIT_ERROR;
-    goto done;
+    goto close;
   }
+  if ((rc = expand_reduce_bw(x.reduce_bw, system, &x.reduce_bw)) != 0) goto close;
+  rc = 2;
+  if (!(rules = calloc(algos.n, sizeof *rules))) {
+    rc = cli_fail(&err);
+    goto close;
+  }
+  for (size_t i = 0; i < algos.n; i++, x.n_rules++)
+    if (chakra_coll_rule_parse(algos.items[i], &rules[i], &err)) {
+      cli_error("%s", err.msg);
+      goto close;
+    }
+  x.rules = rules;
   rc = chakra_coll_expand_set(in, out, &x, &nodes, &err) ? cli_fail(&err) : 0;
   if (!rc) cli_note_groups(in);
+close:
   chakra_set_close(in);
 done:
   free(rules);
