@@ -25,6 +25,8 @@ int cmd_link(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_coll(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
+int cmd_share(int argc, char **argv);
+int cmd_unshare(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_replay(int argc, char **argv); /* only with MPI (CHAKRA_HAVE_MPI) */
 int cmd_sweep(int argc, char **argv);
@@ -73,6 +75,8 @@ void cli_files_input(const char *path);
 void cli_files_traces(const char *file_or_prefix);
 void cli_files_output(const char *path, const char *label);
 void cli_files_prefix(const char *prefix, const char *label);
+void cli_files_shared(const char *prefix, const char *label); /* a set in the shared form (refused over rank files) */
+void cli_files_groups_of(const char *prefix);                  /* PREFIX.json, the groups written with a set */
 void cli_files_output_mkdir(const char *path, const char *label); /* its folder is created if missing */
 /* The check, for commands with check_later; 0 or CLI_EXIT_ERROR. */
 int cli_outputs_begin(void);
@@ -105,7 +109,8 @@ chakra_set *cli_open_set(int argc, char **argv, const chakra_set_options *opt);
 void cli_note_groups(const chakra_set *s);
 
 /* 1 if arg is a trace PREFIX rather than a FILE: not "-", and no file
- * (nor FIFO: anything but a directory) of that name exists. */
+ * (nor FIFO: anything but a directory) of that name exists, or it is a
+ * shared set's manifest PREFIX.set.json. */
 int cli_names_prefix(const char *arg);
 
 /* Loads a rank of s for a view (dot, timeline) whatever the graph's defects:

@@ -11,7 +11,8 @@ static const char about[] =
     "Per rank and in total: nodes by type and collective type, communication\n"
     "bytes by type and group, compute nodes, ops and recorded durations,\n"
     "dependency counts and the critical path (longest chain of duration_micros).\n"
-    "PREFIX means PREFIX.0.et, PREFIX.1.et, ...\n"
+    "PREFIX means PREFIX.0.et, PREFIX.1.et, ... or a shared set, PREFIX.set.json\n"
+    "and its class templates (docs/share.md).\n"
     "\n"
     "Also runs chakra validate's checks and prints each problem it would\n"
     "report as one warning line on stderr (at most 20, then a count); the\n"
@@ -126,8 +127,8 @@ int cmd_stats(int argc, char **argv) {
   for (int r = 0; r < n && !rc; r++) {
     names[r] = chakra_set_rank_name(set, (uint32_t)r);
     rc = chakra_stats_set_rank(set, (uint32_t)r, ignore_ctrl, &ranks[r], &err);
-    if (!rc && chakra_stats_add(&total, &ranks[r])) rc = chakra_error_set(&err, CHAKRA_ENOMEM, "out of memory");
   }
+  if (!rc && chakra_stats_sum(&total, ranks, (size_t)n)) rc = chakra_error_set(&err, CHAKRA_ENOMEM, "out of memory");
   if (!rc && !no_checks) rc = run_checks(set, &err);
   if (!rc) {
     if (json) {

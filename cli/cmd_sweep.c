@@ -14,7 +14,8 @@
 #endif
 
 static const char about[] =
-    "Simulates the workload PREFIX.0.et .. PREFIX.<N-1>.et on every configuration of\n"
+    "Simulates the workload PREFIX.0.et .. PREFIX.<N-1>.et (or a shared set,\n"
+    "PREFIX.set.json) on every configuration of\n"
     "a grid: the system, network (and remote-memory, comm-group) files with the\n"
     "values of each --vary KEY=V1,V2,... set on top (the cartesian product of the\n"
     "--vary options; the last one varies fastest). The workload is loaded once per\n"

@@ -11,8 +11,9 @@
 static const char about[] =
     "Checks each file: framing and decoding, duplicate node ids, dependencies\n"
     "on absent ids, cycles, attribute kinds, and the attributes each node type\n"
-    "requires. With several ranks (PREFIX means PREFIX.0.et, PREFIX.1.et, ...;\n"
-    "files given one by one are ranks 0, 1, ... in order) it also checks that\n"
+    "requires. With several ranks (PREFIX means PREFIX.0.et, PREFIX.1.et, ...,\n"
+    "or a shared set PREFIX.set.json, whose ranks are checked bound; files given\n"
+    "one by one are ranks 0, 1, ... in order) it also checks that\n"
     "every send has exactly one receive with the same src, dst, tag and size,\n"
     "that the collectives of each communicator group agree in order, type and\n"
     "size on every member and are issued only by members, and that the ranks\n"

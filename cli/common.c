@@ -145,7 +145,11 @@ void cli_note_groups(const chakra_set *s) {
              chakra_set_groups_path(s));
 }
 
-int cli_names_prefix(const char *arg) { return strcmp(arg, "-") != 0 && !is_file(arg); }
+/* A shared set's manifest, PREFIX.set.json, names the set as its PREFIX does. */
+int cli_names_prefix(const char *arg) {
+  size_t n = strlen(arg);
+  return strcmp(arg, "-") != 0 && (!is_file(arg) || (n > 9 && strcmp(arg + n - 9, ".set.json") == 0));
+}
 
 typedef struct load_problems {
   uint64_t errors;

@@ -62,6 +62,8 @@ INPUTS = {
     "obfuscate": [["{}", "-o", "new.et"], ["t.0.et", "--key", "{}", "-o", "new.et"]],
     "plot": [["{}", "-o", "new.svg"]],
     "dot": [["{}", "-o", "new.dot"]],
+    "share": [["{}", "-o", "new"], ["t", "--comm-group-configuration", "{}", "-o", "new"]],
+    "unshare": [["{}", "-o", "new"], ["t", "--comm-group-configuration", "{}", "-o", "new"]],
 }
 # Commands that read no file: their output goes into a missing folder.
 NO_INPUT = {
@@ -82,6 +84,7 @@ FULL = [
              "--report=/dev/full", "-q"]),
     ("sweep", ["--workload=t", "--system=s.json", "--network=n.yml", "--vary", "bandwidth=10"]),
     ("obfuscate", ["t.0.et", "-o", "/dev/full", "-q"]),
+    ("share", ["t", "-o", "new"]), ("unshare", ["t", "-o", "new"]),
 ]
 
 
