@@ -1,11 +1,13 @@
 /* cmd_coll.c - chakra coll: collective algorithms as per-rank ETs
  * (generate, synthesise for a topology, convert from MSCCL-IR XML, check,
  * expand into workloads). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "chakra/build.h"
 #include "chakra/coll.h"
+#include "chakra/sim.h"
 #include "chakra/version.h"
 #include "cli.h"
 
@@ -52,6 +54,7 @@ static int coll_gen(int argc, char **argv) {
       {.name = "ranks", .alias = "npus", .kind = CLI_OPT_COUNT, .flags = CLI_OPT_REQUIRED, .dest = CLI_INT(&g.ranks),
        .min = 1, .help = "rank count"},
       {.name = "size", .kind = CLI_OPT_SIZE, .flags = CLI_OPT_REQUIRED, .dest = CLI_INT(&g.size),
+       .max = CHAKRA_COLL_MAX_SIZE,
        .help = "bytes: the whole buffer, or the per-rank input for allgather; K, M, G suffixes are binary"},
       {.name = "chunks", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&g.chunks), .min = 1, .max = 32767, .metavar = "C",
        .help = "independent pipelines (tags offset by chunk * 65536)", .def = "1"},
@@ -90,7 +93,7 @@ static int coll_from_msccl(int argc, char **argv) {
   const char *prefix = NULL;
   const cli_opt opts[] = {
       {.name = "size", .alias = "coll-size", .kind = CLI_OPT_SIZE, .flags = CLI_OPT_REQUIRED,
-       .dest = CLI_INT(&m.size), .help = "the collective's size, as for gen"},
+       .dest = CLI_INT(&m.size), .max = CHAKRA_COLL_MAX_SIZE, .help = "the collective's size, as for gen"},
       REDUCE_BW_OPT(&m.reduce_bw),
       {.name = "compat", .kind = CLI_OPT_FLAG, .dest = &m.compat,
        .help = "the 2025-04 reference converter's bytes exactly"},
@@ -160,6 +163,9 @@ static int coll_synth(int argc, char **argv) {
       {.name = "max-memory", .kind = CLI_OPT_SIZE, .dest = CLI_INT(&so.max_memory), .metavar = "BYTES",
        .help = "refuse at once a synthesis estimated to need more (K, M, G binary)",
        .def = "what the process may use: physical memory, ulimit, cgroup"},
+      {.name = "max-steps", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&so.max_steps), .min = 1, .metavar = "N",
+       .help = "refuse at once a synthesis estimated to take more steps (about 100 million a second)",
+       .def = "10000000000, about 100 seconds"},
       {0}};
   const cli_command cmd = {.name = "coll synth", .max_args = 0, .about = synth_about, .opts = opts};
   cli_args pos;
@@ -224,7 +230,18 @@ static void warn_problem(void *ctx, const chakra_problem *p) {
   (void)ctx;
   char line[2048];
   chakra_problem_format(p, line, sizeof line);
-  cli_warn("%s", line);
+  if (p->severity == CHAKRA_SEV_NOTE) cli_note("%s", line);
+  else cli_warn("%s", line);
+}
+
+/* The reductions' bandwidth: --reduce-bw if given (not NaN, which the
+ * parser never stores), else the system file's local-mem-bw (what chakra
+ * sim will charge), else the default. */
+static int expand_reduce_bw(double given, const char *system, double *out) {
+  *out = !isnan(given) ? given : CHAKRA_COLL_DEFAULT_REDUCE_BW;
+  if (!isnan(given) || !system) return 0;
+  chakra_error err = {0};
+  return chakra_sim_system_local_mem_bw(system, out, warn_problem, NULL, &err) ? cli_fail(&err) : 0;
 }
 
 /* The algorithm ETs a rule names (ALGO that is not a generated
@@ -241,9 +258,9 @@ static void expand_files(void *ctx, const cli_args *pos) {
 }
 
 static int coll_expand(int argc, char **argv) {
-  chakra_coll_expand_options x = {.reduce_bw = CHAKRA_COLL_DEFAULT_REDUCE_BW, .diag = warn_problem,
+  chakra_coll_expand_options x = {.reduce_bw = NAN, .diag = warn_problem,
                                   .producer = "chakra-c " CHAKRA_VERSION_STRING " coll expand"};
-  const char *out = NULL;
+  const char *out = NULL, *system = NULL;
   cli_list algos = {0};
   static const cli_choice scaling[] = {{"scale", 0}, {"as-is", 1}, {NULL, 0}};
   const cli_opt opts[] = {
@@ -252,7 +269,12 @@ static int coll_expand(int argc, char **argv) {
       {.name = "comm-group-configuration", .alias = "comm-groups", .kind = CLI_OPT_STRING, .dest = &x.comm_groups,
        .metavar = "GROUPS.json", .help = "communicator groups (ASTRA-sim JSON); PyTorch METADATA nodes are read too",
        .file = CLI_FILE_IN},
-      REDUCE_BW_OPT(&x.reduce_bw),
+      {.name = "reduce-bw", .kind = CLI_OPT_DOUBLE, .dest = &x.reduce_bw, .metavar = "GBPS",
+       .help = "GB/s of reductions (COMP nodes 3 * bytes / bw ns); 0 = no COMP nodes",
+       .def = "the system file's local-mem-bw, else 50"},
+      {.name = "system-configuration", .alias = "system", .kind = CLI_OPT_STRING, .dest = &system,
+       .metavar = "SYS.json", .help = "cost reductions at its local-mem-bw, as chakra sim with it will",
+       .file = CLI_FILE_IN},
       {.name = "overlap", .kind = CLI_OPT_FLAG, .dest = &x.overlap,
        .help = "split each compute node that consumes an all-gather or all-reduce into one piece per chunk "
                "received in its final phase, plus the local piece and a join (a reduce-scatter's consumer waits "
@@ -263,34 +285,47 @@ static int coll_expand(int argc, char **argv) {
                "they are copied as made. Either way a size or collective other than the ETs' is warned about",
        .def = "scale"},
       THREADS_OPT(&x.threads),
-      OUTPUT_OPT(&out),
+      {.name = "output", .alias = "out", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED,
+       .dest = &out, .metavar = "PREFIX",
+       .help = "output prefix: OUT.<r>.et, or for a shared workload (a grid) the shared form, OUT.set.json and "
+               "OUT.class<k>.et", .file = CLI_FILE_OUT_PREFIX},
       {0}};
+  /* the output is the shared form when the workload is (known once it is open) */
   const cli_command cmd = {.name = "coll expand", .args = "WORKLOAD_PREFIX", .min_args = 1, .max_args = 1,
                            .about = expand_about, .opts = opts, .args_file = CLI_FILE_TRACES,
-                           .files = expand_files, .files_ctx = &algos};
+                           .files = expand_files, .files_ctx = &algos, .check_later = 1};
   cli_args pos;
   int rc = cli_parse(&cmd, argc, argv, &pos);
   chakra_coll_rule *rules = NULL;
   chakra_error err = {0};
   if (rc != CLI_PROCEED) goto done;
   rc = 2;
-  if (!reduce_bw_ok(x.reduce_bw)) goto done;
-  if (!(rules = calloc(algos.n, sizeof *rules))) {
-    rc = cli_fail(&err);
-    goto done;
-  }
-  for (size_t i = 0; i < algos.n; i++, x.n_rules++)
-    if (chakra_coll_rule_parse(algos.items[i], &rules[i], &err)) {
-      cli_error("%s", err.msg);
-      goto done;
-    }
-  x.rules = rules;
+  if (!isnan(x.reduce_bw) && !reduce_bw_ok(x.reduce_bw)) goto done;
   uint64_t nodes = 0;
   chakra_set_options so = {.comm_groups = x.comm_groups};
   chakra_set *in = cli_open_set(1, pos.v, &so);
   if (!in) goto done;
+  const chakra_manifest *man = chakra_set_manifest(in);
+  if (man && chakra_manifest_kind(man) == CHAKRA_MANIFEST_GRID) cli_files_shared(out, "--output");
+  if (cli_outputs_begin()) {
+    rc = CLI_EXIT_ERROR;
+    goto close;
+  }
+  if ((rc = expand_reduce_bw(x.reduce_bw, system, &x.reduce_bw)) != 0) goto close;
+  rc = 2;
+  if (!(rules = calloc(algos.n, sizeof *rules))) {
+    rc = cli_fail(&err);
+    goto close;
+  }
+  for (size_t i = 0; i < algos.n; i++, x.n_rules++)
+    if (chakra_coll_rule_parse(algos.items[i], &rules[i], &err)) {
+      cli_error("%s", err.msg);
+      goto close;
+    }
+  x.rules = rules;
   rc = chakra_coll_expand_set(in, out, &x, &nodes, &err) ? cli_fail(&err) : 0;
   if (!rc) cli_note_groups(in);
+close:
   chakra_set_close(in);
 done:
   free(rules);

@@ -25,19 +25,19 @@ int cmd_compare(int argc, char **argv) {
   chakra_compare c;
   chakra_error err = {0};
   if (chakra_compare_reports(pos.v[0], pos.v[1], &c, &err)) {
-    cli_error("compare: %s", err.msg);
+    cli_error("%s", err.msg);
     return 2;
   }
   printf("%-28s %14s %14s %9s\n", "", "predicted_us", "measured_us", "error");
   for (size_t i = 0; i < c.n; i++) {
     const chakra_compare_row *r = &c.rows[i];
-    printf("%-28s %14.3f %14.3f", r->what, r->predicted_ns / 1000.0, r->measured_ns / 1000.0);
+    printf("%-28s %14.3f %14.3f", r->label, r->predicted_ns / 1000.0, r->measured_ns / 1000.0);
     if (r->measured_ns > 0) printf(" %+8.1f%%\n", 100.0 * (r->predicted_ns - r->measured_ns) / r->measured_ns);
     else printf(" %9s\n", "-");
   }
   int status = 0;
   if (svg && chakra_compare_write_svg(&c, svg, &err)) {
-    cli_error("compare: %s", err.msg);
+    cli_error("%s", err.msg);
     status = 2;
   }
   chakra_compare_free(&c);

@@ -1,7 +1,8 @@
 /* cmd_replay.c - chakra replay: run a workload's communication and compute
  * over MPI (mpirun -np N chakra replay PREFIX) and measure it. Built only
  * when CMake finds MPI. */
-#include <mpi.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -47,7 +48,7 @@ static int parse_compute(const char *s, chakra_replay_options *o) {
     o->compute_scale = strtod(s + 6, &end);
     if (end != s + 6 && !*end && o->compute_scale > 0 && o->compute_scale < 1e9) return 0;
   }
-  cli_error("replay: --compute: expected wait, sleep, skip or scale:X with X > 0, not '%s'", s);
+  cli_error("--compute: expected wait, sleep, skip or scale:X with X > 0, not '%s'", s);
   return 2;
 }
 
@@ -68,7 +69,9 @@ static int parse_replay_args(replay_args *a, int argc, char **argv) {
       {.name = "warmup", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&o->warmup), .max = 1000000,
        .help = "runs before the measured ones", .def = "0; 1"},
       {.name = "timeout", .kind = CLI_OPT_DOUBLE, .dest = &o->timeout_s, .metavar = "S",
-       .help = "give up when no node finished for S seconds and no compute runs (0 = never)", .def = "60"},
+       .help = "give up when no node finished for S seconds and no compute runs, or after waiting S seconds for "
+               "the other ranks (0 = never)",
+       .def = "60"},
       {.name = "report", .kind = CLI_OPT_STRING, .dest = &a->report, .metavar = "FILE.json",
        .help = "chakra sim's report (per rank, collectives by type, run totals, stuck) with the spread over the "
                "iterations and every collective instance's measured time",
@@ -107,38 +110,69 @@ static int parse_replay_args(replay_args *a, int argc, char **argv) {
   if (st != CLI_PROCEED) return st;
   if (a->calibrate) {
     if (pos.n || !c->output || !c->system) {
-      cli_error("replay: --calibrate takes no PREFIX and needs -o NET.yml and --system SYS.json");
+      cli_error("--calibrate takes no PREFIX and needs -o NET.yml and --system SYS.json");
       return 2;
     }
     c->iterations = o->iterations, c->warmup = o->warmup;
     return CLI_PROCEED;
   }
   if (!pos.n) {
-    cli_error("replay: expected PREFIX (rank r replays PREFIX.r.et), or --calibrate");
+    cli_error("expected PREFIX (rank r replays PREFIX.r.et), or --calibrate");
     return 2;
   }
   o->workload = pos.v[0];
   if (o->timeout_s < 0) {
-    cli_error("replay: --timeout: expected a number of seconds >= 0");
+    cli_error("--timeout: expected a number of seconds >= 0");
     return 2;
   }
   return parse_compute(a->compute, o) ? 2 : CLI_PROCEED;
 }
 
-/* Every rank may print the same error at once: one write per line keeps
- * the lines whole where mpirun merges the ranks' stderr. */
-static void rank_line(const char *head, const char *msg) {
-  char line[1600];
-  int n = snprintf(line, sizeof line, "chakra: %s%s\n", head, msg);
-  if (n > (int)sizeof line - 1) n = (int)sizeof line - 1;
-  if (write(2, line, (size_t)n) < 0) return;
+/* Under mpirun every rank parses the same arguments, before MPI_Init:
+ * the launcher's environment says which rank this is, and only rank 0
+ * prints what is wrong with them (or the help). */
+static int launched_rank(void) {
+  static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"};
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+    const char *v = getenv(vars[i]);
+    if (v && *v) return atoi(v);
+  }
+  return 0;
 }
 
+static int parse_on_rank(replay_args *a, int argc, char **argv) {
+  if (launched_rank() == 0) return parse_replay_args(a, argc, argv);
+  int out = dup(1), err = dup(2), null = open("/dev/null", O_WRONLY);
+  if (null >= 0) dup2(null, 1), dup2(null, 2);
+  int st = parse_replay_args(a, argc, argv);
+  fflush(stdout);
+  fflush(stderr);
+  if (out >= 0) dup2(out, 1), close(out);
+  if (err >= 0) dup2(err, 2), close(err);
+  if (null >= 0) close(null);
+  return st;
+}
+
+/* Several ranks may print at once: one write per line keeps the lines
+ * whole where mpirun merges the ranks' stderr. */
+static void rank_line(const char *head, const char *msg) {
+  char *line = NULL;
+  size_t n = 0;
+  FILE *m = open_memstream(&line, &n);
+  if (!m) return;
+  cli_line(m, "chakra replay: ", "%s%s", head, msg);
+  if (fclose(m) == 0 && write(2, line, n) < 0) n = 0;
+  free(line);
+}
+
+/* Warnings and notes ("note: communicator groups from ..."), each under
+ * its own word. */
 static void on_warning(void *ctx, const chakra_problem *p) {
   (void)ctx;
-  char line[1400];
+  char line[1400], head[32];
   chakra_problem_format(p, line, sizeof line);
-  rank_line("warning: replay: ", line);
+  snprintf(head, sizeof head, "%s: ", chakra_severity_name(p->severity));
+  rank_line(head, line);
 }
 
 static void print_results(const chakra_replay_result *r) {
@@ -156,8 +190,8 @@ static void print_results(const chakra_replay_result *r) {
 
 static int stalled(const replay_args *a, chakra_replay_result *r) {
   if (r->rank == 0) {
-    cli_error("replay: the run stalled (no node finished for %g s) or failed; per rank:", a->o.timeout_s);
-    for (uint32_t i = 0; i < r->n_stuck; i++) fprintf(stderr, "  %s\n", r->stuck[i]);
+    cli_error("the run stalled (no node finished for %g s) or failed; per rank:", a->o.timeout_s);
+    for (uint32_t i = 0; i < r->n_stuck; i++) cli_line(stderr, "  ", "%s", r->stuck[i]);
     chakra_error err = {0};
     int st = 1;
     if (a->report && chakra_replay_write_report(r, a->report, &err)) st = (cli_error("%s", err.msg), 2);
@@ -205,10 +239,10 @@ static int calibrate(replay_args *a) {
   chakra_replay_calibration k;
   int rc = chakra_replay_calibrate(&a->cal, &k, &err);
   if (k.must_abort) {
-    if (chakra_replay_world_rank() == 0) rank_line("replay: ", err.msg);
-    chakra_replay_abort(NULL, 1);
+    if (chakra_replay_world_rank() == 0 || k.must_abort == CHAKRA_REPLAY_ABORT_ALONE) rank_line("", err.msg);
+    chakra_replay_abort(NULL, k.must_abort == CHAKRA_REPLAY_ABORT_ALONE ? 2 : 1);
   }
-  if (rc && chakra_replay_world_rank() == 0) rank_line("replay: ", err.msg);
+  if (rc && chakra_replay_world_rank() == 0) rank_line("", err.msg);
   if (!rc && chakra_replay_world_rank() == 0 && !a->quiet) print_calibration(a, &k);
   chakra_replay_calibration_free(&k);
   chakra_replay_finalize();
@@ -216,21 +250,25 @@ static int calibrate(replay_args *a) {
 }
 
 /* Rank 0 writes every output: it checks them, and says so once; the
- * other ranks take its verdict. */
-static int check_outputs_once(void) {
+ * other ranks take its verdict, waiting for it no longer than --timeout. */
+static int check_outputs_once(const replay_args *a) {
   int st = chakra_replay_world_rank() == 0 ? cli_outputs_begin() : 0;
-  MPI_Bcast(&st, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  chakra_error err = {0};
+  if (chakra_replay_share_status(&st, a->o.timeout_s, "rank 0 to check the outputs", &err)) {
+    rank_line("", err.msg);
+    chakra_replay_abort(NULL, CLI_EXIT_ERROR);
+  }
   return st;
 }
 
 int cmd_replay(int argc, char **argv) {
   replay_args a;
   memset(&a, 0, sizeof a);
-  int st = parse_replay_args(&a, argc, argv);
+  int st = parse_on_rank(&a, argc, argv);
   if (st != CLI_PROCEED) return st;
   chakra_error err = {0};
   if (chakra_replay_init(&argc, &argv, &err)) return cli_fail(&err);
-  if (check_outputs_once()) {
+  if (check_outputs_once(&a)) {
     chakra_replay_finalize();
     return CLI_EXIT_ERROR;
   }
@@ -238,6 +276,7 @@ int cmd_replay(int argc, char **argv) {
   chakra_replay_result res;
   if (chakra_replay_run(&a.o, &res, on_warning, NULL, &err)) {
     if (err.msg[0]) rank_line("", err.msg);
+    if (res.must_abort) chakra_replay_abort(&res, 2);
     chakra_replay_result_free(&res);
     chakra_replay_finalize();
     return 2;

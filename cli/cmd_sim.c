@@ -271,7 +271,7 @@ int cmd_sim(int argc, char **argv) {
   if (a.summary) print_summary(&res, groups_beside);
   if (res.n_stuck) {
     cli_error("%u of %u ranks did not finish (deadlock or unmatched communication):", res.npus - n, res.npus);
-    for (uint32_t i = 0; i < res.n_stuck; i++) fprintf(stderr, "  %s\n", res.stuck[i]);
+    for (uint32_t i = 0; i < res.n_stuck; i++) cli_line(stderr, "  ", "%s", res.stuck[i]);
     status = 1;
   }
   chakra_sim_result_free(&res);

@@ -14,7 +14,8 @@
 #endif
 
 static const char about[] =
-    "Simulates the workload PREFIX.0.et .. PREFIX.<N-1>.et on every configuration of\n"
+    "Simulates the workload PREFIX.0.et .. PREFIX.<N-1>.et (or a shared set,\n"
+    "PREFIX.set.json) on every configuration of\n"
     "a grid: the system, network (and remote-memory, comm-group) files with the\n"
     "values of each --vary KEY=V1,V2,... set on top (the cartesian product of the\n"
     "--vary options; the last one varies fastest). The workload is loaded once per\n"
@@ -43,11 +44,14 @@ typedef struct sweep_args {
   const char *workload, *output;
   cli_list vary;
   uint32_t threads;
-  int quiet;
-  const char *symmetry;
+  int quiet, scaling; /* scaling: -1 not given, else chakra sim's --custom-collective-scaling */
+  int symmetry;       /* -1 not given, else chakra sim's --symmetry */
 } sweep_args;
 
 static int parse_sweep_args(sweep_args *a, int argc, char **argv) {
+  static const cli_choice scaling[] = {{"scale", 0}, {"as-is", 1}, {NULL, 0}};
+  static const cli_choice symmetry[] = {{"auto", CHAKRA_SIM_SYMMETRY_AUTO}, {"off", CHAKRA_SIM_SYMMETRY_OFF}, {NULL, 0}};
+  a->scaling = a->symmetry = -1;
   const cli_opt opts[] = {
       {.name = "workload", .alias = "workload-configuration", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED,
        .dest = &a->workload, .metavar = "PREFIX", .help = "trace prefix", .file = CLI_FILE_TRACES},
@@ -64,12 +68,16 @@ static int parse_sweep_args(sweep_args *a, int argc, char **argv) {
        .metavar = "GROUPS.json", .help = "communicator groups JSON", .file = CLI_FILE_IN},
       {.name = "vary", .kind = CLI_OPT_LIST, .dest = &a->vary, .metavar = "KEY=V1,V2,...",
        .help = "a key and its values (repeatable; the grid is the product)"},
-      {.name = "symmetry", .kind = CLI_OPT_STRING, .dest = &a->symmetry, .metavar = "auto|off",
-       .help = "as chakra sim --symmetry, for every configuration; given, it is --vary symmetry=auto|off "
-               "(a column of the table)",
+      {.name = "symmetry", .kind = CLI_OPT_CHOICE, .dest = &a->symmetry, .choices = symmetry,
+       .help = "as chakra sim's, for every configuration (auto: one NPU per rank class where the classes are a "
+               "symmetry of the run; also a --vary key)",
        .def = "auto"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &a->output, .metavar = "FILE",
        .help = "the table: FILE.csv or FILE.json (rank 0 writes it)", .def = "stdout (CSV)", .file = CLI_FILE_OUT},
+      {.name = "custom-collective-scaling", .kind = CLI_OPT_CHOICE, .dest = &a->scaling, .choices = scaling,
+       .help = "as chakra sim's, for every configuration (scale: a custom collective's messages and compute "
+               "times follow the collective's size; as-is: they run as made; also a --vary key)",
+       .def = "scale"},
       {.name = "threads", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&a->threads), .min = 1, .max = 1024,
        .help = "simulations at once in each process", .def = "CPUs; 1 per process under mpirun"},
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &a->quiet,
@@ -269,41 +277,48 @@ static int finish(const sweep_args *a, const chakra_sweep *s, const chakra_sweep
   return 1;
 }
 
-/* The axes: --vary's, then --symmetry MODE as symmetry=MODE. */
-static int new_sweep(const sweep_args *a, chakra_sweep **s, chakra_error *err) {
-  const char *sym = NULL;
-  if (a->symmetry && strcmp(a->symmetry, "auto") == 0) sym = "symmetry=auto";
-  else if (a->symmetry && strcmp(a->symmetry, "off") == 0) sym = "symmetry=off";
-  else if (a->symmetry) return chakra_error_set(err, CHAKRA_EINVAL, "--symmetry: expected auto or off, not '%s'", a->symmetry);
-  const char **v = malloc((a->vary.n + 1) * sizeof *v);
-  if (!v) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  memcpy(v, a->vary.items, a->vary.n * sizeof *v);
-  if (sym) v[a->vary.n] = sym;
-  int rc = chakra_sweep_new(s, v, a->vary.n + (sym != NULL), err);
-  free(v);
-  return rc;
+/* The options and outputs checked by every process of a job: their
+ * messages once, rank 0's (or, when rank 0 had none, the others'), and
+ * the job goes on only if every process may. */
+static int settle(const sweep_job *j, int st) {
+  int r0 = job_rank0(j, st != CLI_PROCEED);
+  cli_messages_release(j->rank == 0 || !r0);
+  return job_agree(j, st != CLI_PROCEED) && st == CLI_PROCEED ? CLI_EXIT_ERROR : st;
 }
 
 int cmd_sweep(int argc, char **argv) {
   sweep_args a;
   memset(&a, 0, sizeof a);
+  int mpi = under_mpirun();
+  if (mpi) cli_messages_hold();
   int st = parse_sweep_args(&a, argc, argv);
   chakra_sweep *s = NULL;
+  chakra_sweep_row *all = NULL;
   chakra_error err = {0};
-  if (st == CLI_PROCEED && new_sweep(&a, &s, &err)) st = cli_fail(&err);
+  if (st == CLI_PROCEED && chakra_sweep_new(&s, a.vary.items, a.vary.n, &err)) st = cli_fail(&err);
+  if (st == CLI_PROCEED && a.scaling >= 0 &&
+      chakra_sweep_fix(s, a.scaling ? "custom-collective-scaling=as-is" : "custom-collective-scaling=scale", &err))
+    st = cli_fail(&err);
+  if (st == CLI_PROCEED && a.symmetry >= 0 &&
+      chakra_sweep_fix(s, a.symmetry == CHAKRA_SIM_SYMMETRY_OFF ? "symmetry=off" : "symmetry=auto", &err))
+    st = cli_fail(&err);
   cli_list_free(&a.vary);
-  if (st != CLI_PROCEED) {
-    chakra_sweep_free(s);
-    return st;
-  }
+  if (st == CLI_PROCEED && !(all = calloc(chakra_sweep_points(s), sizeof *all))) st = (cli_error("out of memory"), 2);
   sweep_job j;
-  chakra_sweep_row *all = calloc(chakra_sweep_points(s), sizeof *all);
-  if (!all) st = (cli_error("out of memory"), 2);
-  else if ((st = job_start(&j, &argc, &argv)) == 0) {
-    st = sweep(&a, &j, s, all);
-    if (!st && j.rank == 0) st = finish(&a, s, all);
-    st = job_agree(&j, st);
-    job_end(&j);
+  if (mpi || st == CLI_PROCEED) {
+    int started = job_start(&j, &argc, &argv);
+    if (started) {
+      cli_messages_release(1);
+      st = started;
+    } else {
+      if (mpi) st = settle(&j, st);
+      if (st == CLI_PROCEED) {
+        st = sweep(&a, &j, s, all);
+        if (!st && j.rank == 0) st = finish(&a, s, all);
+        st = job_agree(&j, st);
+      }
+      job_end(&j);
+    }
   }
   free(all);
   chakra_sweep_free(s);

@@ -15,7 +15,8 @@ static const char about[] =
     "one track per resource kind (CPU, GPU compute, GPU communication, receives,\n"
     "remote memory, other), more lanes where a kind's nodes overlap. Times are\n"
     "microseconds, as the format defines. PREFIX means PREFIX.0.et, PREFIX.1.et,\n"
-    "...; output goes to standard output unless -o (.gz compresses).\n";
+    "... (or a shared set, PREFIX.set.json); output goes to standard output\n"
+    "unless -o (.gz compresses).\n";
 
 int cmd_timeline(int argc, char **argv) {
   const char *out = "-";
@@ -52,8 +53,8 @@ int cmd_timeline(int argc, char **argv) {
   if (rc) chakra_timeline_discard(t);
   else if (chakra_timeline_close(t, &err)) rc = cli_fail(&err);
   if (!rc && !quiet)
-    fprintf(stderr, "chakra: timeline of %d rank(s), %llu nodes (%llu at recorded start times), ends at %.3f us\n",
-            n, (unsigned long long)nodes, (unsigned long long)recorded, end / 1000.0);
+    cli_summary("timeline of %d rank(s), %llu nodes (%llu at recorded start times), ends at %.3f us", n,
+                (unsigned long long)nodes, (unsigned long long)recorded, end / 1000.0);
   chakra_set_close(set);
   return rc;
 }

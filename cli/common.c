@@ -1,4 +1,5 @@
 /* common.c - helpers shared by the subcommands; see cli.h. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,39 +11,68 @@
 #include "chakra/build.h"
 #include "cli.h"
 
-/* "chakra CMD: " once a subcommand runs, "chakra: " before. */
-static void put_prefix(void) {
+/* Where messages go: stderr, or a buffer while they are held. */
+static FILE *held;
+static char *held_text;
+static size_t held_len;
+
+FILE *cli_messages(void) { return held ? held : stderr; }
+
+void cli_messages_hold(void) {
+  if (!held) held = open_memstream(&held_text, &held_len);
+}
+
+void cli_messages_release(int print) {
+  if (!held) return;
+  fclose(held);
+  held = NULL;
+  if (print && held_text) fputs(held_text, stderr);
+  free(held_text);
+  held_text = NULL;
+}
+
+/* "chakra CMD: " (and what follows) once a subcommand runs, "chakra: "
+ * before; the message on the same line. */
+static void put_line(const char *what, const char *fmt, va_list ap) {
+  char head[256];
   const char *name = cli_command_name();
-  if (name[0]) fprintf(stderr, "chakra %s: ", name);
-  else fputs("chakra: ", stderr);
+  snprintf(head, sizeof head, "chakra%s%s: %s", name[0] ? " " : "", name, what);
+  cli_vline(cli_messages(), head, fmt, ap);
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  put_line("", fmt, ap);
+  va_end(ap);
 }
 
 void cli_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  put_prefix();
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  put_line("", fmt, ap);
+  va_end(ap);
+}
+
+void cli_summary(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  put_line("", fmt, ap);
   va_end(ap);
 }
 
 void cli_warn(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  put_prefix();
-  fputs("warning: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  put_line("warning: ", fmt, ap);
   va_end(ap);
 }
 
 void cli_note(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  put_prefix();
-  fputs("note: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  put_line("note: ", fmt, ap);
   va_end(ap);
 }
 
@@ -55,8 +85,7 @@ void cli_diag(void *ctx, const chakra_problem *p) {
   (void)ctx;
   char line[2048];
   chakra_problem_format(p, line, sizeof line);
-  put_prefix();
-  fprintf(stderr, "%s: %s\n", chakra_severity_name(p->severity), line);
+  say("%s: %s", chakra_severity_name(p->severity), line);
 }
 
 /* Phases are contiguous, so each one's time is measured from its start. */
@@ -67,8 +96,7 @@ int cli_timing(void *ctx, const char *phase, uint64_t done, uint64_t total) {
   double now = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
   if (done == 0) t->start = now;
   else if (done == total) {
-    put_prefix();
-    fprintf(stderr, "timing: %-8s %.3f s\n", phase, now - t->start);
+    say("timing: %-8s %.3f s", phase, now - t->start);
   }
   return 0;
 }
@@ -76,6 +104,14 @@ int cli_timing(void *ctx, const char *phase, uint64_t done, uint64_t total) {
 int cli_timing_wanted(int flag) {
   const char *env = getenv("CHAKRA_TIMING");
   return flag || (env && *env && strcmp(env, "0") != 0);
+}
+
+int cli_stdout_end(int status) {
+  errno = 0;
+  int failed = fflush(stdout) != 0, e = errno;
+  if (!failed && !ferror(stdout)) return status;
+  if (status != CLI_EXIT_ERROR) cli_error("standard output: write failed%s%s", e ? ": " : "", e ? strerror(e) : "");
+  return CLI_EXIT_ERROR;
 }
 
 int cli_fail(const chakra_error *err) {
@@ -109,7 +145,11 @@ void cli_note_groups(const chakra_set *s) {
              chakra_set_groups_path(s));
 }
 
-int cli_names_prefix(const char *arg) { return strcmp(arg, "-") != 0 && !is_file(arg); }
+/* A shared set's manifest, PREFIX.set.json, names the set as its PREFIX does. */
+int cli_names_prefix(const char *arg) {
+  size_t n = strlen(arg);
+  return strcmp(arg, "-") != 0 && (!is_file(arg) || (n > 9 && strcmp(arg + n - 9, ".set.json") == 0));
+}
 
 typedef struct load_problems {
   uint64_t errors;

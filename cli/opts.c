@@ -77,13 +77,52 @@ int cli_parse_bytes(const char *s, uint64_t *out) {
 /* ---- messages ----------------------------------------------------------- */
 
 static void fail(const parser *p, const char *opt, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void fail(const parser *p, const char *opt, const char *fmt, ...) {
+void cli_vline(FILE *f, const char *head, const char *fmt, va_list ap) {
+  char small[1024], *msg = small;
+  va_list again;
+  va_copy(again, ap);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
+  if (n >= (int)sizeof small && (msg = malloc((size_t)n + 1))) vsnprintf(msg, (size_t)n + 1, fmt, again);
+  va_end(again);
+  if (!msg) msg = small; /* out of memory: the message cut short */
+  /* The whole line leaves in one write: stderr is unbuffered, and under
+   * mpirun a line written piece by piece interleaves with the launcher's. */
+  size_t hl = strlen(head), ml = strlen(msg), cap = hl + 4 * ml + 2;
+  char lsmall[2048], *line = cap <= sizeof lsmall ? lsmall : malloc(cap);
+  if (!line) { /* out of memory: unescaped, as it is */
+    fprintf(f, "%s%s\n", head, msg);
+    if (msg != small) free(msg);
+    return;
+  }
+  size_t k = hl;
+  memcpy(line, head, hl);
+  for (const unsigned char *c = (const unsigned char *)msg; *c; c++) {
+    if (*c >= 0x20 && *c != 0x7f) line[k++] = (char)*c;
+    else if (*c == '\n') line[k++] = '\\', line[k++] = 'n';
+    else if (*c == '\r') line[k++] = '\\', line[k++] = 'r';
+    else if (*c == '\t') line[k++] = '\\', line[k++] = 't';
+    else k += (size_t)snprintf(line + k, cap - k, "\\x%02x", *c);
+  }
+  line[k++] = '\n';
+  fwrite(line, 1, k, f);
+  fflush(f);
+  if (line != lsmall) free(line);
+  if (msg != small) free(msg);
+}
+
+void cli_line(FILE *f, const char *head, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fprintf(p->err, "chakra %s: ", p->cmd->name);
-  if (opt) fprintf(p->err, "%s: ", opt);
-  vfprintf(p->err, fmt, ap);
-  fputc('\n', p->err);
+  cli_vline(f, head, fmt, ap);
+  va_end(ap);
+}
+
+static void fail(const parser *p, const char *opt, const char *fmt, ...) {
+  char head[256];
+  snprintf(head, sizeof head, "chakra %s: %s%s", p->cmd->name, opt ? opt : "", opt ? ": " : "");
+  va_list ap;
+  va_start(ap, fmt);
+  cli_vline(p->err, head, fmt, ap);
   va_end(ap);
 }
 
@@ -424,6 +463,8 @@ static void help_outputs(const cli_command *cmd, FILE *f) {
       n += (size_t)snprintf(text + n, sizeof text - n, "%s --%s %s.<r>.et", sep, o->name, mv);
     else if (o->file == CLI_FILE_OUT_OR_PREFIX)
       n += (size_t)snprintf(text + n, sizeof text - n, "%s --%s %s or %s.<r>.et", sep, o->name, mv, mv);
+    else if (o->file == CLI_FILE_OUT_SHARED) /* its class templates beside it */
+      n += (size_t)snprintf(text + n, sizeof text - n, "%s --%s %s.set.json", sep, o->name, mv);
     else continue;
     count++;
   }
@@ -478,7 +519,9 @@ int cli_run_mode(const char *group, const cli_mode *modes, size_t n, int argc, c
     len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? (i + 1 < n ? ", " : " or ") : "",
                             modes[i].name);
   if (argc < 2) {
-    fprintf(stderr, "chakra %s: expected %s first; 'chakra %s --help' describes them\n", group, names, group);
+    char head[80];
+    snprintf(head, sizeof head, "chakra %s: ", group);
+    cli_line(stderr, head, "expected %s first; 'chakra %s --help' describes them", names, group);
     return 2;
   }
   if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -496,6 +539,8 @@ int cli_run_mode(const char *group, const cli_mode *modes, size_t n, int argc, c
       cli_set_command(full);
       return modes[i].run(argc - 1, argv + 1);
     }
-  fprintf(stderr, "chakra %s: '%s': expected %s\n", group, argv[1], names);
+  char head[80];
+  snprintf(head, sizeof head, "chakra %s: ", group);
+  cli_line(stderr, head, "'%s': expected %s", argv[1], names);
   return 2;
 }

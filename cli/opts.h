@@ -31,6 +31,7 @@
 #define CHAKRA_CLI_OPTS_H
 
 #include <limits.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -60,6 +61,7 @@ typedef enum cli_file_role {
   CLI_FILE_OUT,        /* a file written */
   CLI_FILE_OUT_PREFIX, /* PREFIX.<r>.et written */
   CLI_FILE_OUT_OR_PREFIX, /* a file written, or PREFIX.<r>.et when the first positional argument is a prefix */
+  CLI_FILE_OUT_SHARED,    /* a trace set written in the shared form: PREFIX.set.json and PREFIX.class<k>.et */
 } cli_file_role;
 
 typedef struct cli_choice {
@@ -105,6 +107,13 @@ typedef struct cli_opt {
  * and by cli_run_mode(); every message of the CLI starts "chakra NAME: ". */
 void cli_set_command(const char *name);
 const char *cli_command_name(void); /* "" before dispatch */
+
+/* Writes head then the formatted message as one line on f: line breaks and
+ * other control characters in it (a value given with a newline, a file
+ * name) are written as \n, \r, \t or \xHH, so every message stays one
+ * line. Every message of the CLI goes through here. */
+void cli_vline(FILE *f, const char *head, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+void cli_line(FILE *f, const char *head, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* The positional arguments, in order; v points into argv. */
 typedef struct cli_args {

@@ -24,7 +24,7 @@ fi
 case $minutes in --check) ;; '' | *[!0-9]*) echo "fuzz.sh: MINUTES must be a whole number" >&2; exit 2 ;; esac
 scripts/install-deps.sh
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(reader jsonize pack hostet link textwl msccl plot simsys simnet simmem commgroups links collsynth)
+[ ${#targets[@]} -eq 0 ] && targets=(reader jsonize encode pack hostet link textwl msccl plot simsys simnet simmem commgroups links synth plan collsynth manifest)
 
 build=build-fuzz
 if [ $check -eq 1 ]; then
@@ -40,11 +40,12 @@ shared=${CHAKRA_SHARED:-../shared}
 seed_corpus() { # TARGET DIR: checked-in seeds (hex decoded) and shared inputs
   local t=$1 dir=$2 src=$1
   [ "$t" = jsonize ] && src=reader
+  [ "$t" = encode ] && src=reader
   mkdir -p "$dir"
   for f in tests/fuzz/seeds/$src/* tests/fuzz/regressions/$src/*; do
     [ -f "$f" ] || continue
     case $f in
-      *.hex) grep -v '^#' "$f" | xxd -r -p > "$dir/$(basename "$f" .hex)" ;;
+      *.hex) { grep -v '^#' "$f" || true; } | xxd -r -p > "$dir/$(basename "$f" .hex)" ;; # all comment: the empty input
       *) cp "$f" "$dir/" ;;
     esac
   done

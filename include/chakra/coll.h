@@ -14,19 +14,15 @@
 
 #include "chakra/error.h"
 #include "chakra/export.h"
+#include "chakra/node.h"
 #include "chakra/set.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum chakra_coll_type {
-  CHAKRA_COLL_ALLREDUCE,
-  CHAKRA_COLL_ALLGATHER,
-  CHAKRA_COLL_REDUCESCATTER,
-  CHAKRA_COLL_ALLTOALL,
-  CHAKRA_COLL_TYPES
-} chakra_coll_type;
+/* chakra_coll_type, the collectives run natively, is node vocabulary
+ * (chakra/node.h). */
 
 typedef enum chakra_coll_algo {
   CHAKRA_ALGO_RING,
@@ -49,7 +45,7 @@ typedef struct chakra_coll_gen_options {
   chakra_coll_type coll;
   chakra_coll_algo algo;
   uint32_t ranks;
-  uint64_t size;      /* whole buffer; all-gather: the per-rank input */
+  uint64_t size;      /* whole buffer; all-gather: the per-rank input; at most CHAKRA_COLL_MAX_SIZE */
   uint32_t chunks;    /* independent pipelines; 0 = 1 */
   double reduce_bw;   /* GB/s for reduction COMP nodes; 0 = none */
   unsigned threads;   /* ranks made at once; 0 = one per CPU (at most 8); the bytes never depend on it */
@@ -63,13 +59,21 @@ CHAKRA_API int chakra_coll_gen_check(const chakra_coll_gen_options *o, chakra_er
 CHAKRA_API int chakra_coll_gen(const char *prefix, const chakra_coll_gen_options *o, chakra_error *err);
 
 typedef struct chakra_coll_msccl_options {
-  uint64_t size;      /* the collective's comm_size (all-gather: per-rank input) */
+  uint64_t size;      /* the collective's comm_size (all-gather: per-rank input); at most CHAKRA_COLL_MAX_SIZE */
   double reduce_bw;   /* GB/s for reduce / copy COMP nodes (default 50) */
   int compat;         /* the 2025-04 reference converter's bytes exactly */
   int embed_xml;      /* store the whole XML in input_file, as the reference */
   const char *producer; /* "chakra-c <version> coll from-msccl" or NULL */
   unsigned threads;   /* ranks converted at once; 0 = one per CPU (at most 8); the bytes never depend on it */
 } chakra_coll_msccl_options;
+
+/* The largest XML program chakra_coll_from_msccl() reads (1 GiB; the
+ * 1,024-rank ring all-reduce is 7.7 MB): a larger file, or a stream that
+ * goes on past it (a pipe, /dev/zero), is refused without reading on. */
+#define CHAKRA_COLL_MSCCL_MAX_BYTES (1ull << 30)
+/* The largest collective size: comm_size and the size metadata are 64-bit
+ * signed fields. */
+#define CHAKRA_COLL_MAX_SIZE 9223372036854775807ull
 
 /* Converts MSCCL-IR XML into PREFIX.<gpu>.et. Errors name the file, gpu, tb
  * and step; on error no output file is left. */
@@ -93,7 +97,13 @@ typedef struct chakra_coll_synth_options {
   const char *producer;     /* metadata producer, or NULL */
   uint64_t max_memory;      /* bytes the synthesis may need (estimated before it starts; refused beyond);
                                0 = what this process may use: physical memory, ulimit, cgroup */
+  uint64_t max_steps;       /* steps the synthesis may take (estimated before it starts; refused beyond);
+                               0 = CHAKRA_COLL_SYNTH_MAX_STEPS */
 } chakra_coll_synth_options;
+
+/* The default limit on a synthesis's estimated steps: about 100 seconds
+ * of one core (docs/coll.md "Cost"). */
+#define CHAKRA_COLL_SYNTH_MAX_STEPS 10000000000ull
 
 typedef struct chakra_coll_synth_result {
   uint64_t collective_time_ns; /* the written algorithm's time, every link FIFO (the simulator's aware model) */

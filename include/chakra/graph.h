@@ -111,6 +111,11 @@ CHAKRA_API uint32_t chakra_graph_find(const chakra_graph *g, uint64_t id);
  * the last node of that path (UINT32_MAX if empty). */
 CHAKRA_API uint64_t chakra_graph_critical_path(const chakra_graph *g, uint32_t *end);
 
+/* What the tools that run a node's duration in 64-bit nanoseconds (sim,
+ * replay) say of its duration_micros when it does not fit them, or NULL
+ * when it does (at most UINT64_MAX / 1000 us). */
+CHAKRA_API const char *chakra_gnode_duration_problem(const chakra_gnode *n);
+
 /* Memory held by g, in bytes (arrays only). */
 CHAKRA_API size_t chakra_graph_memory(const chakra_graph *g);
 

@@ -44,6 +44,11 @@ typedef struct chakra_replay_options {
   const char *timeline;     /* Chrome trace-event JSON of the last iteration (rank 0 writes it), or NULL */
 } chakra_replay_options;
 
+/* chakra_replay_result.must_abort: rank 0 ends the job once it has
+ * reported (a stall, whose lines it gathered), or this rank ends it at once
+ * (it gave up waiting for the others, which may be anywhere). */
+enum { CHAKRA_REPLAY_ABORT_BY_RANK0 = 1, CHAKRA_REPLAY_ABORT_ALONE = 2 };
+
 /* The collective types, indexed by CollectiveCommType (ALL_REDUCE = 0 ... BARRIER = 9). */
 #define CHAKRA_REPLAY_COLLS 10
 
@@ -73,7 +78,7 @@ typedef struct chakra_replay_instance {
 
 typedef struct chakra_replay_result {
   int rank, size;            /* this process, the job */
-  int must_abort;            /* communication is still posted: end with chakra_replay_abort() */
+  int must_abort;            /* communication is still posted: end with chakra_replay_abort() (CHAKRA_REPLAY_ABORT_*) */
   /* On rank 0 only: */
   uint32_t npus;
   chakra_replay_rank *ranks;
@@ -99,19 +104,30 @@ CHAKRA_API void chakra_replay_finalize(void);
 CHAKRA_API int chakra_replay_world_rank(void);
 CHAKRA_API int chakra_replay_world_size(void);
 
+/* Rank 0's *status on every rank, for a decision rank 0 alone makes (may
+ * the outputs be written?). A rank that waited timeout_s seconds (0 = for
+ * ever) for rank 0 gets an error naming what it waited for and must end
+ * the job itself: chakra_replay_abort(NULL, ...). */
+CHAKRA_API int chakra_replay_share_status(int *status, double timeout_s, const char *waiting_for, chakra_error *err);
+
 /* Replays the workload. The job size must equal the number of rank files.
- * Before anything is posted, the trace set is validated (chakra_validate:
- * unmatched messages, disagreeing collectives, deadlocks) and loaded; any
- * error is the same on every rank. Returns CHAKRA_OK when the run was
- * carried out; a run that stalled (timeout_s) or whose MPI calls failed
- * fills result->stuck on rank 0 and sets must_abort. Warnings (loading on
- * every rank, validation on rank 0) go to warn. */
+ * Before anything is posted, the trace set is validated (chakra_validate
+ * with the comm groups: unmatched messages, disagreeing collectives,
+ * deadlocks) and loaded; every rank learns of any rank's failure before
+ * the next step, and the error is rank 0's to report (err->msg is empty on
+ * the others). Returns CHAKRA_OK when the run was carried out; a run that
+ * stalled (timeout_s) or whose MPI calls failed fills result->stuck on
+ * rank 0 and sets must_abort. Every wait for the other ranks gives up after
+ * timeout_s: that rank's error says so (err->msg set on it alone) and
+ * must_abort is CHAKRA_REPLAY_ABORT_ALONE. Warnings (loading on every rank,
+ * validation on rank 0) go to warn. */
 CHAKRA_API int chakra_replay_run(const chakra_replay_options *opt, chakra_replay_result *result, chakra_diag_fn warn,
                                  void *warn_ctx, chakra_error *err);
 CHAKRA_API void chakra_replay_result_free(chakra_replay_result *r);
 
 /* Ends the whole job with status: rank 0 calls MPI_Abort, the others wait
- * for it. Never returns. */
+ * for it (r NULL, or must_abort CHAKRA_REPLAY_ABORT_ALONE: this rank calls
+ * it). Never returns. */
 CHAKRA_API void chakra_replay_abort(const chakra_replay_result *r, int status);
 
 /* Rank 0: writes r as JSON in the schema of chakra_sim_write_report()

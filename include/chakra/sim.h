@@ -77,6 +77,12 @@ typedef struct chakra_sim_files {
  * taken) go to diag (may be NULL). Parameters start at their defaults. */
 CHAKRA_API int chakra_sim_config_load(chakra_sim_config **out, const chakra_sim_files *files, chakra_diag_fn diag,
                            void *diag_ctx, chakra_error *err);
+/* The system file's local-mem-bw in GB/s, read and checked as
+ * chakra_sim_config_load() reads the file (0 when it has none: the
+ * simulator then charges reductions nothing). For tools that cost
+ * reductions as the simulator will (coll expand). */
+CHAKRA_API int chakra_sim_system_local_mem_bw(const char *system, double *gbps, chakra_diag_fn diag, void *diag_ctx,
+                                              chakra_error *err);
 /* A configuration on topo (copied) with the system file's defaults, no
  * remote memory and no groups; fill it with chakra_sim_config_set(). */
 CHAKRA_API int chakra_sim_config_new(chakra_sim_config **out, const chakra_topo *topo, chakra_error *err);
@@ -96,6 +102,10 @@ CHAKRA_API int chakra_sim_config_add_group(chakra_sim_config *c, const char *nam
 CHAKRA_API chakra_sim_params *chakra_sim_config_params(chakra_sim_config *c);
 /* The network (valid as long as c). */
 CHAKRA_API const chakra_topo *chakra_sim_config_topo(const chakra_sim_config *c);
+/* Replaces the network with a copy of topo (chakra_sweep's network axes).
+ * Its NPU count must be the replaced one's: groups and workloads are sized
+ * by it (CHAKRA_EINVAL otherwise, c unchanged). */
+CHAKRA_API int chakra_sim_config_set_topo(chakra_sim_config *c, const chakra_topo *topo, chakra_error *err);
 CHAKRA_API void chakra_sim_config_free(chakra_sim_config *c);
 
 typedef struct chakra_sim_workload chakra_sim_workload;

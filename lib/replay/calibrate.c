@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../util/jsonw.h"
+#include "agree.h"
 #include "../util/outfile.h"
 #include "../util/outset.h"
 #include "../util/strbuf.h"
@@ -38,19 +39,13 @@ typedef struct calib {
   uint32_t n_sizes;
   chakra_replay_calibration *cal;
   chakra_sim_workload **w;   /* rank 0: per collective point */
+  rp_peers peers;
 } calib;
 
-/* Every rank's status; the lowest failing rank's message on all. */
+/* Every rank's status; the lowest failing rank's message on all. Rank 0
+ * fits alone for as long as the fit takes, so the wait is not bounded. */
 static int calib_agree(calib *c, int rc, chakra_error *err) {
-  int mine = rc ? c->me : c->size, first;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (first == c->size) return 0;
-  chakra_error m = {0};
-  if (c->me == first && err) m = *err;
-  if (c->me == first && !m.code) m.code = rc;
-  MPI_Bcast(&m, (int)sizeof m, MPI_BYTE, first, MPI_COMM_WORLD);
-  if (err) *err = m;
-  return m.code ? m.code : CHAKRA_EINVAL;
+  return rp_agree(&c->peers, rc, "the other ranks", err);
 }
 
 static double now_ns(void) {
@@ -174,8 +169,8 @@ static int replay_micro(calib *c, int k, uint64_t bytes, double *ns, chakra_erro
                               .warmup = c->o->warmup ? c->o->warmup : 1};
   chakra_replay_result res;
   int rc = chakra_replay_run(&ro, &res, NULL, NULL, err);
+  if (res.must_abort) c->cal->must_abort = res.must_abort;
   if (!rc && res.must_abort) {
-    c->cal->must_abort = 1;
     rc = chakra_error_set(err, CHAKRA_EIO, "calibration: the %s of %llu bytes stalled", calib_names[k],
                           (unsigned long long)bytes);
   }
@@ -634,8 +629,9 @@ int chakra_replay_calibrate(const chakra_replay_calibrate_options *o, chakra_rep
                             chakra_error *err) {
   memset(cal, 0, sizeof *cal);
   calib c = {.o = o, .cal = cal};
-  MPI_Comm_rank(MPI_COMM_WORLD, &c.me);
-  MPI_Comm_size(MPI_COMM_WORLD, &c.size);
+  rp_peers_init(&c.peers, MPI_COMM_WORLD, 0);
+  c.me = c.peers.me;
+  c.size = c.peers.size;
   cal->npus = (uint32_t)c.size;
   int rc = c.size < 2 ? chakra_error_set(err, CHAKRA_EINVAL, "calibration needs at least 2 processes (mpirun -np 2 or more)")
            : !o->system || !o->output ? chakra_error_set(err, CHAKRA_EINVAL, "calibration needs a system file and an output")

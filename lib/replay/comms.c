@@ -8,6 +8,9 @@
 
 #include "../util/commgroups.h"
 
+#define WAIT_GROUPS "the other ranks to agree on the communicator groups"
+#define WAIT_TAGS "the other ranks to agree on the message tags"
+
 /* ---- this rank's definitions, as "name<TAB>r,r,r<LF>" lines ---- */
 
 static void put_num(strbuf *t, long long v, int comma) {
@@ -113,24 +116,25 @@ static int add_line(rp_comms *c, char *line) {
   return 0;
 }
 
-int rp_comms_exchange(rp_comms *c, MPI_Comm world, chakra_error *err) {
-  int size;
-  MPI_Comm_size(world, &size);
-  int mine = (int)c->local_len, *lens = malloc((size_t)size * sizeof *lens), *displs = malloc((size_t)size * sizeof *displs);
-  if (!lens || !displs) {
-    free(lens);
-    free(displs);
-    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+int rp_comms_exchange(rp_comms *c, rp_peers *w, chakra_error *err) {
+  int mine = (int)c->local_len, *lens = malloc((size_t)w->size * sizeof *lens);
+  int *displs = malloc((size_t)w->size * sizeof *displs);
+  int rc = lens && displs ? 0 : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  char *all = NULL;
+  MPI_Request r;
+  if (!(rc = rp_agree(w, rc, WAIT_GROUPS, err))) {
+    MPI_Iallgather(&mine, 1, MPI_INT, lens, 1, MPI_INT, w->comm, &r);
+    rc = rp_wait(w, &r, WAIT_GROUPS, err);
   }
-  MPI_Allgather(&mine, 1, MPI_INT, lens, 1, MPI_INT, world);
   size_t total = 0;
-  for (int r = 0; r < size; r++) displs[r] = (int)total, total += (size_t)lens[r];
-  char *all = malloc(total + 1);
-  int rc = all ? 0 : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  /* Every rank takes part even without memory, so nobody waits forever. */
-  MPI_Allgatherv(c->local, mine, MPI_CHAR, all ? all : c->local, lens, displs, MPI_CHAR, world);
+  for (int k = 0; !rc && k < w->size; k++) displs[k] = (int)total, total += (size_t)lens[k];
+  if (!rc && !(all = malloc(total + 1))) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (!w->timed_out && !(rc = rp_agree(w, rc, WAIT_GROUPS, err))) {
+    MPI_Iallgatherv(c->local, mine, MPI_CHAR, all, lens, displs, MPI_CHAR, w->comm, &r);
+    rc = rp_wait(w, &r, WAIT_GROUPS, err);
+  }
   if (!rc) all[total] = 0;
-  for (char *s = all, *nl; !rc && s && *s; s = nl + 1) {
+  for (char *s = all, *nl; !rc && *s; s = nl + 1) {
     if (!(nl = strchr(s, '\n'))) break;
     *nl = 0;
     if (add_line(c, s)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
@@ -173,29 +177,30 @@ static int position(const rp_group *g, uint32_t rank) {
   return MPI_UNDEFINED;
 }
 
-int rp_comms_build(rp_comms *c, const rp_plan *p, MPI_Comm world, chakra_error *err) {
-  int rc = MPI_Comm_dup(world, &c->all);
+int rp_comms_build(rp_comms *c, const rp_plan *p, rp_peers *w, chakra_error *err) {
   unsigned char *used = calloc(c->n_groups + 1, 1), *any = calloc(c->n_groups + 1, 1);
   MPI_Comm *made = calloc(c->n_groups + 1, sizeof *made);
-  if (!used || !any || !made) {
-    free(used);
-    free(any);
-    free(made);
-    /* The others go on into MPI_Comm_split; the caller aborts the job. */
-    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  int rc = used && any && made ? 0 : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  MPI_Request r;
+  if (!(rc = rp_agree(w, rc, WAIT_GROUPS, err))) {
+    for (uint32_t k = 1; k < p->n_pg; k++)
+      if (c->group_of[k] >= 0) used[c->group_of[k]] = 1;
+    MPI_Iallreduce(used, any, (int)c->n_groups + 1, MPI_UNSIGNED_CHAR, MPI_MAX, w->comm, &r);
+    rc = rp_wait(w, &r, WAIT_GROUPS, err);
   }
-  for (uint32_t k = 1; k < p->n_pg; k++)
-    if (c->group_of[k] >= 0) used[c->group_of[k]] = 1;
-  MPI_Allreduce(used, any, (int)c->n_groups + 1, MPI_UNSIGNED_CHAR, MPI_MAX, world);
-  for (uint32_t g = 0; g < c->n_groups && rc == MPI_SUCCESS; g++) {
+  /* Every rank makes the same calls from here on, with the same table. */
+  int mpi = rc ? MPI_SUCCESS : MPI_Comm_dup(w->comm, &c->all);
+  for (uint32_t g = 0; !rc && g < c->n_groups && mpi == MPI_SUCCESS; g++) {
     made[g] = MPI_COMM_NULL;
     if (!any[g]) continue;
     int pos = position(&c->groups[g], p->rank);
-    rc = MPI_Comm_split(world, pos == MPI_UNDEFINED ? MPI_UNDEFINED : 0, pos, &made[g]);
+    mpi = MPI_Comm_split(w->comm, pos == MPI_UNDEFINED ? MPI_UNDEFINED : 0, pos, &made[g]);
   }
-  MPI_Comm_size(c->all, &c->size[0]);
-  c->comm[0] = c->all;
-  for (uint32_t k = 1; k < p->n_pg && rc == MPI_SUCCESS; k++) {
+  if (!rc && mpi == MPI_SUCCESS) {
+    MPI_Comm_size(c->all, &c->size[0]);
+    c->comm[0] = c->all;
+  }
+  for (uint32_t k = 1; !rc && k < p->n_pg && mpi == MPI_SUCCESS; k++) {
     int g = c->group_of[k];
     c->comm[k] = g < 0 ? c->all : made[g];
     MPI_Comm_size(c->comm[k], &c->size[k]);
@@ -205,8 +210,9 @@ int rp_comms_build(rp_comms *c, const rp_plan *p, MPI_Comm world, chakra_error *
   free(used);
   free(any);
   free(made);
-  if (rc != MPI_SUCCESS) return chakra_error_set(err, CHAKRA_EIO, "rank %u: MPI could not build a communicator", p->rank);
-  return 0;
+  if (!rc && mpi != MPI_SUCCESS)
+    rc = chakra_error_set(err, CHAKRA_EIO, "rank %u: MPI could not build a communicator", p->rank);
+  return rc;
 }
 
 void rp_comms_free(rp_comms *c) {
@@ -242,35 +248,41 @@ static size_t unique(pair *v, size_t n) {
   return k;
 }
 
-static int gather_pairs(pair *mine, int n_mine, MPI_Comm world, pair **all, size_t *n_all) {
-  int size;
-  MPI_Comm_size(world, &size);
-  int *cnt = malloc((size_t)size * sizeof *cnt), *dsp = malloc((size_t)size * sizeof *dsp);
-  int words = 2 * n_mine;
-  if (!cnt || !dsp) return -1;
-  MPI_Allgather(&words, 1, MPI_INT, cnt, 1, MPI_INT, world);
+/* Every rank's pairs on every rank. */
+static int gather_pairs(pair *mine, int n_mine, rp_peers *w, pair **all, size_t *n_all, chakra_error *err) {
+  int *cnt = malloc((size_t)w->size * sizeof *cnt), *dsp = malloc((size_t)w->size * sizeof *dsp);
+  int words = 2 * n_mine, rc = cnt && dsp ? 0 : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  MPI_Request r;
+  if (!(rc = rp_agree(w, rc, WAIT_TAGS, err))) {
+    MPI_Iallgather(&words, 1, MPI_INT, cnt, 1, MPI_INT, w->comm, &r);
+    rc = rp_wait(w, &r, WAIT_TAGS, err);
+  }
   size_t total = 0;
-  for (int r = 0; r < size; r++) dsp[r] = (int)total, total += (size_t)cnt[r];
-  *all = malloc((total ? total : 2) * sizeof(uint64_t));
-  MPI_Allgatherv(mine, words, MPI_UINT64_T, *all ? (void *)*all : (void *)mine, cnt, dsp, MPI_UINT64_T, world);
+  for (int k = 0; !rc && k < w->size; k++) dsp[k] = (int)total, total += (size_t)cnt[k];
+  if (!rc && !(*all = malloc((total ? total : 2) * sizeof(uint64_t))))
+    rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (!w->timed_out && !(rc = rp_agree(w, rc, WAIT_TAGS, err))) {
+    MPI_Iallgatherv(mine, words, MPI_UINT64_T, *all, cnt, dsp, MPI_UINT64_T, w->comm, &r);
+    rc = rp_wait(w, &r, WAIT_TAGS, err);
+  }
   free(cnt);
   free(dsp);
   *n_all = total / 2;
-  return *all ? 0 : -1;
+  return rc;
 }
 
-int rp_tags_assign(rp_plan *p, MPI_Comm world, chakra_error *err) {
+int rp_tags_assign(rp_plan *p, rp_peers *w, chakra_error *err) {
   pair *mine = malloc((p->n_p2p ? p->n_p2p : 1) * sizeof *mine), *all = NULL;
-  if (!mine) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   size_t n = 0, n_all = 0;
-  for (uint32_t i = 0; i < p->n; i++)
+  for (uint32_t i = 0; mine && i < p->n; i++)
     if (p->nodes[i].kind == RP_SEND || p->nodes[i].kind == RP_RECV)
       mine[n++] = (pair){(uint64_t)p->nodes[i].tag, p->nodes[i].value};
   n = unique(mine, n);
-  int rc = gather_pairs(mine, (int)n, world, &all, &n_all) ? chakra_error_set(err, CHAKRA_ENOMEM, "out of memory") : 0;
+  int rc = mine ? 0 : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (!(rc = rp_agree(w, rc, WAIT_TAGS, err))) rc = gather_pairs(mine, (int)n, w, &all, &n_all, err);
   if (!rc) n_all = unique(all, n_all);
   int *ub, flag = 0;
-  MPI_Comm_get_attr(world, MPI_TAG_UB, &ub, &flag);
+  MPI_Comm_get_attr(w->comm, MPI_TAG_UB, &ub, &flag);
   if (!rc && flag && n_all > (size_t)*ub + 1)
     rc = chakra_error_set(err, CHAKRA_EINVAL, "the job's messages use %zu distinct (tag, size) pairs; MPI offers %d tags",
                           n_all, *ub + 1);

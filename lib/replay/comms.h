@@ -19,6 +19,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "agree.h"
 #include "chakra/set.h"
 #include "plan.h"
 
@@ -44,16 +45,16 @@ typedef struct rp_comms {
  * METADATA groups. */
 int rp_comms_local(rp_comms *c, const rp_plan *p, const chakra_set *set, chakra_error *err);
 /* Collective over world: every rank learns every definition. */
-int rp_comms_exchange(rp_comms *c, MPI_Comm world, chakra_error *err);
+int rp_comms_exchange(rp_comms *c, rp_peers *world, chakra_error *err);
 /* Local step: resolves the plan's pg names; a name no group defines, or a
  * group this rank is not in, is an error naming the node. */
 int rp_comms_resolve(rp_comms *c, const rp_plan *p, chakra_error *err);
 /* Collective over world: builds the communicators some rank uses. */
-int rp_comms_build(rp_comms *c, const rp_plan *p, MPI_Comm world, chakra_error *err);
+int rp_comms_build(rp_comms *c, const rp_plan *p, rp_peers *world, chakra_error *err);
 void rp_comms_free(rp_comms *c);
 
 /* Collective over world: rewrites the tag of every send and receive of p
  * into the MPI tag of its (comm_tag, size) pair. */
-int rp_tags_assign(rp_plan *p, MPI_Comm world, chakra_error *err);
+int rp_tags_assign(rp_plan *p, rp_peers *world, chakra_error *err);
 
 #endif

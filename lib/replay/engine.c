@@ -280,9 +280,12 @@ static int issue_recv(rp_engine *e, uint32_t i, uint64_t now, chakra_error *err)
   return 0;
 }
 
+/* Saturates: a scaled duration past 2^64 ns waits for ever, never wraps. */
 static uint64_t compute_ns(const rp_engine *e, const rp_node *n) {
   if (e->mode == RP_RUN_SKIP) return 0;
-  return e->scale == 1.0 ? n->value : (uint64_t)((double)n->value * e->scale);
+  if (e->scale == 1.0) return n->value;
+  double d = (double)n->value * e->scale;
+  return d < 18446744073709551616.0 ? (uint64_t)d : UINT64_MAX;
 }
 
 /* Issues node i at time now (ns since the epoch of rp_now_ns). */
@@ -298,7 +301,7 @@ static int issue(rp_engine *e, uint32_t i, uint64_t now, chakra_error *err) {
       if (d == 0) return finish_node(e, i, now) ? oom(e, err) : 0;
       int s = n->slot == RP_SLOT_CPU ? 0 : 1;
       e->comp_node[s] = i;
-      e->comp_end[s] = now + d;
+      e->comp_end[s] = d > UINT64_MAX - now ? UINT64_MAX : now + d;
       return 0;
     }
     case RP_MEM: {

@@ -41,6 +41,8 @@ static int keep_meta_groups(rp_plan *p, const chakra_graph *g, uint32_t i, chakr
 
 static int convert_node(rp_plan *p, const chakra_graph *gr, uint32_t i, rp_node *n, uint32_t world, chakra_error *err) {
   const chakra_gnode *g = &gr->nodes[i];
+  const char *too_long = nodekind_duration_problem(g);
+  if (too_long) return node_error(err, p, g, too_long);
   chakra_node_class c;
   nodekind_classify(g, p->rank, world, &c); /* inline: millions of nodes */
   memset(n, 0, sizeof *n);

@@ -32,7 +32,13 @@ static char *read_text(const char *path, chakra_error *err) {
       buf = nb;
     }
   }
+  int failed = ferror(f), e = errno; /* a directory reads as an error, not as an empty text */
   fclose(f);
+  if (buf && failed) {
+    free(buf);
+    chakra_error_set(err, CHAKRA_EIO, "%s: read failed: %s", path, strerror(e));
+    return NULL;
+  }
   if (!buf) chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
   else buf[n] = 0;
   return buf;
@@ -137,7 +143,7 @@ static int sys_number(const char *path, const char *key, yajl_val v, double lo, 
   if (!YAJL_IS_NUMBER(v)) return chakra_error_set(err, CHAKRA_EINVAL, "%s: \"%s\" must be a number", path, key);
   *out = YAJL_GET_DOUBLE(v);
   if (!isfinite(*out) || *out < lo)
-    return chakra_error_set(err, CHAKRA_EINVAL, "%s: \"%s\" must be >= %g", path, key, lo);
+    return chakra_error_set(err, CHAKRA_EINVAL, "%s: \"%s\" must be >= %.16g", path, key, lo);
   return 0;
 }
 
@@ -150,7 +156,7 @@ static int sys_count(const char *path, const char *key, yajl_val v, double lo, d
   int rc = sys_number(path, key, v, lo, &d, err);
   if (rc) return rc;
   if (d > hi || d != floor(d))
-    return chakra_error_set(err, CHAKRA_EINVAL, "%s: \"%s\" must be a whole number from %g to %g, not %g", path, key,
+    return chakra_error_set(err, CHAKRA_EINVAL, "%s: \"%s\" must be a whole number from %.16g to %.16g, not %.16g", path, key,
                             lo, hi, d);
   *out = (uint32_t)d;
   return 0;

@@ -64,6 +64,19 @@ int chakra_sim_config_load(chakra_sim_config **out, const chakra_sim_files *f, c
   return CHAKRA_OK;
 }
 
+int chakra_sim_system_local_mem_bw(const char *system, double *gbps, chakra_diag_fn diag, void *diag_ctx,
+                                   chakra_error *err) {
+  chakra_error local;
+  if (!err) err = &local;
+  sim_diag d = {.fn = diag, .ctx = diag_ctx, .err = err};
+  sim_sys_config c;
+  int rc = sim_config_system(system, &c, &d, err);
+  if (rc) return rc;
+  *gbps = c.local_mem_bw;
+  sim_config_system_free(&c);
+  return 0;
+}
+
 static int is_memory_key(const char *k) {
   static const char *const keys[] = {"memory-type", "remote-mem-latency", "remote-mem-bw", "num-nodes",
                                      "num-npus-per-node"};
@@ -110,6 +123,19 @@ int chakra_sim_config_add_group(chakra_sim_config *c, const char *name, const ui
 
 chakra_sim_params *chakra_sim_config_params(chakra_sim_config *c) { return &c->params; }
 const chakra_topo *chakra_sim_config_topo(const chakra_sim_config *c) { return c->topo; }
+
+int chakra_sim_config_set_topo(chakra_sim_config *c, const chakra_topo *topo, chakra_error *err) {
+  uint32_t npus = chakra_topo_npus(c->topo);
+  if (chakra_topo_npus(topo) != npus)
+    return chakra_error_set(err, CHAKRA_EINVAL, "configuration: the network has %u NPUs; a replacement needs as many, not %u",
+                            npus, chakra_topo_npus(topo));
+  chakra_topo *t;
+  int rc = chakra_topo_clone(&t, topo, err);
+  if (rc) return rc;
+  chakra_topo_free(c->topo);
+  c->topo = t;
+  return CHAKRA_OK;
+}
 
 void chakra_sim_config_free(chakra_sim_config *c) {
   if (!c) return;

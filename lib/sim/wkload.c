@@ -158,8 +158,8 @@ static int read_metadata_groups(load_ctx *L, const chakra_graph *g, uint32_t i) 
  * what does is settled per run (wl_kind(), wl_check_rank()). */
 static int convert_node(load_ctx *L, const chakra_graph *gr, uint32_t i, wl_node *n) {
   const chakra_gnode *g = &gr->nodes[i];
-  if (g->duration_micros > UINT64_MAX / 1000)
-    return node_error(L, g, "duration_micros does not fit the simulator's 64-bit nanosecond time (at most 1.8e16 us)");
+  const char *too_long = nodekind_duration_problem(g);
+  if (too_long) return node_error(L, g, too_long);
   chakra_node_class c;
   nodekind_classify(g, L->rank, L->npus, &c); /* inline: millions of nodes */
   memset(n, 0, sizeof *n);

@@ -18,6 +18,14 @@ int sx_symbol(const char *name, unsigned len) {
 
 const char *sx_symbol_name(int sym) { return sym >= 0 && sym < SX_NSYM ? sym_names[sym] : "?"; }
 
+const char *sx_symbol_option(int sym) {
+  static const char *const opts[SX_NSYM] = {"--batch",   "--micro-batch", "--seq",  "--dmodel", "--dff",
+                                            "--head",    "--kvhead",      "--dvocal", "--experts", "--kexperts",
+                                            "--dp",      "--tp",          "--sp",   "--ep",     "--dp",
+                                            "--seq"};
+  return sym >= 0 && sym < SX_NSYM ? opts[sym] : "?";
+}
+
 typedef struct parser {
   const char *s, *text;
   sx_expr *e;
@@ -195,9 +203,9 @@ int sx_eval(const sx_expr *e, const sx_rat *vals, sx_rat *out, chakra_error *err
     } else {
       sp--;
       int rc = apply(op, st[sp - 1], st[sp], &st[sp - 1]);
+      if (rc == -2) return SX_ETOOLARGE;
       if (rc)
-        return chakra_error_set(err, CHAKRA_EINVAL, "size expression: %s",
-                                rc == -1 ? "division by zero" : rc == -2 ? "value too large" : "bad exponent");
+        return chakra_error_set(err, CHAKRA_EINVAL, "size expression: %s", rc == -1 ? "division by zero" : "bad exponent");
     }
   }
   *out = st[0];

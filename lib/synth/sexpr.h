@@ -36,9 +36,14 @@ typedef struct sx_expr {
   uint32_t syms;               /* bit i: symbol i occurs */
 } sx_expr;
 
+/* sx_eval's result when a value (or a step on the way to it) does not fit
+ * int64: err is left alone, for the caller to name the options. */
+#define SX_ETOOLARGE 1
+
 /* Compiles text (NULL or "" = the constant 1). */
 int sx_compile(sx_expr *e, const char *text, chakra_error *err);
-/* Evaluates with vals[SX_NSYM]; fails on division by zero or overflow. */
+/* Evaluates with vals[SX_NSYM]; fails on division by zero, or with
+ * SX_ETOOLARGE on overflow. */
 int sx_eval(const sx_expr *e, const sx_rat *vals, sx_rat *out, chakra_error *err);
 /* Evaluates and requires a non-negative integer. */
 int sx_eval_int(const sx_expr *e, const sx_rat *vals, uint64_t *out, chakra_error *err);
@@ -47,5 +52,7 @@ int sx_rat_mul(sx_rat a, sx_rat b, sx_rat *out);
 /* The symbol spelled name[0..len), or -1. */
 int sx_symbol(const char *name, unsigned len);
 const char *sx_symbol_name(int sym);
+/* The chakra synth option that sets the symbol ("--micro-batch"). */
+const char *sx_symbol_option(int sym);
 
 #endif

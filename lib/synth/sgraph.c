@@ -49,7 +49,7 @@ static int elems_exact(const sg_config *c, const sx_expr *dims, int n, uint64_t 
     sx_rat v;
     int rc = sx_eval(&dims[i], c->vals, &v, err);
     if (rc) return rc;
-    if (sx_rat_mul(p, v, &p)) return chakra_error_set(err, CHAKRA_EINVAL, "tensor size overflows 64 bits");
+    if (sx_rat_mul(p, v, &p)) return SX_ETOOLARGE;
   }
   if (p.den != 1 || p.num < 0)
     return chakra_error_set(err, CHAKRA_EINVAL, "size is not a whole number (%lld/%lld)", (long long)p.num,
@@ -58,6 +58,7 @@ static int elems_exact(const sg_config *c, const sx_expr *dims, int n, uint64_t 
   return 0;
 }
 
+/* Product of the dimensions; SX_ETOOLARGE past INT64_MAX. */
 static int elems_of(const sg_config *c, const sx_expr *dims, int n, uint64_t *out, chakra_error *err) {
   if (c->decode) return elems_exact(c, dims, n, out, err);
   uint64_t p = 1;
@@ -65,7 +66,7 @@ static int elems_of(const sg_config *c, const sx_expr *dims, int n, uint64_t *ou
     uint64_t v;
     int rc = sx_eval_int(&dims[i], c->vals, &v, err);
     if (rc) return rc;
-    if (v && p > UINT64_MAX / v) return chakra_error_set(err, CHAKRA_EINVAL, "tensor size overflows 64 bits");
+    if (v && p > (uint64_t)INT64_MAX / v) return SX_ETOOLARGE;
     p *= v;
   }
   *out = p;
@@ -81,6 +82,59 @@ static int row_included(const sg_config *c, unsigned f) {
   return 1;
 }
 
+/* A row whose sizes do not fit: the options its expressions read, with
+ * their values, and the limit every size must keep. */
+static int too_large(const sg_config *c, const synth_row *r, uint32_t syms, chakra_error *err) {
+  char opts[512] = "";
+  size_t len = 0;
+  if (c->mb_is_batch && (syms & 1u << SX_MICROBATCH)) syms = (syms & ~(1u << SX_MICROBATCH)) | 1u << SX_BATCH;
+  /* --seq sets Ctx; outside a decode step Seq too, while a decode step's
+   * Seq is its one new token, set by no option. */
+  if (c->decode) syms &= ~(1u << SX_SEQ);
+  else if (syms & 1u << SX_CTX) syms = (syms & ~(1u << SX_CTX)) | 1u << SX_SEQ;
+  for (int i = 0; i < SX_NSYM; i++)
+    if ((i < SX_PAR_FIRST || i == SX_CTX) && (syms & (1u << i)))
+      len += (size_t)snprintf(opts + len, len < sizeof opts ? sizeof opts - len : 0, "%s%s %lld", len ? ", " : "",
+                              sx_symbol_option(i), (long long)c->vals[i].num);
+  if (len >= sizeof opts) len = sizeof opts - 1;
+  if (c->elem_bytes > 1) snprintf(opts + len, sizeof opts - len, ", --dtype-bytes %u", c->elem_bytes);
+  return chakra_error_set(err, CHAKRA_EINVAL,
+                          "%s: too large for tensor %s (every tensor's bytes, elements x --dtype-bytes, and its "
+                          "FLOPs must be at most 9223372036854775807)",
+                          opts, r->name);
+}
+
+/* The symbols a row's sizes and FLOPs read. */
+static uint32_t row_syms(const sg_rowinfo *ri, const sx_expr *ops, int attn) {
+  uint32_t m = ops ? ops->syms : 0;
+  for (int i = 0; i < ri->ndims; i++) m |= ri->dims[i].syms;
+  if (attn) m |= 1u << SX_MICROBATCH | 1u << SX_SEQ | 1u << SX_CTX | 1u << SX_DMODEL;
+  return m;
+}
+
+/* FLOPs as counted by ours: 2 x (MACs + the attention-score term), or
+ * SX_ETOOLARGE. */
+static int ours_flops(const sg_config *c, const synth_row *r, uint64_t ops, uint64_t *out, chakra_error *err) {
+  /* The attention-score term the fused-kernel count leaves out: S =
+   * b*s*Ctx*Dmodel/tp MACs per QK^T or PV product (the local queries
+   * against all keys: Ctx = Seq but in a decode step). */
+  uint64_t units = r->flags & SR_ATTN_F ? 2 : r->flags & SR_ATTN_DQ ? 2 : r->flags & SR_ATTN_DKV ? 1 : 0;
+  uint64_t extra = 0;
+  if (units && c->attn_term) {
+    sx_expr x;
+    int rc = sx_compile(&x, "MicroBatch/dp*Seq/cp*Ctx*Dmodel/tp", err);
+    if (!rc) rc = sx_eval_int(&x, c->vals, &extra, err);
+    if (rc) return rc;
+  }
+  const uint64_t max = INT64_MAX;
+  if (extra > max / 2 || ops > max - units * extra) return SX_ETOOLARGE;
+  uint64_t sum = ops + units * extra;
+  if (!(r->flags & SR_MAC || units)) return *out = ops, 0;
+  if (sum > max / 2) return SX_ETOOLARGE;
+  *out = 2 * sum;
+  return 0;
+}
+
 static int compile_row(const sg_config *c, const synth_row *r, sg_rowinfo *ri, chakra_error *err) {
   memset(ri, 0, sizeof *ri);
   ri->row = r;
@@ -92,32 +146,24 @@ static int compile_row(const sg_config *c, const synth_row *r, sg_rowinfo *ri, c
       rc = sg_compile_shape(e[k]->shape, ri->ddims[k], &ri->nddims[k], err);
       if (!rc) rc = sx_compile(&ri->dhidden[k], e[k]->hidden, err);
     }
-  if (!rc) rc = elems_of(c, ri->dims, ri->ndims, &ri->elems, err);
+  if (rc) return rc;
+  sx_expr x = {0};
+  rc = elems_of(c, ri->dims, ri->ndims, &ri->elems, err);
+  if (!rc && ri->elems > (uint64_t)INT64_MAX / (c->elem_bytes ? c->elem_bytes : 1)) rc = SX_ETOOLARGE;
   uint64_t ops = 0;
   if (!rc && r->ops) {
-    sx_expr x;
     rc = sx_compile(&x, r->ops, err);
     if (!rc) rc = sx_eval_int(&x, c->vals, &ops, err);
   }
+  if (!rc) rc = ours_flops(c, r, ops, &ri->ops_ours, err);
+  int attn = (r->flags & (SR_ATTN_F | SR_ATTN_DQ | SR_ATTN_DKV)) && c->attn_term;
+  if (rc == SX_ETOOLARGE) return too_large(c, r, row_syms(ri, &x, attn), err);
   if (rc) {
     char why[sizeof err->msg];
     snprintf(why, sizeof why, "%s", err ? err->msg : "");
     return chakra_error_set(err, rc, "template row %s: %s", r->name, why);
   }
   ri->ops_compat = ops;
-  /* Ours: FLOPs, plus the attention-score term the fused-kernel count
-   * leaves out: S = b*s*Ctx*Dmodel/tp MACs per QK^T or PV product (the
-   * local queries against all keys: Ctx = Seq but in a decode step). */
-  uint64_t units = r->flags & SR_ATTN_F ? 2 : r->flags & SR_ATTN_DQ ? 2 : r->flags & SR_ATTN_DKV ? 1 : 0;
-  uint64_t extra = 0;
-  if (units && c->attn_term) {
-    sx_expr x;
-    rc = sx_compile(&x, "MicroBatch/dp*Seq/cp*Ctx*Dmodel/tp", err);
-    if (!rc) rc = sx_eval_int(&x, c->vals, &extra, err);
-    if (rc) return rc;
-    extra *= units;
-  }
-  ri->ops_ours = (r->flags & SR_MAC || units) ? 2 * (ops + extra) : ops;
   return 0;
 }
 
@@ -728,6 +774,15 @@ static int instantiate(sg_graph *g, const synth_template *tpl, chakra_error *err
   if (!g->recv_key || !g->recv_node) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   memset(g->recv_key, 0xff, g->recvcap * sizeof *g->recv_key);
   return 0;
+}
+
+int sg_check_sizes(const synth_template *tpl, const sg_config *cfg, chakra_error *err) {
+  sg_graph g;
+  memset(&g, 0, sizeof g);
+  g.cfg = *cfg;
+  int rc = compile_rows(&g, tpl, err);
+  free(g.rows);
+  return rc;
 }
 
 int sg_build(sg_graph *g, const synth_template *tpl, const sg_config *cfg, chakra_error *err) {

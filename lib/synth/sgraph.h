@@ -31,7 +31,8 @@ typedef struct sg_config {
    * (sg_node.size). decode: Seq is 1 (one new token per sequence), so a
    * dimension split over tp may be a fraction whose tensor is whole. */
   int infer, decode;
-  uint32_t elem_bytes; /* bytes per element (--dtype-bytes) */
+  uint32_t elem_bytes; /* bytes per element in sizes (--dtype-bytes; 1 with --stage-compat) */
+  int mb_is_batch;     /* no --micro-batch: MicroBatch is --batch (for messages) */
 } sg_config;
 
 enum { SN_COMP, SN_COLL, SN_SEND, SN_RECV };
@@ -92,6 +93,9 @@ typedef struct sg_graph {
 
 /* Builds the graph of template tpl under cfg (copied; block_stage is taken
  * over). On failure the graph is freed and err says why. */
+/* Every row's sizes and FLOPs for cfg, without building anything: 0, or
+ * CHAKRA_EINVAL naming the options whose sizes do not fit int64. */
+int sg_check_sizes(const synth_template *tpl, const sg_config *cfg, chakra_error *err);
 int sg_build(sg_graph *g, const synth_template *tpl, const sg_config *cfg, chakra_error *err);
 void sg_free(sg_graph *g);
 

@@ -63,7 +63,7 @@ int stage_check(const chakra_synth_config *c, chakra_error *err) {
     return BAD("--pp %u exceeds --num-stacks %llu (every pipeline stage needs a block)", c->pp, ULL(c->num_stacks));
   uint64_t ranks = (uint64_t)c->dp * c->tp * c->ep * c->sp * c->pp;
   if (ranks > (1u << 24)) return BAD("dp*tp*ep*sp*pp = %llu ranks: at most 16777216", ULL(ranks));
-  if ((c->batch / mb) * c->num_stacks > (1u << 20)) return BAD("--num-stacks x micro-batches is too large");
+  if (c->batch / mb > (1u << 20) / c->num_stacks) return BAD("--num-stacks x micro-batches is too large");
   for (size_t i = 0; i < c->n_ranks; i++)
     if (c->ranks[i] >= ranks)
       return BAD("--ranks: rank %u does not exist (the configuration has %llu ranks)", c->ranks[i], ULL(ranks));
@@ -558,7 +558,21 @@ static int make_nodes(sgraph_ *g, uint32_t s) {
 /* A send on the producer's stage (after its compute node) and a receive on
  * the shadow's, per shadow in stage order, tags counting up. */
 static int make_pairs(sgraph_ *g) {
-  uint32_t tag = (uint32_t)g->x->c->tag_base;
+  uint64_t pairs = 0, base = g->x->c->tag_base;
+  for (uint32_t s = 0; s < g->x->pp; s++)
+    for (uint32_t j = 0; j < g->nbucket[s]; j++) pairs += g->t[g->bucket[s][j]].remote >= 0;
+  const uint64_t tags = (uint64_t)INT32_MAX + 1; /* comm_tag is int32: tags 0 .. 2^31 - 1 */
+  if (pairs > tags)
+    return chakra_error_set(g->x->err, CHAKRA_EINVAL,
+                            "--pp %u, --num-stacks and --batch/--micro-batch make %llu pipeline tags: comm_tag, a "
+                            "32-bit signed field, holds at most %llu",
+                            g->x->pp, ULL(pairs), ULL(tags));
+  if (pairs && base > tags - pairs)
+    return chakra_error_set(g->x->err, CHAKRA_EINVAL,
+                            "--stage-tag-base %llu: this workload uses %llu pipeline tags (--stage-tag-base .. "
+                            "--stage-tag-base + %llu), and comm_tag is a 32-bit signed field: at most %llu",
+                            ULL(base), ULL(pairs), ULL(pairs - 1), ULL(tags - pairs));
+  uint32_t tag = (uint32_t)base;
   for (uint32_t s = 0; s < g->x->pp; s++)
     for (uint32_t j = 0; j < g->nbucket[s]; j++) {
       int32_t sh = g->bucket[s][j], p = g->t[sh].remote;

@@ -10,6 +10,7 @@
 
 #include "../util/jsonw.h"
 #include "../util/outfile.h"
+#include "chakra/set.h"
 #include "emit.h"
 #include "ranks.h"
 #include "roofline.h"
@@ -127,6 +128,72 @@ static int check_shape(const chakra_synth_config *c, uint64_t mb, int llama, cha
   return rc;
 }
 
+/* The exact limits, each checked where its option is named:
+ *   every degree (--dp --tp --sp --pp --ep) and their product: 2^24 ranks
+ *   --num-stacks x micro-batches x (local experts + 1): 2^22 block copies
+ *     (the ids and tables of one stage), so --num-stacks alone 2^22
+ *   the model sizes: 2^63 - 1 (the size expressions are int64), and every
+ *     tensor's bytes and FLOPs too (sgraph.c: comm_size, num_ops are int64)
+ *   --dtype-bytes: 2^24; --seed + pipeline tags - 1: 2^31 - 1 (comm_tag is int32) */
+#define MAX_RANKS (1ull << 24)
+#define MAX_BLOCK_COPIES (1ull << 22)
+#define MAX_TAG 2147483647ull
+
+static int check_limit(const char *opt, uint64_t v, uint64_t max, const char *why, chakra_error *err) {
+  if (v <= max) return 0;
+  return BAD("%s %llu: at most %llu (%s)", opt, ULL(v), ULL(max), why);
+}
+
+/* Each option alone, before anything is computed from it. */
+static int check_limits(const chakra_synth_config *c, chakra_error *err) {
+  static const char sizes[] = "sizes are 64-bit signed integers";
+  const struct { const char *opt; uint64_t v, max; const char *why; } t[] = {
+      {"--dp", c->dp, MAX_RANKS, "ranks"}, {"--tp", c->tp, MAX_RANKS, "ranks"},
+      {"--sp", c->sp, MAX_RANKS, "ranks"}, {"--pp", c->pp, MAX_RANKS, "ranks"},
+      {"--ep", c->ep, MAX_RANKS, "ranks"},
+      {"--num-stacks", c->num_stacks, MAX_BLOCK_COPIES, "block copies per stage: --num-stacks x micro-batches"},
+      {"--batch", c->batch, INT64_MAX, sizes}, {"--dmodel", c->dmodel, INT64_MAX, sizes},
+      {"--dff", c->dff, INT64_MAX, sizes}, {"--head", c->head, INT64_MAX, sizes},
+      {"--kvhead", c->kvhead, INT64_MAX, sizes}, {"--seq", c->seq, INT64_MAX, sizes},
+      {"--dvocal", c->dvocal, INT64_MAX, sizes}, {"--experts", c->experts, INT64_MAX, sizes},
+      {"--kexperts", c->kexperts, INT64_MAX, sizes}, {"--dtype-bytes", c->dtype_bytes, 1u << 24, "bytes per element"},
+      {"--seed", c->tag_base, MAX_TAG, "comm_tag is a 32-bit signed field"}};
+  for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+    int rc = check_limit(t[i].opt, t[i].v, t[i].max, t[i].why, err);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* dp*tp*sp*pp(*ep), never wrapping: each factor is at most 2^24, and the
+ * product is refused as soon as it passes 2^24. */
+static int count_ranks(const chakra_synth_config *c, int moe, uint64_t *out, chakra_error *err) {
+  const uint32_t deg[5] = {c->dp, c->tp, c->sp, c->pp, moe ? c->ep : 1};
+  uint64_t n = 1;
+  for (int i = 0; i < 5 && n <= MAX_RANKS; i++) n *= deg[i];
+  if (n <= MAX_RANKS) return *out = n, 0;
+  char ep[32] = "";
+  if (moe) snprintf(ep, sizeof ep, " x --ep %u", c->ep);
+  return BAD("--dp %u x --tp %u x --sp %u x --pp %u%s is more than %llu ranks (the limit)", c->dp, c->tp, c->sp, c->pp,
+             ep, ULL(MAX_RANKS));
+}
+
+/* Micro-batches x blocks (x local experts + 1) copies of a block, each a
+ * 32-bit count. */
+static int count_blocks(const chakra_synth_config *c, uint64_t mb, int moe, chakra_error *err) {
+  uint64_t nmb = c->batch / mb, local = moe ? c->experts / c->ep : 0;
+  if (nmb > MAX_BLOCK_COPIES)
+    return BAD("--batch %llu / --micro-batch %llu = %llu micro-batches: at most %llu", ULL(c->batch), ULL(mb), ULL(nmb),
+               ULL(MAX_BLOCK_COPIES));
+  if (moe && local > 1u << 16) return BAD("--experts/--ep = %llu local experts per rank: at most 65536", ULL(local));
+  uint64_t copies = nmb * c->num_stacks * (local + 1); /* each factor is at most 2^22 (2^16 + 1): no overflow */
+  if (copies > MAX_BLOCK_COPIES)
+    return BAD("--num-stacks %llu x %llu micro-batches (--batch/--micro-batch)%s = %llu block copies: at most %llu",
+               ULL(c->num_stacks), ULL(nmb), moe ? " x (local experts + 1) (--experts/--ep)" : "", ULL(copies),
+               ULL(MAX_BLOCK_COPIES));
+  return 0;
+}
+
 static const char *phase_name(chakra_synth_phase p) {
   return p == CHAKRA_SYNTH_PHASE_TRAIN ? "train" : p == CHAKRA_SYNTH_PHASE_PREFILL ? "prefill" : "decode";
 }
@@ -146,18 +213,7 @@ static int check_phase(const chakra_synth_config *c, chakra_error *err) {
   return 0;
 }
 
-static int make_config(const chakra_synth_config *c, sg_config *s, const synth_template **tpl, chakra_error *err) {
-  uint64_t mb = c->micro_batch < 0 ? c->batch : (uint64_t)c->micro_batch;
-  int rc0 = check_phase(c, err);
-  if (rc0) return rc0;
-  *tpl = pick_template(c, err);
-  if (!*tpl) return CHAKRA_EINVAL;
-  int moe = is_moe(c);
-  int rc = check_shape(c, mb, *tpl == synth_template_get("llama", 1) || moe, err);
-  if (rc) return rc;
-  uint64_t ranks = (uint64_t)c->dp * c->tp * c->sp * c->pp * (moe ? c->ep : 1);
-  if (ranks > (1u << 24))
-    return BAD("%s = %llu ranks: at most 16777216", moe ? "dp*tp*sp*pp*ep" : "dp*tp*sp*pp", ULL(ranks));
+static int check_ranks_list(const chakra_synth_config *c, uint64_t ranks, chakra_error *err) {
   uint8_t *seen = c->n_ranks ? calloc(ranks, 1) : NULL;
   if (c->n_ranks && !seen) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   for (size_t i = 0; i < c->n_ranks; i++) {
@@ -169,6 +225,36 @@ static int make_config(const chakra_synth_config *c, sg_config *s, const synth_t
     seen[c->ranks[i]] = 1;
   }
   free(seen);
+  return 0;
+}
+
+/* What every path checks first: the phase, then each option against its
+ * limit. */
+static int check_options(const chakra_synth_config *c, chakra_error *err) {
+  int rc = check_phase(c, err);
+  return rc ? rc : check_limits(c, err);
+}
+
+/* STAGE's configurations (stage.c), whose ranks ep always multiplies:
+ * their count first, so that stage_check() works on numbers that fit. */
+static int check_stage(const chakra_synth_config *c, chakra_error *err) {
+  uint64_t ranks = 0;
+  int rc = count_ranks(c, 1, &ranks, err);
+  return rc ? rc : stage_check(c, err);
+}
+
+/* After check_options(). */
+static int make_config(const chakra_synth_config *c, sg_config *s, const synth_template **tpl, chakra_error *err) {
+  uint64_t mb = c->micro_batch < 0 ? c->batch : (uint64_t)c->micro_batch;
+  *tpl = pick_template(c, err);
+  if (!*tpl) return CHAKRA_EINVAL;
+  int moe = is_moe(c);
+  int rc = check_shape(c, mb, *tpl == synth_template_get("llama", 1) || moe, err);
+  uint64_t ranks = 0;
+  if (!rc) rc = count_ranks(c, moe, &ranks, err);
+  if (!rc) rc = count_blocks(c, mb, moe, err);
+  if (!rc) rc = check_ranks_list(c, ranks, err);
+  if (rc) return rc;
   memset(s, 0, sizeof *s);
   /* A decode step: Seq is the one new token per sequence, Ctx (the keys it
    * attends) the cached context. */
@@ -176,24 +262,21 @@ static int make_config(const chakra_synth_config *c, sg_config *s, const synth_t
   uint64_t v[SX_NSYM] = {c->batch, mb, decode ? 1 : c->seq, c->dmodel, c->dff, c->head, c->kvhead, c->dvocal,
                          c->experts, c->kexperts, c->dp, c->tp, c->sp, c->ep, c->weight_sharded ? c->dp : 1,
                          c->seq};
-  for (int i = 0; i < SX_NSYM; i++) {
-    if (v[i] > INT64_MAX) return BAD("%s is too large", sx_symbol_name(i));
+  for (int i = 0; i < SX_NSYM; i++) /* every value was checked against INT64_MAX */
     s->vals[i].num = (int64_t)v[i], s->vals[i].den = 1;
-  }
   s->deg[0] = c->dp, s->deg[1] = c->tp, s->deg[2] = c->sp, s->deg[3] = moe ? c->ep : 1;
   s->nexperts = moe ? (uint32_t)(c->experts / c->ep) : 0;
   s->pp = c->pp;
-  s->nmb = (uint32_t)(c->batch / mb);
+  s->nmb = (uint32_t)(c->batch / mb); /* count_blocks(): at most 2^22 */
   s->nblocks = (uint32_t)c->num_stacks;
-  if (moe && c->experts / c->ep > 1u << 16) return BAD("--experts/--ep: at most 65536 local experts per rank");
-  if ((uint64_t)s->nmb * s->nblocks * (s->nexperts + 1) > 1u << 22)
-    return BAD("--num-stacks x micro-batches%s is too large", moe ? " x local experts (--experts/--ep)" : "");
   s->compat = c->stage_compat, s->fsdp = c->weight_sharded, s->mixed = c->mixed_precision;
   s->attn_term = !c->stage_compat;
   s->recompute = c->activation_recompute && !c->stage_compat; /* STAGE parses it and ignores it */
   s->tag_base = c->tag_base;
   s->infer = c->phase != CHAKRA_SYNTH_PHASE_TRAIN, s->decode = decode;
   s->elem_bytes = c->stage_compat ? 1 : c->dtype_bytes;
+  s->mb_is_batch = c->micro_batch < 0;
+  if ((rc = sg_check_sizes(*tpl, s, err))) return rc;
   s->block_stage = malloc(s->nblocks * sizeof *s->block_stage);
   if (!s->block_stage) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   /* Contiguous blocks, the remainder to the first stages (STAGE). */
@@ -206,9 +289,9 @@ static int make_config(const chakra_synth_config *c, sg_config *s, const synth_t
 }
 
 int chakra_synth_check(const chakra_synth_config *c, chakra_error *err) {
-  int rc0 = check_phase(c, err);
+  int rc0 = check_options(c, err);
   if (rc0) return rc0;
-  if (stage_applies(c)) return stage_check(c, err);
+  if (stage_applies(c)) return check_stage(c, err);
   sg_config s;
   const synth_template *tpl;
   int rc = make_config(c, &s, &tpl, err);
@@ -271,10 +354,11 @@ static int encode_node(enc_ctx *x, emit_stage *es, const sg_node *n, uint64_t id
     emit_node_begin(es, id, t->name, sfx, type[n->kind]);
   }
   uint32_t nc = ss->ctrl_off[id + 1] - ss->ctrl_off[id];
-  if (n->ndep + nc > x->idcap) {
-    uint64_t *p = realloc(x->ids, (n->ndep + nc) * 2 * sizeof *p);
+  if (!x->ids || n->ndep + nc > x->idcap) { /* never NULL: x->ids + ndep is computed below even for 0 */
+    size_t cap = ((size_t)n->ndep + nc) * 2 + 16;
+    uint64_t *p = realloc(x->ids, cap * sizeof *p);
     if (!p) return CHAKRA_ENOMEM;
-    x->ids = p, x->idcap = (n->ndep + nc) * 2;
+    x->ids = p, x->idcap = cap;
   }
   for (uint32_t k = 0; k < n->ndep; k++) x->ids[k] = (uint64_t)x->local[g->deps[n->dep_off + k]];
   for (uint32_t k = 0; k < nc; k++) x->ids[n->ndep + k] = ss->ctrl[ss->ctrl_off[id] + k];
@@ -390,9 +474,46 @@ static uint32_t rank_peer(void *ctx, uint32_t rank, uint32_t stage) {
   return layout_rank(ctx, c, stage);
 }
 
-static int write_all(const chakra_synth_config *c, const char *prefix, emit_stage *const *stages,
+/* The shared form's manifest: the ranks as a grid of dp, tp, sp (, ep)
+ * and pp, the pipeline stage the class (a stage's ranks differ only in
+ * the holes emit.c fills: the group of a dimension that holds the rank,
+ * the peer with the same coordinates on another stage, both translations
+ * of the stage's first rank's), and the groups as ranks.c numbers them. */
+/* singletons: the rules of axes of size 1 too (their groups have one rank;
+ * see layout_write_groups). */
+static int write_manifest(const char *prefix, const synth_layout *l, int singletons, chakra_error *err) {
+  static const char *const names[RK_NDIM] = {"dp", "tp", "sp", "ep"};
+  chakra_manifest *m;
+  int rc = chakra_manifest_new(&m, CHAKRA_MANIFEST_GRID, l->ranks, err);
+  if (rc) return rc;
+  for (int d = 0; !rc && d < l->ndims; d++) rc = chakra_manifest_add_axis(m, names[d], l->deg[d], 0, err);
+  if (!rc) rc = chakra_manifest_add_axis(m, "pp", l->pp, 1, err);
+  for (int d = 0; !rc && d < l->ndims; d++) {
+    if (l->deg[d] == 1 && !singletons) continue;
+    const char *order[RK_NDIM] = {"pp"};
+    uint32_t n = 1;
+    for (int o = 0; o < l->ndims; o++)
+      if (o != d) order[n++] = names[o];
+    rc = chakra_manifest_add_group_rule(m, &names[d], 1, order, n, l->first_gid[d], err);
+  }
+  const char *slash = strrchr(prefix, '/');
+  for (uint32_t s = 0; !rc && s < l->pp; s++) {
+    char *path = chakra_class_path_dup(prefix, s);
+    uint32_t zero[RK_NDIM] = {0};
+    rc = path ? chakra_manifest_add_class(m, slash ? path + (slash + 1 - prefix) : path, layout_rank(l, zero, s), err)
+              : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    free(path);
+  }
+  char *path = rc ? NULL : chakra_manifest_path_dup(prefix);
+  if (!rc) rc = path ? chakra_manifest_write(m, path, err) : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  free(path);
+  chakra_manifest_free(m);
+  return rc;
+}
+
+static int write_all(const chakra_synth_config *c, const char *prefix, int shared, emit_stage *const *stages,
                      const synth_layout *l, chakra_synth_stats *st, chakra_error *err) {
-  size_t n = c->ranks ? c->n_ranks : l->ranks;
+  size_t n = shared ? l->pp : c->ranks ? c->n_ranks : l->ranks;
   uint32_t *list = malloc((n + 1) * sizeof *list);
   size_t plen = strlen(prefix) + 8;
   char *json = malloc(plen);
@@ -400,7 +521,8 @@ static int write_all(const chakra_synth_config *c, const char *prefix, emit_stag
     free(list), free(json);
     return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   }
-  for (size_t i = 0; i < n; i++) list[i] = c->ranks ? c->ranks[i] : (uint32_t)i;
+  uint32_t zero[RK_NDIM] = {0};
+  for (size_t i = 0; i < n; i++) list[i] = shared ? layout_rank(l, zero, (uint32_t)i) : c->ranks ? c->ranks[i] : (uint32_t)i;
   snprintf(json, plen, "%s.json", prefix);
   emit_meta meta = {c->stage_compat ? NULL : "0.0.4", "symbolic_tensor_network", 0};
   emit_rank_fn fn = {rank_stage, rank_group, rank_peer, (void *)l};
@@ -409,8 +531,9 @@ static int write_all(const chakra_synth_config *c, const char *prefix, emit_stag
    * not leave new groups beside old ranks, nor remove the old groups) */
   int rc = outfile_group_begin(err);
   if (!rc) {
-    rc = layout_write_groups(l, json, err);
-    if (!rc) rc = emit_write_ranks(prefix, stages, &meta, &fn, list, n, c->threads, &bytes, err);
+    int singletons = c->singleton_groups || c->stage_compat;
+    rc = shared ? write_manifest(prefix, l, singletons, err) : layout_write_groups(l, json, singletons, err);
+    if (!rc) rc = emit_write_ranks(prefix, shared, stages, &meta, &fn, list, n, c->threads, &bytes, err);
     int end = outfile_group_end(!rc, rc ? NULL : err);
     if (!rc) rc = end;
   }
@@ -431,21 +554,21 @@ static uint8_t *stages_needed(const chakra_synth_config *c, const synth_layout *
   return need;
 }
 
-static int finish(const chakra_synth_config *c, const char *prefix, emit_stage **stages, const synth_layout *l,
-                  int rc, chakra_synth_stats *st, chakra_error *err) {
+static int finish(const chakra_synth_config *c, const char *prefix, int shared, emit_stage **stages,
+                  const synth_layout *l, int rc, chakra_synth_stats *st, chakra_error *err) {
   if (st && !rc)
     for (uint32_t s = 0; s < c->pp && s < sizeof st->nodes_per_stage / sizeof *st->nodes_per_stage; s++)
       if (stages[s]) st->nodes_per_stage[s] = emit_stage_nodes(stages[s]);
-  if (!rc) rc = write_all(c, prefix, stages, l, st, err);
+  if (!rc) rc = write_all(c, prefix, shared, stages, l, st, err);
   for (uint32_t s = 0; stages && s < c->pp; s++) emit_stage_free(stages[s]);
   free(stages);
   return rc;
 }
 
 /* --stage-compat on a dense model: STAGE's files, ids included (stage.c). */
-static int write_stage_compat(const chakra_synth_config *c, const char *prefix, chakra_synth_stats *st,
+static int write_stage_compat(const chakra_synth_config *c, const char *prefix, int shared, chakra_synth_stats *st,
                               chakra_error *err) {
-  int rc = stage_check(c, err);
+  int rc = check_stage(c, err);
   if (rc) return rc;
   synth_layout l;
   int dbg = stage_is_debug(c);
@@ -456,14 +579,16 @@ static int write_stage_compat(const chakra_synth_config *c, const char *prefix, 
   if (!stages || !need) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   if (!rc) rc = stage_encode(c, need, stages, err);
   free(need);
-  return finish(c, prefix, stages, &l, rc, st, err);
+  return finish(c, prefix, shared, stages, &l, rc, st, err);
 }
 
-int chakra_synth_write(const chakra_synth_config *c, const char *prefix, chakra_synth_stats *st,
+static int synth_write(const chakra_synth_config *c, const char *prefix, int shared, chakra_synth_stats *st,
                        chakra_error *err) {
-  int rc0 = check_phase(c, err);
+  int rc0 = check_options(c, err);
   if (rc0) return rc0;
-  if (stage_applies(c)) return write_stage_compat(c, prefix, st, err);
+  if (shared && c->ranks)
+    return BAD("--ranks: the shared form describes every rank (and writes one per pipeline stage), not a subset");
+  if (stage_applies(c)) return write_stage_compat(c, prefix, shared, st, err);
   sg_config sc;
   const synth_template *tpl;
   int rc = make_config(c, &sc, &tpl, err);
@@ -471,6 +596,13 @@ int chakra_synth_write(const chakra_synth_config *c, const char *prefix, chakra_
   sg_graph g;
   rc = sg_build(&g, tpl, &sc, err); /* takes sc.block_stage */
   if (rc) return rc;
+  uint32_t tags = g.next_tag;
+  if (tags && c->tag_base + tags - 1 > MAX_TAG) {
+    sg_free(&g);
+    return BAD("--seed %llu: this workload uses %u pipeline tags (--seed .. --seed + %u), and comm_tag is a 32-bit "
+               "signed field: at most %llu",
+               ULL(c->tag_base), tags, tags - 1, ULL(MAX_TAG + 1 - tags));
+  }
   synth_layout l;
   layout_init(&l, c->dp, c->tp, c->sp, c->ep, c->pp, is_moe(c));
   emit_stage **stages = calloc(c->pp, sizeof *stages);
@@ -485,5 +617,14 @@ int chakra_synth_write(const chakra_synth_config *c, const char *prefix, chakra_
     if (need[s]) rc = encode_stage(c, &g, (int32_t)s, local, keys, &stages[s], err); /* --ranks may skip a stage */
   sg_free(&g);
   free(local), free(need), free(keys);
-  return finish(c, prefix, stages, &l, rc, st, err);
+  return finish(c, prefix, shared, stages, &l, rc, st, err);
+}
+
+int chakra_synth_write(const chakra_synth_config *c, const char *prefix, chakra_synth_stats *st, chakra_error *err) {
+  return synth_write(c, prefix, 0, st, err);
+}
+
+int chakra_synth_write_shared(const chakra_synth_config *c, const char *prefix, chakra_synth_stats *st,
+                              chakra_error *err) {
+  return synth_write(c, prefix, 1, st, err);
 }

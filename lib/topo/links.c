@@ -50,7 +50,7 @@ static int check_link(const chakra_topo_link *l, uint64_t devices, uint32_t npus
     return origin_error(err, o, i, why);
   }
   if (!(l->latency_ns >= 0) || !(l->latency_ns <= TOPO_MAX_LATENCY_NS)) {
-    snprintf(why, sizeof why, "latency %g ns: must be 0 to %g ns", l->latency_ns, TOPO_MAX_LATENCY_NS);
+    snprintf(why, sizeof why, "latency %.16g ns: must be 0 to %.16g ns", l->latency_ns, TOPO_MAX_LATENCY_NS);
     return origin_error(err, o, i, why);
   }
   return 0;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "topo_impl.h"
 
@@ -57,34 +58,59 @@ static int parse_suffix(const char *spec, const char *at, double *bw, double *la
   return 0;
 }
 
-/* "8x8x4" into sizes; returns the count, or -1. */
+enum { SHAPE_SYNTAX = -1, SHAPE_TOO_MANY = -2, SHAPE_TOO_LARGE = -3 };
+
+/* "8x8x4" into sizes; returns the count, or a SHAPE_* error. */
 static int parse_shape(const char *s, const char *end, uint32_t *sizes, int max) {
   int n = 0;
   while (s < end) {
-    if (n == max || !isdigit((unsigned char)*s)) return -1;
+    if (!isdigit((unsigned char)*s)) return SHAPE_SYNTAX;
+    if (n == max) return SHAPE_TOO_MANY;
     unsigned long long v = 0;
     while (s < end && isdigit((unsigned char)*s)) {
       v = v * 10 + (unsigned)(*s++ - '0');
-      if (v > (1u << 24)) return -1;
+      if (v > (1u << 24)) return SHAPE_TOO_LARGE;
     }
-    if (v < 1) return -1;
+    if (v < 1) return SHAPE_SYNTAX;
     sizes[n++] = (uint32_t)v;
-    if (s < end && *s++ != 'x') return -1;
-    if (s == end && s[-1] == 'x') return -1;
+    if (s < end && *s++ != 'x') return SHAPE_SYNTAX;
+    if (s == end && s[-1] == 'x') return SHAPE_SYNTAX;
   }
-  return n;
+  return n ? n : SHAPE_SYNTAX;
 }
 
 /* The dimensions of the hypercube of n NPUs: log2(n) lines of two. */
 static int hypercube_dims(uint32_t n, uint32_t *sizes) {
   int k = 0;
-  if (n < 2 || (n & (n - 1))) return -1;
-  while (n > 1) {
-    if (k == CHAKRA_TOPO_MAX_DIMS) return -1;
+  if (n < 2 || (n & (n - 1))) return SHAPE_SYNTAX;
+  for (; n > 1; n >>= 1) {
+    if (k == CHAKRA_TOPO_MAX_DIMS) return SHAPE_TOO_MANY;
     sizes[k++] = 2;
-    n >>= 1;
   }
   return k;
+}
+
+/* How many dimensions the shape after the colon asks for. */
+static int dims_asked(const char *shape, const char *end, int cube) {
+  if (cube) return 63 - __builtin_clzll(strtoull(shape, NULL, 10) | 1); /* a power of two */
+  int n = 1;
+  for (; shape < end; shape++) n += *shape == 'x';
+  return n;
+}
+
+static int shape_error(const char *spec, const inline_kind *k, const char *end, int why, chakra_error *err) {
+  int cube = strcmp(k->name, "hypercube") == 0;
+  if (why == SHAPE_TOO_MANY)
+    return chakra_error_set(err, CHAKRA_EINVAL, "topology '%s': %d dimensions: at most %d%s", spec,
+                            dims_asked(strchr(spec, ':') + 1, end, cube), CHAKRA_TOPO_MAX_DIMS,
+                            cube ? " (hypercube:65536 is the largest)" : "");
+  if (why == SHAPE_TOO_LARGE)
+    return chakra_error_set(err, CHAKRA_EINVAL, "topology '%s': %smore than %u NPUs (the limit)", spec,
+                            k->one_dim ? "" : "a dimension of ", 1u << 24);
+  return chakra_error_set(err, CHAKRA_EINVAL, "topology '%s': bad shape for %s (expected %s)", spec, k->name,
+                          k->one_dim ? (cube ? "a power of two from 2 to 65536 NPUs, e.g. hypercube:64"
+                                             : "one NPU count, e.g. ring:8")
+                                     : "sizes from 1 joined by x, e.g. mesh:8x8 or mesh:4x4x4");
 }
 
 int chakra_topo_parse(chakra_topo **out, const char *spec, double bandwidth_gbps, double latency_ns,
@@ -96,18 +122,18 @@ int chakra_topo_parse(chakra_topo **out, const char *spec, double bandwidth_gbps
     return chakra_error_set(err, CHAKRA_EINVAL, "topology '%s': expected KIND:SHAPE, one of " KIND_LIST, spec);
   const char *at = strchr(colon, '@');
   const char *end = at ? at : colon + strlen(colon);
-  int rc = at ? parse_suffix(spec, at, &bandwidth_gbps, &latency_ns, err) : 0;
-  if (rc) return rc;
-  if (!(bandwidth_gbps > 0))
-    return chakra_error_set(err, CHAKRA_EINVAL, "topology '%s': needs a link bandwidth: write %s@GBPS,NS (e.g. mesh:8x8@50,500)", spec, spec);
   uint32_t sizes[CHAKRA_TOPO_MAX_DIMS];
   int n = parse_shape(colon + 1, end, sizes, CHAKRA_TOPO_MAX_DIMS);
-  if (n > 0 && k->one_dim && n != 1) n = -1;
+  if (n > 0 && k->one_dim && n != 1) n = SHAPE_SYNTAX;
   if (n > 0 && strcmp(k->name, "hypercube") == 0) n = hypercube_dims(sizes[0], sizes);
-  if (n < 1)
-    return chakra_error_set(err, CHAKRA_EINVAL, "topology '%s': bad shape for %s (expected %s)", spec, k->name,
-                            k->one_dim ? (strcmp(k->name, "hypercube") == 0 ? "a power of two NPUs, e.g. hypercube:64" : "one NPU count, e.g. ring:8")
-                                       : "sizes joined by x, e.g. mesh:8x8 or mesh:4x4x4");
+  if (n < 1) return shape_error(spec, k, end, n, err);
+  int rc = at ? parse_suffix(spec, at, &bandwidth_gbps, &latency_ns, err) : 0;
+  if (rc) return rc;
+  if (at && !(bandwidth_gbps > 0))
+    return chakra_error_set(err, CHAKRA_EINVAL, "topology '%s': link bandwidth %g GB/s: expected more than 0 (e.g. %.*s@50,500)",
+                            spec, bandwidth_gbps, (int)(at - spec), spec);
+  if (!(bandwidth_gbps > 0))
+    return chakra_error_set(err, CHAKRA_EINVAL, "topology '%s': needs a link bandwidth: write %s@GBPS,NS (e.g. mesh:8x8@50,500)", spec, spec);
   chakra_topo_dim dims[CHAKRA_TOPO_MAX_DIMS];
   for (int d = 0; d < n; d++) dims[d] = (chakra_topo_dim){k->kind, sizes[d], bandwidth_gbps, latency_ns};
   rc = chakra_topo_new(out, dims, n, err);
@@ -146,6 +172,11 @@ int chakra_topo_open(chakra_topo **out, const char *spec_or_path, double bandwid
       return chakra_topo_parse(out, spec_or_path, bandwidth_gbps, latency_ns, err);
     return chakra_error_set(err, CHAKRA_EIO, "%s: cannot open: %s (nor is it an inline topology: " KIND_LIST ")",
                             spec_or_path, strerror(errno));
+  }
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    fclose(f);
+    return chakra_error_set(err, CHAKRA_EIO, "%s: is a directory", spec_or_path);
   }
   int list = !has_suffix(spec_or_path, ".yml") && !has_suffix(spec_or_path, ".yaml") && looks_like_link_list(f);
   fclose(f);

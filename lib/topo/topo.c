@@ -88,7 +88,7 @@ int chakra_topo_new(chakra_topo **out, const chakra_topo_dim *dims, int n, chakr
       return chakra_error_set(err, CHAKRA_EINVAL, "topology: dimension %d: bandwidth must be at least %g GB/s", d,
                               TOPO_MIN_GBPS);
     if (!(x->latency_ns >= 0) || !(x->latency_ns <= TOPO_MAX_LATENCY_NS))
-      return chakra_error_set(err, CHAKRA_EINVAL, "topology: dimension %d: latency must be 0 to %g ns", d,
+      return chakra_error_set(err, CHAKRA_EINVAL, "topology: dimension %d: latency must be 0 to %.16g ns", d,
                               TOPO_MAX_LATENCY_NS);
     total *= x->npus;
     if (total > (1u << 24))
@@ -223,7 +223,7 @@ static int yaml_list(const char *path, const yentry *e, int k, chakra_topo_dim *
       dims[i].bandwidth_gbps = d;
     } else {
       if (!(d >= 0 && d <= TOPO_MAX_LATENCY_NS))
-        return chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: latency must be 0 to %g ns", path, e->line,
+        return chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: latency must be 0 to %.16g ns", path, e->line,
                                 TOPO_MAX_LATENCY_NS);
       dims[i].latency_ns = d;
     }

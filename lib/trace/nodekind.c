@@ -13,6 +13,8 @@ void chakra_node_classify(const chakra_gnode *n, uint32_t rank, uint32_t nranks,
   nodekind_classify(n, rank, nranks, c);
 }
 
+const char *chakra_gnode_duration_problem(const chakra_gnode *n) { return nodekind_duration_problem(n); }
+
 uint32_t chakra_node_first_problem(uint32_t mask) { return mask & (~mask + 1); }
 
 static const char *type_name(int32_t t) {

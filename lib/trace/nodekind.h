@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "chakra/attr.h"
-#include "chakra/coll.h"
 #include "chakra/graph.h"
 #include "chakra/node.h"
 
@@ -58,6 +57,13 @@ static inline void nodekind_fill(chakra_gnode *n, const chakra_node *nd, const c
   n->comm_type = (a->present & CHAKRA_HAS_COMM_TYPE) && a->comm_type >= 0 && a->comm_type < 10 ? (int8_t)a->comm_type : -1;
   n->involved_dim = a->involved_dim;
   n->n_involved_dim = (uint8_t)a->n_involved_dim;
+}
+
+/* chakra_gnode_duration_problem() (graph.h): the tools that run durations
+ * in 64-bit nanoseconds (sim, replay) check it beside the classification. */
+static inline const char *nodekind_duration_problem(const chakra_gnode *n) {
+  if (n->duration_micros <= UINT64_MAX / 1000) return NULL;
+  return "duration_micros does not fit 64-bit nanoseconds (at most 18446744073709551 us)";
 }
 
 /* The rules of send and receive nodes (node.h). */

@@ -35,7 +35,8 @@ OPTIONS = {
     ("pack",): ["-o", "--output", "--gzip"],
     ("validate",): ["--max-errors", "--strict", "-q", "--quiet", "--comm-group-configuration", "--rendezvous-protocol",
                     "--system-configuration", "--network-configuration", "--remote-memory-configuration",
-                    "--network-model", "--num-queues-per-dim", "--injection-scale", "--multidim-p2p"],
+                    "--network-model", "--num-queues-per-dim", "--injection-scale", "--multidim-p2p",
+                    "--custom-collective-scaling"],
     ("stats",): ["--json", "--ignore-ctrl-deps", "--comm-group-configuration", "--no-checks"],
     ("gen", "microbench"): ["--coll", "--npus", "--size", "-o", "--output"],
     ("gen", "dlrm"): ["--npus", "--batch", "--tables", "--rows", "--emb-dim", "--lookups", "--dense-features",
@@ -340,6 +341,87 @@ def test_double_dash(tmp, prefix):
           p.stdout + p.stderr)
 
 
+def test_messages_one_line_command_form(tmp, prefix):
+    """Issues 20 and 26: every message is one line, 'chakra COMMAND: ...',
+    whatever the value echoed; limits are named as integers."""
+    o = lambda name: os.path.join(tmp, name)
+    synth_topo = ["coll", "synth", "--coll", "allgather", "--size", "1M", "--topology"]
+    cases = [
+        (["gen", "microbench", "--coll", "all_reduce", "--size", "1K", "-o", o("nl"), "--npus", "4\n5"],
+         "chakra gen microbench: --npus: expected a whole number, got '4\\n5'"),
+        (["synth", "-o", o("nl"), "--model-type", "gp\nt\x01"], "chakra synth: --model-type 'gp\\nt\\x01'"),
+        (["coll", "ge\nn"], "chakra coll: 'ge\\nn': expected gen"),
+        (["compare", o("missing1.json"), o("missing2.json")], "chakra compare: " + o("missing1.json")),
+        (synth_topo + ["mesh:8x8@0,500"], "chakra coll synth: topology 'mesh:8x8@0,500': link bandwidth 0 GB/s: "
+                                          "expected more than 0 (e.g. mesh:8x8@50,500)"),
+        (synth_topo + ["hypercube:131072"], "chakra coll synth: topology 'hypercube:131072': 17 dimensions: at most 16"),
+        (synth_topo + ["mesh:" + "x".join(["2"] * 17) + "@50,500"], "17 dimensions: at most 16"),
+        (synth_topo + ["mesh:8x8@50,-5"], "latency must be 0 to 1000000000000000 ns"),
+    ]
+    with open(os.path.join(SOURCE, "examples", "system.json")) as f:
+        system = json.load(f)
+    system["preferred-dataset-splits"] = 1048577
+    with open(o("splits.json"), "w") as f:
+        json.dump(system, f)
+    cases.append((["sim", "--workload-configuration=" + prefix, "--system-configuration=" + o("splits.json"),
+                   "--network-configuration=ring:8@50,500"],
+                  '"preferred-dataset-splits" must be a whole number from 1 to 1048576, not 1048577'))
+    for args, want in cases:
+        p = run(*args)
+        check("one line: chakra %s" % " ".join(a.replace(tmp, "T") for a in args).replace("\n", "\\n"),
+              p.returncode == 2 and one_line(p) and want in p.stderr and p.stderr.startswith("chakra ")
+              and "compare: compare:" not in p.stderr, "%d %r" % (p.returncode, p.stderr))
+    # Summaries of timeline and obfuscate are in the command's form too.
+    for args, want in ((["timeline", prefix + ".0.et", "-o", o("t.json")], "chakra timeline: timeline of 1 rank(s)"),
+                       (["obfuscate", prefix + ".0.et", "-o", o("ob.et")], "chakra obfuscate: obfuscated ")):
+        p = run(*args)
+        lines = p.stderr.splitlines()
+        check("summary line: chakra %s" % args[0], p.returncode == 0 and any(l.startswith(want) for l in lines)
+              and all(l.startswith("chakra %s: " % args[0]) for l in lines), p.stderr)
+
+
+def test_scripts_refuse_what_they_do_not_know(tmp):
+    """scripts/test.sh --asan ran the plain suite (--werror goes with it),
+    quickstart.sh --help ran
+    everything. Copies of the scripts run beside stubs of what they call."""
+    root = os.path.join(tmp, "scripts-tree")
+    bin_dir = os.path.join(root, "bin")
+    os.makedirs(os.path.join(root, "scripts"))
+    os.makedirs(bin_dir)
+    log = os.path.join(root, "log")
+    for name in ("test.sh", "quickstart.sh"):
+        shutil.copy(os.path.join(SOURCE, "scripts", name), os.path.join(root, "scripts", name))
+    for path in (os.path.join(root, "scripts", "install-deps.sh"), os.path.join(bin_dir, "cmake"),
+                 os.path.join(bin_dir, "ctest")):
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\necho %s \"$@\" >> %s\n" % (os.path.basename(path), log))
+        os.chmod(path, 0o755)
+    env = dict(os.environ, PATH=bin_dir + ":" + os.environ["PATH"])
+
+    def script(name, *args):
+        if os.path.exists(log):
+            os.remove(log)
+        p = subprocess.run(["bash", os.path.join(root, "scripts", name)] + list(args), capture_output=True,
+                           text=True, env=env, timeout=60)
+        ran = open(log).read() if os.path.exists(log) else ""
+        return p, ran
+
+    p, ran = script("test.sh", "--asan")
+    check("test.sh --asan builds with the sanitizers", p.returncode == 0 and "-DCHAKRA_SANITIZE=ON" in ran, ran)
+    p, ran = script("test.sh", "--werror", "--asan")
+    check("test.sh --werror --asan: both", p.returncode == 0 and "-DCHAKRA_SANITIZE=ON" in ran
+          and "-DCHAKRA_WERROR=ON" in ran, ran)
+    for args in (["--bogus"], ["--sanitize", "extra"]):
+        p, ran = script("test.sh", *args)
+        check("test.sh %s: refused, nothing run" % " ".join(args),
+              p.returncode == 2 and not ran and one_line(p) and "expected" in p.stderr, (p.stderr, ran))
+    p, ran = script("quickstart.sh", "--help")
+    check("quickstart.sh --help prints help and runs nothing",
+          p.returncode == 0 and "--help" in p.stdout and not ran, (p.stdout, p.stderr, ran))
+    p, ran = script("quickstart.sh", "--bogus")
+    check("quickstart.sh --bogus: refused, nothing run", p.returncode == 2 and not ran, (p.stderr, ran))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="chakra-cli-test-")
     try:
@@ -350,6 +432,8 @@ def main():
         t = test_view_forms(tmp, prefix)
         test_view_refusals(tmp, prefix, t)
         test_double_dash(tmp, prefix)
+        test_messages_one_line_command_form(tmp, prefix)
+        test_scripts_refuse_what_they_do_not_know(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("%d failure(s)" % len(FAILURES))

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 CHAKRA = os.path.abspath(sys.argv[1])
 GROUPS = sys.argv[2:] or ["gen", "check", "msccl", "expand"]
@@ -526,6 +527,69 @@ def test_msccl_bad_xml_one_line_naming_file_gpu_tb_step_and_no_output():
           p.returncode != 0 and "fused" in p.stderr and not os.path.exists(os.path.join(d, "out.0.et")), p.stderr)
 
 
+def test_msccl_parts_never_change_the_outcome():
+    """Issue 20: with --threads > 1 a file of 1 MiB or more is cut into parts;
+    an '<algo' in a comment before the root, or a lone quote, was taken for
+    the root's start tag, and the parts repeated gpus ('gpu 0: defined
+    twice') where one thread converted."""
+    d = tmpdir("parts")
+    ring = msccl_xml.ring_allreduce(64)
+    lines = ring.split("\n")
+    at = next(i for i, l in enumerate(lines) if '<gpu id="3"' in l)
+    mid = "\n".join(lines[:at] + ["  <!-- the next gpu's ring -->"] + lines[at:])
+    variants = {
+        "plain": ring,
+        "algo and a quote in a comment before the root": "<!-- see <algo's notes -->\n" + mid,
+        "algo tag in a comment after the declaration": '<?xml version="1.0"?>\n<!-- old: <algo name="x"> -->\n' + ring,
+        "a doctype with an internal subset": '<?xml version="1.0"?>\n<!DOCTYPE algo [ <!ENTITY q "it\'s"> '
+                                             '<!-- <algo> --> ]>\n' + mid,
+        "a processing instruction naming algo": "<?note <algo x='1'?>\n" + mid,
+        "a gpu tag in a comment between gpus": ring.replace('  <gpu id="5"', '  <!-- <gpu id="9"/> -->\n  <gpu id="5"'),
+    }
+    for what, text in variants.items():
+        xml = write(os.path.join(d, "in.xml"), text)
+        check("parts (%s): the file is large enough to be cut" % what, os.path.getsize(xml) >= 1 << 20)
+        one, four = os.path.join(d, "one"), os.path.join(d, "four")
+        p1 = from_msccl(xml, one, "--threads", 1)
+        p4 = from_msccl(xml, four, "--threads", 4)
+        check("parts (%s): one thread and four agree" % what,
+              p1.returncode == 0 and p4.returncode == 0 and same_files(one, four, 64) is None,
+              (p1.returncode, p1.stderr, p4.returncode, p4.stderr))
+
+
+def test_msccl_reads_are_bounded_and_failures_exit_2():
+    """Issue 26: /dev/zero grew memory until the limit; issue 20: a missing
+    file, a folder, a failed write exited 1; the size limit was given as
+    2^64 - 1 where 2^63 - 1 is the real one."""
+    d = tmpdir("bounded")
+    t = time.time()
+    p = from_msccl("/dev/zero", os.path.join(d, "z"))
+    check("/dev/zero: refused at once, one line, exit 2",
+          p.returncode == 2 and time.time() - t < 10 and len(p.stderr.strip().splitlines()) == 1
+          and "/dev/zero: line 1: XML error" in p.stderr, p.stderr)
+    big = os.path.join(d, "big.xml")
+    with open(big, "wb") as f:
+        f.truncate((1 << 30) + 1)
+    p = from_msccl(big, os.path.join(d, "z"))
+    check("an XML over 1 GiB: refused naming the limit", p.returncode == 2 and
+          p.stderr.strip() == "chakra coll from-msccl: %s: more than 1073741824 bytes of XML (from-msccl's limit)"
+          % big, p.stderr)
+    os.remove(big)
+    for what, path in (("missing file", os.path.join(d, "missing.xml")), ("folder", d)):
+        p = from_msccl(path, os.path.join(d, "z"))
+        check("%s: exit 2, one line" % what, p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr)
+    xml = write(os.path.join(d, "r.xml"), msccl_xml.ring_allreduce(4))
+    p = subprocess.run("cat %s | %s coll from-msccl /dev/stdin --size 1M -o %s" % (xml, CHAKRA, os.path.join(d, "s")),
+                       shell=True, capture_output=True, text=True)
+    check("a pipe converts", p.returncode == 0 and os.path.exists(os.path.join(d, "s.3.et")), p.stderr)
+    for cmd in (["coll", "from-msccl", xml], ["coll", "gen", "--algo", "ring", "--coll", "allreduce", "--ranks", "4"]):
+        p = run(*cmd, "--size", "9223372036854775808", "-o", os.path.join(d, "g"))
+        check("%s --size 2^63: the limit is 9223372036854775807" % cmd[1],
+              p.returncode == 2 and "expected 0 to 9223372036854775807" in p.stderr, p.stderr)
+        p = run(*cmd, "--size", "9223372036854775804", "-o", os.path.join(d, "g"))
+        check("%s --size 2^63 - 4 converts" % cmd[1], p.returncode == 0, p.stderr)
+
+
 # ---- expand -------------------------------------------------------------------
 
 def coll_node(i, ctype, size, deps=(), pg=None):
@@ -669,6 +733,55 @@ def test_expand_overlap_allreduce_and_reducescatter_hand_computed_times():
           and dep["name"].startswith("coll0/reduce.") and mm[0]["duration_micros"] == "80", (p.stderr, mm))
     p1, t = sim(out, PLAIN, RING8)
     check("overlap reduce-scatter: it simulates", p1.returncode == 0 and len(t) == 8, p1.stderr[-300:])
+
+
+def test_expand_costs_reductions_at_the_system_files_local_mem_bw():
+    """Issue 20: expand costed reductions at 50 GB/s whatever the system file
+    the workload is simulated with said. With --system-configuration, its
+    local-mem-bw; --reduce-bw still wins; no local-mem-bw = no cost, as the
+    simulator charges."""
+    d = tmpdir("xmem")
+    mb = microbench(d, "allreduce", 8, "1M")
+
+    def expand(name, *extra):
+        out = os.path.join(d, name)
+        p = run("coll", "expand", mb, "-o", out, "--algo", "ring", *extra)
+        return p, out
+
+    def system(name, **keys):
+        conf = dict(PLAIN)
+        conf.pop("local-mem-bw", None)
+        conf.update(keys)
+        return write(os.path.join(d, name), json.dumps(conf))
+
+    fast = system("fast.json", **{"local-mem-bw": 400})
+    none = system("none.json")
+    p_sys, by_sys = expand("sys", "--system-configuration", fast)
+    p_bw, by_bw = expand("bw", "--reduce-bw", "400")
+    p_def, by_def = expand("def")
+    check("expand --system-configuration (local-mem-bw 400) = --reduce-bw 400, not the default 50",
+          p_sys.returncode == 0 and p_bw.returncode == 0 and same_files(by_sys, by_bw, 8) is None
+          and same_files(by_sys, by_def, 8) is not None, p_sys.stderr)
+    p, both = expand("both", "--system", fast, "--reduce-bw", "50")
+    check("--reduce-bw given wins over the system file", p.returncode == 0 and same_files(both, by_def, 8) is None,
+          p.stderr)
+    p, nobw = expand("nobw", "--system-configuration", none)
+    p0, zero = expand("zero", "--reduce-bw", "0")
+    check("a system file without local-mem-bw: reductions cost nothing, as in sim",
+          p.returncode == 0 and same_files(nobw, zero, 8) is None, p.stderr)
+    _, prefix = gen(d, "allreduce", "ring", 8, 1048576, "--reduce-bw", "400", name="g400")
+    custom = custom_system("allreduce", prefix)
+    custom["local-mem-bw"] = 400
+    for model in ("unaware", "aware"):
+        _, expanded = sim(by_sys, json.loads(open(fast).read()), RING8, model)
+        _, as_custom = sim(mb, custom, RING8, model)
+        _, at_50 = sim(by_def, json.loads(open(fast).read()), RING8, model)
+        check("expanded with the system file = the ring as a custom collective at 400 GB/s, not at 50 (%s)" % model,
+              expanded and expanded == as_custom and expanded != at_50, (expanded, as_custom, at_50))
+    bad = write(os.path.join(d, "bad.json"), '{"local-mem-bw": "fast"}')
+    p, _ = expand("bad", "--system-configuration", bad)
+    check("a bad system file: one line naming it, exit 2",
+          p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "bad.json" in p.stderr, p.stderr)
 
 
 def test_expand_rules_by_size_and_communicator_in_a_multi_group_workload():

@@ -15,6 +15,7 @@ usage: replay_mpi.py CHAKRA_BINARY SOURCE_DIR [NAME_PART]  (runs the tests whose
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -39,9 +40,20 @@ def check(cond, what):
 
 
 def mpirun(n, *args, timeout=300):
-    cmd = ["mpirun", "--oversubscribe", "-np", str(n), CHAKRA, "replay"] + [str(a) for a in args]
+    # mpirun ends a job that hangs, ranks included; the process group kill
+    # below is the backstop.
+    cmd = ["mpirun", "--oversubscribe", "--timeout", str(timeout), "-np", str(n), CHAKRA, "replay"] + [str(a) for a in args]
     t = time.time()
-    p = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=timeout)
+    # Its own process group: a hung job is killed whole, ranks included.
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout + 30)
+    except subprocess.TimeoutExpired:  # a hang is a failure of its test, not of the others
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        err += "\n(killed after %d s)" % timeout
+    p = subprocess.CompletedProcess(cmd, proc.returncode if proc.returncode >= 0 else -1, out, err)
     p.seconds = time.time() - t
     return p
 
@@ -54,7 +66,7 @@ def shared_dir():
 # ---- traces --------------------------------------------------------------------
 
 def attr_int(name, v):
-    return {"name": name, "int64_val": str(v)}
+    return {"name": name, "uint64_val" if v >= 2**63 else "int64_val": str(v)}
 
 
 def node(i, kind, deps=(), **kw):
@@ -265,7 +277,8 @@ def test_broken_set_fails_before_posting_on_every_rank():
     p = mpirun(3, prefix, timeout=120)
     check(p.returncode != 0, "broken set: exit 0")
     lines = [l for l in p.stderr.splitlines() if "cannot be replayed" in l]
-    check(len(lines) == 3 and len(set(lines)) == 1, "broken set: expected the same line from 3 ranks, got %s" % lines)
+    check(len(lines) == 1 and lines[0].startswith("chakra replay: "),
+          "broken set: expected one line for the job, 'chakra replay: ...', got %s" % lines)
     check("finished," not in p.stdout, "broken set: something ran")
 
 
@@ -305,6 +318,107 @@ def test_stall_names_stuck_nodes_and_aborts():
     check(bad.returncode == 2 and "--compute" in bad.stderr, "bad --compute: %d %s" % (bad.returncode, bad.stderr))
 
 
+def replay_lines(stderr):
+    """The lines chakra printed (not mpirun's)."""
+    return [l for l in stderr.splitlines() if l.startswith("chakra")]
+
+
+def test_one_rank_cannot_allocate():
+    """Issue 26: rank 0 could not allocate and returned, rank 1 went on into
+    a collective rank 0 never made and spun for ever (--timeout ignored).
+    Now every rank learns of the failure first; rank 0 says it, once."""
+    d = tempfile.mkdtemp(dir=BASE)
+    prefix = os.path.join(d, "big")
+    write_set(prefix, 2, lambda r: [node(1, "MEM_LOAD_NODE", tensor_size=2**64 - 1)] if r == 0 else
+              [node(1, "COMP_NODE", us=1)])
+    for n in (2, 4):
+        if n == 4:  # the other ranks too: all but rank 0 have nothing to fail on
+            for r in (2, 3):
+                shutil.copy(prefix + ".1.et", "%s.%d.et" % (prefix, r))
+        p = mpirun(n, prefix, "--timeout", "5", timeout=60)
+        lines = replay_lines(p.stderr)
+        check(p.returncode == 2, "allocation failure on %d ranks: exit %d, %s" % (n, p.returncode, p.stderr[-1500:]))
+        check(p.seconds < 20, "allocation failure on %d ranks: took %.0f s" % (n, p.seconds))
+        check(len(lines) == 1 and lines[0].startswith("chakra replay: ") and "node 1: cannot allocate" in lines[0]
+              and "18446744073709551615 bytes" in lines[0],
+              "allocation failure on %d ranks: expected rank 0's one line, got %s" % (n, lines))
+
+
+def test_timeout_bounds_waits_for_other_ranks():
+    """A rank done with its nodes waited for the others without bound; now
+    --timeout ends the job from the waiting rank, which says so once."""
+    d = tempfile.mkdtemp(dir=BASE)
+    prefix = os.path.join(d, "late")
+    write_set(prefix, 2, lambda r: [node(1, "COMP_NODE", us=1 if r == 0 else 60000000)])
+    p = mpirun(2, prefix, "--timeout", "2", "--compute", "sleep", timeout=120)
+    lines = replay_lines(p.stderr)
+    check(p.returncode == 2, "waiting rank: exit %d" % p.returncode)
+    check(p.seconds < 30, "waiting rank: the job took %.0f s, --timeout 2" % p.seconds)
+    check(len(lines) == 1 and lines[0] == "chakra replay: rank 0: waited 2 s for the other ranks to end iteration 1 "
+          "(--timeout); ending the job", "waiting rank: got %s" % lines)
+
+
+def test_duration_that_does_not_fit_nanoseconds():
+    """duration_micros * 1000 wrapped: 2^64 / 1000 + 1 us "finished" in
+    0.5 us. The replayer refuses it as the simulator does, same words."""
+    d = tempfile.mkdtemp(dir=BASE)
+    prefix = os.path.join(d, "long")
+    us = 2**64 // 1000 + 1
+    write_set(prefix, 2, lambda r: [node(1, "COMP_NODE", us=us if r == 1 else 1)])
+    p = mpirun(2, prefix, "--timeout", "5", timeout=60)
+    lines = replay_lines(p.stderr)
+    sim = subprocess.run([CHAKRA, "sim", "--workload-configuration=" + prefix,
+                          "--system-configuration=" + os.path.join(SOURCE, "examples", "system.json"),
+                          "--network-configuration=ring:2@50,500"], capture_output=True, text=True)
+    said = sim.stderr.strip().split("node 1: ")[-1]
+    check(sim.returncode == 2 and "duration_micros" in said, "sim no longer refuses the duration: %s" % sim.stderr)
+    check(p.returncode == 2 and "finished," not in p.stdout, "long duration: exit %d, %s" % (p.returncode, p.stdout))
+    check(len(lines) == 1 and lines[0].endswith("long.1.et: rank 1: node 1: " + said),
+          "long duration: expected sim's words '%s', got %s" % (said, lines))
+    # The largest duration that fits runs (skipped, not waited for).
+    write_set(prefix, 2, lambda r: [node(1, "COMP_NODE", us=2**64 // 1000)])
+    p = mpirun(2, prefix, "--compute", "skip", timeout=60)
+    check(p.returncode == 0, "largest duration: exit %d %s" % (p.returncode, p.stderr[-800:]))
+
+
+def test_messages_once_and_in_the_command_form():
+    """Usage errors and warnings: 'chakra replay: ...', once per job; the
+    pre-check validates with the comm groups the run uses."""
+    d = tempfile.mkdtemp(dir=BASE)
+    prefix = os.path.join(d, "g")
+    write_set(prefix, 4, lambda r: [node(1, "COMM_COLL_NODE", comm_type=0, comm_size=1024, pg_name="5")])
+    groups = os.path.join(d, "groups.json")
+    with open(groups, "w") as f:
+        f.write('{"5": [0, 1, 2, 3]}')
+    p = mpirun(4, prefix, "--comm-group-configuration", groups, timeout=120)
+    check(p.returncode == 0 and not replay_lines(p.stderr),
+          "comm groups given: exit %d, said %s" % (p.returncode, replay_lines(p.stderr)))
+    # The same groups as PREFIX.json beside the traces: the trace set takes
+    # them, and rank 0 says so once, as a note.
+    shutil.copy(groups, prefix + ".json")
+    p = mpirun(4, prefix, timeout=120)
+    lines = replay_lines(p.stderr)
+    check(p.returncode == 0 and lines == ["chakra replay: note: communicator groups from %s.json, found beside the "
+                                          "traces (--comm-group-configuration names another file)" % prefix],
+          "comm groups beside the traces: exit %d, said %s" % (p.returncode, lines))
+    os.remove(prefix + ".json")
+    # A warning about the files: validation on rank 0 says it, once per file,
+    # not again from each rank's own load.
+    warned = os.path.join(d, "w")
+    write_set(warned, 2, lambda r: [dict(node(1, "COMP_NODE", us=1), ctrl_deps=["77"])])
+    p = mpirun(2, warned, "-q", timeout=120)
+    lines = replay_lines(p.stderr)
+    check(p.returncode == 0 and len(lines) == 2 and all(l.startswith("chakra replay: warning: ") for l in lines)
+          and len({l.split(": ")[2] for l in lines}) == 2, "warnings once per file: got %s" % lines)
+    for args, want in (([prefix, "--compute", "fast"], "chakra replay: --compute: expected"),
+                       ([prefix, "--iterations", "0"], "chakra replay: --iterations:"),
+                       ([], "chakra replay: expected PREFIX")):
+        p = mpirun(4, *args, timeout=120)
+        lines = replay_lines(p.stderr)
+        check(p.returncode == 2 and len(lines) == 1 and lines[0].startswith(want),
+              "usage error %s: expected one line '%s...', got %s" % (args, want, lines))
+
+
 def test_outputs_over_rank_traces_are_refused():
     """--report PREFIX.0.et and --timeline PREFIX.1.et replaced rank traces
     (issue 26 item 3): now one line, exit 2, every file as it was."""
@@ -316,7 +430,7 @@ def test_outputs_over_rank_traces_are_refused():
     for opt, target in (("--report", prefix + ".0.et"), ("--timeline", prefix + ".1.et")):
         p = mpirun(2, prefix, opt, target, timeout=120)
         check(p.returncode == 2, "%s over a rank trace: exit 2 (got %d)" % (opt, p.returncode))
-        lines = [l for l in p.stderr.splitlines() if l.startswith("chakra")]  # not mpirun's banner
+        lines = replay_lines(p.stderr)
         check(len(lines) == 1 and lines[0].startswith("chakra replay: " + target + ": is the same file as the input"),
               "%s over a rank trace: one line, once for the job, got %s" % (opt, lines))
         after = {n: open(os.path.join(d, n), "rb").read() for n in os.listdir(d)}
@@ -354,6 +468,8 @@ def main():
         for t in (test_microbench_every_collective, test_synthesised_workload, test_compute_stand_ins,
                   test_job_size_mismatch, test_broken_set_fails_before_posting_on_every_rank,
                   test_node_rules_are_the_simulators, test_stall_names_stuck_nodes_and_aborts,
+                  test_one_rank_cannot_allocate, test_timeout_bounds_waits_for_other_ranks,
+                  test_duration_that_does_not_fit_nanoseconds, test_messages_once_and_in_the_command_form,
                   test_outputs_over_rank_traces_are_refused,
                   test_shared_traces):
             if len(sys.argv) > 3 and sys.argv[3] not in t.__name__:

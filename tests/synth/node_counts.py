@@ -69,6 +69,70 @@ BAD = [
     (["--peak-tflops", "900"], "--peak-tflops"),
 ]
 
+# Values past an option's limit (issue 20 item 4, issue 26 item 9): they
+# were cast to 32 bits or multiplied without a check, and gave wrapped
+# workloads or internal template messages. Each must give one line naming
+# the option with its value and the exact limit.
+BIG = ["--dp", "16777216", "--tp", "16777216", "--sp", "65536", "--seq", "1099511627776", "--head", "16777216",
+       "--kvhead", "16777216", "--dmodel", "16777216", "--dff", "16777216", "--dvocal", "16777216",
+       "--batch", "16777216"]
+LIMITS = [
+    (["--num-stacks", "4294967297"], ["--num-stacks 4294967297: at most 4194304"]),
+    (["--num-stacks", "4294967296"], ["--num-stacks 4294967296: at most 4194304"]),
+    (["--num-stacks", "4194305"], ["--num-stacks 4194305: at most 4194304"]),
+    (["--batch", "4294967296", "--micro-batch", "1"], ["--batch 4294967296 / --micro-batch 1 = 4294967296 "
+                                                       "micro-batches: at most 4194304"]),
+    (["--batch", "4294967297", "--micro-batch", "1"], ["4294967297 micro-batches: at most 4194304"]),
+    (["--batch", "4194304", "--micro-batch", "1", "--num-stacks", "2"],
+     ["--num-stacks 2 x 4194304 micro-batches", "at most 4194304"]),
+    (BIG, ["--dp 16777216 x --tp 16777216 x --sp 65536 x --pp 1 is more than 16777216 ranks"]),
+    (["--seq", "4611686018427387904"], ["--seq 4611686018427387904", "at most 9223372036854775807"]),
+    (["--batch", "4294967297", "--seq", "1099511627776"], ["--batch 4294967297", "--seq 1099511627776",
+                                                           "at most 9223372036854775807"]),
+    (["--dmodel", "4611686018427387904", "--head", "1"], ["--dmodel 4611686018427387904",
+                                                          "at most 9223372036854775807"]),
+    (["--dtype-bytes", "16777216", "--dmodel", "1099511627776", "--head", "1"],
+     ["--dtype-bytes 16777216", "at most 9223372036854775807"]),
+    (["--dvocal", "18446744073709551615"], ["--dvocal 18446744073709551615: at most 9223372036854775807"]),
+    (["--dff", "9223372036854775808"], ["--dff 9223372036854775808: at most 9223372036854775807"]),
+    (["--seed", "18446744073709551615"], ["--seed 18446744073709551615: at most 2147483647"]),
+    (["--seed", "2147483647", "--pp", "2", "--batch", "2"], ["--seed 2147483647", "at most 2147483646"]),
+    # STAGE's files (--stage-compat) take the same limits; its ranks count --ep always.
+    (["--stage-compat", "--dp", "16777216", "--tp", "16777216", "--ep", "16777216"],
+     ["--dp 16777216 x --tp 16777216 x --sp 1 x --pp 1 x --ep 16777216 is more than 16777216 ranks"]),
+    (["--stage-compat", "--num-stacks", "4194304", "--batch", "4398046511104", "--micro-batch", "1"],
+     ["--num-stacks x micro-batches is too large"]),
+    (["--stage-compat", "--stage-tag-base", "2147483647", "--pp", "2", "--batch", "2"],
+     ["--stage-tag-base 2147483647", "at most 2147483646"]),
+    (["--stage-compat", "--seed", "18446744073709551615"], ["--seed 18446744073709551615: at most 2147483647"]),
+    # A decode step's --seq is the cached context (Ctx): still named.
+    (["--phase", "decode", "--seq", "4611686018427387904"], ["--seq 4611686018427387904",
+                                                              "at most 9223372036854775807"]),
+]
+
+
+def check_limits(chakra, tmp):
+    bad = 0
+    for opts, wants in LIMITS:
+        d = tempfile.mkdtemp(dir=tmp)
+        p = subprocess.run([chakra, "synth", "-o", os.path.join(d, "x")] + SMALL + opts, capture_output=True,
+                           text=True, timeout=120)
+        lines = p.stderr.strip().splitlines()
+        ok = p.returncode == 2 and len(lines) == 1 and all(w in lines[0] for w in wants) and "template" not in lines[0] \
+            and not os.listdir(d)
+        print("%s: exit %d, %r%s" % (" ".join(opts), p.returncode, p.stderr.strip()[:200], "" if ok else "  <-- wrong"))
+        bad += not ok
+    # At the limit: the last tags are 2147483646 and 2147483647, not wrapped.
+    prefix = os.path.join(tmp, "tags")
+    subprocess.run([chakra, "synth", "-q", "-o", prefix, "--seed", "2147483646", "--pp", "2", "--batch", "2"] + SMALL,
+                   check=True)
+    out = subprocess.run([chakra, "jsonize", prefix + ".0.et"], check=True, capture_output=True, text=True).stdout
+    tags = sorted({int(a["int32_val"]) for line in out.splitlines()[1:] for a in json.loads(line).get("attr", [])
+                   if a["name"] == "comm_tag"})
+    ok = tags and tags[0] >= 2147483646 and tags[-1] == 2147483647
+    print("--seed 2147483646: tags %s%s" % (tags, "" if ok else "  <-- wrong"))
+    return bad + (not ok)
+
 
 def breakdown(chakra, path):
     out = subprocess.run([chakra, "jsonize", path], check=True, capture_output=True, text=True).stdout
@@ -116,6 +180,7 @@ def main():
             ok = p.returncode == 2 and len(lines) == 1 and option in lines[0] and not os.listdir(d)
             print("%s: exit %d, %r%s" % (" ".join(opts), p.returncode, p.stderr.strip()[:150], "" if ok else "  <-- wrong"))
             bad += not ok
+        bad += check_limits(chakra, tmp)
     return 1 if bad else 0
 
 
