@@ -10,12 +10,18 @@ The cases: chakra synth jobs (dense, FSDP, sequence parallel, MoE, llama,
 3-D networks of Ring, FullyConnected and Switch dimensions, with ring,
 direct and halving-doubling, localBWAware and baseline, several chunks and
 queues, the rendezvous protocol, the roofline, custom collectives (chakra
-coll gen), and configurations that must not be reduced (a group ring that
-crosses a slower dimension, a mesh, the aware model, a double binary tree,
-shared remote memory).
+coll gen), shared trace sets (synth --shared: the set's own classes, and
+its unshared per-rank files, whose classes are found while loading, give
+the same figures), collectives replaced by chakra coll expand (ring, hd,
+direct) in the shared form, and configurations that must not be reduced
+(a group ring that crosses a slower dimension, a mesh, the aware model, a
+double binary tree, shared remote memory, an expanded ring whose members
+meet at one instant in another order).
 
 usage: symmetry.py CHAKRA_BINARY [--large] [--only SUBSTRING] [--verbose]
-  --large: the large cases (up to 8,192 ranks) instead of the quick ones."""
+  --large: the large cases (up to 8,192 ranks) instead of the quick ones;
+  with CHAKRA_SANITIZED=1 in the environment (the sanitizer build) only
+  those of at most 2,048 ranks."""
 import json
 import os
 import re
@@ -89,21 +95,36 @@ def sim(prefix, sysf, net, mode, extra, d):
     return json.load(open(rep)), (m.group(1) if m else ""), p
 
 
-def check(case):
-    d = tempfile.mkdtemp(prefix="sym-", dir=BASE)
-    prefix, sysf, net, extra = case.make(d)
-    off, why_off, p_off = sim(prefix, sysf, net, "off", extra, d)
-    auto, why, p_auto = sim(prefix, sysf, net, "auto", extra, d)
-    problems = []
+def same_ranks(off, auto, what, problems):
     if off["npus"] != auto["npus"]:
-        problems.append("npus %d vs %d" % (off["npus"], auto["npus"]))
+        problems.append("%snpus %d vs %d" % (what, off["npus"], auto["npus"]))
     for a, b in zip(off["ranks"], auto["ranks"]):
         if a != b:
             diff = sorted(k for k in a if a.get(k) != b.get(k))
-            problems.append("rank %d differs in %s: off %s, auto %s" % (a["rank"], ", ".join(diff),
-                                                                        {k: a[k] for k in diff[:3]},
-                                                                        {k: b[k] for k in diff[:3]}))
+            problems.append("%srank %d differs in %s: off %s, auto %s" % (what, a["rank"], ", ".join(diff),
+                                                                          {k: a[k] for k in diff[:3]},
+                                                                          {k: b[k] for k in diff[:3]}))
             break
+
+
+def check(case):
+    d = tempfile.mkdtemp(prefix="sym-", dir=BASE)
+    made = case.make(d)
+    prefix, sysf, net, extra = made[:4]
+    off, why_off, p_off = sim(prefix, sysf, net, "off", extra, d)
+    auto, why, p_auto = sim(prefix, sysf, net, "auto", extra, d)
+    problems = []
+    same_ranks(off, auto, "", problems)
+    for other in made[4:]:
+        # the same set as per-rank files: classes found while loading
+        per_rank, why_pr, _ = sim(other, sysf, net, "auto", extra, d)
+        same_ranks(off, per_rank, "per-rank files: ", problems)
+        # a synth job's classes are its stages either way; an expansion's
+        # templates may be finer than the classes found (per place)
+        alike = why_pr.split(":")[0] == why.split(":")[0] and per_rank["classes"] == auto["classes"]
+        if not alike and not getattr(case, "expanded", False):
+            problems.append("per-rank files: %d classes, %s; the shared form: %d classes, %s" % (
+                per_rank["classes"], why_pr, auto["classes"], why))
     if off["stuck"] != auto["stuck"] or p_off.returncode != p_auto.returncode:
         problems.append("stuck or exit status differ")
     if not all(r["finished"] for r in off["ranks"]):
@@ -139,6 +160,34 @@ def job(dp, tp, pp, *more, schedule="1f1b", batch=None, stacks=None):
     mb = max(dp, 1) * 2
     return SMALL + ["--num-stacks", str(stacks or max(2, pp)), "--dp", str(dp), "--tp", str(tp), "--pp", str(pp),
                     "--schedule", schedule, "--batch", str(batch or 2 * mb), "--micro-batch", str(mb)] + list(more)
+
+
+def shared_case(name, expect, args, kinds, sizes, expand=(), per_rank=True, **sysover):
+    """A chakra synth --shared job, its collectives replaced by coll expand
+    --algo EXPAND... (per class, the shared form again) when given; with
+    per_rank, its chakra unshare per-rank files are simulated too."""
+    def make(d):
+        prefix = os.path.join(d, "w")
+        run([CHAKRA, "synth", "-q", "--shared", "-o", prefix] + args)
+        sysf = system(d, len(sizes), **sysover)
+        if expand:
+            x = os.path.join(d, "x")
+            cmd = [CHAKRA, "coll", "expand", prefix, "-o", x, "--system-configuration", sysf]
+            for a in expand:
+                cmd += ["--algo", a]
+            run(cmd)
+            prefix = x
+        if not os.path.exists(prefix + ".set.json"):
+            raise RuntimeError("%s: not written in the shared form" % prefix)
+        out = [prefix, sysf, network(d, kinds, sizes), []]
+        if per_rank:
+            u = os.path.join(d, "u")
+            run([CHAKRA, "unshare", prefix, "-o", u])
+            out.append(u)
+        return out
+    c = Case(name, expect, make)
+    c.expanded = bool(expand)
+    return c
 
 
 def custom_case(name, expect, coll, algo, group, npus, args, kinds, sizes):
@@ -283,6 +332,28 @@ QUICK = [
               ring_exchange, ["Ring"], [4], bw=[1000.0], lat=[10000.0]),
     pack_case("a rank whose peer is written as a double: a class of its own, so no symmetry", "is not in the class", 4,
               lambda r: ring_exchange(r, odd=3), ["Ring"], [4], bw=[1.0], lat=[3000.0]),
+    # shared trace sets: the set's classes, and its per-rank files' found while loading
+    shared_case("shared form: dense 1f1b dp4 tp2 pp2, 3-D", "reduced", job(4, 2, 2),
+                ["Ring", "FullyConnected", "Switch"], [4, 2, 2]),
+    shared_case("shared form: moe dp2 tp2 ep2 pp2", "reduced",
+                job(2, 2, 2, "--model-type", "moe", "--ep", "2", "--experts", "4", "--kexperts", "2"),
+                ["Ring", "Ring", "Switch"], [4, 2, 2]),
+    shared_case("shared form: gpipe dp2 tp2 sp2 pp2, 2-D", "reduced", job(2, 2, 2, "--sp", "2", schedule="gpipe"),
+                ["Ring", "Switch"], [8, 2]),
+    # collectives expanded into sends and receives (coll expand, per class)
+    shared_case("coll expand ring, tp2 pp2 (shared form)", "reduced", job(1, 2, 2), ["Switch", "Ring"], [2, 2],
+                expand=["ring"]),
+    # (its per-rank files' classes found while loading are the 2 stages, not
+    # a symmetry: every NPU, the same figures)
+    shared_case("coll expand direct, dp4 tp2 pp2: classes per place", "reduced", job(4, 2, 2),
+                ["Switch", "FullyConnected", "Ring"], [4, 2, 2], expand=["direct"]),
+    # the ring's last member meets its own send's end and its receipt at one
+    # instant in the other order (rank 11 of 16 finishes 140 ns earlier in
+    # the full run): must fall back
+    shared_case("coll expand ring, dp4 tp2 pp2", "competed for a hardware slot", job(4, 2, 2),
+                ["Switch", "FullyConnected", "Ring"], [4, 2, 2], expand=["ring"]),
+    shared_case("coll expand hd then ring, dp4 tp2 pp2", "competed for a hardware slot", job(4, 2, 2),
+                ["Switch", "FullyConnected", "Ring"], [4, 2, 2], expand=["hd", "ring"], per_rank=False),
 ]
 
 LARGE_CASES = [
@@ -296,7 +367,13 @@ LARGE_CASES = [
                ["Switch", "FullyConnected", "Ring"], [256, 4, 4], algo="direct"),
     synth_case("gpipe dp32 tp8 pp32 (8,192 ranks), 2-D", "reduced", job(32, 8, 32, schedule="gpipe"),
                ["Switch", "Ring"], [256, 32]),
+    shared_case("shared form: dense 1f1b dp64 tp8 pp16 (8,192 ranks)", "reduced", job(64, 8, 16, batch=256),
+                ["Switch", "FullyConnected", "Ring"], [64, 8, 16], per_rank=False),
+    shared_case("coll expand ring, tp8 pp16 (128 ranks): falls back", "competed for a hardware slot", job(1, 8, 16),
+                ["FullyConnected", "Ring"], [8, 16], expand=["ring"], per_rank=False),
 ]
+# ranks of each large case, for the sanitizer build's limit
+LARGE_RANKS = [8192, 2048, 4096, 8192, 8192, 128]
 
 
 def main():
@@ -304,6 +381,9 @@ def main():
     BASE = tempfile.mkdtemp(prefix="chakra-symmetry.")
     bad = done = 0
     cases = LARGE_CASES if LARGE else QUICK
+    if LARGE and os.environ.get("CHAKRA_SANITIZED") == "1":
+        cases = [c for c, n in zip(LARGE_CASES, LARGE_RANKS) if n <= 2048]
+        print("sanitizer build (CHAKRA_SANITIZED=1): only the %d large cases of at most 2,048 ranks" % len(cases))
     try:
         for c in cases:
             if ONLY and ONLY not in c.name:
