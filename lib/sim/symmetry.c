@@ -248,6 +248,7 @@ typedef struct gpat {
   int ok;
   net_sig *sigs;           /* built-in: two per offset (to, from); custom: two per node */
   uint32_t n_sigs;
+  const struct gpat *alike; /* a pattern found equal to this one (every rank of a group compares the same two) */
 } gpat;
 
 typedef struct group_cache {
@@ -312,9 +313,11 @@ static int group_coll(plan_ctx *P, group_cache *gc, int g, int g0, uint32_t r, c
   gpat *p = group_pattern(P, gc, g, prefix, a), *p0 = group_pattern(P, gc, g0, prefix, a);
   if (!p || !p0) return -1;
   if (!p->ok || !p0->ok) return 0; /* why is set */
+  if (p == p0 || p->alike == p0) return 1;
   for (uint32_t k = 0; k < p->n_sigs; k++)
     if (!net_sig_eq(p->sigs[k], p0->sigs[k]))
       return no(P, "group '%s' (rank %u) takes other times than its representative's group '%s'", sg->name, r, s0->name);
+  p->alike = p0;
   return 1;
 }
 

@@ -376,6 +376,44 @@ LARGE_CASES = [
 LARGE_RANKS = [8192, 2048, 4096, 8192, 8192, 128]
 
 
+def commands_take_symmetry():
+    """chakra sweep --symmetry and --vary symmetry=..., chakra validate
+    --symmetry: the same figures either way (sweep's events and messages
+    are the run's own)."""
+    d = tempfile.mkdtemp(prefix="sym-", dir=BASE)
+    problems = []
+    w = os.path.join(d, "w")
+    run([CHAKRA, "synth", "-q", "--shared", "-o", w] + job(4, 2, 2))
+    sysf, net = system(d, 3), network(d, ["Ring", "FullyConnected", "Switch"], [4, 2, 2])
+
+    def sweep(*more):
+        out = os.path.join(d, "t.json")
+        p = run([CHAKRA, "sweep", "-q", "--workload", w, "--system", sysf, "--network", net, "--vary",
+                 "bandwidth=50,100", "--vary", "network-model=unaware", "-o", out] + list(more))
+        if p.returncode:
+            raise RuntimeError("sweep %s: %s" % (" ".join(more), p.stderr))
+        rows = json.load(open(out))
+        rows = rows["rows"] if isinstance(rows, dict) else rows
+        return [{k: v for k, v in r.items() if not re.search("events|messages|wall|seconds|config", k)} for r in rows]
+
+    off, auto = sweep("--symmetry", "off"), sweep("--symmetry", "auto")
+    if off != auto or len(off) != 2:
+        problems.append("sweep --symmetry off and auto differ: %s / %s" % (off, auto))
+    both = sweep("--vary", "symmetry=auto,off")
+    if len(both) != 4 or both[0:4:2] != [r for r in both[1:4:2]]:
+        problems.append("sweep --vary symmetry=auto,off: the rows differ: %s" % both)
+    p = subprocess.run([CHAKRA, "sweep", "-q", "--workload", w, "--system", sysf, "--network", net, "--symmetry", "off",
+                        "--vary", "symmetry=auto"], capture_output=True, text=True)
+    if p.returncode != 2 or "symmetry" not in p.stderr:
+        problems.append("sweep --symmetry off --vary symmetry=auto: exit %d, %s" % (p.returncode, p.stderr))
+    val = [run([CHAKRA, "validate", w, "--system-configuration", sysf, "--network-configuration", net,
+                "--network-model", "unaware", "--symmetry", m]) for m in ("off", "auto")]
+    if val[0].stdout != val[1].stdout or val[0].returncode != val[1].returncode or val[0].returncode:
+        problems.append("validate --symmetry off and auto differ: %r / %r" % (val[0].stdout, val[1].stdout))
+    shutil.rmtree(d)
+    return problems
+
+
 def main():
     global BASE
     BASE = tempfile.mkdtemp(prefix="chakra-symmetry.")
@@ -396,6 +434,13 @@ def main():
             bad += not ok
             done += 1
             print("%s: %s (%d ranks, %d classes): %s" % ("ok" if ok else "FAIL", c.name, npus, classes, why))
+            for p in problems:
+                print("    " + p)
+        if not LARGE and not ONLY:
+            problems = commands_take_symmetry()
+            bad += bool(problems)
+            done += 1
+            print("%s: sweep and validate take --symmetry" % ("FAIL" if problems else "ok"))
             for p in problems:
                 print("    " + p)
     finally:
