@@ -230,7 +230,7 @@ static int keep_graph(load_ctx *L, const chakra_graph *g, wl_class *k) {
         k->replay_wide[j] = g->nodes[j].duration_micros ? g->nodes[j].duration_micros * 1000 : 1;
     }
   memcpy(k->child_off, g->child_off, (g->n + 1) * sizeof *k->child_off);
-  memcpy(k->children, g->children, g->child_off[g->n] * sizeof *k->children);
+  if (g->child_off[g->n]) memcpy(k->children, g->children, g->child_off[g->n] * sizeof *k->children); /* no edge: NULL */
   /* Keep the group names; the graph goes away. */
   k->n_pg = (uint32_t)g->n_pg_names;
   k->pg_names = calloc(g->n_pg_names + 1, sizeof *k->pg_names);
@@ -478,8 +478,8 @@ static int keep_roles(scan_rank *s, const canon *c) {
   s->pg_off = (uint32_t *)(b + c->n_peer * sizeof(int32_t));
   s->pg = b + c->n_peer * sizeof(int32_t) + c->n_pg * sizeof(uint32_t);
   for (uint32_t i = 0; i < c->n_peer; i++) s->peer[i] = (int32_t)c->peer[i]; /* the walk keeps int32 peers only */
-  memcpy(s->pg_off, c->pg_off, c->n_pg * sizeof(uint32_t));
-  memcpy(s->pg, c->pg, c->pg_len);
+  if (c->n_pg) memcpy(s->pg_off, c->pg_off, c->n_pg * sizeof(uint32_t)); /* none: NULL, not to be copied from */
+  if (c->pg_len) memcpy(s->pg, c->pg, c->pg_len);
   s->n_peer = c->n_peer;
   s->n_pg = c->n_pg;
   return 0;
@@ -517,7 +517,7 @@ static int place(scan_pool *p, uint32_t r, const canon *c) {
   scan_class *k = &p->cls[p->n_cls];
   *k = (scan_class){.hash = h, .len = c->n, .rep = r};
   if (c->n <= p->budget && (k->form = malloc(c->n ? c->n : 1))) {
-    memcpy(k->form, c->b, c->n);
+    if (c->n) memcpy(k->form, c->b, c->n);
     p->budget -= c->n;
   }
   k->next = p->head[h & p->mask];
