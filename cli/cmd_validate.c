@@ -62,7 +62,7 @@ static int sim_stuck_ranks(const sim_check *c, const chakra_validate_options *vo
   chakra_sim_files files = {c->system, c->network, c->remote_memory, NULL}; /* groups: the set's */
   chakra_sim_config *cfg;
   chakra_sim_workload *w = NULL;
-  chakra_sim_result res = {0};
+  chakra_run_record res = {0};
   chakra_error err = {0};
   int rc = chakra_sim_config_load(&cfg, &files, cli_diag, NULL, &err);
   if (!rc) {
@@ -98,7 +98,7 @@ static int sim_stuck_ranks(const sim_check *c, const chakra_validate_options *vo
     report(ctx, &p);
     stuck++;
   }
-  chakra_sim_result_free(&res);
+  chakra_run_record_free(&res);
   chakra_sim_workload_free(w);
   chakra_sim_config_free(cfg);
   if (rc) {

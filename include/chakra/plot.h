@@ -1,5 +1,6 @@
-/* plot.h - SVG pictures of reports: `chakra sim --report` (per-rank GPU
- * compute, exposed communication and overlap; collective time by type) and
+/* plot.h - SVG pictures of reports: `chakra sim --report` and `chakra
+ * replay --report`, or any run record (per-rank GPU compute, exposed
+ * communication and overlap; collective time by type) and
  * `chakra stats --json` (nodes by type, collective bytes by type,
  * communication volume per group). Every bar carries its exact number in
  * a data-value attribute. */
@@ -9,6 +10,8 @@
 #include <stddef.h>
 
 #include "chakra/error.h"
+#include "chakra/export.h"
+#include "chakra/run.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,6 +27,11 @@ CHAKRA_API int chakra_plot_json(const char *text, size_t len, const char *name, 
 
 /* The same, reading the document from in_path ("-" = standard input). */
 CHAKRA_API int chakra_plot_file(const char *in_path, const char *out_path, chakra_plot_kind *kind, chakra_error *err);
+
+/* The report's charts of a run record (what chakra_plot_json() draws of a
+ * report, which it reads into a record with chakra_run_read_report()'s
+ * rules); name goes into the title. */
+CHAKRA_API int chakra_plot_run(const chakra_run_record *r, const char *name, const char *out_path, chakra_error *err);
 
 #ifdef __cplusplus
 }

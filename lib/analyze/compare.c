@@ -6,45 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/commgroups.h"
+#include "../util/textout.h"
 #include "../util/xmltext.h"
-#include "reportjson.h"
-#include "textout.h"
-
-static yajl_val ranks_of(yajl_val root, const char *path, chakra_error *err) {
-  const char *p[] = {"ranks", NULL};
-  yajl_val v = yajl_tree_get(root, p, yajl_t_array);
-  if (!v) chakra_error_set(err, CHAKRA_EFORMAT, "%s: no \"ranks\" list: not a chakra sim or replay report", path);
-  return v;
-}
-
-/* Every number compare reads from one report, refused unless it can be
- * drawn: the ranks' finish and exposed times, their collectives' times. */
-static int check_ranks(yajl_val ranks, const char *path, chakra_error *err) {
-  static const char *const fields[] = {"finish_ns", "exposed_comm_ns"};
-  double v;
-  for (size_t i = 0; i < ranks->u.array.len; i++) {
-    yajl_val r = ranks->u.array.values[i];
-    char where[48];
-    snprintf(where, sizeof where, "ranks[%zu]", i);
-    for (int k = 0; k < 2; k++)
-      if (reportjson_field(r, fields[k], path, where, &v, err)) return err ? err->code : CHAKRA_EFORMAT;
-    yajl_val cl = reportjson_get(r, "collectives");
-    for (size_t k = 0; cl && YAJL_IS_OBJECT(cl) && k < cl->u.object.len; k++) {
-      char place[128], q[64];
-      snprintf(place, sizeof place, "%s.collectives.%s", where, cg_quote(cl->u.object.keys[k], q, sizeof q));
-      if (reportjson_field(cl->u.object.values[k], "time_ns", path, place, &v, err))
-        return err ? err->code : CHAKRA_EFORMAT;
-    }
-  }
-  return 0;
-}
-
-static double num(yajl_val obj, const char *key) {
-  const char *path[] = {key, NULL};
-  yajl_val v = yajl_tree_get(obj, path, yajl_t_number);
-  return v ? YAJL_GET_DOUBLE(v) : 0.0;
-}
+#include "chakra/attr.h"
 
 static int add_row(chakra_compare *c, size_t *cap, const char *what, double pred, double meas) {
   if (c->n == *cap) {
@@ -61,76 +25,59 @@ static int add_row(chakra_compare *c, size_t *cap, const char *what, double pred
   return 0;
 }
 
-/* Time in flight of collective type name, summed over the ranks. */
-static double coll_time(yajl_val ranks, const char *name) {
-  double t = 0;
-  for (size_t i = 0; i < ranks->u.array.len; i++) {
-    const char *p[] = {"collectives", name, "time_ns", NULL};
-    yajl_val v = yajl_tree_get(ranks->u.array.values[i], p, yajl_t_number);
-    if (v) t += YAJL_GET_DOUBLE(v);
-  }
-  return t;
+/* Whether some rank of r ran collectives of type t. */
+static int has_coll(const chakra_run_record *r, int t) {
+  for (uint32_t k = 0; k < r->npus; k++)
+    if (r->ranks[k].coll[t].count) return 1;
+  return 0;
 }
 
-/* The row of collective type name, unless the report already has it. */
-static int coll_row(chakra_compare *c, size_t *cap, const char *name, yajl_val ps, yajl_val ms,
-                    const char *const paths[2], chakra_error *err) {
-  char what[64];
-  snprintf(what, sizeof what, "%s time", name);
-  for (size_t j = 0; j < c->n; j++)
-    if (strcmp(c->rows[j].what, what) == 0) return 0;
-  double t[2] = {coll_time(ps, name), coll_time(ms, name)};
-  for (int side = 0; side < 2; side++)
-    if (!isfinite(t[side])) {
-      char place[128], q[64];
-      snprintf(place, sizeof place, "collectives.%s.time_ns", cg_quote(name, q, sizeof q));
-      return reportjson_sum_overflow(paths[side], place, err);
-    }
-  return add_row(c, cap, what, t[0], t[1]) ? chakra_error_set(err, CHAKRA_ENOMEM, "out of memory") : 0;
-}
-
-static int coll_rows(chakra_compare *c, size_t *cap, yajl_val ps, yajl_val ms, const char *const paths[2],
-                     chakra_error *err) {
-  /* Types in the order they first appear, in either report. */
+int chakra_compare_runs(const chakra_run_record *predicted, const chakra_run_record *measured, chakra_compare *out,
+                        chakra_error *err) {
+  memset(out, 0, sizeof *out);
+  if (predicted->npus != measured->npus)
+    return chakra_error_set(err, CHAKRA_EINVAL, "the prediction has %u ranks but the measurement has %u",
+                            predicted->npus, measured->npus);
+  size_t cap = 0;
   int rc = 0;
-  for (int side = 0; side < 2 && !rc; side++) {
-    yajl_val rs = side ? ms : ps;
-    for (size_t i = 0; i < rs->u.array.len && !rc; i++) {
-      const char *p[] = {"collectives", NULL};
-      yajl_val cl = yajl_tree_get(rs->u.array.values[i], p, yajl_t_object);
-      for (size_t k = 0; cl && k < cl->u.object.len && !rc; k++)
-        rc = coll_row(c, cap, cl->u.object.keys[k], ps, ms, paths, err);
-    }
+  for (uint32_t i = 0; !rc && i < predicted->npus; i++) {
+    const chakra_run_rank *a = &predicted->ranks[i], *b = &measured->ranks[i];
+    char what[64];
+    snprintf(what, sizeof what, "rank %u finish", i);
+    rc = add_row(out, &cap, what, (double)a->finish_ns, (double)b->finish_ns);
+    snprintf(what, sizeof what, "rank %u exposed comm", i);
+    if (!rc) rc = add_row(out, &cap, what, (double)a->exposed_comm_ns, (double)b->exposed_comm_ns);
   }
-  return rc;
+  chakra_run_coll pt[CHAKRA_RUN_COLLS], mt[CHAKRA_RUN_COLLS];
+  chakra_run_coll_totals(predicted, pt);
+  chakra_run_coll_totals(measured, mt);
+  const uint8_t *order = chakra_run_coll_order();
+  for (int i = 0; !rc && i < CHAKRA_RUN_COLLS; i++) {
+    int t = order[i];
+    if (!has_coll(predicted, t) && !has_coll(measured, t)) continue;
+    char what[64];
+    snprintf(what, sizeof what, "%s time", chakra_comm_type_name(t));
+    rc = add_row(out, &cap, what, (double)pt[t].time_ns, (double)mt[t].time_ns);
+  }
+  if (rc) {
+    chakra_compare_free(out);
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
+  out->ranks = predicted->npus;
+  return 0;
 }
 
 int chakra_compare_reports(const char *predicted, const char *measured, chakra_compare *out, chakra_error *err) {
   memset(out, 0, sizeof *out);
-  yajl_val p = reportjson_load(predicted, err), m = p ? reportjson_load(measured, err) : NULL;
-  yajl_val ps = p ? ranks_of(p, predicted, err) : NULL, ms = ps && m ? ranks_of(m, measured, err) : NULL;
-  int rc = ms ? 0 : err ? err->code : CHAKRA_EFORMAT;
-  if (!rc) rc = check_ranks(ps, predicted, err);
-  if (!rc) rc = check_ranks(ms, measured, err);
-  if (!rc && ps->u.array.len != ms->u.array.len)
-    rc = chakra_error_set(err, CHAKRA_EINVAL, "%s has %zu ranks but %s has %zu", predicted, ps->u.array.len, measured,
-                          ms->u.array.len);
-  size_t cap = 0;
-  for (size_t i = 0; !rc && i < ps->u.array.len; i++) {
-    char what[64];
-    yajl_val a = ps->u.array.values[i], b = ms->u.array.values[i];
-    snprintf(what, sizeof what, "rank %zu finish", i);
-    if (add_row(out, &cap, what, num(a, "finish_ns"), num(b, "finish_ns"))) rc = CHAKRA_ENOMEM;
-    snprintf(what, sizeof what, "rank %zu exposed comm", i);
-    if (!rc && add_row(out, &cap, what, num(a, "exposed_comm_ns"), num(b, "exposed_comm_ns"))) rc = CHAKRA_ENOMEM;
-  }
-  if (rc == CHAKRA_ENOMEM) chakra_error_set(err, rc, "out of memory");
-  const char *const paths[2] = {predicted, measured};
-  if (!rc) rc = coll_rows(out, &cap, ps, ms, paths, err);
-  if (!rc) out->ranks = (unsigned)ps->u.array.len;
-  if (p) yajl_tree_free(p);
-  if (m) yajl_tree_free(m);
-  if (rc) chakra_compare_free(out);
+  chakra_run_record p, m;
+  int rc = chakra_run_read_report(&p, predicted, err);
+  if (rc) return rc;
+  rc = chakra_run_read_report(&m, measured, err);
+  if (!rc && p.npus != m.npus)
+    rc = chakra_error_set(err, CHAKRA_EINVAL, "%s has %u ranks but %s has %u", predicted, p.npus, measured, m.npus);
+  if (!rc) rc = chakra_compare_runs(&p, &m, out, err);
+  chakra_run_record_free(&p);
+  chakra_run_record_free(&m);
   return rc;
 }
 

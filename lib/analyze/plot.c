@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "../util/commgroups.h"
-#include "reportjson.h"
+#include "../report/reportjson.h"
+#include "../report/runread.h"
+#include "chakra/attr.h"
 #include "svgplot.h"
 
 #define get reportjson_get
@@ -24,51 +26,51 @@ static int is_stats(yajl_val doc) {
 static int oom(chakra_error *err) { return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory"); }
 
 /* One rank's bars: its four times, and its collectives' time added to the
- * by-type chart. */
-static int sim_rank(yajl_val r, size_t i, const char *name, svgplot_chart *c, chakra_error *err) {
-  static const char *const fields[] = {"gpu_ns", "exposed_comm_ns", "overlap_ns", "cpu_ns"};
-  char where[48], label[64];
-  double rank;
-  snprintf(where, sizeof where, "ranks[%zu]", i);
-  int rc = reportjson_field(r, "rank", name, where, &rank, err);
-  if (rc) return rc;
-  snprintf(label, sizeof label, "rank %.0f", rank);
+ * by-type chart (types in the order they first appear, as listed). */
+static int run_rank(const chakra_run_record *r, uint32_t i, svgplot_chart *c, chakra_error *err) {
+  const chakra_run_rank *k = &r->ranks[i];
+  char label[64];
+  snprintf(label, sizeof label, "rank %u", i);
   double *v = svgplot_add(&c[0], label);
   if (!v) return oom(err);
-  for (int k = 0; k < 4 && !rc; k++) rc = reportjson_field(r, fields[k], name, where, &v[k], err);
-  yajl_val colls = get(r, "collectives");
-  for (size_t k = 0; !rc && YAJL_IS_OBJECT(colls) && k < YAJL_GET_OBJECT(colls)->len; k++) {
-    const char *type = YAJL_GET_OBJECT(colls)->keys[k];
-    char place[128], q[64];
-    double t;
-    snprintf(place, sizeof place, "%s.collectives.%s", where, cg_quote(type, q, sizeof q));
-    if ((rc = reportjson_field(YAJL_GET_OBJECT(colls)->values[k], "time_ns", name, place, &t, err))) break;
+  v[0] = (double)chakra_run_compute_ns(k);
+  v[1] = (double)k->exposed_comm_ns;
+  v[2] = (double)chakra_run_overlap_ns(k);
+  v[3] = (double)k->busy_ns[CHAKRA_CAT_CPU];
+  const uint8_t *order = chakra_run_coll_order();
+  for (int t = 0; t < CHAKRA_RUN_COLLS; t++) {
+    if (!k->coll[order[t]].count) continue;
+    const char *type = chakra_comm_type_name(order[t]);
     size_t g = 0;
     while (g < c[1].n_groups && strcmp(c[1].groups[g].label, type) != 0) g++;
     double *cv = g < c[1].n_groups ? c[1].groups[g].value : svgplot_add(&c[1], type);
     if (!cv) return oom(err);
-    if (!isfinite(cv[0] += t)) {
-      snprintf(place, sizeof place, "collectives.%s.time_ns", cg_quote(type, q, sizeof q));
-      rc = reportjson_sum_overflow(name, place, err);
-    }
+    cv[0] += (double)k->coll[order[t]].time_ns;
   }
-  return rc;
+  return 0;
 }
 
-static int sim_charts(yajl_val doc, const char *name, svgplot_chart *c, chakra_error *err) {
-  yajl_val ranks = get(doc, "ranks");
+static int run_charts(const chakra_run_record *r, svgplot_chart *c, chakra_error *err) {
   int cpu = 0;
-  for (size_t i = 0; i < YAJL_GET_ARRAY(ranks)->len; i++) {
-    yajl_val x = get(YAJL_GET_ARRAY(ranks)->values[i], "cpu_ns");
-    cpu |= x && YAJL_IS_NUMBER(x) && YAJL_GET_DOUBLE(x) > 0;
-  }
+  for (uint32_t i = 0; i < r->npus; i++) cpu |= r->ranks[i].busy_ns[CHAKRA_CAT_CPU] > 0;
   c[0] = (svgplot_chart){.title = "Per rank: GPU compute, exposed communication, overlap", .unit = "s", .display = 1e-9,
                          .series = {"GPU compute", "exposed communication", "overlap", "CPU"}, .n_series = 3u + cpu};
   c[1] = (svgplot_chart){.title = "Collective time in flight by type, all ranks", .unit = "s", .display = 1e-9,
                          .series = {"time"}, .n_series = 1};
   int rc = 0;
-  for (size_t i = 0; !rc && i < YAJL_GET_ARRAY(ranks)->len; i++)
-    rc = sim_rank(YAJL_GET_ARRAY(ranks)->values[i], i, name, c, err);
+  for (uint32_t i = 0; !rc && i < r->npus; i++) rc = run_rank(r, i, c, err);
+  return rc;
+}
+
+int chakra_plot_run(const chakra_run_record *r, const char *name, const char *out_path, chakra_error *err) {
+  svgplot_chart charts[2];
+  memset(charts, 0, sizeof charts);
+  char *title = NULL;
+  int rc = run_charts(r, charts, err);
+  if (!rc && asprintf(&title, "chakra sim report: %s", name) < 0) title = NULL, rc = oom(err);
+  if (!rc) rc = svgplot_write(out_path, title, charts, 2, err);
+  free(title);
+  for (size_t i = 0; i < 2; i++) svgplot_chart_free(&charts[i]);
   return rc;
 }
 
@@ -102,31 +104,28 @@ static int stats_charts(yajl_val doc, const char *name, svgplot_chart *c, chakra
   return rc;
 }
 
-/* Plots the parsed document. */
+/* Plots the parsed document: a report through the run record, statistics
+ * as they are. */
 static int plot_doc(yajl_val doc, const char *name, const char *out_path, chakra_plot_kind *kind, chakra_error *err) {
+  if (is_sim_report(doc)) {
+    if (kind) *kind = CHAKRA_PLOT_SIM_REPORT;
+    chakra_run_record r;
+    int rc = runread_doc(doc, name, &r, err);
+    if (!rc) rc = chakra_plot_run(&r, name, out_path, err);
+    chakra_run_record_free(&r);
+    return rc;
+  }
+  if (!is_stats(doc))
+    return chakra_error_set(err, CHAKRA_EFORMAT,
+                            "%s: neither a 'chakra sim --report' nor a 'chakra stats --json' document (expected "
+                            "ranks[].finish_ns or total.nodes_by_type)", name);
+  if (kind) *kind = CHAKRA_PLOT_STATS;
   svgplot_chart charts[3];
   memset(charts, 0, sizeof charts);
-  size_t n = 0;
-  int rc = 0;
-  const char *what = NULL;
-  if (is_sim_report(doc)) {
-    n = 2;
-    if (kind) *kind = CHAKRA_PLOT_SIM_REPORT;
-    rc = sim_charts(doc, name, charts, err);
-    what = "chakra sim report";
-  } else if (is_stats(doc)) {
-    n = 3;
-    if (kind) *kind = CHAKRA_PLOT_STATS;
-    rc = stats_charts(doc, name, charts, err);
-    what = "chakra stats";
-  } else {
-    rc = chakra_error_set(err, CHAKRA_EFORMAT,
-                          "%s: neither a 'chakra sim --report' nor a 'chakra stats --json' document (expected "
-                          "ranks[].finish_ns or total.nodes_by_type)", name);
-  }
   char *title = NULL;
-  if (!rc && asprintf(&title, "%s: %s", what, name) < 0) title = NULL, rc = oom(err);
-  if (!rc) rc = svgplot_write(out_path, title, charts, n, err);
+  int rc = stats_charts(doc, name, charts, err);
+  if (!rc && asprintf(&title, "chakra stats: %s", name) < 0) title = NULL, rc = oom(err);
+  if (!rc) rc = svgplot_write(out_path, title, charts, 3, err);
   free(title);
   for (size_t i = 0; i < 3; i++) svgplot_chart_free(&charts[i]);
   return rc;

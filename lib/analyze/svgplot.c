@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "../util/xmltext.h"
-#include "textout.h"
+#include "../util/textout.h"
 
 enum { WIDTH = 900, LEFT = 200, BAR_AREA = 560, BAR_H = 14, GAP = 8, TITLE_H = 30, AXIS_H = 28, LEGEND_H = 22 };
 

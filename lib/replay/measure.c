@@ -55,7 +55,7 @@ static uint64_t busy_union(const rp_engine *e, int cat, uint64_t *scratch) {
 
 int rp_measure_record(rp_measure *m, const rp_engine *e) {
   const rp_plan *p = e->p;
-  chakra_replay_rank *r = &m->last;
+  chakra_run_rank *r = &m->last;
   memset(r, 0, sizeof *r);
   uint64_t *scratch = malloc(2 * (size_t)(p->n ? p->n : 1) * sizeof *scratch);
   if (!scratch) return -1;
@@ -67,9 +67,9 @@ int rp_measure_record(rp_measure *m, const rp_engine *e) {
     const rp_node *n = &p->nodes[i];
     if (e->end[i] > r->wall_ns) r->wall_ns = e->end[i];
     if (n->kind == RP_COLL) {
-      r->coll_ops[n->coll]++;
-      r->coll_bytes[n->coll] += n->value;
-      r->coll_ns[n->coll] += e->end[i] - e->start[i];
+      r->coll[n->coll].count++;
+      r->coll[n->coll].bytes += n->value;
+      r->coll[n->coll].time_ns += e->end[i] - e->start[i];
     } else if (n->kind == RP_SEND) {
       r->send_ops++;
       r->send_bytes += n->value;
@@ -114,8 +114,8 @@ void rp_measure_spread(rp_measure *m) {
   free(tmp);
 }
 
-chakra_replay_instance *rp_measure_instances(const rp_measure *m, const rp_engine *e) {
-  chakra_replay_instance *v = calloc(m->n_inst ? m->n_inst : 1, sizeof *v);
+chakra_run_instance *rp_measure_instances(const rp_measure *m, const rp_engine *e) {
+  chakra_run_instance *v = calloc(m->n_inst ? m->n_inst : 1, sizeof *v);
   uint64_t *tmp = malloc((m->k ? m->k : 1) * sizeof *tmp);
   if (!v || !tmp) {
     free(v);
@@ -125,12 +125,13 @@ chakra_replay_instance *rp_measure_instances(const rp_measure *m, const rp_engin
   for (uint32_t j = 0; j < m->n_inst; j++) {
     uint32_t i = m->inst_node[j];
     const rp_node *n = &e->p->nodes[i];
-    chakra_replay_instance *x = &v[j];
+    chakra_run_instance *x = &v[j];
     x->rank = e->p->rank;
     x->node_id = n->id;
     x->comm_type = n->coll;
     x->bytes = n->value;
     x->group = e->c->group_of[n->tag];
+    x->group_size = (uint64_t)e->c->size[n->tag];
     x->start_ns = e->start[i];
     x->time_ns = e->end[i] != UINT64_MAX ? e->end[i] - e->start[i] : 0;
     memcpy(tmp, &m->inst_ns[(size_t)j * m->iters], m->k * sizeof *tmp);

@@ -95,16 +95,8 @@ static void teardown(sim *s) {
   sim_config_groups_free(&s->groups);
 }
 
-typedef struct stuck_lines {
-  chakra_sim_result *r;
-} stuck_lines;
-
 static void add_stuck(void *ctx, const char *msg) {
-  chakra_sim_result *r = ctx;
-  char **v = realloc(r->stuck, (r->n_stuck + 1) * sizeof *v);
-  if (!v) return;
-  r->stuck = v;
-  if ((v[r->n_stuck] = strdup(msg))) r->n_stuck++;
+  chakra_run_add_stuck(ctx, msg, NULL); /* a line lost to memory: the rank is still reported unfinished */
 }
 
 static int unmatched_line(void *ctx, int is_send, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag) {
@@ -116,37 +108,40 @@ static int unmatched_line(void *ctx, int is_send, uint32_t src, uint32_t dst, ui
   return 0;
 }
 
-static int collect(sim *s, chakra_sim_result *r) {
-  r->npus = s->npus;
+/* The simulator's collective types as the record numbers them
+ * (CollectiveCommType). */
+static const uint8_t comm_type_of[SIM_NCOLL] = {[SIM_AR] = CHAKRA_ALL_REDUCE, [SIM_AG] = CHAKRA_ALL_GATHER,
+                                               [SIM_RS] = CHAKRA_REDUCE_SCATTER, [SIM_A2A] = CHAKRA_ALL_TO_ALL};
+
+static void collect_rank(const sim *s, uint32_t k, chakra_run_rank *o) {
+  wl_rank_result w;
+  wl_result(s, k, &w);
+  o->finished = w.finished != 0;
+  o->finish_ns = w.finish;
+  o->exposed_comm_ns = w.finish - w.gpu_time;
+  for (int c = 0; c < CAT_N; c++) o->busy_ns[c] = w.busy[c];
+  for (int c = 0; c < SIM_NCOLL; c++)
+    o->coll[comm_type_of[c]] = (chakra_run_coll){w.coll_ops[c], w.coll_bytes[c], w.coll_ns[c]};
+  o->send_ops = w.send_ops;
+  o->send_bytes = w.send_bytes;
+  o->wall_ns = w.finish;
+  o->compute_bound_pct = w.compute_bound * 100;
+  o->compute_util_pct = w.compute_util * 100;
+  o->memory_util_pct = w.mem_util * 100;
+  o->op_intensity = w.op_intensity;
+  o->nodes = w.nodes;
+  o->nodes_done = w.done;
+}
+
+static int collect(sim *s, chakra_run_record *r) {
+  if (chakra_run_record_init(r, CHAKRA_RUN_SIM, s->npus, s->err)) return s->err->code;
   r->roofline = s->sys_cfg.roofline != 0;
-  r->ranks = calloc(s->npus, sizeof *r->ranks);
-  if (!r->ranks) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   r->events = s->q.fired;
   r->messages = s->messages;
   int all = 1;
   for (uint32_t k = 0; k < s->npus; k++) {
-    wl_rank_result w;
-    wl_result(s, k, &w);
-    chakra_sim_rank *o = &r->ranks[k];
-    o->finished = w.finished;
-    o->finish_ns = w.finish;
-    o->exposed_comm_ns = w.finish - w.gpu_time;
-    for (int c = 0; c < CAT_N; c++) o->busy_ns[c] = w.busy[c];
-    for (int c = 0; c < SIM_NCOLL; c++) {
-      o->coll_ops[c] = w.coll_ops[c];
-      o->coll_bytes[c] = w.coll_bytes[c];
-      o->coll_ns[c] = w.coll_ns[c];
-    }
-    o->send_ops = w.send_ops;
-    o->send_bytes = w.send_bytes;
-    o->wall_ns = w.finish;
-    o->compute_bound_pct = w.compute_bound * 100;
-    o->compute_util_pct = w.compute_util * 100;
-    o->memory_util_pct = w.mem_util * 100;
-    o->op_intensity = w.op_intensity;
-    o->nodes = w.nodes;
-    o->nodes_done = w.done;
-    all &= w.finished;
+    collect_rank(s, k, &r->ranks[k]);
+    all &= r->ranks[k].finished != 0;
   }
   if (!all) {
     wl_report_stuck(s, add_stuck, r);
@@ -156,7 +151,7 @@ static int collect(sim *s, chakra_sim_result *r) {
 }
 
 int chakra_sim_run(const chakra_sim_config *c, const chakra_sim_workload *w, const chakra_sim_run_options *opt,
-                   chakra_sim_result *r, chakra_error *err) {
+                   chakra_run_record *r, chakra_error *err) {
   memset(r, 0, sizeof *r);
   static const chakra_sim_run_options none;
   const chakra_sim_run_options *o = opt ? opt : &none;
@@ -195,13 +190,6 @@ int chakra_sim_run(const chakra_sim_config *c, const chakra_sim_workload *w, con
   report_log_discard(log);
   teardown(s);
   free(s);
-  if (rc) chakra_sim_result_free(r);
+  if (rc) chakra_run_record_free(r);
   return rc;
-}
-
-void chakra_sim_result_free(chakra_sim_result *r) {
-  for (uint32_t i = 0; i < r->n_stuck; i++) free(r->stuck[i]);
-  free(r->stuck);
-  free(r->ranks);
-  memset(r, 0, sizeof *r);
 }

@@ -48,7 +48,7 @@ def main():
     check(rows and re.match(r"ALL_REDUCE time\s+515\.520\s+1031\.040\s+-50\.0%", rows[-1]), "compare: last row %r" % rows[-1:])
     s = open(svg).read() if os.path.exists(svg) else ""
     check(s.startswith("<svg") and s.count("<rect") == 34, "compare: SVG with %d bars" % s.count("<rect"))
-    one = dict(r, ranks=r["ranks"][:4])
+    one = dict(r, npus=4, ranks=r["ranks"][:4])
     json.dump(one, open(meas, "w"))
     p = subprocess.run([CHAKRA, "compare", sim, meas], capture_output=True, text=True)
     check(p.returncode == 2 and "has 8 ranks but" in p.stderr, "compare: rank mismatch: %d %s" % (p.returncode, p.stderr))

@@ -1,5 +1,5 @@
 /* reportjson.h - reading report documents for the pictures (private to
- * lib/analyze).
+ * libchakra).
  *
  * plot and compare read JSON written by chakra sim --report, chakra replay
  * --report and chakra stats --json, but a user can hand them any file.
