@@ -111,14 +111,18 @@ int timeline_slot_rank(chakra_timeline *t, uint32_t pid, chakra_reader *rd, uint
   snprintf(pname, sizeof pname, "rank %u", pid);
   chakra_timeline_process(t, pid, pname);
   for (uint32_t k = 0; k < 4; k++) chakra_timeline_track(t, pid, k, slot_tracks[k]);
-  chakra_node *n;
-  int rc = 0;
-  for (uint32_t i = 0; i < count && (rc = chakra_reader_next(rd, &n, err)) == 1; i++) {
+  for (uint32_t i = 0; i < count; i++) {
+    chakra_node *n;
+    int rc = chakra_reader_next(rd, &n, err);
+    if (rc < 0) return rc;
+    if (rc == 0)
+      return chakra_error_set(err, CHAKRA_EFORMAT, "%s: has %u nodes, fewer than when it ran (%u)",
+                              chakra_reader_path(rd), i, count);
     timeline_span sp;
     if (!fn(ctx, i, n, &sp)) continue;
     const char *type = chakra_node_type_name(n->type);
     chakra_timeline_slice(t, pid, sp.track, n->name ? n->name : "", n->name ? strlen(n->name) : 0,
                           type ? type : "UNKNOWN", sp.start, sp.end - sp.start, sp.id);
   }
-  return rc < 0 ? rc : 0;
+  return 0;
 }

@@ -22,7 +22,8 @@ typedef struct timeline_span {
 typedef int (*timeline_span_fn)(void *ctx, uint32_t i, const chakra_node *n, timeline_span *out);
 
 /* Adds rank pid: its process and tracks, then the slices of the first
- * count nodes of rd (which must have them), in file order. */
+ * count nodes of rd, in file order. A trace with fewer nodes (changed
+ * since it ran) is an error naming it. */
 int timeline_slot_rank(chakra_timeline *t, uint32_t pid, chakra_reader *rd, uint32_t count, timeline_span_fn fn,
                        void *ctx, chakra_error *err);
 
