@@ -318,6 +318,30 @@ def test_report_and_timeline_are_written():
     check("--report and --timeline agree with the finished lines", ok, p.stderr)
 
 
+def test_report_format_csv_is_the_report_per_rank():
+    """--report-format csv: one row per rank with the report's per-rank
+    figures, a column per collective type present and figure (issue 22)."""
+    import csv
+    c = Case(2)
+    c.ranks(lambda r: [comp(1, 5 + r), allreduce(2, 1048576, [1])])
+    rep, tab = os.path.join(c.dir, "r.json"), os.path.join(c.dir, "r.csv")
+    p, got = c.run("--report=" + rep)
+    p2, got2 = c.run("--report=" + tab, "--report-format", "csv")
+    ok = p.returncode == 0 and p2.returncode == 0 and got == got2
+    if ok:
+        r = json.load(open(rep))
+        rows = list(csv.DictReader(open(tab)))
+        ok = len(rows) == 2 and list(rows[0])[:5] == ["rank", "finished", "finish_ns", "exposed_comm_ns", "wall_ns"]
+        for k, row in zip(r["ranks"], rows):
+            ok = ok and row["finished"] == "true" and row["ALL_REDUCE_count"] == "1"
+            ok = ok and all(int(row[f]) == k[f] for f in ("finish_ns", "exposed_comm_ns", "gpu_ns", "comm_ns",
+                                                          "overlap_ns", "nodes_done", "p2p_bytes"))
+            ok = ok and int(row["ALL_REDUCE_time_ns"]) == k["collectives"]["ALL_REDUCE"]["time_ns"]
+    check("--report-format csv: a row per rank with the JSON report's figures", ok, p2.stderr)
+    p3, _ = c.run("--report=" + tab, "--report-format", "xml")
+    check("--report-format xml is refused naming the choices", p3.returncode == 2 and "expected json or csv" in p3.stderr, p3.stderr)
+
+
 def test_rendezvous_pays_an_invitation_per_ring_step():
     c = Case(8)
     c.ranks(lambda r: [allreduce(1, 1048576), allreduce(2, 1048576)])
