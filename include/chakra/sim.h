@@ -40,8 +40,8 @@ extern "C" {
  * Ownership: every _load and _new function returns an object the caller frees with
  * the matching *_free (NULL is fine); on failure *out is NULL and nothing
  * needs freeing. Pointers passed in are copied unless said otherwise.
- * chakra_sim_run() fills a result the caller frees with
- * chakra_sim_result_free(), also after a failure (it is then empty). */
+ * chakra_sim_run() fills a run record (chakra/run.h) the caller frees with
+ * chakra_run_record_free(), also after a failure (it is then empty). */
 
 enum { CHAKRA_NET_AWARE = 0, CHAKRA_NET_UNAWARE = 1 };
 

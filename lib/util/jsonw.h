@@ -120,7 +120,7 @@ static inline size_t jsonw_put_u64(char *out, uint64_t v) {
   return n;
 }
 
-/* "key":value members of the report writers (sim, replay): key_u64 puts
+/* "key":value members of the run report writer (lib/report): key_u64 puts
  * a comma first when asked, key_double always (it never opens an object). */
 static inline void jsonw_key_u64(jsonw *w, const char *k, uint64_t v, int comma) {
   if (comma) jsonw_char(w, ',');
