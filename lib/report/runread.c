@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,18 +24,28 @@ typedef struct rd {
   chakra_error *err;
   chakra_run_record *r;
   int64_t last_group; /* the group the previous instance named */
+  size_t cursor;      /* where the previous member was found in its table */
 } rd;
 
-/* "ranks[3]" + "gpu_ns" -> "ranks[3].gpu_ns" (the key quoted as messages
- * quote names); at the top level the key alone. */
-static const char *place(char *buf, size_t size, const char *where, const char *key) {
-  char q[80];
-  cg_quote(key, q, sizeof q);
-  size_t a = strnlen(where, size / 2), b = strnlen(q, size - a - 2);
-  memcpy(buf, where, a);
-  if (a) buf[a++] = '.';
-  memcpy(buf + a, q, b);
-  buf[a + b] = 0;
+/* Where a value is: where (a list entry, "ranks[3]") and up to three keys
+ * below it; spelled out ("ranks[3].collectives.ALL_REDUCE.time_ns", the
+ * keys quoted as messages quote names) only for a message. */
+typedef struct at {
+  const char *where, *key[3];
+} at;
+
+static const char *place(char *buf, size_t size, const at *a) {
+  size_t n = strnlen(a->where, size / 2);
+  memcpy(buf, a->where, n);
+  for (int i = 0; i < 3 && a->key[i]; i++) {
+    char q[80];
+    cg_quote(a->key[i], q, sizeof q);
+    size_t k = strnlen(q, size - n - 2);
+    if (n) buf[n++] = '.';
+    memcpy(buf + n, q, k);
+    n += k;
+  }
+  buf[n] = 0;
   return buf;
 }
 
@@ -51,17 +62,17 @@ static const char *shown(yajl_val v, char *buf, size_t size) {
                                                                     : "a list";
 }
 
-static int bad(rd *c, const char *at, const char *expected, yajl_val v) {
-  char text[80];
-  return chakra_error_set(c->err, CHAKRA_EFORMAT, "%s: %s: expected %s, not %s", c->name, at, expected,
-                          shown(v, text, sizeof text));
+static int bad(rd *c, const at *a, const char *expected, yajl_val v) {
+  char text[80], p[256];
+  return chakra_error_set(c->err, CHAKRA_EFORMAT, "%s: %s: expected %s, not %s", c->name, place(p, sizeof p, a),
+                          expected, shown(v, text, sizeof text));
 }
 
 static int oom(rd *c) { return chakra_error_set(c->err, CHAKRA_ENOMEM, "out of memory"); }
 
 /* A whole number 0 .. 2^64-1 (written as digits, or as a number with a
  * fraction or exponent whose value is whole: 1000.0, 1e3). */
-static int whole(rd *c, yajl_val v, const char *at, uint64_t *out) {
+static int whole(rd *c, yajl_val v, const at *a, uint64_t *out) {
   *out = 0;
   if (!v) return 0;
   if (YAJL_IS_NUMBER(v)) {
@@ -76,126 +87,167 @@ static int whole(rd *c, yajl_val v, const char *at, uint64_t *out) {
       if (isfinite(d) && d >= 0 && d == floor(d) && d < 18446744073709551616.0) return *out = (uint64_t)d, 0;
     }
   }
-  return bad(c, at, "a whole number >= 0 of at most 2^64-1", v);
+  return bad(c, a, "a whole number >= 0 of at most 2^64-1", v);
 }
 
-static int whole32(rd *c, yajl_val v, const char *at, uint32_t *out) {
+static int whole32(rd *c, yajl_val v, const at *a, uint32_t *out) {
   uint64_t x;
-  int rc = whole(c, v, at, &x);
-  if (!rc && x > UINT32_MAX) rc = bad(c, at, "a whole number >= 0 of at most 2^32-1", v);
+  int rc = whole(c, v, a, &x);
+  if (!rc && x > UINT32_MAX) rc = bad(c, a, "a whole number >= 0 of at most 2^32-1", v);
   *out = rc ? 0 : (uint32_t)x;
   return rc;
 }
 
 /* A finite number >= 0 (the roofline figures, seconds, scales). */
-static int amount(rd *c, yajl_val v, const char *at, double *out) {
+static int amount(rd *c, yajl_val v, const at *a, double *out) {
   *out = 0;
   if (!v) return 0;
   if (YAJL_IS_NUMBER(v)) {
     double d = strtod(v->u.number.r, NULL);
     if (isfinite(d) && d >= 0) return *out = d + 0.0, 0; /* -0 kept as 0 */
   }
-  return bad(c, at, "a finite number >= 0", v);
+  return bad(c, a, "a finite number >= 0", v);
+}
+
+/* ---- members by table ----
+ *
+ * An object's members, in the order the writer lists them, each with what
+ * it is; looked up from where the previous member was found, so a report
+ * the writer wrote costs one comparison per member. */
+
+enum { M_WHOLE, M_AMOUNT, M_DERIVED, M_RANK, M_FINISHED, M_COLLS, M_TYPE, M_PG };
+
+typedef struct member {
+  const char *key;
+  int kind;
+  size_t off;
+} member;
+
+#define MAX_MEMBERS 32
+
+typedef struct table {
+  member m[MAX_MEMBERS];
+  size_t n;
+} table;
+
+static void add(table *t, const char *key, int kind, size_t off) { t->m[t->n++] = (member){key, kind, off}; }
+
+static void add_fields(table *t, const runrec_fields *fs, int kind) {
+  for (size_t i = 0; i < fs->n; i++) add(t, fs->f[i].key, kind, fs->f[i].off);
+}
+
+static table rank_table, inst_table;
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+
+static void make_tables(void) {
+  table *t = &rank_table;
+  add(t, "rank", M_RANK, 0);
+  add(t, "finished", M_FINISHED, 0);
+  add_fields(t, &runrec_rank_times, M_WHOLE);
+  add(t, "overlap_ns", M_DERIVED, 0);
+  add_fields(t, &runrec_rank_nodes, M_WHOLE);
+  add_fields(t, &runrec_rank_roofline, M_AMOUNT);
+  add(t, "collectives", M_COLLS, 0);
+  add_fields(t, &runrec_rank_p2p, M_WHOLE);
+  add_fields(t, &runrec_rank_replay, M_WHOLE);
+  add(t, "replayer_ns", M_DERIVED, 0);
+  t = &inst_table;
+  add_fields(t, &runrec_inst_ids, M_WHOLE);
+  add(t, "type", M_TYPE, 0);
+  add(t, "pg", M_PG, 0);
+  add_fields(t, &runrec_inst_figures, M_WHOLE);
+}
+
+/* The member called key, or NULL (a member the schema does not have). */
+static const member *lookup(rd *c, const table *t, const char *key) {
+  for (size_t i = 0; i < t->n; i++) {
+    size_t k = (c->cursor + i) % t->n;
+    if (strcmp(t->m[k].key, key) == 0) {
+      c->cursor = k + 1;
+      return &t->m[k];
+    }
+  }
+  return NULL;
 }
 
 /* ---- ranks ---- */
 
-/* Derived by the writer: checked, then derived again. */
-static const char *const rank_derived[] = {"overlap_ns", "replayer_ns"};
-
-#define N_OF(a) (sizeof(a) / sizeof *(a))
-
-/* The field of key in any of the lists, or NULL. */
-static const runrec_field *find(const runrec_fields *const *lists, size_t n, const char *key) {
-  for (size_t l = 0; l < n; l++)
-    for (size_t i = 0; i < lists[l]->n; i++)
-      if (strcmp(lists[l]->f[i].key, key) == 0) return &lists[l]->f[i];
-  return NULL;
-}
-
-static const runrec_fields *const rank_wholes[] = {&runrec_rank_times, &runrec_rank_nodes, &runrec_rank_p2p,
-                                                   &runrec_rank_replay};
-static const runrec_fields *const rank_amounts[] = {&runrec_rank_roofline};
-static const runrec_fields *const inst_wholes[] = {&runrec_inst_ids, &runrec_inst_figures};
-
-static int one_coll(rd *c, yajl_val v, const char *at, chakra_run_coll *out) {
-  if (!YAJL_IS_OBJECT(v)) return bad(c, at, "an object", v);
+static int one_coll(rd *c, yajl_val v, const at *a, chakra_run_coll *out) {
+  if (!YAJL_IS_OBJECT(v)) return bad(c, a, "an object", v);
   static const char *const keys[] = {"count", "bytes", "time_ns"};
   uint64_t *dst[] = {&out->count, &out->bytes, &out->time_ns};
   int rc = 0;
   for (int i = 0; i < 3 && !rc; i++) {
-    char p[256];
-    rc = whole(c, reportjson_get(v, keys[i]), place(p, sizeof p, at, keys[i]), dst[i]);
+    at f = {a->where, {a->key[0], a->key[1], keys[i]}};
+    rc = whole(c, reportjson_get(v, keys[i]), &f, dst[i]);
   }
   return rc;
 }
 
-static int collectives(rd *c, yajl_val v, const char *at, chakra_run_rank *k) {
-  if (!YAJL_IS_OBJECT(v)) return bad(c, at, "an object", v);
+static int collectives(rd *c, yajl_val v, const at *a, chakra_run_rank *k) {
+  if (!YAJL_IS_OBJECT(v)) return bad(c, a, "an object", v);
   unsigned seen = 0;
   int rc = 0;
   for (size_t i = 0; i < YAJL_GET_OBJECT(v)->len && !rc; i++) {
     const char *key = YAJL_GET_OBJECT(v)->keys[i];
-    char p[256];
-    place(p, sizeof p, at, key);
+    at here = {a->where, {a->key[0], key}};
     int t = chakra_comm_type_parse(key);
+    char p[256];
     if (t < 0)
       rc = chakra_error_set(c->err, CHAKRA_EFORMAT,
                             "%s: %s: not a collective type (expected a CollectiveCommType name: ALL_REDUCE, "
-                            "ALL_GATHER, REDUCE_SCATTER, ALL_TO_ALL, BROADCAST, ...)", c->name, p);
+                            "ALL_GATHER, REDUCE_SCATTER, ALL_TO_ALL, BROADCAST, ...)", c->name,
+                            place(p, sizeof p, &here));
     else if (seen & 1u << t)
-      rc = chakra_error_set(c->err, CHAKRA_EFORMAT, "%s: %s: %s is listed twice", c->name, p,
+      rc = chakra_error_set(c->err, CHAKRA_EFORMAT, "%s: %s: %s is listed twice", c->name, place(p, sizeof p, &here),
                             chakra_comm_type_name(t));
     else {
       seen |= 1u << t;
-      rc = one_coll(c, YAJL_GET_OBJECT(v)->values[i], p, &k->coll[t]);
+      rc = one_coll(c, YAJL_GET_OBJECT(v)->values[i], &here, &k->coll[t]);
     }
   }
   return rc;
 }
 
-static int rank_member(rd *c, const char *key, yajl_val v, const char *at, size_t index, chakra_run_rank *k) {
-  char p[256];
-  place(p, sizeof p, at, key);
-  const runrec_field *f = find(rank_wholes, N_OF(rank_wholes), key);
-  if (f) return whole(c, v, p, (uint64_t *)(void *)((char *)k + f->off));
-  if ((f = find(rank_amounts, N_OF(rank_amounts), key))) {
-    c->r->roofline = 1;
-    return amount(c, v, p, (double *)(void *)((char *)k + f->off));
-  }
+static int rank_member(rd *c, const member *m, yajl_val v, const at *a, size_t index, chakra_run_rank *k) {
   uint64_t x;
-  if (strcmp(key, "rank") == 0) {
-    int rc = whole(c, v, p, &x);
-    if (!rc && x != index) {
-      char want[64];
-      snprintf(want, sizeof want, "%zu (ranks are listed in order)", index);
-      rc = bad(c, p, want, v);
+  switch (m->kind) {
+    case M_WHOLE: return whole(c, v, a, (uint64_t *)(void *)((char *)k + m->off));
+    case M_AMOUNT: c->r->roofline = 1; return amount(c, v, a, (double *)(void *)((char *)k + m->off));
+    case M_DERIVED: return whole(c, v, a, &x);
+    case M_COLLS: return collectives(c, v, a, k);
+    case M_FINISHED:
+      if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v)) return bad(c, a, "true or false", v);
+      k->finished = YAJL_IS_TRUE(v);
+      return 0;
+    default: { /* M_RANK */
+      int rc = whole(c, v, a, &x);
+      if (!rc && x != index) {
+        char want[64];
+        snprintf(want, sizeof want, "%zu (ranks are listed in order)", index);
+        rc = bad(c, a, want, v);
+      }
+      return rc;
     }
-    return rc;
   }
-  if (strcmp(key, "finished") == 0) {
-    if (!YAJL_IS_TRUE(v) && !YAJL_IS_FALSE(v)) return bad(c, p, "true or false", v);
-    k->finished = YAJL_IS_TRUE(v);
-    return 0;
-  }
-  if (strcmp(key, "collectives") == 0) return collectives(c, v, p, k);
-  for (size_t i = 0; i < N_OF(rank_derived); i++)
-    if (strcmp(key, rank_derived[i]) == 0) return whole(c, v, p, &x);
-  return 0;
 }
 
 static int ranks(rd *c, yajl_val list) {
   int rc = 0;
   for (size_t i = 0; i < YAJL_GET_ARRAY(list)->len && !rc; i++) {
     yajl_val v = YAJL_GET_ARRAY(list)->values[i];
-    char at[48];
-    snprintf(at, sizeof at, "ranks[%zu]", i);
+    char where[48];
+    snprintf(where, sizeof where, "ranks[%zu]", i);
     if (!YAJL_IS_OBJECT(v)) {
-      rc = bad(c, at, "an object", v);
+      rc = bad(c, &(at){where, {NULL}}, "an object", v);
       break;
     }
-    for (size_t m = 0; m < YAJL_GET_OBJECT(v)->len && !rc; m++)
-      rc = rank_member(c, YAJL_GET_OBJECT(v)->keys[m], YAJL_GET_OBJECT(v)->values[m], at, i, &c->r->ranks[i]);
+    c->cursor = 0;
+    for (size_t m = 0; m < YAJL_GET_OBJECT(v)->len && !rc; m++) {
+      const char *key = YAJL_GET_OBJECT(v)->keys[m];
+      const member *e = lookup(c, &rank_table, key);
+      if (e) rc = rank_member(c, e, YAJL_GET_OBJECT(v)->values[m], &(at){where, {key}}, i, &c->r->ranks[i]);
+    }
   }
   return rc;
 }
@@ -203,14 +255,14 @@ static int ranks(rd *c, yajl_val list) {
 /* ---- replay's iterations ---- */
 
 static int makespans(rd *c, yajl_val v) {
-  if (!YAJL_IS_ARRAY(v)) return bad(c, "replay.makespan_ns", "a list", v);
+  if (!YAJL_IS_ARRAY(v)) return bad(c, &(at){"replay", {"makespan_ns"}}, "a list", v);
   size_t n = YAJL_GET_ARRAY(v)->len;
   if (!(c->r->makespan_ns = calloc(n ? n : 1, sizeof *c->r->makespan_ns))) return oom(c);
   int rc = 0;
   for (size_t i = 0; i < n && !rc; i++) {
-    char at[64];
-    snprintf(at, sizeof at, "replay.makespan_ns[%zu]", i);
-    rc = whole(c, YAJL_GET_ARRAY(v)->values[i], at, &c->r->makespan_ns[i]);
+    char where[64];
+    snprintf(where, sizeof where, "replay.makespan_ns[%zu]", i);
+    rc = whole(c, YAJL_GET_ARRAY(v)->values[i], &(at){where, {NULL}}, &c->r->makespan_ns[i]);
   }
   if (!rc && n != c->r->iterations)
     rc = chakra_error_set(c->err, CHAKRA_EFORMAT, "%s: replay.makespan_ns: %zu entries, but replay.iterations is %u",
@@ -220,29 +272,28 @@ static int makespans(rd *c, yajl_val v) {
 
 static int replay_member(rd *c, const char *key, yajl_val v) {
   chakra_run_record *r = c->r;
-  char p[256];
-  place(p, sizeof p, "replay", key);
+  const at a = {"replay", {key}};
   if (strcmp(key, "compute") == 0) {
     r->compute = YAJL_IS_STRING(v) ? runrec_compute_parse(YAJL_GET_STRING(v)) : -1;
-    return r->compute < 0 ? bad(c, p, "wait, sleep or skip", v) : 0;
+    return r->compute < 0 ? bad(c, &a, "wait, sleep or skip", v) : 0;
   }
-  if (strcmp(key, "compute_scale") == 0) return amount(c, v, p, &r->compute_scale);
-  if (strcmp(key, "iterations") == 0) return whole32(c, v, p, &r->iterations);
-  if (strcmp(key, "warmup") == 0) return whole32(c, v, p, &r->warmup);
+  if (strcmp(key, "compute_scale") == 0) return amount(c, v, &a, &r->compute_scale);
+  if (strcmp(key, "iterations") == 0) return whole32(c, v, &a, &r->iterations);
+  if (strcmp(key, "warmup") == 0) return whole32(c, v, &a, &r->warmup);
   /* The writer derives the makespan's statistics: checked, not kept. */
   static const char *const derived_wholes[] = {"makespan_min_ns", "makespan_median_ns", "makespan_max_ns"};
   static const char *const derived_amounts[] = {"makespan_mean_ns", "makespan_stddev_ns"};
   uint64_t x;
   double d;
-  for (size_t i = 0; i < N_OF(derived_wholes); i++)
-    if (strcmp(key, derived_wholes[i]) == 0) return whole(c, v, p, &x);
-  for (size_t i = 0; i < N_OF(derived_amounts); i++)
-    if (strcmp(key, derived_amounts[i]) == 0) return amount(c, v, p, &d);
+  for (size_t i = 0; i < 3; i++)
+    if (strcmp(key, derived_wholes[i]) == 0) return whole(c, v, &a, &x);
+  for (size_t i = 0; i < 2; i++)
+    if (strcmp(key, derived_amounts[i]) == 0) return amount(c, v, &a, &d);
   return 0;
 }
 
 static int replay(rd *c, yajl_val v) {
-  if (!YAJL_IS_OBJECT(v)) return bad(c, "replay", "an object", v);
+  if (!YAJL_IS_OBJECT(v)) return bad(c, &(at){"replay", {NULL}}, "an object", v);
   c->r->source = CHAKRA_RUN_REPLAY;
   int rc = 0;
   for (size_t i = 0; i < YAJL_GET_OBJECT(v)->len && !rc; i++)
@@ -272,22 +323,18 @@ static int group_of(rd *c, const char *name, int64_t *out) {
   return 0;
 }
 
-static int inst_member(rd *c, const char *key, yajl_val v, const char *at, chakra_run_instance *x) {
-  char p[256];
-  place(p, sizeof p, at, key);
-  const runrec_field *f = find(inst_wholes, N_OF(inst_wholes), key);
-  if (f) return whole(c, v, p, (uint64_t *)(void *)((char *)x + f->off));
-  if (strcmp(key, "type") == 0) {
+static int inst_member(rd *c, const member *m, yajl_val v, const at *a, chakra_run_instance *x) {
+  if (m->kind == M_WHOLE) return whole(c, v, a, (uint64_t *)(void *)((char *)x + m->off));
+  if (m->kind == M_TYPE) {
     int t = YAJL_IS_STRING(v) ? chakra_comm_type_parse(YAJL_GET_STRING(v)) : -1;
     x->comm_type = t < 0 ? 0 : (uint64_t)t;
-    return t < 0 ? bad(c, p, "a CollectiveCommType name (ALL_REDUCE, ...)", v) : 0;
+    return t < 0 ? bad(c, a, "a CollectiveCommType name (ALL_REDUCE, ...)", v) : 0;
   }
-  if (strcmp(key, "pg") == 0) return YAJL_IS_STRING(v) ? group_of(c, YAJL_GET_STRING(v), &x->group) : bad(c, p, "a string", v);
-  return 0;
+  return YAJL_IS_STRING(v) ? group_of(c, YAJL_GET_STRING(v), &x->group) : bad(c, a, "a string", v); /* M_PG */
 }
 
 static int instances(rd *c, yajl_val v) {
-  if (!YAJL_IS_ARRAY(v)) return bad(c, "collective_instances", "a list", v);
+  if (!YAJL_IS_ARRAY(v)) return bad(c, &(at){"collective_instances", {NULL}}, "a list", v);
   size_t n = YAJL_GET_ARRAY(v)->len;
   chakra_run_record *r = c->r;
   if (!(r->instances = calloc(n ? n : 1, sizeof *r->instances))) return oom(c);
@@ -295,19 +342,23 @@ static int instances(rd *c, yajl_val v) {
   for (size_t i = 0; i < n && !rc; i++) {
     yajl_val o = YAJL_GET_ARRAY(v)->values[i];
     chakra_run_instance *x = &r->instances[i];
-    char at[64];
-    snprintf(at, sizeof at, "collective_instances[%zu]", i);
+    char where[64];
+    snprintf(where, sizeof where, "collective_instances[%zu]", i);
+    r->n_instances = i + 1;
     if (!YAJL_IS_OBJECT(o)) {
-      rc = bad(c, at, "an object", o);
+      rc = bad(c, &(at){where, {NULL}}, "an object", o);
       break;
     }
     x->group = -1;
-    for (size_t m = 0; m < YAJL_GET_OBJECT(o)->len && !rc; m++)
-      rc = inst_member(c, YAJL_GET_OBJECT(o)->keys[m], YAJL_GET_OBJECT(o)->values[m], at, x);
+    c->cursor = 0;
+    for (size_t m = 0; m < YAJL_GET_OBJECT(o)->len && !rc; m++) {
+      const char *key = YAJL_GET_OBJECT(o)->keys[m];
+      const member *e = lookup(c, &inst_table, key);
+      if (e) rc = inst_member(c, e, YAJL_GET_OBJECT(o)->values[m], &(at){where, {key}}, x);
+    }
     if (!rc && x->rank >= r->npus)
-      rc = chakra_error_set(c->err, CHAKRA_EFORMAT, "%s: %s.rank: %llu, but the report has %u ranks", c->name, at,
+      rc = chakra_error_set(c->err, CHAKRA_EFORMAT, "%s: %s.rank: %llu, but the report has %u ranks", c->name, where,
                             (unsigned long long)x->rank, r->npus);
-    r->n_instances = i + 1;
   }
   return rc;
 }
@@ -315,26 +366,25 @@ static int instances(rd *c, yajl_val v) {
 /* ---- the rest ---- */
 
 static int stuck(rd *c, yajl_val v) {
-  if (!YAJL_IS_ARRAY(v)) return bad(c, "stuck", "a list", v);
+  if (!YAJL_IS_ARRAY(v)) return bad(c, &(at){"stuck", {NULL}}, "a list", v);
   int rc = 0;
   for (size_t i = 0; i < YAJL_GET_ARRAY(v)->len && !rc; i++) {
     yajl_val s = YAJL_GET_ARRAY(v)->values[i];
-    char at[48];
-    snprintf(at, sizeof at, "stuck[%zu]", i);
-    if (!YAJL_IS_STRING(s)) rc = bad(c, at, "a string", s);
+    char where[48];
+    snprintf(where, sizeof where, "stuck[%zu]", i);
+    if (!YAJL_IS_STRING(s)) rc = bad(c, &(at){where, {NULL}}, "a string", s);
     else rc = chakra_run_add_stuck(c->r, YAJL_GET_STRING(s), c->err);
   }
   return rc;
 }
 
 static int meta(rd *c, yajl_val v) {
-  if (!YAJL_IS_OBJECT(v)) return bad(c, "meta", "an object", v);
+  if (!YAJL_IS_OBJECT(v)) return bad(c, &(at){"meta", {NULL}}, "an object", v);
   int rc = 0;
   for (size_t i = 0; i < YAJL_GET_OBJECT(v)->len && !rc; i++) {
     const char *key = YAJL_GET_OBJECT(v)->keys[i];
     yajl_val s = YAJL_GET_OBJECT(v)->values[i];
-    char p[256];
-    if (!YAJL_IS_STRING(s)) rc = bad(c, place(p, sizeof p, "meta", key), "a string", s);
+    if (!YAJL_IS_STRING(s)) rc = bad(c, &(at){"meta", {key}}, "a string", s);
     else rc = chakra_run_set_meta(c->r, key, YAJL_GET_STRING(s), c->err);
   }
   return rc;
@@ -342,12 +392,13 @@ static int meta(rd *c, yajl_val v) {
 
 static int top_member(rd *c, const char *key, yajl_val v, uint64_t *npus) {
   chakra_run_record *r = c->r;
+  const at a = {"", {key}};
   uint64_t x;
-  if (strcmp(key, "npus") == 0) return whole(c, v, "npus", npus);
-  if (strcmp(key, "events") == 0) return whole(c, v, "events", &r->events);
-  if (strcmp(key, "messages") == 0) return whole(c, v, "messages", &r->messages);
-  if (strcmp(key, "wall_clock_s") == 0) return amount(c, v, "wall_clock_s", &r->wall_seconds);
-  if (strcmp(key, "max_finish_ns") == 0) return whole(c, v, "max_finish_ns", &x);
+  if (strcmp(key, "npus") == 0) return whole(c, v, &a, npus);
+  if (strcmp(key, "events") == 0) return whole(c, v, &a, &r->events);
+  if (strcmp(key, "messages") == 0) return whole(c, v, &a, &r->messages);
+  if (strcmp(key, "wall_clock_s") == 0) return amount(c, v, &a, &r->wall_seconds);
+  if (strcmp(key, "max_finish_ns") == 0) return whole(c, v, &a, &x);
   if (strcmp(key, "stuck") == 0) return stuck(c, v);
   if (strcmp(key, "replay") == 0) return replay(c, v);
   if (strcmp(key, "meta") == 0) return meta(c, v);
@@ -376,6 +427,7 @@ static int read_doc(rd *c, yajl_val doc) {
 
 int runread_doc(yajl_val doc, const char *name, chakra_run_record *out, chakra_error *err) {
   memset(out, 0, sizeof *out);
+  pthread_once(&tables_once, make_tables);
   rd c = {.name = name, .err = err, .r = out, .last_group = -1};
   int rc = read_doc(&c, doc);
   if (rc) chakra_run_record_free(out);
