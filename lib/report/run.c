@@ -144,8 +144,9 @@ uint32_t chakra_run_finish_order(const chakra_run_record *r, uint32_t *order) {
 
 /* ---- what the writers and the reader share (runint.h) ---- */
 
-#define RK(k, m) {k, offsetof(chakra_run_rank, m)}
-#define IN(k, m) {k, offsetof(chakra_run_instance, m)}
+#define MEMBER(k) ",\"" k "\":"
+#define RK(k, m) {k, MEMBER(k), sizeof MEMBER(k) - 1, offsetof(chakra_run_rank, m)}
+#define IN(k, m) {k, MEMBER(k), sizeof MEMBER(k) - 1, offsetof(chakra_run_instance, m)}
 #define FIELDS(name, ...)                                  \
   static const runrec_field name##_f[] = {__VA_ARGS__}; \
   const runrec_fields name = {name##_f, sizeof name##_f / sizeof *name##_f}

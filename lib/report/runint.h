@@ -12,6 +12,8 @@
  * them, so a key is spelled once. Groups of a rank object: */
 typedef struct runrec_field {
   const char *key;
+  const char *member;     /* ,"key": as the JSON writer puts it before the value */
+  size_t member_len;
   size_t off;
 } runrec_field;
 

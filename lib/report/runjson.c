@@ -33,7 +33,10 @@ static void collectives(jsonw *w, const chakra_run_rank *k) {
 
 /* ,"key":value for each field of base. */
 static void members(jsonw *w, const void *base, const runrec_fields *fs) {
-  for (size_t i = 0; i < fs->n; i++) jsonw_key_u64(w, fs->f[i].key, runrec_u64(base, &fs->f[i]), 1);
+  for (size_t i = 0; i < fs->n; i++) {
+    jsonw_raw(w, fs->f[i].member, fs->f[i].member_len);
+    jsonw_u64(w, runrec_u64(base, &fs->f[i]));
+  }
 }
 
 static void rank_object(jsonw *w, const chakra_run_record *r, uint32_t i) {
