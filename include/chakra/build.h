@@ -11,9 +11,9 @@
  *                             PREFIX.<r>.et for every r, all or none, with a
  *                             bounded number of open descriptors whatever N.
  *
- * Attributes are packed through narrow views of AttributeProto's
- * descriptor (name, doc_string and the one value member), which gives the
- * same bytes as protobuf-c's full descriptor at a third of the work. */
+ * The builder encodes without protobuf-c structs (attributes as they are
+ * added, the node's other fields at put), byte for byte as protobuf-c
+ * packs the same message. */
 #ifndef CHAKRA_BUILD_H
 #define CHAKRA_BUILD_H
 
@@ -194,8 +194,9 @@ CHAKRA_API void chakra_workload_writer_discard(chakra_workload_writer *w);
 /* ---- experimental tier (CHAKRA_EXPERIMENTAL, trace.h) --------------------- */
 #ifdef CHAKRA_EXPERIMENTAL
 
-/* The message being built, as protobuf-c sees it (valid until the next
- * start), or NULL when none is started. */
+/* The message being built, as protobuf-c sees it: its bytes decoded
+ * (owned by b, valid until the next start), or NULL when none is started
+ * or memory ran out. */
 CHAKRA_API const ProtobufCMessage *chakra_builder_message(const chakra_builder *b);
 
 /* Packs msg (a GlobalMetadata or a Node) and appends it to rank's file, as

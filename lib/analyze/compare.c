@@ -1,14 +1,12 @@
 /* compare.c - prediction against measurement; see chakra/compare.h. */
 #include "chakra/compare.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/textout.h"
-#include "../util/xmltext.h"
 #include "chakra/attr.h"
+#include "svgplot.h"
 
 static int add_row(chakra_compare *c, size_t *cap, const char *what, double pred, double meas) {
   if (c->n == *cap) {
@@ -18,8 +16,10 @@ static int add_row(chakra_compare *c, size_t *cap, const char *what, double pred
     c->rows = v;
     *cap = nc;
   }
-  chakra_compare_row *r = &c->rows[c->n++];
+  chakra_compare_row *r = &c->rows[c->n];
+  if (!(r->label = strdup(what))) return -1;
   snprintf(r->what, sizeof r->what, "%s", what);
+  c->n++;
   r->predicted_ns = pred;
   r->measured_ns = meas;
   return 0;
@@ -82,44 +82,24 @@ int chakra_compare_reports(const char *predicted, const char *measured, chakra_c
 }
 
 void chakra_compare_free(chakra_compare *c) {
+  for (size_t i = 0; i < c->n; i++) free(c->rows[i].label);
   free(c->rows);
   memset(c, 0, sizeof *c);
 }
 
 /* ---- SVG ---- */
 
-static void svg_row(jsonw *w, const chakra_compare_row *r, long long y, int left, int width, double max) {
-  double wp = r->predicted_ns / max * width, wm = r->measured_ns / max * width;
-  textout_printf(w, "<text x=\"%d\" y=\"%lld\" text-anchor=\"end\">", left - 6, y + 15);
-  xmltext_put(w, r->what);
-  textout_printf(w,
-                 "</text>\n<rect x=\"%d\" y=\"%lld\" width=\"%.1f\" height=\"11\" fill=\"#4477aa\"/>\n"
-                 "<rect x=\"%d\" y=\"%lld\" width=\"%.1f\" height=\"11\" fill=\"#ee6677\"/>\n"
-                 "<text x=\"%.1f\" y=\"%lld\">%.6g / %.6g</text>\n",
-                 left, y, wp, left, y + 12, wm, left + (wp > wm ? wp : wm) + 4, y + 15, r->predicted_ns / 1000.0,
-                 r->measured_ns / 1000.0);
-}
-
 int chakra_compare_write_svg(const chakra_compare *c, const char *path, chakra_error *err) {
-  double max = 1;
-  for (size_t i = 0; i < c->n; i++) {
+  svgplot_chart chart = {.title = "Predicted and measured time per row", .unit = "s", .display = 1e-9,
+                         .series = {"predicted", "measured"}, .n_series = 2};
+  int rc = 0;
+  for (size_t i = 0; i < c->n && !rc; i++) {
     const chakra_compare_row *r = &c->rows[i];
-    /* the reader refuses these; a caller building rows by hand is told */
-    if (!isfinite(r->predicted_ns) || !isfinite(r->measured_ns) || r->predicted_ns < 0 || r->measured_ns < 0)
-      return chakra_error_set(err, CHAKRA_EINVAL, "row %zu: times must be finite and >= 0 to be drawn", i);
-    if (r->predicted_ns > max) max = r->predicted_ns;
-    if (r->measured_ns > max) max = r->measured_ns;
+    double *v = svgplot_add(&chart, r->label ? r->label : r->what);
+    if (!v) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    else v[0] = r->predicted_ns, v[1] = r->measured_ns;
   }
-  textout t;
-  int rc = textout_open(&t, path, err);
-  if (rc) return rc;
-  const int left = 200, width = 560, row = 30;
-  textout_printf(&t.w,
-                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%zu\" font-family=\"sans-serif\" "
-                 "font-size=\"11\">\n<text x=\"%d\" y=\"14\"><tspan fill=\"#4477aa\">predicted</tspan> / "
-                 "<tspan fill=\"#ee6677\">measured</tspan> (us; longest bar %.6g)</text>\n",
-                 left + width + 120, c->n * (size_t)row + 50, left, max / 1000.0);
-  for (size_t i = 0; i < c->n; i++) svg_row(&t.w, &c->rows[i], 24 + (long long)i * row, left, width, max);
-  jsonw_lit(&t.w, "</svg>\n");
-  return textout_close(&t, 0, err);
+  if (!rc) rc = svgplot_write(path, "chakra compare: a simulation against a replay", &chart, 1, err);
+  svgplot_chart_free(&chart);
+  return rc;
 }

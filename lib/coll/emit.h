@@ -1,11 +1,12 @@
 /* emit.h - every .et byte lib/coll writes goes through here (private).
  *
- * Algorithm nodes are encoded by hand (protobuf wire format, fields in
- * number order, as protobuf-c and the Python reference serialise them):
- * a generated 1,024-rank ring is millions of nodes and a generic
- * descriptor-driven pack per node would dominate the run. A rank set is
- * the workload writer of include/chakra/build.h (all ranks or none, few
- * descriptors open) taking those bytes unchanged. */
+ * What an algorithm node holds (names, peers, tags, sizes, costs, in the
+ * chakra or the reference converter's style) is decided here and written
+ * field by field through the node encoder (lib/trace/encode.h): a
+ * generated 1,024-rank ring is millions of nodes, and a descriptor-driven
+ * pack per node would dominate the run. A rank set is the workload writer
+ * of include/chakra/build.h (all ranks or none, few descriptors open)
+ * taking those bytes unchanged. */
 #ifndef CHAKRA_COLL_EMIT_H
 #define CHAKRA_COLL_EMIT_H
 
@@ -15,16 +16,8 @@
 #include "chakra/build.h"
 #include "chakra/error.h"
 #include "chakra/trace.h"
+#include "../trace/encode.h"
 #include "dag.h"
-
-/* A growable byte buffer. */
-typedef struct coll_buf {
-  uint8_t *p;
-  size_t n, cap;
-  int oom;
-} coll_buf;
-
-void coll_buf_free(coll_buf *b);
 
 /* GlobalMetadata: optional version and up to 16 attributes. */
 enum { COLL_META_STR, COLL_META_INT64 };
@@ -68,22 +61,23 @@ typedef struct coll_place {
   int style, names;
 } coll_place;
 
-/* Appends node i of d, length-prefixed, to out. */
-void coll_encode_node(coll_buf *out, const coll_dag *d, uint32_t i, const coll_place *pl);
-/* Appends any protobuf-c message (a workload node), length-prefixed. */
-void coll_encode_pb(coll_buf *out, const ProtobufCMessage *m);
-/* Appends already-encoded message bytes with their length prefix. */
-void coll_encode_raw(coll_buf *out, const uint8_t *data, size_t len);
+/* Appends node i of d, length-prefixed, to out (out->oom when out of
+ * memory). Workload nodes are appended with enc_message(), bytes already
+ * encoded with enc_append_framed(). */
+void coll_encode_node(enc_buf *out, const coll_dag *d, uint32_t i, const coll_place *pl);
 /* Appends the metadata, length-prefixed. */
-void coll_encode_meta(coll_buf *out, const coll_meta *m);
+void coll_encode_meta(enc_buf *out, const coll_meta *m);
 
 /* A set of rank files PREFIX.<r>.et written all or nothing. Nothing is
  * visible under the final names before coll_set_commit(). */
 typedef struct coll_set coll_set;
 int coll_set_open(coll_set **out, const char *prefix, uint32_t ranks, chakra_error *err);
+/* The same for files named one by one (a shared set's templates); "rank"
+ * r is then paths[r]. */
+int coll_set_open_paths(coll_set **out, const char *const *paths, uint32_t n, chakra_error *err);
 /* Appends buf (already length-prefixed messages) to rank r's file. Puts
  * of different ranks may run on different threads at once. */
-int coll_set_write(coll_set *s, uint32_t r, const coll_buf *buf, chakra_error *err);
+int coll_set_write(coll_set *s, uint32_t r, const enc_buf *buf, chakra_error *err);
 /* Makes every rank on up to `threads` threads (0 = one per CPU, at most
  * CHAKRA_WORKLOAD_AUTO_THREADS): fn writes rank r with coll_set_write,
  * keeping its scratch per worker (below coll_set_threads(threads)). The

@@ -17,6 +17,10 @@
 
 enum { ST_S, ST_R, ST_RCS, ST_RRS, ST_RRC, ST_RRCS, ST_CPY, ST_RE, ST_NOP, ST_TYPES };
 
+/* Whether a step of type t receives, sends. */
+static inline int st_recvs(int t) { return t == ST_R || t == ST_RCS || t == ST_RRS || t == ST_RRC || t == ST_RRCS; }
+static inline int st_sends(int t) { return t == ST_S || t == ST_RCS || t == ST_RRS || t == ST_RRCS; }
+
 typedef struct mstep {
   int32_t s, cnt, depid, deps;
   uint8_t type;
@@ -56,6 +60,13 @@ typedef struct mx {
   mstep *steps;
   size_t n_steps, cap_steps;
 } mx;
+
+/* The tb of GPU g with id t, or NULL. */
+static inline const mtb *mx_tb_of(const mx *x, const mgpu *g, int32_t t) {
+  for (uint32_t i = 0; i < g->n; i++)
+    if (x->tbs[g->first + i].id == t) return &x->tbs[g->first + i];
+  return NULL;
+}
 
 /* Every GPU present once (by_id[g] receives GPU g, ngpus entries),
  * dependencies that exist, sends that match receives per connection; sets

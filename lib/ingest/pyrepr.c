@@ -145,18 +145,6 @@ void json_str(ibuf *b, const unsigned char *s, size_t n) {
 }
 
 void json_double(ibuf *b, double v) {
-  if (!isfinite(v)) {
-    ibuf_puts(b, "null");
-    return;
-  }
-  if (v == floor(v) && fabs(v) < 9.007199254740992e15) {
-    ibuf_i64(b, (int64_t)v);
-    return;
-  }
   char t[40];
-  for (int p = 1; p <= 17; p++) {
-    snprintf(t, sizeof t, "%.*g", p, v);
-    if (strtod(t, NULL) == v) break;
-  }
-  ibuf_puts(b, t);
+  ibuf_put(b, t, jsonw_format_number(t, v));
 }

@@ -186,3 +186,22 @@ int store_sort_kv(store_kv *a, size_t n) {
   bigmem_free(tmp);
   return 0;
 }
+
+size_t store_kv_lower_bound(const store_kv *a, size_t m, uint64_t key) {
+  size_t lo = 0, hi = m;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (a[mid].k < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+int store_kv_find(const store_kv *a, size_t m, uint64_t key, uint32_t *v) {
+  size_t lo = store_kv_lower_bound(a, m, key);
+  if (lo < m && a[lo].k == key) {
+    *v = a[lo].v;
+    return 1;
+  }
+  return 0;
+}

@@ -61,5 +61,10 @@ typedef struct store_kv {
   uint32_t v;
 } store_kv;
 int store_sort_kv(store_kv *a, size_t n);
+/* In a[0..m) sorted by key: the first pair whose key is not below key
+ * (with duplicate keys, the earliest of the stable sort), and whether key
+ * is present (*v = its index). */
+size_t store_kv_lower_bound(const store_kv *a, size_t m, uint64_t key);
+int store_kv_find(const store_kv *a, size_t m, uint64_t key, uint32_t *v);
 
 #endif

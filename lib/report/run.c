@@ -186,20 +186,33 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* The mean of v[0..n) as a whole part and the remainder over n, exact for
+ * any uint64 values (their sum would overflow). */
+static uint64_t mean_u64(const uint64_t *v, uint32_t n, uint64_t *rem) {
+  uint64_t q = 0;
+  *rem = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    q += v[i] / n;
+    *rem += v[i] % n;
+    if (*rem >= n) q++, *rem -= n;
+  }
+  return q;
+}
+
 int runrec_makespan_spread(const chakra_run_record *r, runrec_spread *out) {
   memset(out, 0, sizeof *out);
   uint32_t n = r->makespan_ns ? r->iterations : 0;
   if (!n) return 0;
   uint64_t *v = malloc(n * sizeof *v);
   if (!v) return CHAKRA_ENOMEM;
-  double sum = 0, sq = 0;
-  for (uint32_t i = 0; i < n; i++) sum += (double)r->makespan_ns[i];
   memcpy(v, r->makespan_ns, n * sizeof *v);
   qsort(v, n, sizeof *v, cmp_u64);
-  out->mean = sum / n;
-  for (uint32_t i = 0; i < n; i++) sq += ((double)v[i] - out->mean) * ((double)v[i] - out->mean);
+  uint64_t rem, whole = mean_u64(v, n, &rem);
+  out->mean = whole + (rem >= n - rem); /* rounded half up */
+  double sq = 0, mean = (double)whole + (double)rem / n;
+  for (uint32_t i = 0; i < n; i++) sq += ((double)v[i] - mean) * ((double)v[i] - mean);
   out->min = v[0], out->median = v[(n - 1) / 2], out->max = v[n - 1];
-  out->stddev = n > 1 ? sqrt(sq / (n - 1)) : 0.0;
+  out->stddev = n > 1 ? (uint64_t)llround(sqrt(sq / (n - 1))) : 0;
   free(v);
   return 0;
 }

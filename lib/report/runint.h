@@ -47,10 +47,10 @@ int runrec_compute_parse(const char *name);
 uint64_t runrec_replayer_ns(const chakra_run_rank *k);
 
 /* The makespan over the measured iterations: min, median (lower middle),
- * max, mean and sample standard deviation. */
+ * max, mean and sample standard deviation, in whole nanoseconds (mean and
+ * deviation rounded to the nearest). */
 typedef struct runrec_spread {
-  uint64_t min, median, max;
-  double mean, stddev;
+  uint64_t min, median, max, mean, stddev;
 } runrec_spread;
 /* Returns 0, or CHAKRA_ENOMEM. */
 int runrec_makespan_spread(const chakra_run_record *r, runrec_spread *out);

@@ -82,8 +82,8 @@ static void iterations(jsonw *w, const chakra_run_record *r) {
     jsonw_key_u64(w, "makespan_min_ns", s.min, 1);
     jsonw_key_u64(w, "makespan_median_ns", s.median, 1);
     jsonw_key_u64(w, "makespan_max_ns", s.max, 1);
-    jsonw_key_double(w, "makespan_mean_ns", s.mean);
-    jsonw_key_double(w, "makespan_stddev_ns", s.stddev);
+    jsonw_key_u64(w, "makespan_mean_ns", s.mean, 1);
+    jsonw_key_u64(w, "makespan_stddev_ns", s.stddev, 1);
   }
   jsonw_char(w, '}');
 }

@@ -1,5 +1,5 @@
 /* timeline.c - the Chrome trace-event writer, the one place that knows
- * the format (include/chakra/timeline.h), and the slot layout of the
+ * the format (include/chakra/timeline_writer.h), and the slot layout of the
  * simulator's and replay's timelines (timeline.h). */
 #include "timeline.h"
 

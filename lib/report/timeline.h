@@ -1,5 +1,5 @@
 /* timeline.h - the Chrome/Perfetto timeline of a run (private to
- * libchakra). The writer itself is public (include/chakra/timeline.h) and
+ * libchakra). The writer itself is public (include/chakra/timeline_writer.h) and
  * lives in timeline.c; this is the layout the simulator and replay share:
  * a process per rank ("rank R"), a track per hardware slot (CPU, GPU
  * compute, GPU communication, receives), one slice per node that ran,
@@ -7,7 +7,7 @@
 #ifndef CHAKRA_REPORT_TIMELINE_H
 #define CHAKRA_REPORT_TIMELINE_H
 
-#include "chakra/timeline.h"
+#include "chakra/timeline_writer.h"
 #include "chakra/trace.h"
 
 /* Where node i of a rank ran. */

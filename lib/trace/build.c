@@ -2,13 +2,12 @@
  * include/chakra/build.h. */
 #include "chakra/build.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/arena.h"
 #include "buildint.h"
+#include "encode.h"
 
 size_t chakra_rank_path(char *buf, size_t size, const char *prefix, uint32_t rank) {
   int n = snprintf(buf, size, "%s.%u.et", prefix, rank);
@@ -22,74 +21,10 @@ char *chakra_rank_path_dup(const char *prefix, uint32_t rank) {
   return p;
 }
 
-/* ------------------------------------------------- attribute views */
-
-/* protobuf-c packs a message by visiting every field of its descriptor,
- * and AttributeProto has 32, one set. Each attribute is therefore packed
- * through a copy of the descriptor with just name, doc_string and its own
- * value member: the same offsets and flags, so the same bytes. */
-enum { K_INT64, K_UINT64, K_INT32, K_BOOL, K_DOUBLE, K_STRING, K_INT64_LIST, K_UINT64_LIST, K_DOUBLE_LIST,
-       K_STRING_LIST, K_KINDS };
-
-static const ChakraProtoMsg__AttributeProto__ValueCase kind_case[K_KINDS] = {
-    CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL,   CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL,
-    CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL,   CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL,
-    CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_DOUBLE_VAL,  CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL,
-    CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_LIST,  CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_LIST,
-    CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_DOUBLE_LIST, CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_LIST};
-
-typedef struct attr_view {
-  ProtobufCFieldDescriptor fields[3]; /* name, doc_string, the member */
-  unsigned by_name[3];
-  ProtobufCIntRange ranges[3];
-} attr_view;
-
-static attr_view views[K_KINDS];
-static ProtobufCMessageDescriptor view_desc[K_KINDS];
-static pthread_once_t views_once = PTHREAD_ONCE_INIT;
-
-static const ProtobufCFieldDescriptor *full_field(unsigned id) {
-  const ProtobufCMessageDescriptor *d = &chakra_proto_msg__attribute_proto__descriptor;
-  for (unsigned i = 0; i < d->n_fields; i++)
-    if (d->fields[i].id == id) return &d->fields[i];
-  return NULL;
-}
-
-static void build_view(int k) {
-  const ProtobufCMessageDescriptor *full = &chakra_proto_msg__attribute_proto__descriptor;
-  attr_view *v = &views[k];
-  unsigned member = (unsigned)kind_case[k];
-  v->fields[0] = *full_field(1);
-  v->fields[1] = *full_field(2);
-  v->fields[2] = *full_field(member);
-  for (unsigned i = 0; i < 3; i++) v->by_name[i] = i;
-  for (unsigned i = 0; i < 3; i++) /* three names: a bubble sort is plenty */
-    for (unsigned j = 0; j + 1 < 3 - i; j++)
-      if (strcmp(v->fields[v->by_name[j]].name, v->fields[v->by_name[j + 1]].name) > 0) {
-        unsigned t = v->by_name[j];
-        v->by_name[j] = v->by_name[j + 1];
-        v->by_name[j + 1] = t;
-      }
-  /* number ranges, protobuf-c style: runs of consecutive ids, then a
-   * sentinel holding the field count */
-  unsigned nr = 0;
-  v->ranges[nr++] = (ProtobufCIntRange){1, 0};
-  if (member != 3) v->ranges[nr++] = (ProtobufCIntRange){(int)member, 2};
-  v->ranges[nr] = (ProtobufCIntRange){0, 3};
-  ProtobufCMessageDescriptor *d = &view_desc[k];
-  *d = *full;
-  d->n_fields = 3;
-  d->fields = v->fields;
-  d->fields_sorted_by_name = v->by_name;
-  d->n_field_ranges = nr;
-  d->field_ranges = v->ranges;
-}
-
-static void build_views(void) {
-  for (int k = 0; k < K_KINDS; k++) build_view(k);
-}
-
-/* ------------------------------------------------------------ builder */
+/* ------------------------------------------------------------ builder
+ * Attributes are encoded as they are added (lib/trace/encode.h); the
+ * node's other fields are kept until put, which writes them in field
+ * order before the attributes: the calls may come in any order. */
 
 enum { MSG_NONE, MSG_META, MSG_NODE };
 
@@ -100,60 +35,65 @@ typedef struct idlist {
 } idlist;
 
 struct chakra_builder {
-  arena a;          /* attributes and lists of the message being built */
-  int kind;         /* MSG_* */
-  int oom;          /* an addition failed since the start */
-  ChakraProtoMsg__Node node;
-  ChakraProtoMsg__GlobalMetadata meta;
-  ChakraProtoMsg__IOInfo io[2];
+  int kind;          /* MSG_* */
+  int oom;           /* an addition failed since the start */
+  uint64_t id, start_time, duration;
+  const char *name, *version;
+  int type;
   idlist data, ctrl;
-  chakra_attr **attrs;
-  size_t n_attrs, cap_attrs;
-  uint8_t *buf;     /* framed messages */
-  size_t len, cap;
+  const char *io[2][3]; /* inputs, outputs: values, shapes, types */
+  int has_io[2];
+  enc_buf attrs;     /* the message's attributes, encoded */
+  enc_buf out;       /* framed messages */
   size_t count;
-  int first_meta;   /* the first message in buf is a GlobalMetadata */
+  int first_meta;    /* the first message in out is a GlobalMetadata */
+  ProtobufCMessage *decoded; /* chakra_builder_message()'s, until the next start */
 };
 
 int chakra_builder_new(chakra_builder **out) {
-  pthread_once(&views_once, build_views);
   *out = calloc(1, sizeof **out);
-  if (!*out) return CHAKRA_ENOMEM;
-  arena_init(&(*out)->a, 0);
-  return 0;
+  return *out ? 0 : CHAKRA_ENOMEM;
+}
+
+static void drop_decoded(chakra_builder *b) {
+  if (b->decoded) protobuf_c_message_free_unpacked(b->decoded, NULL);
+  b->decoded = NULL;
 }
 
 void chakra_builder_free(chakra_builder *b) {
   if (!b) return;
-  arena_free(&b->a);
+  drop_decoded(b);
   free(b->data.own);
   free(b->ctrl.own);
-  free(b->buf);
+  enc_buf_free(&b->attrs);
+  enc_buf_free(&b->out);
   free(b);
 }
 
 static void start(chakra_builder *b, int kind) {
-  arena_reset(&b->a);
+  drop_decoded(b);
   b->kind = kind;
   b->oom = 0;
-  b->n_attrs = b->cap_attrs = 0;
-  b->attrs = NULL;
+  b->id = b->start_time = b->duration = 0;
+  b->name = b->version = NULL;
+  b->type = 0;
+  b->has_io[0] = b->has_io[1] = 0;
+  b->attrs.n = 0;
+  b->attrs.oom = 0; /* a failed growth left the buffer as it was */
   b->data.v = b->ctrl.v = NULL;
   b->data.n = b->ctrl.n = 0;
 }
 
 void chakra_builder_metadata(chakra_builder *b, const char *version) {
   start(b, MSG_META);
-  chakra_proto_msg__global_metadata__init(&b->meta);
-  b->meta.version = (char *)version;
+  b->version = version;
 }
 
 void chakra_builder_node(chakra_builder *b, uint64_t id, const char *name, int type) {
   start(b, MSG_NODE);
-  chakra_proto_msg__node__init(&b->node);
-  b->node.id = id;
-  b->node.name = (char *)name;
-  b->node.type = (ChakraProtoMsg__NodeType)type;
+  b->id = id;
+  b->name = name;
+  b->type = type;
 }
 
 void chakra_builder_data_deps(chakra_builder *b, const uint64_t *ids, size_t n) {
@@ -189,160 +129,165 @@ static void idlist_add(chakra_builder *b, idlist *l, uint64_t id) {
 
 void chakra_builder_add_data_dep(chakra_builder *b, uint64_t id) { idlist_add(b, &b->data, id); }
 void chakra_builder_add_ctrl_dep(chakra_builder *b, uint64_t id) { idlist_add(b, &b->ctrl, id); }
-void chakra_builder_start_time(chakra_builder *b, uint64_t micros) { b->node.start_time_micros = micros; }
-void chakra_builder_duration(chakra_builder *b, uint64_t micros) { b->node.duration_micros = micros; }
+void chakra_builder_start_time(chakra_builder *b, uint64_t micros) { b->start_time = micros; }
+void chakra_builder_duration(chakra_builder *b, uint64_t micros) { b->duration = micros; }
 
 void chakra_builder_io(chakra_builder *b, int which, const char *values, const char *shapes, const char *types) {
-  ChakraProtoMsg__IOInfo *io = &b->io[which ? 1 : 0];
-  chakra_proto_msg__ioinfo__init(io);
-  io->values = (char *)values;
-  io->shapes = (char *)shapes;
-  io->types = (char *)types;
-  if (which) b->node.outputs = io;
-  else b->node.inputs = io;
+  int w = which ? 1 : 0;
+  b->io[w][0] = values;
+  b->io[w][1] = shapes;
+  b->io[w][2] = types;
+  b->has_io[w] = 1;
 }
 
-/* A new attribute called name of the given kind, its value to be set by
- * the caller; NULL once out of memory. */
-static chakra_attr *attr_add(chakra_builder *b, const char *name, int kind) {
-  if (b->oom) return NULL;
-  if (b->n_attrs == b->cap_attrs) {
-    size_t cap = b->cap_attrs ? 2 * b->cap_attrs : 16;
-    chakra_attr **v = arena_alloc(&b->a, cap * sizeof *v);
-    if (!v) {
-      b->oom = 1;
-      return NULL;
-    }
-    if (b->n_attrs) memcpy(v, b->attrs, b->n_attrs * sizeof *v);
-    b->attrs = v;
-    b->cap_attrs = cap;
-  }
-  chakra_attr *x = arena_alloc(&b->a, sizeof *x);
-  if (!x) {
-    b->oom = 1;
-    return NULL;
-  }
-  chakra_proto_msg__attribute_proto__init(x);
-  x->base.descriptor = &view_desc[kind];
-  x->name = (char *)name;
-  x->value_case = kind_case[kind];
-  b->attrs[b->n_attrs++] = x;
-  return x;
+/* ------------------------------------------------------------ attributes */
+
+static size_t slen(const char *s) { return s ? strlen(s) : 0; }
+
+static int owner(const chakra_builder *b) { return b->kind == MSG_META ? ENC_IN_META : ENC_IN_NODE; }
+
+/* Room for one attribute whose value needs vl bytes, and its name's
+ * length; NULL once out of memory. */
+static uint8_t *attr_room(chakra_builder *b, const char *name, size_t vl, size_t *nl) {
+  *nl = slen(name);
+  return enc_room(&b->attrs, ENC_ATTR_MAX(*nl, vl));
+}
+
+static void attr_varint(chakra_builder *b, const char *name, unsigned key, uint64_t v) {
+  size_t nl;
+  uint8_t *p = attr_room(b, name, 10, &nl);
+  if (p) enc_done(&b->attrs, enc_attr_varint(p, owner(b), name, nl, key, v));
 }
 
 void chakra_builder_int64(chakra_builder *b, const char *name, int64_t v) {
-  chakra_attr *x = attr_add(b, name, K_INT64);
-  if (x) x->int64_val = v;
+  attr_varint(b, name, ENC_INT64, (uint64_t)v);
 }
-
-void chakra_builder_uint64(chakra_builder *b, const char *name, uint64_t v) {
-  chakra_attr *x = attr_add(b, name, K_UINT64);
-  if (x) x->uint64_val = v;
-}
-
+void chakra_builder_uint64(chakra_builder *b, const char *name, uint64_t v) { attr_varint(b, name, ENC_UINT64, v); }
 void chakra_builder_int32(chakra_builder *b, const char *name, int32_t v) {
-  chakra_attr *x = attr_add(b, name, K_INT32);
-  if (x) x->int32_val = v;
+  attr_varint(b, name, ENC_INT32, (uint64_t)(int64_t)v);
 }
-
-void chakra_builder_bool(chakra_builder *b, const char *name, int v) {
-  chakra_attr *x = attr_add(b, name, K_BOOL);
-  if (x) x->bool_val = v != 0;
-}
+void chakra_builder_bool(chakra_builder *b, const char *name, int v) { attr_varint(b, name, ENC_BOOL, v != 0); }
 
 void chakra_builder_double(chakra_builder *b, const char *name, double v) {
-  chakra_attr *x = attr_add(b, name, K_DOUBLE);
-  if (x) x->double_val = v;
+  size_t nl;
+  uint8_t *p = attr_room(b, name, 8, &nl);
+  if (p) enc_done(&b->attrs, enc_attr_double(p, owner(b), name, nl, v));
 }
 
 /* An empty string is still written (a oneof member is present whatever
- * its value) because v is never protobuf-c's own default-value pointer. */
+ * its value); a NULL one leaves the attribute without a value. */
 void chakra_builder_string(chakra_builder *b, const char *name, const char *v) {
-  chakra_attr *x = attr_add(b, name, K_STRING);
-  if (x) x->string_val = (char *)v;
+  size_t nl, vl = slen(v);
+  uint8_t *p = attr_room(b, name, vl, &nl);
+  if (!p) return;
+  p = v ? enc_attr_str(p, owner(b), name, nl, v, vl) : enc_attr_empty(p, owner(b), name, nl);
+  enc_done(&b->attrs, p);
 }
 
-/* The list messages share one layout: base, n_values, values. */
-#define LIST_ATTR(fn, KIND, T, LT, init, member)                              \
-  void fn(chakra_builder *b, const char *name, const T *v, size_t n) {       \
-    chakra_attr *x = attr_add(b, name, KIND);                                \
-    LT *l = x ? arena_alloc(&b->a, sizeof *l) : NULL;                        \
-    if (!l) {                                                                \
-      b->oom = 1;                                                            \
-      return;                                                                \
-    }                                                                        \
-    init(l);                                                                 \
-    l->n_values = n;                                                         \
-    l->values = (void *)v;                                                   \
-    x->member = l;                                                           \
-  }
+void chakra_builder_int64_list(chakra_builder *b, const char *name, const int64_t *v, size_t n) {
+  size_t nl;
+  uint8_t *p = attr_room(b, name, 10 * n + 12, &nl);
+  if (p) enc_done(&b->attrs, enc_attr_i64list(p, owner(b), name, nl, v, n));
+}
 
-LIST_ATTR(chakra_builder_int64_list, K_INT64_LIST, int64_t, ChakraProtoMsg__Int64List,
-          chakra_proto_msg__int64_list__init, int64_list)
-LIST_ATTR(chakra_builder_uint64_list, K_UINT64_LIST, uint64_t, ChakraProtoMsg__Uint64List,
-          chakra_proto_msg__uint64_list__init, uint64_list)
-LIST_ATTR(chakra_builder_double_list, K_DOUBLE_LIST, double, ChakraProtoMsg__DoubleList,
-          chakra_proto_msg__double_list__init, double_list)
-LIST_ATTR(chakra_builder_string_list, K_STRING_LIST, char *const, ChakraProtoMsg__StringList,
-          chakra_proto_msg__string_list__init, string_list)
+void chakra_builder_uint64_list(chakra_builder *b, const char *name, const uint64_t *v, size_t n) {
+  size_t nl;
+  uint8_t *p = attr_room(b, name, 10 * n + 12, &nl);
+  if (p) enc_done(&b->attrs, enc_attr_u64list(p, owner(b), name, nl, v, n));
+}
 
-const ProtobufCMessage *chakra_builder_message(const chakra_builder *b) {
-  chakra_builder *m = (chakra_builder *)b; /* the lists are set here so that the view is complete */
+void chakra_builder_double_list(chakra_builder *b, const char *name, const double *v, size_t n) {
+  size_t nl;
+  uint8_t *p = attr_room(b, name, 8 * n + 12, &nl);
+  if (p) enc_done(&b->attrs, enc_attr_doublelist(p, owner(b), name, nl, v, n));
+}
+
+void chakra_builder_string_list(chakra_builder *b, const char *name, const char *const *v, size_t n) {
+  size_t nl, payload = enc_strlist_payload(v, n);
+  uint8_t *p = attr_room(b, name, payload + 12, &nl);
+  if (p) enc_done(&b->attrs, enc_attr_strlist(p, owner(b), name, nl, v, n, payload));
+}
+
+/* ------------------------------------------------------------ messages */
+
+/* Appends the message started last to dst, framed, without committing it:
+ * returns the end of the frame (NULL when out of memory) and *body, the
+ * message's own length. */
+static uint8_t *encode(chakra_builder *b, enc_buf *dst, size_t *body) {
+  size_t nl = slen(b->name), vl = slen(b->version), io = 0;
+  for (int w = 0; w < 2; w++)
+    if (b->has_io[w]) io += ENC_IO_MAX(slen(b->io[w][0]), slen(b->io[w][1]), slen(b->io[w][2]));
+  size_t bound = ENC_VARINT_MAX + ENC_FRAME_GROWTH + 5 * ENC_FIELD_MAX(0) + ENC_FIELD_MAX(nl + vl) +
+                 ENC_FIELD_MAX(10 * b->ctrl.n) + ENC_FIELD_MAX(10 * b->data.n) + io + b->attrs.n;
+  uint8_t *at = enc_room(dst, bound);
+  if (!at) return NULL;
+  uint8_t *p = enc_frame_open(at);
   if (b->kind == MSG_META) {
-    m->meta.attr = b->attrs;
-    m->meta.n_attr = b->n_attrs;
-    return &m->meta.base;
+    p = enc_meta_version(p, b->version, vl);
+  } else {
+    p = enc_node_id(p, b->id);
+    p = enc_node_name(p, b->name, nl);
+    p = enc_node_type(p, b->type);
+    p = enc_node_deps(p, ENC_CTRL_DEPS, b->ctrl.v, b->ctrl.n);
+    p = enc_node_deps(p, ENC_DATA_DEPS, b->data.v, b->data.n);
+    p = enc_node_start_time(p, b->start_time);
+    p = enc_node_duration(p, b->duration);
+    for (int w = 0; w < 2; w++)
+      if (b->has_io[w]) p = enc_node_io(p, w, b->io[w][0], b->io[w][1], b->io[w][2]);
   }
-  if (b->kind != MSG_NODE) return NULL;
-  m->node.data_deps = (uint64_t *)b->data.v;
-  m->node.n_data_deps = b->data.n;
-  m->node.ctrl_deps = (uint64_t *)b->ctrl.v;
-  m->node.n_ctrl_deps = b->ctrl.n;
-  m->node.attr = b->attrs;
-  m->node.n_attr = b->n_attrs;
-  return &m->node.base;
+  p = enc_copy(p, b->attrs.p, b->attrs.n);
+  *body = (size_t)(p - at) - 1;
+  return enc_frame_close(at, p);
 }
 
-static int room(chakra_builder *b, size_t n) {
-  if (b->cap - b->len >= n) return 0;
-  size_t cap = b->cap ? b->cap : 4096;
-  while (cap - b->len < n) cap *= 2;
-  uint8_t *p = realloc(b->buf, cap);
-  if (!p) return -1;
-  b->buf = p;
-  b->cap = cap;
-  return 0;
+/* protobuf-c's view of the message: its bytes decoded. */
+const ProtobufCMessage *chakra_builder_message(const chakra_builder *b) {
+  chakra_builder *m = (chakra_builder *)b; /* the decoded copy is cached */
+  if (b->kind == MSG_NONE || b->oom || b->attrs.oom) return NULL;
+  drop_decoded(m);
+  enc_buf tmp = {0};
+  size_t body;
+  uint8_t *end = encode(m, &tmp, &body);
+  if (end) {
+    const uint8_t *msg = end - body;
+    m->decoded = b->kind == MSG_META
+                     ? (ProtobufCMessage *)chakra_proto_msg__global_metadata__unpack(NULL, body, msg)
+                     : (ProtobufCMessage *)chakra_proto_msg__node__unpack(NULL, body, msg);
+  }
+  enc_buf_free(&tmp);
+  return m->decoded;
 }
 
 int chakra_builder_put(chakra_builder *b, chakra_error *err) {
-  const ProtobufCMessage *msg = chakra_builder_message(b);
-  if (!msg) return chakra_error_set(err, CHAKRA_EINVAL, "no message started");
-  if (b->oom) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  size_t len = protobuf_c_message_get_packed_size(msg);
+  if (b->kind == MSG_NONE) return chakra_error_set(err, CHAKRA_EINVAL, "no message started");
+  if (b->oom || b->attrs.oom) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  size_t len;
+  uint8_t *end = encode(b, &b->out, &len);
+  if (!end) {
+    b->out.oom = 0; /* the buffer keeps what was put before */
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
   if (len > CHAKRA_DEFAULT_MAX_MESSAGE) {
     if (b->kind == MSG_NODE)
       return chakra_error_set(err, CHAKRA_EINVAL, "node %llu: message of %zu bytes exceeds the limit of %u",
-                              (unsigned long long)b->node.id, len, CHAKRA_DEFAULT_MAX_MESSAGE);
+                              (unsigned long long)b->id, len, CHAKRA_DEFAULT_MAX_MESSAGE);
     return chakra_error_set(err, CHAKRA_EINVAL, "GlobalMetadata of %zu bytes exceeds the limit of %u", len,
                             CHAKRA_DEFAULT_MAX_MESSAGE);
   }
-  if (room(b, len + 10)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  size_t k = chakra_varint_encode(len, b->buf + b->len);
-  protobuf_c_message_pack(msg, b->buf + b->len + k);
-  b->len += k + len;
+  enc_done(&b->out, end);
   if (!b->count++) b->first_meta = b->kind == MSG_META;
   return 0;
 }
 
 const uint8_t *chakra_builder_bytes(const chakra_builder *b, size_t *len) {
-  *len = b->len;
-  return b->buf;
+  *len = b->out.n;
+  return b->out.p;
 }
 
 size_t chakra_builder_count(const chakra_builder *b) { return b->count; }
 
 void chakra_builder_clear(chakra_builder *b) {
-  b->len = 0;
+  b->out.n = 0;
   b->count = 0;
 }
 

@@ -25,6 +25,7 @@
 #include "../util/tasks.h"
 #include "buildint.h"
 #include "chakra/build.h"
+#include "encode.h"
 
 #define CHUNK (1u << 20)
 #define DIRECT (16u << 10) /* a block this large, with nothing buffered before it, is written without a copy */
@@ -35,8 +36,7 @@
 typedef struct rankf {
   pthread_mutex_t mu; /* held while the rank is added to or written out */
   outfile *f;         /* NULL until the first byte leaves memory */
-  uint8_t *buf;
-  size_t len, cap;
+  enc_buf b;          /* framed messages not yet written out */
   uint64_t msgs;      /* messages put */
   int stopped;        /* a put was refused because another rank had failed */
   /* under the writer's lock: */
@@ -65,7 +65,7 @@ struct chakra_workload_writer {
 static void free_writer(chakra_workload_writer *w) {
   for (uint32_t i = 0; i < w->n; i++) {
     free(w->paths[i]);
-    free(w->r[i].buf);
+    enc_buf_free(&w->r[i].b);
     pthread_mutex_destroy(&w->r[i].mu);
   }
   free(w->paths);
@@ -259,11 +259,11 @@ static int spill(chakra_workload_writer *w, uint32_t rank, const void *data, siz
   rankf *x = &w->r[rank];
   int rc = acquire(w, rank, e);
   if (rc) return rc;
-  if (x->len) rc = outfile_write(x->f, x->buf, x->len, e);
+  if (x->b.n) rc = outfile_write(x->f, x->b.p, x->b.n, e);
   if (!rc && len) rc = outfile_write(x->f, data, len, e);
   int rc2 = release(w, rank, close, e);
-  atomic_fetch_sub(&w->buffered, x->len);
-  x->len = 0;
+  atomic_fetch_sub(&w->buffered, x->b.n);
+  x->b.n = 0;
   return rc ? rc : rc2;
 }
 
@@ -276,33 +276,17 @@ static int spill_idle(chakra_workload_writer *w, uint32_t self, chakra_error *e)
   for (uint32_t i = 0; i < w->n && !rc && atomic_load(&w->buffered) > w->budget / 2; i++) {
     rankf *x = &w->r[i];
     if (i == self || pthread_mutex_trylock(&x->mu) != 0) continue;
-    if (x->len) rc = spill(w, i, NULL, 0, 0, e);
-    if (!rc && x->buf) {
-      free(x->buf);
-      x->buf = NULL;
-      x->cap = 0;
-    }
+    if (x->b.n) rc = spill(w, i, NULL, 0, 0, e);
+    if (!rc) enc_buf_free(&x->b);
     pthread_mutex_unlock(&x->mu);
   }
   return rc;
 }
 
-static uint8_t *room(rankf *x, size_t n) {
-  if (x->cap - x->len < n) {
-    size_t cap = x->cap ? x->cap : 4096;
-    while (cap - x->len < n) cap *= 2;
-    uint8_t *p = realloc(x->buf, cap);
-    if (!p) return NULL;
-    x->buf = p;
-    x->cap = cap;
-  }
-  return x->buf + x->len;
-}
-
 /* After bytes were added to rank's buffer: send out what is due. */
 static int settle(chakra_workload_writer *w, uint32_t rank, size_t added, chakra_error *e) {
   size_t total = atomic_fetch_add(&w->buffered, added) + added;
-  if (w->r[rank].len >= CHUNK) return spill(w, rank, NULL, 0, 0, e);
+  if (w->r[rank].b.n >= CHUNK) return spill(w, rank, NULL, 0, 0, e);
   if (total <= w->budget) return 0;
   int rc = spill(w, rank, NULL, 0, 0, e);
   return rc ? rc : spill_idle(w, rank, e);
@@ -312,11 +296,9 @@ static int settle(chakra_workload_writer *w, uint32_t rank, size_t added, chakra
  * before it goes out without a copy. */
 static int add_framed(chakra_workload_writer *w, uint32_t rank, const void *data, size_t len, chakra_error *e) {
   rankf *x = &w->r[rank];
-  if (len >= DIRECT && !x->len) return spill(w, rank, data, len, 0, e);
-  uint8_t *p = room(x, len);
-  if (!p) return chakra_error_set(e, CHAKRA_ENOMEM, "%s: out of memory", w->paths[rank]);
-  memcpy(p, data, len);
-  x->len += len;
+  if (len >= DIRECT && !x->b.n) return spill(w, rank, data, len, 0, e);
+  enc_append(&x->b, data, len);
+  if (x->b.oom) return chakra_error_set(e, CHAKRA_ENOMEM, "%s: out of memory", w->paths[rank]);
   return settle(w, rank, len, e);
 }
 
@@ -361,20 +343,17 @@ int chakra_workload_writer_put(chakra_workload_writer *w, uint32_t rank, const P
   rankf *x = &w->r[rank];
   const ProtobufCMessageDescriptor *want =
       x->msgs ? &chakra_proto_msg__node__descriptor : &chakra_proto_msg__global_metadata__descriptor;
-  size_t len = 0;
   if (msg->descriptor != want)
     rc = chakra_error_set(&e, CHAKRA_EINVAL, "%s: message %llu must be a %s", w->paths[rank],
                           (unsigned long long)x->msgs, x->msgs ? "Node" : "GlobalMetadata");
-  if (!rc && (len = protobuf_c_message_get_packed_size(msg)) > CHAKRA_DEFAULT_MAX_MESSAGE)
-    rc = too_large(w, rank, x->msgs, len, &e);
-  uint8_t *p = rc ? NULL : room(x, len + 10);
-  if (!rc && !p) rc = chakra_error_set(&e, CHAKRA_ENOMEM, "%s: out of memory", w->paths[rank]);
-  if (!rc) {
-    size_t k = chakra_varint_encode(len, p);
-    protobuf_c_message_pack(msg, p + k);
-    x->len += k + len;
+  size_t before = x->b.n, len = rc ? 0 : enc_message(&x->b, msg); /* encoded in place, taken back if refused */
+  if (!rc && x->b.oom) rc = chakra_error_set(&e, CHAKRA_ENOMEM, "%s: out of memory", w->paths[rank]);
+  if (!rc && len > CHAKRA_DEFAULT_MAX_MESSAGE) rc = too_large(w, rank, x->msgs, len, &e);
+  if (rc) {
+    x->b.n = before;
+  } else {
     x->msgs++;
-    rc = settle(w, rank, k + len, &e);
+    rc = settle(w, rank, x->b.n - before, &e);
   }
   return leave(w, rank, rc, &e, err);
 }
@@ -455,12 +434,8 @@ int chakra_workload_writer_flush_rank(chakra_workload_writer *w, uint32_t rank, 
   pthread_mutex_lock(&w->mu); /* another thread may be parking the file */
   int open = x->slot;
   pthread_mutex_unlock(&w->mu);
-  if (x->len || open) rc = spill(w, rank, NULL, 0, 1, &e);
-  if (!rc) {
-    free(x->buf);
-    x->buf = NULL;
-    x->cap = 0;
-  }
+  if (x->b.n || open) rc = spill(w, rank, NULL, 0, 1, &e);
+  if (!rc) enc_buf_free(&x->b);
   return leave(w, rank, rc, &e, err);
 }
 
@@ -513,7 +488,7 @@ int chakra_workload_writer_put_ranks(chakra_workload_writer *w, unsigned threads
 static int spill_all(chakra_workload_writer *w, chakra_error *e) {
   int rc = 0;
   for (uint32_t i = 0; i < w->n && !rc; i++)
-    if (w->r[i].len) rc = spill(w, i, NULL, 0, 0, e);
+    if (w->r[i].b.n) rc = spill(w, i, NULL, 0, 0, e);
   return rc;
 }
 

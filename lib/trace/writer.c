@@ -4,20 +4,14 @@
 
 #include "../util/outfile.h"
 #include "chakra/trace.h"
+#include "encode.h"
 
 struct chakra_writer {
   outfile *out;
+  enc_buf msg; /* the message being written, framed */
 };
 
-size_t chakra_varint_encode(uint64_t v, uint8_t *out) {
-  size_t n = 0;
-  while (v >= 0x80) {
-    out[n++] = (uint8_t)(v | 0x80);
-    v >>= 7;
-  }
-  out[n++] = (uint8_t)v;
-  return n;
-}
+size_t chakra_varint_encode(uint64_t v, uint8_t *out) { return (size_t)(enc_varint(out, v) - out); }
 
 int chakra_writer_open(chakra_writer **out, const char *path, int flags, chakra_error *err) {
   *out = NULL;
@@ -49,24 +43,22 @@ int chakra_writer_open_sink(chakra_writer **out, const chakra_sink *sink, int fl
   return 0;
 }
 
+/* Messages are encoded into the writer's own buffer, then written: one
+ * message at a time, so a buffer grown by a huge one is given back. */
 int chakra_writer_put(chakra_writer *w, const ProtobufCMessage *msg, chakra_error *err) {
-  size_t len = protobuf_c_message_get_packed_size(msg);
-  if (len > CHAKRA_DEFAULT_MAX_MESSAGE)
-    return chakra_error_set(err, CHAKRA_EINVAL, "%s: message of %zu bytes exceeds the limit",
-                            outfile_path(w->out), len);
-  if (len + 10 <= (1u << 19)) {
-    uint8_t *p = (uint8_t *)outfile_reserve(w->out, len + 10, err);
-    if (!p) return err ? err->code : CHAKRA_EIO;
-    size_t k = chakra_varint_encode(len, p);
-    protobuf_c_message_pack(msg, p + k);
-    outfile_commit_bytes(w->out, k + len);
-    return 0;
+  w->msg.n = 0;
+  size_t len = enc_message(&w->msg, msg);
+  int rc = 0;
+  if (w->msg.oom) {
+    w->msg.oom = 0; /* the buffer is as it was: later messages may fit */
+    rc = chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", outfile_path(w->out));
+  } else if (len > CHAKRA_DEFAULT_MAX_MESSAGE) {
+    rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: message of %zu bytes exceeds the limit", outfile_path(w->out),
+                          len);
+  } else {
+    rc = outfile_write(w->out, w->msg.p, w->msg.n, err);
   }
-  uint8_t *tmp = malloc(len);
-  if (!tmp) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", outfile_path(w->out));
-  protobuf_c_message_pack(msg, tmp);
-  int rc = chakra_writer_put_raw(w, tmp, len, err);
-  free(tmp);
+  if (w->msg.cap > (1u << 20)) enc_buf_free(&w->msg);
   return rc;
 }
 
@@ -79,6 +71,7 @@ int chakra_writer_put_raw(chakra_writer *w, const uint8_t *data, size_t len, cha
 
 int chakra_writer_close(chakra_writer *w, chakra_error *err) {
   int rc = outfile_commit(w->out, err);
+  enc_buf_free(&w->msg);
   free(w);
   return rc;
 }
@@ -86,5 +79,6 @@ int chakra_writer_close(chakra_writer *w, chakra_error *err) {
 void chakra_writer_discard(chakra_writer *w) {
   if (!w) return;
   outfile_discard(w->out);
+  enc_buf_free(&w->msg);
   free(w);
 }

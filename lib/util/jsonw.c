@@ -296,6 +296,30 @@ void jsonw_double(jsonw *w, double v) {
   jsonw_raw(w, tmp, (size_t)shortest(tmp, sizeof tmp, v, 0));
 }
 
+size_t jsonw_format_number(char *out, double v) {
+  if (!isfinite(v)) return (size_t)snprintf(out, 40, "null");
+  if (v == floor(v) && fabs(v) < 9.007199254740992e15) {
+    int64_t i = (int64_t)v;
+    size_t k = 0;
+    if (i < 0) out[k++] = '-';
+    char digits[24]; /* jsonw_put_u64 may store up to 20 bytes */
+    size_t n = jsonw_put_u64(digits, i < 0 ? (uint64_t)0 - (uint64_t)i : (uint64_t)i);
+    memcpy(out + k, digits, n);
+    return k + n;
+  }
+  int n = 0;
+  for (int p = 1; p <= 17; p++) {
+    n = snprintf(out, 40, "%.*g", p, v);
+    if (strtod(out, NULL) == v) break;
+  }
+  return (size_t)n;
+}
+
+void jsonw_number(jsonw *w, double v) {
+  char tmp[40];
+  jsonw_raw(w, tmp, jsonw_format_number(tmp, v));
+}
+
 void jsonw_float(jsonw *w, float v) {
   if (special(w, v)) return;
   char tmp[40];

@@ -67,6 +67,13 @@ size_t jsonw_escape(char *out, const char *s, size_t n, int ascii_only, uint64_t
 /* Shortest text that reads back to the same value; NaN/Infinity quoted. */
 void jsonw_double(jsonw *w, double v);
 void jsonw_float(jsonw *w, float v);
+/* The ingest outputs' number (chakra link's linked trace, convert's
+ * logs): an integral value below 2^53 in magnitude as an integer ("3",
+ * "-0" as "0"), another finite one as the fewest %g digits that read back,
+ * a non-finite one as null. format writes it into out (at least 40 bytes)
+ * and returns the length. */
+size_t jsonw_format_number(char *out, double v);
+void jsonw_number(jsonw *w, double v);
 /* Python-repr-style float text (used by the reference-compatible layout). */
 void jsonw_double_py(jsonw *w, double v, int is_float32);
 /* Python's repr() of a finite double into out (at least 32 bytes): the

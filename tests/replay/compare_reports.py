@@ -47,7 +47,7 @@ def main():
     check(re.match(r"rank 0 finish\s+64\.440\s+128\.880\s+-50\.0%", rows[0] if rows else ""), "compare: row 0 %r" % rows[:1])
     check(rows and re.match(r"ALL_REDUCE time\s+515\.520\s+1031\.040\s+-50\.0%", rows[-1]), "compare: last row %r" % rows[-1:])
     s = open(svg).read() if os.path.exists(svg) else ""
-    check(s.startswith("<svg") and s.count("<rect") == 34, "compare: SVG with %d bars" % s.count("<rect"))
+    check("<svg" in s and s.count("class=\"bar\"") == 34, "compare: SVG with %d bars" % s.count("class=\"bar\""))
     one = dict(r, npus=4, ranks=r["ranks"][:4])
     json.dump(one, open(meas, "w"))
     p = subprocess.run([CHAKRA, "compare", sim, meas], capture_output=True, text=True)
@@ -55,8 +55,34 @@ def main():
     open(meas, "w").write("{not json")
     p = subprocess.run([CHAKRA, "compare", sim, meas], capture_output=True, text=True)
     check(p.returncode == 2 and "invalid JSON" in p.stderr, "compare: bad JSON: %s" % p.stderr)
+    names_are_text_and_distinct(d, sim, r)
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
+
+
+def names_are_text_and_distinct(d, sim, r):
+    """A report's collectives are named by CollectiveCommType: a name that
+    is none (here one with ESC [2J, which cleared the screen when names were
+    printed as found, and a long one that once merged with another into one row) is
+    refused in one line naming the file and the member, the name escaped as
+    every message escapes names, nothing printed on standard output."""
+    evil = "x\x1b[2J\x07bell\nnext\tcol"
+    long_a = "L" * 70 + "_alpha"
+    for name, shown in ((evil, "x\\x1b[2J\\x07bell\\nnext\\tcol"), (long_a, "L" * 60)):
+        rep = json.loads(json.dumps(r))
+        for k in rep["ranks"]:
+            k["collectives"][name] = {"count": 1, "bytes": 8, "time_ns": 1000}
+        both = os.path.join(d, "names.json")
+        json.dump(rep, open(both, "w"))
+        svg = os.path.join(d, "names.svg")
+        p = subprocess.run([CHAKRA, "compare", sim, both, "-o", svg], capture_output=True, text=True)
+        err = p.stderr
+        check(p.returncode == 2 and p.stdout == "" and not os.path.exists(svg),
+              "compare of an unknown collective: exit %d, %r" % (p.returncode, p.stdout[-200:]))
+        check(err.count("\n") == 1 and not any(ord(c) < 0x20 and c != "\n" for c in err),
+              "compare: one line, no control character: %r" % err)
+        check("names.json" in err and "ranks[0].collectives" in err and shown in err
+              and "not a collective type" in err, "compare: names the file, member and name: %r" % err)
 
 
 if __name__ == "__main__":

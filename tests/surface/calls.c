@@ -34,6 +34,7 @@
 #include <chakra/sweep.h>
 #include <chakra/synth.h>
 #include <chakra/timeline.h>
+#include <chakra/timeline_writer.h>
 #include <chakra/topo.h>
 #include <chakra/trace.h>
 #include <chakra/validate.h>
@@ -153,10 +154,14 @@ static void draw(const chakra_graph *g) {
   ok("views.h", chakra_view_write(g, in_dir("g.dot"), &vopt, &vi, &err) == 0 && vi.nodes == 1, "dot view");
   done("views.h");
   chakra_timeline *t;
-  ok("timeline.h", chakra_timeline_open(&t, in_dir("tl.json"), &err) == 0, "timeline open");
+  ok("timeline_writer.h", chakra_timeline_open(&t, in_dir("tl.json"), &err) == 0, "timeline open");
   ok("timeline.h", chakra_timeline_add_graph(t, 0, g, NULL, &err) == 0, "add graph");
-  ok("timeline.h", chakra_timeline_close(t, &err) == 0, "timeline close");
+  chakra_timeline_process(t, 1, "by hand");
+  chakra_timeline_track(t, 1, 0, "track");
+  chakra_timeline_slice(t, 1, 0, "slice", 5, "COMP_NODE", 0, 1000, 1);
+  ok("timeline_writer.h", chakra_timeline_close(t, &err) == 0, "timeline close");
   done("timeline.h");
+  done("timeline_writer.h");
 }
 
 static void simulate(void) {

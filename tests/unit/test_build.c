@@ -137,6 +137,36 @@ static void test_builder_packs_every_attribute_kind_like_protobuf_c(void **state
   chakra_builder_free(b);
 }
 
+/* chakra_builder_message() is protobuf-c's view of the message being
+ * built: packing it gives the bytes put gives. */
+static void test_builder_message_is_what_put_writes(void **state) {
+  (void)state;
+  static const uint64_t data[] = {4, 5};
+  chakra_builder *b;
+  assert_int_equal(chakra_builder_new(&b), 0);
+  assert_null(chakra_builder_message(b));
+  chakra_builder_node(b, 9, "all_reduce", CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE);
+  chakra_builder_int64(b, "comm_size", 1 << 20);
+  chakra_builder_data_deps(b, data, 2);
+  chakra_builder_string(b, "pg_name", "0");
+  const ProtobufCMessage *m = chakra_builder_message(b);
+  assert_non_null(m);
+  assert_ptr_equal(m->descriptor, &chakra_proto_msg__node__descriptor);
+  const chakra_node *n = (const chakra_node *)m;
+  assert_int_equal(n->id, 9);
+  assert_string_equal(n->name, "all_reduce");
+  assert_int_equal(n->n_data_deps, 2);
+  assert_int_equal(n->n_attr, 2);
+  assert_string_equal(n->attr[1]->string_val, "0");
+  assert_int_equal(chakra_builder_put(b, NULL), 0);
+  assert_built_equals(b, m);
+  chakra_builder_metadata(b, "0.0.4");
+  m = chakra_builder_message(b);
+  assert_ptr_equal(m->descriptor, &chakra_proto_msg__global_metadata__descriptor);
+  assert_string_equal(((const chakra_metadata *)m)->version, "0.0.4");
+  chakra_builder_free(b);
+}
+
 static void test_builder_metadata_and_several_messages_concatenate(void **state) {
   (void)state;
   chakra_builder *b;
@@ -457,6 +487,7 @@ static void test_ranks_on_threads_report_the_lowest_failing_rank_and_leave_nothi
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_builder_packs_every_attribute_kind_like_protobuf_c),
+      cmocka_unit_test(test_builder_message_is_what_put_writes),
       cmocka_unit_test(test_builder_metadata_and_several_messages_concatenate),
       cmocka_unit_test(test_builder_put_without_a_message_is_refused),
       cmocka_unit_test(test_rank_path_spelling),

@@ -235,6 +235,31 @@ static void roundtrip(const chakra_run_record *r) {
   chakra_run_record_free(&back);
 }
 
+/* The makespan's mean and deviation are whole nanoseconds, rounded to the
+ * nearest (they were written as fractions), exact for makespans whose sum
+ * overflows 64 bits. */
+static void test_makespan_spread_in_whole_nanoseconds(void **state) {
+  (void)state;
+  static const struct {
+    uint64_t v[3];
+    const char *want;
+  } cases[] = {
+      {{10, 11, 11}, "\"makespan_mean_ns\":11,\"makespan_stddev_ns\":1}"},  /* 10.67, 0.577 */
+      {{10, 11, 13}, "\"makespan_mean_ns\":11,\"makespan_stddev_ns\":2}"},  /* 11.33, 1.528 */
+      {{1, 2, 3}, "\"makespan_mean_ns\":2,\"makespan_stddev_ns\":1}"},
+      {{UINT64_MAX, UINT64_MAX, UINT64_MAX - 1}, "\"makespan_mean_ns\":18446744073709551615,"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    chakra_run_record r;
+    replay_record(&r);
+    memcpy(r.makespan_ns, cases[c].v, sizeof cases[c].v);
+    char *got = written(&r, CHAKRA_RUN_JSON);
+    if (!strstr(got, cases[c].want)) fail_msg("case %zu: %s not in %s", c, cases[c].want, got);
+    free(got);
+    chakra_run_record_free(&r);
+  }
+}
+
 static void test_reader_gives_back_what_the_writer_wrote(void **state) {
   (void)state;
   chakra_run_record r;
@@ -474,6 +499,7 @@ int main(void) {
       cmocka_unit_test(test_derived_figures_summary_and_finish_order),
       cmocka_unit_test(test_report_json_of_a_simulation),
       cmocka_unit_test(test_report_json_of_a_replay),
+      cmocka_unit_test(test_makespan_spread_in_whole_nanoseconds),
       cmocka_unit_test(test_reader_gives_back_what_the_writer_wrote),
       cmocka_unit_test(test_reader_takes_whole_numbers_however_written),
       cmocka_unit_test(test_reader_refuses_with_one_line_naming_the_field),
