@@ -31,7 +31,7 @@ typedef struct sim_options {
   uint32_t queues_per_dim;
   double injection_scale;
   int rendezvous, multidim_full, custom_as_is;
-  const char *timeline, *logging_folder;
+  const char *timeline, *logging_folder, *link_report;
   uint32_t load_threads;
 } sim_options;
 
@@ -118,6 +118,10 @@ static int parse_sim_args(sim_args *a, int argc, char **argv) {
        .def = "json"},
       {.name = "timeline", .kind = CLI_OPT_STRING, .dest = &o->timeline, .metavar = "FILE.json",
        .help = "Chrome trace-event timeline (open in Perfetto): a process per rank, a track per hardware slot",
+       .file = CLI_FILE_OUT},
+      {.name = "link-report", .kind = CLI_OPT_STRING, .dest = &o->link_report, .metavar = "FILE.json",
+       .help = "per-link busy time, bytes, messages and utilisation of the congestion-aware model (needs "
+               "--network-model=aware; 'chakra plot FILE.json' draws a heat map)",
        .file = CLI_FILE_OUT},
       {.name = "threads", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&o->load_threads), .min = 1, .max = 64,
        .help = "threads that load the rank files", .def = "CPUs"},
@@ -240,7 +244,8 @@ static int run(const sim_options *o, chakra_run_record *res, char *groups_beside
   if (!rc) {
     int tty = isatty(2);
     chakra_sim_run_options ro = {.timeline = o->timeline, .logging_folder = o->logging_folder,
-                                 .diag = print_problem, .progress = tty ? print_progress : NULL};
+                                 .diag = print_problem, .progress = tty ? print_progress : NULL,
+                                 .link_report = o->link_report};
     rc = chakra_sim_run(cfg, w, &ro, res, err);
     if (tty) fputs("\r\033[K", stderr);
   }

@@ -69,6 +69,10 @@ typedef struct chakra_run_rank {
    * where the replay loop's time went (docs/replay.md). */
   uint64_t finish_min_ns, finish_median_ns, finish_max_ns;
   uint64_t mpi_ns, idle_ns, loop_ns;
+  /* The part of exposed_comm_ns when no collective or send was in flight
+   * either: the pipeline bubble (waiting for a receive, idle). The rest is
+   * exposed communication (chakra_run_exposed_coll_ns()). */
+  uint64_t bubble_ns;
 } chakra_run_rank;
 
 /* One collective node of one rank, issue to completion. Plain data. */
@@ -130,6 +134,8 @@ CHAKRA_API const char *chakra_run_get_meta(const chakra_run_record *r, const cha
 CHAKRA_API uint64_t chakra_run_compute_ns(const chakra_run_rank *k);
 CHAKRA_API uint64_t chakra_run_comm_ns(const chakra_run_rank *k);
 CHAKRA_API uint64_t chakra_run_overlap_ns(const chakra_run_rank *k);
+/* exposed_comm_ns - bubble_ns: exposed time while communication was in flight. */
+CHAKRA_API uint64_t chakra_run_exposed_coll_ns(const chakra_run_rank *k);
 
 /* The order the writers list collective types in (a permutation of
  * 0 .. CHAKRA_RUN_COLLS-1): the four the simulator runs natively

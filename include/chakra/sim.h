@@ -131,6 +131,9 @@ typedef struct chakra_sim_run_options {
    * every million events; nonzero stops the run with CHAKRA_ECANCELED. */
   chakra_progress_fn progress;
   void *progress_ctx;
+  /* JSON of what each link carried (docs/sim.md "Link report"): the
+   * congestion-aware model only (CHAKRA_EINVAL otherwise, before the run). */
+  const char *link_report;
 } chakra_sim_run_options;
 
 /* Simulates w on c into the run record *result (chakra/run.h: source

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "chakra/attr.h"
-#include "svgplot.h"
+#include "../report/svgplot.h"
 
 static int add_row(chakra_compare *c, size_t *cap, const char *what, double pred, double meas) {
   if (c->n == *cap) {

@@ -85,6 +85,10 @@ uint64_t chakra_run_overlap_ns(const chakra_run_rank *k) {
   return both > k->wall_ns ? both - k->wall_ns : 0;
 }
 
+uint64_t chakra_run_exposed_coll_ns(const chakra_run_rank *k) {
+  return k->exposed_comm_ns > k->bubble_ns ? k->exposed_comm_ns - k->bubble_ns : 0;
+}
+
 static const uint8_t coll_order[CHAKRA_RUN_COLLS] = {
     CHAKRA_ALL_REDUCE, CHAKRA_ALL_GATHER, CHAKRA_REDUCE_SCATTER, CHAKRA_ALL_TO_ALL, CHAKRA_REDUCE,
     CHAKRA_GATHER,     CHAKRA_SCATTER,    CHAKRA_BROADCAST,      CHAKRA_REDUCE_SCATTER_BLOCK, CHAKRA_BARRIER};
@@ -151,7 +155,7 @@ uint32_t chakra_run_finish_order(const chakra_run_record *r, uint32_t *order) {
   static const runrec_field name##_f[] = {__VA_ARGS__}; \
   const runrec_fields name = {name##_f, sizeof name##_f / sizeof *name##_f}
 
-FIELDS(runrec_rank_times, RK("finish_ns", finish_ns), RK("exposed_comm_ns", exposed_comm_ns), RK("wall_ns", wall_ns),
+FIELDS(runrec_rank_times, RK("finish_ns", finish_ns), RK("exposed_comm_ns", exposed_comm_ns), RK("bubble_ns", bubble_ns), RK("wall_ns", wall_ns),
        RK("gpu_ns", busy_ns[CHAKRA_CAT_GPU]), RK("cpu_ns", busy_ns[CHAKRA_CAT_CPU]),
        RK("comm_ns", busy_ns[CHAKRA_CAT_COMM]), RK("remote_mem_ns", busy_ns[CHAKRA_CAT_MEM]),
        RK("invalid_ns", busy_ns[CHAKRA_CAT_INVALID]));

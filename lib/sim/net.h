@@ -40,6 +40,13 @@ static inline void net_recv(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, 
   if (s->opt.rendezvous) net_recv_rendezvous(s, dst, src, bytes, tag, cb, obj, arg);
   else net_recv_eager(s, dst, src, bytes, tag, cb, obj, arg);
 }
+/* What each link of the congestion-aware model carried (--link-report). */
+typedef struct net_link_stat {
+  uint64_t busy_ns, bytes, messages;
+} net_link_stat;
+/* Per link index (chakra_topo_links()), or NULL when not counted. */
+const net_link_stat *net_link_stats(const sim *s);
+
 /* Unmatched sends/receives left at the end (for deadlock reports). */
 uint64_t net_pending(const sim *s, int (*visit)(void *ctx, int is_send, uint32_t src, uint32_t dst,
                                               uint64_t bytes, uint64_t tag), void *ctx);

@@ -13,9 +13,11 @@
 
 #include "../report/timeline.h"
 #include "../util/outfile.h"
+#include "../util/textout.h"
 #include "chakra/attr.h"
 #include "chakra/sim.h"
 #include "chakra/trace.h"
+#include "net.h"
 #include "workload.h"
 
 typedef struct sim_rank_ref {
@@ -55,6 +57,45 @@ int report_timeline(sim *s, const char *path) {
     return rc;
   }
   return chakra_timeline_close(t, s->err);
+}
+
+/* ---- link report ---- */
+
+static void link_object(jsonw *w, const chakra_topo_link *l, uint64_t i, const net_link_stat *st, uint64_t span) {
+  jsonw_lit(w, i ? ",\n{" : "\n{");
+  jsonw_key_u64(w, "link", i, 0);
+  jsonw_key_u64(w, "src", l->src, 1);
+  jsonw_key_u64(w, "dst", l->dst, 1);
+  jsonw_key_u64(w, "dim", (uint64_t)l->dim, 1);
+  jsonw_key_double(w, "bandwidth_gbps", l->bytes_per_ns * 1e9 / (1u << 30));
+  jsonw_key_u64(w, "busy_ns", st->busy_ns, 1);
+  jsonw_key_u64(w, "bytes", st->bytes, 1);
+  jsonw_key_u64(w, "messages", st->messages, 1);
+  jsonw_key_double(w, "utilisation", span ? (double)st->busy_ns / (double)span : 0.0);
+  jsonw_char(w, '}');
+}
+
+int report_links(sim *s, const chakra_run_record *r, const char *path) {
+  const net_link_stat *stats = net_link_stats(s);
+  uint64_t n = chakra_topo_links(s->topo), span = 0;
+  for (uint32_t k = 0; k < r->npus; k++)
+    if (r->ranks[k].finish_ns > span) span = r->ranks[k].finish_ns;
+  textout t;
+  int rc = textout_open(&t, path, s->err);
+  if (rc) return rc;
+  jsonw *w = &t.w;
+  jsonw_lit(w, "{\"npus\":");
+  jsonw_u64(w, s->npus);
+  jsonw_key_u64(w, "devices", chakra_topo_devices(s->topo), 1);
+  jsonw_key_u64(w, "dims", (uint64_t)s->dims, 1);
+  jsonw_key_u64(w, "makespan_ns", span, 1);
+  jsonw_lit(w, ",\"links\":[");
+  for (uint64_t i = 0; i < n && stats; i++) {
+    chakra_topo_link l;
+    if (chakra_topo_link_at(s->topo, i, &l) == 0) link_object(w, &l, i, &stats[i], span);
+  }
+  jsonw_lit(w, "\n]}\n");
+  return textout_close(&t, stats ? 0 : chakra_error_set(s->err, CHAKRA_EINVAL, "no link was counted"), s->err);
 }
 
 /* ---- result lines ---- */

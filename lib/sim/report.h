@@ -14,6 +14,11 @@
  * (the simulator does not keep them). */
 int report_timeline(sim *s, const char *path);
 
+/* The link report: per link of the congestion-aware model its ends,
+ * dimension, busy time, bytes, messages and utilisation (busy time over
+ * the run's makespan, r's latest finish), as JSON (docs/sim.md). */
+int report_links(sim *s, const chakra_run_record *r, const char *path);
+
 /* ASTRA-sim's log folder: log.log and an empty err.log. Opened (the folder
  * created) before the run, so that an unusable folder fails before any
  * simulated time passes; written and put in place after it. */

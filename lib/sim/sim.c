@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../report/spans.h"
 #include "chakra/sim.h"
 #include "core.h"
 #include "net.h"
@@ -38,6 +39,10 @@ static int setup_config(sim *s, const chakra_sim_config *c, const chakra_sim_run
   s->opt.rendezvous = p->rendezvous;
   s->opt.multidim_full = p->multidim_full;
   s->opt.custom_as_is = p->custom_as_is;
+  s->opt.link_stats = o->link_report != NULL;
+  if (o->link_report && !s->opt.aware)
+    return chakra_error_set(s->err, CHAKRA_EINVAL, "%s: a link report needs the congestion-aware network model "
+                            "(--network-model=aware): the congestion-unaware one has no links", o->link_report);
   if (sim_groups_copy(&s->groups, &c->groups)) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   for (int d = 0, off = 1; d < s->dims; d++) {
     s->dim_npus[d] = chakra_topo_dim_at(s->topo, d)->npus;
@@ -120,6 +125,7 @@ static void collect_rank(const sim *s, uint32_t k, chakra_run_rank *o) {
   o->finish_ns = w.finish;
   o->exposed_comm_ns = w.finish - w.gpu_time;
   for (int c = 0; c < CAT_N; c++) o->busy_ns[c] = w.busy[c];
+  o->bubble_ns = spans_bubble(o->exposed_comm_ns, w.busy[CAT_GPU], w.gpu_or_comm);
   for (int c = 0; c < SIM_NCOLL; c++)
     o->coll[comm_type_of[c]] = (chakra_run_coll){w.coll_ops[c], w.coll_bytes[c], w.coll_ns[c]};
   o->send_ops = w.send_ops;
@@ -183,6 +189,7 @@ int chakra_sim_run(const chakra_sim_config *c, const chakra_sim_workload *w, con
   if (!rc) rc = collect(s, r);
   r->wall_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
   if (!rc && o->timeline) rc = report_timeline(s, o->timeline);
+  if (!rc && o->link_report) rc = report_links(s, r, o->link_report);
   if (!rc && log) {
     rc = report_log_commit(log, s, r);
     log = NULL;

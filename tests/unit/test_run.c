@@ -45,7 +45,7 @@ static void sim_record(chakra_run_record *r) {
   assert_int_equal(chakra_run_record_init(r, CHAKRA_RUN_SIM, 2, &err), 0);
   r->events = 10, r->messages = 4, r->wall_seconds = 1.5;
   chakra_run_rank *a = &r->ranks[0], *b = &r->ranks[1];
-  a->finished = 1, a->finish_ns = 100, a->exposed_comm_ns = 40, a->wall_ns = 100;
+  a->finished = 1, a->finish_ns = 100, a->exposed_comm_ns = 40, a->bubble_ns = 15, a->wall_ns = 100;
   a->busy_ns[CHAKRA_CAT_GPU] = 60, a->busy_ns[CHAKRA_CAT_CPU] = 5, a->busy_ns[CHAKRA_CAT_COMM] = 70;
   a->nodes = a->nodes_done = 3;
   a->coll[CHAKRA_ALL_REDUCE] = (chakra_run_coll){1, 1024, 70};
@@ -59,12 +59,12 @@ static void sim_record(chakra_run_record *r) {
 
 static const char sim_json[] =
     "{\"npus\":2,\"events\":10,\"messages\":4,\"wall_clock_s\":1.500,\"max_finish_ns\":100,\"ranks\":[\n"
-    "{\"rank\":0,\"finished\":true,\"finish_ns\":100,\"exposed_comm_ns\":40,\"wall_ns\":100,\"gpu_ns\":60,"
+    "{\"rank\":0,\"finished\":true,\"finish_ns\":100,\"exposed_comm_ns\":40,\"bubble_ns\":15,\"wall_ns\":100,\"gpu_ns\":60,"
     "\"cpu_ns\":5,\"comm_ns\":70,\"remote_mem_ns\":0,\"invalid_ns\":0,\"overlap_ns\":30,\"nodes\":3,"
     "\"nodes_done\":3,\"collectives\":{\"ALL_REDUCE\":{\"count\":1,\"bytes\":1024,\"time_ns\":70},"
     "\"REDUCE_SCATTER\":{\"count\":1,\"bytes\":8,\"time_ns\":3},\"ALL_TO_ALL\":{\"count\":2,\"bytes\":64,"
     "\"time_ns\":10}},\"p2p_sends\":1,\"p2p_bytes\":16},\n"
-    "{\"rank\":1,\"finished\":false,\"finish_ns\":50,\"exposed_comm_ns\":50,\"wall_ns\":50,\"gpu_ns\":0,"
+    "{\"rank\":1,\"finished\":false,\"finish_ns\":50,\"exposed_comm_ns\":50,\"bubble_ns\":0,\"wall_ns\":50,\"gpu_ns\":0,"
     "\"cpu_ns\":0,\"comm_ns\":0,\"remote_mem_ns\":0,\"invalid_ns\":0,\"overlap_ns\":0,\"nodes\":3,"
     "\"nodes_done\":1,\"collectives\":{},\"p2p_sends\":0,\"p2p_bytes\":0}\n"
     "],\"stuck\":[\"rank 1: node 7 \\\"x\\\"\\n\"]}\n";
@@ -200,7 +200,7 @@ static void test_report_json_of_a_replay(void **state) {
   assert_string_equal(
       got,
       "{\"npus\":1,\"events\":4,\"messages\":0,\"wall_clock_s\":2.000,\"max_finish_ns\":20,\"ranks\":[\n"
-      "{\"rank\":0,\"finished\":true,\"finish_ns\":20,\"exposed_comm_ns\":20,\"wall_ns\":20,\"gpu_ns\":0,\"cpu_ns\":0,"
+      "{\"rank\":0,\"finished\":true,\"finish_ns\":20,\"exposed_comm_ns\":20,\"bubble_ns\":0,\"wall_ns\":20,\"gpu_ns\":0,\"cpu_ns\":0,"
       "\"comm_ns\":2,\"remote_mem_ns\":0,\"invalid_ns\":0,\"overlap_ns\":0,\"nodes\":4,\"nodes_done\":4,"
       "\"collectives\":{\"BROADCAST\":{\"count\":1,\"bytes\":64,\"time_ns\":2}},\"p2p_sends\":0,\"p2p_bytes\":0,"
       "\"finish_min_ns\":10,\"finish_median_ns\":20,\"finish_max_ns\":30,\"loop_ns\":100,\"mpi_ns\":20,"
@@ -371,12 +371,12 @@ static void test_csv_rows_per_rank(void **state) {
   sim_record(&r);
   char *got = written(&r, CHAKRA_RUN_CSV);
   assert_string_equal(got,
-                      "rank,finished,finish_ns,exposed_comm_ns,wall_ns,gpu_ns,cpu_ns,comm_ns,remote_mem_ns,invalid_ns,"
+                      "rank,finished,finish_ns,exposed_comm_ns,bubble_ns,wall_ns,gpu_ns,cpu_ns,comm_ns,remote_mem_ns,invalid_ns,"
                       "overlap_ns,nodes,nodes_done,p2p_sends,p2p_bytes,ALL_REDUCE_count,ALL_REDUCE_bytes,"
                       "ALL_REDUCE_time_ns,REDUCE_SCATTER_count,REDUCE_SCATTER_bytes,REDUCE_SCATTER_time_ns,"
                       "ALL_TO_ALL_count,ALL_TO_ALL_bytes,ALL_TO_ALL_time_ns\n"
-                      "0,true,100,40,100,60,5,70,0,0,30,3,3,1,16,1,1024,70,1,8,3,2,64,10\n"
-                      "1,false,50,50,50,0,0,0,0,0,0,3,1,0,0,0,0,0,0,0,0,0,0,0\n");
+                      "0,true,100,40,15,100,60,5,70,0,0,30,3,3,1,16,1,1024,70,1,8,3,2,64,10\n"
+                      "1,false,50,50,0,50,0,0,0,0,0,0,3,1,0,0,0,0,0,0,0,0,0,0,0\n");
   free(got);
   chakra_run_record_free(&r);
   replay_record(&r);
@@ -384,11 +384,11 @@ static void test_csv_rows_per_rank(void **state) {
   r.ranks[0].compute_util_pct = 2.25;
   got = written(&r, CHAKRA_RUN_CSV);
   assert_string_equal(got,
-                      "rank,finished,finish_ns,exposed_comm_ns,wall_ns,gpu_ns,cpu_ns,comm_ns,remote_mem_ns,invalid_ns,"
+                      "rank,finished,finish_ns,exposed_comm_ns,bubble_ns,wall_ns,gpu_ns,cpu_ns,comm_ns,remote_mem_ns,invalid_ns,"
                       "overlap_ns,nodes,nodes_done,p2p_sends,p2p_bytes,compute_bound_pct,compute_util_pct,"
                       "memory_util_pct,operation_intensity,finish_min_ns,finish_median_ns,finish_max_ns,loop_ns,"
                       "mpi_ns,idle_ns,replayer_ns,BROADCAST_count,BROADCAST_bytes,BROADCAST_time_ns\n"
-                      "0,true,20,20,20,0,0,2,0,0,0,4,4,0,0,0,2.25,0,0,10,20,30,100,20,30,50,1,64,2\n");
+                      "0,true,20,20,0,20,0,0,2,0,0,0,4,4,0,0,0,2.25,0,0,10,20,30,100,20,30,50,1,64,2\n");
   free(got);
   chakra_run_record_free(&r);
 }
