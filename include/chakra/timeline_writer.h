@@ -25,6 +25,14 @@ typedef struct chakra_timeline chakra_timeline;
  * Nothing appears at path until chakra_timeline_close(). */
 CHAKRA_API int chakra_timeline_open(chakra_timeline **out, const char *path, chakra_error *err);
 
+/* The same timeline drawn as an SVG picture instead (for those without a
+ * browser that opens trace events; chakra timeline --svg): a lane per
+ * track labelled "PROCESS: TRACK", in process and track order, slices
+ * coloured by node type on a time axis, slices closer than a pixel drawn
+ * as one. At most 2,000 tracks (close fails naming the count). Nothing is
+ * written until chakra_timeline_close(). */
+CHAKRA_API int chakra_timeline_open_svg(chakra_timeline **out, const char *path, chakra_error *err);
+
 /* Names process pid ("rank 3") and track tid of process pid ("GPU compute").
  * Tracks are shown in tid order. */
 CHAKRA_API void chakra_timeline_process(chakra_timeline *t, uint32_t pid, const char *name);

@@ -81,12 +81,13 @@ void svgplot_chart_free(svgplot_chart *c) {
 
 /* ---- text ---- */
 
-/* Width of s in pixels at font size px, on the generous side (a wide
- * sans-serif averages 0.55 em; 0.62 keeps capitals and bold inside). */
+/* Width of s in pixels at font size px, on the generous side: a wide
+ * sans-serif (DejaVu Sans, what renderers fall back to) takes 0.6-0.7 em
+ * for lower case and capitals. */
 static double text_w(const char *s, double px) {
   size_t chars = 0;
   for (; *s; s++) chars += ((unsigned char)*s & 0xc0) != 0x80;
-  return (double)chars * px * 0.62;
+  return (double)chars * px * 0.7;
 }
 
 static void text(jsonw *w, double x, double y, const char *anchor, const char *cls, const char *s) {
@@ -127,12 +128,14 @@ typedef struct axis_end {
 } axis_end;
 
 /* The first of m x 10^k at or above max, with a tick count that makes
- * round steps: the axis ends at most 20% beyond the data. */
+ * round steps: consecutive ends are at most 20% apart, so the axis ends
+ * at most 20% beyond the data. */
 static axis_end nice_end(double max) {
   static const struct {
     double m;
     int ticks;
-  } steps[] = {{1, 5}, {1.2, 6}, {1.5, 5}, {2, 4}, {2.5, 5}, {3, 6}, {4, 4}, {5, 5}, {6, 6}, {8, 4}, {10, 5}};
+  } steps[] = {{1, 5},   {1.2, 6}, {1.4, 7}, {1.6, 4}, {1.8, 6}, {2, 4}, {2.4, 6}, {2.5, 5}, {3, 6},
+               {3.5, 7}, {4, 4},   {4.5, 3}, {5, 5},   {6, 6},   {7, 7}, {8, 4},   {9, 3},   {10, 5}};
   if (max <= 0) return (axis_end){1, 4};
   double p = pow(10, floor(log10(max)));
   for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
@@ -142,12 +145,22 @@ static axis_end nice_end(double max) {
   return (axis_end){max, 4};
 }
 
+/* Counts and bytes are whole: below 10, one tick per unit. */
+static axis_end value_end(const svgplot_chart *c, double max) {
+  int whole = !c->unit || !*c->unit || strcmp(c->unit, "B") == 0;
+  if (whole && max <= 10) {
+    double end = max < 1 ? 1 : ceil(max);
+    return (axis_end){end, (int)end};
+  }
+  return nice_end(max);
+}
+
 static void axis(jsonw *w, double left, double area, double top, double y, axis_end e, const svgplot_chart *c) {
   double display = c->display ? c->display : 1;
   for (int t = 0; t <= e.ticks; t++) {
     double x = left + area * t / e.ticks;
     char lab[64];
-    human(e.max / e.ticks * t * display, c->unit, lab, sizeof lab); /* max * t may overflow */
+    human(e.max * ((double)t / e.ticks) * display, c->unit, lab, sizeof lab); /* max * t may overflow */
     textout_printf(w, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", x, top, x, y);
     text(w, x, y + 14, "middle", "axis", lab);
   }
@@ -215,7 +228,7 @@ static void bar(jsonw *w, const svgplot_chart *c, const svgplot_group *g, size_t
 static double bars_chart(jsonw *w, const svgplot_chart *c, double y0) {
   double max = 0;
   for (size_t g = 0; g < c->n_groups; g++) max = fmax(max, bar_total(c, &c->groups[g]));
-  axis_end e = nice_end(max);
+  axis_end e = value_end(c, max);
   double scale = BAR_AREA / e.max, left = bars_left(c), display = c->display ? c->display : 1;
   textout_printf(w, "<g class=\"chart\" data-kind=\"bars\" data-scale=\"%.17g\" data-axis-max=\"%.17g\">\n", scale,
                  e.max);

@@ -4,9 +4,9 @@
  * Three kinds of chart, each with a title:
  * - bars: a group of bars per label (one bar per series, or the series end
  *   to end in one bar when stacked), a legend, a value axis whose end is
- *   the first of 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 x 10^k at or above the
- *   largest bar, its name and unit under it, the value at the end of each
- *   bar;
+ *   the first of 1, 1.2, 1.4, ... 9 x 10^k (steps at most 20% apart) at
+ *   or above the largest bar, ticks in the unit and the axis's name under
+ *   it, the value at the end of each bar;
  * - heat: a square matrix of cells (rows and columns numbered, one cell
  *   per pair, or per block of pairs), coloured by a value from 0 to 1, with
  *   a colour scale;

@@ -8,13 +8,29 @@
 #include <string.h>
 
 #include "../util/textout.h"
+#include "tlsvg.h"
 #include "chakra/attr.h"
 
 struct chakra_timeline {
   textout t;
-  jsonw *w;   /* &t.w */
-  int first;  /* no event written yet */
+  jsonw *w;    /* &t.w */
+  int first;   /* no event written yet */
+  tlsvg *svg;  /* chakra_timeline_open_svg(): collected, drawn at close */
+  char *path;  /* its output */
 };
+
+int chakra_timeline_open_svg(chakra_timeline **out, const char *path, chakra_error *err) {
+  *out = NULL;
+  chakra_timeline *t = calloc(1, sizeof *t);
+  if (t && (!(t->svg = tlsvg_new()) || !(t->path = strdup(path)))) {
+    tlsvg_free(t->svg);
+    free(t);
+    t = NULL;
+  }
+  if (!t) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  *out = t;
+  return 0;
+}
 
 int chakra_timeline_open(chakra_timeline **out, const char *path, chakra_error *err) {
   *out = NULL;
@@ -60,15 +76,27 @@ static void meta(chakra_timeline *t, const char *what, uint32_t pid, int64_t tid
 }
 
 void chakra_timeline_process(chakra_timeline *t, uint32_t pid, const char *name) {
+  if (t->svg) {
+    tlsvg_process(t->svg, pid, name);
+    return;
+  }
   meta(t, "process_name", pid, -1, name);
 }
 
 void chakra_timeline_track(chakra_timeline *t, uint32_t pid, uint32_t tid, const char *name) {
+  if (t->svg) {
+    tlsvg_track(t->svg, pid, tid, name);
+    return;
+  }
   meta(t, "thread_name", pid, tid, name);
 }
 
 void chakra_timeline_slice(chakra_timeline *t, uint32_t pid, uint32_t tid, const char *name, size_t name_len,
                            const char *cat, uint64_t start_ns, uint64_t dur_ns, uint64_t node_id) {
+  if (t->svg) {
+    tlsvg_slice(t->svg, pid, tid, cat, start_ns, dur_ns);
+    return;
+  }
   jsonw *w = t->w;
   next_event(t);
   jsonw_lit(w, "{\"ph\":\"X\",\"name\":");
@@ -89,6 +117,12 @@ void chakra_timeline_slice(chakra_timeline *t, uint32_t pid, uint32_t tid, const
 }
 
 int chakra_timeline_close(chakra_timeline *t, chakra_error *err) {
+  if (t->svg) {
+    int rc = tlsvg_write(t->svg, t->path, err);
+    free(t->path);
+    free(t);
+    return rc;
+  }
   jsonw_lit(t->w, "\n]}\n");
   int rc = textout_close(&t->t, 0, err);
   free(t);
@@ -97,6 +131,12 @@ int chakra_timeline_close(chakra_timeline *t, chakra_error *err) {
 
 void chakra_timeline_discard(chakra_timeline *t) {
   if (!t) return;
+  if (t->svg) {
+    tlsvg_free(t->svg);
+    free(t->path);
+    free(t);
+    return;
+  }
   textout_close(&t->t, CHAKRA_ECANCELED, NULL);
   free(t);
 }
