@@ -23,13 +23,8 @@ import xml.etree.ElementTree as ET
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vtest import Work, check, comp, finish  # noqa: E402
+from vtest import NS, SYSTEM, Work, check, comp, finish  # noqa: E402
 
-NS = "{http://www.w3.org/2000/svg}"
-SYSTEM = {"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
-          "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"], "all-gather-implementation": ["ring"],
-          "reduce-scatter-implementation": ["ring"], "all-to-all-implementation": ["ring"],
-          "collective-optimization": "localBWAware", "local-mem-bw": 1600}
 
 
 # ---- rendering ------------------------------------------------------------------
