@@ -106,9 +106,12 @@ static int link_read(yajl_val v, size_t i, double devices, const char *name, lin
   return rc;
 }
 
+/* Busiest first; ties in order of source, then destination. */
 static int util_cmp(const void *a, const void *b) {
   const link_row *x = a, *y = b;
-  return x->util > y->util ? -1 : x->util < y->util;
+  if (x->util != y->util) return x->util > y->util ? -1 : 1;
+  if (x->src != y->src) return x->src < y->src ? -1 : 1;
+  return x->dst < y->dst ? -1 : x->dst > y->dst;
 }
 
 static int link_bars(link_row *v, size_t n, svgplot_chart *busiest, svgplot_chart *dims, chakra_error *err) {

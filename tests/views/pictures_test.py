@@ -247,6 +247,10 @@ def link_picture(w, tool):
     got = {(int(c.get("data-row")), int(c.get("data-col"))): float(c.get("data-value")) for c in cs[0]["cells"]}
     check("links: a cell per link, its utilisation", got == want and len(got) == 2 * rep["npus"], (got, want))
     check("links: some link was busy, none beyond 100%", 0 < max(want.values()) <= 1, want)
+    busiest = [r.get("data-label") for r in cs[1]["bars"]]
+    order = sorted(rep["links"], key=lambda l: (-l["utilisation"], l["src"], l["dst"]))[:12]
+    check("links: the busiest links, ties in numeric order", busiest == ["%d \u2192 %d (dimension %d)" % (
+        l["src"], l["dst"], l["dim"]) for l in order], busiest)
     p = subprocess.run([w.chakra, "sim", "-q", "--workload-configuration=" + w.path("pp"),
                         "--system-configuration=" + w.path("sys.json"), "--network-configuration=" + w.path("net.yml"),
                         "--network-model=unaware", "--link-report=" + w.path("none.json")], capture_output=True)
