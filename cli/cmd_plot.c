@@ -26,8 +26,8 @@ int cmd_plot(int argc, char **argv) {
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &out, .metavar = "FILE",
        .help = "output file, written atomically", .def = "standard output", .file = CLI_FILE_OUT},
       {0}};
-  const cli_command cmd = {.name = "plot", .args = "REPORT.json [REPORT2.json ...]", .min_args = 1, .max_args = 6, .about = about,
-                           .opts = opts, .args_file = CLI_FILE_IN};
+  const cli_command cmd = {.name = "plot", .args = "REPORT.json [REPORT2.json ...]", .min_args = 1, .max_args = 6,
+                           .about = about, .opts = opts, .args_file = CLI_FILE_IN};
   cli_args pos;
   int rc = cli_parse(&cmd, argc, argv, &pos);
   if (rc != CLI_PROCEED) return rc;

@@ -90,8 +90,8 @@ void chakra_compare_free(chakra_compare *c) {
 /* ---- SVG ---- */
 
 int chakra_compare_write_svg(const chakra_compare *c, const char *path, chakra_error *err) {
-  svgplot_chart chart = {.title = "Predicted and measured time per row", .unit = "s", .display = 1e-9,
-                         .series = {"predicted", "measured"}, .n_series = 2};
+  svgplot_chart chart = {.title = "Predicted and measured time per row", .axis = "time", .unit = "s",
+                         .display = 1e-9, .series = {"predicted", "measured"}, .n_series = 2};
   int rc = 0;
   for (size_t i = 0; i < c->n && !rc; i++) {
     const chakra_compare_row *r = &c->rows[i];

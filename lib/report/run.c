@@ -155,7 +155,8 @@ uint32_t chakra_run_finish_order(const chakra_run_record *r, uint32_t *order) {
   static const runrec_field name##_f[] = {__VA_ARGS__}; \
   const runrec_fields name = {name##_f, sizeof name##_f / sizeof *name##_f}
 
-FIELDS(runrec_rank_times, RK("finish_ns", finish_ns), RK("exposed_comm_ns", exposed_comm_ns), RK("bubble_ns", bubble_ns), RK("wall_ns", wall_ns),
+FIELDS(runrec_rank_times, RK("finish_ns", finish_ns), RK("exposed_comm_ns", exposed_comm_ns),
+       RK("bubble_ns", bubble_ns), RK("wall_ns", wall_ns),
        RK("gpu_ns", busy_ns[CHAKRA_CAT_GPU]), RK("cpu_ns", busy_ns[CHAKRA_CAT_CPU]),
        RK("comm_ns", busy_ns[CHAKRA_CAT_COMM]), RK("remote_mem_ns", busy_ns[CHAKRA_CAT_MEM]),
        RK("invalid_ns", busy_ns[CHAKRA_CAT_INVALID]));

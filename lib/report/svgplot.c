@@ -214,7 +214,8 @@ static void bar(jsonw *w, const svgplot_chart *c, const svgplot_group *g, size_t
   char val[64];
   human(g->value[s] * (c->display ? c->display : 1), c->unit, val, sizeof val);
   textout_printf(w, "<rect class=\"bar\" x=\"%.4f\" y=\"%.1f\" width=\"%.4f\" height=\"%d\" fill=\"%s\" "
-                    "data-value=\"%.17g\" data-label=\"", x, y, g->value[s] * scale, BAR_H - 2, colours[s], g->value[s]);
+                    "data-value=\"%.17g\" data-label=\"",
+                 x, y, g->value[s] * scale, BAR_H - 2, colours[s], g->value[s]);
   xmltext_put(w, g->label);
   jsonw_lit(w, "\" data-series=\"");
   xmltext_put(w, c->series[s]);

@@ -75,7 +75,9 @@ static void rename_or_add(tlsvg *v, tl_names *t, uint32_t pid, uint32_t tid, con
 }
 
 void tlsvg_process(tlsvg *v, uint32_t pid, const char *name) { rename_or_add(v, &v->procs, pid, 0, name); }
-void tlsvg_track(tlsvg *v, uint32_t pid, uint32_t tid, const char *name) { rename_or_add(v, &v->lanes, pid, tid, name); }
+void tlsvg_track(tlsvg *v, uint32_t pid, uint32_t tid, const char *name) {
+  rename_or_add(v, &v->lanes, pid, tid, name);
+}
 
 void tlsvg_slice(tlsvg *v, uint32_t pid, uint32_t tid, const char *cat, uint64_t start_ns, uint64_t dur_ns) {
   tl_name *lane = find(&v->lanes, pid, tid);

@@ -8,7 +8,8 @@ ink touches its border (a label cut off at an edge would); every chart has
 a title and its value axis a name; a value axis ends at or above the
 largest bar and at most 20% beyond it; the numbers drawn are the inputs'.
 Pictures: where each rank's time went (GPU compute, exposed communication,
-pipeline bubble) of a pipelined job; two reports side by side; a sweep
+pipeline bubble) of a pipelined job; two reports side by side; compare's
+bars; a sweep
 table (configurations in numeric order); a link report's heat map; a
 timeline as SVG. The PNGs are kept in $PICTURES_DIR when it is set.
 
@@ -231,6 +232,13 @@ def side_by_side(w, tool):
     labels = [r.get("data-label") for r in cs[1]["bars"][::3]]
     want = ["rank %d: %s" % (k, n) for k in range(len(a["ranks"])) for n in (w.path("a.json"), w.path("b.json"))]
     check("side by side: each rank's split, the two reports next to each other", labels == want, labels[:4])
+    p = w.run("compare", w.path("a.json"), w.path("b.json"), "-o", w.path("compare.svg"))
+    check("compare -o: exit 0", p.returncode == 0, p.stderr)
+    cs = charts(rendered_well(w, tool, w.path("compare.svg"), "compare"))
+    axes_are_right("compare", cs)
+    got = {(r.get("data-label"), r.get("data-series")): float(r.get("data-value")) for r in cs[0]["bars"]}
+    check("compare: rank 3's finish, predicted and measured", got.get(("rank 3 finish", "predicted")) ==
+          a["ranks"][3]["finish_ns"] and got.get(("rank 3 finish", "measured")) == b["ranks"][3]["finish_ns"], got)
     p = w.run("plot", w.path("a.json"), w.path("links.json"))
     check("side by side of a report and something else: exit 2 naming it", p.returncode == 2 and
           b"links.json" in p.stderr, p.stderr)
