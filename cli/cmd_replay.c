@@ -33,6 +33,7 @@ static const char footer[] =
 typedef struct replay_args {
   chakra_replay_options o;
   const char *compute, *report;
+  int report_format;          /* chakra_run_format */
   int quiet;
   int calibrate;
   chakra_replay_calibrate_options cal;
@@ -54,6 +55,7 @@ static int parse_compute(const char *s, chakra_replay_options *o) {
 
 static int parse_replay_args(replay_args *a, int argc, char **argv) {
   static const cli_choice models[] = {{"aware", CHAKRA_NET_AWARE}, {"unaware", CHAKRA_NET_UNAWARE}, {NULL, 0}};
+  static const cli_choice formats[] = {{"json", CHAKRA_RUN_JSON}, {"csv", CHAKRA_RUN_CSV}, {NULL, 0}};
   static const cli_choice kinds[] = {{"Ring", CHAKRA_TOPO_RING}, {"FullyConnected", CHAKRA_TOPO_FULLY_CONNECTED},
                                      {"Switch", CHAKRA_TOPO_SWITCH}, {NULL, 0}};
   chakra_replay_options *o = &a->o;
@@ -74,8 +76,12 @@ static int parse_replay_args(replay_args *a, int argc, char **argv) {
        .def = "60"},
       {.name = "report", .kind = CLI_OPT_STRING, .dest = &a->report, .metavar = "FILE.json",
        .help = "chakra sim's report (per rank, collectives by type, run totals, stuck) with the spread over the "
-               "iterations and every collective instance's measured time",
+               "iterations and every collective instance's measured time (docs/report.md)",
        .file = CLI_FILE_OUT},
+      {.name = "report-format", .kind = CLI_OPT_CHOICE, .dest = &a->report_format, .choices = formats,
+       .help = "json: the report document; csv: one row per rank (the report's per-rank figures, a column per "
+               "collective type and figure)",
+       .def = "json"},
       {.name = "timeline", .kind = CLI_OPT_STRING, .dest = &o->timeline, .metavar = "FILE.json",
        .help = "Chrome trace-event timeline of the last iteration (open in Perfetto)", .file = CLI_FILE_OUT},
       {.name = "no-validate", .kind = CLI_OPT_FLAG, .dest = &o->no_validate,
@@ -175,26 +181,30 @@ static void on_warning(void *ctx, const chakra_problem *p) {
   rank_line(head, line);
 }
 
-static void print_results(const chakra_replay_result *r) {
-  for (uint32_t k = 0; k < r->npus; k++)
-    printf("sys[%u] finished, %llu cycles, exposed communication %llu cycles.\n", k,
-           (unsigned long long)r->ranks[k].finish_ns, (unsigned long long)r->ranks[k].exposed_comm_ns);
+static void put_line(void *ctx, const char *logger, const char *text) {
+  (void)ctx, (void)logger;
+  puts(text);
+}
+
+static void print_results(const chakra_run_record *r) {
+  for (uint32_t k = 0; k < r->npus; k++) chakra_sim_rank_lines(r, k, CHAKRA_SIM_LINE_FINISHED, put_line, NULL);
   uint64_t lo = UINT64_MAX, hi = 0;
   for (uint32_t i = 0; i < r->iterations; i++) {
     if (r->makespan_ns[i] < lo) lo = r->makespan_ns[i];
     if (r->makespan_ns[i] > hi) hi = r->makespan_ns[i];
   }
   printf("replayed %u ranks, %llu nodes, %u iteration(s) after %u warm-up: makespan %.3f us (min) .. %.3f us (max)\n",
-         r->npus, (unsigned long long)r->nodes, r->iterations, r->warmup, (double)lo / 1000.0, (double)hi / 1000.0);
+         r->npus, (unsigned long long)r->events, r->iterations, r->warmup, (double)lo / 1000.0, (double)hi / 1000.0);
 }
 
 static int stalled(const replay_args *a, chakra_replay_result *r) {
   if (r->rank == 0) {
     cli_error("the run stalled (no node finished for %g s) or failed; per rank:", a->o.timeout_s);
-    for (uint32_t i = 0; i < r->n_stuck; i++) cli_line(stderr, "  ", "%s", r->stuck[i]);
+    for (uint32_t i = 0; i < r->run.n_stuck; i++) cli_line(stderr, "  ", "%s", r->run.stuck[i]);
     chakra_error err = {0};
     int st = 1;
-    if (a->report && chakra_replay_write_report(r, a->report, &err)) st = (cli_error("%s", err.msg), 2);
+    if (a->report && chakra_run_write_report(&r->run, a->report, (chakra_run_format)a->report_format, &err))
+      st = (cli_error("%s", err.msg), 2);
     cli_outputs_end(st); /* the abort below does not come back */
     fflush(stdout);
     fflush(stderr);
@@ -284,8 +294,8 @@ int cmd_replay(int argc, char **argv) {
   if (res.must_abort) return stalled(&a, &res);
   int status = 0;
   if (res.rank == 0) {
-    if (!a.quiet) print_results(&res);
-    if (a.report && chakra_replay_write_report(&res, a.report, &err)) {
+    if (!a.quiet) print_results(&res.run);
+    if (a.report && chakra_run_write_report(&res.run, a.report, (chakra_run_format)a.report_format, &err)) {
       cli_error("%s", err.msg);
       status = 2;
     }

@@ -6,6 +6,7 @@
 #include <malloc.h>
 #endif
 
+#include "chakra/attr.h"
 #include "chakra/build.h"
 #include "chakra/sim.h"
 #include "cli.h"
@@ -30,7 +31,7 @@ typedef struct sim_options {
   uint32_t queues_per_dim;
   double injection_scale;
   int rendezvous, multidim_full, custom_as_is, symmetry;
-  const char *timeline, *logging_folder;
+  const char *timeline, *logging_folder, *link_report;
   uint32_t load_threads;
 } sim_options;
 
@@ -38,6 +39,7 @@ typedef struct sim_args {
   sim_options o;
   int quiet, summary;
   const char *report;
+  int report_format;          /* chakra_run_format */
   const char *no_effect[3]; /* ASTRA-sim options accepted and ignored */
 } sim_args;
 
@@ -65,6 +67,7 @@ static int parse_sim_args(sim_args *a, int argc, char **argv) {
   static const cli_choice multidim[] = {{"lowest", 0}, {"full", 1}, {NULL, 0}};
   static const cli_choice scaling[] = {{"scale", 0}, {"as-is", 1}, {NULL, 0}};
   static const cli_choice symmetry[] = {{"auto", CHAKRA_SIM_SYMMETRY_AUTO}, {"off", CHAKRA_SIM_SYMMETRY_OFF}, {NULL, 0}};
+  static const cli_choice formats[] = {{"json", CHAKRA_RUN_JSON}, {"csv", CHAKRA_RUN_CSV}, {NULL, 0}};
   static const char no_effect[] = "accepted for ASTRA-sim compatibility; no effect";
   sim_options *o = &a->o;
   const cli_opt opts[] = {
@@ -112,10 +115,18 @@ static int parse_sim_args(sim_args *a, int argc, char **argv) {
       {.name = "compute-scale", .kind = CLI_OPT_STRING, .dest = &a->no_effect[2], .help = no_effect},
       {.name = "report", .kind = CLI_OPT_STRING, .dest = &a->report, .metavar = "FILE.json",
        .help = "per-rank times (finish, exposed communication, compute, communication, overlap), collectives by "
-               "type (count, bytes, time) and run totals",
+               "type (count, bytes, time) and run totals (docs/report.md)",
        .file = CLI_FILE_OUT},
+      {.name = "report-format", .kind = CLI_OPT_CHOICE, .dest = &a->report_format, .choices = formats,
+       .help = "json: the report document; csv: one row per rank (the report's per-rank figures, a column per "
+               "collective type and figure)",
+       .def = "json"},
       {.name = "timeline", .kind = CLI_OPT_STRING, .dest = &o->timeline, .metavar = "FILE.json",
        .help = "Chrome trace-event timeline (open in Perfetto): a process per rank, a track per hardware slot",
+       .file = CLI_FILE_OUT},
+      {.name = "link-report", .kind = CLI_OPT_STRING, .dest = &o->link_report, .metavar = "FILE.json",
+       .help = "per-link busy time, bytes, messages and utilisation of the congestion-aware model (needs "
+               "--network-model=aware; 'chakra plot FILE.json' draws a heat map)",
        .file = CLI_FILE_OUT},
       {.name = "threads", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&o->load_threads), .min = 1, .max = 64,
        .help = "threads that load the rank files", .def = "CPUs"},
@@ -138,7 +149,7 @@ static void put_line(void *ctx, const char *logger, const char *text) {
   puts(text);
 }
 
-static void print_rank(const chakra_sim_result *res, uint32_t r, int quiet) {
+static void print_rank(const chakra_run_record *res, uint32_t r, int quiet) {
   unsigned which = CHAKRA_SIM_LINE_FINISHED | (quiet ? 0 : CHAKRA_SIM_LINE_STATS);
   chakra_sim_rank_lines(res, r, which, put_line, NULL);
 }
@@ -149,20 +160,29 @@ static const char *us(uint64_t ns, char *buf, size_t size) {
   return buf;
 }
 
-static void print_summary(const chakra_sim_result *r, const char *groups_beside) {
-  static const char *const names[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"};
-  chakra_sim_summary m;
-  chakra_sim_summarise(r, &m);
-  char a[32], b[32], g[32];
-  const chakra_sim_rank *s = &r->ranks[m.slowest_rank];
+/* "all-reduce" for ALL_REDUCE. */
+static const char *coll_words(int comm_type, char *buf, size_t size) {
+  snprintf(buf, size, "%s", chakra_comm_type_name(comm_type));
+  for (char *p = buf; *p; p++) *p = *p == '_' ? '-' : (char)(*p - 'A' + 'a');
+  return buf;
+}
+
+static void print_summary(const chakra_run_record *r, const char *groups_beside) {
+  chakra_run_summary m;
+  chakra_run_summarise(r, &m);
+  char a[32], b[32], g[32], w[32];
+  const chakra_run_rank *s = &r->ranks[m.slowest_rank];
   printf("\nsummary: %u of %u ranks finished; the last, rank %u, at %s us\n", m.finished, r->npus, m.slowest_rank,
          us(s->finish_ns, a, sizeof a));
   printf("  mean exposed communication %s us, mean GPU compute %s us per rank\n",
          us(m.mean_exposed_comm_ns, b, sizeof b), us(m.mean_compute_ns, g, sizeof g));
-  for (int c = 0; c < CHAKRA_SIM_COLLS; c++)
-    if (s->coll_ops[c])
-      printf("  rank %u: %llu %s, %llu bytes, %s us in flight\n", m.slowest_rank, (unsigned long long)s->coll_ops[c],
-             names[c], (unsigned long long)s->coll_bytes[c], us(s->coll_ns[c], a, sizeof a));
+  const uint8_t *order = chakra_run_coll_order();
+  for (int i = 0; i < CHAKRA_RUN_COLLS; i++) {
+    const chakra_run_coll *c = &s->coll[order[i]];
+    if (c->count)
+      printf("  rank %u: %llu %s, %llu bytes, %s us in flight\n", m.slowest_rank, (unsigned long long)c->count,
+             coll_words(order[i], w, sizeof w), (unsigned long long)c->bytes, us(c->time_ns, a, sizeof a));
+  }
   printf("  simulated %llu events and %llu messages in %.3f s\n", (unsigned long long)r->events,
          (unsigned long long)r->messages, r->wall_seconds);
   printf("  %u rank class(es); symmetry: %s\n", r->classes, r->symmetry ? r->symmetry : "-");
@@ -199,7 +219,7 @@ static int print_progress(void *ctx, const char *phase, uint64_t done, uint64_t 
 /* Configuration, workload, run: the library's three parts. */
 /* groups_beside (4096 bytes) receives the groups file found beside the
  * traces, or "". */
-static int run(const sim_options *o, chakra_sim_result *res, char *groups_beside, chakra_error *err) {
+static int run(const sim_options *o, chakra_run_record *res, char *groups_beside, chakra_error *err) {
   *groups_beside = 0;
   memset(res, 0, sizeof *res);
   chakra_sim_files files = {o->system, o->network, o->remote_memory, NULL}; /* groups: the trace set's */
@@ -231,7 +251,8 @@ static int run(const sim_options *o, chakra_sim_result *res, char *groups_beside
   if (!rc) {
     int tty = isatty(2);
     chakra_sim_run_options ro = {.timeline = o->timeline, .logging_folder = o->logging_folder,
-                                 .diag = print_problem, .progress = tty ? print_progress : NULL};
+                                 .diag = print_problem, .progress = tty ? print_progress : NULL,
+                                 .link_report = o->link_report};
     rc = chakra_sim_run(cfg, w, &ro, res, err);
     if (tty) fputs("\r\033[K", stderr);
   }
@@ -246,25 +267,25 @@ int cmd_sim(int argc, char **argv) {
   int st = parse_sim_args(&a, argc, argv);
   if (st != CLI_PROCEED) return st;
   keep_freed_memory();
-  chakra_sim_result res;
+  chakra_run_record res;
   chakra_error err = {0};
   char groups_beside[4096];
   if (run(&a.o, &res, groups_beside, &err)) {
     cli_error("%s", err.msg);
-    chakra_sim_result_free(&res);
+    chakra_run_record_free(&res);
     return 2;
   }
   uint32_t *order = malloc((res.npus ? res.npus : 1) * sizeof *order);
   if (!order) {
     cli_error("out of memory");
-    chakra_sim_result_free(&res);
+    chakra_run_record_free(&res);
     return 2;
   }
-  uint32_t n = chakra_sim_finish_order(&res, order);
+  uint32_t n = chakra_run_finish_order(&res, order);
   for (uint32_t k = 0; k < n; k++) print_rank(&res, order[k], a.quiet);
   free(order);
   int status = 0;
-  if (a.report && chakra_sim_write_report(&res, a.report, &err)) {
+  if (a.report && chakra_run_write_report(&res, a.report, (chakra_run_format)a.report_format, &err)) {
     cli_error("%s", err.msg);
     status = 2;
   }
@@ -274,6 +295,6 @@ int cmd_sim(int argc, char **argv) {
     for (uint32_t i = 0; i < res.n_stuck; i++) cli_line(stderr, "  ", "%s", res.stuck[i]);
     status = 1;
   }
-  chakra_sim_result_free(&res);
+  chakra_run_record_free(&res);
   return status;
 }

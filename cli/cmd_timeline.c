@@ -16,14 +16,18 @@ static const char about[] =
     "remote memory, other), more lanes where a kind's nodes overlap. Times are\n"
     "microseconds, as the format defines. PREFIX means PREFIX.0.et, PREFIX.1.et,\n"
     "... (or a shared set, PREFIX.set.json); output goes to standard output\n"
-    "unless -o (.gz compresses).\n";
+    "unless -o (.gz compresses). --svg draws the same timeline as an SVG\n"
+    "picture instead (no browser or Perfetto needed; at most 2,000 tracks).\n";
 
 int cmd_timeline(int argc, char **argv) {
   const char *out = "-";
-  int ignore_ctrl = 0, quiet = 0;
+  int ignore_ctrl = 0, quiet = 0, svg = 0;
   const cli_opt opts[] = {
       {.name = "ignore-ctrl-deps", .kind = CLI_OPT_FLAG, .dest = &ignore_ctrl,
        .help = "schedule by data dependencies only"},
+      {.name = "svg", .kind = CLI_OPT_FLAG, .dest = &svg,
+       .help = "an SVG picture (a lane per rank and track, slices coloured by node type on a time axis) instead of "
+               "trace events"},
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &quiet,
        .help = "no summary line on standard error"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &out, .metavar = "FILE",
@@ -39,7 +43,7 @@ int cmd_timeline(int argc, char **argv) {
   int n = (int)chakra_set_ranks(set);
   chakra_error err = {0};
   chakra_timeline *t;
-  int rc = chakra_timeline_open(&t, out, &err) ? cli_fail(&err) : 0;
+  int rc = (svg ? chakra_timeline_open_svg(&t, out, &err) : chakra_timeline_open(&t, out, &err)) ? cli_fail(&err) : 0;
   uint64_t nodes = 0, recorded = 0, end = 0;
   for (int r = 0; r < n && !rc; r++) {
     chakra_graph *g;

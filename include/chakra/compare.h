@@ -1,16 +1,18 @@
 /* compare.h - a simulation's prediction against a replay's measurement.
  *
- * Reads two reports in the schema of `chakra sim --report` (one from
- * chakra sim, one from chakra replay, which writes the same fields) and
- * pairs their figures: per rank the finish time and the exposed
- * communication, per collective type the time in flight summed over the
- * ranks. The error of a row is (predicted - measured) / measured. */
+ * Pairs the figures of two run records (chakra/run.h), or of two reports
+ * read into records (one from chakra sim, one from chakra replay, which
+ * write the same schema): per rank the finish time and the exposed
+ * communication, per collective type (in the report's order) the time in
+ * flight summed over the ranks. The error of a row is (predicted -
+ * measured) / measured. */
 #ifndef CHAKRA_COMPARE_H
 #define CHAKRA_COMPARE_H
 
 #include <stddef.h>
 
 #include "chakra/error.h"
+#include "chakra/run.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,9 +32,14 @@ typedef struct chakra_compare {
   unsigned ranks;
 } chakra_compare;
 
-/* Both reports must describe the same number of ranks. */
+/* Both reports must describe the same number of ranks. They are read
+ * with chakra_run_read_report() (chakra/run.h), whose refusals (one line
+ * naming the file and the field) are this function's. */
 CHAKRA_API int chakra_compare_reports(const char *predicted, const char *measured, chakra_compare *out,
                                       chakra_error *err);
+/* The same of two run records (a simulation's and a replay's, in memory). */
+CHAKRA_API int chakra_compare_runs(const chakra_run_record *predicted, const chakra_run_record *measured,
+                                   chakra_compare *out, chakra_error *err);
 /* A bar chart of every row (predicted and measured side by side) as SVG,
  * written atomically. */
 CHAKRA_API int chakra_compare_write_svg(const chakra_compare *c, const char *path, chakra_error *err);

@@ -7,19 +7,20 @@
  * communicator groups, sends and receives as non-blocking point-to-point
  * calls with their peers and tags, memory nodes copy tensor_size bytes, and
  * compute nodes stand in for their recorded duration while communication
- * keeps progressing. What each rank measures is gathered on rank 0 in the
- * shape of chakra_sim_result, so simulated and replayed runs compare field
- * by field. Times are integer nanoseconds since the iteration's start,
+ * keeps progressing. What each rank measures is gathered on rank 0 into a
+ * run record (chakra/run.h), the shape a simulation fills, so simulated
+ * and replayed runs compare field by field and share their writers. Times are integer nanoseconds since the iteration's start,
  * which a barrier aligns across ranks.
  *
- * Only built when MPI is available. Every call below except
- * chakra_replay_write_report() is collective over MPI_COMM_WORLD. */
+ * Only built when MPI is available. Every call below is collective over
+ * MPI_COMM_WORLD. */
 #ifndef CHAKRA_REPLAY_H
 #define CHAKRA_REPLAY_H
 
 #include <stdint.h>
 
 #include "chakra/error.h"
+#include "chakra/run.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -49,51 +50,19 @@ typedef struct chakra_replay_options {
  * (it gave up waiting for the others, which may be anywhere). */
 enum { CHAKRA_REPLAY_ABORT_BY_RANK0 = 1, CHAKRA_REPLAY_ABORT_ALONE = 2 };
 
-/* The collective types, indexed by CollectiveCommType (ALL_REDUCE = 0 ... BARRIER = 9). */
-#define CHAKRA_REPLAY_COLLS 10
-
-/* What one rank measured in the last measured iteration, in the fields of
- * chakra_sim_rank (busy_ns in CHAKRA_CAT_* order of sim.h), and the spread
- * of its finish time over the measured iterations. */
-typedef struct chakra_replay_rank {
-  uint64_t finished;
-  uint64_t finish_ns, exposed_comm_ns, wall_ns;
-  uint64_t busy_ns[5];
-  uint64_t nodes, nodes_done;
-  uint64_t coll_ops[CHAKRA_REPLAY_COLLS], coll_bytes[CHAKRA_REPLAY_COLLS], coll_ns[CHAKRA_REPLAY_COLLS];
-  uint64_t send_ops, send_bytes;
-  uint64_t finish_min_ns, finish_median_ns, finish_max_ns;
-  uint64_t mpi_ns;          /* time inside the MPI calls that post and test */
-  uint64_t idle_ns;         /* waiting: polls that found nothing, sleeps, compute stand-ins */
-  uint64_t loop_ns;         /* the replay loop from start to end (>= finish_ns) */
-} chakra_replay_rank;
-
-/* One collective node of one rank: issue to completion. */
-typedef struct chakra_replay_instance {
-  uint64_t rank, node_id, comm_type, bytes;
-  int64_t group;            /* index into chakra_replay_result.groups, -1 = all ranks */
-  uint64_t start_ns, time_ns;                       /* last measured iteration */
-  uint64_t time_min_ns, time_median_ns, time_max_ns; /* over the measured iterations */
-} chakra_replay_instance;
-
+/* A replay's outcome on this process. run is filled on rank 0 (source
+ * CHAKRA_RUN_REPLAY): per rank the figures of the last measured
+ * iteration with the spread of finish_ns over the measured iterations and
+ * where the replay loop's time went; every collective instance (group
+ * names in run.groups); iterations, warmup, the makespan of each measured
+ * iteration, the compute mode and scale; events = nodes and messages =
+ * sends of one iteration over all ranks; wall_seconds for all iterations;
+ * a run that stalled or failed: one stuck line per rank. Write it with
+ * chakra_run_write_report(). */
 typedef struct chakra_replay_result {
   int rank, size;            /* this process, the job */
   int must_abort;            /* communication is still posted: end with chakra_replay_abort() (CHAKRA_REPLAY_ABORT_*) */
-  /* On rank 0 only: */
-  uint32_t npus;
-  chakra_replay_rank *ranks;
-  chakra_replay_instance *instances;
-  uint64_t n_instances;
-  char **groups;             /* names of the communicator groups */
-  uint32_t n_groups;
-  uint32_t iterations, warmup;
-  uint64_t *makespan_ns;     /* per measured iteration: the latest finish over the ranks */
-  uint64_t nodes, messages;  /* per iteration, over all ranks */
-  double wall_seconds;       /* all iterations */
-  int compute;
-  double compute_scale;
-  char **stuck;              /* a run that stalled or failed: one line per rank */
-  uint32_t n_stuck;
+  chakra_run_record run;
 } chakra_replay_result;
 
 /* MPI_Init. Call first; nothing else may call MPI before. */
@@ -116,26 +85,20 @@ CHAKRA_API int chakra_replay_share_status(int *status, double timeout_s, const c
  * deadlocks) and loaded; every rank learns of any rank's failure before
  * the next step, and the error is rank 0's to report (err->msg is empty on
  * the others). Returns CHAKRA_OK when the run was carried out; a run that
- * stalled (timeout_s) or whose MPI calls failed fills result->stuck on
- * rank 0 and sets must_abort. Every wait for the other ranks gives up after
+ * stalled (timeout_s) or whose MPI calls failed fills result->run.stuck
+ * on rank 0 and sets must_abort. Every wait for the other ranks gives up after
  * timeout_s: that rank's error says so (err->msg set on it alone) and
  * must_abort is CHAKRA_REPLAY_ABORT_ALONE. Warnings (loading on every rank,
  * validation on rank 0) go to warn. */
 CHAKRA_API int chakra_replay_run(const chakra_replay_options *opt, chakra_replay_result *result, chakra_diag_fn warn,
                                  void *warn_ctx, chakra_error *err);
+/* Frees what r holds (its run record) and empties it. */
 CHAKRA_API void chakra_replay_result_free(chakra_replay_result *r);
 
 /* Ends the whole job with status: rank 0 calls MPI_Abort, the others wait
  * for it (r NULL, or must_abort CHAKRA_REPLAY_ABORT_ALONE: this rank calls
  * it). Never returns. */
 CHAKRA_API void chakra_replay_abort(const chakra_replay_result *r, int status);
-
-/* Rank 0: writes r as JSON in the schema of chakra_sim_write_report()
- * (per rank: finish, exposed communication, compute, communication,
- * overlap; collectives by type: count, bytes, time; run totals; stuck),
- * plus "replay" (compute mode, iterations, makespan spread) and
- * "collective_instances". Atomic. */
-CHAKRA_API int chakra_replay_write_report(const chakra_replay_result *r, const char *path, chakra_error *err);
 
 /* ---- calibration: fitting a network configuration to this job's machine ----
  *

@@ -16,6 +16,7 @@
 #include "chakra/error.h"
 #include "chakra/json.h"
 #include "chakra/node.h"
+#include "chakra/run.h"
 #include "chakra/set.h"
 #include "chakra/topo.h"
 
@@ -39,8 +40,8 @@ extern "C" {
  * Ownership: every _load and _new function returns an object the caller frees with
  * the matching *_free (NULL is fine); on failure *out is NULL and nothing
  * needs freeing. Pointers passed in are copied unless said otherwise.
- * chakra_sim_run() fills a result the caller frees with
- * chakra_sim_result_free(), also after a failure (it is then empty). */
+ * chakra_sim_run() fills a run record (chakra/run.h) the caller frees with
+ * chakra_run_record_free(), also after a failure (it is then empty). */
 
 enum { CHAKRA_NET_AWARE = 0, CHAKRA_NET_UNAWARE = 1 };
 /* chakra_sim_params.symmetry: AUTO simulates one NPU per rank class when
@@ -135,68 +136,22 @@ typedef struct chakra_sim_run_options {
    * every million events; nonzero stops the run with CHAKRA_ECANCELED. */
   chakra_progress_fn progress;
   void *progress_ctx;
+  /* JSON of what each link carried (docs/sim.md "Link report"): the
+   * congestion-aware model only (CHAKRA_EINVAL otherwise, before the run). */
+  const char *link_report;
 } chakra_sim_run_options;
 
-/* The built-in collective types, in the order of per-type arrays below. */
-enum { CHAKRA_SIM_ALL_REDUCE, CHAKRA_SIM_ALL_GATHER, CHAKRA_SIM_REDUCE_SCATTER, CHAKRA_SIM_ALL_TO_ALL,
-       CHAKRA_SIM_COLLS };
-
-/* busy_ns below is indexed by the node categories CHAKRA_CAT_* (chakra/node.h). */
-typedef struct chakra_sim_rank {
-  int finished;
-  uint64_t finish_ns, exposed_comm_ns;
-  uint64_t busy_ns[CHAKRA_CAT_N]; /* union of node intervals per category */
-  uint64_t wall_ns;               /* latest node end */
-  uint64_t nodes, nodes_done;
-  uint64_t coll_ops[CHAKRA_SIM_COLLS], coll_bytes[CHAKRA_SIM_COLLS];
-  uint64_t coll_ns[CHAKRA_SIM_COLLS];   /* issue to completion, summed */
-  uint64_t send_ops, send_bytes;        /* point-to-point sends */
-  /* With roofline-enabled (chakra_sim_result.roofline): averages over the
-   * compute nodes weighted by duration, as ASTRA-sim's statistics lines. */
-  double compute_bound_pct, compute_util_pct, memory_util_pct, op_intensity;
-} chakra_sim_rank;
-
-typedef struct chakra_sim_result {
-  uint32_t npus;
-  chakra_sim_rank *ranks;
-  uint64_t events, messages;     /* of the run that gave the result */
-  double wall_seconds;
-  char **stuck;                  /* lines describing unfinished ranks */
-  uint32_t n_stuck;
-  int roofline;                  /* the roofline figures of the ranks are set */
-  uint32_t classes;              /* rank classes of the workload (npus when every rank is its own) */
-  uint32_t simulated;            /* NPUs simulated: classes when the run was reduced, else npus */
-  char *symmetry;                /* one line: why the run was reduced (one NPU per class), or why not */
-} chakra_sim_result;
-
-/* Simulates w on c. Returns CHAKRA_OK when the run could be set up and
- * carried out; ranks that could not finish (deadlock, unmatched messages)
- * are reported in result->stuck and have finished = 0. w's NPU count must
- * be c's. result is always initialised; free it with
- * chakra_sim_result_free(). */
+/* Simulates w on c into the run record *result (chakra/run.h: source
+ * CHAKRA_RUN_SIM; per rank finish, exposed communication, busy time per
+ * category, nodes, collectives by type, point-to-point sends, roofline
+ * figures when the system enables it; events, messages, wall time).
+ * Returns CHAKRA_OK when the run could be set up and carried out; ranks
+ * that could not finish (deadlock, unmatched messages) are reported in
+ * result->stuck and have finished = 0. w's NPU count must be c's. result
+ * is always initialised; free it with chakra_run_record_free(). Write it
+ * with chakra_run_write_report(). */
 CHAKRA_API int chakra_sim_run(const chakra_sim_config *c, const chakra_sim_workload *w, const chakra_sim_run_options *opt,
-                   chakra_sim_result *result, chakra_error *err);
-/* Frees what r holds (not r itself) and empties it. */
-CHAKRA_API void chakra_sim_result_free(chakra_sim_result *r);
-
-/* Figures over all ranks of a result (chakra sim --summary, chakra sweep's
- * rows). They stay integers: each mean is the exact sum (128-bit, no
- * rounding or wrapping) divided by the rank count, rounded to the nearest
- * nanosecond, halves up. */
-typedef struct chakra_sim_summary {
-  uint32_t finished;              /* ranks that finished */
-  uint32_t slowest_rank;          /* the first rank with the latest finish */
-  uint64_t max_finish_ns, min_finish_ns, mean_finish_ns;
-  uint64_t max_exposed_comm_ns, mean_exposed_comm_ns;
-  uint64_t mean_comm_ns, mean_compute_ns; /* busy time per rank: communication, GPU compute */
-} chakra_sim_summary;
-
-CHAKRA_API void chakra_sim_summarise(const chakra_sim_result *r, chakra_sim_summary *out);
-
-/* Fills order with the finished ranks in the order ASTRA-sim's lines are
- * printed here (finish time, then rank); returns how many. order needs room
- * for r->npus entries. */
-CHAKRA_API uint32_t chakra_sim_finish_order(const chakra_sim_result *r, uint32_t *order);
+                   chakra_run_record *result, chakra_error *err);
 
 /* Which of a finished rank's lines chakra_sim_rank_lines() produces. */
 enum {
@@ -207,16 +162,10 @@ enum {
 typedef void (*chakra_sim_line_fn)(void *ctx, const char *logger, const char *text);
 
 /* Passes rank's lines, in ASTRA-sim's texts without line ends, to fn with
- * the name of the reference logger that prints each. */
-CHAKRA_API void chakra_sim_rank_lines(const chakra_sim_result *r, uint32_t rank, unsigned which, chakra_sim_line_fn fn,
+ * the name of the reference logger that prints each (ranks in the order
+ * chakra_run_finish_order() gives are ASTRA-sim's output). */
+CHAKRA_API void chakra_sim_rank_lines(const chakra_run_record *r, uint32_t rank, unsigned which, chakra_sim_line_fn fn,
                            void *ctx);
-
-/* Writes r as JSON (per rank: finish, exposed communication, compute,
- * communication and overlap times, collectives by type; run totals),
- * atomically. */
-CHAKRA_API int chakra_sim_write_report(const chakra_sim_result *r, const char *path, chakra_error *err);
-/* The same to a FILE* or a callback (chakra/stream.h). */
-CHAKRA_API int chakra_sim_write_report_to(const chakra_sim_result *r, const chakra_sink *out, chakra_error *err);
 
 #ifdef __cplusplus
 }

@@ -84,7 +84,7 @@ typedef struct chakra_sweep_row {
   int32_t status;                 /* CHAKRA_SWEEP_*: all ranks finished, some did not, the run failed */
   uint32_t npus, finished;        /* ranks, ranks that finished */
   uint32_t slowest_rank;          /* the rank with the latest finish */
-  /* integers, the means exact (see chakra_sim_summary) */
+  /* integers, the means exact (see chakra_run_summary) */
   uint64_t max_finish_ns, min_finish_ns, mean_finish_ns;
   uint64_t max_exposed_comm_ns, mean_exposed_comm_ns;
   uint64_t mean_comm_ns, mean_compute_ns; /* busy time per rank: communication, GPU compute */

@@ -1,13 +1,11 @@
 /* timeline.h - Chrome trace-event timelines (open in ui.perfetto.dev or
- * chrome://tracing), from a trace's own timing or from a simulation.
+ * chrome://tracing) of a trace's own timing, through the one writer
+ * (chakra/timeline_writer.h, included here).
  *
- * The writer is the one place that knows the format: a process per rank, a
- * named track (thread) per resource, one complete ("X") event per node with
- * its name, type and id, times in microseconds as the format defines (with
- * nanosecond decimals). chakra_timeline_add_graph() builds a rank's events
- * from the trace itself: recorded start times where the producer wrote
- * them, otherwise as soon as the node's dependencies have finished, with
- * the recorded durations (no network model). */
+ * chakra_timeline_add_graph() builds a rank's events from the trace itself:
+ * recorded start times where the producer wrote them, otherwise as soon as
+ * the node's dependencies have finished, with the recorded durations (no
+ * network model). */
 #ifndef CHAKRA_TIMELINE_H
 #define CHAKRA_TIMELINE_H
 
@@ -16,33 +14,11 @@
 
 #include "chakra/error.h"
 #include "chakra/graph.h"
+#include "chakra/timeline_writer.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef struct chakra_timeline chakra_timeline;
-
-/* Starts a timeline at path ("-" = standard output; ".gz" compresses).
- * Nothing appears at path until chakra_timeline_close(). */
-CHAKRA_API int chakra_timeline_open(chakra_timeline **out, const char *path, chakra_error *err);
-
-/* Names process pid ("rank 3") and track tid of process pid ("GPU compute").
- * Tracks are shown in tid order. */
-CHAKRA_API void chakra_timeline_process(chakra_timeline *t, uint32_t pid, const char *name);
-CHAKRA_API void chakra_timeline_track(chakra_timeline *t, uint32_t pid, uint32_t tid, const char *name);
-
-/* One node's slice: name (name_len bytes, any UTF-8; escaped here), cat
- * (the node type name), start and duration in nanoseconds. Events of one
- * track must not overlap partially (the format nests them); the caller
- * chooses tracks accordingly. */
-CHAKRA_API void chakra_timeline_slice(chakra_timeline *t, uint32_t pid, uint32_t tid, const char *name, size_t name_len,
-                                      const char *cat, uint64_t start_ns, uint64_t dur_ns, uint64_t node_id);
-
-/* Finishes the document and puts it in place; frees t whatever happens. */
-CHAKRA_API int chakra_timeline_close(chakra_timeline *t, chakra_error *err);
-/* Abandons the output (nothing is written); frees t. NULL is fine. */
-CHAKRA_API void chakra_timeline_discard(chakra_timeline *t);
 
 /* Resource kinds of a trace's own timeline, each a track (or several
  * lanes of it when its nodes overlap). */

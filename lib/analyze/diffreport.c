@@ -6,7 +6,7 @@
 
 #include "chakra/attr.h"
 #include "chakra/diff.h"
-#include "textout.h"
+#include "../util/textout.h"
 
 typedef struct figures {
   chakra_diff_figure *v;

@@ -16,7 +16,7 @@
 #include "chakra/attr.h"
 #include "chakra/node.h"
 #include "nodescan.h"
-#include "textout.h"
+#include "../util/textout.h"
 
 #define NONE UINT32_MAX
 #define NAME_MAX_CHARS 60

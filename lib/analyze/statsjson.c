@@ -10,7 +10,7 @@
 
 #include "chakra/attr.h"
 #include "chakra/stats.h"
-#include "textout.h"
+#include "../util/textout.h"
 
 /* Where the writer is: depth of nesting, and whether the next member is
  * its container's first (no comma before it). */

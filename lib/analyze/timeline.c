@@ -1,5 +1,5 @@
-/* timeline.c - Chrome trace-event writer and a trace's own schedule; see
- * include/chakra/timeline.h. */
+/* timeline.c - a trace's own schedule as a timeline (chakra timeline); see
+ * include/chakra/timeline.h. The writer is lib/report/timeline.c. */
 #include "chakra/timeline.h"
 
 #include <stdio.h>
@@ -9,98 +9,6 @@
 #include "chakra/attr.h"
 #include "chakra/node.h"
 #include "nodescan.h"
-#include "textout.h"
-
-struct chakra_timeline {
-  textout t;
-  jsonw *w;   /* &t.w */
-  int first;  /* no event written yet */
-};
-
-int chakra_timeline_open(chakra_timeline **out, const char *path, chakra_error *err) {
-  *out = NULL;
-  chakra_timeline *t = calloc(1, sizeof *t);
-  if (!t) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  int rc = textout_open(&t->t, path, err);
-  if (rc) {
-    free(t);
-    return rc;
-  }
-  t->w = &t->t.w;
-  t->first = 1;
-  jsonw_lit(t->w, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
-  *out = t;
-  return 0;
-}
-
-static void next_event(chakra_timeline *t) {
-  jsonw_lit(t->w, t->first ? "\n" : ",\n");
-  t->first = 0;
-}
-
-/* Microseconds with nanosecond decimals: 12345 ns -> 12.345 */
-static void put_us(jsonw *w, uint64_t ns) {
-  jsonw_u64(w, ns / 1000);
-  char frac[4] = {'.', (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10), (char)('0' + ns % 10)};
-  jsonw_raw(w, frac, 4);
-}
-
-static void meta(chakra_timeline *t, const char *what, uint32_t pid, int64_t tid, const char *name) {
-  next_event(t);
-  jsonw_lit(t->w, "{\"ph\":\"M\",\"name\":\"");
-  jsonw_lit(t->w, what);
-  jsonw_lit(t->w, "\",\"pid\":");
-  jsonw_u64(t->w, pid);
-  if (tid >= 0) {
-    jsonw_lit(t->w, ",\"tid\":");
-    jsonw_u64(t->w, (uint64_t)tid);
-  }
-  jsonw_lit(t->w, ",\"args\":{\"name\":");
-  jsonw_string(t->w, name, strlen(name));
-  jsonw_lit(t->w, "}}");
-}
-
-void chakra_timeline_process(chakra_timeline *t, uint32_t pid, const char *name) {
-  meta(t, "process_name", pid, -1, name);
-}
-
-void chakra_timeline_track(chakra_timeline *t, uint32_t pid, uint32_t tid, const char *name) {
-  meta(t, "thread_name", pid, tid, name);
-}
-
-void chakra_timeline_slice(chakra_timeline *t, uint32_t pid, uint32_t tid, const char *name, size_t name_len,
-                           const char *cat, uint64_t start_ns, uint64_t dur_ns, uint64_t node_id) {
-  jsonw *w = t->w;
-  next_event(t);
-  jsonw_lit(w, "{\"ph\":\"X\",\"name\":");
-  jsonw_string(w, name ? name : "", name ? name_len : 0);
-  jsonw_lit(w, ",\"cat\":\"");
-  jsonw_lit(w, cat);
-  jsonw_lit(w, "\",\"pid\":");
-  jsonw_u64(w, pid);
-  jsonw_lit(w, ",\"tid\":");
-  jsonw_u64(w, tid);
-  jsonw_lit(w, ",\"ts\":");
-  put_us(w, start_ns);
-  jsonw_lit(w, ",\"dur\":");
-  put_us(w, dur_ns);
-  jsonw_lit(w, ",\"args\":{\"node_id\":");
-  jsonw_u64(w, node_id);
-  jsonw_lit(w, "}}");
-}
-
-int chakra_timeline_close(chakra_timeline *t, chakra_error *err) {
-  jsonw_lit(t->w, "\n]}\n");
-  int rc = textout_close(&t->t, 0, err);
-  free(t);
-  return rc;
-}
-
-void chakra_timeline_discard(chakra_timeline *t) {
-  if (!t) return;
-  textout_close(&t->t, CHAKRA_ECANCELED, NULL);
-  free(t);
-}
 
 /* ---- a trace's own schedule ---- */
 

@@ -28,7 +28,7 @@ static int load_config(const chakra_validate_sim *sim, int rendezvous, chakra_si
 
 /* The simulator's line on rank r (the nodes in flight) without its
  * "rank R ...: " head, or "". */
-static const char *stuck_detail(const chakra_sim_result *res, uint32_t r) {
+static const char *stuck_detail(const chakra_run_record *res, uint32_t r) {
   char head[32];
   int hl = snprintf(head, sizeof head, "rank %u ", r);
   for (uint32_t i = 0; i < res->n_stuck; i++)
@@ -40,7 +40,7 @@ static const char *stuck_detail(const chakra_sim_result *res, uint32_t r) {
 }
 
 /* One ERROR per unfinished rank of res; returns how many. */
-static uint64_t report_unfinished(const chakra_validate_sim *sim, const chakra_set *set, const chakra_sim_result *res,
+static uint64_t report_unfinished(const chakra_validate_sim *sim, const chakra_set *set, const chakra_run_record *res,
                                   chakra_diag_fn fn, void *ctx) {
   uint64_t stuck = 0;
   uint32_t n = chakra_set_ranks(set);
@@ -65,7 +65,7 @@ static int simulate(const chakra_set *set, const chakra_validate_sim *sim, int r
   uint32_t n = chakra_set_ranks(set);
   chakra_sim_config *cfg = NULL;
   chakra_sim_workload *w = NULL;
-  chakra_sim_result res;
+  chakra_run_record res;
   memset(&res, 0, sizeof res);
   int rc = load_config(sim, rendezvous, &cfg, err);
   if (!rc) {
@@ -78,7 +78,7 @@ static int simulate(const chakra_set *set, const chakra_validate_sim *sim, int r
   chakra_sim_run_options ro = {.diag = sim->diag, .diag_ctx = sim->diag_ctx};
   if (!rc) rc = chakra_sim_run(cfg, w, &ro, &res, err);
   if (!rc) *stuck = report_unfinished(sim, set, &res, fn, ctx);
-  chakra_sim_result_free(&res);
+  chakra_run_record_free(&res);
   chakra_sim_workload_free(w);
   chakra_sim_config_free(cfg);
   return rc;

@@ -140,28 +140,8 @@ void pyrepr_number(ibuf *b, const char *txt, size_t n) {
 }
 
 void json_str(ibuf *b, const unsigned char *s, size_t n) {
-  char *d = ibuf_room(b, n + 2);
-  if (!d) return;
-  *d++ = '"';
-  size_t i = 0;
-  while (i < n && s[i] >= 0x20 && s[i] != '"' && s[i] != '\\') *d++ = (char)s[i++];
-  b->n = (size_t)(d - b->p);
-  for (; i < n; i++) {
-    unsigned c = s[i];
-    if (c == '"' || c == '\\') {
-      char e[2] = {'\\', (char)c};
-      ibuf_put(b, e, 2);
-    } else if (c < 0x20) {
-      char e[6] = {'\\', 'u', '0', '0', hexd[c >> 4], hexd[c & 15]};
-      if (c == '\n') ibuf_put(b, "\\n", 2);
-      else if (c == '\t') ibuf_put(b, "\\t", 2);
-      else if (c == '\r') ibuf_put(b, "\\r", 2);
-      else ibuf_put(b, e, 6);
-    } else {
-      ibuf_putc(b, (char)c);
-    }
-  }
-  ibuf_putc(b, '"');
+  char *d = ibuf_room(b, JSONW_ESCAPED_MAX(n));
+  if (d) b->n += jsonw_escape(d, (const char *)s, n, 0, NULL);
 }
 
 void json_double(ibuf *b, double v) {

@@ -20,7 +20,8 @@ void pyrepr_number(ibuf *b, const char *txt, size_t n);
 /* repr() of a double. */
 void pyrepr_double(ibuf *b, double v);
 
-/* s as a JSON string literal (quotes, escapes; UTF-8 kept as is). */
+/* s as a JSON string literal: util/jsonw's escaper (UTF-8 kept, invalid
+ * sequences as U+FFFD). */
 void json_str(ibuf *b, const unsigned char *s, size_t n);
 /* Shortest JSON number text that reads back as v (integers without ".0");
  * non-finite values as null. */

@@ -176,8 +176,8 @@ static int replay_micro(calib *c, int k, uint64_t bytes, double *ns, chakra_erro
   }
   if (!rc && c->me == 0) {
     double v[1024];
-    uint32_t n = res.iterations < 1024 ? res.iterations : 1024;
-    for (uint32_t i = 0; i < n; i++) v[i] = (double)res.makespan_ns[i];
+    uint32_t n = res.run.iterations < 1024 ? res.run.iterations : 1024;
+    for (uint32_t i = 0; i < n; i++) v[i] = (double)res.run.makespan_ns[i];
     *ns = median(v, n);
   }
   chakra_replay_result_free(&res);

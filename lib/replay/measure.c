@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../report/spans.h"
+
 int rp_measure_init(rp_measure *m, const rp_plan *p, uint32_t iters) {
   memset(m, 0, sizeof *m);
   m->iters = iters;
@@ -30,32 +32,22 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Length of the union of [start, end) over the finished nodes of cat. */
-static uint64_t busy_union(const rp_engine *e, int cat, uint64_t *scratch) {
+/* The intervals of the finished nodes of category cat (or, with cat < 0,
+ * those that keep the rank out of the pipeline bubble) into v; how many. */
+static uint32_t node_spans(const rp_engine *e, int cat, uint64_t *v) {
   const rp_plan *p = e->p;
   uint32_t k = 0;
-  for (uint32_t i = 0; i < p->n; i++)
-    if (p->nodes[i].cat == cat && e->end[i] != UINT64_MAX) scratch[2 * k] = e->start[i], scratch[2 * k + 1] = e->end[i], k++;
-  int sorted = 1;
-  for (uint32_t j = 1; j < k && sorted; j++) sorted = scratch[2 * j] >= scratch[2 * j - 2];
-  if (!sorted) qsort(scratch, k, 2 * sizeof *scratch, cmp_u64); /* orders pairs by start */
-  uint64_t total = 0, lo = 0, hi = 0;
-  for (uint32_t j = 0; j < k; j++) {
-    uint64_t s = scratch[2 * j], t = scratch[2 * j + 1];
-    if (j == 0 || s > hi) {
-      total += hi - lo;
-      lo = s;
-      hi = t;
-    } else if (t > hi) {
-      hi = t;
-    }
+  for (uint32_t i = 0; i < p->n; i++) {
+    const rp_node *n = &p->nodes[i];
+    if (e->end[i] == UINT64_MAX || (cat >= 0 ? n->cat != cat : !spans_not_bubble(n->slot, n->cat))) continue;
+    v[2 * k] = e->start[i], v[2 * k + 1] = e->end[i], k++;
   }
-  return total + (hi - lo);
+  return k;
 }
 
 int rp_measure_record(rp_measure *m, const rp_engine *e) {
   const rp_plan *p = e->p;
-  chakra_replay_rank *r = &m->last;
+  chakra_run_rank *r = &m->last;
   memset(r, 0, sizeof *r);
   uint64_t *scratch = malloc(2 * (size_t)(p->n ? p->n : 1) * sizeof *scratch);
   if (!scratch) return -1;
@@ -67,19 +59,21 @@ int rp_measure_record(rp_measure *m, const rp_engine *e) {
     const rp_node *n = &p->nodes[i];
     if (e->end[i] > r->wall_ns) r->wall_ns = e->end[i];
     if (n->kind == RP_COLL) {
-      r->coll_ops[n->coll]++;
-      r->coll_bytes[n->coll] += n->value;
-      r->coll_ns[n->coll] += e->end[i] - e->start[i];
+      r->coll[n->coll].count++;
+      r->coll[n->coll].bytes += n->value;
+      r->coll[n->coll].time_ns += e->end[i] - e->start[i];
     } else if (n->kind == RP_SEND) {
       r->send_ops++;
       r->send_bytes += n->value;
     }
   }
   r->finish_ns = r->wall_ns;
-  for (int c = 0; c < RP_CATS; c++) r->busy_ns[c] = busy_union(e, c, scratch);
+  for (int c = 0; c < RP_CATS; c++) r->busy_ns[c] = spans_union(scratch, node_spans(e, c, scratch));
+  uint64_t gpu_or_comm = spans_union(scratch, node_spans(e, -1, scratch));
   free(scratch);
   /* As the simulator: finish minus the GPU compute that was stood in for. */
   r->exposed_comm_ns = r->finish_ns > e->gpu_ns ? r->finish_ns - e->gpu_ns : 0;
+  r->bubble_ns = spans_bubble(r->exposed_comm_ns, r->busy_ns[CHAKRA_CAT_GPU], gpu_or_comm);
   r->mpi_ns = e->mpi_ns;
   r->idle_ns = e->idle_ns;
   r->loop_ns = e->loop_ns;
@@ -114,8 +108,8 @@ void rp_measure_spread(rp_measure *m) {
   free(tmp);
 }
 
-chakra_replay_instance *rp_measure_instances(const rp_measure *m, const rp_engine *e) {
-  chakra_replay_instance *v = calloc(m->n_inst ? m->n_inst : 1, sizeof *v);
+chakra_run_instance *rp_measure_instances(const rp_measure *m, const rp_engine *e) {
+  chakra_run_instance *v = calloc(m->n_inst ? m->n_inst : 1, sizeof *v);
   uint64_t *tmp = malloc((m->k ? m->k : 1) * sizeof *tmp);
   if (!v || !tmp) {
     free(v);
@@ -125,12 +119,13 @@ chakra_replay_instance *rp_measure_instances(const rp_measure *m, const rp_engin
   for (uint32_t j = 0; j < m->n_inst; j++) {
     uint32_t i = m->inst_node[j];
     const rp_node *n = &e->p->nodes[i];
-    chakra_replay_instance *x = &v[j];
+    chakra_run_instance *x = &v[j];
     x->rank = e->p->rank;
     x->node_id = n->id;
     x->comm_type = n->coll;
     x->bytes = n->value;
     x->group = e->c->group_of[n->tag];
+    x->group_size = (uint64_t)e->c->size[n->tag];
     x->start_ns = e->start[i];
     x->time_ns = e->end[i] != UINT64_MAX ? e->end[i] - e->start[i] : 0;
     memcpy(tmp, &m->inst_ns[(size_t)j * m->iters], m->k * sizeof *tmp);

@@ -5,7 +5,7 @@
 #ifndef CHAKRA_REPLAY_MEASURE_H
 #define CHAKRA_REPLAY_MEASURE_H
 
-#include "chakra/replay.h"
+#include "chakra/run.h"
 #include "comms.h"
 #include "engine.h"
 
@@ -15,7 +15,7 @@ typedef struct rp_measure {
   uint32_t n_inst;
   uint32_t *inst_node;        /* node index of each collective */
   uint64_t *inst_ns;          /* n_inst x iters */
-  chakra_replay_rank last;    /* the last recorded iteration */
+  chakra_run_rank last;       /* the last recorded iteration */
 } rp_measure;
 
 int rp_measure_init(rp_measure *m, const rp_plan *p, uint32_t iters);
@@ -24,7 +24,7 @@ int rp_measure_record(rp_measure *m, const rp_engine *e);
 /* Fills the finish spread of m->last. */
 void rp_measure_spread(rp_measure *m);
 /* This rank's collective instances (malloc'd, m->n_inst of them). */
-chakra_replay_instance *rp_measure_instances(const rp_measure *m, const rp_engine *e);
+chakra_run_instance *rp_measure_instances(const rp_measure *m, const rp_engine *e);
 void rp_measure_free(rp_measure *m);
 
 #endif

@@ -246,10 +246,8 @@ static int gather_lines(job *j, const char *line, chakra_replay_result *res, cha
   MPI_Igatherv(line, len, MPI_CHAR, all, lens, dsp, MPI_CHAR, 0, j->abrt, &r);
   rc = rp_wait(j->world, &r, what, err);
   if (!rc && j->me == 0) {
-    res->stuck = calloc((size_t)j->size, sizeof *res->stuck);
-    if (!res->stuck || !all || !lens) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-    for (int k = 0; !rc && k < j->size; k++)
-      if ((res->stuck[k] = strdup(all + dsp[k]))) res->n_stuck++;
+    if (!all || !lens) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    for (int k = 0; !rc && k < j->size; k++) rc = chakra_run_add_stuck(&res->run, all + dsp[k], err);
   }
   free(lens);
   free(dsp);
@@ -304,11 +302,12 @@ static int gathered(job *j, MPI_Request *r, chakra_error *err) {
 static int gather_results(job *j, chakra_replay_result *res, chakra_error *err) {
   MPI_Request r;
   rp_measure_spread(&j->meas);
-  if (j->me == 0) res->ranks = calloc((size_t)j->size, sizeof *res->ranks);
-  MPI_Igather(&j->meas.last, (int)sizeof j->meas.last, MPI_BYTE, res->ranks, (int)sizeof j->meas.last, MPI_BYTE, 0,
+  chakra_run_record *run = &res->run;
+  if (j->me == 0) run->ranks = calloc((size_t)j->size, sizeof *run->ranks);
+  MPI_Igather(&j->meas.last, (int)sizeof j->meas.last, MPI_BYTE, run->ranks, (int)sizeof j->meas.last, MPI_BYTE, 0,
               j->sync, &r);
   int rc = gathered(j, &r, err);
-  chakra_replay_instance *mine = rp_measure_instances(&j->meas, &j->eng);
+  chakra_run_instance *mine = rp_measure_instances(&j->meas, &j->eng);
   int bytes = mine ? (int)(j->meas.n_inst * sizeof *mine) : 0, *lens = NULL, *dsp = NULL;
   if (j->me == 0) {
     lens = calloc((size_t)j->size, sizeof *lens);
@@ -320,20 +319,20 @@ static int gather_results(job *j, chakra_replay_result *res, chakra_error *err) 
   }
   size_t total = 0;
   for (int k = 0; lens && dsp && k < j->size; k++) dsp[k] = (int)total, total += (size_t)lens[k];
-  if (j->me == 0) res->instances = malloc(total ? total : 1);
+  if (j->me == 0) run->instances = malloc(total ? total : 1);
   if (!rc) {
-    MPI_Igatherv(mine, bytes, MPI_BYTE, res->instances, lens, dsp, MPI_BYTE, 0, j->sync, &r);
+    MPI_Igatherv(mine, bytes, MPI_BYTE, run->instances, lens, dsp, MPI_BYTE, 0, j->sync, &r);
     rc = gathered(j, &r, err);
   }
-  res->n_instances = total / sizeof *mine;
+  run->n_instances = total / sizeof *mine;
   uint64_t sums[2] = {j->plan.n, j->eng.messages}, tot[2] = {0, 0};
   if (!rc) {
     MPI_Ireduce(sums, tot, 2, MPI_UINT64_T, MPI_SUM, 0, j->sync, &r);
     rc = gathered(j, &r, err);
   }
-  res->nodes = tot[0];
-  res->messages = tot[1];
-  if (!rc && j->me == 0 && (!res->ranks || !res->instances || !lens || !dsp))
+  run->events = tot[0];
+  run->messages = tot[1];
+  if (!rc && j->me == 0 && (!run->ranks || !run->instances || !lens || !dsp))
     rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   free(mine);
   free(lens);
@@ -341,13 +340,13 @@ static int gather_results(job *j, chakra_replay_result *res, chakra_error *err) 
   return rc;
 }
 
-static int keep_group_names(const job *j, chakra_replay_result *res) {
+static int keep_group_names(const job *j, chakra_run_record *run) {
   if (j->me != 0 || !j->comms.n_groups) return 0;
-  res->groups = calloc(j->comms.n_groups, sizeof *res->groups);
-  if (!res->groups) return -1;
-  res->n_groups = j->comms.n_groups;
-  for (uint32_t g = 0; g < res->n_groups; g++)
-    if (!(res->groups[g] = strdup(j->comms.groups[g].name))) return -1;
+  run->groups = calloc(j->comms.n_groups, sizeof *run->groups);
+  if (!run->groups) return -1;
+  run->n_groups = j->comms.n_groups;
+  for (uint32_t g = 0; g < run->n_groups; g++)
+    if (!(run->groups[g] = strdup(j->comms.groups[g].name))) return -1;
   return 0;
 }
 
@@ -363,19 +362,20 @@ static int run_job(job *j, const chakra_set *set, const chakra_replay_options *o
                    chakra_error *err) {
   int rc = setup(j, set, o, err);
   if (rc) return rc;
-  res->iterations = o->iterations ? o->iterations : 1;
-  res->makespan_ns = calloc(res->iterations, sizeof *res->makespan_ns);
-  rc = rp_agree(j->world, res->makespan_ns ? 0 : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory"), WAIT_SETUP,
+  chakra_run_record *run = &res->run;
+  run->iterations = o->iterations ? o->iterations : 1;
+  run->makespan_ns = calloc(run->iterations, sizeof *run->makespan_ns);
+  rc = rp_agree(j->world, run->makespan_ns ? 0 : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory"), WAIT_SETUP,
                 err);
   if (rc) return rc;
   j->world->nap_ns = j->eng.idle_sleep_ns; /* a finished rank leaves the core to those still running */
   uint64_t t0 = rp_now_ns();
-  if ((rc = iterate(j, o, res, res->makespan_ns, err))) return rc;
-  res->wall_seconds = (double)(rp_now_ns() - t0) / 1e9;
+  if ((rc = iterate(j, o, res, run->makespan_ns, err))) return rc;
+  run->wall_seconds = (double)(rp_now_ns() - t0) / 1e9;
   if (res->must_abort) return 0;
   if ((rc = gather_results(j, res, err))) return rc;
-  if (keep_group_names(j, res)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  res->npus = (uint32_t)j->size;
+  if (keep_group_names(j, run)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (j->me == 0) run->npus = (uint32_t)j->size;
   if (o->timeline) return rp_timeline(&j->eng, set, o->timeline, j->sync, err);
   return 0;
 }
@@ -388,9 +388,10 @@ int chakra_replay_run(const chakra_replay_options *o, chakra_replay_result *res,
   job j = {.warn = warn, .warn_ctx = warn_ctx, .world = &world, .me = world.me, .size = world.size};
   res->rank = j.me;
   res->size = j.size;
-  res->warmup = o->warmup;
-  res->compute = o->compute;
-  res->compute_scale = o->compute_scale > 0 ? o->compute_scale : 1.0;
+  res->run.source = CHAKRA_RUN_REPLAY;
+  res->run.warmup = o->warmup;
+  res->run.compute = o->compute;
+  res->run.compute_scale = o->compute_scale > 0 ? o->compute_scale : 1.0;
   chakra_set *set = NULL;
   int rc = open_set(o, &world, &set, err);
   if (!rc && !o->no_validate) rc = validate(set, &world, warn, warn_ctx, err);
@@ -405,12 +406,6 @@ int chakra_replay_run(const chakra_replay_options *o, chakra_replay_result *res,
 }
 
 void chakra_replay_result_free(chakra_replay_result *r) {
-  free(r->ranks);
-  free(r->instances);
-  for (uint32_t g = 0; g < r->n_groups; g++) free(r->groups[g]);
-  free(r->groups);
-  free(r->makespan_ns);
-  for (uint32_t i = 0; i < r->n_stuck; i++) free(r->stuck[i]);
-  free(r->stuck);
+  chakra_run_record_free(&r->run);
   memset(r, 0, sizeof *r);
 }

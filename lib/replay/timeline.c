@@ -1,18 +1,15 @@
-/* timeline.c - Chrome trace-event output of a replay; see timeline.h. */
+/* timeline.c - Chrome trace-event output of a replay: the times gathered
+ * on rank 0, written in lib/report's layout; see timeline.h. */
 #include "timeline.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/jsonw.h"
-#include "../util/outfile.h"
-#include "chakra/attr.h"
+#include "../report/timeline.h"
 #include "chakra/trace.h"
 
 #define CHUNK (1u << 24) /* elements per message: MPI counts are ints */
-
-static const char *const track_names[] = {"CPU", "GPU compute", "GPU communication", "receives"};
 
 typedef struct rank_times {
   uint32_t n;
@@ -76,60 +73,22 @@ static void free_times(rank_times *t) {
   memset(t, 0, sizeof *t);
 }
 
-/* Microseconds with nanosecond precision: 12345 ns -> 12.345 */
-static void put_us(jsonw *w, uint64_t ns) {
-  jsonw_u64(w, ns / 1000);
-  char frac[5] = {'.', (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10), (char)('0' + ns % 10), 0};
-  jsonw_raw(w, frac, 4);
+/* Node i of a rank as replayed. */
+static int replay_span(void *ctx, uint32_t i, const chakra_node *n, timeline_span *out) {
+  const rank_times *t = ctx;
+  if (t->start[i] == UINT64_MAX || t->end[i] == UINT64_MAX) return 0;
+  *out = (timeline_span){.id = n->id, .start = t->start[i], .end = t->end[i], .track = t->slot[i]};
+  return 1;
 }
 
-static void meta(jsonw *w, const char *what, int pid, int tid, const char *name, int *first) {
-  jsonw_lit(w, *first ? "\n{\"ph\":\"M\",\"name\":\"" : ",\n{\"ph\":\"M\",\"name\":\"");
-  *first = 0;
-  jsonw_lit(w, what);
-  jsonw_lit(w, "\",\"pid\":");
-  jsonw_u64(w, (uint64_t)pid);
-  if (tid >= 0) {
-    jsonw_lit(w, ",\"tid\":");
-    jsonw_u64(w, (uint64_t)tid);
-  }
-  jsonw_lit(w, ",\"args\":{\"name\":");
-  jsonw_string(w, name, strlen(name));
-  jsonw_lit(w, "}}");
-}
-
-static int rank_events(jsonw *w, const rank_times *t, const chakra_set *set, int r, int *first, chakra_error *err) {
-  char pname[32];
-  snprintf(pname, sizeof pname, "rank %d", r);
-  meta(w, "process_name", r, -1, pname, first);
-  for (int k = 0; k < 4; k++) meta(w, "thread_name", r, k, track_names[k], first);
+/* Rank r's slices, names and types read back from its trace. */
+static int rank_events(chakra_timeline *tl, const rank_times *t, const chakra_set *set, int r, chakra_error *err) {
   chakra_reader *rd;
   int rc = chakra_set_reader(set, (uint32_t)r, NULL, &rd, err);
   if (rc) return rc;
-  chakra_node *n;
-  uint32_t i = 0;
-  while (i < t->n && (rc = chakra_reader_next(rd, &n, err)) == 1) {
-    uint32_t k = i++;
-    if (t->start[k] == UINT64_MAX || t->end[k] == UINT64_MAX) continue;
-    const char *type = chakra_node_type_name(n->type);
-    jsonw_lit(w, ",\n{\"ph\":\"X\",\"name\":");
-    jsonw_string(w, n->name ? n->name : "", n->name ? strlen(n->name) : 0);
-    jsonw_lit(w, ",\"cat\":\"");
-    jsonw_lit(w, type ? type : "UNKNOWN");
-    jsonw_lit(w, "\",\"pid\":");
-    jsonw_u64(w, (uint64_t)r);
-    jsonw_lit(w, ",\"tid\":");
-    jsonw_u64(w, t->slot[k]);
-    jsonw_lit(w, ",\"ts\":");
-    put_us(w, t->start[k]);
-    jsonw_lit(w, ",\"dur\":");
-    put_us(w, t->end[k] - t->start[k]);
-    jsonw_lit(w, ",\"args\":{\"node_id\":");
-    jsonw_u64(w, n->id);
-    jsonw_lit(w, "}}");
-  }
+  rc = timeline_slot_rank(tl, (uint32_t)r, rd, t->n, replay_span, (void *)t, err);
   chakra_reader_close(rd);
-  return rc < 0 ? rc : 0;
+  return rc;
 }
 
 static int own_times(const rp_engine *e, rank_times *t) {
@@ -150,31 +109,21 @@ int rp_timeline(const rp_engine *e, const chakra_set *set, const char *path, MPI
     send_times(e, comm);
     return 0;
   }
-  outfile *f = NULL;
-  jsonw w;
-  int rc = outfile_open(&f, path, outfile_name_is_gzip(path), err), first = 1, have_w = 0;
-  if (!rc && jsonw_init(&w, f)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  else if (!rc) have_w = 1;
-  if (have_w) jsonw_lit(&w, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+  chakra_timeline *tl = NULL;
+  int rc = chakra_timeline_open(&tl, path, err);
+  /* Every rank's times are received, whatever went wrong: no rank is left
+   * waiting in its send. */
   for (int r = 0; r < size; r++) {
     rank_times t = {0};
     int got = r == 0 ? own_times(e, &t) : recv_times(&t, r, comm);
     if (got && !rc) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-    if (!rc) rc = rank_events(&w, &t, set, r, &first, err);
+    if (!rc) rc = rank_events(tl, &t, set, r, err);
     if (r == 0) free(t.slot);
     else free_times(&t);
   }
-  if (have_w) {
-    jsonw_lit(&w, "\n]}\n");
-    if (!rc && jsonw_flush(&w)) {
-      rc = w.err.code ? w.err.code : CHAKRA_EIO;
-      if (err) *err = w.err;
-    }
-    jsonw_free(&w);
-  }
   if (rc) {
-    if (f) outfile_discard(f);
+    chakra_timeline_discard(tl);
     return rc;
   }
-  return outfile_commit(f, err);
+  return chakra_timeline_close(tl, err);
 }

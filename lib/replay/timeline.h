@@ -1,7 +1,7 @@
 /* timeline.h - the Chrome trace-event timeline of a replayed iteration
- * (private to lib/replay), in the simulator's layout: a process per rank,
- * a track per slot (CPU, GPU compute, GPU communication, receives), node
- * name, type and id, times in microseconds. Rank 0 writes it; every other
+ * (private to lib/replay), in the simulator's layout (lib/report/timeline.h:
+ * a process per rank, a track per slot, node name, type and id, times in
+ * microseconds), through the one timeline writer. Rank 0 writes it; every other
  * rank sends its nodes' start and end times there in turn, and rank 0
  * reads the names back from each rank's trace. */
 #ifndef CHAKRA_REPLAY_TIMELINE_H

@@ -14,6 +14,7 @@
 #include "chakra/json.h"
 #include <yajl/yajl_tree.h>
 
+#include "chakra/coll.h"
 #include "chakra/sim.h"
 #include "chakra/topo.h"
 #include "diag.h"
@@ -34,14 +35,14 @@ typedef struct sim_algo {
   int one;     /* one* variant: one ring of all NPUs */
 } sim_algo;
 
-/* Collective types the simulator runs natively: the public numbering
- * (results are indexed by it). */
+/* Collective types the simulator runs natively: the node vocabulary's
+ * numbering (chakra_node_class.coll, chakra_coll_type). */
 enum {
-  SIM_AR = CHAKRA_SIM_ALL_REDUCE,
-  SIM_AG = CHAKRA_SIM_ALL_GATHER,
-  SIM_RS = CHAKRA_SIM_REDUCE_SCATTER,
-  SIM_A2A = CHAKRA_SIM_ALL_TO_ALL,
-  SIM_NCOLL = CHAKRA_SIM_COLLS
+  SIM_AR = CHAKRA_COLL_ALLREDUCE,
+  SIM_AG = CHAKRA_COLL_ALLGATHER,
+  SIM_RS = CHAKRA_COLL_REDUCESCATTER,
+  SIM_A2A = CHAKRA_COLL_ALLTOALL,
+  SIM_NCOLL = CHAKRA_COLL_TYPES
 };
 
 typedef struct sim_coll_impl {

@@ -35,6 +35,7 @@ typedef struct sim_options_ {
   int rendezvous;
   int multidim_full;       /* charge every differing dimension (unaware) */
   int custom_as_is;        /* custom collectives unscaled (chakra_sim_params) */
+  int link_stats;          /* count each link's busy time, bytes and messages (--link-report) */
 } sim_options_;
 
 typedef struct sim {

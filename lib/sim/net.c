@@ -79,6 +79,7 @@ typedef struct net {
     uint32_t gen;
   } *last;
   link *links;
+  net_link_stat *stats;    /* per link, when opt.link_stats (aware model only) */
   int warned_multidim;
   uint32_t *coord;         /* per NPU and dimension: its coordinate (a division less per lookup) */
 } net;
@@ -401,6 +402,10 @@ static void link_start(sim *s, uint64_t li, uint32_t mi) {
   uint64_t busy, hop;
   link_times(s, l, s->net->msgs[mi].bytes, &busy, &hop);
   l->busy = 1;
+  if (s->net->stats) {
+    net_link_stat *st = &s->net->stats[li];
+    st->busy_ns += busy, st->bytes += s->net->msgs[mi].bytes, st->messages++;
+  }
   /* The arrival is queued before the link-free event, as the reference does. */
   eventq_at(&s->q, eventq_later(&s->q, hop), on_hop_arrival, NULL, mi);
   eventq_at(&s->q, eventq_later(&s->q, busy), on_link_free, NULL, li);
@@ -421,6 +426,7 @@ static int build_links(sim *s) {
   /* a link list has at most 4,096^2 links: the class fits */
   for (uint64_t i = 0; i < total; i++)
     n->links[i].cls = s->topo->lk ? LINK_OWN + (int32_t)i : chakra_topo_link_dim(s->topo, i);
+  if (s->opt.link_stats && !(n->stats = calloc(total ? total : 1, sizeof *n->stats))) return -1;
   return 0;
 }
 
@@ -453,6 +459,7 @@ void net_free(sim *s) {
   free(n->last);
   free(n->links);
   free(n->coord);
+  free(n->stats);
   free(n);
   s->net = NULL;
 }
@@ -567,3 +574,5 @@ uint64_t net_pending(const sim *s, int (*visit)(void *ctx, int is_send, uint32_t
   }
   return count;
 }
+
+const net_link_stat *net_link_stats(const sim *s) { return s->net ? s->net->stats : NULL; }

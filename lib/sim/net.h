@@ -56,6 +56,12 @@ typedef struct net_sig {
 } net_sig;
 net_sig net_signature(sim *s, uint32_t src, uint32_t dst);
 static inline int net_sig_eq(net_sig a, net_sig b) { return a.lat == b.lat && a.bw == b.bw && a.multi == b.multi; }
+/* What each link of the congestion-aware model carried (--link-report). */
+typedef struct net_link_stat {
+  uint64_t busy_ns, bytes, messages;
+} net_link_stat;
+/* Per link index (chakra_topo_links()), or NULL when not counted. */
+const net_link_stat *net_link_stats(const sim *s);
 
 /* Unmatched sends/receives left at the end (for deadlock reports). */
 uint64_t net_pending(const sim *s, int (*visit)(void *ctx, int is_send, uint32_t src, uint32_t dst,

@@ -1,4 +1,6 @@
-/* report.c - timeline and JSON report; see report.h and chakra/sim.h. */
+/* report.c - what a finished simulation writes besides the run record:
+ * its timeline, ASTRA-sim's result lines and log folder; see report.h and
+ * chakra/sim.h. The record's writers are lib/report's. */
 #include "report.h"
 
 #include <errno.h>
@@ -9,40 +11,42 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "../util/jsonw.h"
+#include "../report/timeline.h"
 #include "../util/outfile.h"
+#include "../util/textout.h"
 #include "chakra/attr.h"
 #include "chakra/sim.h"
-#include "chakra/timeline.h"
 #include "chakra/trace.h"
+#include "net.h"
 #include "workload.h"
 
-static const char *const track_names[] = {"CPU", "GPU compute", "GPU communication", "receives"};
+typedef struct sim_rank_ref {
+  sim *s;
+  uint32_t rank;
+} sim_rank_ref;
 
-/* The timeline is written by the same writer as `chakra timeline`
- * (chakra/timeline.h), so both tools' files look alike. */
+/* Node i of a rank as the simulator ran it (the workload keeps no names:
+ * the timeline reads them back from the trace). */
+static int sim_span(void *ctx, uint32_t i, const chakra_node *n, timeline_span *out) {
+  (void)n;
+  const sim_rank_ref *x = ctx;
+  wl_node_view v;
+  wl_node_at(x->s, x->rank, i, &v);
+  if (v.start == UINT64_MAX || v.end == UINT64_MAX) return 0;
+  *out = (timeline_span){.id = v.id, .start = v.start, .end = v.end, .track = (uint32_t)v.track};
+  return 1;
+}
+
 static int rank_events(sim *s, chakra_timeline *t, uint32_t r) {
-  char pname[32];
   const char *path = wl_names_path(s, r);
-  snprintf(pname, sizeof pname, "rank %u", r);
-  chakra_timeline_process(t, r, pname);
-  for (uint32_t k = 0; k < 4; k++) chakra_timeline_track(t, r, k, track_names[k]);
   chakra_reader *rd;
   if (!path) return chakra_error_set(s->err, CHAKRA_EINVAL, "%s: no trace file to read the node names from", wl_path(s, r));
   int rc = chakra_reader_open(&rd, path, NULL, s->err);
   if (rc) return rc;
-  chakra_node *n;
-  uint32_t i = 0, count = wl_nodes(s, r);
-  while (i < count && (rc = chakra_reader_next(rd, &n, s->err)) == 1) {
-    wl_node_view v;
-    wl_node_at(s, r, i++, &v);
-    if (v.start == UINT64_MAX || v.end == UINT64_MAX) continue;
-    const char *type = chakra_node_type_name(n->type);
-    chakra_timeline_slice(t, r, (uint32_t)v.track, n->name ? n->name : "", n->name ? strlen(n->name) : 0,
-                          type ? type : "UNKNOWN", v.start, v.end - v.start, v.id);
-  }
+  sim_rank_ref x = {s, r};
+  rc = timeline_slot_rank(t, r, rd, wl_nodes(s, r), sim_span, &x, s->err);
   chakra_reader_close(rd);
-  return rc < 0 ? rc : 0;
+  return rc;
 }
 
 int report_timeline(sim *s, const char *path) {
@@ -57,132 +61,46 @@ int report_timeline(sim *s, const char *path) {
   return chakra_timeline_close(t, s->err);
 }
 
-/* ---- JSON report ---- */
+/* ---- link report ---- */
 
-static const char *const coll_names[CHAKRA_SIM_COLLS] = {"ALL_REDUCE", "ALL_GATHER", "REDUCE_SCATTER", "ALL_TO_ALL"};
-
-static void report_roofline(jsonw *w, const chakra_sim_rank *k) {
-  jsonw_key_double(w, "compute_bound_pct", k->compute_bound_pct);
-  jsonw_key_double(w, "compute_util_pct", k->compute_util_pct);
-  jsonw_key_double(w, "memory_util_pct", k->memory_util_pct);
-  jsonw_key_double(w, "operation_intensity", k->op_intensity);
-}
-
-static void report_rank(jsonw *w, uint32_t r, const chakra_sim_rank *k, int roofline) {
-  uint64_t gpu = k->busy_ns[CHAKRA_CAT_GPU], comm = k->busy_ns[CHAKRA_CAT_COMM];
-  jsonw_lit(w, "{\"rank\":");
-  jsonw_u64(w, r);
-  jsonw_lit(w, k->finished ? ",\"finished\":true" : ",\"finished\":false");
-  jsonw_key_u64(w, "finish_ns", k->finish_ns, 1);
-  jsonw_key_u64(w, "exposed_comm_ns", k->exposed_comm_ns, 1);
-  jsonw_key_u64(w, "wall_ns", k->wall_ns, 1);
-  jsonw_key_u64(w, "gpu_ns", gpu, 1);
-  jsonw_key_u64(w, "cpu_ns", k->busy_ns[CHAKRA_CAT_CPU], 1);
-  jsonw_key_u64(w, "comm_ns", comm, 1);
-  jsonw_key_u64(w, "remote_mem_ns", k->busy_ns[CHAKRA_CAT_MEM], 1);
-  jsonw_key_u64(w, "invalid_ns", k->busy_ns[CHAKRA_CAT_INVALID], 1);
-  jsonw_key_u64(w, "overlap_ns", gpu + comm > k->wall_ns ? gpu + comm - k->wall_ns : 0, 1);
-  jsonw_key_u64(w, "nodes", k->nodes, 1);
-  jsonw_key_u64(w, "nodes_done", k->nodes_done, 1);
-  if (roofline) report_roofline(w, k);
-  jsonw_lit(w, ",\"collectives\":{");
-  int first = 1;
-  for (int c = 0; c < CHAKRA_SIM_COLLS; c++) {
-    if (!k->coll_ops[c]) continue;
-    if (!first) jsonw_char(w, ',');
-    first = 0;
-    jsonw_char(w, '"');
-    jsonw_lit(w, coll_names[c]);
-    jsonw_lit(w, "\":{");
-    jsonw_key_u64(w, "count", k->coll_ops[c], 0);
-    jsonw_key_u64(w, "bytes", k->coll_bytes[c], 1);
-    jsonw_key_u64(w, "time_ns", k->coll_ns[c], 1);
-    jsonw_char(w, '}');
-  }
-  jsonw_char(w, '}');
-  jsonw_key_u64(w, "p2p_sends", k->send_ops, 1);
-  jsonw_key_u64(w, "p2p_bytes", k->send_bytes, 1);
+static void link_object(jsonw *w, const chakra_topo_link *l, uint64_t i, const net_link_stat *st, uint64_t span) {
+  jsonw_lit(w, i ? ",\n{" : "\n{");
+  jsonw_key_u64(w, "link", i, 0);
+  jsonw_key_u64(w, "src", l->src, 1);
+  jsonw_key_u64(w, "dst", l->dst, 1);
+  jsonw_key_u64(w, "dim", (uint64_t)l->dim, 1);
+  jsonw_key_double(w, "bandwidth_gbps", l->bytes_per_ns * 1e9 / (1u << 30));
+  jsonw_key_u64(w, "busy_ns", st->busy_ns, 1);
+  jsonw_key_u64(w, "bytes", st->bytes, 1);
+  jsonw_key_u64(w, "messages", st->messages, 1);
+  jsonw_key_double(w, "utilisation", span ? (double)st->busy_ns / (double)span : 0.0);
   jsonw_char(w, '}');
 }
 
-static int write_report(const chakra_sim_result *r, outfile *f, chakra_error *err);
-
-int chakra_sim_write_report(const chakra_sim_result *r, const char *path, chakra_error *err) {
-  outfile *f;
-  int rc = outfile_open(&f, path, outfile_name_is_gzip(path), err);
-  return rc ? rc : write_report(r, f, err);
-}
-
-int chakra_sim_write_report_to(const chakra_sim_result *r, const chakra_sink *out, chakra_error *err) {
-  outfile *f;
-  int rc = outfile_open_sink(&f, out, err);
-  return rc ? rc : write_report(r, f, err);
-}
-
-/* Writes the report into f and commits it (or discards it). */
-static int write_report(const chakra_sim_result *r, outfile *f, chakra_error *err) {
-  int rc = 0;
-  jsonw w;
-  if (jsonw_init(&w, f)) {
-    outfile_discard(f);
-    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  }
-  jsonw_lit(&w, "{\"npus\":");
-  jsonw_u64(&w, r->npus);
-  jsonw_key_u64(&w, "events", r->events, 1);
-  jsonw_key_u64(&w, "messages", r->messages, 1);
-  char wall[64];
-  snprintf(wall, sizeof wall, ",\"wall_clock_s\":%.3f", r->wall_seconds);
-  jsonw_lit(&w, wall);
-  if (r->symmetry) { /* how many NPUs the run simulated for the ranks, and why */
-    jsonw_key_u64(&w, "classes", r->classes, 1);
-    jsonw_key_u64(&w, "simulated_npus", r->simulated, 1);
-    jsonw_lit(&w, ",\"symmetry\":");
-    jsonw_string(&w, r->symmetry, strlen(r->symmetry));
-  }
-  uint64_t finish = 0;
+int report_links(sim *s, const chakra_run_record *r, const char *path) {
+  const net_link_stat *stats = net_link_stats(s);
+  uint64_t n = chakra_topo_links(s->topo), span = 0;
   for (uint32_t k = 0; k < r->npus; k++)
-    if (r->ranks[k].finish_ns > finish) finish = r->ranks[k].finish_ns;
-  jsonw_key_u64(&w, "max_finish_ns", finish, 1);
-  jsonw_lit(&w, ",\"ranks\":[\n");
-  for (uint32_t k = 0; k < r->npus; k++) {
-    if (k) jsonw_lit(&w, ",\n");
-    report_rank(&w, k, &r->ranks[k], r->roofline);
+    if (r->ranks[k].finish_ns > span) span = r->ranks[k].finish_ns;
+  textout t;
+  int rc = textout_open(&t, path, s->err);
+  if (rc) return rc;
+  jsonw *w = &t.w;
+  jsonw_lit(w, "{\"npus\":");
+  jsonw_u64(w, s->npus);
+  jsonw_key_u64(w, "devices", chakra_topo_devices(s->topo), 1);
+  jsonw_key_u64(w, "dims", (uint64_t)s->dims, 1);
+  jsonw_key_u64(w, "makespan_ns", span, 1);
+  jsonw_lit(w, ",\"links\":[");
+  for (uint64_t i = 0; i < n && stats; i++) {
+    chakra_topo_link l;
+    if (chakra_topo_link_at(s->topo, i, &l) == 0) link_object(w, &l, i, &stats[i], span);
   }
-  jsonw_lit(&w, "\n],\"stuck\":[");
-  for (uint32_t i = 0; i < r->n_stuck; i++) {
-    if (i) jsonw_char(&w, ',');
-    jsonw_string(&w, r->stuck[i], strlen(r->stuck[i]));
-  }
-  jsonw_lit(&w, "]}\n");
-  if (jsonw_flush(&w)) {
-    rc = w.err.code ? w.err.code : CHAKRA_EIO;
-    if (err) *err = w.err;
-  }
-  jsonw_free(&w);
-  if (rc) {
-    outfile_discard(f);
-    return rc;
-  }
-  return outfile_commit(f, err);
+  jsonw_lit(w, "\n]}\n");
+  return textout_close(&t, stats ? 0 : chakra_error_set(s->err, CHAKRA_EINVAL, "no link was counted"), s->err);
 }
 
 /* ---- result lines ---- */
-
-static int cmp_finish(const void *a, const void *b, void *ctx) {
-  const chakra_sim_rank *r = ctx;
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  if (r[x].finish_ns != r[y].finish_ns) return r[x].finish_ns < r[y].finish_ns ? -1 : 1;
-  return x < y ? -1 : x > y;
-}
-
-uint32_t chakra_sim_finish_order(const chakra_sim_result *r, uint32_t *order) {
-  uint32_t n = 0;
-  for (uint32_t k = 0; k < r->npus; k++)
-    if (r->ranks[k].finished) order[n++] = k;
-  qsort_r(order, n, sizeof *order, cmp_finish, r->ranks);
-  return n;
-}
 
 __attribute__((format(printf, 4, 5))) static void line(chakra_sim_line_fn fn, void *ctx, const char *logger,
                                                        const char *fmt, ...) {
@@ -194,7 +112,7 @@ __attribute__((format(printf, 4, 5))) static void line(chakra_sim_line_fn fn, vo
   fn(ctx, logger, text);
 }
 
-static void stat_lines(const chakra_sim_rank *k, uint32_t r, chakra_sim_line_fn fn, void *ctx) {
+static void stat_lines(const chakra_run_rank *k, uint32_t r, chakra_sim_line_fn fn, void *ctx) {
   static const char *const cat[CHAKRA_CAT_N] = {"GPU", "CPU", "Comm", "Remote mem", "Invalid"};
   static const int order[CHAKRA_CAT_N] = {CHAKRA_CAT_CPU, CHAKRA_CAT_GPU, CHAKRA_CAT_COMM, CHAKRA_CAT_MEM,
                                           CHAKRA_CAT_INVALID};
@@ -208,16 +126,16 @@ static void stat_lines(const chakra_sim_rank *k, uint32_t r, chakra_sim_line_fn 
          (unsigned long long)(both - k->wall_ns));
 }
 
-static void roofline_lines(const chakra_sim_rank *k, uint32_t r, chakra_sim_line_fn fn, void *ctx) {
+static void roofline_lines(const chakra_run_rank *k, uint32_t r, chakra_sim_line_fn fn, void *ctx) {
   line(fn, ctx, "statistics", "sys[%u], Compute bound percentage: %.3f%%", r, k->compute_bound_pct);
   line(fn, ctx, "statistics", "sys[%u], Average compute utilization: %.3f%%", r, k->compute_util_pct);
   line(fn, ctx, "statistics", "sys[%u], Average memory utilization: %.3f%%", r, k->memory_util_pct);
   line(fn, ctx, "statistics", "sys[%u], Average operation intensity: %.3f", r, k->op_intensity);
 }
 
-void chakra_sim_rank_lines(const chakra_sim_result *r, uint32_t rank, unsigned which, chakra_sim_line_fn fn,
+void chakra_sim_rank_lines(const chakra_run_record *r, uint32_t rank, unsigned which, chakra_sim_line_fn fn,
                            void *ctx) {
-  const chakra_sim_rank *k = &r->ranks[rank];
+  const chakra_run_rank *k = &r->ranks[rank];
   if (which & CHAKRA_SIM_LINE_FINISHED)
     line(fn, ctx, "workload", "sys[%u] finished, %llu cycles, exposed communication %llu cycles.", rank,
          (unsigned long long)k->finish_ns, (unsigned long long)k->exposed_comm_ns);
@@ -380,13 +298,13 @@ static void trace_line(report_log *lg, const wl_trace_ev *e, const rank_names *n
   log_write(lg, "\n", 1);
 }
 
-static void rank_block(report_log *lg, const chakra_sim_result *r, uint32_t rank) {
+static void rank_block(report_log *lg, const chakra_run_record *r, uint32_t rank) {
   chakra_sim_rank_lines(r, rank, CHAKRA_SIM_LINE_FINISHED | CHAKRA_SIM_LINE_POST | CHAKRA_SIM_LINE_STATS, log_info, lg);
 }
 
 /* A rank's lines follow the events of the tick it finished at; ranks come
  * in stdout order, which is by finish time. */
-static int write_body(report_log *lg, sim *s, const chakra_sim_result *r, const uint32_t *order, uint32_t n) {
+static int write_body(report_log *lg, sim *s, const chakra_run_record *r, const uint32_t *order, uint32_t n) {
   size_t n_ev;
   const wl_trace_ev *ev = wl_trace_events(s, &n_ev);
   rank_names *names = n_ev ? calloc(s->npus, sizeof *names) : NULL;
@@ -403,7 +321,7 @@ static int write_body(report_log *lg, sim *s, const chakra_sim_result *r, const 
   return rc ? rc : lg->rc;
 }
 
-int report_log_commit(report_log *lg, sim *s, const chakra_sim_result *r) {
+int report_log_commit(report_log *lg, sim *s, const chakra_run_record *r) {
   lg->e = s->err;
   set_stamp(lg);
   uint32_t *order = malloc((r->npus ? r->npus : 1) * sizeof *order);
@@ -411,7 +329,7 @@ int report_log_commit(report_log *lg, sim *s, const chakra_sim_result *r) {
     report_log_discard(lg);
     return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   }
-  uint32_t n = chakra_sim_finish_order(r, order);
+  uint32_t n = chakra_run_finish_order(r, order);
   int rc = write_body(lg, s, r, order, n);
   free(order);
   if (!rc) log_put(lg, "system", "warning", "Exiting");
@@ -426,32 +344,4 @@ int report_log_commit(report_log *lg, sim *s, const chakra_sim_result *r) {
   }
   report_log_discard(lg);
   return rc;
-}
-
-/* ---- the summary over ranks ---- */
-
-__extension__ typedef unsigned __int128 sum128;
-
-/* sum / n rounded to the nearest integer, halves up (n > 0). The mean of
- * 64-bit values fits 64 bits. */
-static uint64_t mean_of(sum128 sum, uint32_t n) { return (uint64_t)((sum + n / 2) / n); }
-
-void chakra_sim_summarise(const chakra_sim_result *r, chakra_sim_summary *out) {
-  memset(out, 0, sizeof *out);
-  sum128 fin = 0, exposed = 0, comm = 0, gpu = 0;
-  out->min_finish_ns = r->npus ? UINT64_MAX : 0;
-  for (uint32_t k = 0; k < r->npus; k++) {
-    const chakra_sim_rank *x = &r->ranks[k];
-    out->finished += (uint32_t)(x->finished != 0);
-    if (x->finish_ns > out->max_finish_ns) out->max_finish_ns = x->finish_ns, out->slowest_rank = k;
-    if (x->finish_ns < out->min_finish_ns) out->min_finish_ns = x->finish_ns;
-    if (x->exposed_comm_ns > out->max_exposed_comm_ns) out->max_exposed_comm_ns = x->exposed_comm_ns;
-    fin += x->finish_ns, exposed += x->exposed_comm_ns;
-    comm += x->busy_ns[CHAKRA_CAT_COMM], gpu += x->busy_ns[CHAKRA_CAT_GPU];
-  }
-  if (!r->npus) return;
-  out->mean_finish_ns = mean_of(fin, r->npus);
-  out->mean_exposed_comm_ns = mean_of(exposed, r->npus);
-  out->mean_comm_ns = mean_of(comm, r->npus);
-  out->mean_compute_ns = mean_of(gpu, r->npus);
 }

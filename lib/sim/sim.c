@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../report/spans.h"
 #include "chakra/sim.h"
 #include "core.h"
 #include "net.h"
@@ -40,6 +41,10 @@ static int setup_config(sim *s, const chakra_sim_config *c, const chakra_sim_run
   s->opt.rendezvous = p->rendezvous;
   s->opt.multidim_full = p->multidim_full;
   s->opt.custom_as_is = p->custom_as_is;
+  s->opt.link_stats = o->link_report != NULL;
+  if (o->link_report && !s->opt.aware)
+    return chakra_error_set(s->err, CHAKRA_EINVAL, "%s: a link report needs the congestion-aware network model "
+                            "(--network-model=aware): the congestion-unaware one has no links", o->link_report);
   if (sim_groups_copy(&s->groups, &c->groups)) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   for (int d = 0, off = 1; d < s->dims; d++) {
     s->dim_npus[d] = chakra_topo_dim_at(s->topo, d)->npus;
@@ -90,16 +95,8 @@ static void teardown(sim *s) {
   sim_config_groups_free(&s->groups);
 }
 
-typedef struct stuck_lines {
-  chakra_sim_result *r;
-} stuck_lines;
-
 static void add_stuck(void *ctx, const char *msg) {
-  chakra_sim_result *r = ctx;
-  char **v = realloc(r->stuck, (r->n_stuck + 1) * sizeof *v);
-  if (!v) return;
-  r->stuck = v;
-  if ((v[r->n_stuck] = strdup(msg))) r->n_stuck++;
+  chakra_run_add_stuck(ctx, msg, NULL); /* a line lost to memory: the rank is still reported unfinished */
 }
 
 static int unmatched_line(void *ctx, int is_send, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag) {
@@ -111,34 +108,35 @@ static int unmatched_line(void *ctx, int is_send, uint32_t src, uint32_t dst, ui
   return 0;
 }
 
-static void fill_rank(chakra_sim_rank *o, const wl_rank_result *w) {
-  o->finished = w->finished;
-  o->finish_ns = w->finish;
-  o->exposed_comm_ns = w->finish - w->gpu_time;
-  for (int c = 0; c < CAT_N; c++) o->busy_ns[c] = w->busy[c];
-  for (int c = 0; c < SIM_NCOLL; c++) {
-    o->coll_ops[c] = w->coll_ops[c];
-    o->coll_bytes[c] = w->coll_bytes[c];
-    o->coll_ns[c] = w->coll_ns[c];
-  }
-  o->send_ops = w->send_ops;
-  o->send_bytes = w->send_bytes;
-  o->wall_ns = w->finish;
-  o->compute_bound_pct = w->compute_bound * 100;
-  o->compute_util_pct = w->compute_util * 100;
-  o->memory_util_pct = w->mem_util * 100;
-  o->op_intensity = w->op_intensity;
-  o->nodes = w->nodes;
-  o->nodes_done = w->done;
+/* The simulator's collective types as the record numbers them
+ * (CollectiveCommType). */
+static const uint8_t comm_type_of[SIM_NCOLL] = {[SIM_AR] = CHAKRA_ALL_REDUCE, [SIM_AG] = CHAKRA_ALL_GATHER,
+                                               [SIM_RS] = CHAKRA_REDUCE_SCATTER, [SIM_A2A] = CHAKRA_ALL_TO_ALL};
+
+static void collect_rank(const sim *s, uint32_t k, chakra_run_rank *o) {
+  wl_rank_result w;
+  wl_result(s, k, &w);
+  o->finished = w.finished != 0;
+  o->finish_ns = w.finish;
+  o->exposed_comm_ns = w.finish - w.gpu_time;
+  for (int c = 0; c < CAT_N; c++) o->busy_ns[c] = w.busy[c];
+  o->bubble_ns = spans_bubble(o->exposed_comm_ns, w.busy[CAT_GPU], w.gpu_or_comm);
+  for (int c = 0; c < SIM_NCOLL; c++)
+    o->coll[comm_type_of[c]] = (chakra_run_coll){w.coll_ops[c], w.coll_bytes[c], w.coll_ns[c]};
+  o->send_ops = w.send_ops;
+  o->send_bytes = w.send_bytes;
+  o->wall_ns = w.finish;
+  o->compute_bound_pct = w.compute_bound * 100;
+  o->compute_util_pct = w.compute_util * 100;
+  o->memory_util_pct = w.mem_util * 100;
+  o->op_intensity = w.op_intensity;
+  o->nodes = w.nodes;
+  o->nodes_done = w.done;
 }
 
-/* Every rank's figures: its own, or in a reduced run its representative's
- * (computed once per class). */
-static int collect(sim *s, chakra_sim_result *r) {
-  r->npus = s->npus;
+static int collect(sim *s, chakra_run_record *r) {
+  if (chakra_run_record_init(r, CHAKRA_RUN_SIM, s->npus, s->err)) return s->err->code;
   r->roofline = s->sys_cfg.roofline != 0;
-  r->ranks = calloc(s->npus, sizeof *r->ranks);
-  if (!r->ranks) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   r->events = s->q.fired;
   r->messages = s->messages;
   int all = 1;
@@ -148,10 +146,8 @@ static int collect(sim *s, chakra_sim_result *r) {
       r->ranks[k] = r->ranks[rep]; /* the representative is the lowest rank of its class */
       continue;
     }
-    wl_rank_result w;
-    wl_result(s, k, &w);
-    fill_rank(&r->ranks[k], &w);
-    all &= w.finished;
+    collect_rank(s, k, &r->ranks[k]);
+    all &= r->ranks[k].finished != 0;
   }
   if (!all) {
     wl_report_stuck(s, add_stuck, r);
@@ -227,7 +223,7 @@ typedef struct attempt {
 } attempt;
 
 static int run_once(const chakra_sim_config *c, const chakra_sim_workload *w, const chakra_sim_run_options *o,
-                    attempt *at, chakra_sim_result *r, chakra_error *err) {
+                    attempt *at, chakra_run_record *r, chakra_error *err) {
   memset(r, 0, sizeof *r);
   sim *s = calloc(1, sizeof *s);
   if (!s) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
@@ -279,6 +275,7 @@ static int run_once(const chakra_sim_config *c, const chakra_sim_workload *w, co
   r->simulated = s->sym ? w->n_cls : s->npus;
   if (!rc && !(r->symmetry = strdup(at->why))) rc = chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   if (!rc && o->timeline) rc = report_timeline(s, o->timeline);
+  if (!rc && o->link_report) rc = report_links(s, r, o->link_report);
   if (!rc && at->log) {
     rc = report_log_commit(at->log, s, r);
     at->log = NULL;
@@ -289,7 +286,7 @@ static int run_once(const chakra_sim_config *c, const chakra_sim_workload *w, co
 }
 
 int chakra_sim_run(const chakra_sim_config *c, const chakra_sim_workload *w, const chakra_sim_run_options *opt,
-                   chakra_sim_result *r, chakra_error *err) {
+                   chakra_run_record *r, chakra_error *err) {
   static const chakra_sim_run_options none;
   const chakra_sim_run_options *o = opt ? opt : &none;
   chakra_error local = {0};
@@ -307,14 +304,7 @@ int chakra_sim_run(const chakra_sim_config *c, const chakra_sim_workload *w, con
     if (!rc && !r->symmetry) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   }
   report_log_discard(at.log);
-  if (rc) chakra_sim_result_free(r);
+  if (rc) chakra_run_record_free(r);
   return rc;
 }
 
-void chakra_sim_result_free(chakra_sim_result *r) {
-  for (uint32_t i = 0; i < r->n_stuck; i++) free(r->stuck[i]);
-  free(r->stuck);
-  free(r->symmetry);
-  free(r->ranks);
-  memset(r, 0, sizeof *r);
-}

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../report/spans.h"
+#include "../trace/nodekind.h"
 #include "../util/bigmem.h"
 #include "../util/toposort.h"
 #include "net.h"
@@ -402,36 +404,25 @@ void wl_start(sim *s) {
   }
 }
 
-/* Length of the union of [start, end) over the nodes of one category. */
-static int cmp_u64pair(const void *a, const void *b) {
-  const uint64_t *x = a, *y = b;
-  return x[0] < y[0] ? -1 : x[0] > y[0];
+/* The intervals of rank w's finished nodes of category cat (or, with cat
+ * < 0, those that keep it out of the pipeline bubble) into iv; how many. */
+static uint32_t node_spans(const wl_npu *w, int cat, uint64_t *iv) {
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < w->n; i++) {
+    const wl_node *n = &w->nodes[i];
+    if (w->end[i] == UINT64_MAX || (cat >= 0 ? n->cat != cat : !spans_not_bubble(n->slot, n->cat))) continue;
+    iv[2 * k] = w->start[i], iv[2 * k + 1] = w->end[i], k++;
+  }
+  return k;
 }
 
-static uint64_t busy_union(const wl_npu *w, int cat) {
-  uint32_t m = 0;
-  for (uint32_t i = 0; i < w->n; i++) m += w->nodes[i].cat == cat && w->end[i] != UINT64_MAX;
-  uint64_t *iv = malloc((m ? m : 1) * 2 * sizeof *iv);
-  if (!iv) return 0;
-  uint32_t k = 0;
-  for (uint32_t i = 0; i < w->n; i++)
-    if (w->nodes[i].cat == cat && w->end[i] != UINT64_MAX) iv[2 * k] = w->start[i], iv[2 * k + 1] = w->end[i], k++;
-  uint32_t sorted = 1;
-  while (sorted < k && iv[2 * sorted] >= iv[2 * sorted - 2]) sorted++;
-  if (sorted < k) qsort(iv, k, 2 * sizeof *iv, cmp_u64pair); /* chains come sorted */
-  uint64_t total = 0, a = 0, b = 0;
-  for (uint32_t j = 0; j < k; j++) {
-    if (j == 0 || iv[2 * j] > b) {
-      total += b - a;
-      a = iv[2 * j];
-      b = iv[2 * j + 1];
-    } else if (iv[2 * j + 1] > b) {
-      b = iv[2 * j + 1];
-    }
-  }
-  total += b - a;
+/* Busy time per category and of compute or communication together. */
+static void busy_times(const wl_npu *w, wl_rank_result *out) {
+  uint64_t *iv = malloc((w->n ? w->n : 1) * 2 * sizeof *iv);
+  if (!iv) return;
+  for (int c = 0; c < CAT_N; c++) out->busy[c] = spans_union(iv, node_spans(w, c, iv));
+  out->gpu_or_comm = spans_union(iv, node_spans(w, -1, iv));
   free(iv);
-  return total;
 }
 
 void wl_result(const sim *s, uint32_t rank, wl_rank_result *out) {
@@ -442,7 +433,7 @@ void wl_result(const sim *s, uint32_t rank, wl_rank_result *out) {
   out->gpu_time = w->gpu_time;
   out->nodes = w->n;
   out->done = w->done;
-  for (int c = 0; c < CAT_N; c++) out->busy[c] = busy_union(w, c);
+  busy_times(w, out);
   for (int c = 0; c < SIM_NCOLL; c++) {
     out->coll_ops[c] = w->coll_ops[c];
     out->coll_bytes[c] = w->coll_bytes[c];

@@ -26,6 +26,7 @@ typedef struct wl_rank_result {
   int finished;
   uint64_t finish, gpu_time;
   uint64_t busy[CAT_N];       /* union of node intervals per category */
+  uint64_t gpu_or_comm;       /* union of GPU compute, collectives and sends (spans.h) */
   uint64_t nodes, issued, done;
   uint64_t coll_ops[SIM_NCOLL], coll_bytes[SIM_NCOLL], coll_ns[SIM_NCOLL];
   uint64_t send_ops, send_bytes;

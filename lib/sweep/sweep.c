@@ -10,9 +10,9 @@
 #include <string.h>
 #include <yajl/yajl_tree.h>
 
-#include "../util/jsonw.h"
-#include "../util/outfile.h"
+#include "../report/csv.h"
 #include "../util/tasks.h"
+#include "../util/textout.h"
 
 /* What an axis sets. */
 typedef enum {
@@ -120,14 +120,10 @@ static int is_impl_key(const char *k) {
          (n > 22 && strcmp(k + n - 22, "-implementation-custom") == 0);
 }
 
-/* Appends s to b as a JSON string body (no quotes). */
-static void json_escape(char *b, size_t cap, const char *s) {
+/* Appends s to b (which has room) as a JSON string. */
+static void json_text(char *b, const char *s) {
   size_t o = strlen(b);
-  for (; *s && o + 3 < cap; s++) {
-    if (*s == '"' || *s == '\\') b[o++] = '\\';
-    b[o++] = *s;
-  }
-  b[o] = 0;
+  b[o + jsonw_escape(b + o, s, strlen(s), 0, NULL)] = 0;
 }
 
 /* A value of a JSON key as JSON text (malloc'd). */
@@ -137,17 +133,14 @@ static char *value_json(const char *key, const char *v) {
     yajl_tree_free(t);
     return strdup(v);
   }
-  size_t cap = 4 * strlen(v) + 16;
-  char *b = calloc(1, cap);
+  size_t n = strlen(v);
+  char *b = calloc(1, JSONW_ESCAPED_MAX(n) + 3 * n + 8); /* each word escaped, a comma each, brackets */
   if (!b) return NULL;
   if (!is_impl_key(key)) {
-    strcpy(b, "\"");
-    json_escape(b, cap, v);
-    strcat(b, "\"");
+    json_text(b, v);
     return b;
   }
   /* ring -> ["ring"]; [ring,direct] -> ["ring","direct"] */
-  size_t n = strlen(v);
   int listed = v[0] == '[' && v[n - 1] == ']';
   char *words = strndup(v + listed, n - 2 * (size_t)listed);
   if (!words) return free(b), NULL;
@@ -156,9 +149,8 @@ static char *value_json(const char *key, const char *v) {
   int first = 1;
   for (char *w = strtok_r(words, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
     while (*w == ' ') w++;
-    strcat(b, first ? "\"" : ",\"");
-    json_escape(b, cap, w);
-    strcat(b, "\"");
+    if (!first) strcat(b, ",");
+    json_text(b, w);
     first = 0;
   }
   strcat(b, "]");
@@ -411,9 +403,9 @@ static void row_error(chakra_sweep_row *row, const char *msg) {
   row->error[n] = 0;
 }
 
-static void row_from_result(chakra_sweep_row *row, const chakra_sim_result *r) {
-  chakra_sim_summary m;
-  chakra_sim_summarise(r, &m);
+static void row_from_result(chakra_sweep_row *row, const chakra_run_record *r) {
+  chakra_run_summary m;
+  chakra_run_summarise(r, &m);
   row->npus = r->npus;
   row->finished = m.finished, row->slowest_rank = m.slowest_rank;
   row->max_finish_ns = m.max_finish_ns, row->min_finish_ns = m.min_finish_ns, row->mean_finish_ns = m.mean_finish_ns;
@@ -445,7 +437,7 @@ static void run_point(sweep_job *j, size_t i) {
   row->point = j->points[i];
   chakra_error err = {0};
   chakra_sim_config *c = NULL;
-  chakra_sim_result res;
+  chakra_run_record res;
   memset(&res, 0, sizeof res);
   int rc = chakra_sweep_config(j->s, j->points[i], j->files, &c, &err);
   if (!rc) {
@@ -458,7 +450,7 @@ static void run_point(sweep_job *j, size_t i) {
   } else {
     row_from_result(row, &res);
   }
-  chakra_sim_result_free(&res);
+  chakra_run_record_free(&res);
   chakra_sim_config_free(c);
 }
 
@@ -500,54 +492,31 @@ int chakra_sweep_run(const chakra_sweep *s, const chakra_sim_files *files, const
 
 static const char *const status_names[] = {"ok", "stuck", "failed"};
 
-/* Writes s into b as a CSV field (quoted when it needs to be). */
-static void csv_field(outfile *f, const char *s, int *rc, chakra_error *err) {
-  int quote = strpbrk(s, ",\"\n\r") != NULL;
-  if (!quote) {
-    if (!*rc) *rc = outfile_write(f, s, strlen(s), err);
-    return;
-  }
-  if (!*rc) *rc = outfile_write(f, "\"", 1, err);
-  for (const char *p = s; *p && !*rc; p++) {
-    if (*p == '"') *rc = outfile_write(f, "\"", 1, err);
-    if (!*rc) *rc = outfile_write(f, p, 1, err);
-  }
-  if (!*rc) *rc = outfile_write(f, "\"", 1, err);
-}
-
-static void csv_text(outfile *f, const char *s, int *rc, chakra_error *err) {
-  if (!*rc) *rc = outfile_write(f, s, strlen(s), err);
-}
-
 static const char csv_head[] =
     "status,npus,finished,max_finish_ns,slowest_rank,min_finish_ns,mean_finish_ns,max_exposed_comm_ns,"
     "mean_exposed_comm_ns,mean_comm_ns,mean_compute_ns,events,messages,sim_seconds,error\n";
 
-static int write_csv(const chakra_sweep *s, const chakra_sweep_row *rows, outfile *f, chakra_error *err) {
-  int rc = 0;
+static void write_csv(const chakra_sweep *s, const chakra_sweep_row *rows, jsonw *w) {
   for (size_t a = 0; a < s->n_axes; a++) {
-    csv_field(f, s->axes[a].key, &rc, err);
-    csv_text(f, ",", &rc, err);
+    csv_field(w, s->axes[a].key);
+    csv_next(w);
   }
-  csv_text(f, csv_head, &rc, err);
-  for (size_t p = 0; p < s->points && !rc; p++) {
+  jsonw_lit(w, csv_head);
+  for (size_t p = 0; p < s->points; p++) {
     const chakra_sweep_row *r = &rows[p];
     for (size_t a = 0; a < s->n_axes; a++) {
-      csv_field(f, chakra_sweep_value(s, a, p), &rc, err);
-      csv_text(f, ",", &rc, err);
+      csv_field(w, chakra_sweep_value(s, a, p));
+      csv_next(w);
     }
-    char line[512];
-    snprintf(line, sizeof line, "%s,%u,%u,%llu,%u,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.3f,",
-             status_names[r->status], r->npus, r->finished, (unsigned long long)r->max_finish_ns, r->slowest_rank,
-             (unsigned long long)r->min_finish_ns, (unsigned long long)r->mean_finish_ns,
-             (unsigned long long)r->max_exposed_comm_ns, (unsigned long long)r->mean_exposed_comm_ns,
-             (unsigned long long)r->mean_comm_ns, (unsigned long long)r->mean_compute_ns,
-             (unsigned long long)r->events, (unsigned long long)r->messages, r->sim_seconds);
-    csv_text(f, line, &rc, err);
-    csv_field(f, r->error, &rc, err);
-    csv_text(f, "\n", &rc, err);
+    textout_printf(w, "%s,%u,%u,%llu,%u,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%.3f,", status_names[r->status],
+                   r->npus, r->finished, (unsigned long long)r->max_finish_ns, r->slowest_rank,
+                   (unsigned long long)r->min_finish_ns, (unsigned long long)r->mean_finish_ns,
+                   (unsigned long long)r->max_exposed_comm_ns, (unsigned long long)r->mean_exposed_comm_ns,
+                   (unsigned long long)r->mean_comm_ns, (unsigned long long)r->mean_compute_ns,
+                   (unsigned long long)r->events, (unsigned long long)r->messages, r->sim_seconds);
+    csv_field(w, r->error);
+    csv_end(w);
   }
-  return rc;
 }
 
 static void json_key(jsonw *w, const char *k) {
@@ -589,36 +558,26 @@ static void json_row(jsonw *w, const chakra_sweep *s, const chakra_sweep_row *r,
   jsonw_char(w, '}');
 }
 
-static int write_json(const chakra_sweep *s, const chakra_sweep_row *rows, outfile *f, chakra_error *err) {
-  jsonw w;
-  int rc = jsonw_init(&w, f);
-  if (rc) return chakra_error_set(err, rc, "out of memory");
-  jsonw_lit(&w, "{\"vary\":[");
+static void write_json(const chakra_sweep *s, const chakra_sweep_row *rows, jsonw *w) {
+  jsonw_lit(w, "{\"vary\":[");
   for (size_t a = 0; a < s->n_axes; a++) {
-    if (a) jsonw_char(&w, ',');
-    jsonw_string(&w, s->axes[a].key, strlen(s->axes[a].key));
+    if (a) jsonw_char(w, ',');
+    jsonw_string(w, s->axes[a].key, strlen(s->axes[a].key));
   }
-  jsonw_lit(&w, "],\"points\":");
-  jsonw_u64(&w, s->points);
-  jsonw_lit(&w, ",\"rows\":[");
-  for (size_t p = 0; p < s->points; p++) json_row(&w, s, &rows[p], p);
-  jsonw_lit(&w, "\n]}\n");
-  rc = jsonw_flush(&w);
-  if (rc) *err = w.err;
-  jsonw_free(&w);
-  return rc;
+  jsonw_lit(w, "],\"points\":");
+  jsonw_u64(w, s->points);
+  jsonw_lit(w, ",\"rows\":[");
+  for (size_t p = 0; p < s->points; p++) json_row(w, s, &rows[p], p);
+  jsonw_lit(w, "\n]}\n");
 }
 
 int chakra_sweep_write(const chakra_sweep *s, const chakra_sweep_row *rows, const char *path, chakra_error *err) {
-  outfile *f;
-  int rc = outfile_open(&f, path, outfile_name_is_gzip(path), err);
+  textout t;
+  int rc = textout_open(&t, path, err);
   if (rc) return rc;
   size_t n = strlen(path), gz = outfile_name_is_gzip(path) ? 3 : 0;
   int json = n >= 5 + gz && strncmp(path + n - gz - 5, ".json", 5) == 0;
-  rc = json ? write_json(s, rows, f, err) : write_csv(s, rows, f, err);
-  if (rc) {
-    outfile_discard(f);
-    return rc;
-  }
-  return outfile_commit(f, err);
+  if (json) write_json(s, rows, &t.w);
+  else write_csv(s, rows, &t.w);
+  return textout_close(&t, 0, err);
 }

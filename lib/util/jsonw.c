@@ -113,57 +113,55 @@ static const unsigned char esc_class[256] = {
     2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
 };
 
-static void put_u_escape(jsonw *w, unsigned v) {
+static size_t put_u_escape(char *o, unsigned v) {
   static const char hex[] = "0123456789abcdef";
-  char *p = room(w, 6);
-  p[0] = '\\', p[1] = 'u', p[2] = hex[(v >> 12) & 15], p[3] = hex[(v >> 8) & 15];
-  p[4] = hex[(v >> 4) & 15], p[5] = hex[v & 15];
-  w->used += 6;
+  o[0] = '\\', o[1] = 'u', o[2] = hex[(v >> 12) & 15], o[3] = hex[(v >> 8) & 15];
+  o[4] = hex[(v >> 4) & 15], o[5] = hex[v & 15];
+  return 6;
 }
 
-static void put_escape(jsonw *w, unsigned char c) {
-  const char *e = NULL;
+static size_t put_escape(char *o, unsigned char c) {
+  char e = 0;
   switch (c) {
-    case '"': e = "\\\""; break;
-    case '\\': e = "\\\\"; break;
-    case '\n': e = "\\n"; break;
-    case '\r': e = "\\r"; break;
-    case '\t': e = "\\t"; break;
-    case '\b': e = "\\b"; break;
-    case '\f': e = "\\f"; break;
+    case '"': e = '"'; break;
+    case '\\': e = '\\'; break;
+    case '\n': e = 'n'; break;
+    case '\r': e = 'r'; break;
+    case '\t': e = 't'; break;
+    case '\b': e = 'b'; break;
+    case '\f': e = 'f'; break;
   }
-  if (e) jsonw_raw(w, e, 2);
-  else put_u_escape(w, c);
+  if (!e) return put_u_escape(o, c);
+  o[0] = '\\', o[1] = e;
+  return 2;
 }
 
-static void put_codepoint(jsonw *w, const unsigned char *s, size_t len, uint32_t cp) {
-  if (!w->ascii_only) {
-    jsonw_raw(w, (const char *)s, len);
-  } else if (cp >= 0x10000) {
-    cp -= 0x10000;
-    put_u_escape(w, 0xd800 + (cp >> 10));
-    put_u_escape(w, 0xdc00 + (cp & 0x3ff));
-  } else {
-    put_u_escape(w, cp);
+static size_t put_codepoint(char *o, const unsigned char *s, size_t len, uint32_t cp, int ascii) {
+  if (!ascii) {
+    memcpy(o, s, len);
+    return len;
   }
+  if (cp < 0x10000) return put_u_escape(o, cp);
+  cp -= 0x10000;
+  put_u_escape(o, 0xd800 + (cp >> 10));
+  return 6 + put_u_escape(o + 6, 0xdc00 + (cp & 0x3ff));
 }
 
-/* Handles the byte at s[i] that the fast loop stopped at (an escape or
- * the start of a multi-byte sequence); returns how many bytes it took. */
-static size_t string_special(jsonw *w, const unsigned char *s, size_t i, size_t n) {
-  if (esc_class[s[i]] == 1 || s[i] == 0x7f) {
-    put_escape(w, s[i]);
-    return 1;
-  }
+/* The byte at s[i] that the fast loop stopped at (an escape or the start
+ * of a multi-byte sequence), written at o (at most 12 bytes, never more
+ * than 6 per byte taken); returns the length, the bytes taken in *took. */
+static size_t string_special(char *o, const unsigned char *s, size_t i, size_t n, int ascii, uint64_t *bad,
+                             size_t *took) {
+  *took = 1;
+  if (esc_class[s[i]] == 1 || s[i] == 0x7f) return put_escape(o, s[i]);
   uint32_t cp;
   size_t len = utf8_decode(s + i, n - i, &cp);
   if (len) {
-    put_codepoint(w, s + i, len, cp);
-    return len;
+    *took = len;
+    return put_codepoint(o, s + i, len, cp, ascii);
   }
-  w->bad_utf8++;
-  put_codepoint(w, (const unsigned char *)"\xef\xbf\xbd", 3, 0xfffd);
-  return 1;
+  if (bad) ++*bad;
+  return put_codepoint(o, (const unsigned char *)"\xef\xbf\xbd", 3, 0xfffd, ascii);
 }
 
 #define ONES 0x0101010101010101ull
@@ -183,18 +181,13 @@ static inline uint64_t special_bytes(uint64_t x, int ascii_only) {
   return m & HIGHS;
 }
 
-static void string_slow(jsonw *w, const char *str, size_t n);
-
-/* Copies eight bytes at a time, checking them on the way; stops at the
- * first byte that needs an escape or UTF-8 validation. */
-void jsonw_string(jsonw *w, const char *str, size_t n) {
-  if (n > JW_BUF / 4) {
-    string_slow(w, str, n);
-    return;
-  }
+/* Copies eight (sixteen) bytes at a time, checking them on the way, and
+ * stops at the first byte that needs an escape or UTF-8 validation. The
+ * wide stores may run past the text written so far, never past
+ * JSONW_ESCAPED_MAX(n). */
+size_t jsonw_escape(char *out, const char *str, size_t n, int ascii, uint64_t *bad_utf8) {
   const unsigned char *s = (const unsigned char *)str;
-  const int ascii = w->ascii_only;
-  char *o = room(w, n + 24);
+  char *o = out;
   *o++ = '"';
   size_t i = 0;
   for (;;) {
@@ -240,15 +233,29 @@ void jsonw_string(jsonw *w, const char *str, size_t n) {
       i++;
     }
     break;
-  special:
-    w->used = (size_t)(o - w->buf);
-    i += string_special(w, s, i, n);
-    o = room(w, n - i + 24);
+  special: {
+    size_t took;
+    o += string_special(o, s, i, n, ascii, bad_utf8, &took);
+    i += took;
+  }
   }
   *o++ = '"';
-  w->used = (size_t)(o - w->buf);
+  return (size_t)(o - out);
 }
 
+static void string_slow(jsonw *w, const char *str, size_t n);
+
+void jsonw_string(jsonw *w, const char *str, size_t n) {
+  if (n > (JW_BUF / 2 - 2) / 6) {
+    string_slow(w, str, n);
+    return;
+  }
+  char *o = room(w, JSONW_ESCAPED_MAX(n));
+  w->used += jsonw_escape(o, str, n, w->ascii_only, &w->bad_utf8);
+}
+
+/* A string longer than half the buffer can hold escaped: plain runs are
+ * copied through jsonw_raw, the rest escaped one by one. */
 static void string_slow(jsonw *w, const char *str, size_t n) {
   const unsigned char *s = (const unsigned char *)str;
   jsonw_char(w, '"');
@@ -258,7 +265,11 @@ static void string_slow(jsonw *w, const char *str, size_t n) {
     while (run < n && esc_class[s[run]] == 0 && !(w->ascii_only && s[run] == 0x7f)) run++;
     if (run > i) jsonw_raw(w, (const char *)s + i, run - i);
     i = run;
-    if (i < n) i += string_special(w, s, i, n);
+    if (i < n) {
+      size_t took;
+      w->used += string_special(room(w, 12), s, i, n, w->ascii_only, &w->bad_utf8, &took);
+      i += took;
+    }
   }
   jsonw_char(w, '"');
 }

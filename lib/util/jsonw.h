@@ -55,6 +55,15 @@ void jsonw_u64_quoted(jsonw *w, uint64_t v);
 void jsonw_i64_quoted(jsonw *w, int64_t v);
 /* A quoted, escaped string from n bytes of (supposedly) UTF-8. */
 void jsonw_string(jsonw *w, const char *s, size_t n);
+/* The project's one JSON string escaper, for text built outside a jsonw
+ * (JSON values in memory, the ingest tools' buffers): n bytes of s as a
+ * quoted JSON string at out, which has room for JSONW_ESCAPED_MAX(n)
+ * bytes; returns the length (no NUL written). Quote, backslash and control
+ * characters are escaped (\n \r \t \b \f, the others \u00XX), invalid
+ * UTF-8 becomes U+FFFD (counted in *bad_utf8 when not NULL), and with
+ * ascii_only everything outside printable ASCII is \uXXXX. */
+#define JSONW_ESCAPED_MAX(n) (6 * (size_t)(n) + 2)
+size_t jsonw_escape(char *out, const char *s, size_t n, int ascii_only, uint64_t *bad_utf8);
 /* Shortest text that reads back to the same value; NaN/Infinity quoted. */
 void jsonw_double(jsonw *w, double v);
 void jsonw_float(jsonw *w, float v);
@@ -118,7 +127,7 @@ static inline size_t jsonw_put_u64(char *out, uint64_t v) {
   return n;
 }
 
-/* "key":value members of the report writers (sim, replay): key_u64 puts
+/* "key":value members of the run report writer (lib/report): key_u64 puts
  * a comma first when asked, key_double always (it never opens an object). */
 static inline void jsonw_key_u64(jsonw *w, const char *k, uint64_t v, int comma) {
   if (comma) jsonw_char(w, ',');

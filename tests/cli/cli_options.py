@@ -327,7 +327,7 @@ def test_view_refusals(tmp, prefix, t):
                        (["dot"], "missing arguments"), (["dot", t, t], "unexpected argument"),
                        (["timeline"], "missing arguments"), (["obfuscate"], "missing arguments"),
                        (["obfuscate", t, t], "unexpected argument"), (["plot"], "missing arguments"),
-                       (["plot", "a", "b"], "unexpected argument")):
+                       (["plot", "a", "b", "c", "d", "e", "f", "g"], "unexpected argument")):
         p = run(*args)
         check("refused: chakra %s" % " ".join(a.replace(tmp, "T") for a in args),
               p.returncode == 2 and one_line(p) and p.stderr.startswith("chakra %s: " % args[0]) and what in p.stderr,

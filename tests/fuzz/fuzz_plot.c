@@ -1,10 +1,11 @@
 /* fuzz_plot.c - libFuzzer target for the report readers and SVG writers of
  * chakra plot and chakra compare.
  *
- * The input is any bytes claimed to be a sim report, a replay report or
- * stats JSON. Refusing is fine; crashes and sanitizer reports are findings,
- * and every SVG written (plot's, and compare's of the input against itself)
- * must be a well-formed XML document (checked with expat). */
+ * The input is any bytes claimed to be a sim report, a replay report,
+ * stats JSON, a sweep table or a link report. Refusing is fine; crashes
+ * and sanitizer reports are findings, and every SVG written (plot's, and
+ * compare's of the input against itself) must be a well-formed XML
+ * document (checked with expat). */
 #include <expat.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -139,19 +139,19 @@ static inline void fuzz_sim_runs(chakra_sim_config *c) {
   for (int model = 0; model < 2; model++) {
     chakra_sim_config_params(c)->network_model = model ? CHAKRA_NET_UNAWARE : CHAKRA_NET_AWARE;
     chakra_sim_run_options opt = {.diag = fuzz_sim_diag, .progress = fuzz_sim_stop};
-    chakra_sim_result res;
+    chakra_run_record res;
     chakra_error err;
     int rc = chakra_sim_run(c, w, &opt, &res, &err);
     fuzz_sim_say(rc ? "run failed" : "ran", rc ? &err : NULL);
     if (rc == 0) {
       uint32_t order[FUZZ_SIM_NPUS];
-      uint32_t n = chakra_sim_finish_order(&res, order);
+      uint32_t n = chakra_run_finish_order(&res, order);
       for (uint32_t i = 0; i < n; i++)
         chakra_sim_rank_lines(&res, order[i], CHAKRA_SIM_LINE_FINISHED | CHAKRA_SIM_LINE_POST | CHAKRA_SIM_LINE_STATS,
                               fuzz_sim_line, NULL);
-      chakra_sim_write_report(&res, fuzz_out("report.json"), &err);
+      chakra_run_write_report(&res, fuzz_out("report.json"), CHAKRA_RUN_JSON, &err);
     }
-    chakra_sim_result_free(&res);
+    chakra_run_record_free(&res);
   }
 }
 

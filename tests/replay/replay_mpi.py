@@ -12,6 +12,7 @@ chakra was built without MPI or mpirun is missing; the shared STAGE and
 MSCCL traces are used when ../shared (or $CHAKRA_SHARED) is there.
 
 usage: replay_mpi.py CHAKRA_BINARY SOURCE_DIR [NAME_PART]  (runs the tests whose name has it)"""
+import csv
 import json
 import os
 import shutil
@@ -215,6 +216,7 @@ def test_synthesised_workload():
 
     write_set(prefix, n, make)
     rep, tl = os.path.join(d, "r.json"), os.path.join(d, "tl.json")
+    report_path = rep
     p = mpirun(n, prefix, "--report", rep, "--timeline", tl, "--iterations", 3, "--warmup", 1)
 
     def more(r):
@@ -228,6 +230,14 @@ def test_synthesised_workload():
             check(k["finish_min_ns"] <= k["finish_median_ns"] <= k["finish_max_ns"], "synth: finish spread")
         pgs = {x["pg"] for x in r["collective_instances"]}
         check(pgs == {"", "7", "8"}, "synth: instance groups %s" % pgs)
+        sizes = {x["group_size"] for x in r["collective_instances"] if x["pg"] == ""}
+        check(sizes == {n} and all(1 <= x["group_size"] <= n for x in r["collective_instances"]),
+              "synth: an instance of all ranks has group_size %d: %s" % (n, sizes))
+        # the report reads back through the one reader: compare and plot take it
+        q = subprocess.run([CHAKRA, "compare", report_path, report_path], capture_output=True, text=True)
+        check(q.returncode == 0 and "ALL_REDUCE time" in q.stdout, "synth: compare reads the replay report: %s" % q.stderr)
+        q = subprocess.run([CHAKRA, "plot", report_path, "-o", os.path.join(d, "r.svg")], capture_output=True, text=True)
+        check(q.returncode == 0, "synth: plot reads the replay report: %s" % q.stderr)
         t = json.load(open(tl))
         ev = [e for e in t["traceEvents"] if e["ph"] == "X"]
         ids = {}
@@ -255,6 +265,13 @@ def test_compute_stand_ins():
         f = min(k["gpu_ns"] for k in r["ranks"])
         check(f >= lo and (hi is None or f < hi), "compute %s: compute took %d ns, outside [%s, %s)" % (mode, f, lo, hi))
         check(r["replay"]["compute"] == mode.split(":")[0].replace("scale", "wait"), "compute %s: mode in report" % mode)
+    # --report-format csv: the report's per-rank figures with the replay's own, a row per rank
+    tab = os.path.join(d, "skip.csv")
+    p = mpirun(2, prefix, "--compute", "skip", "--report", tab, "--report-format", "csv", "-q")
+    rows = list(csv.DictReader(open(tab))) if p.returncode == 0 else []
+    check(len(rows) == 2 and [r["rank"] for r in rows] == ["0", "1"] and all(
+          int(r["finish_min_ns"]) <= int(r["finish_max_ns"]) and int(r["ALL_REDUCE_count"]) == 1 and "replayer_ns" in r
+          for r in rows), "--report-format csv: %s %s" % (rows, p.stderr[-500:]))
 
 
 def test_job_size_mismatch():

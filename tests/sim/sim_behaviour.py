@@ -318,6 +318,69 @@ def test_report_and_timeline_are_written():
     check("--report and --timeline agree with the finished lines", ok, p.stderr)
 
 
+def test_exposed_time_splits_into_bubble_and_communication():
+    """A two-stage pipeline: rank 1 waits for rank 0's activation (a
+    receive: the pipeline bubble), computes, then both all-reduce (exposed
+    communication). bubble_ns is the time neither GPU compute nor a
+    collective or send ran, derived again here from the timeline."""
+    def p2p(i, kind, peer, deps=()):
+        a = [attr_int("comm_dst" if kind == "SEND" else "comm_src", peer, "int32_val"), attr_int("comm_size", 1048576),
+             attr_int("comm_tag", 5, "int32_val")]
+        n = {"id": str(i), "name": "%s%d" % (kind.lower(), i), "type": "COMM_%s_NODE" % kind, "attr": a}
+        if deps:
+            n["data_deps"] = [str(d) for d in deps]
+        return n
+    c = Case(2)
+    c.ranks(lambda r: [comp(1, 100), p2p(2, "SEND", 1, [1]), allreduce(3, 1048576, [2])] if r == 0 else
+            [p2p(1, "RECV", 0), comp(2, 50, [1]), allreduce(3, 1048576, [2])])
+    rep, tl = os.path.join(c.dir, "r.json"), os.path.join(c.dir, "t.json")
+    p, got = c.run("--report=" + rep, "--timeline=" + tl)
+    ok = p.returncode == 0
+    detail = p.stderr
+    if ok:
+        r = json.load(open(rep))
+        spans = [e for e in json.load(open(tl))["traceEvents"] if e.get("ph") == "X"]
+        for k in r["ranks"]:
+            mine = [e for e in spans if e["pid"] == k["rank"]]
+            busy = sorted((round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000)) for e in mine
+                          if e["tid"] == 1 or (e["tid"] == 2 and e["cat"] in ("COMM_COLL_NODE", "COMM_SEND_NODE")))
+            union, hi = 0, -1
+            for a, b in busy:
+                union += max(0, b - max(a, hi)) if hi >= 0 else b - a
+                hi = max(hi, b)
+            want = k["exposed_comm_ns"] - (union - k["gpu_ns"])
+            ok = ok and k["bubble_ns"] == want
+            detail += " rank %d: bubble %d, from the timeline %d;" % (k["rank"], k["bubble_ns"], want)
+        comp2 = [e for e in spans if e["pid"] == 1 and e["name"] == "comp2"]
+        ok = ok and comp2 and r["ranks"][1]["bubble_ns"] == round(comp2[0]["ts"] * 1000) > 100000
+        ok = ok and r["ranks"][1]["exposed_comm_ns"] > r["ranks"][1]["bubble_ns"]
+    check("exposed time splits into the pipeline bubble (receive waits) and communication", ok, detail)
+
+
+def test_report_format_csv_is_the_report_per_rank():
+    """--report-format csv: one row per rank with the report's per-rank
+    figures, a column per collective type present and figure (issue 22)."""
+    import csv
+    c = Case(2)
+    c.ranks(lambda r: [comp(1, 5 + r), allreduce(2, 1048576, [1])])
+    rep, tab = os.path.join(c.dir, "r.json"), os.path.join(c.dir, "r.csv")
+    p, got = c.run("--report=" + rep)
+    p2, got2 = c.run("--report=" + tab, "--report-format", "csv")
+    ok = p.returncode == 0 and p2.returncode == 0 and got == got2
+    if ok:
+        r = json.load(open(rep))
+        rows = list(csv.DictReader(open(tab)))
+        ok = len(rows) == 2 and list(rows[0])[:6] == ["rank", "finished", "finish_ns", "exposed_comm_ns", "bubble_ns", "wall_ns"]
+        for k, row in zip(r["ranks"], rows):
+            ok = ok and row["finished"] == "true" and row["ALL_REDUCE_count"] == "1"
+            ok = ok and all(int(row[f]) == k[f] for f in ("finish_ns", "exposed_comm_ns", "bubble_ns", "gpu_ns", "comm_ns",
+                                                          "overlap_ns", "nodes_done", "p2p_bytes"))
+            ok = ok and int(row["ALL_REDUCE_time_ns"]) == k["collectives"]["ALL_REDUCE"]["time_ns"]
+    check("--report-format csv: a row per rank with the JSON report's figures", ok, p2.stderr)
+    p3, _ = c.run("--report=" + tab, "--report-format", "xml")
+    check("--report-format xml is refused naming the choices", p3.returncode == 2 and "expected json or csv" in p3.stderr, p3.stderr)
+
+
 def test_rendezvous_pays_an_invitation_per_ring_step():
     c = Case(8)
     c.ranks(lambda r: [allreduce(1, 1048576), allreduce(2, 1048576)])

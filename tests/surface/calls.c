@@ -26,6 +26,7 @@
 #include <chakra/obfuscate.h>
 #include <chakra/output.h>
 #include <chakra/plot.h>
+#include <chakra/run.h>
 #include <chakra/set.h>
 #include <chakra/sim.h>
 #include <chakra/stats.h>
@@ -33,6 +34,7 @@
 #include <chakra/sweep.h>
 #include <chakra/synth.h>
 #include <chakra/timeline.h>
+#include <chakra/timeline_writer.h>
 #include <chakra/topo.h>
 #include <chakra/trace.h>
 #include <chakra/validate.h>
@@ -152,10 +154,14 @@ static void draw(const chakra_graph *g) {
   ok("views.h", chakra_view_write(g, in_dir("g.dot"), &vopt, &vi, &err) == 0 && vi.nodes == 1, "dot view");
   done("views.h");
   chakra_timeline *t;
-  ok("timeline.h", chakra_timeline_open(&t, in_dir("tl.json"), &err) == 0, "timeline open");
+  ok("timeline_writer.h", chakra_timeline_open(&t, in_dir("tl.json"), &err) == 0, "timeline open");
   ok("timeline.h", chakra_timeline_add_graph(t, 0, g, NULL, &err) == 0, "add graph");
-  ok("timeline.h", chakra_timeline_close(t, &err) == 0, "timeline close");
+  chakra_timeline_process(t, 1, "by hand");
+  chakra_timeline_track(t, 1, 0, "track");
+  chakra_timeline_slice(t, 1, 0, "slice", 5, "COMP_NODE", 0, 1000, 1);
+  ok("timeline_writer.h", chakra_timeline_close(t, &err) == 0, "timeline close");
   done("timeline.h");
+  done("timeline_writer.h");
 }
 
 static void simulate(void) {
@@ -165,7 +171,7 @@ static void simulate(void) {
   done("topo.h");
   chakra_sim_config *c;
   chakra_sim_workload *w;
-  chakra_sim_result res;
+  chakra_run_record res;
   ok("sim.h", chakra_sim_config_new(&c, topo, &err) == 0, "config");
   static const char *const system[][2] = {{"all-reduce-implementation", "[\"ring\"]"},
                                           {"preferred-dataset-splits", "4"}};
@@ -174,12 +180,21 @@ static void simulate(void) {
   ok("sim.h", chakra_sim_workload_load(&w, in_dir("mb"), NPUS, 1, NULL, NULL, &err) == 0, "workload");
   ok("sim.h", chakra_sim_run(c, w, NULL, &res, &err) == 0 && res.n_stuck == 0, "run");
   ok("sim.h", res.ranks[0].finished && res.ranks[0].finish_ns > 0, "rank 0 finished");
-  ok("sim.h", chakra_sim_write_report(&res, in_dir("report.json"), &err) == 0, "report");
-  chakra_sim_result_free(&res);
+  done("sim.h");
+  ok("run.h", chakra_run_write_report(&res, in_dir("report.json"), CHAKRA_RUN_JSON, &err) == 0, "report");
+  ok("run.h", chakra_run_write_report(&res, in_dir("report.csv"), CHAKRA_RUN_CSV, &err) == 0, "CSV");
+  chakra_run_record back;
+  ok("run.h", chakra_run_read_report(&back, in_dir("report.json"), &err) == 0, "read back");
+  ok("run.h", back.npus == NPUS && back.ranks[1].finish_ns == res.ranks[1].finish_ns, "the same figures");
+  chakra_run_summary sum;
+  chakra_run_summarise(&back, &sum);
+  ok("run.h", sum.finished == NPUS && sum.max_finish_ns == res.ranks[0].finish_ns, "summary");
+  chakra_run_record_free(&back);
+  chakra_run_record_free(&res);
   chakra_sim_workload_free(w);
   chakra_sim_config_free(c);
   chakra_topo_free(topo);
-  done("sim.h");
+  done("run.h");
   chakra_compare cmp;
   ok("compare.h", chakra_compare_reports(in_dir("report.json"), in_dir("report.json"), &cmp, &err) == 0, "compare");
   ok("compare.h", cmp.ranks == NPUS && cmp.n > 0 && cmp.rows[0].predicted_ns == cmp.rows[0].measured_ns, "rows");

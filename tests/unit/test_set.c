@@ -366,19 +366,19 @@ static void simulator_reads_memory_as_files(void **state) {
       assert_int_equal(chakra_sim_workload_load_set(&w, s, 2, NULL, NULL, &err), 0);
       chakra_set_close(s);
     }
-    chakra_sim_result res;
+    chakra_run_record res;
     if (chakra_sim_run(c, w, NULL, &res, &err)) fail_msg("%s", err.msg);
     for (uint32_t r = 0; r < NPUS; r++) finish[way][r] = res.ranks[r].finish_ns;
     if (way == 1) { /* the report to a callback holds the results too */
       sink_buf rep = {0};
       chakra_sink out = {.write = collect, .ctx = &rep};
-      assert_int_equal(chakra_sim_write_report_to(&res, &out, &err), 0);
+      assert_int_equal(chakra_run_write_report_to(&res, &out, CHAKRA_RUN_JSON, &err), 0);
       rep.p = realloc(rep.p, rep.n + 1);
       rep.p[rep.n] = 0;
       assert_contains((char *)rep.p, tu_fmt("\"finish_ns\":%llu", (unsigned long long)finish[1][0]));
       free(rep.p);
     }
-    chakra_sim_result_free(&res);
+    chakra_run_record_free(&res);
     chakra_sim_workload_free(w);
     chakra_sim_config_free(c);
     chakra_topo_free(topo);

@@ -51,7 +51,7 @@ static chakra_sim_workload *ar8_workload(char **dir) {
   return w;
 }
 
-static void expect_all(const chakra_sim_result *r, uint64_t ns) {
+static void expect_all(const chakra_run_record *r, uint64_t ns) {
   assert_int_equal(r->npus, 8);
   assert_int_equal(r->n_stuck, 0);
   for (uint32_t k = 0; k < r->npus; k++) {
@@ -67,14 +67,14 @@ static void test_one_workload_runs_under_two_configurations(void **state) {
   chakra_sim_workload *w = ar8_workload(&dir);
   chakra_sim_config *a = ring8_config(), *b = ring8_config();
   assert_int_equal(chakra_sim_config_set(b, "active-chunks-per-dimension", "2", NULL, NULL, &err), 0);
-  chakra_sim_result r;
+  chakra_run_record r;
   for (int round = 0; round < 2; round++) { /* runs leave the workload as it was */
     assert_int_equal(chakra_sim_run(a, w, NULL, &r, &err), 0);
     expect_all(&r, 64440);
-    chakra_sim_result_free(&r);
+    chakra_run_record_free(&r);
     assert_int_equal(chakra_sim_run(b, w, NULL, &r, &err), 0);
     expect_all(&r, 32220);
-    chakra_sim_result_free(&r);
+    chakra_run_record_free(&r);
   }
   chakra_sim_config_free(a);
   chakra_sim_config_free(b);
@@ -97,22 +97,22 @@ static void test_network_replaced_in_a_configuration(void **state) {
   assert_int_equal(chakra_topo_new(&t8b, &fast, 1, &err), 0);
   assert_int_equal(chakra_topo_new(&t4, &four, 1, &err), 0);
   chakra_sim_config *built = ring4chunks_config(t8b), *replaced = ring8_config();
-  chakra_sim_result r;
+  chakra_run_record r;
   assert_int_equal(chakra_sim_config_set_topo(replaced, t4, &err), CHAKRA_EINVAL);
   assert_contains(err.msg, "8 NPUs");
   assert_int_equal(chakra_sim_run(replaced, w, NULL, &r, &err), 0);
   expect_all(&r, 64440);
-  chakra_sim_result_free(&r);
+  chakra_run_record_free(&r);
   assert_int_equal(chakra_sim_config_set_topo(replaced, t8, &err), 0);
   chakra_topo_free(t8); /* copied */
   chakra_topo_free(t4);
   assert_int_equal(chakra_sim_run(built, w, NULL, &r, &err), 0);
   uint64_t want = r.ranks[0].finish_ns;
   assert_true(want < 64440);
-  chakra_sim_result_free(&r);
+  chakra_run_record_free(&r);
   assert_int_equal(chakra_sim_run(replaced, w, NULL, &r, &err), 0);
   expect_all(&r, want);
-  chakra_sim_result_free(&r);
+  chakra_run_record_free(&r);
   chakra_sim_config_free(built);
   chakra_sim_config_free(replaced);
   chakra_sim_workload_free(w);
@@ -147,12 +147,12 @@ static void test_per_node_memory_without_npus_per_node_fails_at_run(void **state
   assert_int_equal(chakra_sim_workload_load(&w, prefix, 8, 0, NULL, NULL, &err), 0);
   chakra_sim_config *c = ring8_config();
   assert_int_equal(chakra_sim_config_set(c, "memory-type", "\"PER_NODE_MEMORY_EXPANSION\"", NULL, NULL, &err), 0);
-  chakra_sim_result r;
+  chakra_run_record r;
   assert_int_equal(chakra_sim_run(c, w, NULL, &r, &err), CHAKRA_EINVAL);
   assert_non_null(strstr(err.msg, "num-npus-per-node"));
   assert_int_equal(chakra_sim_config_set(c, "num-npus-per-node", "4", NULL, NULL, &err), 0);
   assert_int_equal(chakra_sim_run(c, w, NULL, &r, &err), 0);
-  chakra_sim_result_free(&r);
+  chakra_run_record_free(&r);
   chakra_sim_config_free(c);
   chakra_sim_workload_free(w);
   tu_rmtree(dir);
@@ -193,11 +193,11 @@ static void test_progress_callback_can_stop_a_run(void **state) {
   assert_int_equal(chakra_sim_workload_load(&w, prefix, 256, 0, NULL, NULL, &err), 0);
   progress_seen seen = {0};
   chakra_sim_run_options o = {.progress = stop_at_first_progress, .progress_ctx = &seen};
-  chakra_sim_result r;
+  chakra_run_record r;
   assert_int_equal(chakra_sim_run(c, w, &o, &r, &err), CHAKRA_ECANCELED);
   assert_int_equal(seen.calls, 1);
   assert_true(seen.last > 0 && seen.last < 1079200); /* stopped before the end (spec 13: 1,079,200 ns) */
-  chakra_sim_result_free(&r);
+  chakra_run_record_free(&r);
   chakra_sim_workload_free(w);
   chakra_sim_config_free(c);
   tu_rmtree(dir);
@@ -213,11 +213,11 @@ static void test_workload_and_network_must_agree(void **state) {
   chakra_sim_workload *w;
   assert_int_equal(chakra_sim_workload_load(&w, prefix, 4, 0, NULL, NULL, &err), 0); /* ranks 0..3 only */
   chakra_sim_config *c = ring8_config();
-  chakra_sim_result r;
+  chakra_run_record r;
   assert_int_equal(chakra_sim_run(c, w, NULL, &r, &err), CHAKRA_EINVAL);
   assert_non_null(strstr(err.msg, "4 ranks"));
   assert_int_equal(r.npus, 0); /* empty after a failure, and safe to free */
-  chakra_sim_result_free(&r);
+  chakra_run_record_free(&r);
   chakra_sim_workload_free(w);
   assert_int_equal(chakra_sim_workload_load(&w, prefix, 9, 0, NULL, NULL, &err), CHAKRA_EIO);
   assert_null(w);
@@ -249,10 +249,10 @@ static void test_link_list_configuration_in_code(void **state) {
   assert_int_equal(chakra_topo_dim_at(chakra_sim_config_topo(c), 0)->kind, CHAKRA_TOPO_LINKS);
   for (int model = 0; model < 2; model++) {
     chakra_sim_config_params(c)->network_model = model ? CHAKRA_NET_UNAWARE : CHAKRA_NET_AWARE;
-    chakra_sim_result r;
+    chakra_run_record r;
     assert_int_equal(chakra_sim_run(c, w, NULL, &r, &err), 0);
     expect_all(&r, 64440);
-    chakra_sim_result_free(&r);
+    chakra_run_record_free(&r);
   }
   chakra_sim_config_free(c);
   chakra_sim_workload_free(w);

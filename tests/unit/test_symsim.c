@@ -99,7 +99,7 @@ static chakra_sim_config *config(int symmetry) {
   return c;
 }
 
-static void run(const chakra_sim_workload *w, int symmetry, chakra_sim_result *r) {
+static void run(const chakra_sim_workload *w, int symmetry, chakra_run_record *r) {
   chakra_error err = {0};
   chakra_sim_config *c = config(symmetry);
   if (chakra_sim_run(c, w, NULL, r, &err)) fail_msg("%s", err.msg);
@@ -110,7 +110,7 @@ static void run(const chakra_sim_workload *w, int symmetry, chakra_sim_result *r
   assert_non_null(r->symmetry);
 }
 
-static void same_ranks(const chakra_sim_result *a, const chakra_sim_result *b) {
+static void same_ranks(const chakra_run_record *a, const chakra_run_record *b) {
   for (uint32_t k = 0; k < NPUS; k++) {
     assert_true(a->ranks[k].finished && b->ranks[k].finished);
     assert_memory_equal(&a->ranks[k], &b->ranks[k], sizeof a->ranks[k]);
@@ -138,7 +138,7 @@ static void files_and_classes_reduced_or_not_agree(void **state) {
   assert_int_equal(chakra_sim_workload_load_set(&shared, s, 2, NULL, NULL, &err), 0);
   chakra_set_close(s);
 
-  chakra_sim_result full, reduced, shared_full, shared_reduced;
+  chakra_run_record full, reduced, shared_full, shared_reduced;
   run(files, CHAKRA_SIM_SYMMETRY_OFF, &full);
   run(files, CHAKRA_SIM_SYMMETRY_AUTO, &reduced);
   run(shared, CHAKRA_SIM_SYMMETRY_OFF, &shared_full);
@@ -154,10 +154,10 @@ static void files_and_classes_reduced_or_not_agree(void **state) {
   same_ranks(&full, &shared_full);
   same_ranks(&full, &shared_reduced);
   assert_true(reduced.messages < full.messages); /* the representatives' own */
-  chakra_sim_result_free(&full);
-  chakra_sim_result_free(&reduced);
-  chakra_sim_result_free(&shared_full);
-  chakra_sim_result_free(&shared_reduced);
+  chakra_run_record_free(&full);
+  chakra_run_record_free(&reduced);
+  chakra_run_record_free(&shared_full);
+  chakra_run_record_free(&shared_reduced);
   chakra_sim_workload_free(files);
   chakra_sim_workload_free(shared);
 

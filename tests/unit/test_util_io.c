@@ -534,6 +534,34 @@ static void test_jsonw_long_strings_escape_like_short_ones(void **state) {
   free(in);
 }
 
+/* jsonw_escape, the escaper for text outside a jsonw (sweep's values, the
+ * ingest tools' buffers): the same text as jsonw_string, and never a byte
+ * written past JSONW_ESCAPED_MAX(n), however much the input grows when
+ * escaped (control bytes, invalid UTF-8, astral code points to ASCII). */
+static void test_jsonw_escape_into_memory_stays_in_bounds(void **state) {
+  (void)state;
+  static const char *fill[] = {"\x01", "\xff", "\xf0\x9f\x98\x80", "\"", "a", "\xc3\xa9\\"};
+  for (int ascii = 0; ascii < 2; ascii++)
+    for (size_t f = 0; f < sizeof fill / sizeof *fill; f++)
+      for (size_t n = 0; n <= 70; n++) {
+        unsigned char in[80];
+        size_t fl = strlen(fill[f]);
+        for (size_t i = 0; i < n; i++) in[i] = (unsigned char)fill[f][i % fl];
+        size_t max = JSONW_ESCAPED_MAX(n);
+        char *out = malloc(max + 32), want[600];
+        assert_non_null(out);
+        memset(out, 0xAA, max + 32);
+        uint64_t bad = 0, want_bad = 0;
+        size_t len = jsonw_escape(out, (const char *)in, n, ascii, &bad);
+        size_t wl = ref_escape(in, n, ascii, want, &want_bad);
+        assert_int_equal(len, wl);
+        assert_memory_equal(out, want, wl);
+        assert_int_equal(bad, want_bad);
+        for (size_t i = max; i < max + 32; i++) assert_int_equal((unsigned char)out[i], 0xAA);
+        free(out);
+      }
+}
+
 static void test_jsonw_floats_and_python_repr(void **state) {
   (void)state;
   jout j;
@@ -618,6 +646,7 @@ int main(void) {
       T(test_jsonw_integers_at_every_digit_count),
       T(test_jsonw_string_escapes_at_every_position_of_the_vector_loops),
       T(test_jsonw_long_strings_escape_like_short_ones),
+      T(test_jsonw_escape_into_memory_stays_in_bounds),
       T(test_jsonw_floats_and_python_repr),
       T(test_jsonw_base64_pads_like_rfc4648),
       T(test_jsonw_output_larger_than_the_buffer),

@@ -10,13 +10,8 @@ import sys
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vtest import check, comp, coll, main  # noqa: E402
+from vtest import NS, SYSTEM, check, comp, coll, main  # noqa: E402
 
-NS = "{http://www.w3.org/2000/svg}"
-SYSTEM = {"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
-          "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"], "all-gather-implementation": ["ring"],
-          "reduce-scatter-implementation": ["ring"], "all-to-all-implementation": ["ring"],
-          "collective-optimization": "localBWAware", "local-mem-bw": 1600}
 
 
 def bars(svg_path):

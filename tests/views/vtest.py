@@ -8,6 +8,13 @@ import subprocess
 import sys
 import tempfile
 
+# SVG's namespace, and a simulator system configuration for the pictures' runs.
+NS = "{http://www.w3.org/2000/svg}"
+SYSTEM = {"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+          "preferred-dataset-splits": 4, "all-reduce-implementation": ["ring"], "all-gather-implementation": ["ring"],
+          "reduce-scatter-implementation": ["ring"], "all-to-all-implementation": ["ring"],
+          "collective-optimization": "localBWAware", "local-mem-bw": 1600}
+
 FAILED = []
 PASSED = []
 

@@ -1,15 +1,16 @@
 /* textout.h - text documents written whole or not at all (private to
- * lib/analyze).
+ * libchakra).
  *
- * The view writers (DOT, GraphML, SVG, diff reports, timelines) produce
+ * The view and report writers (DOT, GraphML, SVG, diff reports, timelines,
+ * run reports, CSV tables) produce
  * text through jsonw's buffer (fast integers and JSON strings) into an
  * outfile (temporary file renamed into place). This holds the pair, and
  * printf into the buffer; XML text goes through util/xmltext. */
 #ifndef CHAKRA_TEXTOUT_H
 #define CHAKRA_TEXTOUT_H
 
-#include "../util/jsonw.h"
-#include "../util/outfile.h"
+#include "jsonw.h"
+#include "outfile.h"
 #include "chakra/error.h"
 #include "chakra/stream.h"
 

@@ -1,11 +1,11 @@
-/* reportjson.h - reading report documents for the pictures (private to
- * lib/analyze).
+/* reportjson.h - reading report documents (private to libchakra).
  *
- * plot and compare read JSON written by chakra sim --report, chakra replay
- * --report and chakra stats --json, but a user can hand them any file.
- * This is their one reader: the document bounded in size, and its numbers
- * taken only when they can be drawn (finite, not negative), otherwise one
- * line naming the file and the field. */
+ * Run reports (chakra sim/replay --report, read into a run record by
+ * runread.c) and chakra stats --json (drawn by plot) come from files a
+ * user can hand over whatever they hold. This bounds the document's size
+ * and parses it, and takes a statistics number only when it can be drawn
+ * (finite, not negative), otherwise one line naming the file and the
+ * field. */
 #ifndef CHAKRA_REPORTJSON_H
 #define CHAKRA_REPORTJSON_H
 
