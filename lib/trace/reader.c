@@ -10,6 +10,7 @@
 #include "../util/arena.h"
 #include "../util/instream.h"
 #include "chakra/trace.h"
+#include "readerint.h"
 #include "wirediag.h"
 
 #define READ_CHUNK (256u * 1024u)
@@ -240,4 +241,15 @@ chakra_node *chakra_node_decode(const uint8_t *data, size_t len) {
 
 void chakra_node_free(chakra_node *node) {
   if (node) chakra_proto_msg__node__free_unpacked(node, NULL);
+}
+
+int reader_count_rest(chakra_reader *r, size_t *n, chakra_error *err) {
+  *n = 0;
+  if (!chakra_reader_can_rewind(r)) return 0;
+  uint64_t start = chakra_reader_offset(r);
+  const uint8_t *data;
+  size_t len;
+  chakra_error ignored;
+  while (chakra_reader_next_raw(r, &data, &len, &ignored) == 1) ++*n;
+  return chakra_reader_seek(r, start, err);
 }
