@@ -57,6 +57,8 @@ static int reserve(vec *v, size_t elem, size_t need) {
 
 /* Room for k more elements of column c, or NULL (remembered) when out of memory. */
 static void *add(reader_state *s, int c, size_t k) {
+  static uint64_t nothing; /* room for no element: a pointer all the same */
+  if (!k) return s->oom ? NULL : &nothing;
   vec *v = &s->o->col[c];
   if (s->oom || (v->n + k > v->cap && reserve(v, col_size[c], v->n + k))) {
     s->oom = 1;
@@ -368,7 +370,7 @@ static void add_scanned(reader_state *s, const flatscan_node *sn) {
   if (type) *type = (int32_t)nd->type;
   add_u64(s, C_NAME, add_string(s, sn->name, sn->name_len));
   uint64_t *deps[2] = {add(s, C_DD, sn->n_deps[0]), add(s, C_CD, sn->n_deps[1])};
-  for (unsigned k = 0; k < sn->n_runs && deps[0] && deps[1]; k++) {
+  for (unsigned k = 0; k < sn->n_runs && !s->oom; k++) {
     const flatscan_run *run = &sn->runs[k];
     deps[run->which] += flatscan_run_ids(run, deps[run->which]);
   }
