@@ -69,8 +69,15 @@ static void *add(reader_state *s, int c, size_t k) {
   return p;
 }
 
-static void add_u64(reader_state *s, int c, uint64_t x) {
-  uint64_t *p = add(s, c, 1);
+/* One more element of column c: the common case, where it fits, inline. */
+static inline void *add1(reader_state *s, int c) {
+  vec *v = &s->o->col[c];
+  if (v->n < v->cap) return v->p + v->n++ * col_size[c];
+  return add(s, c, 1);
+}
+
+static inline void add_u64(reader_state *s, int c, uint64_t x) {
+  uint64_t *p = add1(s, c);
   if (p) *p = x;
 }
 
@@ -267,9 +274,9 @@ static void attr_problem(void *ctx, const chakra_problem *ap) {
 static void add_std(reader_state *s, const chakra_node *nd) {
   chakra_std_attrs a;
   chakra_std_attrs_resolve(nd, &a, attr_problem, s); /* problems are warnings; the rest is read */
-  uint32_t *present = add(s, C_PRESENT, 1);
-  uint8_t *cpu = add(s, C_CPU, 1);
-  int32_t *src = add(s, C_SRC, 1), *dst = add(s, C_DST, 1), *tag = add(s, C_TAG, 1);
+  uint32_t *present = add1(s, C_PRESENT);
+  uint8_t *cpu = add1(s, C_CPU);
+  int32_t *src = add1(s, C_SRC), *dst = add1(s, C_DST), *tag = add1(s, C_TAG);
   if (!present || !cpu || !src || !dst || !tag) return;
   *present = a.present;
   *cpu = (uint8_t)(a.is_cpu_op != 0);
@@ -288,7 +295,7 @@ static void add_node(reader_state *s, const chakra_node *nd, uint64_t index) {
   add_u64(s, C_ID, nd->id);
   add_u64(s, C_START, nd->start_time_micros);
   add_u64(s, C_DUR, nd->duration_micros);
-  int32_t *type = add(s, C_TYPE, 1);
+  int32_t *type = add1(s, C_TYPE);
   if (type) *type = (int32_t)nd->type;
   add_u64(s, C_NAME, add_cstring(s, nd->name));
   uint64_t *dd = add(s, C_DD, nd->n_data_deps), *cd = add(s, C_CD, nd->n_ctrl_deps);
@@ -366,7 +373,7 @@ static void add_scanned(reader_state *s, const flatscan_node *sn) {
   add_u64(s, C_ID, nd->id);
   add_u64(s, C_START, nd->start_time_micros);
   add_u64(s, C_DUR, nd->duration_micros);
-  int32_t *type = add(s, C_TYPE, 1);
+  int32_t *type = add1(s, C_TYPE);
   if (type) *type = (int32_t)nd->type;
   add_u64(s, C_NAME, add_string(s, sn->name, sn->name_len));
   uint64_t *deps[2] = {add(s, C_DD, sn->n_deps[0]), add(s, C_CD, sn->n_deps[1])};

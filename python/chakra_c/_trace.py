@@ -409,10 +409,14 @@ def _strings_of(f, index, n):
     err = _lib.Error()
     need = ctypes.c_uint64()
     fp = ctypes.byref(f)
+    room = (f.str_off[f.n_strings] if f.n_strings else 0) + n  # enough for any n of f's strings
+    if _np is not None:  # not zeroed first, unlike a ctypes buffer
+        buf = _np.empty(room or 1, dtype=_np.uint8)
+        at = buf.ctypes.data_as(ctypes.c_char_p)
+    else:
+        buf = at = ctypes.create_string_buffer(room or 1)
     for sep in (b"\n", b"\0", b"\x1f", b"\x01"):
-        _lib.check(_lib.lib.chakra_flat_join(fp, index, n, sep, None, 0, ctypes.byref(need), ctypes.byref(err)), err)
-        buf = ctypes.create_string_buffer(need.value or 1)
-        if _lib.lib.chakra_flat_join(fp, index, n, sep, buf, need.value, ctypes.byref(need), ctypes.byref(err)) == 0:
+        if _lib.lib.chakra_flat_join(fp, index, n, sep, at, room, ctypes.byref(need), ctypes.byref(err)) == 0:
             text = str(memoryview(buf)[:need.value], "utf-8", "surrogateescape")
             return text.split(sep.decode())[:-1]
     # every separator occurs in some string: one at a time
