@@ -463,6 +463,8 @@ static void help_outputs(const cli_command *cmd, FILE *f) {
       n += (size_t)snprintf(text + n, sizeof text - n, "%s --%s %s.<r>.et", sep, o->name, mv);
     else if (o->file == CLI_FILE_OUT_OR_PREFIX)
       n += (size_t)snprintf(text + n, sizeof text - n, "%s --%s %s or %s.<r>.et", sep, o->name, mv, mv);
+    else if (o->file == CLI_FILE_OUT_SHARED) /* its class templates beside it */
+      n += (size_t)snprintf(text + n, sizeof text - n, "%s --%s %s.set.json", sep, o->name, mv);
     else continue;
     count++;
   }

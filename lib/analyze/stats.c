@@ -1,8 +1,11 @@
 /* stats.c - per-rank statistics; see include/chakra/stats.h. */
 #include "chakra/stats.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../util/nameidx.h"
 
 #include "chakra/graph.h"
 #include "chakra/node.h"
@@ -19,21 +22,42 @@ static inline void sat_add(uint64_t *acc, uint64_t v, chakra_rank_stats *s) {
   }
 }
 
-static int add_group(chakra_rank_stats *s, const char *name, uint64_t ops, uint64_t bytes) {
-  for (uint64_t i = 0; i < s->n_groups; i++)
-    if (strcmp(s->groups[i].name, name) == 0) {
-      s->groups[i].ops += ops;
-      sat_add(&s->groups[i].bytes, bytes, s);
-      return 0;
-    }
-  chakra_group_stats *g = realloc(s->groups, (s->n_groups + 1) * sizeof *g);
-  if (!g) return -1;
-  s->groups = g;
-  if (!(g[s->n_groups].name = strdup(name))) return -1;
-  g[s->n_groups].ops = ops;
-  g[s->n_groups].bytes = bytes;
+/* The groups of a sum of many ranks: a name index and the array's room
+ * (a total of 32,768 ranks has thousands of groups). */
+typedef struct group_index {
+  nameidx idx;
+  size_t cap;
+} group_index;
+
+static nameidx_recs group_recs(const chakra_rank_stats *s) {
+  return (nameidx_recs){s->groups, sizeof *s->groups, offsetof(chakra_group_stats, name)};
+}
+
+/* Adds ops and bytes to s's group of that name (made when new); with x,
+ * found through its index, else by a scan (a rank has few groups). */
+static int add_group(chakra_rank_stats *s, const char *name, uint64_t ops, uint64_t bytes, group_index *x) {
+  long found = -1;
+  if (x) found = nameidx_find(&x->idx, group_recs(s), name);
+  for (uint64_t i = 0; !x && found < 0 && i < s->n_groups; i++)
+    if (strcmp(s->groups[i].name, name) == 0) found = (long)i;
+  if (found >= 0) {
+    s->groups[found].ops += ops;
+    sat_add(&s->groups[found].bytes, bytes, s);
+    return 0;
+  }
+  size_t room = x ? (s->n_groups < x->cap ? x->cap : 2 * s->n_groups + 16) : s->n_groups + 1;
+  if (!x || room != x->cap) {
+    chakra_group_stats *g = realloc(s->groups, room * sizeof *g);
+    if (!g) return -1;
+    s->groups = g;
+    if (x) x->cap = room;
+  }
+  chakra_group_stats *g = &s->groups[s->n_groups];
+  if (!(g->name = strdup(name))) return -1;
+  g->ops = ops;
+  g->bytes = bytes;
   s->n_groups++;
-  return 0;
+  return x ? nameidx_sync(&x->idx, group_recs(s), s->n_groups) : 0;
 }
 
 static int count_node(chakra_rank_stats *s, const chakra_graph *g, uint32_t i) {
@@ -53,11 +77,11 @@ static int count_node(chakra_rank_stats *s, const chakra_graph *g, uint32_t i) {
       int t = c.comm_type >= 0 ? c.comm_type : 10;
       s->coll_ops[t]++;
       sat_add(&s->coll_bytes[t], n->size, s);
-      return add_group(s, chakra_node_pg(g, n), 1, n->size);
+      return add_group(s, chakra_node_pg(g, n), 1, n->size, NULL);
     }
     case CHAKRA_KIND_SEND:
       s->send_ops++, sat_add(&s->send_bytes, n->size, s);
-      return add_group(s, chakra_node_pg(g, n), 1, n->size);
+      return add_group(s, chakra_node_pg(g, n), 1, n->size, NULL);
     case CHAKRA_KIND_RECV:
       s->recv_ops++, sat_add(&s->recv_bytes, n->size, s);
       return 0; /* bytes counted once, at the sender */
@@ -133,7 +157,8 @@ int chakra_stats_set_rank(const chakra_set *set, uint32_t rank, int ignore_ctrl_
   return stats_of(set, rank, NULL, ignore_ctrl_deps, s, err);
 }
 
-int chakra_stats_add(chakra_rank_stats *t, const chakra_rank_stats *r) {
+/* t += r but the groups. */
+static void add_counts(chakra_rank_stats *t, const chakra_rank_stats *r) {
   t->ranks += r->ranks;
   t->nodes += r->nodes;
   for (int i = 0; i < CHAKRA_STATS_TYPES; i++) t->by_type[i] += r->by_type[i];
@@ -154,9 +179,26 @@ int chakra_stats_add(chakra_rank_stats *t, const chakra_rank_stats *r) {
   t->roots += r->roots, t->leaves += r->leaves, t->unordered += r->unordered;
   if (r->max_deps > t->max_deps) t->max_deps = r->max_deps;
   if (r->critical_path_us > t->critical_path_us) t->critical_path_us = r->critical_path_us;
+}
+
+int chakra_stats_add(chakra_rank_stats *t, const chakra_rank_stats *r) {
+  add_counts(t, r);
   for (uint64_t i = 0; i < r->n_groups; i++)
-    if (add_group(t, r->groups[i].name, r->groups[i].ops, r->groups[i].bytes)) return CHAKRA_ENOMEM;
+    if (add_group(t, r->groups[i].name, r->groups[i].ops, r->groups[i].bytes, NULL)) return CHAKRA_ENOMEM;
   return 0;
+}
+
+int chakra_stats_sum(chakra_rank_stats *t, const chakra_rank_stats *ranks, size_t n) {
+  memset(t, 0, sizeof *t);
+  group_index x = {0};
+  int rc = 0;
+  for (size_t k = 0; k < n && !rc; k++) {
+    add_counts(t, &ranks[k]);
+    for (uint64_t i = 0; i < ranks[k].n_groups && !rc; i++)
+      if (add_group(t, ranks[k].groups[i].name, ranks[k].groups[i].ops, ranks[k].groups[i].bytes, &x)) rc = CHAKRA_ENOMEM;
+  }
+  nameidx_free(&x.idx);
+  return rc;
 }
 
 void chakra_stats_free(chakra_rank_stats *s) {

@@ -6,6 +6,7 @@ tree's library."""
 import glob
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,6 +19,12 @@ A = pyenv.args()
 
 PROBE = ("import chakra_c, sys; m, n = chakra_c.read(sys.argv[1]); "
          "print(chakra_c.library_path); print(len(n), n[0].type == chakra_c.COMM_COLL_NODE, chakra_c.__version__)")
+
+
+def project_version():
+    """CMakeLists.txt's project(VERSION): the package's version must be it."""
+    text = open(os.path.join(A.source_dir, "CMakeLists.txt"), encoding="utf-8").read()
+    return re.search(r"project\([^)]*VERSION\s+([0-9.]+)", text).group(1)
 
 
 def run_probe(env, trace):
@@ -51,7 +58,7 @@ def main():
         env = {k: v for k, v in os.environ.items() if k != "CHAKRA_LIB"}
         env["PYTHONPATH"] = site
         rc, out, err = run_probe(env, trace + ".0.et")
-        check(rc == 0 and out[0] == bundled and out[1] == "1 True 0.1.0",
+        check(rc == 0 and out[0] == bundled and out[1] == f"1 True {project_version()}",
               f"the installed package reads a trace with its own library: {out} {err[-500:]}")
         env["CHAKRA_LIB"] = os.path.join(tmp, "nowhere", "libchakra.so")
         rc, out, err = run_probe(env, trace + ".0.et")
