@@ -120,9 +120,11 @@ static int grow_slots(reader_state *s) {
 }
 
 /* A string stored once however often it occurs (attribute names, group
- * names: a handful of distinct values over millions of nodes). */
-static uint64_t intern(reader_state *s, const char *str) {
-  size_t len = str ? strlen(str) : 0;
+ * names: a handful of distinct values over millions of nodes; node names,
+ * a PyTorch operator's name on every layer's nodes: a sixth as many
+ * distinct names as nodes in bench/viewgen's traces, so a binding makes
+ * a sixth of the objects). */
+static uint64_t intern_n(reader_state *s, const char *str, size_t len) {
   if (!len || s->oom) return 0;
   if (2 * (s->n_interned + 1) > s->n_slots && grow_slots(s)) {
     s->oom = 1;
@@ -142,6 +144,8 @@ static uint64_t intern(reader_state *s, const char *str) {
   }
   return idx;
 }
+
+static uint64_t intern(reader_state *s, const char *str) { return str ? intern_n(s, str, strlen(str)) : 0; }
 
 static uint64_t double_bits(double d) {
   uint64_t u;
@@ -297,7 +301,7 @@ static void add_node(reader_state *s, const chakra_node *nd, uint64_t index) {
   add_u64(s, C_DUR, nd->duration_micros);
   int32_t *type = add1(s, C_TYPE);
   if (type) *type = (int32_t)nd->type;
-  add_u64(s, C_NAME, add_cstring(s, nd->name));
+  add_u64(s, C_NAME, intern(s, nd->name));
   uint64_t *dd = add(s, C_DD, nd->n_data_deps), *cd = add(s, C_CD, nd->n_ctrl_deps);
   if (dd && nd->n_data_deps) memcpy(dd, nd->data_deps, nd->n_data_deps * sizeof *dd);
   if (cd && nd->n_ctrl_deps) memcpy(cd, nd->ctrl_deps, nd->n_ctrl_deps * sizeof *cd);
@@ -375,7 +379,7 @@ static void add_scanned(reader_state *s, const flatscan_node *sn) {
   add_u64(s, C_DUR, nd->duration_micros);
   int32_t *type = add1(s, C_TYPE);
   if (type) *type = (int32_t)nd->type;
-  add_u64(s, C_NAME, add_string(s, sn->name, sn->name_len));
+  add_u64(s, C_NAME, intern_n(s, sn->name, sn->name_len));
   uint64_t *deps[2] = {add(s, C_DD, sn->n_deps[0]), add(s, C_CD, sn->n_deps[1])};
   for (unsigned k = 0; k < sn->n_runs && !s->oom; k++) {
     const flatscan_run *run = &sn->runs[k];

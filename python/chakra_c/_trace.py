@@ -402,28 +402,46 @@ def _any_nonzero(a):
     return bool(a.any()) if _np is not None else a.count(0) != len(a)
 
 
-def _strings_of(f, index, n):
-    """The strings an index column of the chakra_flat f names (n of them),
-    as a list of str: joined by the library with a separator none of them
-    holds, then split."""
+def _string_table(f):
+    """Every string of the chakra_flat f, as a list of str: joined by the
+    library with a separator none of them holds, then split (one str per
+    distinct string; the library stores each name once)."""
+    count = f.n_strings
+    if not count:
+        return [""]
+    total = f.str_off[count]
+    room = total + count  # each string and its separator
+    if _np is not None:  # neither is zeroed first, unlike ctypes buffers
+        every = _np.arange(count, dtype=_np.uint64)
+        buf = _np.empty(room, dtype=_np.uint8)
+        index, at = every.ctypes.data_as(_lib.u64p), buf.ctypes.data_as(ctypes.c_char_p)
+    else:
+        every = array.array("Q", range(count))
+        buf = at = ctypes.create_string_buffer(room)
+        index = ctypes.cast(every.buffer_info()[0], _lib.u64p)
     err = _lib.Error()
     need = ctypes.c_uint64()
-    fp = ctypes.byref(f)
-    room = (f.str_off[f.n_strings] if f.n_strings else 0) + n  # enough for any n of f's strings
-    if _np is not None:  # not zeroed first, unlike a ctypes buffer
-        buf = _np.empty(room or 1, dtype=_np.uint8)
-        at = buf.ctypes.data_as(ctypes.c_char_p)
-    else:
-        buf = at = ctypes.create_string_buffer(room or 1)
     for sep in (b"\n", b"\0", b"\x1f", b"\x01"):
-        if _lib.lib.chakra_flat_join(fp, index, n, sep, at, room, ctypes.byref(need), ctypes.byref(err)) == 0:
+        rc = _lib.lib.chakra_flat_join(ctypes.byref(f), index, count, sep, at, room, ctypes.byref(need),
+                                       ctypes.byref(err))
+        if rc == 0 and need.value <= room:
             text = str(memoryview(buf)[:need.value], "utf-8", "surrogateescape")
             return text.split(sep.decode())[:-1]
     # every separator occurs in some string: one at a time
-    total = f.str_off[f.n_strings] if f.n_strings else 0
     blob = ctypes.string_at(f.strings, total) if total else b""
     off = f.str_off
-    return [blob[off[s]:off[s + 1]].decode("utf-8", "surrogateescape") for s in (index[k] for k in range(n))]
+    return [blob[off[s]:off[s + 1]].decode("utf-8", "surrogateescape") for s in range(count)]
+
+
+def _strings_of(f, index, n):
+    """The strings an index column of the chakra_flat f names (n of them),
+    as a list of str, repeated strings the same object."""
+    table = _string_table(f)
+    if not n:
+        return []
+    if _np is not None:
+        return _np.array(table, dtype=object)[_np.ctypeslib.as_array(index, shape=(n,))].tolist()
+    return [table[index[k]] for k in range(n)]
 
 
 def columns(path, names=True):
