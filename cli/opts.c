@@ -13,10 +13,16 @@
 #define OPTS_MAX 64
 #define HELP_WIDTH 79
 
-static char command_name[64];
+static char command_name[64], program_name[64] = "chakra";
 
 void cli_set_command(const char *name) { snprintf(command_name, sizeof command_name, "%s", name); }
 const char *cli_command_name(void) { return command_name; }
+void cli_set_program(const char *name) { snprintf(program_name, sizeof program_name, "%s", name); }
+
+const char *cli_who(const char *command, char *buf, size_t size) {
+  snprintf(buf, size, "%s%s%s", program_name, command[0] ? " " : "", command);
+  return buf;
+}
 
 typedef struct parser {
   const cli_command *cmd;
@@ -118,8 +124,8 @@ void cli_line(FILE *f, const char *head, const char *fmt, ...) {
 }
 
 static void fail(const parser *p, const char *opt, const char *fmt, ...) {
-  char head[256];
-  snprintf(head, sizeof head, "chakra %s: %s%s", p->cmd->name, opt ? opt : "", opt ? ": " : "");
+  char head[256], who[160];
+  snprintf(head, sizeof head, "%s: %s%s", cli_who(p->cmd->name, who, sizeof who), opt ? opt : "", opt ? ": " : "");
   va_list ap;
   va_start(ap, fmt);
   cli_vline(p->err, head, fmt, ap);
@@ -331,10 +337,12 @@ static int take_option(parser *p, int argc, char **argv, int *i) {
   if (!o) {
     if (a[1] != '-') snprintf(as, sizeof as, "%.64s", a);
     const char *meant = a[1] == '-' ? closest_long(p->cmd->opts, a + 2, strcspn(a + 2, "=")) : NULL;
+    char who[160];
+    cli_who(p->cmd->name, who, sizeof who);
     if (meant)
-      fail(p, as, "unknown option; did you mean --%s? ('chakra %s --help' lists them)", meant, p->cmd->name);
+      fail(p, as, "unknown option; did you mean --%s? ('%s --help' lists them)", meant, who);
     else
-      fail(p, as, "unknown option; 'chakra %s --help' lists them", p->cmd->name);
+      fail(p, as, "unknown option; '%s --help' lists them", who);
     return ARG_ERROR;
   }
   p->seen |= 1ull << (o - p->cmd->opts);
@@ -454,8 +462,10 @@ static size_t put_word(FILE *f, const char *w, size_t len, size_t col, size_t in
 }
 
 void cli_usage(const cli_command *cmd, FILE *f) {
-  size_t indent = strlen("usage: chakra ") + strlen(cmd->name) + 1;
-  fprintf(f, "usage: chakra %s", cmd->name);
+  char who[160];
+  cli_who(cmd->name, who, sizeof who);
+  size_t indent = strlen("usage: ") + strlen(who) + 1;
+  fprintf(f, "usage: %s", who);
   size_t col = indent;
   char tok[512];
   int first = 1;
