@@ -1,6 +1,6 @@
 /* compat.c - the reference tools' commands (mlcommons/chakra's
  * chakra_jsonizer, chakra_converter, chakra_trace_link, chakra_visualizer,
- * chakra_generator), each the chakra command that does its work under the
+ * chakra_timeline_visualizer, chakra_generator), each the chakra command that does its work under the
  * reference's flags: the chakra program run under one of their names (cmake
  * --install links them to it) parses them and runs that command.
  * docs/compat.md says where the results differ by design. */
@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "chakra/gen.h"
+#include "chakra/timeline.h"
 #include "cli.h"
 
 extern char **environ;
@@ -207,6 +208,46 @@ static int visualizer(int argc, char **argv) {
   return st;
 }
 
+/* MHz as the reference takes it (a whole number), or with a unit as its
+ * USER_GUIDE.md writes it ("1.5GHz", "1500MHz"); <= 0 if neither. */
+static double frequency_mhz(const char *s) {
+  char *end;
+  double v = strtod(s, &end);
+  if (end == s || !(v > 0) || v > 1e9) return -1;
+  if (!*end || strcasecmp(end, "MHz") == 0) return v;
+  if (strcasecmp(end, "GHz") == 0) return v * 1000;
+  if (strcasecmp(end, "kHz") == 0) return v / 1000;
+  return -1;
+}
+
+static int timeline_visualizer(int argc, char **argv) {
+  const char *in = NULL, *out = NULL, *freq = NULL, *log = NULL;
+  uint32_t npus = 0;
+  const cli_opt opts[] = {
+      {.name = "input_filename", .alias = "input-filename", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED,
+       .dest = &in, .metavar = "LOG.csv", .help = "the simulator's issue/callback log"},
+      {.name = "output_filename", .alias = "output-filename", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED,
+       .dest = &out, .metavar = "OUT.json", .help = "the trace-event JSON written (chrome://tracing, Perfetto)"},
+      {.name = "num_npus", .alias = "num-npus", .kind = CLI_OPT_COUNT, .flags = CLI_OPT_REQUIRED,
+       .dest = CLI_INT(&npus), .min = 1, .max = 1000000, .help = "the NPUs of the log"},
+      {.name = "npu_frequency", .alias = "npu-frequency", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED,
+       .dest = &freq, .metavar = "MHZ", .help = "MHz (1500), or with a unit (1.5GHz, 1500MHz)"},
+      {.name = "log_filename", .alias = "log-filename", .kind = CLI_OPT_STRING, .dest = &log, .metavar = "FILE",
+       .help = "accepted; no log is written (problems go to stderr)"},
+      {0}};
+  int st = parse("chakra_timeline_visualizer",
+                 "A simulator's issue/callback log as the reference's trace-event JSON (docs/compat.md).\n", opts,
+                 argc, argv);
+  if (st != CLI_PROCEED) return st;
+  chakra_issue_log_options o = {.npus = npus, .npu_mhz = frequency_mhz(freq)};
+  if (!(o.npu_mhz > 0)) {
+    cli_error("--npu_frequency: expected MHz (1500) or a frequency with its unit (1.5GHz), got '%s'", freq);
+    return CLI_EXIT_ERROR;
+  }
+  chakra_error err = {0};
+  return chakra_timeline_from_issue_log(in, out, &o, &err) ? cli_fail(&err) : 0;
+}
+
 static int generator(int argc, char **argv) {
   uint32_t npus = 64;
   uint64_t runtime = 5, tensor = 1024, comm = 65536;
@@ -237,7 +278,7 @@ int compat_main(const char *tool, int argc, char **argv) {
     int (*run)(int argc, char **argv);
   } tools[] = {{"chakra_jsonizer", jsonizer},     {"chakra_trace_link", trace_link},
                {"chakra_converter", converter},   {"chakra_visualizer", visualizer},
-               {"chakra_generator", generator}};
+               {"chakra_generator", generator},   {"chakra_timeline_visualizer", timeline_visualizer}};
   for (size_t i = 0; i < sizeof tools / sizeof *tools; i++)
     if (strcmp(tool, tools[i].name) == 0) return tools[i].run(argc, argv);
   return -1;

@@ -1,6 +1,7 @@
 /* compat.h - the reference tools' commands run by the chakra program under
  * their names (chakra_jsonizer, chakra_trace_link, chakra_converter,
- * chakra_visualizer, chakra_generator); docs/compat.md. */
+ * chakra_visualizer, chakra_timeline_visualizer, chakra_generator);
+ * docs/compat.md. */
 #ifndef CHAKRA_CLI_COMPAT_H
 #define CHAKRA_CLI_COMPAT_H
 

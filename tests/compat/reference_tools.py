@@ -16,6 +16,9 @@ documents, write what the reference tools write (docs/compat.md):
   chakra_visualizer --input_filename T.et --output_filename O.dot|.graphml|.pdf
                                              every node and edge; a PDF when
         Graphviz is installed
+  chakra_timeline_visualizer --input_filename LOG.csv --output_filename T.json
+      --num_npus 4 --npu_frequency 1.5GHz   the reference's trace-event JSON,
+        as its json.dump spells it (1500, its argparse's MHz, the same)
   chakra_generator --num_npus 4 [--default_*]  the fourteen workloads, byte
         for byte the messages the reference's generator encodes (built here
         with protobuf's Python classes when installed)
@@ -32,7 +35,8 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 CMAKE, BUILD, SOURCE = sys.argv[1:4]
-TOOLS = ["chakra_trace_link", "chakra_converter", "chakra_jsonizer", "chakra_visualizer", "chakra_generator"]
+TOOLS = ["chakra_trace_link", "chakra_converter", "chakra_jsonizer", "chakra_visualizer",
+         "chakra_timeline_visualizer", "chakra_generator"]
 SHARED = os.path.join(SOURCE, "..", "shared", "data", "traces", "kineto-pair")
 FAILURES = []
 
@@ -189,6 +193,54 @@ def test_visualizer(tmp, bindir, trace):
           and not os.path.exists(j("g.png")), p.stderr)
 
 
+LOG = """ASTRA-sim log lines without the words are skipped
+issue,sys[0]=0,tick=0,node_id=1,node_name=COMP_NODE_gemm
+issue,sys[3]=3,tick=10,node_id=1,node_name=COMM_COLL_NODE_ar
+callback,sys[0]=0,tick=1500,node_id=1,node_name=COMP_NODE_gemm
+issue,sys[0]=0,tick=1500,node_id=2,node_name=MEM_LOAD_NODE_REMOTE_MEMORY
+callback,sys[3]=3,tick=3333,node_id=1,node_name=COMM_COLL_NODE_ar
+callback,sys[0]=0,tick=2000,node_id=2,node_name=x
+issue,sys[0]=0,tick=2001,node_id=3,node_name=MEM_STORE_NODE_LOCAL_MEMORY_\u00e9
+issue,sys[2]=2,tick=2001,node_id=3,node_name=COMM_SEND_NODE
+callback,sys[0]=0,tick=7777777,node_id=3,node_name=x
+"""
+
+
+def test_timeline_visualizer(tmp, bindir):
+    import json
+    j = lambda *p: os.path.join(tmp, *p)
+    with open(j("log.csv"), "w", encoding="utf-8") as f:
+        f.write(LOG)
+    t = os.path.join(bindir, "chakra_timeline_visualizer")
+    p = run(t, "--input_filename", j("log.csv"), "--output_filename", j("tl.json"), "--num_npus", "4",
+            "--npu_frequency", "1.5GHz")
+    q = run(t, "--input_filename", j("log.csv"), "--output_filename", j("tl2.json"), "--num_npus", "4",
+            "--npu_frequency", "1500")
+    # what the reference computes: ms from cycles at 1500 MHz, tracks by name
+    ev = []
+    for tid, npu, issued, done, name in ((3, 0, 0, 1500, "COMP_NODE_gemm"), (4, 3, 10, 3333, "COMM_COLL_NODE_ar"),
+                                         (2, 0, 1500, 2000, "MEM_LOAD_NODE_REMOTE_MEMORY"),
+                                         (1, 0, 2001, 7777777, "MEM_STORE_NODE_LOCAL_MEMORY_\u00e9")):
+        dur = (done - issued) / (1500 * 1_000)
+        ev.append({"pid": npu, "tid": tid, "ts": (issued / 1500) / 1_000, "dur": dur, "ph": "X", "name": name,
+                   "args": {"ms": dur}})
+    want = json.dumps({"meta_user": "aras", "traceEvents": ev, "meta_cpu_count": 4})
+    got = open(j("tl.json")).read() if os.path.exists(j("tl.json")) else ""
+    check("chakra_timeline_visualizer --npu_frequency 1.5GHz: the reference's JSON, as json.dump spells it",
+          p.returncode == 0 and got == want, (p.stderr, got[:400], want[:400]))
+    check("chakra_timeline_visualizer --npu_frequency 1500 (MHz): the same",
+          q.returncode == 0 and filecmp.cmp(j("tl.json"), j("tl2.json"), shallow=False), q.stderr)
+    for extra, line, what in ((["--num_npus", "2"], 3, "NPU 3, but --num_npus is 2"),
+                              (["--npu_frequency", "fast"], 0, "--npu_frequency: expected MHz")):
+        args = {"--num_npus": "4", "--npu_frequency": "1500"}
+        args[extra[0]] = extra[1]
+        p = run(t, "--input_filename", j("log.csv"), "--output_filename", j("bad.json"),
+                *[x for kv in args.items() for x in kv])
+        check("chakra_timeline_visualizer %s: refused, nothing written" % " ".join(extra),
+              p.returncode == 2 and what in p.stderr and (not line or "line %d:" % line in p.stderr)
+              and not os.path.exists(j("bad.json")), p.stderr)
+
+
 def reference_generator(pb, npus, runtime, tensor, comm):
     """{file: bytes}: the messages the reference's generator encodes, per its
     documented behaviour (one id counter over every file)."""
@@ -309,6 +361,7 @@ def main():
         trace = test_link_convert(tmp, bindir, chakra)
         test_jsonizer(tmp, bindir, chakra, trace, pb)
         test_visualizer(tmp, bindir, trace)
+        test_timeline_visualizer(tmp, bindir)
         test_generator(tmp, bindir, pb)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
