@@ -38,7 +38,7 @@ typedef struct reader_state {
   flat_owned *o;
   const chakra_flat_options *opt;
   const char *path;
-  uint64_t *slots; /* interned strings: string index + 1, 0 = empty slot */
+  uint64_t *slots; /* interned strings: SLOT(hash tag, string index), 0 = empty slot */
   size_t n_slots, n_interned;
   uint64_t offset; /* of the node being read */
   int oom, warned_unknown;
@@ -94,24 +94,38 @@ static uint64_t add_string(reader_state *s, const void *data, size_t len) {
 
 static uint64_t add_cstring(reader_state *s, const char *str) { return str ? add_string(s, str, strlen(str)) : 0; }
 
-static uint64_t hash_bytes(const char *p, size_t n) {
-  uint64_t h = 1469598103934665603ull; /* FNV-1a */
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
-  return h;
+/* 32 bits of hash, eight bytes at a time (a name is hashed for every node
+ * that has one). */
+static uint32_t hash_tag(const char *p, size_t n) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ n, x;
+  for (; n >= 8; p += 8, n -= 8) {
+    memcpy(&x, p, 8);
+    h = (h ^ x) * 0xff51afd7ed558ccdull;
+    h ^= h >> 29;
+  }
+  x = 0;
+  memcpy(&x, p, n);
+  h = (h ^ x) * 0xc4ceb9fe1a85ec53ull;
+  return (uint32_t)(h >> 32);
 }
+
+/* A slot holds a string's hash tag (high half) and its index + 1 (low
+ * half; 0 = empty), so growing the table and passing other strings' slots
+ * never touch the strings themselves. */
+#define SLOT(tag, idx) ((uint64_t)(tag) << 32 | ((idx) + 1))
+#define SLOT_TAG(v) ((uint32_t)((v) >> 32))
+#define SLOT_INDEX(v) (((v) & 0xffffffffu) - 1)
 
 static int grow_slots(reader_state *s) {
   size_t nn = s->n_slots ? s->n_slots * 2 : 256;
   uint64_t *ns = calloc(nn, sizeof *ns);
   if (!ns) return -1;
-  const uint64_t *off = (const uint64_t *)s->o->col[C_STROFF].p;
-  const char *str = (const char *)s->o->col[C_STRINGS].p;
   for (size_t i = 0; i < s->n_slots; i++) {
-    uint64_t k = s->slots[i];
-    if (!k) continue;
-    size_t j = hash_bytes(str + off[k - 1], off[k] - off[k - 1]) & (nn - 1);
+    uint64_t v = s->slots[i];
+    if (!v) continue;
+    size_t j = SLOT_TAG(v) & (nn - 1);
     while (ns[j]) j = (j + 1) & (nn - 1);
-    ns[j] = k;
+    ns[j] = v;
   }
   free(s->slots);
   s->slots = ns;
@@ -123,23 +137,26 @@ static int grow_slots(reader_state *s) {
  * names: a handful of distinct values over millions of nodes; node names,
  * a PyTorch operator's name on every layer's nodes: a sixth as many
  * distinct names as nodes in bench/viewgen's traces, so a binding makes
- * a sixth of the objects). */
+ * a sixth of the objects). Past 2^32 - 1 strings (no trace has them) new
+ * ones are stored as they come. */
 static uint64_t intern_n(reader_state *s, const char *str, size_t len) {
   if (!len || s->oom) return 0;
+  if (s->n_slots > ((size_t)1 << 32) || count(s, C_STROFF) >= UINT32_MAX) return add_string(s, str, len);
   if (2 * (s->n_interned + 1) > s->n_slots && grow_slots(s)) {
     s->oom = 1;
     return 0;
   }
   const uint64_t *off = (const uint64_t *)s->o->col[C_STROFF].p;
   const char *all = (const char *)s->o->col[C_STRINGS].p;
-  size_t j = hash_bytes(str, len) & (s->n_slots - 1);
-  for (; s->slots[j]; j = (j + 1) & (s->n_slots - 1)) {
-    uint64_t k = s->slots[j];
-    if (off[k] - off[k - 1] == len && memcmp(all + off[k - 1], str, len) == 0) return k - 1;
+  uint32_t tag = hash_tag(str, len);
+  size_t j = tag & (s->n_slots - 1);
+  for (uint64_t v; (v = s->slots[j]) != 0; j = (j + 1) & (s->n_slots - 1)) {
+    uint64_t k = SLOT_INDEX(v);
+    if (SLOT_TAG(v) == tag && off[k + 1] - off[k] == len && memcmp(all + off[k], str, len) == 0) return k;
   }
   uint64_t idx = add_string(s, str, len);
   if (!s->oom) {
-    s->slots[j] = idx + 1;
+    s->slots[j] = SLOT(tag, idx);
     s->n_interned++;
   }
   return idx;
