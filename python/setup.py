@@ -2,23 +2,24 @@
 the repository's build*/lib), so an installed chakra_c needs no search
 path; without one the package looks for the library when imported
 (docs/python.md). Everything else is in pyproject.toml."""
-import glob
 import os
 import shutil
+import sys
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "chakra_c"))
+import _builds  # noqa: E402  (not the package: importing it loads the library)
 
 
 def built_library():
     env = os.environ.get("CHAKRA_LIB")
     if env:
         return os.path.join(env, "libchakra.so") if os.path.isdir(env) else env
-    found = sorted(glob.glob(os.path.join(os.path.dirname(HERE), "build*", "lib", "libchakra.so")),
-                   key=os.path.getmtime)
-    return found[-1] if found else None
+    found = _builds.libraries(os.path.dirname(HERE))
+    return found[0] if found else None
 
 
 class BuildWithLibrary(build_py):

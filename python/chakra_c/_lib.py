@@ -3,10 +3,9 @@ entry points the package uses (include/chakra/flat.h, oneshot.h)."""
 
 import ctypes
 import ctypes.util
-import glob
 import os
 
-from . import _version
+from . import _builds, _version
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -31,8 +30,7 @@ def _candidates():
         return
     yield os.path.join(_HERE, "libchakra.so")  # bundled by pip install
     repo = os.path.dirname(os.path.dirname(_HERE))  # python/chakra_c -> the repository
-    for build in sorted(glob.glob(os.path.join(repo, "build*", "lib", "libchakra.so"))):
-        yield build
+    yield from _builds.libraries(repo)
     d = _HERE
     while True:  # an installed prefix: PREFIX/lib/python3*/...
         parent = os.path.dirname(d)
