@@ -7,6 +7,7 @@
 #include "chakra/output.h"
 #include "chakra/version.h"
 #include "cli.h"
+#include "compat.h"
 
 typedef struct command {
   const char *name;
@@ -72,6 +73,9 @@ static void remove_temporaries_on_signals(void) {
 
 int main(int argc, char **argv) {
   remove_temporaries_on_signals();
+  const char *base = strrchr(argv[0], '/');
+  int compat = compat_main(base ? base + 1 : argv[0], argc, argv);
+  if (compat >= 0) return compat;
   if (argc < 2) {
     usage(stderr);
     return 2;
@@ -89,12 +93,16 @@ int main(int argc, char **argv) {
     printf("chakra %s\n", chakra_version());
     return cli_stdout_end(0);
   }
+  return cli_run_command(argc - 1, argv + 1);
+}
+
+int cli_run_command(int argc, char **argv) {
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-    if (strcmp(commands[i].name, argv[1]) == 0) {
+    if (strcmp(commands[i].name, argv[0]) == 0) {
       cli_set_command(commands[i].name);
       /* what went to standard output before the files are put in place */
-      return cli_outputs_end(cli_stdout_end(commands[i].run(argc - 1, argv + 1)));
+      return cli_outputs_end(cli_stdout_end(commands[i].run(argc, argv)));
     }
-  cli_error("'%s' is not a command; see 'chakra --help'", argv[1]);
+  cli_error("'%s' is not a command; see 'chakra --help'", argv[0]);
   return 2;
 }

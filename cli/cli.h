@@ -35,6 +35,10 @@ int cmd_timeline(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_obfuscate(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
+/* Runs the subcommand argv[0] (as typed after "chakra") with its words;
+ * returns its exit status (chakra.c; compat.c runs the reference tools'
+ * commands through it). */
+int cli_run_command(int argc, char **argv);
 
 /* Exit statuses, the same in every command: */
 enum {

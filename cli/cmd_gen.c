@@ -1,6 +1,7 @@
 /* cmd_gen.c - chakra gen: generate workloads. */
 #include "chakra/et_def.pb-c.h"
 #include "chakra/build.h"
+#include "chakra/coll.h"
 #include "chakra/gen.h"
 #include "cli.h"
 
@@ -16,18 +17,20 @@ static const char about_dlrm[] =
     "PREFIX.0.et .. PREFIX.<N-1>.et (docs/gen.md).\n";
 
 static int gen_microbench(int argc, char **argv) {
-  static const cli_choice colls[] = {{"all_reduce", CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE},
-                                     {"all_gather", CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER},
-                                     {"reduce_scatter", CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER},
-                                     {"all_to_all", CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_TO_ALL},
-                                     {NULL, 0}};
+  /* chakra_coll_type -> the schema's collective: the spellings coll gen takes. */
+  static const int proto_coll[CHAKRA_COLL_TYPES] = {
+      [CHAKRA_COLL_ALLREDUCE] = CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE,
+      [CHAKRA_COLL_ALLGATHER] = CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER,
+      [CHAKRA_COLL_REDUCESCATTER] = CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER,
+      [CHAKRA_COLL_ALLTOALL] = CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_TO_ALL};
+  const char *coll_name = NULL;
   const char *prefix = NULL;
-  int coll = 0;
   uint32_t npus = 0;
   uint64_t size = 0;
   const cli_opt opts[] = {
-      {.name = "coll", .kind = CLI_OPT_CHOICE, .flags = CLI_OPT_REQUIRED, .dest = &coll, .choices = colls,
-       .metavar = "COLL", .help = "all_reduce, all_gather, reduce_scatter or all_to_all"},
+      {.name = "coll", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &coll_name, .metavar = "COLL",
+       .help = "all_reduce, all_gather, reduce_scatter or all_to_all; any case, with '_', '-' or nothing between "
+               "the words (allreduce), or ar, ag, rs, a2a, as coll gen takes"},
       {.name = "npus", .kind = CLI_OPT_COUNT, .flags = CLI_OPT_REQUIRED, .dest = CLI_INT(&npus), .min = 1,
        .max = 1000000, .help = "number of ranks"},
       {.name = "size", .kind = CLI_OPT_SIZE, .flags = CLI_OPT_REQUIRED, .dest = CLI_INT(&size),
@@ -39,8 +42,14 @@ static int gen_microbench(int argc, char **argv) {
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
+  int t = chakra_coll_type_parse(coll_name);
+  if (t < 0 || t >= CHAKRA_COLL_TYPES) {
+    cli_error("--coll: expected all_reduce, all_gather, reduce_scatter or all_to_all (or allreduce, ar, ...), got '%s'",
+              coll_name);
+    return 2;
+  }
   chakra_error err = {0};
-  if (chakra_gen_microbench(prefix, coll, npus, size, &err)) return cli_fail(&err);
+  if (chakra_gen_microbench(prefix, proto_coll[t], npus, size, &err)) return cli_fail(&err);
   return 0;
 }
 

@@ -62,7 +62,7 @@ static int parse_replay_args(replay_args *a, int argc, char **argv) {
   chakra_replay_calibrate_options *c = &a->cal;
   o->timeout_s = 60;
   const cli_opt opts[] = {
-      {.name = "comm-group-configuration", .kind = CLI_OPT_STRING, .dest = &o->comm_groups, .metavar = "GROUPS.json",
+      {.name = "comm-group-configuration", .alias = "comm-groups", .kind = CLI_OPT_STRING, .dest = &o->comm_groups, .metavar = "GROUPS.json",
        .help = "communicator groups ({\"1\": [0, 1], ...}); pg_name selects one", .file = CLI_FILE_IN},
       {.name = "compute", .kind = CLI_OPT_STRING, .dest = &a->compute, .metavar = "MODE",
        .help = "wait|sleep|skip|scale:X: how compute nodes are stood in for", .def = "wait"},

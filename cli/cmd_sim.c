@@ -81,7 +81,7 @@ static int parse_sim_args(sim_args *a, int argc, char **argv) {
        .file = CLI_FILE_IN},
       {.name = "remote-memory-configuration", .kind = CLI_OPT_STRING, .dest = &o->remote_memory,
        .metavar = "MEM.json", .help = "remote memory JSON", .def = "none", .file = CLI_FILE_IN},
-      {.name = "comm-group-configuration", .kind = CLI_OPT_STRING, .dest = &o->comm_groups,
+      {.name = "comm-group-configuration", .alias = "comm-groups", .kind = CLI_OPT_STRING, .dest = &o->comm_groups,
        .metavar = "GROUPS.json", .help = "communicator groups JSON", .file = CLI_FILE_IN},
       {.name = "network-model", .kind = CLI_OPT_CHOICE, .dest = &o->network_model, .choices = models,
        .help = "congestion-aware or -unaware network", .def = "aware"},

@@ -64,7 +64,7 @@ static int parse_sweep_args(sweep_args *a, int argc, char **argv) {
       {.name = "remote-memory", .alias = "remote-memory-configuration", .kind = CLI_OPT_STRING,
        .dest = &a->files.remote_memory, .metavar = "MEM.json", .help = "remote memory JSON", .def = "none",
        .file = CLI_FILE_IN},
-      {.name = "comm-group-configuration", .kind = CLI_OPT_STRING, .dest = &a->files.comm_groups,
+      {.name = "comm-group-configuration", .alias = "comm-groups", .kind = CLI_OPT_STRING, .dest = &a->files.comm_groups,
        .metavar = "GROUPS.json", .help = "communicator groups JSON", .file = CLI_FILE_IN},
       {.name = "vary", .kind = CLI_OPT_LIST, .dest = &a->vary, .metavar = "KEY=V1,V2,...",
        .help = "a key and its values (repeatable; the grid is the product)"},

@@ -34,9 +34,8 @@ void cli_messages_release(int print) {
 /* "chakra CMD: " (and what follows) once a subcommand runs, "chakra: "
  * before; the message on the same line. */
 static void put_line(const char *what, const char *fmt, va_list ap) {
-  char head[256];
-  const char *name = cli_command_name();
-  snprintf(head, sizeof head, "chakra%s%s: %s", name[0] ? " " : "", name, what);
+  char head[256], who[160];
+  snprintf(head, sizeof head, "%s: %s", cli_who(cli_command_name(), who, sizeof who), what);
   cli_vline(cli_messages(), head, fmt, ap);
 }
 

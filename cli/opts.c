@@ -13,10 +13,16 @@
 #define OPTS_MAX 64
 #define HELP_WIDTH 79
 
-static char command_name[64];
+static char command_name[64], program_name[64] = "chakra";
 
 void cli_set_command(const char *name) { snprintf(command_name, sizeof command_name, "%s", name); }
 const char *cli_command_name(void) { return command_name; }
+void cli_set_program(const char *name) { snprintf(program_name, sizeof program_name, "%s", name); }
+
+const char *cli_who(const char *command, char *buf, size_t size) {
+  snprintf(buf, size, "%s%s%s", program_name, command[0] ? " " : "", command);
+  return buf;
+}
 
 typedef struct parser {
   const cli_command *cmd;
@@ -118,8 +124,8 @@ void cli_line(FILE *f, const char *head, const char *fmt, ...) {
 }
 
 static void fail(const parser *p, const char *opt, const char *fmt, ...) {
-  char head[256];
-  snprintf(head, sizeof head, "chakra %s: %s%s", p->cmd->name, opt ? opt : "", opt ? ": " : "");
+  char head[256], who[160];
+  snprintf(head, sizeof head, "%s: %s%s", cli_who(p->cmd->name, who, sizeof who), opt ? opt : "", opt ? ": " : "");
   va_list ap;
   va_start(ap, fmt);
   cli_vline(p->err, head, fmt, ap);
@@ -262,6 +268,53 @@ static const cli_opt *find_short(const cli_opt *opts, char c) {
 
 enum { ARG_ERROR = -1, ARG_HELP = -2 };
 
+/* Edits (insert, delete, substitute, swap two neighbours) between a[0..m)
+ * and b[0..n), both at most 64 characters; '_' and '-' are the same letter
+ * (the reference tools spell options with '_'). */
+static size_t edit_distance(const char *a, size_t m, const char *b, size_t n) {
+  size_t d[65][65];
+  if (m > 64 || n > 64) return SIZE_MAX;
+  for (size_t i = 0; i <= m; i++) d[i][0] = i;
+  for (size_t j = 0; j <= n; j++) d[0][j] = j;
+  for (size_t i = 1; i <= m; i++)
+    for (size_t j = 1; j <= n; j++) {
+      char x = a[i - 1] == '_' ? '-' : a[i - 1], y = b[j - 1] == '_' ? '-' : b[j - 1];
+      size_t best = d[i - 1][j - 1] + (x != y);
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  return d[m][n];
+}
+
+/* How far name[0..len) is from the long name n[0..nl): its edits, or 1
+ * when it is the start of n and at least 4 characters long (--comm-group
+ * for --comm-group-configuration). */
+static size_t name_distance(const char *name, size_t len, const char *n, size_t nl) {
+  if (len >= 4 && len < nl && strncmp(n, name, len) == 0) return 1;
+  return edit_distance(name, len, n, nl);
+}
+
+/* The option a mistyped --name[0..len) most likely meant: the closest long
+ * name or alias within a third of its length (at least 1 edit, at most 3),
+ * or NULL when none is that close or two are equally close. */
+static const char *closest_long(const cli_opt *opts, const char *name, size_t len) {
+  size_t limit = len / 3 < 1 ? 1 : len / 3 > 3 ? 3 : len / 3, best = limit + 1;
+  const char *meant = NULL;
+  int tie = 0;
+  for (const cli_opt *o = opts; o->name; o++)
+    for (const char *n = o->name, *next = o->alias; n && *n; n = next, next = NULL)
+      for (const char *w = n; *w;) {
+        size_t wl = strcspn(w, "|"), dist = name_distance(name, len, w, wl);
+        if (dist < best) best = dist, meant = o->name, tie = 0;
+        else if (dist == best && meant != o->name) tie = 1;
+        w += wl + (w[wl] == '|');
+      }
+  return tie ? NULL : meant;
+}
+
 /* Handles argv[*i], an option; returns 0, ARG_ERROR or ARG_HELP. */
 static int take_option(parser *p, int argc, char **argv, int *i) {
   const char *a = argv[*i], *inline_val = NULL;
@@ -283,7 +336,13 @@ static int take_option(parser *p, int argc, char **argv, int *i) {
   }
   if (!o) {
     if (a[1] != '-') snprintf(as, sizeof as, "%.64s", a);
-    fail(p, as, "unknown option; 'chakra %s --help' lists them", p->cmd->name);
+    const char *meant = a[1] == '-' ? closest_long(p->cmd->opts, a + 2, strcspn(a + 2, "=")) : NULL;
+    char who[160];
+    cli_who(p->cmd->name, who, sizeof who);
+    if (meant)
+      fail(p, as, "unknown option; did you mean --%s? ('%s --help' lists them)", meant, who);
+    else
+      fail(p, as, "unknown option; '%s --help' lists them", who);
     return ARG_ERROR;
   }
   p->seen |= 1ull << (o - p->cmd->opts);
@@ -403,8 +462,10 @@ static size_t put_word(FILE *f, const char *w, size_t len, size_t col, size_t in
 }
 
 void cli_usage(const cli_command *cmd, FILE *f) {
-  size_t indent = strlen("usage: chakra ") + strlen(cmd->name) + 1;
-  fprintf(f, "usage: chakra %s", cmd->name);
+  char who[160];
+  cli_who(cmd->name, who, sizeof who);
+  size_t indent = strlen("usage: ") + strlen(who) + 1;
+  fprintf(f, "usage: %s", who);
   size_t col = indent;
   char tok[512];
   int first = 1;

@@ -107,6 +107,10 @@ typedef struct cli_opt {
  * and by cli_run_mode(); every message of the CLI starts "chakra NAME: ". */
 void cli_set_command(const char *name);
 const char *cli_command_name(void); /* "" before dispatch */
+/* The program messages name, "chakra" unless a reference tool's name runs
+ * (compat.h), and "PROGRAM COMMAND" (or PROGRAM alone) into buf. */
+void cli_set_program(const char *name);
+const char *cli_who(const char *command, char *buf, size_t size);
 
 /* Writes head then the formatted message as one line on f: line breaks and
  * other control characters in it (a value given with a newline, a file

@@ -30,6 +30,25 @@ extern "C" {
 CHAKRA_API int chakra_gen_microbench(const char *prefix, int comm_type, uint32_t npus, uint64_t size_bytes,
                                      chakra_error *err);
 
+/* The reference generator's (mlcommons/chakra chakra_generator) fourteen
+ * test workloads, each as DIR/NAME.<r>.et for r in 0..npus-1, byte for
+ * byte its files: one_metadata_node_all_types (a METADATA_NODE with an
+ * attribute of every kind), one_remote_mem_load_node,
+ * one_remote_mem_store_node (tensor_size), one_comp_node,
+ * two_comp_nodes_independent, two_comp_nodes_dependent (duration_micros
+ * runtime), ALL_REDUCE, ALL_TO_ALL, ALL_GATHER, REDUCE_SCATTER, BROADCAST
+ * (comm_size), BARRIER, one_comm_send_node, one_comm_recv_node
+ * (tensor_size). GlobalMetadata version "1.0.0"; node ids count up over
+ * every file in that order, as the reference numbers them. Each workload
+ * is written atomically, one after the other. */
+typedef struct chakra_gen_reference_options {
+  uint32_t npus;        /* the reference's default: 64 */
+  uint64_t runtime;     /* compute nodes' duration_micros (5) */
+  uint64_t tensor_size; /* memory and send/receive nodes (1024) */
+  uint64_t comm_size;   /* collectives, BARRIER's is 0 (65536) */
+} chakra_gen_reference_options;
+CHAKRA_API int chakra_gen_reference(const char *dir, const chakra_gen_reference_options *o, chakra_error *err);
+
 /* A DLRM-like step. The MLP lists are the layers' output widths, input
  * first to last (the bottom MLP's input is dense_features wide, its last
  * width must be emb_dim; the top MLP's input is the interaction's

@@ -20,6 +20,25 @@
 extern "C" {
 #endif
 
+/* A simulator's issue/callback log, lines
+ *   issue,ANY=NPU,ANY=CYCLE,ANY=NODE_ID,ANY=NODE_NAME
+ *   callback,ANY=NPU,ANY=CYCLE,ANY=NODE_ID,ANY=NODE_NAME
+ * (other lines, those holding neither word, skipped), written as the
+ * reference timeline visualizer (mlcommons/chakra chakra_timeline_visualizer)
+ * writes it: {"meta_user": "aras", "traceEvents": [...], "meta_cpu_count":
+ * npus}, one "X" event per node called back, pid its NPU, tid its kind by
+ * name (1 local memory, 2 remote memory, 3 compute, 4 communication), ts
+ * and dur the cycles over npu_mhz MHz in milliseconds, as Python's
+ * json.dump spells them. A malformed line, an NPU outside 0..npus-1, a
+ * callback of a node not issued, or a name of no kind is an error naming
+ * the line; nothing is written then. */
+typedef struct chakra_issue_log_options {
+  uint32_t npus;
+  double npu_mhz;
+} chakra_issue_log_options;
+CHAKRA_API int chakra_timeline_from_issue_log(const char *in_path, const char *out_path,
+                                              const chakra_issue_log_options *o, chakra_error *err);
+
 /* Resource kinds of a trace's own timeline, each a track (or several
  * lanes of it when its nodes overlap). */
 enum {

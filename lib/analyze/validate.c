@@ -55,6 +55,8 @@ typedef struct vstate {
   uint32_t *n_mem;       /* their counts */
   uint8_t *all;          /* per used group: every rank, whatever the rank count ("" or a list-less METADATA group) */
   const char *groups_path; /* the comm-group configuration, NULL if none */
+  uint32_t groups_for;     /* the rank count the configuration seems written for, if short (check_rank_count) */
+  int told_rank_count;
   int rendezvous;        /* sends wait for their receives (chakra sim --rendezvous-protocol) */
   cg_set defs;           /* groups it and the METADATA nodes define */
   long *def_of;          /* per used group: index into defs, -1 = all ranks or unknown */
@@ -390,8 +392,40 @@ static int set_members(vstate *s, uint32_t gi, long d) {
   return 0;
 }
 
+/* A configuration that names every rank below k and none above, k short
+ * of the workload's count, may be for a workload of k ranks, or may leave
+ * the ranks from k on out of every group on purpose: s->groups_for is k,
+ * and the first rank from k on that uses a group it lacks says which. */
+static void check_rank_count(vstate *s) {
+  uint32_t n = (uint32_t)s->n_files, k = 0;
+  uint8_t *named = calloc(n ? n : 1, 1);
+  if (!named) return;
+  for (size_t d = 0; d < s->defs.n; d++) {
+    const cg_group *g = &s->defs.v[d];
+    for (uint32_t m = 0; g->line && m < g->n; m++)
+      if (g->members[m] < n) {
+        named[g->members[m]] = 1;
+        if (g->members[m] + 1 > k) k = g->members[m] + 1;
+      }
+  }
+  uint32_t below = 0;
+  for (uint32_t r = 0; r < k; r++) below += named[r];
+  free(named);
+  s->groups_for = k && k < n && below == k ? k : 0;
+}
+
+/* Rank r uses a group the configuration lacks, or is no member of: if the
+ * configuration stops short of r (check_rank_count), that is why, said once. */
+static void wrong_rank_count(vstate *s, int r) {
+  if (!s->groups_for || (uint32_t)r < s->groups_for || s->told_rank_count) return;
+  s->told_rank_count = 1;
+  report_on(s, s->groups_path, "names ranks 0..%u only, but the workload has %d rank(s) (0..%d): a groups file "
+            "for %u rank(s)?", s->groups_for - 1, s->n_files, s->n_files - 1, s->groups_for);
+}
+
 /* Ranks of the comm-group configuration that have no file. */
 static void check_definitions(vstate *s) {
+  check_rank_count(s);
   for (size_t d = 0; d < s->defs.n; d++) {
     const cg_group *g = &s->defs.v[d];
     for (uint32_t k = 0; g->line && k < g->n; k++)
@@ -435,6 +469,7 @@ static void resolve_groups(vstate *s) {
       const coll *u = first_use(s, gi, r);
       char qn[200];
       group_label(s, gi, qn, sizeof qn);
+      if (have_defs) wrong_rank_count(s, r);
       if (have_defs)
         report(s, CHAKRA_SEV_ERROR, r, 1, u->node_id, u->offset,
                "pg_name '%s' names no communicator group (none in %s%s; chakra sim refuses it)", qn,
@@ -474,6 +509,7 @@ static void match_world(vstate *s) {
 static void not_a_member(vstate *s, uint32_t gi, int r) {
   const coll *u = first_use(s, gi, r);
   if (!u || s->def_of[gi] < 0) return;
+  wrong_rank_count(s, r);
   char who[300], qn[200];
   describe_members(s, &s->defs.v[s->def_of[gi]], who, sizeof who);
   report(s, CHAKRA_SEV_ERROR, r, 1, u->node_id, u->offset, "group %s: this rank issues %s on it but is not a member (members %s)",

@@ -166,20 +166,11 @@ static void shrink_nodes(loader *L) {
   if (off) g->dep_off = off;
 }
 
-/* Sizes the per-node arrays for a plain file's node count, found by a
- * pass over the framing alone: growing them by doubling copied each array
- * about once more and faulted in twice its final size (a fifth of a
- * simulator load, measured on 8 x 100k nodes). Gzip and pipes keep
- * doubling. On any framing problem the decoding pass reports it, so the
- * count just gives up. */
+/* Sizes the per-node arrays for a plain file's node count (a fifth of a
+ * simulator load was their doubling, measured on 8 x 100k nodes). */
 static int presize_nodes(loader *L, chakra_reader *r, const char *path) {
-  if (!chakra_reader_can_rewind(r)) return 0;
-  uint64_t start = chakra_reader_offset(r);
-  const uint8_t *data;
-  size_t len, n = 0;
-  chakra_error ignored;
-  while (reader_next_frame(r, &data, &len, &ignored) == 1) n++;
-  int rc = chakra_reader_seek(r, start, L->err);
+  size_t n;
+  int rc = reader_count_rest(r, &n, L->err);
   if (rc || n < 1024) return rc;
   return grow_nodes(L, n) ? chakra_error_set(L->err, CHAKRA_ENOMEM, "%s: out of memory", path) : 0;
 }

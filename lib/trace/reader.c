@@ -277,3 +277,14 @@ chakra_node *chakra_node_decode(const uint8_t *data, size_t len) {
 void chakra_node_free(chakra_node *node) {
   if (node) chakra_proto_msg__node__free_unpacked(node, NULL);
 }
+
+int reader_count_rest(chakra_reader *r, size_t *n, chakra_error *err) {
+  *n = 0;
+  if (!chakra_reader_can_rewind(r)) return 0;
+  uint64_t start = chakra_reader_offset(r);
+  const uint8_t *data;
+  size_t len;
+  chakra_error ignored;
+  while (reader_next_frame(r, &data, &len, &ignored) == 1) ++*n;
+  return chakra_reader_seek(r, start, err);
+}

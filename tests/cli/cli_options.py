@@ -422,6 +422,69 @@ def test_scripts_refuse_what_they_do_not_know(tmp):
     check("quickstart.sh --bogus: refused, nothing run", p.returncode == 2 and not ran, (p.stderr, ran))
 
 
+def test_did_you_mean(tmp, prefix):
+    """A mistyped long option is answered with the one it most likely meant
+    ('_' for '-', a letter off, two swapped, the start of a long name);
+    one too far from all, or as close to two, with none."""
+    for args, meant in ((["stats", "--ignore-ctrl-dep", prefix], "--ignore-ctrl-deps"),
+                        (["stats", "--comm-group=x", prefix], "--comm-group-configuration"),
+                        (["validate", "--max-erorrs", "3", prefix], "--max-errors"),
+                        (["sim", "--num_queues_per_dim", "2"], "--num-queues-per-dim"),
+                        (["gen", "microbench", "--npsu", "2"], "--npus"),
+                        (["jsonize", "--compta", prefix + ".0.et"], "--compat")):
+        p = run(*args)
+        check("did you mean: %s" % " ".join(a.replace(tmp, "T") for a in args),
+              p.returncode == 2 and one_line(p) and "unknown option; did you mean %s?" % meant in p.stderr,
+              p.stderr)
+    for args in (["stats", "--frobnicate", prefix], ["synth", "--dpp", "2"]):
+        p = run(*args)
+        check("no guess: %s" % " ".join(a.replace(tmp, "T") for a in args),
+              p.returncode == 2 and "unknown option" in p.stderr and "did you mean" not in p.stderr, p.stderr)
+
+
+def test_comm_groups_everywhere(tmp):
+    """--comm-groups is accepted wherever --comm-group-configuration is:
+    every subcommand whose --help lists the long name parses the short one
+    (the file then named does not exist: the error is about the file)."""
+    missing = os.path.join(tmp, "no-such-groups.json")
+    commands = sorted({m.group(1) for m in re.finditer(r"^  ([a-z]+)  ", run("--help").stdout, re.M)})
+    found = []
+    for cmd in commands:
+        for sub in ([cmd], [cmd, "expand"]):
+            h = run(*sub, "--help")
+            if h.returncode != 0 or "--comm-group-configuration" not in h.stdout:
+                continue
+            found.append(" ".join(sub))
+            p = run(*sub, "--comm-groups", missing)
+            check("%s --comm-groups is an option" % " ".join(sub),
+                  "unknown option" not in p.stderr and "--comm-groups" in h.stdout, (p.stderr, h.stdout[-300:]))
+    for must in ("validate", "stats", "sim", "sweep", "share", "unshare", "coll expand"):
+        check("%s lists --comm-group-configuration" % must, must in found, found)
+
+
+def test_microbench_coll_spellings(tmp):
+    """gen microbench --coll takes the spellings coll gen takes: any case,
+    '_', '-' or nothing between the words, ar/ag/rs/a2a; each writes the
+    bytes the canonical spelling writes."""
+    out = os.path.join(tmp, "spell")
+    os.mkdir(out)
+    for canonical, others in (("all_reduce", ["allreduce", "All-Reduce", "AR"]),
+                              ("all_gather", ["allgather", "ag"]),
+                              ("reduce_scatter", ["ReduceScatter", "rs"]),
+                              ("all_to_all", ["alltoall", "a2a", "all-to-all"])):
+        base = os.path.join(out, canonical)
+        p = run("gen", "microbench", "--coll", canonical, "--npus", "2", "--size", "1K", "-o", base)
+        check("gen microbench --coll %s" % canonical, p.returncode == 0, p.stderr)
+        for spelling in others:
+            o = os.path.join(out, spelling)
+            p = run("gen", "microbench", "--coll", spelling, "--npus", "2", "--size", "1K", "-o", o)
+            check("gen microbench --coll %s writes what --coll %s writes" % (spelling, canonical),
+                  p.returncode == 0 and same_files(base + ".0.et", o + ".0.et"), p.stderr)
+    p = run("coll", "gen", "--coll", "a2a", "--algo", "direct", "--ranks", "2", "--size", "1K",
+            "-o", os.path.join(out, "coll"))
+    check("coll gen takes a2a too", p.returncode == 0, p.stderr)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="chakra-cli-test-")
     try:
@@ -434,6 +497,9 @@ def main():
         test_double_dash(tmp, prefix)
         test_messages_one_line_command_form(tmp, prefix)
         test_scripts_refuse_what_they_do_not_know(tmp)
+        test_did_you_mean(tmp, prefix)
+        test_comm_groups_everywhere(tmp)
+        test_microbench_coll_spellings(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("%d failure(s)" % len(FAILURES))

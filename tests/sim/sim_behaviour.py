@@ -172,6 +172,14 @@ def test_groups_file_beside_the_traces():
     check("a groups file for 8 ranks beside a 4-rank set: refused as such",
           p.returncode == 2 and 't.json: line 2: group "6" names rank 4, but the workload has 4 rank(s) (0..3): a '
           'groups file for another rank count?' in p.stderr, p.stderr)
+    short = Case(4)
+    short.ranks(lambda r: [allreduce(1, 1048576, pg="5")])
+    with open(os.path.join(short.dir, "t.json"), "w") as f:
+        f.write('{"5": [0, 1]}')
+    v = subprocess.run([CHAKRA, "validate", os.path.join(short.dir, "t")], capture_output=True, text=True)
+    check("validate: a groups file for 2 ranks beside a 4-rank set that needs more is reported as that, once",
+          v.returncode == 1 and v.stdout.count("t.json: error: names ranks 0..1 only, but the workload has 4 rank(s) "
+                                               "(0..3): a groups file for 2 rank(s)?") == 1, v.stdout + v.stderr)
     with open(beside, "w") as f:
         f.write('{"npus": 4, "ranks": [{"rank": 0}]}')
     p, got = c.run()

@@ -17,6 +17,7 @@
 #include <chakra/diff.h>
 #include <chakra/error.h>
 #include <chakra/export.h>
+#include <chakra/flat.h>
 #include <chakra/gen.h>
 #include <chakra/graph.h>
 #include <chakra/ingest.h>
@@ -24,6 +25,7 @@
 #include <chakra/limits.h>
 #include <chakra/node.h>
 #include <chakra/obfuscate.h>
+#include <chakra/oneshot.h>
 #include <chakra/output.h>
 #include <chakra/plot.h>
 #include <chakra/run.h>
@@ -207,6 +209,41 @@ static void simulate(void) {
   done("sweep.h");
 }
 
+/* The bindings' entry points: a rank as flat arrays and back, validate,
+ * stats and sim as JSON into a callback. */
+typedef struct json_text {
+  char buf[65536];
+  size_t n;
+} json_text;
+
+static int collect(void *ctx, const void *data, size_t len) {
+  json_text *t = ctx;
+  if (len >= sizeof t->buf - t->n) return -1;
+  memcpy(t->buf + t->n, data, len);
+  t->buf[t->n += len] = 0;
+  return 0;
+}
+
+static void bindings(char **paths) {
+  chakra_flat *f;
+  ok("flat.h", chakra_flat_read(&f, paths[0], NULL, &err) == 0 && f->n == 1, "flat read");
+  ok("flat.h", f->type[0] == CHAKRA_COMM_COLL_NODE && f->attr_off[1] - f->attr_off[0] == 3,
+     "an all-reduce, 3 attributes");
+  ok("flat.h", chakra_flat_write(f, in_dir("flat.et"), &err) == 0, "flat write");
+  chakra_flat_free(f);
+  done("flat.h");
+  const char *prefix[] = {in_dir("mb")};
+  const char *kv[] = {"ignore-ctrl-deps", "false"};
+  json_text t = {.n = 0};
+  chakra_sink sink = {.write = collect, .ctx = &t};
+  ok("oneshot.h", chakra_stats_json(prefix, 1, kv, 1, &sink, &err) == 0 && strstr(t.buf, "\"total\""), "stats json");
+  t.n = 0;
+  ok("oneshot.h", chakra_validate_json(prefix, 1, NULL, 0, &sink, &err) == 0 && strstr(t.buf, "\"errors\":0"),
+     "validate json");
+  ok("oneshot.h", chakra_sim_json(prefix, 1, kv, 1, &sink, NULL, NULL, &err) == CHAKRA_EINVAL, "an option sim has not");
+  done("oneshot.h");
+}
+
 static void produce(char **paths) {
   chakra_coll_gen_options go = {.coll = CHAKRA_COLL_ALLREDUCE, .algo = CHAKRA_ALGO_RING, .ranks = NPUS,
                                 .size = 1 << 20};
@@ -259,6 +296,7 @@ int main(int argc, char **argv) {
   chakra_graph_free(g);
   simulate();
   produce(paths);
+  bindings(paths);
   for (uint32_t r = 0; r < NPUS; r++) free(paths[r]);
   return 0;
 }
