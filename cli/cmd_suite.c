@@ -123,6 +123,6 @@ static int suite_make(int argc, char **argv) {
 }
 
 int cmd_suite(int argc, char **argv) {
-  static const cli_mode modes[] = {{"list", suite_list}, {"make", suite_make}};
+  static const cli_mode modes[] = {{"list", suite_list}, {"make", suite_make}, {"run", suitecli_run}};
   return cli_run_mode("suite", modes, sizeof modes / sizeof *modes, argc, argv);
 }

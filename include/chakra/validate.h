@@ -81,6 +81,12 @@ typedef struct chakra_validate_sim {
    * the validate callback. */
   chakra_diag_fn diag;
   void *diag_ctx;
+  /* A configuration built in code (chakra_suite_config), used instead of
+   * files when not NULL; its run parameters are used as they are. */
+  const chakra_sim_config *config;
+  /* When not NULL, receives the simulation's result (the caller frees it
+   * with chakra_sim_result_free); left empty when nothing was simulated. */
+  chakra_sim_result *result;
 } chakra_validate_sim;
 
 /* chakra_validate_set(), then, when sim is not NULL and the checks found

@@ -47,8 +47,9 @@ static uint64_t report_unfinished(const chakra_validate_sim *sim, const chakra_s
     if (res->ranks[r].finished) continue;
     const char *detail = stuck_detail(res, r);
     char what[700];
-    snprintf(what, sizeof what, "deadlock: simulated on %s and %s, this rank does not finish%s%s", sim->files.system,
-             sim->files.network, *detail ? ": " : "", detail);
+    snprintf(what, sizeof what, "deadlock: simulated on %s and %s, this rank does not finish%s%s",
+             sim->files.system ? sim->files.system : "the system", sim->files.network ? sim->files.network : "the network",
+             *detail ? ": " : "", detail);
     chakra_problem p = chakra_problem_make(CHAKRA_SEV_ERROR, what);
     p.file = chakra_set_rank_name(set, r);
     if (fn) fn(ctx, &p);
@@ -59,27 +60,29 @@ static uint64_t report_unfinished(const chakra_validate_sim *sim, const chakra_s
 
 static int simulate(const chakra_set *set, const chakra_validate_sim *sim, int rendezvous, chakra_diag_fn fn,
                     void *ctx, uint64_t *stuck, chakra_error *err) {
-  if (!sim->files.system || !sim->files.network)
+  if (!sim->config && (!sim->files.system || !sim->files.network))
     return chakra_error_set(err, CHAKRA_EINVAL, "validate: simulating needs a system and a network configuration");
   uint32_t n = chakra_set_ranks(set);
-  chakra_sim_config *cfg = NULL;
+  chakra_sim_config *own = NULL;
   chakra_sim_workload *w = NULL;
   chakra_sim_result res;
   memset(&res, 0, sizeof res);
-  int rc = load_config(sim, rendezvous, &cfg, err);
+  int rc = sim->config ? CHAKRA_OK : load_config(sim, rendezvous, &own, err);
+  const chakra_sim_config *cfg = sim->config ? sim->config : own;
   if (!rc) {
     uint32_t npus = chakra_topo_npus(chakra_sim_config_topo(cfg));
     if (npus != n)
       rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: the network has %u NPUs but the workload has %u rank file(s)",
-                            sim->files.network, npus, n);
+                            sim->files.network ? sim->files.network : "the network", npus, n);
   }
   if (!rc) rc = chakra_sim_workload_load_set(&w, set, 0, sim->diag, sim->diag_ctx, err);
   chakra_sim_run_options ro = {.diag = sim->diag, .diag_ctx = sim->diag_ctx};
   if (!rc) rc = chakra_sim_run(cfg, w, &ro, &res, err);
   if (!rc) *stuck = report_unfinished(sim, set, &res, fn, ctx);
-  chakra_sim_result_free(&res);
+  if (!rc && sim->result) *sim->result = res;
+  else chakra_sim_result_free(&res);
   chakra_sim_workload_free(w);
-  chakra_sim_config_free(cfg);
+  chakra_sim_config_free(own);
   return rc;
 }
 
