@@ -4,6 +4,8 @@
  * result), and a result verified: hashes, rules, and a sample of its
  * numbers reproduced by simulating again. */
 #include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,7 +20,8 @@ static void print_problem(void *ctx, const chakra_problem *p) {
   if (j && j->rank != 0) return; /* every process reads the same files */
   char line[2048];
   chakra_problem_format(p, line, sizeof line);
-  cli_warn("%s", line);
+  if (p->severity >= CHAKRA_SEV_ERROR) cli_error("%s", line);
+  else cli_warn("%s", line);
 }
 
 static int print_progress(void *ctx, const char *phase, uint64_t done, uint64_t total) {
@@ -207,5 +210,205 @@ int suitecli_run(int argc, char **argv) {
     }
   }
   cli_list_free(&a.algo);
+  return st;
+}
+
+/* ---- check ---- */
+
+typedef struct checker {
+  const chakra_suite_result *r;
+  uint64_t problems;
+} checker;
+
+static void problem(checker *c, const char *field, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void problem(checker *c, const char *field, const char *fmt, ...) {
+  char what[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  chakra_problem p = chakra_problem_make(CHAKRA_SEV_ERROR, what);
+  p.file = c->r->path;
+  p.field = field;
+  print_problem(NULL, &p);
+  c->problems++;
+}
+
+static void count_problem(void *ctx, const chakra_problem *p) {
+  print_problem(NULL, p);
+  ((checker *)ctx)->problems++;
+}
+
+/* A configuration file against the hash and text the result recorded. */
+static void check_file(checker *c, const char *key, const char *path, const char *sha, const char *text,
+                       const char *builtin) {
+  char field[32], hex[65];
+  snprintf(field, sizeof field, "%s.sha256", key);
+  chakra_suite_sha256(text, strlen(text), hex);
+  if (strcmp(hex, sha) != 0) problem(c, field, "%s, but the recorded text hashes to %s", sha, hex);
+  if (strcmp(path, "reference") == 0) {
+    if (strcmp(text, builtin) != 0) problem(c, field, "named the reference, but the text is not the reference's");
+    return;
+  }
+  chakra_error err = {0};
+  if (chakra_suite_sha256_file(path, hex, &err)) problem(c, field, "%s", err.msg);
+  else if (strcmp(hex, sha) != 0) problem(c, field, "%s, but %s now hashes to %s: changed since the run", sha, path, hex);
+}
+
+static const char *config_path(const char *path) { return strcmp(path, "reference") == 0 ? NULL : path; }
+
+static void check_rules(checker *c) {
+  const chakra_suite_result *r = c->r;
+  if (strcmp(r->division, "closed") != 0) return;
+  if (r->n_rules) problem(c, "rules", "the closed division runs no collective rules (--algo makes a result open)");
+  chakra_error err = {0};
+  uint64_t broken = 0;
+  if (chakra_suite_rules_closed(config_path(r->system_path), config_path(r->network_path), count_problem, c, &broken,
+                                &err))
+    problem(c, "system", "%s", err.msg);
+}
+
+/* Up to `want` workloads, the smallest of each class first, so a sample
+ * costs little and covers the classes. */
+static size_t pick_sample(const chakra_suite_result *r, const chakra_suite_dir *d, size_t want, size_t *jobs) {
+  const chakra_suite_version *v = d->version;
+  size_t n = 0;
+  char *taken = calloc(r->n ? r->n : 1, 1);
+  if (!taken) return 0;
+  for (int round = 0; n < want; round++) {
+    size_t before = n;
+    for (size_t i = 0; i < r->n && n < want; i++) {
+      const chakra_suite_workload *w = &v->workloads[r->m[i].workload];
+      int first_of_class = 1;
+      for (size_t k = 0; k < n; k++)
+        if (round == 0 && strcmp(v->workloads[d->index[jobs[k]]].cls, w->cls) == 0) first_of_class = 0;
+      size_t best = i;
+      for (size_t k = 0; k < r->n; k++) {
+        const chakra_suite_workload *o = &v->workloads[r->m[k].workload];
+        if (!taken[k] && strcmp(o->cls, w->cls) == 0 && o->ranks < v->workloads[r->m[best].workload].ranks) best = k;
+      }
+      if (taken[best] || !first_of_class) continue;
+      for (size_t p = 0; p < d->n; p++)
+        if (d->index[p] == r->m[best].workload) jobs[n++] = p, taken[best] = 1;
+    }
+    if (n == before) break;
+  }
+  free(taken);
+  return n;
+}
+
+#define SAME_U64(f) \
+  if (a->f != b->f) problem(c, field(where, #f, buf), "%llu, re-simulated %llu", (unsigned long long)a->f, (unsigned long long)b->f)
+#define SAME_DBL(f) \
+  if (a->f != b->f) problem(c, field(where, #f, buf), "%.17g, re-simulated %.17g", a->f, b->f)
+
+static const char *field(const char *where, const char *name, char *buf) {
+  snprintf(buf, 96, "%s.%s", where, name);
+  return buf;
+}
+
+static void compare(checker *c, size_t at, const chakra_suite_metrics *a, const chakra_suite_metrics *b) {
+  char where[48], buf[96];
+  snprintf(where, sizeof where, "workloads[%zu]", at);
+  if (a->ok != b->ok) {
+    problem(c, field(where, "ok", buf), "%s, re-simulated %s%s%s", a->ok ? "true" : "false", b->ok ? "true" : "false",
+            b->ok ? "" : ": ", b->ok ? "" : b->error);
+    return;
+  }
+  SAME_U64(time_ns);
+  SAME_U64(exposed_ns);
+  SAME_U64(compute_ns);
+  SAME_U64(comm_bytes);
+  SAME_U64(events);
+  SAME_DBL(exposed_share);
+  SAME_DBL(bus_bw_gbps);
+  SAME_DBL(compute_util);
+}
+
+static int resimulate(checker *c, const chakra_suite_dir *d, size_t sample, uint32_t threads, int quiet) {
+  const chakra_suite_result *r = c->r;
+  size_t *jobs = calloc(r->n ? r->n : 1, sizeof *jobs);
+  chakra_suite_metrics *m = calloc(r->n ? r->n : 1, sizeof *m);
+  chakra_error err = {0};
+  int rc = jobs && m ? 0 : chakra_error_set(&err, CHAKRA_ENOMEM, "out of memory");
+  size_t n = rc ? 0 : pick_sample(r, d, sample ? sample : r->n, jobs);
+  char *scratch = !rc && r->n_rules ? make_scratch(d->path) : NULL;
+  if (!rc && r->n_rules && !scratch) rc = chakra_error_set(&err, CHAKRA_EIO, "%s: cannot make a scratch folder", d->path);
+  chakra_suite_run_options o = {.system = config_path(r->system_path), .network = config_path(r->network_path),
+                                .rules = (const char *const *)r->rules, .n_rules = r->n_rules, .scratch = scratch,
+                                .threads = threads};
+  if (!rc) rc = chakra_suite_run(d, &o, jobs, n, m, &err);
+  for (size_t i = 0; !rc && i < n; i++)
+    for (size_t k = 0; k < r->n; k++)
+      if (r->m[k].workload == m[i].workload) compare(c, k, &r->m[k], &m[i]);
+  if (!rc && !quiet) cli_summary("%zu workload(s) re-simulated", n);
+  remove_scratch(scratch);
+  free(scratch);
+  free(jobs);
+  free(m);
+  return rc ? cli_fail(&err) : 0;
+}
+
+static int check_workloads(checker *c, const chakra_suite_dir *d) {
+  const chakra_suite_result *r = c->r;
+  if (strcmp(d->version->name, r->suite_version) != 0)
+    problem(c, "suite_version", "%s, but the folder %s holds suite %s", r->suite_version, d->path, d->version->name);
+  for (size_t i = 0; i < r->n; i++) {
+    const chakra_suite_workload *w = &d->version->workloads[r->m[i].workload];
+    char where[48];
+    snprintf(where, sizeof where, "workloads[%zu].sha256", i);
+    if (!w->sha256 || strcmp(w->sha256, r->wl_sha256[i]) != 0)
+      problem(c, where, "%s is not suite %s's %s for %s", r->wl_sha256[i], d->version->name, w->sha256, w->name);
+    int found = 0;
+    for (size_t p = 0; p < d->n; p++) found |= d->index[p] == r->m[i].workload;
+    if (!found) problem(c, where, "%s is not in the folder %s", w->name, d->path);
+  }
+  return 0;
+}
+
+int suitecli_check(int argc, char **argv) {
+  uint32_t sample = 3, threads = 0;
+  int quiet = 0;
+  const cli_opt opts[] = {
+      {.name = "sample", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&sample), .min = 0, .max = 1 << 20,
+       .help = "workloads re-simulated (the smallest of each class first); 0 = all", .def = "3"},
+      {.name = "threads", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&threads), .min = 1, .max = 1024,
+       .help = "workloads re-simulated at once", .def = "CPUs"},
+      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &quiet, .help = "no summary line"},
+      {0}};
+  const cli_command cmd = {
+      .name = "suite check", .args = "RESULT.json", .min_args = 1, .max_args = 1, .opts = opts,
+      .args_file = CLI_FILE_IN,
+      .about = "Verifies a result: its system and network files against the hashes and texts\n"
+               "it recorded, the closed division's rules when it claims that division, every\n"
+               "workload of its suite folder against the manifest and the suite version's\n"
+               "hashes, and re-simulates a sample of its workloads, whose numbers must be\n"
+               "reproduced exactly.",
+      .footer = "Exit status: 0 the result holds; 1 problems found (each one line: a changed\n"
+                "file, a broken rule, a number not reproduced); 2 an unreadable or invalid\n"
+                "result, or a suite folder that cannot be read."};
+  cli_args pos;
+  int st = cli_parse(&cmd, argc, argv, &pos);
+  if (st != CLI_PROCEED) return st;
+  chakra_suite_result r;
+  chakra_error err = {0};
+  if (chakra_suite_result_read(&r, pos.v[0], &err)) return cli_fail(&err);
+  checker c = {&r, 0};
+  check_file(&c, "system", r.system_path, r.system_sha256, r.system_text, chakra_suite_reference_system());
+  check_file(&c, "network", r.network_path, r.network_sha256, r.network_text, chakra_suite_reference_network());
+  check_rules(&c);
+  chakra_suite_dir d;
+  uint64_t file_problems = 0;
+  if (chakra_suite_dir_open(&d, r.dir, print_problem, NULL, &file_problems, &err)) {
+    chakra_suite_result_free(&r);
+    return cli_fail(&err);
+  }
+  c.problems += file_problems;
+  check_workloads(&c, &d);
+  if (!c.problems) st = resimulate(&c, &d, sample, threads, quiet);
+  else st = 0;
+  if (!st && c.problems) cli_error("%s: %llu problem(s)", pos.v[0], (unsigned long long)c.problems), st = 1;
+  chakra_suite_dir_free(&d);
+  chakra_suite_result_free(&r);
   return st;
 }

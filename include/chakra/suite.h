@@ -69,6 +69,10 @@ CHAKRA_API int chakra_suite_has_class(const chakra_suite_version *v, const char 
  * in out (truncated to size). */
 CHAKRA_API void chakra_suite_command(const chakra_suite_workload *w, char *out, size_t size);
 
+/* SHA-256 as 64 lowercase hex digits: of a buffer, of a file's bytes. */
+CHAKRA_API void chakra_suite_sha256(const void *data, size_t len, char hex[65]);
+CHAKRA_API int chakra_suite_sha256_file(const char *path, char hex[65], chakra_error *err);
+
 /* ---- make: the workloads and their manifest ---- */
 
 #define CHAKRA_SUITE_MANIFEST "suite.json"

@@ -297,7 +297,7 @@ static int check_workload(const chakra_suite_workload *w, yajl_val entry, const 
   char what[1200];
   const char *sha = get_str(entry, "sha256");
   if (!sha || !w->sha256 || strcmp(sha, w->sha256) != 0) {
-    snprintf(what, sizeof what, "workloads[%zu] (%s): sha256 %s is not suite version's %s", at, w->name,
+    snprintf(what, sizeof what, "workloads[%zu] (%s): sha256 %s is not the suite version's %s", at, w->name,
              sha ? sha : "(missing)", w->sha256 ? w->sha256 : "(none)");
     dir_problem(diag, ctx, mpath, what, problems);
   }
@@ -341,8 +341,8 @@ static int check_workload(const chakra_suite_workload *w, yajl_val entry, const 
           free(p);
         }
     }
-    snprintf(what, sizeof what, "workload %s: its files hash to %s, not to suite %s's %s", w->name, f.sha,
-             "version", w->sha256 ? w->sha256 : "(none)");
+    snprintf(what, sizeof what, "workload %s: its files hash to %s, not to the suite version's %s", w->name, f.sha,
+             w->sha256 ? w->sha256 : "(none)");
     dir_problem(diag, ctx, mpath, what, problems);
   }
   wfiles_free(&f);

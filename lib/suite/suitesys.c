@@ -353,3 +353,9 @@ int suitesys_network_text(const char *network, char **out, chakra_error *err) {
   *out = b.s;
   return CHAKRA_OK;
 }
+
+void chakra_suite_sha256(const void *data, size_t len, char hex[65]) { suitesys_hash(data, len, hex); }
+
+int chakra_suite_sha256_file(const char *path, char hex[65], chakra_error *err) {
+  return suitesys_hash_file(path, hex, err);
+}
