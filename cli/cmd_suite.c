@@ -270,8 +270,36 @@ static int suite_score(int argc, char **argv) {
   return st ? st : cli_stdout_end(0);
 }
 
+static int suite_board(int argc, char **argv) {
+  const char *baseline = NULL, *out = NULL;
+  const cli_opt opts[] = {
+      {.name = "baseline", .kind = CLI_OPT_STRING, .dest = &baseline, .metavar = "NAME",
+       .help = "the result (by its name) the others are compared with", .def = "reference"},
+      {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &out,
+       .metavar = "board.html", .help = "the page", .file = CLI_FILE_OUT},
+      {0}};
+  const cli_command cmd = {
+      .name = "suite board", .args = "RESULT.json...", .min_args = 1, .max_args = -1, .opts = opts,
+      .args_file = CLI_FILE_IN,
+      .about = "Writes the leaderboard of results of one suite version: one self-contained\n"
+               "HTML page (inline CSS, SVG bar charts, sortable tables overall and per class,\n"
+               "each entry linking its configuration: division, versions, rules, declared\n"
+               "quantities, the system and network files). Scores as suite score's.",
+      .footer = "Exit status: 0 done; 2 unreadable or invalid results, no baseline, an\n"
+                "output that cannot be written."};
+  cli_args pos;
+  int st = cli_parse(&cmd, argc, argv, &pos);
+  if (st != CLI_PROCEED) return st;
+  scored x;
+  st = read_and_score(&x, pos.v, pos.n, baseline);
+  chakra_error err = {0};
+  if (!st && chakra_suite_board_write(&x.s, x.r, out, &err)) st = cli_fail(&err);
+  scored_free(&x);
+  return st;
+}
+
 int cmd_suite(int argc, char **argv) {
   static const cli_mode modes[] = {{"list", suite_list},   {"make", suite_make}, {"run", suitecli_run},
-                                   {"score", suite_score}, {"check", suitecli_check}};
+                                   {"score", suite_score}, {"check", suitecli_check}, {"board", suite_board}};
   return cli_run_mode("suite", modes, sizeof modes / sizeof *modes, argc, argv);
 }

@@ -14,6 +14,7 @@ packages=(
   libopenmpi-dev openmpi-bin              # chakra replay (MPI)
   graphviz                                # chakra dot tests render with dot -Tsvg
   python3-jsonschema                      # docs/set.schema.json against the manifests written
+  chromium                                # suite board: the page rendered headless
 )
 
 missing=()
