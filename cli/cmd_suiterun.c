@@ -251,6 +251,7 @@ static void check_file(checker *c, const char *key, const char *path, const char
     return;
   }
   chakra_error err = {0};
+  if (strcmp(key, "network") == 0 && strcmp(path, text) == 0 && access(path, F_OK) != 0) return; /* inline */
   if (chakra_suite_sha256_file(path, hex, &err)) problem(c, field, "%s", err.msg);
   else if (strcmp(hex, sha) != 0) problem(c, field, "%s, but %s now hashes to %s: changed since the run", sha, path, hex);
 }

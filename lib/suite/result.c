@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yajl/yajl_tree.h>
 
 #include "chakra/version.h"
@@ -20,6 +21,15 @@ static int describe_file(const char *path, const char *builtin, char **p, char *
   char hex[65];
   size_t len = 0;
   char *t = NULL;
+  struct stat st;
+  if (path && builtin == chakra_suite_reference_network() && stat(path, &st) != 0) {
+    /* an inline topology (mesh:4x4@50,500): the text is the description */
+    if (!(t = strdup(path)) || !(*p = strdup(path))) return free(t), chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    suitesys_hash(t, strlen(t), hex);
+    *text = t;
+    *sha = strdup(hex);
+    return *sha ? CHAKRA_OK : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
   if (path) {
     int rc = suitesys_read(path, &t, &len, err);
     if (rc) return rc;

@@ -15,6 +15,7 @@
 #include "chakra/set.h"
 #include "chakra/validate.h"
 #include "make.h"
+#include "../util/outset.h"
 #include "../util/tasks.h"
 
 /* The first error of a workload's checks, forwarded to the caller's diag. */
@@ -78,7 +79,11 @@ static int expand(const chakra_set *in, const chakra_suite_workload *w, const ch
   for (size_t i = 0; !rc && i < o->n_rules; i++) rc = chakra_coll_rule_parse(o->rules[i], &rules[i], err);
   if (!rc && !(*out_prefix = make_path(o->scratch, w->name))) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   chakra_coll_expand_options eo = {.rules = rules, .n_rules = o->n_rules, .reduce_bw = 50, .threads = 1};
+  /* read back at once and removed: no output of the program's (one thread,
+   * so the thread's scratch scope covers every write) */
+  outset_scratch_begin();
   if (!rc) rc = chakra_coll_expand_set(in, *out_prefix, &eo, NULL, err);
+  outset_scratch_end();
   free(rules);
   return rc;
 }
