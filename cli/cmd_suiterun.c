@@ -4,6 +4,7 @@
  * result), and a result verified: hashes, rules, and a sample of its
  * numbers reproduced by simulating again. */
 #include <dirent.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,13 +16,29 @@
 #include "mpijob.h"
 #include "suitecli.h"
 
+/* Workloads report from several threads, and every workload on a
+ * multi-dimensional network gets the simulator's same warning: one line
+ * each, and each warning once. */
+static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *warned[32];
+
+static int seen_before(const char *line) {
+  size_t i = 0;
+  for (; i < sizeof warned / sizeof *warned && warned[i]; i++)
+    if (strcmp(warned[i], line) == 0) return 1;
+  if (i < sizeof warned / sizeof *warned) warned[i] = strdup(line);
+  return 0;
+}
+
 static void print_problem(void *ctx, const chakra_problem *p) {
   const cli_job *j = ctx;
   if (j && j->rank != 0) return; /* every process reads the same files */
   char line[2048];
   chakra_problem_format(p, line, sizeof line);
+  pthread_mutex_lock(&print_lock);
   if (p->severity >= CHAKRA_SEV_ERROR) cli_error("%s", line);
-  else cli_warn("%s", line);
+  else if (!seen_before(line)) cli_warn("%s", line);
+  pthread_mutex_unlock(&print_lock);
 }
 
 static int print_progress(void *ctx, const char *phase, uint64_t done, uint64_t total) {
