@@ -82,7 +82,7 @@ typedef struct run_args {
   const char *system, *network, *output, *name, *cls;
   cli_list algo;
   uint32_t threads;
-  int quiet;
+  int quiet, replay;
 } run_args;
 
 static int parse_run(run_args *a, int argc, char **argv, cli_args *pos) {
@@ -102,6 +102,9 @@ static int parse_run(run_args *a, int argc, char **argv, cli_args *pos) {
        .def = "all in DIR"},
       {.name = "threads", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&a->threads), .min = 1, .max = 1024,
        .help = "workloads simulated at once in each process", .def = "CPUs; 1 per process under mpirun"},
+      {.name = "replay", .kind = CLI_OPT_FLAG, .dest = &a->replay,
+       .help = "under mpirun -np N: replay the workloads of N ranks on this machine (one rank a process) and "
+               "record what was measured"},
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &a->quiet, .help = "no progress line"},
       {0}};
   const cli_command cmd = {
@@ -136,6 +139,24 @@ static int cmp_metrics(const void *a, const void *b) {
   return (x->workload > y->workload) - (x->workload < y->workload);
 }
 
+/* A replayed run's system: this machine, as text. */
+static int describe_machine(chakra_suite_result *r, chakra_error *err) {
+  char host[256] = "this machine", text[400], hex[65];
+  gethostname(host, sizeof host - 1);
+  host[sizeof host - 1] = 0;
+  snprintf(text, sizeof text, "replayed on %s by mpirun, one rank a process", host);
+  chakra_suite_sha256(text, strlen(text), hex);
+  char **f[] = {&r->system_path, &r->system_sha256, &r->system_text, &r->network_path, &r->network_sha256,
+                &r->network_text, &r->mode, &r->declared_network};
+  const char *v[] = {"replay", hex, text, "replay", hex, text, "replay", "measured"};
+  for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+    free(*f[i]);
+    if (!(*f[i] = strdup(v[i]))) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
+  r->peak_tflops = 0;
+  return CHAKRA_OK;
+}
+
 /* Rank 0: the result with every process's metrics in table order. */
 static int write_result(const run_args *a, const chakra_suite_dir *d, chakra_suite_metrics *all, size_t n) {
   chakra_error err = {0};
@@ -144,6 +165,7 @@ static int write_result(const run_args *a, const chakra_suite_dir *d, chakra_sui
   qsort(all, n, sizeof *all, cmp_metrics);
   int rc = chakra_suite_result_describe(&r, d->version, d->path, a->name, a->system, a->network,
                                         (const char *const *)a->algo.items, a->algo.n, &err);
+  if (!rc && a->replay) rc = describe_machine(&r, &err);
   r.m = all;
   r.n = n;
   if (!rc) rc = chakra_suite_result_write(&r, d->version, a->output, &err);
@@ -184,8 +206,12 @@ static int run_mine(const run_args *a, const cli_job *j, const chakra_suite_dir 
 static int run_job(const run_args *a, const cli_job *j, const char *dirpath) {
   chakra_error err = {0};
   chakra_suite_dir d;
+  memset(&d, 0, sizeof d);
   uint64_t problems = 0;
-  int rc = chakra_suite_dir_open(&d, dirpath, print_problem, (void *)j, &problems, &err);
+  /* the configuration read first: a bad file is named before any work */
+  int rc = chakra_suite_rules_closed(a->system, a->network, NULL, NULL, &problems, &err);
+  problems = 0;
+  if (!rc) rc = chakra_suite_dir_open(&d, dirpath, print_problem, (void *)j, &problems, &err);
   if (!rc && problems)
     rc = chakra_error_set(&err, CHAKRA_EINVAL, "%s: %llu file problem(s): the folder is not the suite's workloads",
                           dirpath, (unsigned long long)problems);
@@ -193,9 +219,14 @@ static int run_job(const run_args *a, const cli_job *j, const char *dirpath) {
     rc = chakra_error_set(&err, CHAKRA_EINVAL, "--class: suite %s has no class \"%s\"", d.version->name, a->cls);
   chakra_suite_metrics *mine = NULL;
   size_t n = 0, total = 0;
-  if (!rc) rc = run_mine(a, j, &d, &mine, &n, &total, &err);
+  if (!rc && a->replay) {
+    if (!(mine = calloc(d.n ? d.n : 1, sizeof *mine))) rc = chakra_error_set(&err, CHAKRA_ENOMEM, "out of memory");
+    else if (suitecli_replay(&d, a->cls, j, mine, &n)) rc = CHAKRA_EINVAL; /* its lines are printed */
+    if (j->rank != 0) n = 0;
+  } else if (!rc)
+    rc = run_mine(a, j, &d, &mine, &n, &total, &err);
   int rank0_failed = cli_job_rank0(j, rc ? 1 : 0);
-  if (rc && (j->rank == 0 || !rank0_failed)) cli_error("%s", err.msg);
+  if (rc && err.msg[0] && (j->rank == 0 || !rank0_failed)) cli_error("%s", err.msg);
   int st = cli_job_agree(j, rc ? 1 : 0) ? CLI_EXIT_ERROR : 0;
   void *all = NULL;
   size_t got = 0;
@@ -203,7 +234,7 @@ static int run_job(const run_args *a, const cli_job *j, const char *dirpath) {
   if (!st && j->rank == 0) st = write_result(a, &d, all, got);
   free(all);
   free(mine);
-  if (!rc || d.path) chakra_suite_dir_free(&d);
+  chakra_suite_dir_free(&d);
   return st;
 }
 
@@ -216,7 +247,17 @@ int suitecli_run(int argc, char **argv) {
   int st = parse_run(&a, argc, argv, &pos);
   cli_job j;
   if (mpi || st == CLI_PROCEED) {
-    int started = cli_job_start(&j, &argc, &argv, "built without MPI: every process runs every workload");
+    if (st == CLI_PROCEED && a.replay && (a.system || a.network || a.algo.n)) {
+      cli_error("--replay: measures this machine; --system, --network and --algo describe a simulated one");
+      st = CLI_EXIT_ERROR;
+    }
+    if (st == CLI_PROCEED && a.replay && !mpi) {
+      cli_error("--replay: start it under mpirun -np N (it replays the workloads of N ranks)");
+      st = CLI_EXIT_ERROR;
+    }
+    int started = st == CLI_PROCEED && a.replay
+                      ? suitecli_replay_start(&j, &argc, &argv)
+                      : cli_job_start(&j, &argc, &argv, "built without MPI: every process runs every workload");
     if (started) {
       cli_messages_release(1);
       st = started;
@@ -412,9 +453,12 @@ int suitecli_check(int argc, char **argv) {
   chakra_error err = {0};
   if (chakra_suite_result_read(&r, pos.v[0], &err)) return cli_fail(&err);
   checker c = {&r, 0};
-  check_file(&c, "system", r.system_path, r.system_sha256, r.system_text, chakra_suite_reference_system());
-  check_file(&c, "network", r.network_path, r.network_sha256, r.network_text, chakra_suite_reference_network());
-  check_rules(&c);
+  int replayed = strcmp(r.mode, "replay") == 0;
+  if (!replayed) {
+    check_file(&c, "system", r.system_path, r.system_sha256, r.system_text, chakra_suite_reference_system());
+    check_file(&c, "network", r.network_path, r.network_sha256, r.network_text, chakra_suite_reference_network());
+    check_rules(&c);
+  }
   chakra_suite_dir d;
   uint64_t file_problems = 0;
   if (chakra_suite_dir_open(&d, r.dir, print_problem, NULL, &file_problems, &err)) {
@@ -423,8 +467,8 @@ int suitecli_check(int argc, char **argv) {
   }
   c.problems += file_problems;
   check_workloads(&c, &d);
-  if (!c.problems) st = resimulate(&c, &d, sample, threads, quiet);
-  else st = 0;
+  if (replayed && !quiet) cli_note("a replayed result: its numbers were measured, so nothing is re-simulated");
+  st = !c.problems && !replayed ? resimulate(&c, &d, sample, threads, quiet) : 0;
   if (!st && c.problems) cli_error("%s: %llu problem(s)", pos.v[0], (unsigned long long)c.problems), st = 1;
   chakra_suite_dir_free(&d);
   chakra_suite_result_free(&r);

@@ -150,6 +150,12 @@ typedef struct chakra_suite_run_options {
   void *progress_ctx;
 } chakra_suite_run_options;
 
+/* The bus bandwidth metric (docs/suite.md, "Metrics"): for the collective
+ * classes NCCL's, from w's buffer and the time; for the others comm_bytes
+ * over the ranks' summed busy communication time. GB/s (bytes per ns). */
+CHAKRA_API double chakra_suite_bus_bandwidth(const chakra_suite_workload *w, uint64_t time_ns, uint64_t comm_bytes,
+                                             double comm_busy_ns);
+
 /* Validates and simulates d's workloads jobs[0..n) (positions in d) on
  * threads; out[i] for jobs[i]. A workload that fails is out[i].ok = 0
  * with its error; the call fails only for what stops all of them. */

@@ -81,12 +81,6 @@ typedef struct chakra_validate_sim {
    * the validate callback. */
   chakra_diag_fn diag;
   void *diag_ctx;
-  /* A configuration built in code (chakra_suite_config), used instead of
-   * files when not NULL; its run parameters are used as they are. */
-  const chakra_sim_config *config;
-  /* When not NULL, receives the simulation's result (the caller frees it
-   * with chakra_sim_result_free); left empty when nothing was simulated. */
-  chakra_sim_result *result;
 } chakra_validate_sim;
 
 /* chakra_validate_set(), then, when sim is not NULL and the checks found
@@ -101,6 +95,15 @@ typedef struct chakra_validate_sim {
 CHAKRA_API int chakra_validate_set_sim(const chakra_set *set, const chakra_validate_options *opt,
                                        const chakra_validate_sim *sim, chakra_diag_fn fn, void *ctx,
                                        chakra_validate_summary *sum, chakra_error *err);
+/* The same on a configuration built in code (chakra_suite_config), used as
+ * it is, its run parameters included; sim->diag and sim->files (which only
+ * name the configuration in messages, and may be NULL) are read. result,
+ * when not NULL, receives the simulation's result (free it with
+ * chakra_sim_result_free; it stays empty when nothing was simulated). */
+CHAKRA_API int chakra_validate_set_sim_on(const chakra_set *set, const chakra_validate_options *opt,
+                                          const chakra_validate_sim *sim, const chakra_sim_config *config,
+                                          chakra_sim_result *result, chakra_diag_fn fn, void *ctx,
+                                          chakra_validate_summary *sum, chakra_error *err);
 
 #ifdef __cplusplus
 }

@@ -58,17 +58,18 @@ static uint64_t report_unfinished(const chakra_validate_sim *sim, const chakra_s
   return stuck;
 }
 
-static int simulate(const chakra_set *set, const chakra_validate_sim *sim, int rendezvous, chakra_diag_fn fn,
-                    void *ctx, uint64_t *stuck, chakra_error *err) {
-  if (!sim->config && (!sim->files.system || !sim->files.network))
+static int simulate(const chakra_set *set, const chakra_validate_sim *sim, const chakra_sim_config *given,
+                    chakra_sim_result *out, int rendezvous, chakra_diag_fn fn, void *ctx, uint64_t *stuck,
+                    chakra_error *err) {
+  if (!given && (!sim->files.system || !sim->files.network))
     return chakra_error_set(err, CHAKRA_EINVAL, "validate: simulating needs a system and a network configuration");
   uint32_t n = chakra_set_ranks(set);
   chakra_sim_config *own = NULL;
   chakra_sim_workload *w = NULL;
   chakra_sim_result res;
   memset(&res, 0, sizeof res);
-  int rc = sim->config ? CHAKRA_OK : load_config(sim, rendezvous, &own, err);
-  const chakra_sim_config *cfg = sim->config ? sim->config : own;
+  int rc = given ? CHAKRA_OK : load_config(sim, rendezvous, &own, err);
+  const chakra_sim_config *cfg = given ? given : own;
   if (!rc) {
     uint32_t npus = chakra_topo_npus(chakra_sim_config_topo(cfg));
     if (npus != n)
@@ -79,7 +80,7 @@ static int simulate(const chakra_set *set, const chakra_validate_sim *sim, int r
   chakra_sim_run_options ro = {.diag = sim->diag, .diag_ctx = sim->diag_ctx};
   if (!rc) rc = chakra_sim_run(cfg, w, &ro, &res, err);
   if (!rc) *stuck = report_unfinished(sim, set, &res, fn, ctx);
-  if (!rc && sim->result) *sim->result = res;
+  if (!rc && out) *out = res;
   else chakra_sim_result_free(&res);
   chakra_sim_workload_free(w);
   chakra_sim_config_free(own);
@@ -91,7 +92,21 @@ int chakra_validate_set_sim(const chakra_set *set, const chakra_validate_options
   int rc = chakra_validate_set(set, opt, fn, ctx, sum, err);
   if (rc || !sim || sum->errors || sum->unreadable) return rc;
   uint64_t stuck = 0;
-  rc = simulate(set, sim, opt ? opt->rendezvous : 0, fn, ctx, &stuck, err);
+  rc = simulate(set, sim, NULL, NULL, opt ? opt->rendezvous : 0, fn, ctx, &stuck, err);
+  sum->errors += stuck;
+  return rc;
+}
+
+int chakra_validate_set_sim_on(const chakra_set *set, const chakra_validate_options *opt,
+                               const chakra_validate_sim *sim, const chakra_sim_config *config,
+                               chakra_sim_result *result, chakra_diag_fn fn, void *ctx, chakra_validate_summary *sum,
+                               chakra_error *err) {
+  if (result) memset(result, 0, sizeof *result);
+  int rc = chakra_validate_set(set, opt, fn, ctx, sum, err);
+  if (rc || sum->errors || sum->unreadable) return rc;
+  uint64_t stuck = 0;
+  chakra_validate_sim none = {0};
+  rc = simulate(set, sim ? sim : &none, config, result, opt ? opt->rendezvous : 0, fn, ctx, &stuck, err);
   sum->errors += stuck;
   return rc;
 }

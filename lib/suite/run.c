@@ -34,7 +34,7 @@ static void catch_problem(void *ctx, const chakra_problem *p) {
 /* NCCL's bus bandwidth (its PERFORMANCE.md): the algorithm bandwidth times
  * 2(n-1)/n for all-reduce and (n-1)/n for the others, over the whole
  * buffer (an all-gather's is n times the per-rank input). */
-static double bus_bandwidth(const chakra_suite_workload *w, uint64_t time_ns) {
+static double nccl_bus_bandwidth(const chakra_suite_workload *w, uint64_t time_ns) {
   double n = w->ranks, bytes = (double)w->size;
   if (w->coll == CHAKRA_COLL_ALLGATHER) bytes *= n;
   double factor = w->coll == CHAKRA_COLL_ALLREDUCE ? 2 * (n - 1) / n : (n - 1) / n;
@@ -43,6 +43,12 @@ static double bus_bandwidth(const chakra_suite_workload *w, uint64_t time_ns) {
 
 static int is_collective(const chakra_suite_workload *w) {
   return w->gen == CHAKRA_SUITE_MICRO || w->gen == CHAKRA_SUITE_COLL_GEN || w->gen == CHAKRA_SUITE_COLL_SYNTH;
+}
+
+double chakra_suite_bus_bandwidth(const chakra_suite_workload *w, uint64_t time_ns, uint64_t comm_bytes,
+                                  double comm_busy_ns) {
+  if (is_collective(w)) return nccl_bus_bandwidth(w, time_ns);
+  return comm_busy_ns > 0 ? (double)comm_bytes / comm_busy_ns : 0;
 }
 
 static void take_metrics(const chakra_suite_workload *w, const chakra_sim_result *r, chakra_suite_metrics *m) {
@@ -64,9 +70,7 @@ static void take_metrics(const chakra_suite_workload *w, const chakra_sim_result
     attained += r->roofline ? gpu * rk->compute_util_pct / 100.0 : gpu;
     finish += (double)rk->finish_ns;
   }
-  m->bus_bw_gbps = is_collective(w) ? bus_bandwidth(w, m->time_ns)
-                   : comm_busy > 0  ? (double)m->comm_bytes / comm_busy
-                                    : 0;
+  m->bus_bw_gbps = chakra_suite_bus_bandwidth(w, m->time_ns, m->comm_bytes, comm_busy);
   m->compute_util = finish > 0 ? attained / finish : 0;
 }
 
@@ -100,9 +104,9 @@ static int simulate(const chakra_suite_workload *w, const chakra_set *set, const
   chakra_sim_result res;
   memset(&res, 0, sizeof res);
   first_error fe = {o, m->error, sizeof m->error};
-  chakra_validate_sim vs = {.config = cfg, .result = &res, .diag = o->diag, .diag_ctx = o->diag_ctx};
+  chakra_validate_sim vs = {.diag = o->diag, .diag_ctx = o->diag_ctx};
   chakra_validate_summary sum = {0};
-  if (!rc) rc = chakra_validate_set_sim(set, NULL, &vs, catch_problem, &fe, &sum, err);
+  if (!rc) rc = chakra_validate_set_sim_on(set, NULL, &vs, cfg, &res, catch_problem, &fe, &sum, err);
   if (!rc && (sum.errors || sum.unreadable)) {
     if (!m->error[0]) snprintf(m->error, sizeof m->error, "%llu problem(s)", (unsigned long long)sum.errors);
   } else if (!rc) {
