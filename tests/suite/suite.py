@@ -146,6 +146,17 @@ def test_threads_and_mpi_change_only_the_time(work):
     p = run("suite", "run", "tiny", "-q", "-o", mp, mpi=2)
     check(p.returncode == 0, "2 processes: " + p.stderr)
     check(metrics(json.load(open(one))) == metrics(json.load(open(mp))), "2 MPI processes: the same numbers")
+    # --replay: the workloads of as many ranks as processes, measured on this machine
+    rp = os.path.join(work, "replay.json")
+    p = run("suite", "run", "tiny", "-q", "--replay", "--class", "microbench", "--name", "here", "-o", rp, mpi=8)
+    check(p.returncode == 0, "--replay under 8 processes: " + p.stderr)
+    r = json.load(open(rp))
+    check(r["mode"] == "replay" and [w["name"] for w in r["workloads"]] == ["ar-1m-n8"] and r["workloads"][0]["ok"]
+          and r["workloads"][0]["time_ns"] > 0, "the 8-rank microbenchmark replayed: %s" % r["workloads"])
+    p = run("suite", "check", rp)
+    check(p.returncode == 0 and "nothing is re-simulated" in p.stderr, "check of a replayed result: " + p.stderr)
+    p = run("suite", "run", "tiny", "--replay", "-o", rp)
+    check(p.returncode == 2 and p.stderr.count("\n") == 1 and "mpirun" in p.stderr, "--replay alone: " + p.stderr)
 
 
 def test_tampering_is_caught(work):
