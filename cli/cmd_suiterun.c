@@ -327,32 +327,39 @@ static void check_rules(checker *c) {
     problem(c, "system", "%s", err.msg);
 }
 
-/* Up to `want` workloads, the smallest of each class first, so a sample
- * costs little and covers the classes. */
+/* Whether a workload of class cls was taken in round `round`. */
+static int class_taken(const chakra_suite_result *r, const chakra_suite_version *v, const int *round_of,
+                       const char *cls, int round) {
+  for (size_t k = 0; k < r->n; k++)
+    if (round_of[k] == round && strcmp(v->workloads[r->m[k].workload].cls, cls) == 0) return 1;
+  return 0;
+}
+
+/* Up to `want` workloads: in each round the smallest not yet taken of
+ * every class (ties by table order), so a sample costs little and covers
+ * the classes. */
 static size_t pick_sample(const chakra_suite_result *r, const chakra_suite_dir *d, size_t want, size_t *jobs) {
   const chakra_suite_version *v = d->version;
+  int *round_of = calloc(r->n ? r->n : 1, sizeof *round_of); /* 0: not taken */
   size_t n = 0;
-  char *taken = calloc(r->n ? r->n : 1, 1);
-  if (!taken) return 0;
-  for (int round = 0; n < want; round++) {
-    size_t before = n;
+  for (int round = 1, more = round_of != NULL; more && n < want; round++) {
+    more = 0;
     for (size_t i = 0; i < r->n && n < want; i++) {
-      const chakra_suite_workload *w = &v->workloads[r->m[i].workload];
-      int first_of_class = 1;
-      for (size_t k = 0; k < n; k++)
-        if (round == 0 && strcmp(v->workloads[d->index[jobs[k]]].cls, w->cls) == 0) first_of_class = 0;
-      size_t best = i;
+      const char *cls = v->workloads[r->m[i].workload].cls;
+      if (class_taken(r, v, round_of, cls, round)) continue;
+      size_t best = r->n;
       for (size_t k = 0; k < r->n; k++) {
-        const chakra_suite_workload *o = &v->workloads[r->m[k].workload];
-        if (!taken[k] && strcmp(o->cls, w->cls) == 0 && o->ranks < v->workloads[r->m[best].workload].ranks) best = k;
+        const chakra_suite_workload *w = &v->workloads[r->m[k].workload];
+        if (round_of[k] || strcmp(w->cls, cls) != 0) continue;
+        if (best == r->n || w->ranks < v->workloads[r->m[best].workload].ranks) best = k;
       }
-      if (taken[best] || !first_of_class) continue;
+      if (best == r->n) continue;
+      round_of[best] = round, more = 1;
       for (size_t p = 0; p < d->n; p++)
-        if (d->index[p] == r->m[best].workload) jobs[n++] = p, taken[best] = 1;
+        if (d->index[p] == r->m[best].workload) jobs[n++] = p;
     }
-    if (n == before) break;
   }
-  free(taken);
+  free(round_of);
   return n;
 }
 

@@ -158,6 +158,14 @@ static int cmp_file(const void *a, const void *b) {
   return strcmp(((const wfile *)a)->name, ((const wfile *)b)->name);
 }
 
+/* One file's line of the workload hash: "HEX  NAME\n", as sha256sum. */
+static void fold(sha256 *all, const wfile *f) {
+  sha256_update(all, f->sha, 64);
+  sha256_update(all, "  ", 2);
+  sha256_update(all, f->name, strlen(f->name));
+  sha256_update(all, "\n", 1);
+}
+
 /* Hashes f's files in dir and the workload. */
 static int hash_files(wfiles *f, const char *dir, chakra_error *err) {
   qsort(f->v, f->n, sizeof *f->v, cmp_file);
@@ -171,10 +179,7 @@ static int hash_files(wfiles *f, const char *dir, chakra_error *err) {
     free(p);
     if (rc) return rc;
     f->v[i].bytes = (uint64_t)st.st_size;
-    sha256_update(&all, f->v[i].sha, 64);
-    sha256_update(&all, "  ", 2);
-    sha256_update(&all, f->v[i].name, strlen(f->v[i].name));
-    sha256_update(&all, "\n", 1);
+    fold(&all, &f->v[i]);
   }
   sha256_hex(&all, f->sha);
   return CHAKRA_OK;
@@ -321,10 +326,7 @@ static int check_workload(const chakra_suite_workload *w, yajl_val entry, const 
       memset(f.v[i].sha, '0', 64);
     }
     free(p);
-    sha256_update(&all, f.v[i].sha, 64);
-    sha256_update(&all, "  ", 2);
-    sha256_update(&all, f.v[i].name, strlen(f.v[i].name));
-    sha256_update(&all, "\n", 1);
+    fold(&all, &f.v[i]);
   }
   sha256_hex(&all, f.sha);
   if (!w->sha256 || strcmp(f.sha, w->sha256) != 0) {
