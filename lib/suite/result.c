@@ -40,6 +40,7 @@ static int describe_file(const char *path, const char *builtin, char **p, char *
   suitesys_hash(t, len, hex);
   *text = t;
   *p = path ? realpath(path, NULL) : strdup(RESULT_REFERENCE);
+  if (path && !*p) *p = strdup(path);
   *sha = strdup(hex);
   return *p && *sha ? CHAKRA_OK : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
 }
@@ -49,9 +50,9 @@ int chakra_suite_result_describe(chakra_suite_result *r, const chakra_suite_vers
                                  const char *const *rules, size_t n_rules, chakra_error *err) {
   r->suite_version = strdup(v->name);
   r->tool_version = strdup("chakra-c " CHAKRA_VERSION_STRING);
-  r->name = strdup(name ? name : system || network ? "unnamed" : RESULT_REFERENCE);
+  r->name = strdup(name ? name : system || network || n_rules ? "unnamed" : RESULT_REFERENCE);
   r->mode = strdup("sim");
-  r->dir = realpath(dir, NULL);
+  if (!(r->dir = realpath(dir, NULL))) r->dir = strdup(dir);
   if (!r->suite_version || !r->tool_version || !r->name || !r->mode || !r->dir)
     return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   int rc = describe_file(system, chakra_suite_reference_system(), &r->system_path, &r->system_sha256,
