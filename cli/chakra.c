@@ -28,6 +28,7 @@ static const command commands[] = {
     {"synth", cmd_synth, "synthesise per-rank ETs for LLM training (DP/TP/SP/PP, FSDP; STAGE-like)"},
     {"share", cmd_share, "a trace set in the shared form: one template per rank class, bindings proven"},
     {"unshare", cmd_unshare, "a trace set as standard per-rank files (a shared set's bindings applied)"},
+    {"suite", cmd_suite, "the benchmark suite: list, make, run, score, check, board (docs/suite.md)"},
     {"sweep", cmd_sweep, "simulate a workload on a grid of configurations (in-process; MPI spreads it)"},
     {"compare", cmd_compare, "a simulation's report against a replay's: per rank and per collective type"},
 #ifdef CHAKRA_HAVE_MPI

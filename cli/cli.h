@@ -30,6 +30,7 @@ int cmd_unshare(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_replay(int argc, char **argv); /* only with MPI (CHAKRA_HAVE_MPI) */
 int cmd_sweep(int argc, char **argv);
+int cmd_suite(int argc, char **argv);
 int cmd_dot(int argc, char **argv);
 int cmd_timeline(int argc, char **argv);
 int cmd_diff(int argc, char **argv);

@@ -9,9 +9,7 @@
 #include "chakra/build.h"
 #include "chakra/sweep.h"
 #include "cli.h"
-#ifdef CHAKRA_HAVE_MPI
-#include <mpi.h>
-#endif
+#include "mpijob.h"
 
 static const char about[] =
     "Simulates the workload PREFIX.0.et .. PREFIX.<N-1>.et (or a shared set,\n"
@@ -88,112 +86,24 @@ static int parse_sweep_args(sweep_args *a, int argc, char **argv) {
   return cli_parse(&cmd, argc, argv, &pos);
 }
 
-/* ---- the processes of the job ---- */
-
-typedef struct sweep_job {
-  int rank, size, mpi;
-} sweep_job;
-
-/* Started by mpirun (Open MPI, MPICH, Slurm's PMI)? A plain start runs
- * alone without initialising MPI, which would otherwise spawn a runtime. */
-static int under_mpirun(void) {
-  static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK"};
-  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
-    if (getenv(vars[i])) return 1;
-  return 0;
-}
-
-static int job_start(sweep_job *j, int *argc, char ***argv) {
-  memset(j, 0, sizeof *j);
-  j->size = 1;
-#ifdef CHAKRA_HAVE_MPI
-  if (under_mpirun()) {
-    if (MPI_Init(argc, argv) != MPI_SUCCESS) {
-      cli_error("MPI_Init failed");
-      return 2;
-    }
-    j->mpi = 1;
-    MPI_Comm_rank(MPI_COMM_WORLD, &j->rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &j->size);
-  }
-#else
-  (void)argc, (void)argv;
-  if (under_mpirun()) cli_warn("built without MPI: every process runs the whole grid");
-#endif
-  return 0;
-}
-
-static void job_end(const sweep_job *j) {
-#ifdef CHAKRA_HAVE_MPI
-  if (j->mpi) MPI_Finalize();
-#else
-  (void)j;
-#endif
-}
-
-/* The worst status over the processes, so all take the same way out. */
-static int job_agree(const sweep_job *j, int status) {
-#ifdef CHAKRA_HAVE_MPI
-  int worst = status;
-  if (j->mpi) MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return worst;
-#else
-  (void)j;
-  return status;
-#endif
-}
-
-/* Rank 0's status, on every process. */
-static int job_rank0(const sweep_job *j, int status) {
-#ifdef CHAKRA_HAVE_MPI
-  if (j->mpi) MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
-#else
-  (void)j;
-#endif
-  return status;
-}
-
 /* Rank 0 receives every process's rows and puts row i at all[point]. */
-static int job_gather(const sweep_job *j, const chakra_sweep_row *mine, size_t n, chakra_sweep_row *all) {
-  if (!j->mpi) {
-    for (size_t i = 0; i < n; i++) all[mine[i].point] = mine[i];
-    return 0;
-  }
-#ifdef CHAKRA_HAVE_MPI
-  int bytes = (int)(n * sizeof *mine), *counts = NULL, *displs = NULL;
-  char *buf = NULL;
-  int rc = 0;
-  if (j->rank == 0) {
-    counts = calloc((size_t)j->size, sizeof *counts);
-    displs = calloc((size_t)j->size, sizeof *displs);
-    if (!counts || !displs) rc = 1;
-  }
-  if (job_agree(j, rc)) return free(counts), free(displs), 1;
-  MPI_Gather(&bytes, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+static int gather_rows(const cli_job *j, const chakra_sweep_row *mine, size_t n, chakra_sweep_row *all) {
+  void *got = NULL;
   size_t total = 0;
-  if (j->rank == 0) {
-    for (int r = 0; r < j->size; r++) displs[r] = (int)total, total += (size_t)counts[r];
-    if (!(buf = malloc(total ? total : 1))) rc = 1;
+  if (cli_job_gather(j, mine, n, sizeof *mine, &got, &total)) return 1;
+  for (size_t i = 0; i < total; i++) {
+    chakra_sweep_row row;
+    memcpy(&row, (char *)got + i * sizeof row, sizeof row);
+    all[row.point] = row;
   }
-  if (job_agree(j, rc)) return free(counts), free(displs), 1;
-  MPI_Gatherv(mine, bytes, MPI_BYTE, buf, counts, displs, MPI_BYTE, 0, MPI_COMM_WORLD);
-  if (j->rank == 0)
-    for (size_t i = 0; i < total / sizeof *mine; i++) {
-      chakra_sweep_row row;
-      memcpy(&row, buf + i * sizeof row, sizeof row);
-      all[row.point] = row;
-    }
-  free(buf);
-  free(counts);
-  free(displs);
-#endif
+  free(got);
   return 0;
 }
 
 /* ---- the run ---- */
 
 static void print_problem(void *ctx, const chakra_problem *p) {
-  const sweep_job *j = ctx;
+  const cli_job *j = ctx;
   if (j->rank != 0) return; /* every process reads the same files */
   char line[2048];
   chakra_problem_format(p, line, sizeof line);
@@ -208,7 +118,7 @@ static int print_progress(void *ctx, const char *phase, uint64_t done, uint64_t 
 }
 
 /* Rank r runs points r, r + size, r + 2 size, ... */
-static int run_share(const sweep_args *a, const chakra_sim_files *files, const sweep_job *j, const chakra_sweep *s,
+static int run_share(const sweep_args *a, const chakra_sim_files *files, const cli_job *j, const chakra_sweep *s,
                      const chakra_sim_workload *w, chakra_sweep_row **rows, size_t *n, chakra_error *err) {
   size_t total = chakra_sweep_points(s);
   *n = total / (size_t)j->size + (size_t)((size_t)j->rank < total % (size_t)j->size);
@@ -228,7 +138,7 @@ static int run_share(const sweep_args *a, const chakra_sim_files *files, const s
 }
 
 /* Loads, runs this process's points and gathers; the table on rank 0. */
-static int sweep(const sweep_args *a, const sweep_job *j, const chakra_sweep *s, chakra_sweep_row *all) {
+static int sweep(const sweep_args *a, const cli_job *j, const chakra_sweep *s, chakra_sweep_row *all) {
   chakra_error err = {0};
   chakra_sim_config *base = NULL;
   chakra_sim_workload *w = NULL;
@@ -254,13 +164,13 @@ static int sweep(const sweep_args *a, const sweep_job *j, const chakra_sweep *s,
   chakra_sim_workload_free(w);
   /* The files are the same for all: one line from rank 0, unless only
    * some other process failed (a node without the traces). */
-  int rank0_failed = job_rank0(j, rc ? 1 : 0);
+  int rank0_failed = cli_job_rank0(j, rc ? 1 : 0);
   if (rc && (j->rank == 0 || !rank0_failed)) cli_error("%s", err.msg);
-  if (job_agree(j, rc ? 1 : 0)) {
+  if (cli_job_agree(j, rc ? 1 : 0)) {
     free(mine);
     return 2;
   }
-  rc = job_gather(j, mine, n, all);
+  rc = gather_rows(j, mine, n, all);
   free(mine);
   return rc ? (cli_error("out of memory"), 2) : 0;
 }
@@ -277,19 +187,10 @@ static int finish(const sweep_args *a, const chakra_sweep *s, const chakra_sweep
   return 1;
 }
 
-/* The options and outputs checked by every process of a job: their
- * messages once, rank 0's (or, when rank 0 had none, the others'), and
- * the job goes on only if every process may. */
-static int settle(const sweep_job *j, int st) {
-  int r0 = job_rank0(j, st != CLI_PROCEED);
-  cli_messages_release(j->rank == 0 || !r0);
-  return job_agree(j, st != CLI_PROCEED) && st == CLI_PROCEED ? CLI_EXIT_ERROR : st;
-}
-
 int cmd_sweep(int argc, char **argv) {
   sweep_args a;
   memset(&a, 0, sizeof a);
-  int mpi = under_mpirun();
+  int mpi = cli_under_mpirun();
   if (mpi) cli_messages_hold();
   int st = parse_sweep_args(&a, argc, argv);
   chakra_sweep *s = NULL;
@@ -304,20 +205,20 @@ int cmd_sweep(int argc, char **argv) {
     st = cli_fail(&err);
   cli_list_free(&a.vary);
   if (st == CLI_PROCEED && !(all = calloc(chakra_sweep_points(s), sizeof *all))) st = (cli_error("out of memory"), 2);
-  sweep_job j;
+  cli_job j;
   if (mpi || st == CLI_PROCEED) {
-    int started = job_start(&j, &argc, &argv);
+    int started = cli_job_start(&j, &argc, &argv, "built without MPI: every process runs the whole grid");
     if (started) {
       cli_messages_release(1);
       st = started;
     } else {
-      if (mpi) st = settle(&j, st);
+      if (mpi) st = cli_job_settle(&j, st);
       if (st == CLI_PROCEED) {
         st = sweep(&a, &j, s, all);
         if (!st && j.rank == 0) st = finish(&a, s, all);
-        st = job_agree(&j, st);
+        st = cli_job_agree(&j, st);
       }
-      job_end(&j);
+      cli_job_end(&j);
     }
   }
   free(all);

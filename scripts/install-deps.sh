@@ -15,6 +15,7 @@ packages=(
   graphviz                                # chakra dot tests render with dot -Tsvg
   python3-jsonschema                      # docs/set.schema.json against the manifests written
   librsvg2-bin                            # plot and timeline --svg tests render SVG to PNG with rsvg-convert
+  chromium                                # suite board: the page rendered headless
 )
 
 missing=()

@@ -49,6 +49,8 @@ typedef struct chakra_coll_gen_options {
   uint32_t chunks;    /* independent pipelines; 0 = 1 */
   double reduce_bw;   /* GB/s for reduction COMP nodes; 0 = none */
   unsigned threads;   /* ranks made at once; 0 = one per CPU (at most 8); the bytes never depend on it */
+  const char *producer; /* metadata producer; NULL = "chakra-c <version> coll gen" (the suite names
+                           one without a version, so that its pinned bytes outlive releases) */
 } chakra_coll_gen_options;
 
 /* Checks that the algorithm supports the collective and rank count; the

@@ -29,6 +29,12 @@ extern "C" {
  * a failure the files of the ranks before the failing one are in place. */
 CHAKRA_API int chakra_gen_microbench(const char *prefix, int comm_type, uint32_t npus, uint64_t size_bytes,
                                      chakra_error *err);
+/* The same workload in the shared form (chakra/set.h): PREFIX.class0.et,
+ * rank 0's file, which every rank runs (so every rank's node has id 0),
+ * and PREFIX.set.json, a grid of one axis and one class; all or none. Two
+ * files whatever npus: the suite's microbenchmarks at 4,096 ranks. */
+CHAKRA_API int chakra_gen_microbench_shared(const char *prefix, int comm_type, uint32_t npus, uint64_t size_bytes,
+                                            chakra_error *err);
 
 /* The reference generator's (mlcommons/chakra chakra_generator) fourteen
  * test workloads, each as DIR/NAME.<r>.et for r in 0..npus-1, byte for

@@ -95,6 +95,15 @@ typedef struct chakra_validate_sim {
 CHAKRA_API int chakra_validate_set_sim(const chakra_set *set, const chakra_validate_options *opt,
                                        const chakra_validate_sim *sim, chakra_diag_fn fn, void *ctx,
                                        chakra_validate_summary *sum, chakra_error *err);
+/* The same on a configuration built in code (chakra_suite_config), used as
+ * it is, its run parameters included; sim->diag and sim->files (which only
+ * name the configuration in messages, and may be NULL) are read. result,
+ * when not NULL, receives the simulation's result (free it with
+ * chakra_run_record_free; it stays empty when nothing was simulated). */
+CHAKRA_API int chakra_validate_set_sim_on(const chakra_set *set, const chakra_validate_options *opt,
+                                          const chakra_validate_sim *sim, const chakra_sim_config *config,
+                                          chakra_run_record *result, chakra_diag_fn fn, void *ctx,
+                                          chakra_validate_summary *sum, chakra_error *err);
 
 #ifdef __cplusplus
 }

@@ -48,8 +48,9 @@ static uint64_t report_unfinished(const chakra_validate_sim *sim, const chakra_s
     if (res->ranks[r].finished) continue;
     const char *detail = stuck_detail(res, r);
     char what[700];
-    snprintf(what, sizeof what, "deadlock: simulated on %s and %s, this rank does not finish%s%s", sim->files.system,
-             sim->files.network, *detail ? ": " : "", detail);
+    snprintf(what, sizeof what, "deadlock: simulated on %s and %s, this rank does not finish%s%s",
+             sim->files.system ? sim->files.system : "the system", sim->files.network ? sim->files.network : "the network",
+             *detail ? ": " : "", detail);
     chakra_problem p = chakra_problem_make(CHAKRA_SEV_ERROR, what);
     p.file = chakra_set_rank_name(set, r);
     if (fn) fn(ctx, &p);
@@ -58,29 +59,32 @@ static uint64_t report_unfinished(const chakra_validate_sim *sim, const chakra_s
   return stuck;
 }
 
-static int simulate(const chakra_set *set, const chakra_validate_sim *sim, int rendezvous, chakra_diag_fn fn,
-                    void *ctx, uint64_t *stuck, chakra_error *err) {
-  if (!sim->files.system || !sim->files.network)
+static int simulate(const chakra_set *set, const chakra_validate_sim *sim, const chakra_sim_config *given,
+                    chakra_run_record *out, int rendezvous, chakra_diag_fn fn, void *ctx, uint64_t *stuck,
+                    chakra_error *err) {
+  if (!given && (!sim->files.system || !sim->files.network))
     return chakra_error_set(err, CHAKRA_EINVAL, "validate: simulating needs a system and a network configuration");
   uint32_t n = chakra_set_ranks(set);
-  chakra_sim_config *cfg = NULL;
+  chakra_sim_config *own = NULL;
   chakra_sim_workload *w = NULL;
   chakra_run_record res;
   memset(&res, 0, sizeof res);
-  int rc = load_config(sim, rendezvous, &cfg, err);
+  int rc = given ? CHAKRA_OK : load_config(sim, rendezvous, &own, err);
+  const chakra_sim_config *cfg = given ? given : own;
   if (!rc) {
     uint32_t npus = chakra_topo_npus(chakra_sim_config_topo(cfg));
     if (npus != n)
       rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: the network has %u NPUs but the workload has %u rank file(s)",
-                            sim->files.network, npus, n);
+                            sim->files.network ? sim->files.network : "the network", npus, n);
   }
   if (!rc) rc = chakra_sim_workload_load_set(&w, set, 0, sim->diag, sim->diag_ctx, err);
   chakra_sim_run_options ro = {.diag = sim->diag, .diag_ctx = sim->diag_ctx};
   if (!rc) rc = chakra_sim_run(cfg, w, &ro, &res, err);
   if (!rc) *stuck = report_unfinished(sim, set, &res, fn, ctx);
-  chakra_run_record_free(&res);
+  if (!rc && out) *out = res;
+  else chakra_run_record_free(&res);
   chakra_sim_workload_free(w);
-  chakra_sim_config_free(cfg);
+  chakra_sim_config_free(own);
   return rc;
 }
 
@@ -89,7 +93,21 @@ int chakra_validate_set_sim(const chakra_set *set, const chakra_validate_options
   int rc = chakra_validate_set(set, opt, fn, ctx, sum, err);
   if (rc || !sim || sum->errors || sum->unreadable) return rc;
   uint64_t stuck = 0;
-  rc = simulate(set, sim, opt ? opt->rendezvous : 0, fn, ctx, &stuck, err);
+  rc = simulate(set, sim, NULL, NULL, opt ? opt->rendezvous : 0, fn, ctx, &stuck, err);
+  sum->errors += stuck;
+  return rc;
+}
+
+int chakra_validate_set_sim_on(const chakra_set *set, const chakra_validate_options *opt,
+                               const chakra_validate_sim *sim, const chakra_sim_config *config,
+                               chakra_run_record *result, chakra_diag_fn fn, void *ctx, chakra_validate_summary *sum,
+                               chakra_error *err) {
+  if (result) memset(result, 0, sizeof *result);
+  int rc = chakra_validate_set(set, opt, fn, ctx, sum, err);
+  if (rc || sum->errors || sum->unreadable) return rc;
+  uint64_t stuck = 0;
+  chakra_validate_sim none = {0};
+  rc = simulate(set, sim ? sim : &none, config, result, opt ? opt->rendezvous : 0, fn, ctx, &stuck, err);
   sum->errors += stuck;
   return rc;
 }

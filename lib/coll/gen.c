@@ -374,7 +374,7 @@ static int write_ranks(const char *prefix, const chakra_coll_gen_options *o, cha
   uint64_t chunks = o->chunks ? o->chunks : 1, per = o->size / chunks;
   uint64_t last = o->size - per * (chunks - 1);
   coll_meta m = {.version = "1.0.0"};
-  coll_meta_str(&m, "producer", "chakra-c " CHAKRA_VERSION " coll gen");
+  coll_meta_str(&m, "producer", o->producer ? o->producer : "chakra-c " CHAKRA_VERSION " coll gen");
   coll_meta_str(&m, "collective", type_names[o->coll]);
   coll_meta_str(&m, "algorithm", algo_names[o->algo]);
   coll_meta_int(&m, "npus", o->ranks);

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "mxparse.h"
-#include "sha256.h"
+#include "../util/sha256.h"
 
 typedef struct hash_job {
   const uint8_t *p;

@@ -69,6 +69,13 @@ BASES = {
     "obfuscate": [(["t", "--key", "key.0.et"], TRACES + ["key.0.et"]), (["u.0.et"], ["u.0.et"])],
     "plot": [(["r.0.et"], ["r.0.et"])],
     "dot": [(["t"], TRACES)],
+    "suite list": [([], [])],
+    # its -o is a folder it fills (the manifest last), no file output to set to an input: a bad class stops it
+    "suite make": [(["--suite-version", "tiny-1.0", "--class", "none", "-o", "new"], [])],
+    "suite run": [(["t", "--system", "s.0.et", "--network", "n.0.et", "-o", "new.json"], ["s.0.et", "n.0.et"])],
+    "suite score": [(["r.0.et", "q.0.et"], ["r.0.et", "q.0.et"])],
+    "suite check": [(["r.0.et"], ["r.0.et"])],
+    "suite board": [(["r.0.et", "-o", "new.html"], ["r.0.et"])],
 }
 OTHER_INPUTS = ["j", "h", "k", "w", "s", "n", "m", "c", "x", "l", "r", "q", "key"]
 

@@ -33,6 +33,7 @@
 #include <chakra/sim.h>
 #include <chakra/stats.h>
 #include <chakra/stream.h>
+#include <chakra/suite.h>
 #include <chakra/sweep.h>
 #include <chakra/synth.h>
 #include <chakra/timeline.h>
@@ -207,6 +208,13 @@ static void simulate(void) {
   ok("sweep.h", chakra_sweep_new(&s, vary, 1, &err) == 0 && chakra_sweep_points(s) == 2, "sweep");
   chakra_sweep_free(s);
   done("sweep.h");
+  const chakra_suite_version *v = chakra_suite_version_find("tiny-1.0");
+  ok("suite.h", v && chakra_suite_workload_find(v, "ar-1m-n8") >= 0, "suite table");
+  chakra_sim_config *sc = NULL;
+  ok("suite.h", chakra_suite_config(&sc, NULL, NULL, 64, &err) == 0 &&
+                    chakra_topo_npus(chakra_sim_config_topo(sc)) == 64, "suite config");
+  chakra_sim_config_free(sc);
+  done("suite.h");
 }
 
 /* The bindings' entry points: a rank as flat arrays and back, validate,

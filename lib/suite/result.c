@@ -1,0 +1,346 @@
+/* result.c - result files: a run described (suite version, tool version,
+ * the hashes and texts of its system and network, the declared physical
+ * quantities, the division and the rules), written through jsonw, and read
+ * back with every member checked, a bad one named by file and member. */
+#include "result.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <yajl/yajl_tree.h>
+
+#include "chakra/version.h"
+#include "suitesys.h"
+#include "../util/jsonw.h"
+#include "../util/outfile.h"
+
+/* path, sha and text of a configuration file, or of the reference's text. */
+static int describe_file(const char *path, const char *builtin, char **p, char **sha, char **text, chakra_error *err) {
+  char hex[65];
+  size_t len = 0;
+  char *t = NULL;
+  struct stat st;
+  if (path && builtin == chakra_suite_reference_network() && stat(path, &st) != 0) {
+    /* an inline topology (mesh:4x4@50,500): the text is the description */
+    if (!(t = strdup(path)) || !(*p = strdup(path))) return free(t), chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    suitesys_hash(t, strlen(t), hex);
+    *text = t;
+    *sha = strdup(hex);
+    return *sha ? CHAKRA_OK : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
+  if (path) {
+    int rc = suitesys_read(path, &t, &len, err);
+    if (rc) return rc;
+  } else if (!(t = strdup(builtin)))
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  else
+    len = strlen(t);
+  suitesys_hash(t, len, hex);
+  *text = t;
+  *p = path ? realpath(path, NULL) : strdup(RESULT_REFERENCE);
+  if (path && !*p) *p = strdup(path);
+  *sha = strdup(hex);
+  return *p && *sha ? CHAKRA_OK : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+}
+
+int chakra_suite_result_describe(chakra_suite_result *r, const chakra_suite_version *v, const char *dir,
+                                 const char *name, const char *system, const char *network,
+                                 const char *const *rules, size_t n_rules, chakra_error *err) {
+  r->suite_version = strdup(v->name);
+  r->tool_version = strdup("chakra-c " CHAKRA_VERSION_STRING);
+  r->name = strdup(name ? name : system || network || n_rules ? "unnamed" : RESULT_REFERENCE);
+  r->mode = strdup("sim");
+  if (!(r->dir = realpath(dir, NULL))) r->dir = strdup(dir);
+  if (!r->suite_version || !r->tool_version || !r->name || !r->mode || !r->dir)
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  int rc = describe_file(system, chakra_suite_reference_system(), &r->system_path, &r->system_sha256,
+                         &r->system_text, err);
+  if (!rc)
+    rc = describe_file(network, chakra_suite_reference_network(), &r->network_path, &r->network_sha256,
+                       &r->network_text, err);
+  if (!rc) rc = suitesys_peak(system, &r->peak_tflops, err);
+  if (!rc) rc = suitesys_network_text(network, &r->declared_network, err);
+  uint64_t broken = 0;
+  if (!rc) rc = chakra_suite_rules_closed(system, network, NULL, NULL, &broken, err);
+  if (rc) return rc;
+  if (n_rules && !(r->rules = calloc(n_rules, sizeof *r->rules))) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n_rules; i++)
+    if (!(r->rules[r->n_rules++] = strdup(rules[i]))) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  r->division = strdup(n_rules || broken ? "open" : "closed");
+  return r->division ? CHAKRA_OK : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+}
+
+/* ---- writing ---- */
+
+static void key_str(jsonw *j, const char *key, const char *v, const char *sep) {
+  jsonw_lit(j, sep);
+  jsonw_string(j, key, strlen(key));
+  jsonw_lit(j, ": ");
+  if (v) jsonw_string(j, v, strlen(v));
+  else jsonw_lit(j, "null");
+}
+
+static void key_u64(jsonw *j, const char *key, uint64_t v) {
+  jsonw_lit(j, ", ");
+  jsonw_string(j, key, strlen(key));
+  jsonw_lit(j, ": ");
+  jsonw_u64(j, v);
+}
+
+static void key_dbl(jsonw *j, const char *key, double v) {
+  jsonw_lit(j, ", ");
+  jsonw_string(j, key, strlen(key));
+  jsonw_lit(j, ": ");
+  jsonw_double(j, v);
+}
+
+static void put_file(jsonw *j, const char *key, const char *path, const char *sha, const char *text) {
+  jsonw_lit(j, ",\n ");
+  jsonw_string(j, key, strlen(key));
+  key_str(j, "path", path, ": {");
+  key_str(j, "sha256", sha, ", ");
+  key_str(j, "text", text, ", ");
+  jsonw_lit(j, "}");
+}
+
+static void put_metrics(jsonw *j, const chakra_suite_workload *w, const chakra_suite_metrics *m, int first) {
+  key_str(j, "name", w->name, first ? "\n  {" : ",\n  {");
+  key_str(j, "class", w->cls, ", ");
+  key_u64(j, "ranks", w->ranks);
+  key_str(j, "sha256", w->sha256, ", ");
+  jsonw_lit(j, m->ok ? ", \"ok\": true" : ", \"ok\": false");
+  key_u64(j, "time_ns", m->time_ns);
+  key_u64(j, "exposed_ns", m->exposed_ns);
+  key_u64(j, "compute_ns", m->compute_ns);
+  key_u64(j, "comm_bytes", m->comm_bytes);
+  key_u64(j, "events", m->events);
+  key_dbl(j, "exposed_share", m->exposed_share);
+  key_dbl(j, "bus_bw_gbps", m->bus_bw_gbps);
+  key_dbl(j, "compute_util", m->compute_util);
+  key_dbl(j, "sim_seconds", m->sim_seconds);
+  if (!m->ok) key_str(j, "error", m->error, ", ");
+  jsonw_lit(j, "}");
+}
+
+static void put_result(jsonw *j, const chakra_suite_result *r, const chakra_suite_version *v) {
+  jsonw_lit(j, "{\"chakra_suite_result\": 1");
+  key_str(j, "suite_version", r->suite_version, ",\n ");
+  key_str(j, "tool_version", r->tool_version, ", ");
+  key_str(j, "name", r->name, ",\n ");
+  key_str(j, "division", r->division, ", ");
+  key_str(j, "mode", r->mode, ", ");
+  key_str(j, "dir", r->dir, ", ");
+  put_file(j, "system", r->system_path, r->system_sha256, r->system_text);
+  put_file(j, "network", r->network_path, r->network_sha256, r->network_text);
+  jsonw_lit(j, ",\n \"rules\": [");
+  for (size_t i = 0; i < r->n_rules; i++) {
+    if (i) jsonw_lit(j, ", ");
+    jsonw_string(j, r->rules[i], strlen(r->rules[i]));
+  }
+  jsonw_lit(j, "]");
+  jsonw_lit(j, ",\n \"declared\": {\"peak_tflops\": ");
+  jsonw_double(j, r->peak_tflops);
+  key_str(j, "network", r->declared_network, ", ");
+  jsonw_lit(j, "},\n \"workloads\": [");
+  for (size_t i = 0; i < r->n; i++) put_metrics(j, &v->workloads[r->m[i].workload], &r->m[i], i == 0);
+  jsonw_lit(j, "\n]}\n");
+}
+
+int chakra_suite_result_write(const chakra_suite_result *r, const chakra_suite_version *v, const char *path,
+                              chakra_error *err) {
+  outfile *out = NULL;
+  int rc = outfile_open(&out, path, 0, err);
+  if (rc) return rc;
+  jsonw j;
+  if (jsonw_init(&j, out)) {
+    outfile_discard(out);
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
+  put_result(&j, r, v);
+  rc = jsonw_flush(&j);
+  if (rc) *err = j.err;
+  jsonw_free(&j);
+  if (rc) outfile_discard(out);
+  else rc = outfile_commit(out, err);
+  return rc;
+}
+
+/* ---- reading ---- */
+
+static const char *str_of(yajl_val v) {
+  const char *s = YAJL_GET_STRING(v);
+  return s ? s : "";
+}
+
+typedef struct rd {
+  const char *path;
+  chakra_error *err;
+} rd;
+
+static yajl_val member(yajl_val o, const char *key, yajl_type t) {
+  const char *p[] = {key, NULL};
+  return o ? yajl_tree_get(o, p, t) : NULL;
+}
+
+static int bad(const rd *r, const char *where, const char *key, const char *want) {
+  return chakra_error_set(r->err, CHAKRA_EFORMAT, "%s: %s%s%s: expected %s", r->path, where, *where ? "." : "", key,
+                          want);
+}
+
+static int get_string(const rd *r, yajl_val o, const char *where, const char *key, char **out) {
+  yajl_val v = member(o, key, yajl_t_string);
+  if (!v) return bad(r, where, key, "a string");
+  if (!(*out = strdup(str_of(v)))) return chakra_error_set(r->err, CHAKRA_ENOMEM, "out of memory");
+  return CHAKRA_OK;
+}
+
+static int get_u64(const rd *r, yajl_val o, const char *where, const char *key, uint64_t *out) {
+  yajl_val v = member(o, key, yajl_t_number);
+  if (!v || !YAJL_IS_INTEGER(v) || YAJL_GET_INTEGER(v) < 0) return bad(r, where, key, "a non-negative integer");
+  *out = (uint64_t)YAJL_GET_INTEGER(v);
+  return CHAKRA_OK;
+}
+
+static int get_dbl(const rd *r, yajl_val o, const char *where, const char *key, double *out) {
+  yajl_val v = member(o, key, yajl_t_number);
+  if (!v || !(YAJL_GET_DOUBLE(v) >= 0)) return bad(r, where, key, "a non-negative number");
+  *out = YAJL_GET_DOUBLE(v);
+  return CHAKRA_OK;
+}
+
+static int read_file_entry(const rd *r, yajl_val root, const char *key, char **path, char **sha, char **text) {
+  yajl_val o = member(root, key, yajl_t_object);
+  if (!o) return bad(r, "", key, "an object (path, sha256, text)");
+  int rc = get_string(r, o, key, "path", path);
+  if (!rc) rc = get_string(r, o, key, "sha256", sha);
+  if (!rc) rc = get_string(r, o, key, "text", text);
+  return rc;
+}
+
+static int read_workload(const rd *r, yajl_val o, size_t i, const chakra_suite_version *v, chakra_suite_result *res) {
+  char where[48];
+  snprintf(where, sizeof where, "workloads[%zu]", i);
+  chakra_suite_metrics *m = &res->m[i];
+  char *name = NULL;
+  int rc = get_string(r, o, where, "name", &name);
+  long at = rc ? -1 : chakra_suite_workload_find(v, name);
+  res->wl_name[i] = name;
+  if (!rc && at < 0)
+    return chakra_error_set(r->err, CHAKRA_EFORMAT, "%s: %s.name: \"%s\" is not a workload of suite %s", r->path,
+                            where, name, v->name);
+  if (!rc) m->workload = (uint32_t)at;
+  if (!rc) rc = get_string(r, o, where, "sha256", &res->wl_sha256[i]);
+  yajl_val ok = member(o, "ok", yajl_t_any);
+  if (!rc && !(ok && (YAJL_IS_TRUE(ok) || YAJL_IS_FALSE(ok)))) rc = bad(r, where, "ok", "true or false");
+  if (!rc) m->ok = YAJL_IS_TRUE(ok);
+  if (!rc) rc = get_u64(r, o, where, "time_ns", &m->time_ns);
+  if (!rc) rc = get_u64(r, o, where, "exposed_ns", &m->exposed_ns);
+  if (!rc) rc = get_u64(r, o, where, "compute_ns", &m->compute_ns);
+  if (!rc) rc = get_u64(r, o, where, "comm_bytes", &m->comm_bytes);
+  if (!rc) rc = get_u64(r, o, where, "events", &m->events);
+  if (!rc) rc = get_dbl(r, o, where, "exposed_share", &m->exposed_share);
+  if (!rc) rc = get_dbl(r, o, where, "bus_bw_gbps", &m->bus_bw_gbps);
+  if (!rc) rc = get_dbl(r, o, where, "compute_util", &m->compute_util);
+  if (!rc) rc = get_dbl(r, o, where, "sim_seconds", &m->sim_seconds);
+  yajl_val e = member(o, "error", yajl_t_string);
+  if (!rc && e) snprintf(m->error, sizeof m->error, "%s", YAJL_GET_STRING(e));
+  if (!rc && m->ok && !m->time_ns) rc = bad(r, where, "time_ns", "a time above 0 for a workload that ran");
+  return rc;
+}
+
+static int read_rules(const rd *r, yajl_val root, chakra_suite_result *res) {
+  yajl_val list = member(root, "rules", yajl_t_array);
+  if (!list) return bad(r, "", "rules", "a list of strings");
+  if (list->u.array.len && !(res->rules = calloc(list->u.array.len, sizeof *res->rules)))
+    return chakra_error_set(r->err, CHAKRA_ENOMEM, "out of memory");
+  for (size_t i = 0; i < list->u.array.len; i++) {
+    yajl_val s = list->u.array.values[i];
+    char key[32];
+    snprintf(key, sizeof key, "rules[%zu]", i);
+    if (!YAJL_IS_STRING(s)) return bad(r, "", key, "a string");
+    if (!(res->rules[res->n_rules++] = strdup(str_of(s))))
+      return chakra_error_set(r->err, CHAKRA_ENOMEM, "out of memory");
+  }
+  return CHAKRA_OK;
+}
+
+static int read_head(const rd *r, yajl_val root, chakra_suite_result *res, const chakra_suite_version **v) {
+  int rc = get_string(r, root, "", "suite_version", &res->suite_version);
+  if (!rc && !(*v = chakra_suite_version_find(res->suite_version)))
+    return chakra_error_set(r->err, CHAKRA_EFORMAT, "%s: suite_version: \"%s\" is not a version this tool knows",
+                            r->path, res->suite_version);
+  if (!rc) rc = get_string(r, root, "", "tool_version", &res->tool_version);
+  if (!rc) rc = get_string(r, root, "", "name", &res->name);
+  if (!rc) rc = get_string(r, root, "", "division", &res->division);
+  if (!rc && strcmp(res->division, "closed") && strcmp(res->division, "open"))
+    rc = bad(r, "", "division", "\"closed\" or \"open\"");
+  if (!rc) rc = get_string(r, root, "", "mode", &res->mode);
+  if (!rc) rc = get_string(r, root, "", "dir", &res->dir);
+  if (!rc) rc = read_file_entry(r, root, "system", &res->system_path, &res->system_sha256, &res->system_text);
+  if (!rc) rc = read_file_entry(r, root, "network", &res->network_path, &res->network_sha256, &res->network_text);
+  if (!rc) rc = read_rules(r, root, res);
+  yajl_val decl = member(root, "declared", yajl_t_object);
+  if (!rc && !decl) rc = bad(r, "", "declared", "an object");
+  if (!rc) rc = get_dbl(r, decl, "declared", "peak_tflops", &res->peak_tflops);
+  if (!rc) rc = get_string(r, decl, "declared", "network", &res->declared_network);
+  return rc;
+}
+
+static int read_tree(const rd *r, yajl_val root, chakra_suite_result *res) {
+  if (!YAJL_IS_OBJECT(root) || !member(root, "chakra_suite_result", yajl_t_number))
+    return chakra_error_set(r->err, CHAKRA_EFORMAT, "%s: not a suite result (no \"chakra_suite_result\" member)",
+                            r->path);
+  const chakra_suite_version *v = NULL;
+  int rc = read_head(r, root, res, &v);
+  yajl_val list = rc ? NULL : member(root, "workloads", yajl_t_array);
+  if (!rc && !list) rc = bad(r, "", "workloads", "a list");
+  if (rc) return rc;
+  size_t n = list->u.array.len;
+  res->m = calloc(n ? n : 1, sizeof *res->m);
+  res->wl_name = calloc(n ? n : 1, sizeof *res->wl_name);
+  res->wl_sha256 = calloc(n ? n : 1, sizeof *res->wl_sha256);
+  if (!res->m || !res->wl_name || !res->wl_sha256) return chakra_error_set(r->err, CHAKRA_ENOMEM, "out of memory");
+  res->n = n;
+  for (size_t i = 0; !rc && i < n; i++) rc = read_workload(r, list->u.array.values[i], i, v, res);
+  return rc;
+}
+
+int chakra_suite_result_read(chakra_suite_result *res, const char *path, chakra_error *err) {
+  memset(res, 0, sizeof *res);
+  char *text = NULL;
+  int rc = suitesys_read(path, &text, NULL, err);
+  if (rc) return rc;
+  char why[256] = "";
+  yajl_val root = yajl_tree_parse(text, why, sizeof why);
+  free(text);
+  if (!root) {
+    for (char *p = why; *p; p++)
+      if (*p == '\n' || *p == '\r') *p = ' ';
+    return chakra_error_set(err, CHAKRA_EFORMAT, "%s: not JSON: %s", path, why);
+  }
+  rd r = {path, err};
+  if (!(res->path = strdup(path))) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (!rc) rc = read_tree(&r, root, res);
+  yajl_tree_free(root);
+  if (rc) chakra_suite_result_free(res);
+  return rc;
+}
+
+void chakra_suite_result_free(chakra_suite_result *r) {
+  char **strs[] = {&r->path,         &r->suite_version,  &r->tool_version, &r->name,          &r->division,
+                   &r->mode,         &r->dir,            &r->system_path,  &r->system_sha256, &r->system_text,
+                   &r->network_path, &r->network_sha256, &r->network_text, &r->declared_network};
+  for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) free(*strs[i]);
+  for (size_t i = 0; i < r->n_rules; i++) free(r->rules[i]);
+  for (size_t i = 0; i < r->n; i++) {
+    if (r->wl_name) free(r->wl_name[i]);
+    if (r->wl_sha256) free(r->wl_sha256[i]);
+  }
+  free(r->rules);
+  free(r->wl_name);
+  free(r->wl_sha256);
+  free(r->m);
+  memset(r, 0, sizeof *r);
+}
