@@ -10,6 +10,7 @@
 #include "chakra/sim.h"
 #include "chakra/version.h"
 #include "cli.h"
+#include "progress.h"
 
 static const char gen_about[] =
     "Collective algorithms as Chakra ETs: one file per rank, PREFIX.<r>.et, a DAG\n"
@@ -261,6 +262,7 @@ static int coll_expand(int argc, char **argv) {
   chakra_coll_expand_options x = {.reduce_bw = NAN, .diag = warn_problem,
                                   .producer = "chakra-c " CHAKRA_VERSION_STRING " coll expand"};
   const char *out = NULL, *system = NULL;
+  int quiet = 0;
   cli_list algos = {0};
   static const cli_choice scaling[] = {{"scale", 0}, {"as-is", 1}, {NULL, 0}};
   const cli_opt opts[] = {
@@ -285,6 +287,7 @@ static int coll_expand(int argc, char **argv) {
                "they are copied as made. Either way a size or collective other than the ETs' is warned about",
        .def = "scale"},
       THREADS_OPT(&x.threads),
+      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &quiet, .help = "no progress line"},
       {.name = "output", .alias = "out", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED,
        .dest = &out, .metavar = "PREFIX",
        .help = "output prefix: OUT.<r>.et, or for a shared workload (a grid) the shared form, OUT.set.json and "
@@ -323,7 +326,13 @@ static int coll_expand(int argc, char **argv) {
       goto close;
     }
   x.rules = rules;
-  rc = chakra_coll_expand_set(in, out, &x, &nodes, &err) ? cli_fail(&err) : 0;
+  cli_progress bar;
+  cli_progress_init(&bar, quiet, "ranks");
+  x.progress = bar.on ? cli_progress_report : NULL;
+  x.progress_ctx = &bar;
+  int failed = chakra_coll_expand_set(in, out, &x, &nodes, &err);
+  cli_progress_end(&bar);
+  rc = failed ? cli_fail(&err) : 0;
   if (!rc) cli_note_groups(in);
 close:
   chakra_set_close(in);

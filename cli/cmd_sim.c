@@ -9,6 +9,7 @@
 #include "chakra/build.h"
 #include "chakra/sim.h"
 #include "cli.h"
+#include "progress.h"
 
 static const char about[] =
     "Simulates the per-rank traces PREFIX.0.et .. PREFIX.<N-1>.et (N = product of the\n"
@@ -32,6 +33,7 @@ typedef struct sim_options {
   int rendezvous, multidim_full, custom_as_is;
   const char *timeline, *logging_folder;
   uint32_t load_threads;
+  int quiet; /* -q: no progress line either */
 } sim_options;
 
 typedef struct sim_args {
@@ -183,13 +185,6 @@ static void print_problem(void *ctx, const chakra_problem *p) {
   cli_warn("%s", line);
 }
 
-/* The progress line, on a terminal only, redrawn in place. */
-static int print_progress(void *ctx, const char *phase, uint64_t done, uint64_t total) {
-  (void)ctx, (void)phase, (void)total;
-  fprintf(stderr, "\rchakra sim: %llu ns simulated\033[K", (unsigned long long)done);
-  return 0;
-}
-
 /* Configuration, workload, run: the library's three parts. */
 /* groups_beside (4096 bytes) receives the groups file found beside the
  * traces, or "". */
@@ -222,11 +217,13 @@ static int run(const sim_options *o, chakra_sim_result *res, char *groups_beside
     snprintf(groups_beside, 4096, "%s", chakra_set_groups_path(set));
   chakra_set_close(set);
   if (!rc) {
-    int tty = isatty(2);
+    cli_progress bar;
+    cli_progress_init(&bar, o->quiet, "nodes");
     chakra_sim_run_options ro = {.timeline = o->timeline, .logging_folder = o->logging_folder,
-                                 .diag = print_problem, .progress = tty ? print_progress : NULL};
+                                 .diag = print_problem, .progress = bar.on ? cli_progress_report : NULL,
+                                 .progress_ctx = &bar};
     rc = chakra_sim_run(cfg, w, &ro, res, err);
-    if (tty) fputs("\r\033[K", stderr);
+    cli_progress_end(&bar);
   }
   chakra_sim_workload_free(w);
   chakra_sim_config_free(cfg);
@@ -242,6 +239,7 @@ int cmd_sim(int argc, char **argv) {
   chakra_sim_result res;
   chakra_error err = {0};
   char groups_beside[4096];
+  a.o.quiet = a.quiet;
   if (run(&a.o, &res, groups_beside, &err)) {
     cli_error("%s", err.msg);
     chakra_sim_result_free(&res);

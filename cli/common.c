@@ -10,6 +10,7 @@
 
 #include "chakra/build.h"
 #include "cli.h"
+#include "progress.h"
 
 /* Where messages go: stderr, or a buffer while they are held. */
 static FILE *held;
@@ -37,6 +38,7 @@ static void put_line(const char *what, const char *fmt, va_list ap) {
   char head[256];
   const char *name = cli_command_name();
   snprintf(head, sizeof head, "chakra%s%s: %s", name[0] ? " " : "", name, what);
+  if (!held) cli_progress_clear(); /* a message never continues a progress line */
   cli_vline(cli_messages(), head, fmt, ap);
 }
 

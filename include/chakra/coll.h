@@ -169,6 +169,8 @@ typedef struct chakra_coll_expand_options {
   chakra_diag_fn diag;      /* warnings (collectives left alone, ...) */
   void *diag_ctx;
   unsigned threads;         /* ranks expanded at once; 0 = one per CPU (at most 8); the bytes never depend on it */
+  chakra_progress_fn progress; /* phase "ranks": output files made of all (build.h's workload writer); may be NULL */
+  void *progress_ctx;
 } chakra_coll_expand_options;
 
 /* Reads the workload WORKLOAD_PREFIX.<r>.et (r = 0.. while files exist)

@@ -759,6 +759,14 @@ const wl_trace_ev *wl_trace_events(const sim *s, size_t *n) {
 }
 
 uint32_t wl_nodes(const sim *s, uint32_t rank) { return s->wl->npu[rank].n; }
+
+void wl_progress(const sim *s, uint64_t *done, uint64_t *total) {
+  *done = *total = 0;
+  for (uint32_t r = 0; r < s->npus; r++) {
+    *done += s->wl->npu[r].done;
+    *total += s->wl->npu[r].n;
+  }
+}
 int wl_finished(const sim *s, uint32_t rank) { return s->wl->npu[rank].finished; }
 
 void wl_node_at(const sim *s, uint32_t rank, uint32_t i, wl_node_view *out) {
