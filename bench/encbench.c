@@ -159,7 +159,8 @@ int main(int argc, char **argv) {
   uint64_t want = (uint64_t)(atof(argv[2]) * 1e6);
   coll_dag d;
   coll_dag_init(&d);
-  chakra_coll_gen_options o = {CHAKRA_COLL_ALLREDUCE, CHAKRA_ALGO_RING, 64, 64u << 20, 1, 50, 1};
+  chakra_coll_gen_options o = {.coll = CHAKRA_COLL_ALLREDUCE, .algo = CHAKRA_ALGO_RING, .ranks = 64, .size = 64u << 20,
+                               .chunks = 1, .reduce_bw = 50, .threads = 1};
   coll_gen_rank(&d, &o, 0);
   if (d.oom || !d.n) return fprintf(stderr, "encbench: no DAG\n"), 1;
   /* The nodes are prepared before the clock starts: only encoding is timed. */

@@ -33,6 +33,7 @@ static const char expand_about[] =
 #define THREADS_OPT(to)                                                                                      \
   {.name = "threads", .kind = CLI_OPT_COUNT, .dest = CLI_INT(to), .min = 1, .max = 64,                          \
    .help = "ranks made at once (the files are the same whatever the count)", .def = "CPUs, at most 8"}
+#define QUIET_OPT(to) {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = (to), .help = "no progress line"}
 #define OUTPUT_OPT(to)                                                                                       \
   {.name = "output", .alias = "out", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED,     \
    .dest = (to), .metavar = "PREFIX", .help = "output prefix", .file = CLI_FILE_OUT_PREFIX}
@@ -47,6 +48,7 @@ static int reduce_bw_ok(double bw) {
 static int coll_gen(int argc, char **argv) {
   chakra_coll_gen_options g = {.reduce_bw = CHAKRA_COLL_DEFAULT_REDUCE_BW, .chunks = 1};
   const char *prefix = NULL, *coll = NULL, *algo = NULL;
+  int quiet = 0;
   const cli_opt opts[] = {
       {.name = "coll", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &coll, .metavar = "COLL",
        .help = "allreduce, allgather, reducescatter or alltoall"},
@@ -61,6 +63,7 @@ static int coll_gen(int argc, char **argv) {
        .help = "independent pipelines (tags offset by chunk * 65536)", .def = "1"},
       REDUCE_BW_OPT(&g.reduce_bw),
       THREADS_OPT(&g.threads),
+      QUIET_OPT(&quiet),
       OUTPUT_OPT(&prefix),
       {0}};
   const cli_command cmd = {.name = "coll gen", .max_args = 0, .about = gen_about, .opts = opts};
@@ -84,14 +87,18 @@ static int coll_gen(int argc, char **argv) {
     cli_error("%s", err.msg);
     return 2;
   }
-  if (chakra_coll_gen(prefix, &g, &err)) return cli_fail(&err);
-  return 0;
+  cli_progress bar;
+  g.progress = cli_progress_start(&bar, quiet, "ranks", &g.progress_ctx);
+  int failed = chakra_coll_gen(prefix, &g, &err);
+  cli_progress_end(&bar);
+  return failed ? cli_fail(&err) : 0;
 }
 
 static int coll_from_msccl(int argc, char **argv) {
   chakra_coll_msccl_options m = {.reduce_bw = CHAKRA_COLL_DEFAULT_REDUCE_BW,
                                  .producer = "chakra-c " CHAKRA_VERSION_STRING " coll from-msccl"};
   const char *prefix = NULL;
+  int quiet = 0;
   const cli_opt opts[] = {
       {.name = "size", .alias = "coll-size", .kind = CLI_OPT_SIZE, .flags = CLI_OPT_REQUIRED,
        .dest = CLI_INT(&m.size), .max = CHAKRA_COLL_MAX_SIZE, .help = "the collective's size, as for gen"},
@@ -101,6 +108,7 @@ static int coll_from_msccl(int argc, char **argv) {
       {.name = "embed-xml", .kind = CLI_OPT_FLAG, .dest = &m.embed_xml,
        .help = "store the whole XML in every file (the reference's input_file)"},
       THREADS_OPT(&m.threads),
+      QUIET_OPT(&quiet),
       OUTPUT_OPT(&prefix),
       {0}};
   const cli_command cmd = {.name = "coll from-msccl", .args = "X.xml", .min_args = 1, .max_args = 1,
@@ -110,8 +118,11 @@ static int coll_from_msccl(int argc, char **argv) {
   if (st != CLI_PROCEED) return st;
   if (!reduce_bw_ok(m.reduce_bw)) return 2;
   chakra_error err = {0};
-  if (chakra_coll_from_msccl(pos.v[0], prefix, &m, &err)) return cli_fail(&err);
-  return 0;
+  cli_progress bar;
+  m.progress = cli_progress_start(&bar, quiet, "ranks", &m.progress_ctx);
+  int failed = chakra_coll_from_msccl(pos.v[0], prefix, &m, &err);
+  cli_progress_end(&bar);
+  return failed ? cli_fail(&err) : 0;
 }
 
 static const char synth_about[] =
@@ -287,7 +298,7 @@ static int coll_expand(int argc, char **argv) {
                "they are copied as made. Either way a size or collective other than the ETs' is warned about",
        .def = "scale"},
       THREADS_OPT(&x.threads),
-      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &quiet, .help = "no progress line"},
+      QUIET_OPT(&quiet),
       {.name = "output", .alias = "out", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED,
        .dest = &out, .metavar = "PREFIX",
        .help = "output prefix: OUT.<r>.et, or for a shared workload (a grid) the shared form, OUT.set.json and "
@@ -327,9 +338,7 @@ static int coll_expand(int argc, char **argv) {
     }
   x.rules = rules;
   cli_progress bar;
-  cli_progress_init(&bar, quiet, "ranks");
-  x.progress = bar.on ? cli_progress_report : NULL;
-  x.progress_ctx = &bar;
+  x.progress = cli_progress_start(&bar, quiet, "ranks", &x.progress_ctx);
   int failed = chakra_coll_expand_set(in, out, &x, &nodes, &err);
   cli_progress_end(&bar);
   rc = failed ? cli_fail(&err) : 0;

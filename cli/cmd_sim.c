@@ -218,10 +218,8 @@ static int run(const sim_options *o, chakra_sim_result *res, char *groups_beside
   chakra_set_close(set);
   if (!rc) {
     cli_progress bar;
-    cli_progress_init(&bar, o->quiet, "nodes");
-    chakra_sim_run_options ro = {.timeline = o->timeline, .logging_folder = o->logging_folder,
-                                 .diag = print_problem, .progress = bar.on ? cli_progress_report : NULL,
-                                 .progress_ctx = &bar};
+    chakra_sim_run_options ro = {.timeline = o->timeline, .logging_folder = o->logging_folder, .diag = print_problem};
+    ro.progress = cli_progress_start(&bar, o->quiet, "nodes", &ro.progress_ctx);
     rc = chakra_sim_run(cfg, w, &ro, res, err);
     cli_progress_end(&bar);
   }

@@ -208,8 +208,9 @@ static int run_share(const sweep_args *a, const chakra_sim_files *files, const s
   for (size_t i = 0; i < *n; i++) points[i] = (size_t)j->rank + i * (size_t)j->size;
   unsigned threads = a->threads ? a->threads : j->mpi ? 1 : 0;
   cli_progress bar;
-  cli_progress_init(&bar, a->quiet || j->rank != 0, "configurations");
-  int rc = chakra_sweep_run(s, files, w, points, *n, threads, *rows, bar.on ? cli_progress_report : NULL, &bar, err);
+  void *ctx;
+  chakra_progress_fn fn = cli_progress_start(&bar, a->quiet || j->rank != 0, "configurations", &ctx);
+  int rc = chakra_sweep_run(s, files, w, points, *n, threads, *rows, fn, ctx, err);
   cli_progress_end(&bar);
   free(points);
   return rc;

@@ -259,9 +259,7 @@ int cmd_synth(int argc, char **argv) {
   chakra_error err = {0};
   chakra_synth_stats st;
   cli_progress bar;
-  cli_progress_init(&bar, quiet, "ranks");
-  c.progress = bar.on ? cli_progress_report : NULL;
-  c.progress_ctx = &bar;
+  c.progress = cli_progress_start(&bar, quiet, "ranks", &c.progress_ctx);
   int failed = (sc.shared ? chakra_synth_write_shared : chakra_synth_write)(&c, prefix, &st, &err);
   cli_progress_end(&bar);
   if (failed) {

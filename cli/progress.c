@@ -24,6 +24,12 @@ void cli_progress_init(cli_progress *p, int quiet, const char *unit) {
   p->start = now_s();
 }
 
+chakra_progress_fn cli_progress_start(cli_progress *p, int quiet, const char *unit, void **ctx) {
+  cli_progress_init(p, quiet, unit);
+  *ctx = p;
+  return p->on ? cli_progress_report : NULL;
+}
+
 /* "about 40 s left", "about 3 min left": an estimate, said as one. */
 static void format_left(char *buf, size_t size, double s) {
   if (s < 1) snprintf(buf, size, ", under 1 s left");

@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "chakra/error.h"
+
 typedef struct cli_progress {
   int on;              /* drawing: stderr is a terminal and not quiet */
   const char *unit;    /* what done and total count: "ranks", "nodes", ... */
@@ -17,6 +19,9 @@ typedef struct cli_progress {
 
 /* Starts the clock; draws nothing when quiet or stderr is no terminal. */
 void cli_progress_init(cli_progress *p, int quiet, const char *unit);
+/* cli_progress_init(), then the callback to hand the library (NULL when
+ * nothing is drawn) with *ctx set to p. */
+chakra_progress_fn cli_progress_start(cli_progress *p, int quiet, const char *unit, void **ctx);
 /* A chakra_progress_fn (ctx is a cli_progress): "chakra CMD: 45% (461 of
  * 1024 ranks), about 2 s left". The simulator's "run" phase (simulated
  * time, no total) is remembered and shown with its "nodes" phase. Never

@@ -49,6 +49,8 @@ typedef struct chakra_coll_gen_options {
   uint32_t chunks;    /* independent pipelines; 0 = 1 */
   double reduce_bw;   /* GB/s for reduction COMP nodes; 0 = none */
   unsigned threads;   /* ranks made at once; 0 = one per CPU (at most 8); the bytes never depend on it */
+  chakra_progress_fn progress; /* phase "ranks": files made of all (build.h's workload writer); may be NULL */
+  void *progress_ctx;
 } chakra_coll_gen_options;
 
 /* Checks that the algorithm supports the collective and rank count; the
@@ -65,6 +67,8 @@ typedef struct chakra_coll_msccl_options {
   int embed_xml;      /* store the whole XML in input_file, as the reference */
   const char *producer; /* "chakra-c <version> coll from-msccl" or NULL */
   unsigned threads;   /* ranks converted at once; 0 = one per CPU (at most 8); the bytes never depend on it */
+  chakra_progress_fn progress; /* phase "ranks": files made of all (build.h's workload writer); may be NULL */
+  void *progress_ctx;
 } chakra_coll_msccl_options;
 
 /* The largest XML program chakra_coll_from_msccl() reads (1 GiB; the
