@@ -12,22 +12,16 @@ Usage: progress.py CHAKRA SOURCE_DIR
 import os
 import pty
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from clitest import check, run  # noqa: E402
+
 CHAKRA, SOURCE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-FAILURES = []
 DRAW = re.compile(rb"\rchakra ([a-z -]+): (\d+)% \((\d+) of (\d+) ([a-z]+)[^)]*\)[^\r\x1b]*\x1b\[K")
 
-
-def check(what, ok, detail=""):
-    print("%s: %s" % ("ok" if ok else "FAIL", what))
-    if not ok:
-        FAILURES.append(what)
-        print("    %s" % str(detail)[:2000])
 
 
 def run_tty(args, cwd):
@@ -89,45 +83,39 @@ def shows_progress(args, cwd, unit, total=None, same_stdout=True):
     return draws, secs
 
 
-def main():
-    tmp = tempfile.mkdtemp(prefix="chakra-progress-")
-    try:
-        sys_json = os.path.join(SOURCE, "examples", "system.json")
-        # 1,024 ranks: without a rate limit they would be 1,024 drawings.
-        big = ["synth", "--num-stacks", "4", "--dmodel", "256", "--dff", "1024", "--head", "8", "--seq", "128",
-               "--dp", "32", "--tp", "8", "--pp", "4", "--batch", "128", "--micro-batch", "32", "--threads", "2",
-               "-o", "big"]
-        r = shows_progress(big, tmp, "ranks", 1024)
-        if r:
-            draws, secs = r
-            check("synth: at most ten drawings a second (%d in %.2f s)" % (len(draws), secs),
-                  len(draws) <= 10 * secs + 2, len(draws))
-        shows_progress(["synth", "--num-stacks", "8", "--dmodel", "512", "--dff", "2048", "--head", "8",
-                        "--seq", "256", "--dp", "4", "--tp", "4", "--pp", "4", "--batch", "64", "--micro-batch", "4",
-                        "-o", "gpt"], tmp, "ranks", 64)
-        shows_progress(["coll", "gen", "--coll", "allreduce", "--algo", "ring", "--ranks", "16", "--size", "1M",
-                        "-o", "ring"], tmp, "ranks", 16)
-        xml = subprocess.run([sys.executable, os.path.join(SOURCE, "tests", "coll", "msccl_xml.py"), "8"],
-                             capture_output=True, check=True).stdout
-        with open(os.path.join(tmp, "ring8.xml"), "wb") as f:
-            f.write(xml)
-        shows_progress(["coll", "from-msccl", "ring8.xml", "--size", "1M", "-o", "msccl"], tmp, "ranks", 8)
-        shows_progress(["coll", "expand", "gpt", "--algo", "ring", "-o", "gptx"], tmp, "ranks", 64)
-        # gpt's 64 ranks hold about 166,000 nodes: over a million events.
-        sim = ["sim", "--workload-configuration=gpt", "--system-configuration=" + sys_json,
-               "--network-configuration=mesh:4x4x4@50,500"]
-        shows_progress(sim, tmp, "nodes")
-        got = run_tty(sim, tmp)[2]
-        check("sim: the simulated time is shown beside the nodes",
-              re.search(rb"\(\d+ of \d+ nodes, [0-9]+\.[0-9]{3} ms simulated\)", got) is not None, got[-500:])
-        shows_progress(["sweep", "--workload-configuration=gpt", "--system-configuration=" + sys_json,
-                        "--network-configuration=mesh:4x4x4@50,500", "--vary", "bandwidth=25,50"],
-                       tmp, "configurations", 2, same_stdout=False)  # its rows carry wall-clock seconds
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    print("%d failure(s)" % len(FAILURES))
-    return 1 if FAILURES else 0
+def main(tmp):
+    sys_json = os.path.join(SOURCE, "examples", "system.json")
+    # 1,024 ranks: without a rate limit they would be 1,024 drawings.
+    big = ["synth", "--num-stacks", "4", "--dmodel", "256", "--dff", "1024", "--head", "8", "--seq", "128",
+           "--dp", "32", "--tp", "8", "--pp", "4", "--batch", "128", "--micro-batch", "32", "--threads", "2",
+           "-o", "big"]
+    r = shows_progress(big, tmp, "ranks", 1024)
+    if r:
+        draws, secs = r
+        check("synth: at most ten drawings a second (%d in %.2f s)" % (len(draws), secs),
+              len(draws) <= 10 * secs + 2, len(draws))
+    shows_progress(["synth", "--num-stacks", "8", "--dmodel", "512", "--dff", "2048", "--head", "8",
+                    "--seq", "256", "--dp", "4", "--tp", "4", "--pp", "4", "--batch", "64", "--micro-batch", "4",
+                    "-o", "gpt"], tmp, "ranks", 64)
+    shows_progress(["coll", "gen", "--coll", "allreduce", "--algo", "ring", "--ranks", "16", "--size", "1M",
+                    "-o", "ring"], tmp, "ranks", 16)
+    xml = subprocess.run([sys.executable, os.path.join(SOURCE, "tests", "coll", "msccl_xml.py"), "8"],
+                         capture_output=True, check=True).stdout
+    with open(os.path.join(tmp, "ring8.xml"), "wb") as f:
+        f.write(xml)
+    shows_progress(["coll", "from-msccl", "ring8.xml", "--size", "1M", "-o", "msccl"], tmp, "ranks", 8)
+    shows_progress(["coll", "expand", "gpt", "--algo", "ring", "-o", "gptx"], tmp, "ranks", 64)
+    # gpt's 64 ranks hold about 166,000 nodes: over a million events.
+    sim = ["sim", "--workload-configuration=gpt", "--system-configuration=" + sys_json,
+           "--network-configuration=mesh:4x4x4@50,500"]
+    shows_progress(sim, tmp, "nodes")
+    got = run_tty(sim, tmp)[2]
+    check("sim: the simulated time is shown beside the nodes",
+          re.search(rb"\(\d+ of \d+ nodes, [0-9]+\.[0-9]{3} ms simulated\)", got) is not None, got[-500:])
+    shows_progress(["sweep", "--workload-configuration=gpt", "--system-configuration=" + sys_json,
+                    "--network-configuration=mesh:4x4x4@50,500", "--vary", "bandwidth=25,50"],
+                   tmp, "configurations", 2, same_stdout=False)  # its rows carry wall-clock seconds
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main, "chakra-progress-")
