@@ -145,7 +145,7 @@ static int coll_synth(int argc, char **argv) {
                                   .bandwidth_gbps = 50, .latency_ns = 500,
                                   .producer = "chakra-c " CHAKRA_VERSION_STRING " coll synth"};
   const char *prefix = NULL, *coll = NULL;
-  int json = 0;
+  int json = 0, quiet = 0;
   const cli_opt opts[] = {
       {.name = "topology", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &so.topology, .metavar = "T",
        .help = "inline KIND:SHAPE (mesh:8x8, torus:8x8, hypercube:64, ring:8, switch:16, fc:8) or a link-list file",
@@ -172,6 +172,7 @@ static int coll_synth(int argc, char **argv) {
        .def = "none", .file = CLI_FILE_OUT},
       {.name = "json", .kind = CLI_OPT_FLAG, .dest = &json, .help = "print one JSON object instead of text"},
       THREADS_OPT(&so.threads),
+      QUIET_OPT(&quiet),
       {.name = "max-memory", .kind = CLI_OPT_SIZE, .dest = CLI_INT(&so.max_memory), .metavar = "BYTES",
        .help = "refuse at once a synthesis estimated to need more (K, M, G binary)",
        .def = "what the process may use: physical memory, ulimit, cgroup"},
@@ -198,7 +199,11 @@ static int coll_synth(int argc, char **argv) {
     return 2;
   }
   chakra_coll_synth_result r;
-  if (chakra_coll_synth(prefix, &so, &r, &err)) return cli_fail(&err);
+  cli_progress bar;
+  so.progress = cli_progress_start(&bar, quiet, "transfers", &so.progress_ctx);
+  int failed = chakra_coll_synth(prefix, &so, &r, &err);
+  cli_progress_end(&bar);
+  if (failed) return cli_fail(&err);
   double out_bytes = (double)r.chunk_bytes * (double)r.chunks; /* the output buffer the chunks fill */
   uint64_t moved = r.chunk_bytes * (so.coll == CHAKRA_COLL_ALLGATHER ? r.chunks / r.npus : r.chunks);
   double algbw = r.collective_time_ns ? out_bytes / (double)r.collective_time_ns : 0;

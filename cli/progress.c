@@ -46,18 +46,24 @@ int cli_progress_report(void *ctx, const char *phase, uint64_t done, uint64_t to
     return 0;
   }
   double t = now_s();
+  if (!p->phase || strcmp(p->phase, phase) != 0) { /* a new phase, at its own pace */
+    if (p->phase) p->start = t;
+    p->phase = phase;
+  }
   if (drawn && t - p->last < 0.1) return 0; /* at most ten drawings a second */
+  /* files written are counted as ranks whatever the command counted before */
+  const char *unit = strcmp(phase, "ranks") == 0 ? "ranks" : p->unit;
   p->last = t;
   char sim[64] = "", left[48] = "";
   if (p->sim_ns) snprintf(sim, sizeof sim, ", %.3f ms simulated", (double)p->sim_ns / 1e6);
   if (total == 0) {
-    fprintf(stderr, "\rchakra %s: %llu %s%s\033[K", cli_command_name(), (unsigned long long)done, p->unit, sim);
+    fprintf(stderr, "\rchakra %s: %llu %s%s\033[K", cli_command_name(), (unsigned long long)done, unit, sim);
   } else {
     double f = done >= total ? 1.0 : (double)done / (double)total;
     /* the rate so far, once there is one worth extrapolating */
     if (f > 0 && f < 1 && t - p->start >= 0.5) format_left(left, sizeof left, (t - p->start) * (1 - f) / f);
     fprintf(stderr, "\rchakra %s: %d%% (%llu of %llu %s%s)%s\033[K", cli_command_name(), (int)(f * 100),
-            (unsigned long long)done, (unsigned long long)total, p->unit, sim, left);
+            (unsigned long long)done, (unsigned long long)total, unit, sim, left);
   }
   fflush(stderr);
   drawn = 1;

@@ -15,6 +15,7 @@ typedef struct cli_progress {
   const char *unit;    /* what done and total count: "ranks", "nodes", ... */
   double start, last;  /* monotonic seconds: the start, the last drawing */
   uint64_t sim_ns;     /* sim: the simulated time of the last "run" report */
+  const char *phase;   /* the phase drawn: the estimate restarts with each */
 } cli_progress;
 
 /* Starts the clock; draws nothing when quiet or stderr is no terminal. */

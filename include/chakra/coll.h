@@ -103,6 +103,9 @@ typedef struct chakra_coll_synth_options {
                                0 = what this process may use: physical memory, ulimit, cgroup */
   uint64_t max_steps;       /* steps the synthesis may take (estimated before it starts; refused beyond);
                                0 = CHAKRA_COLL_SYNTH_MAX_STEPS */
+  chakra_progress_fn progress; /* may be NULL: phase "match", chunk transfers booked of all (an all-reduce's
+                                  two passes in turn), then "ranks", files written of all */
+  void *progress_ctx;
 } chakra_coll_synth_options;
 
 /* The default limit on a synthesis's estimated steps: about 100 seconds

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The progress line of long commands (cli/progress.c), seen through a
 pseudo-terminal: with standard error on a terminal, synth, coll gen,
-coll from-msccl, coll expand, sim and sweep draw "chakra CMD: P% (DONE of
+coll synth, coll from-msccl, coll expand, sim and sweep draw "chakra CMD: P% (DONE of
 TOTAL UNIT)" lines redrawn in place (a carriage return, the line, an
 erase to its end), at most ten a second, and erase the last one before
 they exit; with -q, or with standard error not a terminal, not a byte of
@@ -103,6 +103,9 @@ def main(tmp):
                          capture_output=True, check=True).stdout
     with open(os.path.join(tmp, "ring8.xml"), "wb") as f:
         f.write(xml)
+    # matching reports every 1,024 rounds: this all-reduce has about 1,300
+    shows_progress(["coll", "synth", "--topology", "mesh:16x16", "--coll", "allreduce", "--size", "1M"], tmp,
+                   "transfers", 2 * 256 * 255, same_stdout=False)  # it prints its synthesis time
     shows_progress(["coll", "from-msccl", "ring8.xml", "--size", "1M", "-o", "msccl"], tmp, "ranks", 8)
     shows_progress(["coll", "expand", "gpt", "--algo", "ring", "-o", "gptx"], tmp, "ranks", 64)
     # gpt's 64 ranks hold about 166,000 nodes: over a million events.
