@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The progress line of long commands (cli/progress.c), seen through a
 pseudo-terminal: with standard error on a terminal, synth, coll gen,
-coll synth, coll from-msccl, coll expand, sim and sweep draw "chakra CMD: P% (DONE of
+coll synth, coll from-msccl, coll expand, sim, sweep and convert pytorch draw "chakra CMD: P% (DONE of
 TOTAL UNIT)" lines redrawn in place (a carriage return, the line, an
 erase to its end), at most ten a second, and erase the last one before
 they exit; with -q, or with standard error not a terminal, not a byte of
@@ -9,6 +9,7 @@ it. Standard output is the same either way.
 
 Usage: progress.py CHAKRA SOURCE_DIR
 """
+import json
 import os
 import pty
 import re
@@ -58,7 +59,7 @@ def shows_progress(args, cwd, unit, total=None, same_stdout=True):
     """On a terminal: drawings, in order, of this unit, the last line erased; -q and a pipe: none."""
     rc, out, got, secs = run_tty(args, cwd)
     draws = DRAW.findall(got)
-    name = command(args[:2] if args[0] == "coll" else args[:1])
+    name = command(args[:2] if args[0] in ("coll", "convert") else args[:1])
     check("%s on a terminal: exit 0, progress drawn in %s" % (name, unit),
           rc == 0 and draws and all(d[4].decode() == unit for d in draws), (rc, got[-1500:]))
     if not draws:
@@ -115,6 +116,21 @@ def main(tmp):
     got = run_tty(sim, tmp)[2]
     check("sim: the simulated time is shown beside the nodes",
           re.search(rb"\(\d+ of \d+ nodes, [0-9]+\.[0-9]{3} ms simulated\)", got) is not None, got[-500:])
+    # convert pytorch: bytes of the host ET parsed, reported every 4 MiB
+    io = {"values": [], "shapes": [], "types": []}
+    attrs = [{"name": n, "type": "uint64", "value": 0} for n in ("rf_id", "fw_parent", "seq_id", "scope", "tid",
+                                                                  "fw_tid")]
+    nodes = [{"id": 2, "name": "[pytorch|profiler|execution_trace|thread]", "ctrl_deps": 1}]
+    nodes += [{"id": i, "name": "aten::mul", "ctrl_deps": 2} for i in range(3, 40003)]
+    for n in nodes:
+        n.update(inputs=io, outputs=io, attrs=attrs)
+    host = os.path.join(tmp, "host.json")
+    with open(host, "w") as f:
+        json.dump({"schema": "1.0.2-chakra.0.0.4", "pid": 1, "time": "t", "start_ts": 1, "nodes": nodes,
+                   "finish_ts": 2}, f)
+    shows_progress(["convert", "pytorch", "host.json", "-o", "host.et"], tmp, "bytes", os.path.getsize(host))
+    shows_progress(["convert", "pytorch", "host.json", "-o", "host.et", "--threads", "1"], tmp, "bytes",
+                   os.path.getsize(host))
     shows_progress(["sweep", "--workload-configuration=gpt", "--system-configuration=" + sys_json,
                     "--network-configuration=mesh:4x4x4@50,500", "--vary", "bandwidth=25,50"],
                    tmp, "configurations", 2, same_stdout=False)  # its rows carry wall-clock seconds
