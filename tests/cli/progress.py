@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The progress line of long commands (cli/progress.c), seen through a
-pseudo-terminal: with standard error on a terminal, synth, coll gen,
+pseudo-terminal: with standard error on a terminal, synth, gen dlrm, coll gen,
 coll synth, coll from-msccl, coll expand, sim, sweep and convert pytorch draw "chakra CMD: P% (DONE of
 TOTAL UNIT)" lines redrawn in place (a carriage return, the line, an
 erase to its end), at most ten a second, and erase the last one before
@@ -59,7 +59,7 @@ def shows_progress(args, cwd, unit, total=None, same_stdout=True):
     """On a terminal: drawings, in order, of this unit, the last line erased; -q and a pipe: none."""
     rc, out, got, secs = run_tty(args, cwd)
     draws = DRAW.findall(got)
-    name = command(args[:2] if args[0] in ("coll", "convert") else args[:1])
+    name = command(args[:2] if args[0] in ("coll", "convert", "gen") else args[:1])
     check("%s on a terminal: exit 0, progress drawn in %s" % (name, unit),
           rc == 0 and draws and all(d[4].decode() == unit for d in draws), (rc, got[-1500:]))
     if not draws:
@@ -104,6 +104,7 @@ def main(tmp):
                          capture_output=True, check=True).stdout
     with open(os.path.join(tmp, "ring8.xml"), "wb") as f:
         f.write(xml)
+    shows_progress(["gen", "dlrm", "--npus", "16", "--batch", "1024", "-o", "dlrm"], tmp, "ranks", 16)
     # matching reports every 1,024 rounds: this all-reduce has about 1,300
     shows_progress(["coll", "synth", "--topology", "mesh:16x16", "--coll", "allreduce", "--size", "1M"], tmp,
                    "transfers", 2 * 256 * 255, same_stdout=False)  # it prints its synthesis time
