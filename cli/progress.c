@@ -60,9 +60,11 @@ int cli_progress_report(void *ctx, const char *phase, uint64_t done, uint64_t to
     fprintf(stderr, "\rchakra %s: %llu %s%s\033[K", cli_command_name(), (unsigned long long)done, unit, sim);
   } else {
     double f = done >= total ? 1.0 : (double)done / (double)total;
+    /* whole percents rounded down, exactly: 100 only when done */
+    int pct = done >= total ? 100 : done <= UINT64_MAX / 100 ? (int)(done * 100 / total) : (int)(f * 100);
     /* the rate so far, once there is one worth extrapolating */
     if (f > 0 && f < 1 && t - p->start >= 0.5) format_left(left, sizeof left, (t - p->start) * (1 - f) / f);
-    fprintf(stderr, "\rchakra %s: %d%% (%llu of %llu %s%s)%s\033[K", cli_command_name(), (int)(f * 100),
+    fprintf(stderr, "\rchakra %s: %d%% (%llu of %llu %s%s)%s\033[K", cli_command_name(), pct,
             (unsigned long long)done, (unsigned long long)total, unit, sim, left);
   }
   fflush(stderr);
