@@ -35,7 +35,13 @@ struct chakra_set {
   chakra_manifest *man;     /* a shared set's manifest, or NULL */
   char *man_path;
   char **cls_paths;         /* a shared set's templates, resolved */
+  chakra_progress_fn progress; /* chakra_set_options' */
+  void *progress_ctx;
 };
+
+chakra_workload_options set_writer_options(const chakra_set *s) {
+  return (chakra_workload_options){.progress = s->progress, .progress_ctx = s->progress_ctx};
+}
 
 /* ---- rank files ---- */
 
@@ -148,6 +154,7 @@ static chakra_set *set_new(const chakra_set_options *opt) {
   chakra_set *s = calloc(1, sizeof *s);
   if (!s) return NULL;
   pthread_mutex_init(&s->lock, NULL);
+  if (opt) s->progress = opt->progress, s->progress_ctx = opt->progress_ctx;
   if (opt && opt->comm_groups) {
     s->origin = CHAKRA_GROUPS_GIVEN;
     if (!(s->groups_path = strdup(opt->comm_groups))) {

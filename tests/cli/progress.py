@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The progress line of long commands (cli/progress.c), seen through a
-pseudo-terminal: with standard error on a terminal, synth, gen dlrm, coll gen,
+pseudo-terminal: with standard error on a terminal, synth, unshare, share, gen dlrm, coll gen,
 coll synth, coll from-msccl, coll expand, sim, sweep and convert pytorch draw "chakra CMD: P% (DONE of
 TOTAL UNIT)" lines redrawn in place (a carriage return, the line, an
 erase to its end), at most ten a second, and erase the last one before
@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from clitest import check, run  # noqa: E402
 
 CHAKRA, SOURCE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-DRAW = re.compile(rb"\rchakra ([a-z -]+): (\d+)% \((\d+) of (\d+) ([a-z]+)[^)]*\)[^\r\x1b]*\x1b\[K")
+DRAW = re.compile(rb"\rchakra ([a-z -]+): (\d+)% \((\d+) of (\d+) ([a-z ]+?)(?:, [^)]*)?\)[^\r\x1b]*\x1b\[K")
 
 
 
@@ -56,12 +56,14 @@ def command(args):
 
 
 def shows_progress(args, cwd, unit, total=None, same_stdout=True):
-    """On a terminal: drawings, in order, of this unit, the last line erased; -q and a pipe: none."""
+    """On a terminal: drawings, in order, of this unit, the last line erased; -q and a pipe: none.
+    A command's last phase may be the files it writes, drawn in ranks."""
     rc, out, got, secs = run_tty(args, cwd)
-    draws = DRAW.findall(got)
+    every = DRAW.findall(got)
+    draws = [d for d in every if d[4].decode() == unit]
     name = command(args[:2] if args[0] in ("coll", "convert", "gen") else args[:1])
     check("%s on a terminal: exit 0, progress drawn in %s" % (name, unit),
-          rc == 0 and draws and all(d[4].decode() == unit for d in draws), (rc, got[-1500:]))
+          rc == 0 and draws and all(d[4].decode() in (unit, "ranks") for d in every), (rc, got[-1500:]))
     if not draws:
         return
     pcts = [int(d[1]) for d in draws]
@@ -95,6 +97,10 @@ def main(tmp):
         draws, secs = r
         check("synth: at most ten drawings a second (%d in %.2f s)" % (len(draws), secs),
               len(draws) <= 10 * secs + 2, len(draws))
+    # the same job in the shared form, back to per-rank files, and shared again
+    run_pipe(big[:-2] + ["--shared", "-o", "bigs"], tmp)
+    shows_progress(["unshare", "bigs", "-o", "bigu"], tmp, "ranks", 1024)
+    shows_progress(["share", "bigu", "-o", "bigs2"], tmp, "rank files read", 2048)
     shows_progress(["synth", "--num-stacks", "8", "--dmodel", "512", "--dff", "2048", "--head", "8",
                     "--seq", "256", "--dp", "4", "--tp", "4", "--pp", "4", "--batch", "64", "--micro-batch", "4",
                     "-o", "gpt"], tmp, "ranks", 64)
