@@ -240,6 +240,7 @@ static void print_problem(void *ctx, const chakra_problem *p) {
     w.what = what;
   }
   chakra_problem_format(&w, line, sizeof line);
+  cli_progress_clear(); /* a terminal shows stdout and stderr on one screen */
   fprintf((FILE *)ctx, "%s\n", line);
 }
 
@@ -322,6 +323,9 @@ static int coll_expand(int argc, char **argv) {
   if (!isnan(x.reduce_bw) && !reduce_bw_ok(x.reduce_bw)) goto done;
   uint64_t nodes = 0;
   chakra_set_options so = {.comm_groups = x.comm_groups};
+  cli_progress bar;
+  x.progress = cli_progress_start(&bar, quiet, "ranks", &x.progress_ctx);
+  so.progress = x.progress, so.progress_ctx = x.progress_ctx; /* its reading pass: ranks loaded */
   chakra_set *in = cli_open_set(1, pos.v, &so);
   if (!in) goto done;
   const chakra_manifest *man = chakra_set_manifest(in);
@@ -342,8 +346,6 @@ static int coll_expand(int argc, char **argv) {
       goto close;
     }
   x.rules = rules;
-  cli_progress bar;
-  x.progress = cli_progress_start(&bar, quiet, "ranks", &x.progress_ctx);
   int failed = chakra_coll_expand_set(in, out, &x, &nodes, &err);
   cli_progress_end(&bar);
   rc = failed ? cli_fail(&err) : 0;
@@ -357,18 +359,23 @@ done:
 }
 
 static int coll_check(int argc, char **argv) {
-  static const cli_opt opts[] = {{0}};
+  int quiet = 0;
+  const cli_opt opts[] = {QUIET_OPT(&quiet), {0}};
   const cli_command cmd = {.name = "coll check", .args = "PREFIX|FILES...", .min_args = 1, .max_args = -1,
                            .about = check_about, .opts = opts, .args_file = CLI_FILE_TRACES};
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
-  chakra_set *set = cli_open_set(pos.n, pos.v, NULL);
+  chakra_set_options so = {0};
+  cli_progress bar;
+  so.progress = cli_progress_start(&bar, quiet, "ranks loaded", &so.progress_ctx);
+  chakra_set *set = cli_open_set(pos.n, pos.v, &so);
   if (!set) return 2;
   int n = (int)chakra_set_ranks(set);
   chakra_error err = {0};
   uint64_t problems = 0;
   int rc = chakra_coll_check_set(set, print_problem, stdout, &problems, &err);
+  cli_progress_end(&bar);
   chakra_set_close(set);
   if (rc) return cli_fail(&err);
   if (problems) {

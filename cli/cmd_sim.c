@@ -208,10 +208,13 @@ static int run(const sim_options *o, chakra_sim_result *res, char *groups_beside
   char why[64];
   snprintf(why, sizeof why, "the network has %u NPUs", npus);
   chakra_set_options so = {.ranks = npus, .ranks_reason = why, .comm_groups = o->comm_groups};
+  cli_progress loading;
+  so.progress = cli_progress_start(&loading, o->quiet, "ranks loaded", &so.progress_ctx);
   chakra_set *set = NULL;
   chakra_sim_workload *w = NULL;
   rc = chakra_set_open(&set, o->workload, &so, err);
   if (!rc) rc = chakra_sim_workload_load_set(&w, set, o->load_threads, print_problem, NULL, err);
+  cli_progress_end(&loading);
   if (!rc) cli_note_groups(set);
   if (!rc && chakra_set_groups_origin(set) == CHAKRA_GROUPS_BESIDE)
     snprintf(groups_beside, 4096, "%s", chakra_set_groups_path(set));

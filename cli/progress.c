@@ -51,8 +51,9 @@ int cli_progress_report(void *ctx, const char *phase, uint64_t done, uint64_t to
     p->phase = phase;
   }
   if (drawn && t - p->last < 0.1) return 0; /* at most ten drawings a second */
-  /* files written are counted as ranks whatever the command counted before */
-  const char *unit = strcmp(phase, "ranks") == 0 ? "ranks" : p->unit;
+  /* files written, and ranks loaded, are counted as such whatever the
+   * command counts in its own phases */
+  const char *unit = strcmp(phase, "ranks") == 0 ? "ranks" : strcmp(phase, "load") == 0 ? "ranks loaded" : p->unit;
   p->last = t;
   char sim[64] = "", left[48] = "";
   if (p->sim_ns) snprintf(sim, sizeof sim, ", %.3f ms simulated", (double)p->sim_ns / 1e6);

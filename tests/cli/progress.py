@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """The progress line of long commands (cli/progress.c), seen through a
-pseudo-terminal: with standard error on a terminal, synth, unshare, share, gen dlrm, coll gen,
+pseudo-terminal: with standard error on a terminal, synth, unshare, share, gen dlrm, validate,
+stats, coll check, coll gen,
 coll synth, coll from-msccl, coll expand, sim, sweep and convert pytorch draw "chakra CMD: P% (DONE of
 TOTAL UNIT)" lines redrawn in place (a carriage return, the line, an
 erase to its end), at most ten a second, and erase the last one before
@@ -15,6 +16,7 @@ import pty
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -29,7 +31,8 @@ def run_tty(args, cwd):
     """Runs with standard error on a pseudo-terminal: (status, stdout, what the terminal got, seconds)."""
     master, slave = pty.openpty()
     t0 = time.monotonic()
-    p = subprocess.Popen([CHAKRA] + args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave)
+    out_file = tempfile.TemporaryFile()  # not a pipe: a command with much to say must not block on it
+    p = subprocess.Popen([CHAKRA] + args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out_file, stderr=slave)
     os.close(slave)
     got = b""
     while True:
@@ -40,8 +43,10 @@ def run_tty(args, cwd):
         if not data:
             break
         got += data
-    out = p.stdout.read()
     p.wait()
+    out_file.seek(0)
+    out = out_file.read()
+    out_file.close()
     os.close(master)
     return p.returncode, out, got, time.monotonic() - t0
 
@@ -57,13 +62,13 @@ def command(args):
 
 def shows_progress(args, cwd, unit, total=None, same_stdout=True):
     """On a terminal: drawings, in order, of this unit, the last line erased; -q and a pipe: none.
-    A command's last phase may be the files it writes, drawn in ranks."""
+    A command may also draw the rank files it loads first or writes last."""
     rc, out, got, secs = run_tty(args, cwd)
     every = DRAW.findall(got)
     draws = [d for d in every if d[4].decode() == unit]
     name = command(args[:2] if args[0] in ("coll", "convert", "gen") else args[:1])
     check("%s on a terminal: exit 0, progress drawn in %s" % (name, unit),
-          rc == 0 and draws and all(d[4].decode() in (unit, "ranks") for d in every), (rc, got[-1500:]))
+          rc == 0 and draws and all(d[4].decode() in (unit, "ranks", "ranks loaded") for d in every), (rc, got[-1500:]))
     if not draws:
         return
     pcts = [int(d[1]) for d in draws]
@@ -106,6 +111,10 @@ def main(tmp):
                     "-o", "gpt"], tmp, "ranks", 64)
     shows_progress(["coll", "gen", "--coll", "allreduce", "--algo", "ring", "--ranks", "16", "--size", "1M",
                     "-o", "ring"], tmp, "ranks", 16)
+    # the ranks a set loads: one pass each (stats' checks would be a second)
+    shows_progress(["coll", "check", "ring"], tmp, "ranks loaded", 16)
+    shows_progress(["validate", "gpt"], tmp, "ranks loaded", 64)
+    shows_progress(["stats", "gpt", "--no-checks"], tmp, "ranks loaded", 64)
     xml = subprocess.run([sys.executable, os.path.join(SOURCE, "tests", "coll", "msccl_xml.py"), "8"],
                          capture_output=True, check=True).stdout
     with open(os.path.join(tmp, "ring8.xml"), "wb") as f:
