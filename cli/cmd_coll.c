@@ -10,6 +10,7 @@
 #include "chakra/sim.h"
 #include "chakra/version.h"
 #include "cli.h"
+#include "progress.h"
 
 static const char gen_about[] =
     "Collective algorithms as Chakra ETs: one file per rank, PREFIX.<r>.et, a DAG\n"
@@ -32,6 +33,7 @@ static const char expand_about[] =
 #define THREADS_OPT(to)                                                                                      \
   {.name = "threads", .kind = CLI_OPT_COUNT, .dest = CLI_INT(to), .min = 1, .max = 64,                          \
    .help = "ranks made at once (the files are the same whatever the count)", .def = "CPUs, at most 8"}
+#define QUIET_OPT(to) {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = (to), .help = "no progress line"}
 #define OUTPUT_OPT(to)                                                                                       \
   {.name = "output", .alias = "out", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED,     \
    .dest = (to), .metavar = "PREFIX", .help = "output prefix", .file = CLI_FILE_OUT_PREFIX}
@@ -46,6 +48,7 @@ static int reduce_bw_ok(double bw) {
 static int coll_gen(int argc, char **argv) {
   chakra_coll_gen_options g = {.reduce_bw = CHAKRA_COLL_DEFAULT_REDUCE_BW, .chunks = 1};
   const char *prefix = NULL, *coll = NULL, *algo = NULL;
+  int quiet = 0;
   const cli_opt opts[] = {
       {.name = "coll", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &coll, .metavar = "COLL",
        .help = "allreduce, allgather, reducescatter or alltoall"},
@@ -60,6 +63,7 @@ static int coll_gen(int argc, char **argv) {
        .help = "independent pipelines (tags offset by chunk * 65536)", .def = "1"},
       REDUCE_BW_OPT(&g.reduce_bw),
       THREADS_OPT(&g.threads),
+      QUIET_OPT(&quiet),
       OUTPUT_OPT(&prefix),
       {0}};
   const cli_command cmd = {.name = "coll gen", .max_args = 0, .about = gen_about, .opts = opts};
@@ -83,14 +87,18 @@ static int coll_gen(int argc, char **argv) {
     cli_error("%s", err.msg);
     return 2;
   }
-  if (chakra_coll_gen(prefix, &g, &err)) return cli_fail(&err);
-  return 0;
+  cli_progress bar;
+  g.progress = cli_progress_start(&bar, quiet, "ranks", &g.progress_ctx);
+  int failed = chakra_coll_gen(prefix, &g, &err);
+  cli_progress_end(&bar);
+  return failed ? cli_fail(&err) : 0;
 }
 
 static int coll_from_msccl(int argc, char **argv) {
   chakra_coll_msccl_options m = {.reduce_bw = CHAKRA_COLL_DEFAULT_REDUCE_BW,
                                  .producer = "chakra-c " CHAKRA_VERSION_STRING " coll from-msccl"};
   const char *prefix = NULL;
+  int quiet = 0;
   const cli_opt opts[] = {
       {.name = "size", .alias = "coll-size", .kind = CLI_OPT_SIZE, .flags = CLI_OPT_REQUIRED,
        .dest = CLI_INT(&m.size), .max = CHAKRA_COLL_MAX_SIZE, .help = "the collective's size, as for gen"},
@@ -100,6 +108,7 @@ static int coll_from_msccl(int argc, char **argv) {
       {.name = "embed-xml", .kind = CLI_OPT_FLAG, .dest = &m.embed_xml,
        .help = "store the whole XML in every file (the reference's input_file)"},
       THREADS_OPT(&m.threads),
+      QUIET_OPT(&quiet),
       OUTPUT_OPT(&prefix),
       {0}};
   const cli_command cmd = {.name = "coll from-msccl", .args = "X.xml", .min_args = 1, .max_args = 1,
@@ -109,8 +118,11 @@ static int coll_from_msccl(int argc, char **argv) {
   if (st != CLI_PROCEED) return st;
   if (!reduce_bw_ok(m.reduce_bw)) return 2;
   chakra_error err = {0};
-  if (chakra_coll_from_msccl(pos.v[0], prefix, &m, &err)) return cli_fail(&err);
-  return 0;
+  cli_progress bar;
+  m.progress = cli_progress_start(&bar, quiet, "ranks", &m.progress_ctx);
+  int failed = chakra_coll_from_msccl(pos.v[0], prefix, &m, &err);
+  cli_progress_end(&bar);
+  return failed ? cli_fail(&err) : 0;
 }
 
 static const char synth_about[] =
@@ -133,7 +145,7 @@ static int coll_synth(int argc, char **argv) {
                                   .bandwidth_gbps = 50, .latency_ns = 500,
                                   .producer = "chakra-c " CHAKRA_VERSION_STRING " coll synth"};
   const char *prefix = NULL, *coll = NULL;
-  int json = 0;
+  int json = 0, quiet = 0;
   const cli_opt opts[] = {
       {.name = "topology", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &so.topology, .metavar = "T",
        .help = "inline KIND:SHAPE (mesh:8x8, torus:8x8, hypercube:64, ring:8, switch:16, fc:8) or a link-list file",
@@ -160,6 +172,7 @@ static int coll_synth(int argc, char **argv) {
        .def = "none", .file = CLI_FILE_OUT},
       {.name = "json", .kind = CLI_OPT_FLAG, .dest = &json, .help = "print one JSON object instead of text"},
       THREADS_OPT(&so.threads),
+      QUIET_OPT(&quiet),
       {.name = "max-memory", .kind = CLI_OPT_SIZE, .dest = CLI_INT(&so.max_memory), .metavar = "BYTES",
        .help = "refuse at once a synthesis estimated to need more (K, M, G binary)",
        .def = "what the process may use: physical memory, ulimit, cgroup"},
@@ -186,7 +199,11 @@ static int coll_synth(int argc, char **argv) {
     return 2;
   }
   chakra_coll_synth_result r;
-  if (chakra_coll_synth(prefix, &so, &r, &err)) return cli_fail(&err);
+  cli_progress bar;
+  so.progress = cli_progress_start(&bar, quiet, "transfers", &so.progress_ctx);
+  int failed = chakra_coll_synth(prefix, &so, &r, &err);
+  cli_progress_end(&bar);
+  if (failed) return cli_fail(&err);
   double out_bytes = (double)r.chunk_bytes * (double)r.chunks; /* the output buffer the chunks fill */
   uint64_t moved = r.chunk_bytes * (so.coll == CHAKRA_COLL_ALLGATHER ? r.chunks / r.npus : r.chunks);
   double algbw = r.collective_time_ns ? out_bytes / (double)r.collective_time_ns : 0;
@@ -223,6 +240,7 @@ static void print_problem(void *ctx, const chakra_problem *p) {
     w.what = what;
   }
   chakra_problem_format(&w, line, sizeof line);
+  cli_progress_clear(); /* a terminal shows stdout and stderr on one screen */
   fprintf((FILE *)ctx, "%s\n", line);
 }
 
@@ -261,6 +279,7 @@ static int coll_expand(int argc, char **argv) {
   chakra_coll_expand_options x = {.reduce_bw = NAN, .diag = warn_problem,
                                   .producer = "chakra-c " CHAKRA_VERSION_STRING " coll expand"};
   const char *out = NULL, *system = NULL;
+  int quiet = 0;
   cli_list algos = {0};
   static const cli_choice scaling[] = {{"scale", 0}, {"as-is", 1}, {NULL, 0}};
   const cli_opt opts[] = {
@@ -285,6 +304,7 @@ static int coll_expand(int argc, char **argv) {
                "they are copied as made. Either way a size or collective other than the ETs' is warned about",
        .def = "scale"},
       THREADS_OPT(&x.threads),
+      QUIET_OPT(&quiet),
       {.name = "output", .alias = "out", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED,
        .dest = &out, .metavar = "PREFIX",
        .help = "output prefix: OUT.<r>.et, or for a shared workload (a grid) the shared form, OUT.set.json and "
@@ -303,6 +323,9 @@ static int coll_expand(int argc, char **argv) {
   if (!isnan(x.reduce_bw) && !reduce_bw_ok(x.reduce_bw)) goto done;
   uint64_t nodes = 0;
   chakra_set_options so = {.comm_groups = x.comm_groups};
+  cli_progress bar;
+  x.progress = cli_progress_start(&bar, quiet, "ranks", &x.progress_ctx);
+  so.progress = x.progress, so.progress_ctx = x.progress_ctx; /* its reading pass: ranks loaded */
   chakra_set *in = cli_open_set(1, pos.v, &so);
   if (!in) goto done;
   const chakra_manifest *man = chakra_set_manifest(in);
@@ -323,7 +346,9 @@ static int coll_expand(int argc, char **argv) {
       goto close;
     }
   x.rules = rules;
-  rc = chakra_coll_expand_set(in, out, &x, &nodes, &err) ? cli_fail(&err) : 0;
+  int failed = chakra_coll_expand_set(in, out, &x, &nodes, &err);
+  cli_progress_end(&bar);
+  rc = failed ? cli_fail(&err) : 0;
   if (!rc) cli_note_groups(in);
 close:
   chakra_set_close(in);
@@ -334,18 +359,23 @@ done:
 }
 
 static int coll_check(int argc, char **argv) {
-  static const cli_opt opts[] = {{0}};
+  int quiet = 0;
+  const cli_opt opts[] = {QUIET_OPT(&quiet), {0}};
   const cli_command cmd = {.name = "coll check", .args = "PREFIX|FILES...", .min_args = 1, .max_args = -1,
                            .about = check_about, .opts = opts, .args_file = CLI_FILE_TRACES};
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
-  chakra_set *set = cli_open_set(pos.n, pos.v, NULL);
+  chakra_set_options so = {0};
+  cli_progress bar;
+  so.progress = cli_progress_start(&bar, quiet, "ranks loaded", &so.progress_ctx);
+  chakra_set *set = cli_open_set(pos.n, pos.v, &so);
   if (!set) return 2;
   int n = (int)chakra_set_ranks(set);
   chakra_error err = {0};
   uint64_t problems = 0;
   int rc = chakra_coll_check_set(set, print_problem, stdout, &problems, &err);
+  cli_progress_end(&bar);
   chakra_set_close(set);
   if (rc) return cli_fail(&err);
   if (problems) {

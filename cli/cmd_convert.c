@@ -4,6 +4,7 @@
 
 #include "chakra/ingest.h"
 #include "cli.h"
+#include "progress.h"
 
 static const char pytorch_about[] =
     "A PyTorch host execution trace (schema 1.0.1 to 1.1.1-chakra.1.0.0) or a\n"
@@ -14,6 +15,19 @@ static const char pytorch_about[] =
 
 static const char text_about[] = "An ASTRA-sim 1.0 text workload to PREFIX.0.et .. PREFIX.<N-1>.et.\n";
 
+/* The bytes parsed go to the progress line, the phases to --timing. */
+typedef struct convert_watch {
+  cli_progress bar;
+  cli_timer timer;
+  int timing;
+} convert_watch;
+
+static int watch(void *ctx, const char *phase, uint64_t done, uint64_t total) {
+  convert_watch *w = ctx;
+  if (strcmp(phase, "bytes") == 0) return cli_progress_report(&w->bar, phase, done, total);
+  return w->timing ? cli_timing(&w->timer, phase, done, total) : 0;
+}
+
 static int convert_pytorch(int argc, char **argv) {
   static const cli_choice p2p[] = {{"error", CHAKRA_P2P_MISSING_ERROR}, {"drop", CHAKRA_P2P_MISSING_DROP}, {NULL, 0}};
   static const cli_choice unknown[] = {
@@ -21,7 +35,6 @@ static int convert_pytorch(int argc, char **argv) {
   const char *out = NULL;
   chakra_convert_options opt = {.diag = cli_diag};
   int quiet = 0, timing = 0;
-  cli_timer timer = {0};
   const cli_opt opts[] = {
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &out,
        .metavar = "OUT.et", .help = "the Chakra ET to write", .file = CLI_FILE_OUT},
@@ -41,7 +54,8 @@ static int convert_pytorch(int argc, char **argv) {
        .def = "CPUs"},
       {.name = "timing", .kind = CLI_OPT_FLAG, .dest = &timing,
        .help = "print the time of each phase on stderr (also when CHAKRA_TIMING is set)"},
-      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &quiet, .help = "no summary on stdout"},
+      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &quiet,
+       .help = "no summary on stdout, no progress line"},
       {0}};
   const cli_command cmd = {.name = "convert pytorch", .args = "IN.json[.gz] [KINETO.json[.gz]]", .min_args = 1,
                            .max_args = 2, .about = pytorch_about, .opts = opts, .args_file = CLI_FILE_IN};
@@ -56,10 +70,14 @@ static int convert_pytorch(int argc, char **argv) {
   size_t ol = strlen(out);
   if (ol > 3 && strcmp(out + ol - 3, ".gz") == 0)
     cli_warn("%s: a compressed trace: ASTRA-sim cannot read it (chakra sim can)", out);
-  if (cli_timing_wanted(timing)) opt.progress = cli_timing, opt.progress_ctx = &timer;
+  convert_watch w = {.timing = cli_timing_wanted(timing)};
+  if (cli_progress_start(&w.bar, quiet, "bytes", &opt.progress_ctx) || w.timing) opt.progress = watch;
+  opt.progress_ctx = &w;
   chakra_convert_report rep;
   chakra_error err = {0};
-  if (chakra_convert_pytorch(in, kin, out, &opt, &rep, &err)) return cli_fail(&err);
+  int failed = chakra_convert_pytorch(in, kin, out, &opt, &rep, &err);
+  cli_progress_end(&w.bar);
+  if (failed) return cli_fail(&err);
   if (!quiet)
     printf("%s: %llu nodes (%llu COMP, %llu COMM_COLL, %llu SEND, %llu RECV, %llu METADATA) from %llu, "
            "%llu data deps, %llu ctrl deps\n",

@@ -4,6 +4,7 @@
 #include "chakra/coll.h"
 #include "chakra/gen.h"
 #include "cli.h"
+#include "progress.h"
 
 #include <string.h>
 
@@ -106,7 +107,7 @@ static int gen_dlrm(int argc, char **argv) {
        .help = "write the rank files on N threads (the bytes never depend on it)", .def = "one per CPU, at most 8"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &prefix,
        .metavar = "PREFIX", .help = "output prefix", .file = CLI_FILE_OUT_PREFIX},
-      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &quiet, .help = "no summary line"},
+      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &quiet, .help = "no summary line, no progress line"},
       {0}};
   const cli_command cmd = {.name = "gen dlrm", .max_args = 0, .about = about_dlrm, .opts = opts};
   cli_args pos;
@@ -119,7 +120,11 @@ static int gen_dlrm(int argc, char **argv) {
   if (top) c.top_mlp = tw;
   chakra_error err = {0};
   chakra_gen_dlrm_stats s;
-  if (chakra_gen_dlrm(&c, prefix, &s, &err)) {
+  cli_progress bar;
+  c.progress = cli_progress_start(&bar, quiet, "ranks", &c.progress_ctx);
+  int failed = chakra_gen_dlrm(&c, prefix, &s, &err);
+  cli_progress_end(&bar);
+  if (failed) {
     if (err.code != CHAKRA_EINVAL) return cli_fail(&err);
     cli_error("%s", err.msg);
     return CLI_EXIT_ERROR;

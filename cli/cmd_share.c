@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "progress.h"
 
 static const char about[] =
     "Finds the rank classes of a trace set (ranks whose graphs are equal once\n"
@@ -36,7 +37,7 @@ int cmd_share(int argc, char **argv) {
        .file = CLI_FILE_IN},
       {.name = "threads", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&s.threads), .min = 1, .max = 256,
        .help = "read and prove ranks on N threads (the output never depends on it)", .def = "one per CPU"},
-      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &s.quiet, .help = "no summary line"},
+      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &s.quiet, .help = "no summary line, no progress line"},
       {0}};
   const cli_command cmd = {.name = "share", .args = "PREFIX | FILE.et...", .min_args = 1, .max_args = -1,
                            .about = about, .opts = opts, .args_file = CLI_FILE_TRACES, .files = share_files,
@@ -45,12 +46,15 @@ int cmd_share(int argc, char **argv) {
   int rc = cli_parse(&cmd, argc, argv, &pos);
   if (rc != CLI_PROCEED) return rc;
   chakra_set_options so = {.comm_groups = s.groups};
+  cli_progress bar;
+  so.progress = cli_progress_start(&bar, s.quiet, "rank files read", &so.progress_ctx);
   chakra_set *set = cli_open_set(pos.n, pos.v, &so);
   if (!set) return CLI_EXIT_ERROR;
   chakra_error err = {0};
   uint32_t classes = 0, ranks = chakra_set_ranks(set);
   int groups = chakra_set_groups_origin(set) != CHAKRA_GROUPS_NONE;
   rc = chakra_set_share(set, s.out, s.threads, &classes, &err);
+  cli_progress_end(&bar);
   if (!rc) cli_note_groups(set);
   chakra_set_close(set);
   if (rc) return cli_fail(&err);

@@ -10,6 +10,7 @@
 #include "chakra/build.h"
 #include "chakra/sim.h"
 #include "cli.h"
+#include "progress.h"
 
 static const char about[] =
     "Simulates the per-rank traces PREFIX.0.et .. PREFIX.<N-1>.et (N = product of the\n"
@@ -33,6 +34,7 @@ typedef struct sim_options {
   int rendezvous, multidim_full, custom_as_is, symmetry;
   const char *timeline, *logging_folder, *link_report;
   uint32_t load_threads;
+  int quiet; /* -q: no progress line either */
 } sim_options;
 
 typedef struct sim_args {
@@ -209,13 +211,6 @@ static void print_problem(void *ctx, const chakra_problem *p) {
   cli_warn("%s", line);
 }
 
-/* The progress line, on a terminal only, redrawn in place. */
-static int print_progress(void *ctx, const char *phase, uint64_t done, uint64_t total) {
-  (void)ctx, (void)phase, (void)total;
-  fprintf(stderr, "\rchakra sim: %llu ns simulated\033[K", (unsigned long long)done);
-  return 0;
-}
-
 /* Configuration, workload, run: the library's three parts. */
 /* groups_beside (4096 bytes) receives the groups file found beside the
  * traces, or "". */
@@ -240,21 +235,24 @@ static int run(const sim_options *o, chakra_run_record *res, char *groups_beside
   char why[64];
   snprintf(why, sizeof why, "the network has %u NPUs", npus);
   chakra_set_options so = {.ranks = npus, .ranks_reason = why, .comm_groups = o->comm_groups};
+  cli_progress loading;
+  so.progress = cli_progress_start(&loading, o->quiet, "ranks loaded", &so.progress_ctx);
   chakra_set *set = NULL;
   chakra_sim_workload *w = NULL;
   rc = chakra_set_open(&set, o->workload, &so, err);
   if (!rc) rc = chakra_sim_workload_load_set(&w, set, o->load_threads, print_problem, NULL, err);
+  cli_progress_end(&loading);
   if (!rc) cli_note_groups(set);
   if (!rc && chakra_set_groups_origin(set) == CHAKRA_GROUPS_BESIDE)
     snprintf(groups_beside, 4096, "%s", chakra_set_groups_path(set));
   chakra_set_close(set);
   if (!rc) {
-    int tty = isatty(2);
-    chakra_sim_run_options ro = {.timeline = o->timeline, .logging_folder = o->logging_folder,
-                                 .diag = print_problem, .progress = tty ? print_progress : NULL,
+    cli_progress bar;
+    chakra_sim_run_options ro = {.timeline = o->timeline, .logging_folder = o->logging_folder, .diag = print_problem,
                                  .link_report = o->link_report};
+    ro.progress = cli_progress_start(&bar, o->quiet, "nodes", &ro.progress_ctx);
     rc = chakra_sim_run(cfg, w, &ro, res, err);
-    if (tty) fputs("\r\033[K", stderr);
+    cli_progress_end(&bar);
   }
   chakra_sim_workload_free(w);
   chakra_sim_config_free(cfg);
@@ -270,6 +268,7 @@ int cmd_sim(int argc, char **argv) {
   chakra_run_record res;
   chakra_error err = {0};
   char groups_beside[4096];
+  a.o.quiet = a.quiet;
   if (run(&a.o, &res, groups_beside, &err)) {
     cli_error("%s", err.msg);
     chakra_run_record_free(&res);

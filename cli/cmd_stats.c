@@ -6,6 +6,7 @@
 #include "chakra/stats.h"
 #include "chakra/validate.h"
 #include "cli.h"
+#include "progress.h"
 
 static const char about[] =
     "Per rank and in total: nodes by type and collective type, communication\n"
@@ -96,7 +97,7 @@ static void print_text(const char *title, const chakra_rank_stats *s, int is_fil
 }
 
 int cmd_stats(int argc, char **argv) {
-  int json = 0, ignore_ctrl = 0, no_checks = 0;
+  int json = 0, ignore_ctrl = 0, no_checks = 0, quiet = 0;
   const char *groups = NULL;
   const cli_opt opts[] = {
       {.name = "json", .kind = CLI_OPT_FLAG, .dest = &json, .help = "machine-readable output on stdout"},
@@ -109,6 +110,7 @@ int cmd_stats(int argc, char **argv) {
        .file = CLI_FILE_IN},
       {.name = "no-checks", .kind = CLI_OPT_FLAG, .dest = &no_checks,
        .help = "skip validate's checks (they read every file a second time)"},
+      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &quiet, .help = "no progress line"},
       {0}};
   const cli_command cmd = {.name = "stats", .args = "FILE.et... | PREFIX", .min_args = 1, .max_args = -1,
                            .about = about, .opts = opts, .args_file = CLI_FILE_TRACES};
@@ -116,6 +118,8 @@ int cmd_stats(int argc, char **argv) {
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
   chakra_set_options so = {.comm_groups = groups};
+  cli_progress bar;
+  so.progress = cli_progress_start(&bar, quiet, "ranks loaded", &so.progress_ctx);
   chakra_set *set = cli_open_set(pos.n, pos.v, &so);
   if (!set) return 2;
   int n = (int)chakra_set_ranks(set);
@@ -130,6 +134,7 @@ int cmd_stats(int argc, char **argv) {
   }
   if (!rc && chakra_stats_sum(&total, ranks, (size_t)n)) rc = chakra_error_set(&err, CHAKRA_ENOMEM, "out of memory");
   if (!rc && !no_checks) rc = run_checks(set, &err);
+  cli_progress_end(&bar);
   if (!rc) {
     if (json) {
       rc = chakra_stats_write_json("-", names, ranks, (size_t)n, &total, &err);

@@ -10,6 +10,7 @@
 #include "chakra/sweep.h"
 #include "cli.h"
 #include "mpijob.h"
+#include "progress.h"
 
 static const char about[] =
     "Simulates the workload PREFIX.0.et .. PREFIX.<N-1>.et (or a shared set,\n"
@@ -110,13 +111,6 @@ static void print_problem(void *ctx, const chakra_problem *p) {
   cli_warn("%s", line);
 }
 
-static int print_progress(void *ctx, const char *phase, uint64_t done, uint64_t total) {
-  (void)ctx, (void)phase;
-  fprintf(stderr, "\rchakra sweep: %llu of %llu configurations\033[K", (unsigned long long)done,
-          (unsigned long long)total);
-  return 0;
-}
-
 /* Rank r runs points r, r + size, r + 2 size, ... */
 static int run_share(const sweep_args *a, const chakra_sim_files *files, const cli_job *j, const chakra_sweep *s,
                      const chakra_sim_workload *w, chakra_sweep_row **rows, size_t *n, chakra_error *err) {
@@ -130,9 +124,11 @@ static int run_share(const sweep_args *a, const chakra_sim_files *files, const c
   }
   for (size_t i = 0; i < *n; i++) points[i] = (size_t)j->rank + i * (size_t)j->size;
   unsigned threads = a->threads ? a->threads : j->mpi ? 1 : 0;
-  int tty = !a->quiet && j->rank == 0 && isatty(2);
-  int rc = chakra_sweep_run(s, files, w, points, *n, threads, *rows, tty ? print_progress : NULL, NULL, err);
-  if (tty) fputs("\r\033[K", stderr);
+  cli_progress bar;
+  void *ctx;
+  chakra_progress_fn fn = cli_progress_start(&bar, a->quiet || j->rank != 0, "configurations", &ctx);
+  int rc = chakra_sweep_run(s, files, w, points, *n, threads, *rows, fn, ctx, err);
+  cli_progress_end(&bar);
   free(points);
   return rc;
 }

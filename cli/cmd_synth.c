@@ -9,6 +9,7 @@
 
 #include "chakra/synth.h"
 #include "cli.h"
+#include "progress.h"
 
 static const char about[] =
     "Synthesises one Chakra ET per rank for transformer training (STAGE's model\n"
@@ -111,7 +112,7 @@ static void synth_opts(chakra_synth_config *c, synth_cli *s, cli_opt *out, size_
        .metavar = "V", .help = "STAGE's option, accepted and ignored (STAGE always writes 0.0.4)"},
       {.name = "threads", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&c->threads), .min = 1, .max = 256,
        .help = "write the rank files on N threads (the bytes never depend on it)", .def = "one per CPU, at most 8"},
-      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &s->quiet, .help = "no summary line"},
+      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &s->quiet, .help = "no summary line, no progress line"},
       {0}};
   memcpy(out, t, sizeof t < cap * sizeof *out ? sizeof t : cap * sizeof *out);
 }
@@ -257,7 +258,11 @@ int cmd_synth(int argc, char **argv) {
   int quiet = sc.quiet;
   chakra_error err = {0};
   chakra_synth_stats st;
-  if ((sc.shared ? chakra_synth_write_shared : chakra_synth_write)(&c, prefix, &st, &err)) {
+  cli_progress bar;
+  c.progress = cli_progress_start(&bar, quiet, "ranks", &c.progress_ctx);
+  int failed = (sc.shared ? chakra_synth_write_shared : chakra_synth_write)(&c, prefix, &st, &err);
+  cli_progress_end(&bar);
+  if (failed) {
     free(ranks);
     if (err.code == CHAKRA_EINVAL) {
       cli_error("%s", err.msg);

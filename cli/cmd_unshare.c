@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "progress.h"
 
 static const char about[] =
     "Writes every rank of a trace set as a standard per-rank file, OUT.<r>.et,\n"
@@ -52,7 +53,7 @@ int cmd_unshare(int argc, char **argv) {
        .file = CLI_FILE_IN},
       {.name = "threads", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&u.threads), .min = 1, .max = 256,
        .help = "write the rank files on N threads (the bytes never depend on it)", .def = "one per CPU, at most 8"},
-      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &u.quiet, .help = "no summary line"},
+      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &u.quiet, .help = "no summary line, no progress line"},
       {0}};
   const cli_command cmd = {.name = "unshare", .args = "PREFIX", .min_args = 1, .max_args = -1, .about = about,
                            .opts = opts, .args_file = CLI_FILE_TRACES, .files = unshare_files, .files_ctx = &u};
@@ -61,12 +62,15 @@ int cmd_unshare(int argc, char **argv) {
   if (rc != CLI_PROCEED) return rc;
   if (shared_form_there(u.out)) return CLI_EXIT_ERROR;
   chakra_set_options so = {.comm_groups = u.groups};
+  cli_progress bar;
+  so.progress = cli_progress_start(&bar, u.quiet, "ranks", &so.progress_ctx);
   chakra_set *set = cli_open_set(pos.n, pos.v, &so);
   if (!set) return CLI_EXIT_ERROR;
   chakra_error err = {0};
   uint32_t ranks = chakra_set_ranks(set), classes = chakra_set_classes(set);
   int groups = chakra_set_groups_origin(set) != CHAKRA_GROUPS_NONE;
   rc = chakra_set_unshare(set, u.out, u.threads, &err);
+  cli_progress_end(&bar);
   chakra_set_close(set);
   if (rc) return cli_fail(&err);
   if (!u.quiet)

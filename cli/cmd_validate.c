@@ -7,6 +7,7 @@
 #include "chakra/sim.h"
 #include "chakra/validate.h"
 #include "cli.h"
+#include "progress.h"
 
 static const char about[] =
     "Checks each file: framing and decoding, duplicate node ids, dependencies\n"
@@ -39,6 +40,7 @@ static void print_problem(void *ctx, const chakra_problem *p) {
   out_state *o = ctx;
   if (o->quiet || (o->limit && o->printed >= o->limit)) return;
   o->printed++;
+  cli_progress_clear(); /* a terminal shows stdout and stderr on one screen */
   const char *sev = p->severity == CHAKRA_SEV_WARNING ? "warning" : "error";
   if (p->has_node)
     printf("%s: node %llu (offset %llu): %s: %s\n", p->file, (unsigned long long)p->node_id,
@@ -64,7 +66,7 @@ int cmd_validate(int argc, char **argv) {
       {.name = "max-errors", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&o.limit),
        .help = "print at most N problem lines (0 = all)", .def = "100"},
       {.name = "strict", .kind = CLI_OPT_FLAG, .dest = &strict, .help = "warnings count as problems for the exit status"},
-      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &o.quiet, .help = "print only the summary"},
+      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &o.quiet, .help = "print only the summary (and no progress line)"},
       {.name = "comm-group-configuration", .alias = "comm-groups", .kind = CLI_OPT_STRING, .dest = &vopt.comm_groups,
        .metavar = "FILE",
        .help = "communicator groups ({\"1\": [0, 1], ...}, as for chakra sim)", .file = CLI_FILE_IN},
@@ -113,11 +115,14 @@ int cmd_validate(int argc, char **argv) {
   if (sp->custom_as_is < 0) sp->custom_as_is = 0;
   if (sp->symmetry < 0) sp->symmetry = CHAKRA_SIM_SYMMETRY_AUTO;
   chakra_set_options so = {.comm_groups = vopt.comm_groups};
+  cli_progress bar;
+  so.progress = cli_progress_start(&bar, o.quiet, "ranks loaded", &so.progress_ctx);
   chakra_set *set = cli_open_set(pos.n, pos.v, &so);
   if (!set) return 2;
   chakra_validate_summary sum;
   chakra_error err = {0};
   int rc = chakra_validate_set_sim(set, &vopt, sf->system ? &vsim : NULL, print_problem, &o, &sum, &err);
+  cli_progress_end(&bar);
   char beside[4200] = "";
   if (chakra_set_groups_origin(set) == CHAKRA_GROUPS_BESIDE)
     snprintf(beside, sizeof beside, "; groups from %s, found beside the traces", chakra_set_groups_path(set));

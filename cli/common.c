@@ -10,6 +10,7 @@
 
 #include "chakra/build.h"
 #include "cli.h"
+#include "progress.h"
 
 /* Where messages go: stderr, or a buffer while they are held. */
 static FILE *held;
@@ -36,6 +37,7 @@ void cli_messages_release(int print) {
 static void put_line(const char *what, const char *fmt, va_list ap) {
   char head[256], who[160];
   snprintf(head, sizeof head, "%s: %s", cli_who(cli_command_name(), who, sizeof who), what);
+  if (!held) cli_progress_clear(); /* a message never continues a progress line */
   cli_vline(cli_messages(), head, fmt, ap);
 }
 

@@ -108,6 +108,11 @@ typedef struct chakra_workload_options {
   unsigned max_open;   /* descriptors open at once; 0 = 8 */
   size_t buffer_bytes; /* bytes held in memory over all ranks before they are
                         * written out; 0 = 64 MiB */
+  /* chakra_workload_writer_put_ranks() reports here, one call at a time,
+   * each rank it has made: phase "ranks", done = ranks made so far, total
+   * = all of them. Nonzero stops it with CHAKRA_ECANCELED. May be NULL. */
+  chakra_progress_fn progress;
+  void *progress_ctx;
 } chakra_workload_options;
 
 /* Starts writing PREFIX.0.et .. PREFIX.<nranks-1>.et. Nothing is created

@@ -51,6 +51,8 @@ typedef struct chakra_coll_gen_options {
   unsigned threads;   /* ranks made at once; 0 = one per CPU (at most 8); the bytes never depend on it */
   const char *producer; /* metadata producer; NULL = "chakra-c <version> coll gen" (the suite names
                            one without a version, so that its pinned bytes outlive releases) */
+  chakra_progress_fn progress; /* phase "ranks": files made of all (build.h's workload writer); may be NULL */
+  void *progress_ctx;
 } chakra_coll_gen_options;
 
 /* Checks that the algorithm supports the collective and rank count; the
@@ -67,6 +69,8 @@ typedef struct chakra_coll_msccl_options {
   int embed_xml;      /* store the whole XML in input_file, as the reference */
   const char *producer; /* "chakra-c <version> coll from-msccl" or NULL */
   unsigned threads;   /* ranks converted at once; 0 = one per CPU (at most 8); the bytes never depend on it */
+  chakra_progress_fn progress; /* phase "ranks": files made of all (build.h's workload writer); may be NULL */
+  void *progress_ctx;
 } chakra_coll_msccl_options;
 
 /* The largest XML program chakra_coll_from_msccl() reads (1 GiB; the
@@ -101,6 +105,9 @@ typedef struct chakra_coll_synth_options {
                                0 = what this process may use: physical memory, ulimit, cgroup */
   uint64_t max_steps;       /* steps the synthesis may take (estimated before it starts; refused beyond);
                                0 = CHAKRA_COLL_SYNTH_MAX_STEPS */
+  chakra_progress_fn progress; /* may be NULL: phase "match", chunk transfers booked of all (an all-reduce's
+                                  two passes in turn), then "ranks", files written of all */
+  void *progress_ctx;
 } chakra_coll_synth_options;
 
 /* The default limit on a synthesis's estimated steps: about 100 seconds
@@ -171,6 +178,8 @@ typedef struct chakra_coll_expand_options {
   chakra_diag_fn diag;      /* warnings (collectives left alone, ...) */
   void *diag_ctx;
   unsigned threads;         /* ranks expanded at once; 0 = one per CPU (at most 8); the bytes never depend on it */
+  chakra_progress_fn progress; /* phase "ranks": output files made of all (build.h's workload writer); may be NULL */
+  void *progress_ctx;
 } chakra_coll_expand_options;
 
 /* Reads the workload WORKLOAD_PREFIX.<r>.et (r = 0.. while files exist)

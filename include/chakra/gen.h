@@ -71,6 +71,8 @@ typedef struct chakra_gen_dlrm_config {
   double peak_tflops;          /* with mem_bw_gbs: duration_micros from the roofline; 0 = none */
   double mem_bw_gbs;           /* GB/s, GB = 10^9 */
   unsigned threads;            /* rank files written on this many threads; 0 = one per CPU, at most 8 */
+  chakra_progress_fn progress; /* phase "ranks": files written of all (build.h's workload writer); may be NULL */
+  void *progress_ctx;
 } chakra_gen_dlrm_config;
 
 #define CHAKRA_GEN_DLRM_MAX_LAYERS 64

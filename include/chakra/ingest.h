@@ -81,7 +81,10 @@ typedef struct chakra_convert_options {
   /* Called as each phase begins (done 0) and ends (done = total = 1):
    * "link" (with a Kineto trace), "parse", "index", "deps", "write",
    * "free", one after the other. Nonzero when a phase begins cancels the
-   * conversion with CHAKRA_ECANCELED, up to "write"; may be NULL. */
+   * conversion with CHAKRA_ECANCELED, up to "write"; may be NULL. During
+   * "parse" also phase "bytes": bytes of the host ET parsed, about every
+   * 4 MiB, of total = its size (0 when unknown: compressed, a pipe);
+   * nonzero stops the conversion there. */
   chakra_progress_fn progress;
   void *progress_ctx;
 } chakra_convert_options;

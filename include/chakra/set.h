@@ -73,6 +73,16 @@ typedef struct chakra_set_options {
    * (then only the file given). */
   const char *comm_groups;
   int no_default_groups;
+  /* Long work over the whole set reports here, one call at a time:
+   * chakra_set_load_rank() each rank it has loaded (phase "load", done =
+   * loads so far, total = the set's ranks, counting from 1 again after
+   * the total: a pass over every rank, as validate, stats, coll check and
+   * the simulator make, counts to the total), chakra_set_unshare() the rank files it writes (phase "ranks"),
+   * chakra_set_share() the rank files it reads, each twice (phase "read",
+   * of 2 x ranks), then the templates it writes ("ranks"). Nonzero stops
+   * it with CHAKRA_ECANCELED. May be NULL. */
+  chakra_progress_fn progress;
+  void *progress_ctx;
 } chakra_set_options;
 
 /* PREFIX.set.json when it exists (the shared form: its templates must

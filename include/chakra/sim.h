@@ -132,8 +132,10 @@ typedef struct chakra_sim_run_options {
   const char *logging_folder;  /* ASTRA-sim's log.log and err.log go here (created) */
   chakra_diag_fn diag;         /* run-time warnings */
   void *diag_ctx;
-  /* Called with phase "run", done = simulated ns so far, total = 0, about
-   * every million events; nonzero stops the run with CHAKRA_ECANCELED. */
+  /* Called about every million events twice: phase "run", done =
+   * simulated ns so far, total = 0; then phase "nodes", done = nodes
+   * completed, total = nodes of all ranks. Nonzero stops the run with
+   * CHAKRA_ECANCELED. */
   chakra_progress_fn progress;
   void *progress_ctx;
   /* JSON of what each link carried (docs/sim.md "Link report"): the

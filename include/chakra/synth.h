@@ -57,6 +57,8 @@ typedef struct chakra_synth_config {
   int singleton_groups;     /* PREFIX.json lists the groups of one rank too (a degree of 1 makes one
                                per rank; no collective uses them); always with stage_compat (STAGE
                                writes them). Either way the other groups keep their ids */
+  chakra_progress_fn progress; /* phase "ranks": files written of all (build.h's workload writer); may be NULL */
+  void *progress_ctx;
 } chakra_synth_config;
 
 /* STAGE's defaults for every field (model gpt, degrees 1, schedule 1f1b). */

@@ -21,6 +21,7 @@
 
 #include "../trace/bind.h"
 #include "../trace/readerint.h"
+#include "../trace/setint.h"
 #include "../trace/setwrite.h"
 #include "../util/outfile.h"
 #include "../util/tasks.h"
@@ -139,12 +140,27 @@ typedef struct share {
   pthread_mutex_t mu;
   chakra_error err;
   int64_t err_rank;
+  chakra_workload_options prog; /* the set's progress callback; reads counted under mu */
+  uint64_t reads;
 } share;
 
 static void job_failed(share *sh, uint32_t rank, const chakra_error *e) {
   pthread_mutex_lock(&sh->mu);
   if (sh->err_rank < 0 || rank < sh->err_rank) sh->err = *e, sh->err_rank = rank;
   pthread_mutex_unlock(&sh->mu);
+}
+
+/* One more rank file read (each is read twice: canonical, then prove). */
+static int rank_read(share *sh, uint32_t rank) {
+  if (!sh->prog.progress) return 0;
+  pthread_mutex_lock(&sh->mu);
+  int stop = sh->prog.progress(sh->prog.progress_ctx, "read", ++sh->reads, 2 * (uint64_t)sh->n);
+  pthread_mutex_unlock(&sh->mu);
+  if (!stop) return 0;
+  chakra_error e;
+  chakra_error_set(&e, CHAKRA_ECANCELED, "stopped by the progress callback");
+  job_failed(sh, rank, &e);
+  return CHAKRA_ECANCELED;
 }
 
 static const char *canon_group(const void *ctx, const char *name) {
@@ -201,7 +217,7 @@ static int canonical(void *ctx, unsigned wi, size_t job) {
   if (w->canon.np) memcpy(ri->own.peers, w->canon.peers, w->canon.np * sizeof *ri->own.peers);
   ri->own.np = w->canon.np;
   ri->own.capg = ri->own.ng, ri->own.capp = ri->own.np;
-  return 0;
+  return rank_read(sh, (uint32_t)job);
 }
 
 /* Pass 2: classes by hash and role counts, in order of first appearance. */
@@ -273,12 +289,12 @@ static int prove_rank(void *ctx, unsigned wi, size_t job) {
   prove_job *pj = ctx;
   share *sh = pj->sh;
   rank_info *ri = &sh->ranks[job];
-  if (ri->proven) return 0;
+  if (ri->proven) return rank_read(sh, (uint32_t)job);
   chakra_error e = {0};
   int rc = prove(sh, &sh->w[wi], (uint32_t)job, &pj->tmpl[ri->cls], &pj->ix[ri->cls], &e);
   if (rc < 0) return job_failed(sh, (uint32_t)job, &e), rc;
   ri->proven = rc ? 1 : -1;
-  return 0;
+  return rank_read(sh, (uint32_t)job);
 }
 
 /* Pass 3, then the ranks that differ as classes of their own. */
@@ -343,7 +359,8 @@ static int write_templates(const share *sh, const char *out, unsigned threads, c
   for (uint32_t c = 0; !rc && c < sh->ncls; c++)
     if (!(paths[c] = chakra_class_path_dup(out, c))) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   chakra_workload_writer *w = NULL;
-  if (!rc) rc = chakra_workload_writer_open_paths(&w, (const char *const *)paths, sh->ncls, NULL, err);
+  chakra_workload_options wo = set_writer_options(sh->s);
+  if (!rc) rc = chakra_workload_writer_open_paths(&w, (const char *const *)paths, sh->ncls, &wo, err);
   if (!rc) rc = chakra_workload_writer_put_ranks(w, threads, write_template, &j, err);
   if (!rc) rc = chakra_workload_writer_commit(w, err);
   else chakra_workload_writer_discard(w);
@@ -377,7 +394,7 @@ static int write_shared(const share *sh, const char *out, unsigned threads, chak
 
 int chakra_set_share(const chakra_set *s, const char *out, unsigned threads, uint32_t *classes, chakra_error *err) {
   unsigned workers = threads ? threads : tasks_cpus();
-  share sh = {.s = s, .n = chakra_set_ranks(s), .err_rank = -1};
+  share sh = {.s = s, .n = chakra_set_ranks(s), .err_rank = -1, .prog = set_writer_options(s)};
   pthread_mutex_init(&sh.mu, NULL);
   sh.ranks = calloc(sh.n, sizeof *sh.ranks);
   sh.w = calloc(workers, sizeof *sh.w);

@@ -71,10 +71,14 @@ void coll_encode_meta(enc_buf *out, const coll_meta *m);
 /* A set of rank files PREFIX.<r>.et written all or nothing. Nothing is
  * visible under the final names before coll_set_commit(). */
 typedef struct coll_set coll_set;
-int coll_set_open(coll_set **out, const char *prefix, uint32_t ranks, chakra_error *err);
+/* wo (may be NULL) is the workload writer's options: its progress
+ * callback hears of each rank coll_set_fill() has made. */
+int coll_set_open(coll_set **out, const char *prefix, uint32_t ranks, const chakra_workload_options *wo,
+                  chakra_error *err);
 /* The same for files named one by one (a shared set's templates); "rank"
  * r is then paths[r]. */
-int coll_set_open_paths(coll_set **out, const char *const *paths, uint32_t n, chakra_error *err);
+int coll_set_open_paths(coll_set **out, const char *const *paths, uint32_t n, const chakra_workload_options *wo,
+                        chakra_error *err);
 /* Appends buf (already length-prefixed messages) to rank r's file. Puts
  * of different ranks may run on different threads at once. */
 int coll_set_write(coll_set *s, uint32_t r, const enc_buf *buf, chakra_error *err);

@@ -1514,14 +1514,15 @@ static int write_out(xstate *x, const xout *out, const char *out_prefix, chakra_
   int rc = outfile_group_begin(err);
   if (rc) return rc;
   coll_set *set = NULL;
+  chakra_workload_options wo = {.progress = x->o->progress, .progress_ctx = x->o->progress_ctx};
   if (!out->man) {
-    rc = coll_set_open(&set, out_prefix, out->n, err);
+    rc = coll_set_open(&set, out_prefix, out->n, &wo, err);
   } else {
     char **paths = calloc(out->n, sizeof *paths);
     rc = paths ? 0 : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
     for (uint32_t k = 0; !rc && k < out->n; k++)
       if (!(paths[k] = chakra_class_path_dup(out_prefix, k))) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-    if (!rc) rc = coll_set_open_paths(&set, (const char *const *)paths, out->n, err);
+    if (!rc) rc = coll_set_open_paths(&set, (const char *const *)paths, out->n, &wo, err);
     for (uint32_t k = 0; paths && k < out->n; k++) free(paths[k]);
     free(paths);
   }

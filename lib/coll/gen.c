@@ -369,7 +369,8 @@ static int gen_rank(void *ctx, unsigned worker, uint32_t r, coll_set *set, chakr
 /* Ranks are independent: worker threads make, encode and write them. */
 static int write_ranks(const char *prefix, const chakra_coll_gen_options *o, chakra_error *err) {
   coll_set *set;
-  int rc = coll_set_open(&set, prefix, o->ranks, err);
+  chakra_workload_options wo = {.progress = o->progress, .progress_ctx = o->progress_ctx};
+  int rc = coll_set_open(&set, prefix, o->ranks, &wo, err);
   if (rc) return rc;
   uint64_t chunks = o->chunks ? o->chunks : 1, per = o->size / chunks;
   uint64_t last = o->size - per * (chunks - 1);

@@ -84,7 +84,8 @@ int msccl_write(mx *x, const mgpu **by_id, const chakra_coll_msccl_options *o, c
   int rc = mx_chunk_bytes(x, by_id[0], o, &c.chunk);
   if (rc) return rc;
   coll_set *set;
-  rc = coll_set_open(&set, prefix, (uint32_t)x->ngpus, err);
+  chakra_workload_options wo = {.progress = o->progress, .progress_ctx = o->progress_ctx};
+  rc = coll_set_open(&set, prefix, (uint32_t)x->ngpus, &wo, err);
   if (rc) return rc;
   unsigned nt = coll_set_threads(o->threads);
   mjob j = {by_id, mp, o, calloc(nt, sizeof *j.w)};

@@ -576,12 +576,15 @@ static int synth_program(prog *p, const tacos_net *net, const chakra_coll_synth_
     return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   tacos_sched s = {0};
   int rc = 0;
+  /* progress: the transfers each matching pass books, the all-reduce's two passes in turn */
+  uint64_t transfers = (uint64_t)net->npus * (net->npus - 1) * C, passes = o->coll == CHAKRA_COLL_ALLREDUCE ? 2 : 1;
   if (o->coll != CHAKRA_COLL_ALLGATHER) {
     /* backwards, the time between a chunk's arrival and its forwarding is
      * the time a reduction needs before the partial sum may leave */
     uint64_t red = o->reduce_bw > 0 ? comp_sim_ns(coll_comp_ns(COLL_REDUCE, chunk_bytes, o->reduce_bw)) : 0;
     tacos_opts to = {.chunks_per_npu = C, .seed = o->seed, .transpose = 1, .forward_delay = red,
-                     .circuit = 1};
+                     .circuit = 1, .progress = o->progress, .progress_ctx = o->progress_ctx,
+                     .progress_total = transfers * passes};
     if ((rc = tacos_allgather(net, &to, &s, err))) return rc;
     rc = emit_reducescatter(p, &s);
     tacos_sched_free(&s);
@@ -589,7 +592,9 @@ static int synth_program(prog *p, const tacos_net *net, const chakra_coll_synth_
   }
   if (o->coll == CHAKRA_COLL_REDUCESCATTER) return 0;
   uint64_t *release = NULL, *link_free = NULL;
-  tacos_opts to = {.chunks_per_npu = C, .seed = o->seed, .circuit = 1};
+  tacos_opts to = {.chunks_per_npu = C, .seed = o->seed, .circuit = 1, .progress = o->progress,
+                   .progress_ctx = o->progress_ctx, .progress_base = transfers * (passes - 1),
+                   .progress_total = transfers * passes};
   if (o->coll == CHAKRA_COLL_ALLREDUCE) {
     if (ar_release(p, &release, &link_free)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
     to.release = release;
@@ -629,7 +634,8 @@ static int write_outputs(const char *prefix, const prog *p, const chakra_coll_sy
   if (!rc && prefix) {
     /* the bytes the chunks move: size rounded down to whole chunk bytes */
     uint64_t moved = r->chunk_bytes * (o->coll == CHAKRA_COLL_ALLGATHER ? p->C : p->K);
-    chakra_coll_msccl_options mo = {.size = moved, .reduce_bw = o->reduce_bw, .threads = o->threads};
+    chakra_coll_msccl_options mo = {.size = moved, .reduce_bw = o->reduce_bw, .threads = o->threads,
+                                    .progress = o->progress, .progress_ctx = o->progress_ctx};
     coll_meta m = {.version = "1.0.0"};
     coll_meta_str(&m, "producer", o->producer ? o->producer : "chakra-c coll synth");
     coll_meta_str(&m, "collective", chakra_coll_type_name(o->coll));

@@ -808,9 +808,15 @@ int tacos_allgather(const tacos_net *net, const tacos_opts *o, tacos_sched *out,
   gs g;
   int rc = 0;
   if (gs_init(&g, net, o, out)) goto oom;
+  uint64_t all = g.left;
   while (g.h.n) {
     uint64_t t = g.h.v[0].t;
     g.round++;
+    if (o->progress && (g.round & 1023) == 0 &&
+        o->progress(o->progress_ctx, "match", o->progress_base + all - g.left, o->progress_total)) {
+      rc = chakra_error_set(err, CHAKRA_ECANCELED, "the synthesis was stopped");
+      goto done;
+    }
     g.n_dirty = 0;
     while (g.h.n && g.h.v[0].t == t) handle(&g, heap_pop(&g.h));
     /* destinations in a random order: who goes first wins shared switch links */

@@ -107,6 +107,10 @@ typedef struct tacos_opts {
   int counting;            /* how candidates are counted: TACOS_COUNT_AUTO (the cheaper as
                               estimated, then kept once counting costs more), or, for
                               tests, always one way; the schedule is the same */
+  chakra_progress_fn progress; /* may be NULL: phase "match", done = progress_base + transfers
+                                  booked, total = progress_total; nonzero stops (CHAKRA_ECANCELED) */
+  void *progress_ctx;
+  uint64_t progress_base, progress_total;
 } tacos_opts;
 
 /* The greedy all-gather: every chunk to every NPU. Fails (naming an NPU)

@@ -126,7 +126,9 @@ static int convert_input(const chakra_input *in, const conv_dest *to, const chak
                        .versions = opt->compat ? HT_VERSIONS_REFERENCE : HT_VERSIONS_NEWER_OK,
                        .threads = opt->threads,
                        .diag = opt->diag,
-                       .diag_ctx = opt->diag_ctx};
+                       .diag_ctx = opt->diag_ctx,
+                       .progress = opt->progress,
+                       .progress_ctx = opt->progress_ctx};
   hostet *h = NULL;
   int rc = phase(opt, "parse", 0, err);
   if (!rc) rc = hostet_read_input(&h, in, &ho, err);

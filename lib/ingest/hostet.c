@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../util/bigmem.h"
 #include "../util/tasks.h"
@@ -32,7 +33,43 @@ int hostet_read(hostet **out, const char *path, const hostet_options *opt, chakr
   return hostet_read_input(out, &in, opt, err);
 }
 
+int ht_progress_add(ht_progress *g, size_t n) {
+  pthread_mutex_lock(&g->mu);
+  g->done += n;
+  int stop = 0;
+  if (g->done >= g->next) {
+    stop = g->fn(g->ctx, "bytes", g->done, g->total);
+    g->next = g->done + (4u << 20);
+  }
+  pthread_mutex_unlock(&g->mu);
+  return stop;
+}
+
+/* The input's size when it is a plain file, else 0 (unknown). */
+static uint64_t plain_size(const chakra_input *input) {
+  struct stat st;
+  unsigned char magic[2] = {0, 0};
+  if (!input->path || strcmp(input->path, "-") == 0 || stat(input->path, &st) || !S_ISREG(st.st_mode)) return 0;
+  FILE *f = fopen(input->path, "rb");
+  size_t got = f ? fread(magic, 1, 2, f) : 0;
+  if (f) fclose(f);
+  return got == 2 && magic[0] == 0x1f && magic[1] == 0x8b ? 0 : (uint64_t)st.st_size;
+}
+
+static int read_input(hostet **out, const chakra_input *input, const hostet_options *opt, chakra_error *err);
+
 int hostet_read_input(hostet **out, const chakra_input *input, const hostet_options *opt, chakra_error *err) {
+  if (!opt->progress) return read_input(out, input, opt, err);
+  ht_progress g = {.fn = opt->progress, .ctx = opt->progress_ctx, .total = plain_size(input)};
+  pthread_mutex_init(&g.mu, NULL);
+  hostet_options o = *opt;
+  o.prog = &g;
+  int rc = read_input(out, input, &o, err);
+  pthread_mutex_destroy(&g.mu);
+  return rc;
+}
+
+static int read_input(hostet **out, const chakra_input *input, const hostet_options *opt, chakra_error *err) {
   *out = NULL;
   const char *path = chakra_input_name(input);
   hostet *h = calloc(1, sizeof *h);

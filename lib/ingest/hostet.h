@@ -13,6 +13,7 @@
 #ifndef CHAKRA_INGEST_HOSTET_H
 #define CHAKRA_INGEST_HOSTET_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "chakra/error.h"
@@ -124,12 +125,27 @@ typedef struct hostet {
   int segments;             /* how many parallel segments parsed the file */
 } hostet;
 
+/* The bytes parsed, over every parse thread, told to a progress callback
+ * as phase "bytes" (done of total, the file's size; 0 when unknown: a
+ * compressed file, a pipe) about every 4 MiB, one call at a time. */
+typedef struct ht_progress {
+  chakra_progress_fn fn;
+  void *ctx;
+  uint64_t total, done, next;
+  pthread_mutex_t mu;
+} ht_progress;
+/* n more bytes parsed; CHAKRA_ECANCELED when the callback asks to stop. */
+int ht_progress_add(ht_progress *g, size_t n);
+
 typedef struct hostet_options {
   int mode;            /* HT_MODE_* */
   int versions;        /* HT_VERSIONS_* */
   int threads;         /* 0 = number of CPUs */
   chakra_diag_fn diag;      /* warnings (may be NULL) */
   void *diag_ctx;
+  chakra_progress_fn progress; /* bytes parsed (ht_progress); may be NULL */
+  void *progress_ctx;
+  ht_progress *prog;   /* set by the reader itself */
 } hostet_options;
 
 int hostet_read(hostet **out, const char *path, const hostet_options *opt, chakra_error *err);

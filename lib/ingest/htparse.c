@@ -140,6 +140,7 @@ int ht_parse_init(hparse *p, const char *path, const hostet_options *opt, hostet
   p->mode = opt->mode;
   p->versions = opt->versions;
   p->seg_nodes = seg_nodes;
+  p->prog = opt->prog;
   p->h = h;
   p->want = seg_nodes ? W_SEGSTART : W_DOC;
   strtab_init(&p->st);
@@ -203,6 +204,7 @@ int ht_feed(hparse *p, const unsigned char *buf, size_t n, uint64_t base) {
   p->chunk_base = base;
   yajl_status s = yajl_parse(p->y, buf, n);
   if (s != yajl_status_ok) return yajl_failed(p, buf, n);
+  if (!p->rc && p->prog) p->rc = ht_progress_add(p->prog, n) ? chakra_error_set(&p->err, CHAKRA_ECANCELED, "%s: reading stopped", p->path) : 0;
   return p->rc;
 }
 

@@ -67,6 +67,7 @@ typedef struct hparse {
   chakra_error err;
   int rc;
   volatile int *abort_flag;
+  ht_progress *prog;             /* may be NULL */
   /* results */
   ht_node *nodes;
   size_t n, cap;

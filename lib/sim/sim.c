@@ -17,10 +17,13 @@
 #include "wkload.h"
 #include "workload.h"
 
-/* Called every 2^20 events: hands the simulated time to the caller's
+/* Called every 2^20 events: hands the simulated time ("run", no total)
+ * and the nodes completed of all ranks' nodes ("nodes") to the caller's
  * progress callback, which may stop the run. */
 static void progress_tick(sim *s) {
-  if (s->progress(s->progress_ctx, "run", s->q.now, 0)) {
+  uint64_t done, total;
+  wl_progress(s, &done, &total);
+  if (s->progress(s->progress_ctx, "run", s->q.now, 0) || s->progress(s->progress_ctx, "nodes", done, total)) {
     s->cancelled = 1;
     s->q.oom = 1; /* stops the loop; the run reports the cancellation */
   }

@@ -460,6 +460,16 @@ const wl_trace_ev *wl_trace_events(const sim *s, size_t *n) {
 uint32_t wl_nodes(const sim *s, uint32_t rank) { return s->wl->npu[sym_rep(s, rank)].n; }
 int wl_finished(const sim *s, uint32_t rank) { return s->wl->npu[sym_rep(s, rank)].finished; }
 
+/* Nodes completed of all, over the NPUs the run simulates. */
+void wl_progress(const sim *s, uint64_t *done, uint64_t *total) {
+  *done = *total = 0;
+  for (uint32_t r = 0; r < s->npus; r++) {
+    if (!sym_runs(s, r)) continue;
+    *done += s->wl->npu[r].done;
+    *total += s->wl->npu[r].n;
+  }
+}
+
 void wl_node_at(const sim *s, uint32_t rank, uint32_t i, wl_node_view *out) {
   const wl_npu *w = &s->wl->npu[sym_rep(s, rank)];
   out->id = w->nodes[i].id;

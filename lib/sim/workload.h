@@ -52,6 +52,8 @@ typedef struct wl_node_view {
 } wl_node_view;
 
 uint32_t wl_nodes(const sim *s, uint32_t rank);
+/* Nodes completed and nodes in all, over every rank (for progress). */
+void wl_progress(const sim *s, uint64_t *done, uint64_t *total);
 int wl_finished(const sim *s, uint32_t rank);
 void wl_node_at(const sim *s, uint32_t rank, uint32_t i, wl_node_view *out);
 

@@ -263,7 +263,8 @@ int chakra_gen_dlrm(const chakra_gen_dlrm_config *c, const char *prefix, chakra_
   for (unsigned k = 0; !rc && k < workers; k++)
     if (chakra_builder_new(&j.builders[k])) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   chakra_workload_writer *w = NULL;
-  if (!rc) rc = chakra_workload_writer_open(&w, prefix, c->npus, NULL, err);
+  chakra_workload_options wo = {.progress = c->progress, .progress_ctx = c->progress_ctx};
+  if (!rc) rc = chakra_workload_writer_open(&w, prefix, c->npus, &wo, err);
   if (!rc) rc = chakra_workload_writer_put_ranks(w, c->threads, write_rank, &j, err);
   if (!rc) {
     rc = chakra_workload_writer_commit(w, err);

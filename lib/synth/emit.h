@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "chakra/build.h"
 #include "chakra/error.h"
 
 /* What fills a node's hole for one rank. */
@@ -60,9 +61,10 @@ typedef struct emit_meta {
  * all ranks land or none, on threads threads (0 = one per CPU, at most
  * CHAKRA_WORKLOAD_AUTO_THREADS). *bytes receives the total size. shared:
  * ranks[i] is the representative of rank class i, written as the class's
- * template PREFIX.class<i>.et (chakra/set.h). */
-int emit_write_ranks(const char *prefix, int shared, emit_stage *const *stages, const emit_meta *meta,
-                     const emit_rank_fn *fn, const uint32_t *ranks, size_t n, unsigned threads, uint64_t *bytes,
+ * template PREFIX.class<i>.et (chakra/set.h). wo (may be NULL): the
+ * writer's options, its progress callback hearing of each rank. */
+int emit_write_ranks(const char *prefix, int shared, const chakra_workload_options *wo, emit_stage *const *stages,
+                     const emit_meta *meta, const emit_rank_fn *fn, const uint32_t *ranks, size_t n, unsigned threads, uint64_t *bytes,
                      chakra_error *err);
 
 #endif

@@ -533,7 +533,8 @@ static int write_all(const chakra_synth_config *c, const char *prefix, int share
   if (!rc) {
     int singletons = c->singleton_groups || c->stage_compat;
     rc = shared ? write_manifest(prefix, l, singletons, err) : layout_write_groups(l, json, singletons, err);
-    if (!rc) rc = emit_write_ranks(prefix, shared, stages, &meta, &fn, list, n, c->threads, &bytes, err);
+    chakra_workload_options wo = {.progress = c->progress, .progress_ctx = c->progress_ctx};
+    if (!rc) rc = emit_write_ranks(prefix, shared, &wo, stages, &meta, &fn, list, n, c->threads, &bytes, err);
     int end = outfile_group_end(!rc, rc ? NULL : err);
     if (!rc) rc = end;
   }

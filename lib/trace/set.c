@@ -35,7 +35,15 @@ struct chakra_set {
   chakra_manifest *man;     /* a shared set's manifest, or NULL */
   char *man_path;
   char **cls_paths;         /* a shared set's templates, resolved */
+  chakra_progress_fn progress; /* chakra_set_options' */
+  void *progress_ctx;
+  pthread_mutex_t plock;    /* loads counted for it, one call at a time */
+  uint64_t loaded;
 };
+
+chakra_workload_options set_writer_options(const chakra_set *s) {
+  return (chakra_workload_options){.progress = s->progress, .progress_ctx = s->progress_ctx};
+}
 
 /* ---- rank files ---- */
 
@@ -148,6 +156,8 @@ static chakra_set *set_new(const chakra_set_options *opt) {
   chakra_set *s = calloc(1, sizeof *s);
   if (!s) return NULL;
   pthread_mutex_init(&s->lock, NULL);
+  pthread_mutex_init(&s->plock, NULL);
+  if (opt) s->progress = opt->progress, s->progress_ctx = opt->progress_ctx;
   if (opt && opt->comm_groups) {
     s->origin = CHAKRA_GROUPS_GIVEN;
     if (!(s->groups_path = strdup(opt->comm_groups))) {
@@ -364,6 +374,7 @@ void chakra_set_close(chakra_set *s) {
   cg_set_free(&s->groups);
   chakra_manifest_free(s->man);
   pthread_mutex_destroy(&s->lock);
+  pthread_mutex_destroy(&s->plock);
   free(s);
 }
 
@@ -497,6 +508,21 @@ int chakra_set_load_class(const chakra_set *s, uint32_t cls, const chakra_graph_
   return rc ? rc : chakra_graph_load_input(out, &in, opt, err);
 }
 
+/* One more rank loaded, told to the set's progress callback ("load", of
+ * the set's ranks; a rank loaded twice counts twice). The count is the
+ * set's own bookkeeping, not its contents: hence the cast. */
+static int count_load(const chakra_set *s, chakra_graph **g, chakra_error *err) {
+  chakra_set *m = (chakra_set *)s;
+  pthread_mutex_lock(&m->plock);
+  m->loaded = m->loaded % s->n + 1; /* a second pass over the ranks counts from 1 again */
+  int stop = s->progress(s->progress_ctx, "load", m->loaded, s->n);
+  pthread_mutex_unlock(&m->plock);
+  if (!stop) return 0;
+  chakra_graph_free(*g);
+  *g = NULL;
+  return chakra_error_set(err, CHAKRA_ECANCELED, "loading stopped by the progress callback");
+}
+
 int chakra_set_load_rank(const chakra_set *s, uint32_t rank, const chakra_graph_options *opt, chakra_graph **out,
                          chakra_error *err) {
   *out = NULL;
@@ -506,6 +532,7 @@ int chakra_set_load_rank(const chakra_set *s, uint32_t rank, const chakra_graph_
   if (!rc) rc = rank_binding(s, rank, &b, err);
   if (!rc) rc = graph_load_bound(out, &in, opt, b, err);
   bind_release(b);
+  if (!rc && s->progress) rc = count_load(s, out, err);
   return rc;
 }
 

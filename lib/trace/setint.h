@@ -7,7 +7,13 @@
 #include <stdint.h>
 
 #include "../util/commgroups.h"
+#include "chakra/build.h"
 #include "chakra/set.h"
+
+/* The workload writer's options for the set's own progress callback
+ * (chakra_set_options.progress): chakra_set_unshare and _share write
+ * through them. */
+chakra_workload_options set_writer_options(const chakra_set *s);
 
 /* Reads the groups without judging their members (validate reports
  * members outside the set as problems of the file rather than failing). */

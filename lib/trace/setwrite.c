@@ -161,7 +161,8 @@ int chakra_set_unshare(const chakra_set *s, const char *out, unsigned threads, c
   if (!rc) rc = outfile_group_begin(err);
   if (!rc) {
     if (setwrite_has_groups(s)) rc = setwrite_groups(s, json, err);
-    if (!rc) rc = chakra_workload_writer_open(&w, out, n, NULL, err);
+    chakra_workload_options wo = set_writer_options(s);
+    if (!rc) rc = chakra_workload_writer_open(&w, out, n, &wo, err);
     if (!rc) rc = chakra_workload_writer_put_ranks(w, threads, write_rank, &j, err);
     if (!rc) rc = chakra_workload_writer_commit(w, err);
     else chakra_workload_writer_discard(w);

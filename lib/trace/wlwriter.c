@@ -60,6 +60,10 @@ struct chakra_workload_writer {
   uint64_t clock;
   int64_t fail_rank;       /* the failure reported: first-hand, lowest rank (-1 = none) */
   chakra_error fail_err;
+  chakra_progress_fn progress; /* put_ranks' ranks made, under pmu */
+  void *progress_ctx;
+  uint32_t made;
+  pthread_mutex_t pmu;
 };
 
 static void free_writer(chakra_workload_writer *w) {
@@ -73,6 +77,7 @@ static void free_writer(chakra_workload_writer *w) {
   free(w->r);
   free(w->open);
   pthread_mutex_destroy(&w->mu);
+  pthread_mutex_destroy(&w->pmu);
   pthread_cond_destroy(&w->slot_free);
   free(w);
 }
@@ -87,9 +92,12 @@ static int alloc_writer(chakra_workload_writer **out, uint32_t n, const chakra_w
   w->max_open = opt && opt->max_open ? opt->max_open : DEFAULT_OPEN;
   w->budget = opt && opt->buffer_bytes ? opt->buffer_bytes : DEFAULT_BUDGET;
   w->fail_rank = -1;
+  w->progress = opt ? opt->progress : NULL;
+  w->progress_ctx = opt ? opt->progress_ctx : NULL;
   atomic_init(&w->buffered, 0);
   atomic_init(&w->failed, 0);
   pthread_mutex_init(&w->mu, NULL);
+  pthread_mutex_init(&w->pmu, NULL);
   pthread_cond_init(&w->slot_free, NULL);
   w->paths = calloc(n, sizeof *w->paths);
   w->r = calloc(n, sizeof *w->r);
@@ -447,6 +455,14 @@ typedef struct fill {
   void *ctx;
 } fill;
 
+/* One more rank made: told to the caller, one call at a time. */
+static int report_made(chakra_workload_writer *w, chakra_error *e) {
+  pthread_mutex_lock(&w->pmu);
+  int stop = w->progress(w->progress_ctx, "ranks", ++w->made, w->n);
+  pthread_mutex_unlock(&w->pmu);
+  return stop ? chakra_error_set(e, CHAKRA_ECANCELED, "stopped by the progress callback") : 0;
+}
+
 static int fill_rank(void *ctx, unsigned worker, size_t job) {
   fill *f = ctx;
   chakra_workload_writer *w = f->w;
@@ -456,6 +472,7 @@ static int fill_rank(void *ctx, unsigned worker, size_t job) {
   chakra_error e = {0};
   int rc = f->fn(f->ctx, worker, rank, w, &e);
   if (!rc) rc = chakra_workload_writer_flush_rank(w, rank, &e);
+  if (!rc && w->progress) rc = report_made(w, &e);
   /* a put refused because another rank failed is not this rank's failure */
   if (rc && !w->r[rank].stopped) record_failure(w, rank, rc, &e);
   return rc;
