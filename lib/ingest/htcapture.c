@@ -7,7 +7,7 @@
 #include "htnode.h"
 #include "pyrepr.h"
 
-void ht_cap_start(hparse *p, ibuf *target, int flags) {
+void ht_cap_start(hparse *p, strbuf *target, int flags) {
   p->ct = target;
   p->cflags = flags;
 }
@@ -18,8 +18,8 @@ static uint32_t cap_elem(hparse *p) {
   clevel *L = &p->cl[p->capd - 1];
   if (L->is_map) return 0;
   if (!L->first && p->ct) {
-    if (p->cflags & CAP_REPR) ibuf_put(p->ct, ", ", 2);
-    else ibuf_putc(p->ct, ',');
+    if (p->cflags & CAP_REPR) strbuf_put(p->ct, ", ", 2);
+    else strbuf_putc(p->ct, ',');
   }
   L->first = 0;
   return L->count++;
@@ -53,13 +53,13 @@ static int add_targ(hparse *p, int kind, int64_t v, const unsigned char *s, size
   t->v = v;
   t->off = (uint32_t)p->targ_str.n;
   t->len = (uint32_t)n;
-  if (n) ibuf_put(&p->targ_str, s, n);
+  if (n) strbuf_put(&p->targ_str, s, n);
   return 0;
 }
 
 /* A scalar inside a capture (capd > 0) or a capture that is a scalar. */
 int ht_cap_scalar(hparse *p, int kind, const char *s, size_t n) {
-  ibuf *b = p->ct;
+  strbuf *b = p->ct;
   if (p->capd) {
     uint32_t pos = cap_elem(p);
     clevel *L = &p->cl[p->capd - 1];
@@ -97,15 +97,15 @@ int ht_cap_scalar(hparse *p, int kind, const char *s, size_t n) {
     switch (kind) {
       case K_NUM:
         if (repr) pyrepr_number(b, s, n);
-        else ibuf_put(b, s, n);
+        else strbuf_put(b, s, n);
         break;
       case K_STR:
         if (repr) pyrepr_str(b, (const unsigned char *)s, n);
         else json_str(b, (const unsigned char *)s, n);
         break;
-      case K_TRUE: ibuf_puts(b, repr ? "True" : "true"); break;
-      case K_FALSE: ibuf_puts(b, repr ? "False" : "false"); break;
-      default: ibuf_puts(b, repr ? "None" : "null"); break;
+      case K_TRUE: strbuf_puts(b, repr ? "True" : "true"); break;
+      case K_FALSE: strbuf_puts(b, repr ? "False" : "false"); break;
+      default: strbuf_puts(b, repr ? "None" : "null"); break;
     }
   }
   return 1;
@@ -143,13 +143,13 @@ int ht_cap_open(hparse *p, int is_map) {
   N->tens_ok = !is_map;
   N->count = 0;
   N->e3 = N->e4 = 0;
-  if (p->ct) ibuf_putc(p->ct, is_map ? '{' : '[');
+  if (p->ct) strbuf_putc(p->ct, is_map ? '{' : '[');
   return 1;
 }
 
 int ht_cap_close(hparse *p) {
   clevel *L = &p->cl[--p->capd];
-  if (p->ct) ibuf_putc(p->ct, L->is_map ? '}' : ']');
+  if (p->ct) strbuf_putc(p->ct, L->is_map ? '}' : ']');
   if (!L->is_map && L->tens_ok && L->count == 6 && p->capd >= 1 && (p->cflags & CAP_TENSORS)) {
     /* a tensor inside argument cl[0].count - 1 */
     uint32_t arg = p->cl[0].count ? p->cl[0].count - 1 : 0;
@@ -167,11 +167,11 @@ int ht_cap_key(hparse *p, const unsigned char *s, size_t n) {
   if (p->ct) {
     int repr = p->cflags & CAP_REPR;
     if (!L->first) {
-      if (repr) ibuf_put(p->ct, ", ", 2);
-      else ibuf_putc(p->ct, ',');
+      if (repr) strbuf_put(p->ct, ", ", 2);
+      else strbuf_putc(p->ct, ',');
     }
-    if (repr) pyrepr_str(p->ct, s, n), ibuf_put(p->ct, ": ", 2);
-    else json_str(p->ct, s, n), ibuf_putc(p->ct, ':');
+    if (repr) pyrepr_str(p->ct, s, n), strbuf_put(p->ct, ": ", 2);
+    else json_str(p->ct, s, n), strbuf_putc(p->ct, ':');
   }
   L->first = 0;
   return 1;

@@ -137,27 +137,27 @@ static int attr_scalar(hparse *p, int kind, const char *s, size_t n) {
     case W_A_NAME:
       if (kind != K_STR) return ht_node_fail(p, "%s", "an attribute name is not a string");
       p->a_name.n = 0;
-      ibuf_put(&p->a_name, s, n);
+      strbuf_put(&p->a_name, s, n);
       p->a_has_name = 1;
       break;
     case W_A_TYPE:
       p->a_type.n = 0;
-      if (kind == K_STR) ibuf_put(&p->a_type, s, n);
+      if (kind == K_STR) strbuf_put(&p->a_type, s, n);
       break;
     case W_A_VALUE:
       p->a_val.n = 0;
       if (kind == K_NUM) {
         p->a_kind = json_number_is_int(s, n) ? AV_INT : AV_DOUBLE;
-        ibuf_put(&p->a_val, s, n);
+        strbuf_put(&p->a_val, s, n);
       } else if (kind == K_STR) {
         p->a_kind = AV_STRING;
-        ibuf_put(&p->a_val, s, n);
+        strbuf_put(&p->a_val, s, n);
       } else if (kind == K_TRUE || kind == K_FALSE) {
         p->a_kind = AV_BOOL;
-        ibuf_puts(&p->a_val, kind == K_TRUE ? "true" : "false");
+        strbuf_puts(&p->a_val, kind == K_TRUE ? "true" : "false");
       } else {
         p->a_kind = AV_NULL;
-        ibuf_puts(&p->a_val, "null");
+        strbuf_puts(&p->a_val, "null");
       }
       break;
     default: break;
@@ -185,7 +185,7 @@ static int on_scalar(hparse *p, int kind, const char *s, size_t n) {
               : kind == K_STR ? AV_STRING : kind == K_NULL ? AV_NULL : AV_BOOL;
       const char *v = kind == K_TRUE ? "true" : kind == K_FALSE ? "false" : s;
       size_t vl = kind == K_TRUE ? 4 : kind == K_FALSE ? 5 : n;
-      if (!ht_add_extra(p, p->a_name.p ? p->a_name.p : "", p->a_name.n, k, v, vl)) return 0;
+      if (!ht_add_extra(p, p->a_name.s ? p->a_name.s : "", p->a_name.n, k, v, vl)) return 0;
       ht_after_value(p);
       return 1;
     }
@@ -248,9 +248,9 @@ static int cb_map_key(void *ctx, const unsigned char *us, size_t n) {
       else {
         p->want = W_T_OTHER;
         if (p->mode == HT_MODE_LINK) {
-          if (p->top_extra.n) ibuf_putc(&p->top_extra, ',');
+          if (p->top_extra.n) strbuf_putc(&p->top_extra, ',');
           json_str(&p->top_extra, us, n);
-          ibuf_putc(&p->top_extra, ':');
+          strbuf_putc(&p->top_extra, ':');
           ht_cap_start(p, &p->top_extra, 0);
         } else {
           ht_cap_start(p, NULL, 0);
@@ -285,15 +285,15 @@ static int cb_map_key(void *ctx, const unsigned char *us, size_t n) {
         case W_N_OUT_TYPES: ht_io_capture(p, HT_IO_OUT_TYPES, repr); break;
         case W_N_OTHER:
           if (p->mode == HT_MODE_LINK && !KEY("ph")) {
-            ibuf_putc(&p->others, ',');
+            strbuf_putc(&p->others, ',');
             json_str(&p->others, us, n);
-            ibuf_putc(&p->others, ':');
+            strbuf_putc(&p->others, ':');
             ht_cap_start(p, &p->others, 0);
           } else if (p->mode == HT_MODE_CONVERT && !KEY("ph")) {
             /* kept as an attribute if its value is a scalar */
             p->want = W_N_EXTRA;
             p->a_name.n = 0;
-            ibuf_put(&p->a_name, s, n);
+            strbuf_put(&p->a_name, s, n);
             ht_cap_start(p, NULL, 0);
           } else {
             ht_cap_start(p, NULL, 0);

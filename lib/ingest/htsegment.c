@@ -271,9 +271,9 @@ int ht_segments_try(hostet *h, const char *path, const hostet_options *opt, int 
       rc = ht_segments_merge(h, seg, k);
       if (rc) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
       if (!rc && opt->mode == HT_MODE_LINK && seg[0].p.top_extra.n) {
-        h->top_extra = seg[0].p.top_extra.p;
+        h->top_extra = seg[0].p.top_extra.s;
         h->top_extra_len = seg[0].p.top_extra.n;
-        seg[0].p.top_extra.p = NULL;
+        seg[0].p.top_extra.s = NULL;
       }
     }
     *done = 1;

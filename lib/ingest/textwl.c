@@ -18,7 +18,7 @@
 #include "../util/utf8.h"
 #include "chakra/build.h"
 #include "chakra/ingest.h"
-#include "ibuf.h"
+#include "../util/strbuf.h"
 
 enum { T_COMP = 4, T_COLL = 7 };
 enum { K_MICRO, K_DATA, K_MODEL, K_HDM, K_HMD, K_DLRM };
@@ -333,9 +333,9 @@ static int read_text(tparse *t) {
   instream *in;
   int rc = instream_open(&in, t->path, t->err);
   if (rc) return rc;
-  ibuf b = {0};
+  strbuf b = {0};
   for (;;) {
-    char *d = ibuf_room(&b, 65536);
+    uint8_t *d = strbuf_room(&b, 65536);
     if (!d) {
       rc = chakra_error_set(t->err, CHAKRA_ENOMEM, "out of memory");
       break;
@@ -349,13 +349,12 @@ static int read_text(tparse *t) {
     b.n += (size_t)n;
   }
   instream_close(in);
-  if (!rc && !ibuf_room(&b, 1)) rc = chakra_error_set(t->err, CHAKRA_ENOMEM, "out of memory");
+  if (!rc && !strbuf_cstr(&b)) rc = chakra_error_set(t->err, CHAKRA_ENOMEM, "out of memory");
   if (rc) {
-    ibuf_free(&b);
+    strbuf_free(&b);
     return rc;
   }
-  b.p[b.n] = 0;
-  t->text = b.p;
+  t->text = b.s;
   t->len = b.n;
   if (strlen(t->text) != t->len) return chakra_error_set(t->err, CHAKRA_EFORMAT, "%s: binary data (a NUL byte) in a text workload", t->path);
   t->len = universal_newlines(t->text, t->len);

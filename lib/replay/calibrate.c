@@ -361,8 +361,8 @@ static int read_system(calib *c, chakra_error *err) {
   size_t got;
   while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) strbuf_put(&text, chunk, got);
   fclose(f);
-  if (text.oom) return free(text.s), chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  c->system = text.s ? yajl_tree_parse(text.s, why, sizeof why) : NULL;
+  if (!strbuf_cstr(&text)) return free(text.s), chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  c->system = text.n ? yajl_tree_parse(text.s, why, sizeof why) : NULL;
   free(text.s);
   if (YAJL_IS_OBJECT(c->system)) return 0;
   return chakra_error_set(err, CHAKRA_EFORMAT, "%s: expected a JSON object (%s)", c->o->system,

@@ -13,12 +13,6 @@
 
 /* ---- this rank's definitions, as "name<TAB>r,r,r<LF>" lines ---- */
 
-static void put_num(strbuf *t, long long v, int comma) {
-  char b[32];
-  int n = snprintf(b, sizeof b, comma ? ",%lld" : "%lld", v);
-  strbuf_put(t, b, (size_t)n);
-}
-
 /* The groups util/commgroups read, as definition lines. */
 static int put_defs(strbuf *t, cg_set *got, chakra_error *err) {
   int rc = 0;
@@ -28,10 +22,13 @@ static int put_defs(strbuf *t, cg_set *got, chakra_error *err) {
       rc = chakra_error_set(err, CHAKRA_EINVAL, "group \"%s\": a name with a tab or line break", g->name);
       break;
     }
-    strbuf_put(t, g->name, strlen(g->name));
-    strbuf_put(t, "\t", 1);
-    for (uint32_t k = 0; k < g->n; k++) put_num(t, g->members[k], k > 0);
-    strbuf_put(t, "\n", 1);
+    strbuf_puts(t, g->name);
+    strbuf_putc(t, '\t');
+    for (uint32_t k = 0; k < g->n; k++) {
+      if (k) strbuf_putc(t, ',');
+      strbuf_u64(t, g->members[k]);
+    }
+    strbuf_putc(t, '\n');
   }
   cg_set_free(got);
   return rc;
@@ -71,10 +68,9 @@ int rp_comms_local(rp_comms *c, const rp_plan *p, const chakra_set *set, chakra_
   c->all = MPI_COMM_NULL;
   uint32_t world = chakra_set_ranks(set);
   strbuf t = {0};
-  strbuf_put(&t, "", 0);
   int rc = set_defs(&t, set, err);
   for (uint32_t k = 0; k < p->n_meta && !rc; k++) rc = meta_defs(&t, p, p->meta_groups[k], world, err);
-  if (!rc && t.oom) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (!rc && !strbuf_cstr(&t)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   c->local = t.s;
   c->local_len = t.n;
   return rc;

@@ -120,7 +120,7 @@ static void newline_indent(jctx *c) {
   if (n + 1 <= sizeof nl_spaces - 1) {
     char *p = jsonw_room(&c->w, sizeof nl_spaces);
     memcpy(p, nl_spaces, sizeof nl_spaces);
-    c->w.used += n + 1;
+    c->w.b.n += n + 1;
     return;
   }
   jsonw_char(&c->w, '\n');
@@ -138,9 +138,9 @@ static void emit_key(jctx *c, const ProtobufCFieldDescriptor *f, const fmeta *fm
   }
   if (fm->key_len) {
     char *p = jsonw_room(&c->w, KEY_MAX + 1);
-    if (!first && !c->pretty) *p++ = ',', c->w.used++;
+    if (!first && !c->pretty) *p++ = ',', c->w.b.n++;
     memcpy(p, fm->key, KEY_MAX);
-    c->w.used += fm->key_len;
+    c->w.b.n += fm->key_len;
     return;
   }
   if (!first && !c->pretty) jsonw_char(&c->w, ',');
@@ -244,7 +244,7 @@ static void emit_u64_list(jsonw *w, const uint64_t *v, size_t n) {
       p += jsonw_put_u64(p, v[i]);
       *p++ = '"';
     }
-    w->used += (size_t)(p - start);
+    w->b.n += (size_t)(p - start);
   }
 }
 

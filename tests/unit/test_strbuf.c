@@ -1,75 +1,75 @@
-/* test_buf.c - pins lib/util/buf.h: appends of every kind in order,
+/* test_strbuf.c - pins lib/util/strbuf.h: appends of every kind in order,
  * numbers as jsonw writes them, the text view NUL-terminated without
  * counting the NUL, room then a manual advance, and sticky out-of-memory
  * (a size that cannot be had sets oom; later appends do nothing). */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "buf.h"
+#include "strbuf.h"
 #include "testutil.h"
 
 static void test_appends_in_order(void **state) {
   (void)state;
-  buf b = {0};
-  buf_puts(&b, "n=");
-  buf_u64(&b, 18446744073709551615ull);
-  buf_putc(&b, ' ');
-  buf_i64(&b, INT64_MIN);
-  buf_putc(&b, ' ');
-  buf_i64(&b, 0);
-  buf_put(&b, "xyz", 0);
-  buf_put(&b, "\0!", 2);
+  strbuf b = {0};
+  strbuf_puts(&b, "n=");
+  strbuf_u64(&b, 18446744073709551615ull);
+  strbuf_putc(&b, ' ');
+  strbuf_i64(&b, INT64_MIN);
+  strbuf_putc(&b, ' ');
+  strbuf_i64(&b, 0);
+  strbuf_put(&b, "xyz", 0);
+  strbuf_put(&b, "\0!", 2);
   assert_int_equal(b.oom, 0);
   const char want[] = "n=18446744073709551615 -9223372036854775808 0\0!";
   assert_int_equal(b.n, sizeof want - 1);
   assert_memory_equal(b.s, want, sizeof want - 1);
   assert_ptr_equal(b.s, (char *)b.p); /* one pointer, two views */
-  buf_free(&b);
+  strbuf_free(&b);
   assert_null(b.p);
   assert_int_equal(b.n, 0);
 }
 
 static void test_cstr_and_growth(void **state) {
   (void)state;
-  buf b = {0};
-  assert_string_equal(buf_cstr(&b), ""); /* an empty buffer is the empty text */
-  for (int i = 0; i < 10000; i++) buf_putc(&b, (char)('a' + i % 26));
+  strbuf b = {0};
+  assert_string_equal(strbuf_cstr(&b), ""); /* an empty buffer is the empty text */
+  for (int i = 0; i < 10000; i++) strbuf_putc(&b, (char)('a' + i % 26));
   assert_int_equal(b.n, 10000);
-  const char *s = buf_cstr(&b);
+  const char *s = strbuf_cstr(&b);
   assert_non_null(s);
   assert_int_equal(strlen(s), 10000);
   assert_int_equal(b.n, 10000); /* the NUL is not counted */
   assert_int_equal(s[9999], 'a' + 9999 % 26);
-  buf_free(&b);
+  strbuf_free(&b);
 }
 
 static void test_room_then_advance(void **state) {
   (void)state;
-  buf b = {0};
-  uint8_t *p = buf_room(&b, 5000);
+  strbuf b = {0};
+  uint8_t *p = strbuf_room(&b, 5000);
   assert_non_null(p);
   assert_true(b.cap >= 5000);
   memset(p, 7, 5000);
   b.n += 5000;
   size_t cap = b.cap;
-  assert_ptr_equal(buf_room(&b, cap - 5000), b.p + 5000); /* fits: no growth */
+  assert_ptr_equal(strbuf_room(&b, cap - 5000), b.p + 5000); /* fits: no growth */
   assert_int_equal(b.cap, cap);
-  buf_free(&b);
+  strbuf_free(&b);
 }
 
 static void test_oom_is_sticky(void **state) {
   (void)state;
-  buf b = {0};
-  buf_puts(&b, "kept");
-  assert_null(buf_room(&b, SIZE_MAX - 2)); /* n + k overflows */
+  strbuf b = {0};
+  strbuf_puts(&b, "kept");
+  assert_null(strbuf_room(&b, SIZE_MAX - 2)); /* n + k overflows */
   assert_int_equal(b.oom, 1);
-  buf_puts(&b, "dropped");
-  buf_putc(&b, 'x');
-  buf_u64(&b, 1);
+  strbuf_puts(&b, "dropped");
+  strbuf_putc(&b, 'x');
+  strbuf_u64(&b, 1);
   assert_int_equal(b.n, 4);
   assert_memory_equal(b.s, "kept", 4);
-  assert_null(buf_cstr(&b));
-  buf_free(&b);
+  assert_null(strbuf_cstr(&b));
+  strbuf_free(&b);
   assert_int_equal(b.oom, 0);
 }
 
