@@ -18,6 +18,7 @@
 #include "chakra/trace.h"
 #include "keyhash.h"
 #include "nodescan.h"
+#include "../util/cmp.h"
 
 #define NONE UINT32_MAX
 
@@ -261,11 +262,6 @@ static int grab(void *ctx, uint32_t i, const nodescan *n, const uint8_t *raw, si
     if (!(g->got[g->next++] = chakra_node_decode(raw, len))) return CHAKRA_EFORMAT;
   }
   return g->next == g->n_want ? 1 : 0; /* 1 stops the scan early */
-}
-
-static int cmp_u32(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return x < y ? -1 : x > y;
 }
 
 /* Decodes the nodes at the given file indexes (any order, NONE skipped);

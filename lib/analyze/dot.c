@@ -17,6 +17,7 @@
 #include "chakra/node.h"
 #include "nodescan.h"
 #include "textout.h"
+#include "../util/cmp.h"
 
 #define NONE UINT32_MAX
 #define NAME_MAX_CHARS 60
@@ -253,11 +254,6 @@ static int make_vnodes(view *v) {
 }
 
 /* ---- edges ---- */
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
 
 /* Edge flags ride in the low bits of a copy of the key while sorting. */
 static int make_edges(view *v) {

@@ -10,6 +10,7 @@
 
 #include "../util/bigmem.h"
 #include "../util/tasks.h"
+#include "../util/cmp.h"
 
 static int feed_range(segment *s, uint64_t from, uint64_t to) {
   enum { CHUNK = 256 * 1024 };
@@ -113,11 +114,6 @@ static uint64_t find_boundary(int fd, uint64_t target, uint64_t size) {
   }
   free(buf);
   return best && best + 2 < size ? best : 0;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
 }
 
 /* Moves the segments' results into h; string ids are remapped into one

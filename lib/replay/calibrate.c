@@ -20,6 +20,7 @@
 #include "chakra/replay.h"
 #include "chakra/sim.h"
 #include "chakra/sweep.h"
+#include "../util/cmp.h"
 
 #include <yajl/yajl_tree.h>
 
@@ -52,11 +53,6 @@ static double now_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 static double median(double *v, size_t n) {

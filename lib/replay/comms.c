@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../util/commgroups.h"
+#include "../util/cmp.h"
 
 #define WAIT_GROUPS "the other ranks to agree on the communicator groups"
 #define WAIT_TAGS "the other ranks to agree on the message tags"
@@ -230,17 +231,11 @@ typedef struct pair {
   uint64_t tag, size;
 } pair;
 
-static int cmp_pair(const void *a, const void *b) {
-  const pair *x = a, *y = b;
-  if (x->tag != y->tag) return x->tag < y->tag ? -1 : 1;
-  return x->size < y->size ? -1 : x->size > y->size;
-}
-
 static size_t unique(pair *v, size_t n) {
-  if (n) qsort(v, n, sizeof *v, cmp_pair);
+  if (n) qsort(v, n, sizeof *v, cmp_u64_pair);
   size_t k = 0;
   for (size_t i = 0; i < n; i++)
-    if (!k || cmp_pair(&v[k - 1], &v[i])) v[k++] = v[i];
+    if (!k || cmp_u64_pair(&v[k - 1], &v[i])) v[k++] = v[i];
   return k;
 }
 
@@ -286,7 +281,7 @@ int rp_tags_assign(rp_plan *p, rp_peers *w, chakra_error *err) {
     rp_node *x = &p->nodes[i];
     if (x->kind != RP_SEND && x->kind != RP_RECV) continue;
     pair key = {(uint64_t)x->tag, x->value};
-    pair *hit = bsearch(&key, all, n_all, sizeof *all, cmp_pair);
+    pair *hit = bsearch(&key, all, n_all, sizeof *all, cmp_u64_pair);
     x->tag = (int32_t)(hit - all);
   }
   free(mine);

@@ -10,5 +10,7 @@ int cmp_u64(const void *a, const void *b);
 int cmp_i64(const void *a, const void *b);
 /* NaNs are not ordered: callers keep them out. */
 int cmp_double(const void *a, const void *b);
+/* Records that start with two uint64_t, by the first, then the second. */
+int cmp_u64_pair(const void *a, const void *b);
 
 #endif
