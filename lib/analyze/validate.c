@@ -12,6 +12,7 @@
 #include "chakra/node.h"
 #include "chakra/trace.h"
 #include "deadlock.h"
+#include "../util/diag.h"
 
 typedef struct p2p {
   int32_t src, dst, tag;
@@ -58,7 +59,8 @@ typedef struct vstate {
 static void report(vstate *s, chakra_severity sev, int file, int has_node, uint64_t id, uint64_t off,
                    const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 
-static void deliver(vstate *s, const chakra_problem *p) {
+static void deliver(void *ctx, const chakra_problem *p) {
+  vstate *s = ctx;
   if (p->severity == CHAKRA_SEV_WARNING) s->sum->warnings++;
   else if (p->severity >= CHAKRA_SEV_ERROR) s->sum->errors++;
   if (s->fn) s->fn(s->ctx, p);
@@ -66,15 +68,12 @@ static void deliver(vstate *s, const chakra_problem *p) {
 
 static void vreport(vstate *s, chakra_severity sev, const char *file, int has_node, uint64_t id, uint64_t off,
                     const char *fmt, va_list ap) {
-  char what[700];
-  vsnprintf(what, sizeof what, fmt, ap);
-  chakra_problem p = chakra_problem_make(sev, what);
-  p.file = file;
+  chakra_problem p = chakra_diag_on(sev, file);
   p.has_node = has_node;
   p.node_id = id;
   p.has_offset = has_node;
   p.offset = off;
-  deliver(s, &p);
+  chakra_diag_emitv(deliver, s, p, fmt, ap);
 }
 
 static void report(vstate *s, chakra_severity sev, int file, int has_node, uint64_t id, uint64_t off,

@@ -18,6 +18,7 @@
 #include "chakra/node.h"
 #include "chakra/set.h"
 #include "dag.h"
+#include "../util/diag.h"
 
 typedef struct mkey {
   int32_t src, dst, tag;
@@ -117,18 +118,14 @@ static void report(cctx *c, uint32_t r, int has_node, uint64_t id, const char *f
     __attribute__((format(printf, 5, 6)));
 
 static void report(cctx *c, uint32_t r, int has_node, uint64_t id, const char *fmt, ...) {
-  char what[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
   c->problems++;
-  if (!c->diag) return;
-  chakra_problem p = chakra_problem_make(CHAKRA_SEV_ERROR, what);
-  p.file = chakra_set_rank_name(c->set, r);
+  chakra_problem p = chakra_diag_on(CHAKRA_SEV_ERROR, chakra_set_rank_name(c->set, r));
   p.has_node = has_node;
   p.node_id = id;
-  c->diag(c->ctx, &p);
+  va_list ap;
+  va_start(ap, fmt);
+  chakra_diag_emitv(c->diag, c->ctx, p, fmt, ap);
+  va_end(ap);
 }
 
 /* The graph loader's findings (validate's graph checks: duplicate ids,

@@ -11,6 +11,7 @@
 #include "../util/instream.h"
 #include "chakra/ingest.h"
 #include "htevents.h"
+#include "../util/diag.h"
 
 /* The reference converter parses these and nothing else (1.0.1 is refused,
  * 1.1.1-chakra.1.0.0 listed but crashes). */
@@ -29,12 +30,10 @@ uint64_t ht_here(hparse *p) { return p->chunk_base + yajl_get_bytes_consumed(p->
 
 int ht_fail(hparse *p, int code, const char *fmt, ...) {
   if (p->rc) return 0;
-  char msg[900];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  p->rc = chakra_diag_failv(&p->err, code, p->path, fmt, ap);
   va_end(ap);
-  p->rc = chakra_error_set(&p->err, code, "%s: %s", p->path, msg);
   return 0; /* stops yajl */
 }
 

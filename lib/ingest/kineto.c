@@ -9,6 +9,7 @@
 
 #include "../util/instream.h"
 #include "../util/strbuf.h"
+#include "../util/diag.h"
 
 enum { F_TOP, F_EVENTS, F_EVENT, F_ARGS, F_DIST, F_SKIP };
 
@@ -43,12 +44,10 @@ typedef struct kparse {
 static int fail(kparse *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(kparse *p, const char *fmt, ...) {
   if (p->rc) return 0;
-  char msg[700];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  p->rc = chakra_diag_failv(&p->err, CHAKRA_EFORMAT, p->path, fmt, ap);
   va_end(ap);
-  p->rc = chakra_error_set(&p->err, CHAKRA_EFORMAT, "%s: %s", p->path, msg);
   return 0;
 }
 

@@ -19,6 +19,7 @@
 #include "chakra/build.h"
 #include "chakra/ingest.h"
 #include "../util/strbuf.h"
+#include "../util/diag.h"
 
 enum { T_COMP = 4, T_COLL = 7 };
 enum { K_MICRO, K_DATA, K_MODEL, K_HDM, K_HMD, K_DLRM };
@@ -271,12 +272,13 @@ typedef struct tparse {
 
 static int perr(tparse *t, size_t line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int perr(tparse *t, size_t line, const char *fmt, ...) {
-  char msg[600];
+  char at[4200];
+  snprintf(at, sizeof at, "%s: line %zu", t->path, line);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  int rc = chakra_diag_failv(t->err, CHAKRA_EFORMAT, at, fmt, ap);
   va_end(ap);
-  return chakra_error_set(t->err, CHAKRA_EFORMAT, "%s: line %zu: %s", t->path, line, msg);
+  return rc;
 }
 
 static int parse_int(const char *s, int64_t *out) {

@@ -9,6 +9,7 @@
 #include "../util/idmap.h"
 #include "../util/toposort.h"
 #include "nodekind.h"
+#include "../util/diag.h"
 
 
 typedef struct loader {
@@ -32,25 +33,24 @@ static void diag(const loader *L, const chakra_problem *p) {
 
 /* Reports a problem of node id at off; returns nonzero when loading must stop. */
 static int problem(loader *L, chakra_severity sev, uint64_t id, uint64_t off, const char *fmt, ...) {
-  char msg[600];
+  int stop = !tolerant(L) && sev >= CHAKRA_SEV_ERROR;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (tolerant(L) || sev < CHAKRA_SEV_ERROR) {
-    chakra_problem p = chakra_problem_make(sev, msg);
-    p.file = L->g->path;
+  if (stop) {
+    char at[4200];
+    snprintf(at, sizeof at, "%s: node %llu at offset %llu", L->g->path, (unsigned long long)id,
+             (unsigned long long)off);
+    chakra_diag_failv(L->err, CHAKRA_EGRAPH, at, fmt, ap);
+  } else {
+    chakra_problem p = chakra_diag_on(sev, L->g->path);
     p.has_node = p.has_offset = 1;
     p.node_id = id;
     p.offset = off;
-    diag(L, &p);
-    if (sev >= CHAKRA_SEV_ERROR) L->failed = 1;
-    return 0;
+    chakra_diag_emitv(L->opt ? L->opt->diag : NULL, L->opt ? L->opt->diag_ctx : NULL, p, fmt, ap);
   }
-  chakra_error_set(L->err, CHAKRA_EGRAPH, "%s: node %llu at offset %llu: %s", L->g->path,
-                   (unsigned long long)id, (unsigned long long)off, msg);
-  L->failed = 1;
-  return 1;
+  va_end(ap);
+  if (sev >= CHAKRA_SEV_ERROR) L->failed = 1;
+  return stop;
 }
 
 /* Unreadable attributes matter to validate; loading itself only needs the

@@ -18,6 +18,7 @@
 #include "chakra/json.h"
 #include "pbfield.h"
 #include "chakra/trace.h"
+#include "../util/diag.h"
 
 #define MAX_DEPTH 8
 
@@ -112,13 +113,13 @@ static void where(packer *p, char *buf, size_t n) {
 
 static int fail(packer *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(packer *p, const char *fmt, ...) {
-  char msg[600], pos[64];
+  char pos[64], at[4200];
+  where(p, pos, sizeof pos);
+  snprintf(at, sizeof at, "%s: %s", p->path, pos);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  p->rc = chakra_diag_failv(p->err, CHAKRA_EFORMAT, at, fmt, ap);
   va_end(ap);
-  where(p, pos, sizeof pos);
-  p->rc = chakra_error_set(p->err, CHAKRA_EFORMAT, "%s: %s: %s", p->path, pos, msg);
   return 0; /* stops yajl */
 }
 
