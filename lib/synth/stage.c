@@ -14,6 +14,7 @@
 #include "sexpr.h"
 #include "sgraph.h"
 #include "stagetpl.h"
+#include "../util/hmap.h"
 
 #define BAD(...) chakra_error_set(err, CHAKRA_EINVAL, __VA_ARGS__)
 #define OOM() chakra_error_set(err, CHAKRA_ENOMEM, "out of memory")
@@ -221,8 +222,7 @@ typedef struct sgraph_ {
   uint32_t nt, capt;
   int32_t *extras;
   uint32_t nextras, capextras;
-  int32_t *hash;
-  uint32_t hashcap;
+  hmap by_name; /* tensor name -> the first tensor of that name */
   char *names;
   size_t nnames, capnames;
   snode *n;
@@ -262,18 +262,16 @@ static int64_t add_name(sgraph_ *g, const char *s) {
   return (int64_t)(g->nnames - n);
 }
 
-static uint64_t hash_str(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
+static const char *tensor_name(const void *ctx, uint32_t t, size_t *len) {
+  const char *s = TN((const sgraph_ *)ctx, t);
+  *len = strlen(s);
+  return s;
 }
 
 static int32_t lookup(const sgraph_ *g, const char *name) {
-  uint32_t m = g->hashcap - 1;
-  for (uint32_t i = (uint32_t)hash_str(name) & m;; i = (i + 1) & m) {
-    if (g->hash[i] < 0) return -1;
-    if (!strcmp(TN(g, g->hash[i]), name)) return g->hash[i];
-  }
+  size_t n = strlen(name);
+  uint32_t t = hmap_find_str(&g->by_name, hmap_hash_str(name, n), name, n, tensor_name, g);
+  return t == HMAP_NONE ? -1 : (int32_t)t;
 }
 
 static void prefix_of(char *out, size_t cap, int mod, int mb, int b) {
@@ -391,16 +389,12 @@ static int link_all(sgraph_ *g) {
 }
 
 static int index_names(sgraph_ *g) {
-  g->hashcap = 1024;
-  while (g->hashcap < g->nt * 2) g->hashcap *= 2;
-  g->hash = malloc(g->hashcap * sizeof *g->hash);
-  if (!g->hash) return oom(g);
-  memset(g->hash, 0xff, g->hashcap * sizeof *g->hash);
-  uint32_t m = g->hashcap - 1;
+  /* Sized once: a table that grew could reorder the tensors of one name
+   * (rehashing walks slots, not probe order), and the first must win. */
+  if (hmap_reserve(&g->by_name, g->nt)) return oom(g);
   for (uint32_t i = 0; i < g->nt; i++) {
-    uint32_t h = (uint32_t)hash_str(TN(g, i)) & m;
-    while (g->hash[h] >= 0) h = (h + 1) & m;
-    g->hash[h] = (int32_t)i;
+    const char *s = TN(g, i);
+    if (hmap_add(&g->by_name, hmap_hash_str(s, strlen(s)), i)) return oom(g);
   }
   return 0;
 }
@@ -806,7 +800,7 @@ static int encode_stage(sgraph_ *g, uint32_t s, emit_stage **out) {
 static void graph_free(sgraph_ *g) {
   for (uint32_t i = 0; i < g->nn; i++) free(g->n[i].deps);
   for (uint32_t s = 0; g->bucket && s < g->x->pp; s++) free(g->bucket[s]);
-  free(g->t), free(g->extras), free(g->hash), free(g->names), free(g->n);
+  free(g->t), free(g->extras), hmap_free(&g->by_name), free(g->names), free(g->n);
   free(g->bucket), free(g->nbucket), free(g->capbucket);
 }
 

@@ -77,9 +77,18 @@ int hmap_add(hmap *m, uint64_t h, uint32_t val) {
   return 0;
 }
 
-uint32_t hmap_put_u64(hmap *m, uint64_t key, uint32_t val, int *oom) {
-  uint32_t had = hmap_get_u64(m, key);
-  if (had != HMAP_NONE) return had;
-  if (hmap_add(m, hmap_mix(key), val)) *oom = 1;
+static uint32_t put(hmap *m, uint64_t key, uint32_t val, int *oom, int replace) {
+  uint64_t h = hmap_mix(key);
+  for (size_t i = hmap_slot(m, h); m->val && m->val[i] != HMAP_NONE; i = hmap_next(m, i)) {
+    if (m->hash[i] != h) continue;
+    uint32_t had = m->val[i];
+    if (replace) m->val[i] = val;
+    return had;
+  }
+  if (hmap_add(m, h, val)) *oom = 1;
   return HMAP_NONE;
 }
+
+uint32_t hmap_put_u64(hmap *m, uint64_t key, uint32_t val, int *oom) { return put(m, key, val, oom, 0); }
+
+uint32_t hmap_set_u64(hmap *m, uint64_t key, uint32_t val, int *oom) { return put(m, key, val, oom, 1); }

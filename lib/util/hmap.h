@@ -79,6 +79,9 @@ static inline uint32_t hmap_get_u64(const hmap *m, uint64_t key) {
 /* The value already under key, or HMAP_NONE after adding val under it;
  * *oom is set when out of memory (nothing added). */
 uint32_t hmap_put_u64(hmap *m, uint64_t key, uint32_t val, int *oom);
+/* The same, but val replaces the value already under key (which is
+ * returned). */
+uint32_t hmap_set_u64(hmap *m, uint64_t key, uint32_t val, int *oom);
 
 /* ---- string keys ----
  * key(ctx, val, &len) returns the bytes of the key of val and their
@@ -87,9 +90,11 @@ typedef const char *(*hmap_key_fn)(const void *ctx, uint32_t val, size_t *len);
 
 static inline uint64_t hmap_hash_str(const char *s, size_t n) { return hmap_hash_bytes(s, n); }
 
-static inline uint32_t hmap_find_str(const hmap *m, const char *s, size_t n, hmap_key_fn key, const void *ctx) {
+/* The value whose key is the n bytes at s (h = hmap_hash_str(s, n),
+ * computed by the caller so that an insertion after a miss reuses it). */
+static inline uint32_t hmap_find_str(const hmap *m, uint64_t h, const char *s, size_t n, hmap_key_fn key,
+                                     const void *ctx) {
   if (!m->val) return HMAP_NONE;
-  uint64_t h = hmap_hash_str(s, n);
   for (size_t i = hmap_slot(m, h);; i = hmap_next(m, i)) {
     uint32_t v = m->val[i];
     if (v == HMAP_NONE) return HMAP_NONE;

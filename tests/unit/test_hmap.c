@@ -23,6 +23,9 @@ static void test_u64_put_get_and_growth(void **state) {
   assert_int_equal(hmap_get_u64(&m, 1), HMAP_NONE);
   assert_int_equal(hmap_put_u64(&m, 7ull << 32, 99, &oom), 7); /* already there: the old value */
   assert_int_equal(hmap_get_u64(&m, 7ull << 32), 7);
+  assert_int_equal(hmap_set_u64(&m, 7ull << 32, 99, &oom), 7); /* replaced: the old value */
+  assert_int_equal(hmap_get_u64(&m, 7ull << 32), 99);
+  assert_int_equal(m.n, 50000);
   assert_int_equal(hmap_get_u64(&m, UINT64_MAX), HMAP_NONE);
   assert_int_equal(hmap_put_u64(&m, UINT64_MAX, 3, &oom), HMAP_NONE);
   assert_int_equal(hmap_get_u64(&m, UINT64_MAX), 3);
@@ -49,13 +52,13 @@ static void test_string_keys(void **state) {
   for (uint32_t i = 0; i < N; i++) {
     char k[32];
     snprintf(k, sizeof k, "group.%u", i);
-    assert_int_equal(hmap_find_str(&m, k, strlen(k), name_of, &t), HMAP_NONE);
+    assert_int_equal(hmap_find_str(&m, hmap_hash_str(k, strlen(k)), k, strlen(k), name_of, &t), HMAP_NONE);
     t.s[i] = strdup(k);
     assert_int_equal(hmap_add(&m, hmap_hash_str(k, strlen(k)), i), 0);
   }
-  for (uint32_t i = 0; i < N; i++) assert_int_equal(hmap_find_str(&m, t.s[i], strlen(t.s[i]), name_of, &t), i);
-  assert_int_equal(hmap_find_str(&m, "group.1", 6, name_of, &t), HMAP_NONE); /* a prefix is another key */
-  assert_int_equal(hmap_find_str(&m, "", 0, name_of, &t), HMAP_NONE);
+  for (uint32_t i = 0; i < N; i++) assert_int_equal(hmap_find_str(&m, hmap_hash_str(t.s[i], strlen(t.s[i])), t.s[i], strlen(t.s[i]), name_of, &t), i);
+  assert_int_equal(hmap_find_str(&m, hmap_hash_str("group.1", 6), "group.1", 6, name_of, &t), HMAP_NONE); /* a prefix is another key */
+  assert_int_equal(hmap_find_str(&m, hmap_hash_str("", 0), "", 0, name_of, &t), HMAP_NONE);
   for (uint32_t i = 0; i < N; i++) free(t.s[i]);
   free(t.s);
   hmap_free(&m);
