@@ -68,7 +68,7 @@ typedef struct conv {
   size_t n_order;
   /* process groups */
   pgroup *pgs;
-  size_t n_pgs;
+  size_t n_pgs, cap_pgs;
 } conv;
 
 /* A warning about file, to the options' diag callback. */

@@ -10,6 +10,7 @@
 #include "../util/outfile.h"
 #include "../util/strbuf.h"
 #include "pyrepr.h"
+#include "../util/vec.h"
 
 pgroup *conv_pg_by_name(const conv *c, const char *name) {
   for (size_t j = 0; j < c->n_pgs; j++)
@@ -26,10 +27,7 @@ static int apply_group(conv *c, uint32_t i, size_t k, const cg_pg_entry *e) {
   }
   pgroup *slot = conv_pg_by_name(c, e->name);
   if (!slot) {
-    pgroup *p = realloc(c->pgs, (c->n_pgs + 1) * sizeof *p);
-    if (!p) return conv_oom(c);
-    c->pgs = p;
-    slot = &c->pgs[c->n_pgs++];
+    if (!(slot = VEC_PUSH(c->pgs, c->n_pgs, c->cap_pgs))) return conv_oom(c);
     memset(slot, 0, sizeof *slot);
     if (!(slot->name = strdup(e->name))) return conv_oom(c);
   } else {

@@ -6,6 +6,7 @@
 
 #include "htnode.h"
 #include "pyrepr.h"
+#include "../util/vec.h"
 
 void ht_cap_start(hparse *p, strbuf *target, int flags) {
   p->ct = target;
@@ -27,28 +28,17 @@ static uint32_t cap_elem(hparse *p) {
 
 static int grow_args(hparse *p, size_t need) {
   if (need <= p->cap_arg) return 0;
-  size_t cap = p->cap_arg ? p->cap_arg * 2 : 64;
-  while (cap < need) cap *= 2;
-  uint64_t *b = realloc(p->arg_bytes, cap * sizeof *b);
-  if (b) p->arg_bytes = b;
-  uint8_t *t = realloc(p->arg_tensor, cap);
-  if (t) p->arg_tensor = t;
-  if (!b || !t) return -1;
-  memset(p->arg_bytes + p->cap_arg, 0, (cap - p->cap_arg) * sizeof *b);
+  size_t cap = vec_next_cap(p->cap_arg, need, 64, sizeof *p->arg_bytes, SIZE_MAX);
+  if (!cap || vec_resize(&p->arg_bytes, cap, sizeof *p->arg_bytes) || vec_resize(&p->arg_tensor, cap, 1)) return -1;
+  memset(p->arg_bytes + p->cap_arg, 0, (cap - p->cap_arg) * sizeof *p->arg_bytes);
   memset(p->arg_tensor + p->cap_arg, 0, cap - p->cap_arg);
   p->cap_arg = cap;
   return 0;
 }
 
 static int add_targ(hparse *p, int kind, int64_t v, const unsigned char *s, size_t n) {
-  if (p->n_targs == p->cap_targs) {
-    size_t cap = p->cap_targs ? p->cap_targs * 2 : 16;
-    targ *t = realloc(p->targs, cap * sizeof *t);
-    if (!t) return -1;
-    p->targs = t;
-    p->cap_targs = cap;
-  }
-  targ *t = &p->targs[p->n_targs++];
+  targ *t = VEC_PUSH(p->targs, p->n_targs, p->cap_targs);
+  if (!t) return -1;
   t->kind = kind;
   t->v = v;
   t->off = (uint32_t)p->targ_str.n;

@@ -7,6 +7,7 @@
 #include "htcapture.h"
 #include "htnode.h"
 #include "pyrepr.h"
+#include "../util/vec.h"
 
 static int top_scalar(hparse *p, int kind, const char *s, size_t n) {
   int64_t v;
@@ -192,14 +193,9 @@ static int on_scalar(hparse *p, int kind, const char *s, size_t n) {
     case W_SYNC_ELEM: {
       uint64_t u;
       if (kind != K_NUM || ht_parse_u64(s, n, &u)) return ht_node_fail(p, "%s", "'sync_dep' holds a value that is not a node id");
-      if (p->n_sync == p->cap_sync) {
-        size_t cap = p->cap_sync ? p->cap_sync * 2 : 16;
-        uint64_t *v = realloc(p->syncv, cap * sizeof *v);
-        if (!v) return ht_oom(p);
-        p->syncv = v;
-        p->cap_sync = cap;
-      }
-      p->syncv[p->n_sync++] = u;
+      uint64_t *v = VEC_PUSH(p->syncv, p->n_sync, p->cap_sync);
+      if (!v) return ht_oom(p);
+      *v = u;
       ht_after_value(p);
       return 1;
     }

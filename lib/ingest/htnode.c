@@ -10,6 +10,7 @@
 #include "../util/bigmem.h"
 #include "htcapture.h"
 #include "pyrepr.h"
+#include "../util/vec.h"
 
 int ht_push(hparse *p, int f) {
   if (p->depth == MAX_DEPTH) return ht_fail(p, CHAKRA_EFORMAT, "byte %llu: nesting too deep", (unsigned long long)ht_here(p));
@@ -121,14 +122,9 @@ int ht_add_extra(hparse *p, const char *nm, size_t nl, int kind, const char *v, 
     default: return 1;
   }
   if (!(x.name = pool_str(p, nm, nl))) return ht_oom(p);
-  if (p->n_xs == p->cap_xs) {
-    size_t cap = p->cap_xs ? p->cap_xs * 2 : 8;
-    ht_extra *xs = realloc(p->xs, cap * sizeof *xs);
-    if (!xs) return ht_oom(p);
-    p->xs = xs;
-    p->cap_xs = cap;
-  }
-  p->xs[p->n_xs++] = x;
+  ht_extra *slot = VEC_PUSH(p->xs, p->n_xs, p->cap_xs);
+  if (!slot) return ht_oom(p);
+  *slot = x;
   return 1;
 }
 
@@ -214,13 +210,7 @@ static void put_io_json(hparse *p, strbuf *b, int which) {
 }
 
 static int add_side(hparse *p, ht_side **out) {
-  if (p->n_side == p->cap_side) {
-    size_t cap = p->cap_side ? p->cap_side * 2 : 64;
-    ht_side *s = realloc(p->side, cap * sizeof *s);
-    if (!s) return -1;
-    p->side = s;
-    p->cap_side = cap;
-  }
+  if (VEC_ROOM(p->side, p->n_side, p->cap_side, 1)) return -1;
   ht_side *s = &p->side[p->n_side];
   memset(s, 0, sizeof *s);
   s->node = (uint32_t)p->n;
@@ -357,13 +347,7 @@ int ht_finish_node(hparse *p) {
     c->blob = blob;
     c->blob_len = (uint32_t)b->n;
   }
-  if (p->n == p->cap) {
-    size_t cap = p->cap ? p->cap * 2 : 1024;
-    ht_node *nn = bigmem_realloc(p->nodes, cap * sizeof *nn);
-    if (!nn) return ht_oom(p);
-    p->nodes = nn;
-    p->cap = cap;
-  }
+  if (BIGMEM_ROOM(p->nodes, p->n, p->cap, 1)) return ht_oom(p);
   p->nodes[p->n++] = *c;
   return 1;
 }

@@ -10,6 +10,7 @@
 #include "../util/instream.h"
 #include "../util/strbuf.h"
 #include "../util/diag.h"
+#include "../util/vec.h"
 
 enum { F_TOP, F_EVENTS, F_EVENT, F_ARGS, F_DIST, F_SKIP };
 
@@ -122,14 +123,9 @@ static int finish_event(kparse *p) {
   if (e->name == STRTAB_OOM || e->cat == STRTAB_OOM || e->pg_name == STRTAB_OOM)
     return fail(p, "out of memory");
   e->index = (uint32_t)(p->k->events_seen - 1);
-  if (p->k->n == p->cap) {
-    size_t cap = p->cap ? p->cap * 2 : 1024;
-    kt_event *v = realloc(p->k->ev, cap * sizeof *v);
-    if (!v) return fail(p, "out of memory");
-    p->k->ev = v;
-    p->cap = cap;
-  }
-  p->k->ev[p->k->n++] = *e;
+  kt_event *v = VEC_PUSH(p->k->ev, p->k->n, p->cap);
+  if (!v) return fail(p, "out of memory");
+  *v = *e;
   return 1;
 }
 

@@ -48,7 +48,7 @@ typedef struct linker {
   link_cpuop *cpu;
   size_t ncpu;
   link_thread *thr;
-  size_t nthr;
+  size_t nthr, capthr;
   uint32_t *k_of_host; /* host node -> cpu[] index */
   uint32_t *kname;     /* Kineto string id -> host string id (0 = not a host name) */
   link_gpuop *gpu;

@@ -20,6 +20,7 @@
 #include "chakra/ingest.h"
 #include "../util/strbuf.h"
 #include "../util/diag.h"
+#include "../util/vec.h"
 
 enum { T_COMP = 4, T_COLL = 7 };
 enum { K_MICRO, K_DATA, K_MODEL, K_HDM, K_HMD, K_DLRM };
@@ -50,15 +51,9 @@ typedef struct tgraph {
 } tgraph;
 
 static int g_new(tgraph *g, const char *name, int type) {
-  if (g->n == g->cap) {
-    size_t cap = g->cap ? g->cap * 2 : 256;
-    tnode *v = realloc(g->v, cap * sizeof *v);
-    if (!v) {
-      g->oom = 1;
-      return -1;
-    }
-    g->v = v;
-    g->cap = cap;
+  if (VEC_ROOM(g->v, g->n, g->cap, 1)) {
+    g->oom = 1;
+    return -1;
   }
   tnode *x = &g->v[g->n];
   memset(x, 0, sizeof *x);
@@ -77,17 +72,12 @@ static void g_dep(tgraph *g, int child, int parent) {
   if (!g->compat)
     for (uint32_t k = 0; k < x->ndeps; k++)
       if (g->deps[x->dep_off + k] == parent) return;
-  if (g->ndeps == g->capdeps) {
-    size_t cap = g->capdeps ? g->capdeps * 2 : 512;
-    int *d = realloc(g->deps, cap * sizeof *d);
-    if (!d) {
-      g->oom = 1;
-      return;
-    }
-    g->deps = d;
-    g->capdeps = cap;
+  int *d = VEC_PUSH(g->deps, g->ndeps, g->capdeps);
+  if (!d) {
+    g->oom = 1;
+    return;
   }
-  g->deps[g->ndeps++] = parent;
+  *d = parent;
   x->ndeps++;
 }
 
@@ -420,14 +410,9 @@ static int parse_text(tparse *t) {
                            "type, size, weight-gradient time, type, size, update time); this line has %d", nc);
       break;
     }
-    if (t->n == cap) {
-      cap = cap ? cap * 2 : 64;
-      layer *L = realloc(t->L, cap * sizeof *L);
-      if (!L) {
-        rc = chakra_error_set(t->err, CHAKRA_ENOMEM, "out of memory");
-        break;
-      }
-      t->L = L;
+    if (VEC_ROOM(t->L, t->n, cap, 1)) {
+      rc = chakra_error_set(t->err, CHAKRA_ENOMEM, "out of memory");
+      break;
     }
     layer *l = &t->L[t->n];
     memset(l, 0, sizeof *l);

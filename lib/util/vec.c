@@ -26,23 +26,28 @@ int vec_resize(void *parr, size_t cap, size_t elem) {
   return 0;
 }
 
-static int room(void *parr, size_t *cap, size_t n, size_t k, size_t elem, size_t max) {
+int vec_room_by(void *parr, size_t *cap, size_t n, size_t k, size_t elem, size_t min, size_t max,
+                void *(*re)(void *, size_t)) {
   if (k > SIZE_MAX - n) return -1;
   size_t need = n + k;
   if (need <= *cap) return 0;
-  size_t c = vec_next_cap(*cap, need, VEC_MIN_CAP, elem, max);
-  if (!c || vec_resize(parr, c, elem)) return -1;
+  size_t c = vec_next_cap(*cap, need, min, elem, max);
+  void *p;
+  memcpy(&p, parr, sizeof p);
+  void *q = c ? re(p, c * elem) : NULL; /* vec_next_cap kept c * elem in range */
+  if (!q) return -1;
+  memcpy(parr, &q, sizeof q);
   *cap = c;
   return 0;
 }
 
 int vec_room_z(void *parr, size_t *cap, size_t n, size_t k, size_t elem) {
-  return room(parr, cap, n, k, elem, SIZE_MAX);
+  return vec_room_by(parr, cap, n, k, elem, VEC_MIN_CAP, SIZE_MAX, realloc);
 }
 
 int vec_room_u32(void *parr, uint32_t *cap, size_t n, size_t k, size_t elem) {
   size_t c = *cap;
-  if (room(parr, &c, n, k, elem, UINT32_MAX)) return -1;
+  if (vec_room_by(parr, &c, n, k, elem, VEC_MIN_CAP, UINT32_MAX, realloc)) return -1;
   *cap = (uint32_t)c;
   return 0;
 }

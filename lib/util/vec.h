@@ -31,6 +31,11 @@ int vec_resize(void *parr, size_t cap, size_t elem);
 int vec_room_z(void *parr, size_t *cap, size_t n, size_t k, size_t elem);
 int vec_room_u32(void *parr, uint32_t *cap, size_t n, size_t k, size_t elem);
 
+/* The same with a capacity from min to max elements and another
+ * allocator (re as realloc: NULL on failure, the block unchanged). */
+int vec_room_by(void *parr, size_t *cap, size_t n, size_t k, size_t elem, size_t min, size_t max,
+                void *(*re)(void *, size_t));
+
 #define VEC_ROOM_(arr, cap, n, k) \
   _Generic(&(cap), size_t *: vec_room_z, uint32_t *: vec_room_u32)(&(arr), &(cap), (n), (k), sizeof *(arr))
 

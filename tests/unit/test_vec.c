@@ -87,6 +87,29 @@ static void test_resize_exact(void **state) {
   free(v);
 }
 
+static int reallocs;
+static void *counting(void *p, size_t n) { return reallocs++ < 3 ? realloc(p, n) : NULL; }
+
+static void test_room_by_uses_the_allocator_and_its_bounds(void **state) {
+  (void)state;
+  uint16_t *v = NULL;
+  size_t n = 0, cap = 0;
+  assert_int_equal(vec_room_by(&v, &cap, n, 1, sizeof *v, 1000, 5000, counting), 0);
+  assert_int_equal(cap, 1000); /* from min */
+  assert_int_equal(vec_room_by(&v, &cap, 1000, 1, sizeof *v, 1000, 5000, counting), 0);
+  assert_int_equal(cap, 2000);
+  assert_int_equal(vec_room_by(&v, &cap, 2000, 2500, sizeof *v, 1000, 5000, counting), 0);
+  assert_int_equal(cap, 5000); /* doubling stops at max */
+  assert_int_equal(vec_room_by(&v, &cap, 5000, 1, sizeof *v, 1000, 5000, counting), -1);
+  assert_int_equal(reallocs, 3);
+  v[4999] = 7;
+  assert_int_equal(vec_room_by(&v, &cap, 10, 10, sizeof *v, 1000, 1 << 20, counting), 0); /* fits: no call */
+  assert_int_equal(vec_room_by(&v, &cap, 5000, 1, sizeof *v, 1000, 1 << 20, counting), -1); /* allocator fails */
+  assert_int_equal(cap, 5000);
+  assert_int_equal(v[4999], 7);
+  free(v);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_push_keeps_elements_and_doubles),
@@ -94,6 +117,7 @@ int main(void) {
       cmocka_unit_test(test_overflow_fails_and_leaves_the_array),
       cmocka_unit_test(test_next_cap),
       cmocka_unit_test(test_resize_exact),
+      cmocka_unit_test(test_room_by_uses_the_allocator_and_its_bounds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
