@@ -20,6 +20,7 @@
 #include "nodescan.h"
 #include "../util/cmp.h"
 #include "../util/hmap.h"
+#include "../util/vec.h"
 
 #define NONE UINT32_MAX
 
@@ -44,13 +45,8 @@ typedef struct side {
 static int keep_fp(void *ctx, uint32_t i, const nodescan *n, const uint8_t *raw, size_t len) {
   (void)i, (void)raw, (void)len;
   side *s = ctx;
-  if (s->n == s->cap) {
-    size_t cap = s->cap ? 2 * s->cap : 4096;
-    fingerprint *p = realloc(s->fp, cap * sizeof *p);
-    if (!p) return CHAKRA_ENOMEM;
-    s->fp = p, s->cap = cap;
-  }
-  fingerprint *f = &s->fp[s->n++];
+  fingerprint *f = VEC_PUSH(s->fp, s->n, s->cap);
+  if (!f) return CHAKRA_ENOMEM;
   f->id = f->key = n->id;
   f->type = (int32_t)n->type;
   f->dur = n->duration;
@@ -162,12 +158,9 @@ static int list(matcher *m, chakra_diff_kind kind, const fingerprint *a, const f
   chakra_diff_rank *o = m->out;
   if (m->max && o->n_listed >= m->max) return 0;
   if (o->n_listed == m->cap) {
-    size_t cap = m->cap ? 2 * m->cap : 64;
-    chakra_diff_node *p = realloc(o->listed, cap * sizeof *p);
-    if (p) o->listed = p;
-    listed_ix *q = realloc(m->ix, cap * sizeof *q);
-    if (q) m->ix = q;
-    if (!p || !q) return CHAKRA_ENOMEM;
+    size_t cap = vec_next_cap(m->cap, m->cap + 1, 64, sizeof *o->listed, SIZE_MAX);
+    if (!cap || vec_resize(&o->listed, cap, sizeof *o->listed) || vec_resize(&m->ix, cap, sizeof *m->ix))
+      return CHAKRA_ENOMEM;
     m->cap = cap;
   }
   chakra_diff_node *d = &o->listed[o->n_listed];

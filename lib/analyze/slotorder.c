@@ -1,6 +1,7 @@
 /* slotorder.c - orders the communication slot imposes in every run; see slotorder.h. */
 #include "slotorder.h"
 #include "../util/cmp.h"
+#include "../util/vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,13 +23,7 @@ typedef struct edges {
 
 static int add_edge(edges *e, uint32_t s, uint32_t c) {
   if (e->n == SO_MAX_EDGES) return 0; /* fewer orders: still true ones */
-  if (e->n == e->cap) {
-    uint32_t nc = e->cap ? e->cap * 2 : 64;
-    void *p = realloc(e->v, (size_t)nc * sizeof *e->v);
-    if (!p) return -1;
-    e->v = p;
-    e->cap = nc;
-  }
+  if (VEC_ROOM(e->v, e->n, e->cap, 1)) return -1;
   e->v[e->n][0] = s;
   e->v[e->n][1] = c;
   e->n++;

@@ -7,6 +7,7 @@
 #include "chakra/graph.h"
 #include "chakra/node.h"
 #include "chakra/set.h"
+#include "../util/vec.h"
 
 /* Sums of durations, bytes and ops saturate at 2^64 - 1 instead of
  * wrapping (two nodes of 2^63 us once summed to 0), and say so. */
@@ -26,14 +27,12 @@ static int add_group(chakra_rank_stats *s, const char *name, uint64_t ops, uint6
       sat_add(&s->groups[i].bytes, bytes, s);
       return 0;
     }
-  chakra_group_stats *g = realloc(s->groups, (s->n_groups + 1) * sizeof *g);
+  chakra_group_stats *g = VEC_APPEND(s->groups, s->n_groups);
   if (!g) return -1;
-  s->groups = g;
-  if (!(g[s->n_groups].name = strdup(name))) return -1;
-  g[s->n_groups].ops = ops;
-  g[s->n_groups].bytes = bytes;
-  s->n_groups++;
-  return 0;
+  *g = (chakra_group_stats){strdup(name), ops, bytes};
+  if (g->name) return 0;
+  s->n_groups--;
+  return -1;
 }
 
 static int count_node(chakra_rank_stats *s, const chakra_graph *g, uint32_t i) {

@@ -8,18 +8,14 @@
 
 #include "../util/xmltext.h"
 #include "textout.h"
+#include "../util/vec.h"
 
 enum { WIDTH = 900, LEFT = 200, BAR_AREA = 560, BAR_H = 14, GAP = 8, TITLE_H = 30, AXIS_H = 28, LEGEND_H = 22 };
 
 static const char *const colours[SVGPLOT_MAX_SERIES] = {"#4e79a7", "#e15759", "#f28e2b", "#59a14f"};
 
 double *svgplot_add(svgplot_chart *c, const char *label) {
-  if (c->n_groups == c->cap) {
-    size_t cap = c->cap ? 2 * c->cap : 16;
-    svgplot_group *g = realloc(c->groups, cap * sizeof *g);
-    if (!g) return NULL;
-    c->groups = g, c->cap = cap;
-  }
+  if (VEC_ROOM(c->groups, c->n_groups, c->cap, 1)) return NULL;
   svgplot_group *g = &c->groups[c->n_groups];
   memset(g, 0, sizeof *g);
   if (!(g->label = strdup(label))) return NULL;

@@ -51,3 +51,9 @@ int vec_room_u32(void *parr, uint32_t *cap, size_t n, size_t k, size_t elem) {
   *cap = (uint32_t)c;
   return 0;
 }
+
+int vec_room_implied(void *parr, size_t n, size_t elem) {
+  if (n && (n < VEC_MIN_CAP || (n & (n - 1)))) return 0; /* below the implied capacity */
+  size_t cap = n;
+  return vec_room_by(parr, &cap, n, 1, elem, VEC_MIN_CAP, SIZE_MAX, realloc);
+}

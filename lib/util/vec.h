@@ -50,4 +50,12 @@ int vec_room_by(void *parr, size_t *cap, size_t n, size_t k, size_t elem, size_t
  * initialised), or NULL when out of memory (nothing changed). */
 #define VEC_PUSH(arr, n, cap) (VEC_ROOM(arr, n, cap, 1) ? NULL : &(arr)[(n)++])
 
+/* For arrays whose owner keeps no capacity (a public struct's list, a
+ * list grown in one place only): the capacity is implied by the count,
+ * the smallest power of two >= max(n, VEC_MIN_CAP), so an array must only
+ * ever grow through these. Room for one more after the n in use: 0 or
+ * -1 (nothing changed). */
+int vec_room_implied(void *parr, size_t n, size_t elem);
+#define VEC_APPEND(arr, n) (vec_room_implied(&(arr), (size_t)(n), sizeof *(arr)) ? NULL : &(arr)[(n)++])
+
 #endif

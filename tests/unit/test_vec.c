@@ -110,6 +110,20 @@ static void test_room_by_uses_the_allocator_and_its_bounds(void **state) {
   free(v);
 }
 
+static void test_append_with_implied_capacity(void **state) {
+  (void)state;
+  uint32_t *v = NULL;
+  uint64_t n = 0; /* a public struct's count type */
+  for (uint32_t i = 0; i < 3000; i++) {
+    uint32_t *e = VEC_APPEND(v, n);
+    assert_non_null(e);
+    *e = i ^ 0x5a5a;
+  }
+  assert_int_equal(n, 3000);
+  for (uint32_t i = 0; i < 3000; i++) assert_int_equal(v[i], i ^ 0x5a5a);
+  free(v);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_push_keeps_elements_and_doubles),
@@ -117,6 +131,7 @@ int main(void) {
       cmocka_unit_test(test_overflow_fails_and_leaves_the_array),
       cmocka_unit_test(test_next_cap),
       cmocka_unit_test(test_resize_exact),
+      cmocka_unit_test(test_append_with_implied_capacity),
       cmocka_unit_test(test_room_by_uses_the_allocator_and_its_bounds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
