@@ -72,14 +72,12 @@ static int attr_int(mx *x, const XML_Char **at, const char *elem, const mgpu *g,
 
 /* Makes room for one more element of arr; on failure stops the parse and
  * returns from the (void) handler. */
-#define GROW(x, arr, n, cap)                                  \
-  do {                                                        \
-    void *q_ = coll_grow((arr), (n), &(cap), sizeof *(arr));  \
-    if (!q_) {                                                \
-      mx_fail((x), "out of memory");                          \
-      return;                                                 \
-    }                                                         \
-    (arr) = q_;                                               \
+#define GROW(x, arr, n, cap)         \
+  do {                               \
+    if (COLL_ROOM(arr, n, cap)) {    \
+      mx_fail((x), "out of memory"); \
+      return;                        \
+    }                                \
   } while (0)
 
 static void on_algo(mx *x, const XML_Char **at) {

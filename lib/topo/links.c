@@ -15,6 +15,7 @@
 
 #include "topo_impl.h"
 #include "../util/cmp.h"
+#include "../util/vec.h"
 
 #define LINKS_MAX_DEVICES 4096u
 #define GIB_PER_GB_NS (1073741824.0 / 1e9) /* bytes per ns in 1 GB/s */
@@ -237,13 +238,8 @@ static int parse_number(const char *tok, const char *unit, double *out) {
 
 static int push_link(list_reader *r, chakra_topo_link l) {
   if (r->n == r->cap) {
-    uint64_t cap = r->cap ? 2 * r->cap : 64;
-    chakra_topo_link *nl = realloc(r->links, cap * sizeof *nl);
-    if (!nl) return -1;
-    r->links = nl;
-    unsigned long *ln = realloc(r->lines, cap * sizeof *ln);
-    if (!ln) return -1;
-    r->lines = ln;
+    size_t cap = vec_next_cap(r->cap, r->cap + 1, 64, sizeof *r->links, SIZE_MAX);
+    if (!cap || vec_resize(&r->links, cap, sizeof *r->links) || vec_resize(&r->lines, cap, sizeof *r->lines)) return -1;
     r->cap = cap;
   }
   r->links[r->n] = l;
