@@ -10,6 +10,7 @@
 #include "../util/toposort.h"
 #include "nodekind.h"
 #include "../util/diag.h"
+#include "../util/vec.h"
 
 
 typedef struct loader {
@@ -69,23 +70,19 @@ static void attr_problem(void *ctx, const chakra_problem *ap) {
 static uint32_t intern_pg(chakra_graph *g, const char *name) {
   for (size_t i = 1; i < g->n_pg_names; i++)
     if (strcmp(g->pg_names[i], name) == 0) return (uint32_t)i;
-  char **np = realloc(g->pg_names, (g->n_pg_names + 1) * sizeof *np);
+  char **np = VEC_APPEND(g->pg_names, g->n_pg_names);
   if (!np) return 0;
-  g->pg_names = np;
-  if (!(np[g->n_pg_names] = strdup(name))) return 0;
-  return (uint32_t)g->n_pg_names++;
+  if ((*np = strdup(name))) return (uint32_t)(g->n_pg_names - 1);
+  g->n_pg_names--;
+  return 0;
 }
 
 /* Gives every per-node array room for nc nodes (dep_off for nc + 1). */
 static int grow_nodes(loader *L, size_t nc) {
   chakra_graph *g = L->g;
-  chakra_gnode *nodes = realloc(g->nodes, nc * sizeof *nodes);
-  if (nodes) g->nodes = nodes;
-  uint32_t *nd = realloc(g->n_data, nc * sizeof *nd);
-  if (nd) g->n_data = nd;
-  uint32_t *off = realloc(g->dep_off, (nc + 1) * sizeof *off);
-  if (off) g->dep_off = off;
-  if (!nodes || !nd || !off) return -1;
+  if (vec_resize(&g->nodes, nc, sizeof *g->nodes) || vec_resize(&g->n_data, nc, sizeof *g->n_data) ||
+      vec_resize(&g->dep_off, nc + 1, sizeof *g->dep_off))
+    return -1;
   L->cap_nodes = nc;
   return 0;
 }
@@ -96,16 +93,7 @@ static int reserve_node(loader *L) {
   return grow_nodes(L, L->cap_nodes ? L->cap_nodes * 2 : 1024);
 }
 
-static int reserve_deps(loader *L, size_t need) {
-  if (need <= L->cap_dep_ids) return 0;
-  size_t nc = L->cap_dep_ids ? L->cap_dep_ids : 4096;
-  while (nc < need) nc *= 2;
-  uint64_t *p = realloc(L->dep_ids, nc * sizeof *p);
-  if (!p) return -1;
-  L->dep_ids = p;
-  L->cap_dep_ids = nc;
-  return 0;
-}
+static int reserve_deps(loader *L, size_t need) { return VEC_RESERVE(L->dep_ids, L->cap_dep_ids, need); }
 
 static int add_node(loader *L, const chakra_node *nd, uint64_t offset) {
   chakra_graph *g = L->g;
@@ -155,12 +143,9 @@ static void shrink_nodes(loader *L) {
   chakra_graph *g = L->g;
   size_t n = g->n ? g->n : 1;
   if (L->cap_nodes <= n) return;
-  chakra_gnode *nodes = realloc(g->nodes, n * sizeof *nodes);
-  if (nodes) g->nodes = nodes;
-  uint32_t *nd = realloc(g->n_data, n * sizeof *nd);
-  if (nd) g->n_data = nd;
-  uint32_t *off = realloc(g->dep_off, (g->n + 1) * sizeof *off);
-  if (off) g->dep_off = off;
+  (void)vec_resize(&g->nodes, n, sizeof *g->nodes);
+  (void)vec_resize(&g->n_data, n, sizeof *g->n_data);
+  (void)vec_resize(&g->dep_off, g->n + 1, sizeof *g->dep_off);
 }
 
 /* Sizes the per-node arrays for a plain file's node count, found by a
@@ -432,8 +417,8 @@ int chakra_graph_load_input(chakra_graph **out, const chakra_input *in, const ch
   chakra_graph *g = calloc(1, sizeof(graph_box));
   if (!g) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
   g->path = strdup(in->path && strcmp(in->path, "-") == 0 && !in->name ? "<stdin>" : path);
-  g->pg_names = calloc(1, sizeof *g->pg_names);
-  g->n_pg_names = 1;
+  char **none = VEC_APPEND(g->pg_names, g->n_pg_names); /* pg 0: none */
+  if (none) *none = NULL;
   loader L = {.g = g, .opt = opt, .err = err};
   int rc = !g->path || !g->pg_names || keep_input(g, in) ? chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path)
                                                          : read_nodes(&L, in);

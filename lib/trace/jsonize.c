@@ -12,6 +12,7 @@
 #include "chakra/json.h"
 #include "pbfield.h"
 #include "chakra/trace.h"
+#include "../util/vec.h"
 
 /* Per-descriptor facts the walk needs for every message, worked out once:
  * the key text of each field and where each oneof group ends. */
@@ -33,7 +34,7 @@ typedef struct jctx {
   int pretty; /* compat layout: indented, lowerCamelCase */
   int depth;
   dmeta *meta;
-  size_t n_meta;
+  size_t n_meta, cap_meta;
   int nomem;
 } jctx;
 
@@ -55,10 +56,9 @@ static size_t camel_case(const char *name, char *out, size_t cap) {
 }
 
 static const fmeta *meta_build(jctx *c, const ProtobufCMessageDescriptor *d) {
-  dmeta *nm = realloc(c->meta, (c->n_meta + 1) * sizeof *nm);
+  int grown = VEC_ROOM(c->meta, c->n_meta, c->cap_meta, 1) == 0;
   fmeta *f = calloc(d->n_fields ? d->n_fields : 1, sizeof *f);
-  if (nm) c->meta = nm;
-  if (!nm || !f) {
+  if (!grown || !f) {
     free(f);
     c->nomem = 1;
     return NULL;

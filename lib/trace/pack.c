@@ -19,6 +19,7 @@
 #include "pbfield.h"
 #include "chakra/trace.h"
 #include "../util/diag.h"
+#include "../util/vec.h"
 
 #define MAX_DEPTH 8
 
@@ -148,13 +149,7 @@ static int store(packer *p, const void *v) {
   const ProtobufCFieldDescriptor *fd = f->field;
   size_t sz = pbfield_elem_size(fd);
   if (f->in_array) {
-    if ((f->n_items + 1) * sz > f->cap_bytes) {
-      size_t nc = f->cap_bytes ? f->cap_bytes * 2 : 256;
-      unsigned char *q = realloc(f->items, nc);
-      if (!q) return fail(p, "out of memory");
-      f->items = q;
-      f->cap_bytes = nc;
-    }
+    if (VEC_ROOM(f->items, f->n_items * sz, f->cap_bytes, sz)) return fail(p, "out of memory");
     memcpy(f->items + f->n_items++ * sz, v, sz);
     return 1;
   }

@@ -24,6 +24,6 @@ void bigmem_free(void *p);
  * room for k more elements after the n in use, capacity doubling from
  * 1024; -1 when out of memory (the array and cap unchanged). */
 #define BIGMEM_ROOM(arr, n, cap, k) \
-  vec_room_by(&(arr), &(cap), (n), (k), sizeof *(arr), 1024, SIZE_MAX, bigmem_realloc)
+  ((cap) - (n) >= (k) ? 0 : vec_room_by(&(arr), &(cap), (n), (k), sizeof *(arr), 1024, SIZE_MAX, bigmem_realloc))
 
 #endif

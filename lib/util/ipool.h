@@ -9,15 +9,16 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include "vec.h"
 
 /* Returns arr with room for index n (capacity doubling from 1024), or NULL
  * when out of memory, in which case arr and *cap are unchanged. */
 static inline void *ipool_reserve(void *arr, uint32_t *cap, uint32_t n, size_t elem) {
   if (n < *cap) return arr;
-  uint32_t nc = *cap ? *cap * 2 : 1024;
-  void *p = realloc(arr, (size_t)nc * elem);
-  if (p) *cap = nc;
-  return p;
+  size_t c = *cap;
+  if (vec_room_by(&arr, &c, n, 1, elem, 1024, UINT32_MAX, realloc)) return NULL;
+  *cap = (uint32_t)c;
+  return arr;
 }
 
 #endif

@@ -39,12 +39,16 @@ int vec_room_by(void *parr, size_t *cap, size_t n, size_t k, size_t elem, size_t
 #define VEC_ROOM_(arr, cap, n, k) \
   _Generic(&(cap), size_t *: vec_room_z, uint32_t *: vec_room_u32)(&(arr), &(cap), (n), (k), sizeof *(arr))
 
+/* The macros test for room inline (appends in hot loops pay no call) and
+ * evaluate their arguments more than once: pass plain lvalues. */
+
 /* Room for need elements in arr (cap its capacity): 0, or -1 when out of
  * memory (arr and cap unchanged). */
-#define VEC_RESERVE(arr, cap, need) VEC_ROOM_(arr, cap, 0, (size_t)(need))
+#define VEC_RESERVE(arr, cap, need) ((size_t)(need) <= (size_t)(cap) ? 0 : VEC_ROOM_(arr, cap, 0, (size_t)(need)))
 
 /* Room for k more elements after the n in use (n + k overflowing fails). */
-#define VEC_ROOM(arr, n, cap, k) VEC_ROOM_(arr, cap, (size_t)(n), (size_t)(k))
+#define VEC_ROOM(arr, n, cap, k) \
+  ((size_t)(cap) - (size_t)(n) >= (size_t)(k) ? 0 : VEC_ROOM_(arr, cap, (size_t)(n), (size_t)(k)))
 
 /* A pointer to a new last element (n is incremented; the element is not
  * initialised), or NULL when out of memory (nothing changed). */

@@ -57,7 +57,8 @@ static void test_overflow_fails_and_leaves_the_array(void **state) {
   assert_int_equal(v[0], 7);
   uint32_t *w = NULL;
   uint32_t wcap = 0;
-  assert_int_equal(VEC_RESERVE(w, wcap, (size_t)UINT32_MAX + 1), -1); /* past a 32-bit capacity */
+  size_t past = (size_t)UINT32_MAX + 1;
+  assert_int_equal(vec_room_u32(&w, &wcap, 0, past, sizeof *w), -1); /* past a 32-bit capacity */
   assert_null(w);
   assert_int_equal(wcap, 0);
   free(v);
