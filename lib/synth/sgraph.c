@@ -6,16 +6,12 @@
 #include <string.h>
 
 #include "shard.h"
+#include "../util/vec.h"
 
-#define GROW(ptr, n, cap, need)                                                    \
-  do {                                                                             \
-    if ((n) + (need) > (cap)) {                                                    \
-      size_t c_ = (cap) ? (size_t)(cap) * 2 : 256;                                 \
-      while (c_ < (size_t)(n) + (need)) c_ *= 2;                                   \
-      void *p_ = realloc((ptr), c_ * sizeof *(ptr));                               \
-      if (!p_) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");       \
-      (ptr) = p_, (cap) = (uint32_t)c_;                                            \
-    }                                                                              \
+/* Room for need more elements, or returns the error from the function. */
+#define GROW(ptr, n, cap, need) \
+  do { \
+    if (VEC_ROOM(ptr, n, cap, need)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory"); \
   } while (0)
 
 /* ---- rows: compiled once per configuration --------------------------------------------- */
