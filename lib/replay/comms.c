@@ -8,6 +8,7 @@
 
 #include "../util/commgroups.h"
 #include "../util/cmp.h"
+#include "../util/vec.h"
 
 #define WAIT_GROUPS "the other ranks to agree on the communicator groups"
 #define WAIT_TAGS "the other ranks to agree on the message tags"
@@ -91,10 +92,9 @@ static int add_line(rp_comms *c, char *line) {
   if (!tab) return 0;
   *tab = 0;
   if (find(c, line) >= 0) return 0;
-  rp_group *v = realloc(c->groups, (c->n_groups + 1) * sizeof *v);
-  if (!v) return -1;
-  c->groups = v;
-  rp_group *g = &v[c->n_groups];
+  rp_group *g = VEC_APPEND(c->groups, c->n_groups);
+  if (!g) return -1;
+  c->n_groups--; /* counted once complete */
   size_t cap = 1;
   for (const char *s = tab + 1; *s; s++) cap += *s == ',';
   g->name = strdup(line);
