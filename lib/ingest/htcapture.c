@@ -36,6 +36,23 @@ static int grow_args(hparse *p, size_t need) {
   return 0;
 }
 
+/* Argument pos of the top-level list is counted (CAP_TENSORS). */
+static int note_arg(hparse *p, uint32_t pos) {
+  if (!(p->cflags & CAP_TENSORS) || p->n_argv > pos) return 0;
+  if (grow_args(p, pos + 1)) return -1;
+  p->n_argv = pos + 1;
+  return 0;
+}
+
+/* Whether argument pos is a tensor (CAP_TYPES). */
+static int note_type(hparse *p, uint32_t pos, int is_tensor) {
+  if (!(p->cflags & CAP_TYPES)) return 0;
+  if (grow_args(p, pos + 1)) return -1;
+  if (p->n_argt <= pos) p->n_argt = pos + 1;
+  p->arg_tensor[pos] = (uint8_t)is_tensor;
+  return 0;
+}
+
 static int add_targ(hparse *p, int kind, int64_t v, const unsigned char *s, size_t n) {
   targ *t = VEC_PUSH(p->targs, p->n_targs, p->cap_targs);
   if (!t) return -1;
@@ -56,20 +73,13 @@ int ht_cap_scalar(hparse *p, int kind, const char *s, size_t n) {
     if (!L->is_map) {
       if (p->capd == 1) {
         /* an argument of the top-level list */
-        if ((p->cflags & CAP_TENSORS) && p->n_argv <= pos) {
-          if (grow_args(p, pos + 1)) return ht_oom(p);
-          p->n_argv = pos + 1;
-        }
+        if (note_arg(p, pos)) return ht_oom(p);
         if (p->cflags & CAP_ARGS) {
           int64_t v = 0;
           int tk = kind == K_STR ? 2 : (kind == K_NUM && json_number_is_int(s, n) && !ht_parse_i64(s, n, &v)) ? 1 : 0;
           if (add_targ(p, tk, v, (const unsigned char *)s, tk == 2 ? n : 0)) return ht_oom(p);
         }
-        if (p->cflags & CAP_TYPES) {
-          if (grow_args(p, pos + 1)) return ht_oom(p);
-          if (p->n_argt <= pos) p->n_argt = pos + 1;
-          p->arg_tensor[pos] = kind == K_STR && ht_contains(s, n, "Tensor");
-        }
+        if (note_type(p, pos, kind == K_STR && ht_contains(s, n, "Tensor"))) return ht_oom(p);
       } else if (L->tens_ok) {
         if (pos < 5) {
           uint64_t v;
@@ -107,16 +117,8 @@ int ht_cap_open(hparse *p, int is_map) {
     clevel *L = &p->cl[p->capd - 1];
     if (!L->is_map) {
       if (p->capd == 1) {
-        if ((p->cflags & CAP_TENSORS) && p->n_argv <= pos) {
-          if (grow_args(p, pos + 1)) return ht_oom(p);
-          p->n_argv = pos + 1;
-        }
-        if ((p->cflags & CAP_ARGS) && add_targ(p, 0, 0, NULL, 0)) return ht_oom(p);
-        if (p->cflags & CAP_TYPES) {
-          if (grow_args(p, pos + 1)) return ht_oom(p);
-          if (p->n_argt <= pos) p->n_argt = pos + 1;
-          p->arg_tensor[pos] = 0;
-        }
+        if (note_arg(p, pos) || ((p->cflags & CAP_ARGS) && add_targ(p, 0, 0, NULL, 0)) || note_type(p, pos, 0))
+          return ht_oom(p);
       } else {
         L->tens_ok = 0;
       }

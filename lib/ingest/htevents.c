@@ -338,6 +338,14 @@ static int is_capture_want(int w) {
          w == W_N_OUT_SHAPES || w == W_N_OUT_TYPES || w == W_A_OTHER;
 }
 
+/* An object or a list (a_kind, "a list") where p->want has no place for one. */
+static int misplaced(hparse *p, const char *a_kind, const char *kind) {
+  if (p->want >= W_N_ID && p->want <= W_N_OUT_TYPES)
+    return ht_node_fail(p, "a member holds %s where a scalar belongs", a_kind);
+  if (p->want == W_DONE) return ht_fail(p, CHAKRA_EFORMAT, "byte %llu: text after the document", (unsigned long long)ht_here(p));
+  return ht_fail(p, CHAKRA_EFORMAT, "byte %llu: unexpected %s", (unsigned long long)ht_here(p), kind);
+}
+
 static int cb_start_map(void *ctx) {
   hparse *p = ctx;
   if (p->capd) return ht_cap_open(p, 1);
@@ -371,12 +379,7 @@ static int cb_start_map(void *ctx) {
     case W_SEGSTART:
       return ht_fail(p, CHAKRA_EFORMAT, "internal: segment does not start a list");
     default:
-      if (p->want >= W_N_ID && p->want <= W_N_OUT_TYPES) {
-        static const char *const what = "a member holds an object where a scalar belongs";
-        return ht_node_fail(p, "%s", what);
-      }
-      if (p->want == W_DONE) return ht_fail(p, CHAKRA_EFORMAT, "byte %llu: text after the document", (unsigned long long)ht_here(p));
-      return ht_fail(p, CHAKRA_EFORMAT, "byte %llu: unexpected object", (unsigned long long)ht_here(p));
+      return misplaced(p, "an object", "object");
   }
 }
 
@@ -435,10 +438,7 @@ static int cb_start_array(void *ctx) {
     case W_NODE:
       return ht_fail(p, CHAKRA_EFORMAT, "byte %llu: an element of 'nodes' is not an object", (unsigned long long)ht_here(p));
     default:
-      if (p->want >= W_N_ID && p->want <= W_N_OUT_TYPES)
-        return ht_node_fail(p, "%s", "a member holds a list where a scalar belongs");
-      if (p->want == W_DONE) return ht_fail(p, CHAKRA_EFORMAT, "byte %llu: text after the document", (unsigned long long)ht_here(p));
-      return ht_fail(p, CHAKRA_EFORMAT, "byte %llu: unexpected list", (unsigned long long)ht_here(p));
+      return misplaced(p, "a list", "list");
   }
 }
 

@@ -145,6 +145,22 @@ static void build_data(tgraph *g, layer *L, size_t n, uint32_t passes) {
   }
 }
 
+/* The input-gradient compute of layer n - 1 - r on the way back (model
+ * and hybrid parallelism): after the forward pass's last collective for
+ * the first, after the layer above's weight gradient and input-gradient
+ * collective for the others. */
+static int input_grad(tgraph *g, layer *L, size_t n, size_t r, int fcomm) {
+  layer *l = &L[n - 1 - r];
+  int ig = comp(g, l, "BWD_IG", l->ig_comp);
+  if (r == 0) {
+    g_dep(g, ig, fcomm);
+  } else {
+    g_dep(g, ig, L[n - r].wg_comp_n);
+    g_dep(g, ig, L[n - r].ig_comm_n);
+  }
+  return ig;
+}
+
 static void build_model(tgraph *g, layer *L, size_t n, uint32_t passes, int64_t num_layers) {
   for (uint32_t p = 0; p < passes; p++) {
     int fcomm = -1;
@@ -158,13 +174,7 @@ static void build_model(tgraph *g, layer *L, size_t n, uint32_t passes, int64_t 
     }
     for (size_t r = 0; r < n; r++) {
       layer *l = &L[n - 1 - r];
-      int ig = comp(g, l, "BWD_IG", l->ig_comp);
-      if (r == 0) {
-        g_dep(g, ig, fcomm);
-      } else {
-        g_dep(g, ig, L[n - r].wg_comp_n);
-        g_dep(g, ig, L[n - r].ig_comm_n);
-      }
+      int ig = input_grad(g, L, n, r, fcomm);
       if ((int64_t)r != num_layers - 1) l->ig_comm_n = comm(g, l->name, l->ig_type, l->ig_size, ig);
       int wg = comp(g, l, "BWD_WG", l->wg_comp);
       g_dep(g, wg, ig);
@@ -188,13 +198,7 @@ static void build_hybrid(tgraph *g, layer *L, size_t n, uint32_t passes, int64_t
     }
     for (size_t r = 0; r < n; r++) {
       layer *l = &L[n - 1 - r];
-      int ig = comp(g, l, "BWD_IG", l->ig_comp);
-      if (r == 0) {
-        g_dep(g, ig, fcomm);
-      } else {
-        g_dep(g, ig, L[n - r].wg_comp_n);
-        g_dep(g, ig, L[n - r].ig_comm_n);
-      }
+      int ig = input_grad(g, L, n, r, fcomm);
       if ((int64_t)r != num_layers - 1) {
         char nm[300];
         snprintf(nm, sizeof nm, "%s%s", l->name, ig_suffix ? "_IG_COMM_" : "");
