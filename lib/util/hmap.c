@@ -71,7 +71,7 @@ int hmap_reserve(hmap *m, size_t n) {
 }
 
 int hmap_add(hmap *m, uint64_t h, uint32_t val) {
-  if (hmap_reserve(m, m->n + 1)) return -1;
+  if (val == HMAP_NONE || hmap_reserve(m, m->n + 1)) return -1; /* HMAP_NONE marks empty slots */
   place(m->hash, m->val, m->mask, h, val);
   m->n++;
   return 0;

@@ -45,8 +45,8 @@ static inline uint64_t hmap_mix(uint64_t x) {
 /* A fast hash of n bytes (not for adversarial input). */
 uint64_t hmap_hash_bytes(const void *s, size_t n);
 
-/* Adds val (not HMAP_NONE) under hash h without looking for an equal key
- * (the caller has). -1 when out of memory. */
+/* Adds val under hash h without looking for an equal key (the caller
+ * has). -1 when out of memory, or for val HMAP_NONE (no value can be). */
 int hmap_add(hmap *m, uint64_t h, uint32_t val);
 
 /* The first slot probed for h; hmap_next walks on from slot i. */

@@ -74,6 +74,8 @@ static void test_find_compares_keys_under_equal_hashes(void **state) {
   for (uint32_t i = 0; i < 100; i++) assert_int_equal(hmap_find(&m, 42, eq_int, (void *)(uintptr_t)(i * 10)), i);
   assert_int_equal(hmap_find(&m, 42, eq_int, (void *)(uintptr_t)5), HMAP_NONE);
   assert_int_equal(hmap_find(&m, 43, eq_int, (void *)(uintptr_t)0), HMAP_NONE);
+  assert_int_equal(hmap_add(&m, 42, HMAP_NONE), -1); /* would read as an empty slot */
+  assert_int_equal(m.n, 100);
   hmap_free(&m);
 }
 
