@@ -11,6 +11,15 @@
 # wall time is printed. The machine is shared: the load is printed before
 # and after.
 #
+#
+# ISSUE=1 runs instead issue 20 item 7's reproductions, all-gathers of
+# 1 GiB per NPU once each (switch:512 to switch:4096, fc:4096, ring:8192,
+# hypercube:8192, ring:8 with 65,536 chunks per NPU): exit status, wall
+# and CPU time, peak RSS, and the refusal when there is one. They need up
+# to 5.5 GB; a build without --max-steps runs switch:4096 for days, so
+# SKIP="switch:4096 ..." leaves cases out. MAX_STEPS=N passes
+# --max-steps N.
+#
 # usage: bench/coll_synth.sh [BUILD_DIR=build]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,6 +38,28 @@ cases=(
   "mesh:8x8x8 512 5.7-7.3 6765 1"
   "mesh:32x32 1024 149 10256 10"
 )
+
+if [ "${ISSUE:-0}" = 1 ]; then
+  echo "load before: $(uptime)"
+  printf '%-15s %6s %4s %8s %8s %8s  %s\n' topology chunks exit wall_s cpu_s rss_MB refusal
+  for c in "switch:512 1" "switch:1024 1" "switch:2048 1" "switch:4096 1" "fc:4096 1" "ring:8192 1" \
+           "hypercube:8192 1" "ring:8 65536"; do
+    read -r topo chunks <<< "$c"
+    case " ${SKIP:-} " in *" $topo "*) continue ;; esac
+    extra=()
+    [ -n "${MAX_STEPS:-}" ] && extra=(--max-steps "$MAX_STEPS")
+    set +e
+    /usr/bin/time -f "%e %U %S %M" -o "$work/t" "$chakra" coll synth --topology "$topo" --coll allgather --size 1G \
+      --chunks-per-npu "$chunks" --json "${extra[@]}" > "$work/j" 2> "$work/e"
+    st=$?
+    set -e
+    read -r w u s m < <(tail -1 "$work/t")
+    printf '%-15s %6s %4s %8s %8.2f %8.1f  %s\n' "$topo" "$chunks" "$st" "$w" "$(awk -v u="$u" -v s="$s" \
+      'BEGIN{print u + s}')" "$(awk -v k="$m" 'BEGIN{print k / 1024}')" "$(head -c 160 "$work/e")"
+  done
+  echo "load after: $(uptime)"
+  exit 0
+fi
 
 echo "load before: $(uptime)"
 echo

@@ -25,6 +25,8 @@ static const command commands[] = {
     {"gen", cmd_gen, "generate workloads (microbench: one collective per rank)"},
     {"coll", cmd_coll, "collective algorithms as ETs: generate, synthesise for a topology, from MSCCL XML, check, expand"},
     {"synth", cmd_synth, "synthesise per-rank ETs for LLM training (DP/TP/SP/PP, FSDP; STAGE-like)"},
+    {"share", cmd_share, "a trace set in the shared form: one template per rank class, bindings proven"},
+    {"unshare", cmd_unshare, "a trace set as standard per-rank files (a shared set's bindings applied)"},
     {"sweep", cmd_sweep, "simulate a workload on a grid of configurations (in-process; MPI spreads it)"},
     {"compare", cmd_compare, "a simulation's report against a replay's: per rank and per collective type"},
 #ifdef CHAKRA_HAVE_MPI
@@ -78,19 +80,20 @@ int main(int argc, char **argv) {
     if (argc > 2) {
       char *help[] = {argv[2], "--help", NULL};
       for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-        if (strcmp(commands[i].name, argv[2]) == 0) return commands[i].run(2, help);
+        if (strcmp(commands[i].name, argv[2]) == 0) return cli_stdout_end(commands[i].run(2, help));
     }
     usage(stdout);
-    return 0;
+    return cli_stdout_end(0);
   }
   if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
     printf("chakra %s\n", chakra_version());
-    return 0;
+    return cli_stdout_end(0);
   }
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
     if (strcmp(commands[i].name, argv[1]) == 0) {
       cli_set_command(commands[i].name);
-      return cli_outputs_end(commands[i].run(argc - 1, argv + 1));
+      /* what went to standard output before the files are put in place */
+      return cli_outputs_end(cli_stdout_end(commands[i].run(argc - 1, argv + 1)));
     }
   cli_error("'%s' is not a command; see 'chakra --help'", argv[1]);
   return 2;

@@ -25,6 +25,8 @@ int cmd_link(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_coll(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
+int cmd_share(int argc, char **argv);
+int cmd_unshare(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_replay(int argc, char **argv); /* only with MPI (CHAKRA_HAVE_MPI) */
 int cmd_sweep(int argc, char **argv);
@@ -48,6 +50,16 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_summary(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "chakra CMD: note: ..." on stderr: what a command chose for the user. */
 void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Messages (cli_error, cli_warn, cli_diag) held back, then printed or
+ * dropped: a command run by every process of an MPI job prints its
+ * option and output checks' messages once per job. */
+void cli_messages_hold(void);
+void cli_messages_release(int print);
+FILE *cli_messages(void); /* where they go now (the option parser's too) */
+/* Flushes standard output: a write that failed there (a full disk, a
+ * closed pipe) makes status CLI_EXIT_ERROR, with one line unless the
+ * command already failed with its own. */
+int cli_stdout_end(int status);
 /* Prints err's message as a one-line error; returns CLI_EXIT_ERROR. */
 int cli_fail(const chakra_error *err);
 /* The output check (cli/outputs.c). cli_parse() declares the files the
@@ -63,6 +75,8 @@ void cli_files_input(const char *path);
 void cli_files_traces(const char *file_or_prefix);
 void cli_files_output(const char *path, const char *label);
 void cli_files_prefix(const char *prefix, const char *label);
+void cli_files_shared(const char *prefix, const char *label); /* a set in the shared form (refused over rank files) */
+void cli_files_groups_of(const char *prefix);                  /* PREFIX.json, the groups written with a set */
 void cli_files_output_mkdir(const char *path, const char *label); /* its folder is created if missing */
 /* The check, for commands with check_later; 0 or CLI_EXIT_ERROR. */
 int cli_outputs_begin(void);
@@ -95,7 +109,8 @@ chakra_set *cli_open_set(int argc, char **argv, const chakra_set_options *opt);
 void cli_note_groups(const chakra_set *s);
 
 /* 1 if arg is a trace PREFIX rather than a FILE: not "-", and no file
- * (nor FIFO: anything but a directory) of that name exists. */
+ * (nor FIFO: anything but a directory) of that name exists, or it is a
+ * shared set's manifest PREFIX.set.json. */
 int cli_names_prefix(const char *arg);
 
 /* Loads a rank of s for a view (dot, timeline) whatever the graph's defects:

@@ -163,6 +163,9 @@ static int coll_synth(int argc, char **argv) {
       {.name = "max-memory", .kind = CLI_OPT_SIZE, .dest = CLI_INT(&so.max_memory), .metavar = "BYTES",
        .help = "refuse at once a synthesis estimated to need more (K, M, G binary)",
        .def = "what the process may use: physical memory, ulimit, cgroup"},
+      {.name = "max-steps", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&so.max_steps), .min = 1, .metavar = "N",
+       .help = "refuse at once a synthesis estimated to take more steps (about 100 million a second)",
+       .def = "10000000000, about 100 seconds"},
       {0}};
   const cli_command cmd = {.name = "coll synth", .max_args = 0, .about = synth_about, .opts = opts};
   cli_args pos;
@@ -227,7 +230,8 @@ static void warn_problem(void *ctx, const chakra_problem *p) {
   (void)ctx;
   char line[2048];
   chakra_problem_format(p, line, sizeof line);
-  cli_warn("%s", line);
+  if (p->severity == CHAKRA_SEV_NOTE) cli_note("%s", line);
+  else cli_warn("%s", line);
 }
 
 /* The reductions' bandwidth: --reduce-bw if given (not NaN, which the
@@ -281,11 +285,15 @@ static int coll_expand(int argc, char **argv) {
                "they are copied as made. Either way a size or collective other than the ETs' is warned about",
        .def = "scale"},
       THREADS_OPT(&x.threads),
-      OUTPUT_OPT(&out),
+      {.name = "output", .alias = "out", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED,
+       .dest = &out, .metavar = "PREFIX",
+       .help = "output prefix: OUT.<r>.et, or for a shared workload (a grid) the shared form, OUT.set.json and "
+               "OUT.class<k>.et", .file = CLI_FILE_OUT_PREFIX},
       {0}};
+  /* the output is the shared form when the workload is (known once it is open) */
   const cli_command cmd = {.name = "coll expand", .args = "WORKLOAD_PREFIX", .min_args = 1, .max_args = 1,
                            .about = expand_about, .opts = opts, .args_file = CLI_FILE_TRACES,
-                           .files = expand_files, .files_ctx = &algos};
+                           .files = expand_files, .files_ctx = &algos, .check_later = 1};
   cli_args pos;
   int rc = cli_parse(&cmd, argc, argv, &pos);
   chakra_coll_rule *rules = NULL;
@@ -293,24 +301,31 @@ static int coll_expand(int argc, char **argv) {
   if (rc != CLI_PROCEED) goto done;
   rc = 2;
   if (!isnan(x.reduce_bw) && !reduce_bw_ok(x.reduce_bw)) goto done;
-  if ((rc = expand_reduce_bw(x.reduce_bw, system, &x.reduce_bw)) != 0) goto done;
-  rc = 2;
-  if (!(rules = calloc(algos.n, sizeof *rules))) {
-    rc = cli_fail(&err);
-    goto done;
-  }
-  for (size_t i = 0; i < algos.n; i++, x.n_rules++)
-    if (chakra_coll_rule_parse(algos.items[i], &rules[i], &err)) {
-      cli_error("%s", err.msg);
-      goto done;
-    }
-  x.rules = rules;
   uint64_t nodes = 0;
   chakra_set_options so = {.comm_groups = x.comm_groups};
   chakra_set *in = cli_open_set(1, pos.v, &so);
   if (!in) goto done;
+  const chakra_manifest *man = chakra_set_manifest(in);
+  if (man && chakra_manifest_kind(man) == CHAKRA_MANIFEST_GRID) cli_files_shared(out, "--output");
+  if (cli_outputs_begin()) {
+    rc = CLI_EXIT_ERROR;
+    goto close;
+  }
+  if ((rc = expand_reduce_bw(x.reduce_bw, system, &x.reduce_bw)) != 0) goto close;
+  rc = 2;
+  if (!(rules = calloc(algos.n, sizeof *rules))) {
+    rc = cli_fail(&err);
+    goto close;
+  }
+  for (size_t i = 0; i < algos.n; i++, x.n_rules++)
+    if (chakra_coll_rule_parse(algos.items[i], &rules[i], &err)) {
+      cli_error("%s", err.msg);
+      goto close;
+    }
+  x.rules = rules;
   rc = chakra_coll_expand_set(in, out, &x, &nodes, &err) ? cli_fail(&err) : 0;
   if (!rc) cli_note_groups(in);
+close:
   chakra_set_close(in);
 done:
   free(rules);

@@ -31,7 +31,7 @@ int cmd_compare(int argc, char **argv) {
   printf("%-28s %14s %14s %9s\n", "", "predicted_us", "measured_us", "error");
   for (size_t i = 0; i < c.n; i++) {
     const chakra_compare_row *r = &c.rows[i];
-    printf("%-28s %14.3f %14.3f", r->what, r->predicted_ns / 1000.0, r->measured_ns / 1000.0);
+    printf("%-28s %14.3f %14.3f", r->label, r->predicted_ns / 1000.0, r->measured_ns / 1000.0);
     if (r->measured_ns > 0) printf(" %+8.1f%%\n", 100.0 * (r->predicted_ns - r->measured_ns) / r->measured_ns);
     else printf(" %9s\n", "-");
   }

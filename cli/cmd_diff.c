@@ -7,16 +7,17 @@
 
 static const char about[] =
     "Compares two traces, rank by rank: A and B are each a FILE.et or a PREFIX\n"
-    "(PREFIX.0.et, PREFIX.1.et, ...). Nodes are matched by id, or with --by-name\n"
-    "by name and position (the k-th node of a name in topological order), and\n"
+    "(PREFIX.0.et, PREFIX.1.et, ..., or a shared set's PREFIX.set.json). Nodes\n"
+    "are matched by id, or with --by-name by name and position (the k-th node\n"
+    "of a name in topological order), and\n"
     "reported as added (+), removed (-) or changed (~: type, name, duration,\n"
     "start, attributes, inputs/outputs, data or control dependencies). Summary\n"
     "differences follow: counts by type, collective ops and bytes by type and\n"
     "group, point-to-point, compute, dependencies, critical path.\n"
     "Exit status: 0 equal, 1 different, 2 error (as diff).\n";
 
-/* The rank files of one side (a FILE or a PREFIX), through the trace-set
- * source; the array points into the set. */
+/* The ranks of one side (a FILE or a PREFIX, in either form of a set),
+ * through the trace-set source; the names point into the set. */
 static int open_side(char *arg, chakra_set **set, char ***paths) {
   if (!(*set = cli_open_set(1, &arg, NULL))) return -1;
   uint32_t n = chakra_set_ranks(*set);
@@ -24,7 +25,7 @@ static int open_side(char *arg, chakra_set **set, char ***paths) {
     cli_error("out of memory");
     return -1;
   }
-  for (uint32_t r = 0; r < n; r++) (*paths)[r] = (char *)chakra_set_rank_path(*set, r);
+  for (uint32_t r = 0; r < n; r++) (*paths)[r] = (char *)chakra_set_rank_name(*set, r);
   return (int)n;
 }
 
@@ -70,7 +71,7 @@ int cmd_diff(int argc, char **argv) {
   int rc = set.ranks ? 0 : 2;
   size_t done = 0;
   for (; done < n && !rc; done++)
-    if (chakra_diff_files(set.paths_a[done], set.paths_b[done], &opt, &set.ranks[done], &err)) {
+    if (chakra_diff_ranks(sa, (uint32_t)done, sb, (uint32_t)done, &opt, &set.ranks[done], &err)) {
       rc = 2;
       cli_error("%s", err.msg);
       break;

@@ -7,7 +7,8 @@
 static const char about[] =
     "Writes one rank's graph as Graphviz DOT (render with 'dot -Tsvg OUT.dot >\n"
     "OUT.svg'): nodes coloured by type, data edges solid, control edges dashed.\n"
-    "PREFIX means PREFIX.<rank>.et. Output goes to standard output unless -o.\n";
+    "PREFIX means PREFIX.<rank>.et (or a shared set's rank, PREFIX.set.json).\n"
+    "Output goes to standard output unless -o.\n";
 
 /* --around's "not given": every id from 0 up is a node id a user may ask for. */
 #define DOT_NO_AROUND UINT64_MAX

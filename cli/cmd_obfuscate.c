@@ -17,7 +17,8 @@ static const char about[] =
     "dependencies, durations, every non-string attribute (comm_type, comm_size,\n"
     "comm_src/dst/tag, involved_dim, num_ops, tensor_size, is_cpu_op, ...),\n"
     "pg_name and the process groups of METADATA nodes. A PREFIX means every\n"
-    "rank, PREFIX.0.et ...; all ranks are written or none (-o OUT_PREFIX).\n";
+    "rank, PREFIX.0.et ... (a shared set's PREFIX.set.json too: its ranks are\n"
+    "written as rank files); all ranks are written or none (-o OUT_PREFIX).\n";
 
 static int read_key(const char *path, uint8_t key[16]) {
   FILE *f = fopen(path, "rb");
@@ -61,9 +62,8 @@ static int obfuscate_all(run *r, const chakra_set *set, int prefixed) {
   int rc = w ? 0 : 2;
   for (int k = 0; k < n && !rc; k++) {
     char *p = out_path(r, prefixed, k);
-    chakra_input in;
-    if (!p || chakra_writer_open(&w[k], p, 0, &err) || chakra_set_input(set, (uint32_t)k, &in, &err) ||
-        chakra_obfuscate_input(&in, w[k], (uint32_t)k, &r->opt, &st, &err))
+    if (!p || chakra_writer_open(&w[k], p, 0, &err) ||
+        chakra_obfuscate_set_rank(set, (uint32_t)k, w[k], &r->opt, &st, &err))
       rc = p ? cli_fail(&err) : 2;
     free(p);
   }
@@ -138,8 +138,6 @@ int cmd_obfuscate(int argc, char **argv) {
   } else if (getrandom(r.opt.key, sizeof r.opt.key, 0) != (ssize_t)sizeof r.opt.key) {
     cli_error("no random key available; give --key FILE");
     rc = 2;
-  } else if (!r.quiet) {
-    cli_warn("no --key: names were hashed with a random key, so they match across these ranks only");
   }
   char *one[] = {(char *)r.in};
   chakra_set *set = rc ? NULL : cli_open_set(1, one, NULL);
@@ -154,6 +152,9 @@ int cmd_obfuscate(int argc, char **argv) {
       rc = obfuscate_all(&r, set, prefixed);
     }
   }
+  /* after the work: a failure is its one line */
+  if (!rc && !r.key_file && !r.quiet)
+    cli_warn("no --key: names were hashed with a random key, so they match across these ranks only");
   chakra_set_close(set);
   cli_list_free(&keep);
   return rc;

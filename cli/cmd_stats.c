@@ -11,7 +11,8 @@ static const char about[] =
     "Per rank and in total: nodes by type and collective type, communication\n"
     "bytes by type and group, compute nodes, ops and recorded durations,\n"
     "dependency counts and the critical path (longest chain of duration_micros).\n"
-    "PREFIX means PREFIX.0.et, PREFIX.1.et, ...\n"
+    "PREFIX means PREFIX.0.et, PREFIX.1.et, ... or a shared set, PREFIX.set.json\n"
+    "and its class templates (docs/share.md).\n"
     "\n"
     "Also runs chakra validate's checks and prints each problem it would\n"
     "report as one warning line on stderr (at most 20, then a count); the\n"
@@ -33,16 +34,15 @@ static void check_problem(void *ctx, const chakra_problem *p) {
   cli_warn("%s%s", line, p->severity >= CHAKRA_SEV_ERROR ? " (an error for chakra validate)" : "");
 }
 
-static void run_checks(const chakra_set *set) {
+/* Fails only when the checks cannot run (the groups file cannot be read or
+ * is not one): an input given and unusable, before anything is printed. */
+static int run_checks(const chakra_set *set, chakra_error *err) {
   checks c = {0};
   chakra_validate_summary sum;
-  chakra_error err = {0};
-  if (chakra_validate_set(set, NULL, check_problem, &c, &sum, &err)) {
-    cli_warn("%s", err.msg);
-    return;
-  }
-  if (c.seen > CHECK_LINES)
+  int rc = chakra_validate_set(set, NULL, check_problem, &c, &sum, err);
+  if (!rc && c.seen > CHECK_LINES)
     cli_warn("%llu more problem(s) not shown; chakra validate lists them all", c.seen - CHECK_LINES);
+  return rc;
 }
 
 static const char *type_name(int i) { return i < 8 ? chakra_node_type_name(i) : "UNKNOWN_TYPE"; }
@@ -127,8 +127,9 @@ int cmd_stats(int argc, char **argv) {
   for (int r = 0; r < n && !rc; r++) {
     names[r] = chakra_set_rank_name(set, (uint32_t)r);
     rc = chakra_stats_set_rank(set, (uint32_t)r, ignore_ctrl, &ranks[r], &err);
-    if (!rc && chakra_stats_add(&total, &ranks[r])) rc = chakra_error_set(&err, CHAKRA_ENOMEM, "out of memory");
   }
+  if (!rc && chakra_stats_sum(&total, ranks, (size_t)n)) rc = chakra_error_set(&err, CHAKRA_ENOMEM, "out of memory");
+  if (!rc && !no_checks) rc = run_checks(set, &err);
   if (!rc) {
     if (json) {
       rc = chakra_stats_write_json("-", names, ranks, (size_t)n, &total, &err);
@@ -141,7 +142,6 @@ int cmd_stats(int argc, char **argv) {
       if (n > 1) print_text("total", &total, 0);
     }
   }
-  if (!rc && !no_checks) run_checks(set);
   if (!rc && !no_checks) cli_note_groups(set);
   if (!rc && total.saturated)
     cli_warn("a sum of durations, bytes or ops passed 2^64 - 1 and is shown stopped there (18446744073709551615)");

@@ -14,7 +14,8 @@
 #endif
 
 static const char about[] =
-    "Simulates the workload PREFIX.0.et .. PREFIX.<N-1>.et on every configuration of\n"
+    "Simulates the workload PREFIX.0.et .. PREFIX.<N-1>.et (or a shared set,\n"
+    "PREFIX.set.json) on every configuration of\n"
     "a grid: the system, network (and remote-memory, comm-group) files with the\n"
     "values of each --vary KEY=V1,V2,... set on top (the cartesian product of the\n"
     "--vary options; the last one varies fastest). The workload is loaded once per\n"
@@ -42,10 +43,12 @@ typedef struct sweep_args {
   const char *workload, *output;
   cli_list vary;
   uint32_t threads;
-  int quiet;
+  int quiet, scaling; /* scaling: -1 not given, else chakra sim's --custom-collective-scaling */
 } sweep_args;
 
 static int parse_sweep_args(sweep_args *a, int argc, char **argv) {
+  static const cli_choice scaling[] = {{"scale", 0}, {"as-is", 1}, {NULL, 0}};
+  a->scaling = -1;
   const cli_opt opts[] = {
       {.name = "workload", .alias = "workload-configuration", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED,
        .dest = &a->workload, .metavar = "PREFIX", .help = "trace prefix", .file = CLI_FILE_TRACES},
@@ -64,6 +67,10 @@ static int parse_sweep_args(sweep_args *a, int argc, char **argv) {
        .help = "a key and its values (repeatable; the grid is the product)"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &a->output, .metavar = "FILE",
        .help = "the table: FILE.csv or FILE.json (rank 0 writes it)", .def = "stdout (CSV)", .file = CLI_FILE_OUT},
+      {.name = "custom-collective-scaling", .kind = CLI_OPT_CHOICE, .dest = &a->scaling, .choices = scaling,
+       .help = "as chakra sim's, for every configuration (scale: a custom collective's messages and compute "
+               "times follow the collective's size; as-is: they run as made; also a --vary key)",
+       .def = "scale"},
       {.name = "threads", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&a->threads), .min = 1, .max = 1024,
        .help = "simulations at once in each process", .def = "CPUs; 1 per process under mpirun"},
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &a->quiet,
@@ -263,26 +270,45 @@ static int finish(const sweep_args *a, const chakra_sweep *s, const chakra_sweep
   return 1;
 }
 
+/* The options and outputs checked by every process of a job: their
+ * messages once, rank 0's (or, when rank 0 had none, the others'), and
+ * the job goes on only if every process may. */
+static int settle(const sweep_job *j, int st) {
+  int r0 = job_rank0(j, st != CLI_PROCEED);
+  cli_messages_release(j->rank == 0 || !r0);
+  return job_agree(j, st != CLI_PROCEED) && st == CLI_PROCEED ? CLI_EXIT_ERROR : st;
+}
+
 int cmd_sweep(int argc, char **argv) {
   sweep_args a;
   memset(&a, 0, sizeof a);
+  int mpi = under_mpirun();
+  if (mpi) cli_messages_hold();
   int st = parse_sweep_args(&a, argc, argv);
   chakra_sweep *s = NULL;
+  chakra_sweep_row *all = NULL;
   chakra_error err = {0};
   if (st == CLI_PROCEED && chakra_sweep_new(&s, a.vary.items, a.vary.n, &err)) st = cli_fail(&err);
+  if (st == CLI_PROCEED && a.scaling >= 0 &&
+      chakra_sweep_fix(s, a.scaling ? "custom-collective-scaling=as-is" : "custom-collective-scaling=scale", &err))
+    st = cli_fail(&err);
   cli_list_free(&a.vary);
-  if (st != CLI_PROCEED) {
-    chakra_sweep_free(s);
-    return st;
-  }
+  if (st == CLI_PROCEED && !(all = calloc(chakra_sweep_points(s), sizeof *all))) st = (cli_error("out of memory"), 2);
   sweep_job j;
-  chakra_sweep_row *all = calloc(chakra_sweep_points(s), sizeof *all);
-  if (!all) st = (cli_error("out of memory"), 2);
-  else if ((st = job_start(&j, &argc, &argv)) == 0) {
-    st = sweep(&a, &j, s, all);
-    if (!st && j.rank == 0) st = finish(&a, s, all);
-    st = job_agree(&j, st);
-    job_end(&j);
+  if (mpi || st == CLI_PROCEED) {
+    int started = job_start(&j, &argc, &argv);
+    if (started) {
+      cli_messages_release(1);
+      st = started;
+    } else {
+      if (mpi) st = settle(&j, st);
+      if (st == CLI_PROCEED) {
+        st = sweep(&a, &j, s, all);
+        if (!st && j.rank == 0) st = finish(&a, s, all);
+        st = job_agree(&j, st);
+      }
+      job_end(&j);
+    }
   }
   free(all);
   chakra_sweep_free(s);

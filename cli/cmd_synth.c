@@ -13,7 +13,8 @@
 static const char about[] =
     "Synthesises one Chakra ET per rank for transformer training (STAGE's model\n"
     "and options), or an inference step (--phase prefill|decode), and the\n"
-    "communicator groups: PREFIX.<r>.et and PREFIX.json.\n"
+    "communicator groups: PREFIX.<r>.et and PREFIX.json, or with --shared the shared\n"
+    "form: PREFIX.set.json and one template per pipeline stage, PREFIX.class<s>.et.\n"
     "STAGE's underscore spellings (--micro_batch) are accepted too.\n";
 
 /* STAGE reads its booleans with str_to_bool: true/t/1/yes/y. */
@@ -39,7 +40,7 @@ static const cli_choice schedules[] = {{"none", CHAKRA_SYNTH_SCHEDULE_NONE},
 /* The option table, destinations in c and s. */
 typedef struct synth_cli {
   const char *prefix, *micro_batch, *ranks, *out_dir, *out_name, *schema;
-  int quiet, schedule, print_vram, order, phase;
+  int quiet, schedule, print_vram, order, phase, shared;
 } synth_cli;
 
 static void synth_opts(chakra_synth_config *c, synth_cli *s, cli_opt *out, size_t cap) {
@@ -91,8 +92,15 @@ static void synth_opts(chakra_synth_config *c, synth_cli *s, cli_opt *out, size_
        .help = "write only these ranks, e.g. 0,4-7"},
       {.name = "stage-compat", .alias = "stage_compat", .kind = CLI_OPT_FLAG, .dest = &c->stage_compat,
        .help = "STAGE's files for the same command line (gpt/dense/llama/debug: byte for byte, ids included)"},
+      {.name = "singleton-groups", .kind = CLI_OPT_FLAG, .dest = &c->singleton_groups,
+       .help = "PREFIX.json lists the groups of one rank too, as STAGE does (a degree of 1 makes one per rank; "
+               "always with --stage-compat)"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &s->prefix,
-       .metavar = "PREFIX", .help = "writes PREFIX.<r>.et and PREFIX.json (required, or STAGE's two below)", .file = CLI_FILE_OUT_PREFIX},
+       .metavar = "PREFIX", .help = "writes PREFIX.<r>.et and PREFIX.json (required, or STAGE's two below)",
+       .file = CLI_FILE_OUT_PREFIX},
+      {.name = "shared", .kind = CLI_OPT_FLAG, .dest = &s->shared,
+       .help = "write the shared form: PREFIX.set.json and one template per pipeline stage, PREFIX.class<s>.et "
+               "(every command reads it; chakra unshare writes the per-rank files)"},
       {.name = "output_dir", .alias = "output-dir", .kind = CLI_OPT_STRING, .dest = &s->out_dir, .metavar = "DIR",
        .help = "STAGE's spelling: with --output_name, PREFIX = DIR/NAME"},
       {.name = "output_name", .alias = "output-name", .kind = CLI_OPT_STRING, .dest = &s->out_name, .metavar = "NAME",
@@ -149,15 +157,6 @@ static int parse_ranks(const char *s, uint32_t **out, size_t *n) {
   if (!v || *s || !*n) return free(v), -1;
   *out = v;
   return 0;
-}
-
-/* The groups file, PREFIX.json, is written with the ranks. */
-static void synth_files(const synth_cli *s) {
-  size_t n = strlen(s->prefix) + 6;
-  char *json = malloc(n);
-  if (json) snprintf(json, n, "%s.json", s->prefix);
-  cli_files_output(json, "the groups file of --output");
-  free(json);
 }
 
 /* mkdir -p, as STAGE creates its --output_dir. */
@@ -244,9 +243,12 @@ int cmd_synth(int argc, char **argv) {
     free(ranks);
     return 2;
   }
-  /* The outputs are known only now (STAGE's --output_dir/--output_name). */
-  if (sc.out_dir) cli_files_prefix(sc.prefix, "--output_dir/--output_name");
-  synth_files(&sc);
+  /* The outputs are known only now (STAGE's --output_dir/--output_name);
+   * with --shared the prefix holds the shared form, and no PREFIX.json. */
+  const char *label = sc.out_dir ? "--output_dir/--output_name" : "--output";
+  if (sc.out_dir) cli_files_prefix(sc.prefix, label);
+  if (sc.shared) cli_files_shared(sc.prefix, label);
+  else cli_files_groups_of(sc.prefix);
   if (cli_outputs_begin()) {
     free(ranks);
     return CLI_EXIT_ERROR;
@@ -255,7 +257,7 @@ int cmd_synth(int argc, char **argv) {
   int quiet = sc.quiet;
   chakra_error err = {0};
   chakra_synth_stats st;
-  if (chakra_synth_write(&c, prefix, &st, &err)) {
+  if ((sc.shared ? chakra_synth_write_shared : chakra_synth_write)(&c, prefix, &st, &err)) {
     free(ranks);
     if (err.code == CHAKRA_EINVAL) {
       cli_error("%s", err.msg);
@@ -265,15 +267,20 @@ int cmd_synth(int argc, char **argv) {
   }
   free(ranks);
   if (!quiet) {
-    printf("wrote %u of %u ranks (%u pipeline stage%s", st.ranks_written, st.ranks, st.stages,
-           st.stages == 1 ? "" : "s");
+    if (sc.shared)
+      printf("wrote %u class template%s for %u ranks (%u pipeline stage%s", st.ranks_written,
+             st.ranks_written == 1 ? "" : "s", st.ranks, st.stages, st.stages == 1 ? "" : "s");
+    else
+      printf("wrote %u of %u ranks (%u pipeline stage%s", st.ranks_written, st.ranks, st.stages,
+             st.stages == 1 ? "" : "s");
     for (uint32_t s = 0; s < st.stages && s < 8; s++) {
       fputs(s ? "/" : ", nodes per rank ", stdout);
       if (st.nodes_per_stage[s]) printf("%llu", (unsigned long long)st.nodes_per_stage[s]);
       else fputs("-", stdout); /* no rank of this stage written (--ranks) */
     }
-    printf("%s), %llu nodes, %llu bytes, groups in %s.json\n", st.stages > 8 ? "/..." : "",
-           (unsigned long long)st.nodes_written, (unsigned long long)st.bytes_written, prefix);
+    printf("%s), %llu nodes, %llu bytes, %s %s%s\n", st.stages > 8 ? "/..." : "",
+           (unsigned long long)st.nodes_written, (unsigned long long)st.bytes_written,
+           sc.shared ? "ranks and groups by rule in" : "groups in", prefix, sc.shared ? ".set.json" : ".json");
   }
   return 0;
 }

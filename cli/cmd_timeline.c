@@ -15,7 +15,8 @@ static const char about[] =
     "one track per resource kind (CPU, GPU compute, GPU communication, receives,\n"
     "remote memory, other), more lanes where a kind's nodes overlap. Times are\n"
     "microseconds, as the format defines. PREFIX means PREFIX.0.et, PREFIX.1.et,\n"
-    "...; output goes to standard output unless -o (.gz compresses).\n";
+    "... (or a shared set, PREFIX.set.json); output goes to standard output\n"
+    "unless -o (.gz compresses).\n";
 
 int cmd_timeline(int argc, char **argv) {
   const char *out = "-";

@@ -1,4 +1,5 @@
 /* common.c - helpers shared by the subcommands; see cli.h. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,13 +11,33 @@
 #include "chakra/build.h"
 #include "cli.h"
 
+/* Where messages go: stderr, or a buffer while they are held. */
+static FILE *held;
+static char *held_text;
+static size_t held_len;
+
+FILE *cli_messages(void) { return held ? held : stderr; }
+
+void cli_messages_hold(void) {
+  if (!held) held = open_memstream(&held_text, &held_len);
+}
+
+void cli_messages_release(int print) {
+  if (!held) return;
+  fclose(held);
+  held = NULL;
+  if (print && held_text) fputs(held_text, stderr);
+  free(held_text);
+  held_text = NULL;
+}
+
 /* "chakra CMD: " (and what follows) once a subcommand runs, "chakra: "
  * before; the message on the same line. */
 static void put_line(const char *what, const char *fmt, va_list ap) {
   char head[256];
   const char *name = cli_command_name();
   snprintf(head, sizeof head, "chakra%s%s: %s", name[0] ? " " : "", name, what);
-  cli_vline(stderr, head, fmt, ap);
+  cli_vline(cli_messages(), head, fmt, ap);
 }
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -85,6 +106,14 @@ int cli_timing_wanted(int flag) {
   return flag || (env && *env && strcmp(env, "0") != 0);
 }
 
+int cli_stdout_end(int status) {
+  errno = 0;
+  int failed = fflush(stdout) != 0, e = errno;
+  if (!failed && !ferror(stdout)) return status;
+  if (status != CLI_EXIT_ERROR) cli_error("standard output: write failed%s%s", e ? ": " : "", e ? strerror(e) : "");
+  return CLI_EXIT_ERROR;
+}
+
 int cli_fail(const chakra_error *err) {
   cli_error("%s", err->msg);
   return CLI_EXIT_ERROR;
@@ -116,7 +145,11 @@ void cli_note_groups(const chakra_set *s) {
              chakra_set_groups_path(s));
 }
 
-int cli_names_prefix(const char *arg) { return strcmp(arg, "-") != 0 && !is_file(arg); }
+/* A shared set's manifest, PREFIX.set.json, names the set as its PREFIX does. */
+int cli_names_prefix(const char *arg) {
+  size_t n = strlen(arg);
+  return strcmp(arg, "-") != 0 && (!is_file(arg) || (n > 9 && strcmp(arg + n - 9, ".set.json") == 0));
+}
 
 typedef struct load_problems {
   uint64_t errors;

@@ -85,15 +85,28 @@ void cli_vline(FILE *f, const char *head, const char *fmt, va_list ap) {
   if (n >= (int)sizeof small && (msg = malloc((size_t)n + 1))) vsnprintf(msg, (size_t)n + 1, fmt, again);
   va_end(again);
   if (!msg) msg = small; /* out of memory: the message cut short */
-  fputs(head, f);
-  for (const unsigned char *c = (const unsigned char *)msg; *c; c++) {
-    if (*c >= 0x20 && *c != 0x7f) fputc(*c, f);
-    else if (*c == '\n') fputs("\\n", f);
-    else if (*c == '\r') fputs("\\r", f);
-    else if (*c == '\t') fputs("\\t", f);
-    else fprintf(f, "\\x%02x", *c);
+  /* The whole line leaves in one write: stderr is unbuffered, and under
+   * mpirun a line written piece by piece interleaves with the launcher's. */
+  size_t hl = strlen(head), ml = strlen(msg), cap = hl + 4 * ml + 2;
+  char lsmall[2048], *line = cap <= sizeof lsmall ? lsmall : malloc(cap);
+  if (!line) { /* out of memory: unescaped, as it is */
+    fprintf(f, "%s%s\n", head, msg);
+    if (msg != small) free(msg);
+    return;
   }
-  fputc('\n', f);
+  size_t k = hl;
+  memcpy(line, head, hl);
+  for (const unsigned char *c = (const unsigned char *)msg; *c; c++) {
+    if (*c >= 0x20 && *c != 0x7f) line[k++] = (char)*c;
+    else if (*c == '\n') line[k++] = '\\', line[k++] = 'n';
+    else if (*c == '\r') line[k++] = '\\', line[k++] = 'r';
+    else if (*c == '\t') line[k++] = '\\', line[k++] = 't';
+    else k += (size_t)snprintf(line + k, cap - k, "\\x%02x", *c);
+  }
+  line[k++] = '\n';
+  fwrite(line, 1, k, f);
+  fflush(f);
+  if (line != lsmall) free(line);
   if (msg != small) free(msg);
 }
 
@@ -450,6 +463,8 @@ static void help_outputs(const cli_command *cmd, FILE *f) {
       n += (size_t)snprintf(text + n, sizeof text - n, "%s --%s %s.<r>.et", sep, o->name, mv);
     else if (o->file == CLI_FILE_OUT_OR_PREFIX)
       n += (size_t)snprintf(text + n, sizeof text - n, "%s --%s %s or %s.<r>.et", sep, o->name, mv, mv);
+    else if (o->file == CLI_FILE_OUT_SHARED) /* its class templates beside it */
+      n += (size_t)snprintf(text + n, sizeof text - n, "%s --%s %s.set.json", sep, o->name, mv);
     else continue;
     count++;
   }

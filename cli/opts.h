@@ -61,6 +61,7 @@ typedef enum cli_file_role {
   CLI_FILE_OUT,        /* a file written */
   CLI_FILE_OUT_PREFIX, /* PREFIX.<r>.et written */
   CLI_FILE_OUT_OR_PREFIX, /* a file written, or PREFIX.<r>.et when the first positional argument is a prefix */
+  CLI_FILE_OUT_SHARED,    /* a trace set written in the shared form: PREFIX.set.json and PREFIX.class<k>.et */
 } cli_file_role;
 
 typedef struct cli_choice {

@@ -3,6 +3,7 @@
  * cli_command.args_file) and those its hook adds to the library's output
  * set (chakra/output.h), which checks them once, before any work; main()
  * commits the set when the command ends. See cli.h. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,18 @@ void cli_files_prefix(const char *prefix, const char *label) {
   if (prefix && declared()) chakra_output_set_output_prefix(pending, prefix, label);
 }
 
+void cli_files_shared(const char *prefix, const char *label) {
+  if (prefix && declared()) chakra_output_set_output_shared(pending, prefix, label);
+}
+
+void cli_files_groups_of(const char *prefix) {
+  size_t n = prefix ? strlen(prefix) + 6 : 0;
+  char *json = n ? malloc(n) : NULL;
+  if (json) snprintf(json, n, "%s.json", prefix);
+  cli_files_output(json, "the groups file of --output");
+  free(json);
+}
+
 static void declare(cli_file_role role, const char *value, const char *label, const cli_args *pos) {
   switch (role) {
   case CLI_FILE_OUT_OR_PREFIX:
@@ -47,6 +60,7 @@ static void declare(cli_file_role role, const char *value, const char *label, co
   case CLI_FILE_TRACES: cli_files_traces(value); break;
   case CLI_FILE_OUT: cli_files_output(value, label); break;
   case CLI_FILE_OUT_PREFIX: cli_files_prefix(value, label); break;
+  case CLI_FILE_OUT_SHARED: cli_files_shared(value, label); break;
   case CLI_FILE_NONE: break;
   }
 }
@@ -66,7 +80,7 @@ static void declare_table(const cli_command *cmd, const cli_args *pos) {
 }
 
 int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *pos) {
-  int st = cli_parse_to(cmd, argc, argv, pos, stdout, stderr);
+  int st = cli_parse_to(cmd, argc, argv, pos, stdout, cli_messages());
   if (st != CLI_PROCEED) return st;
   declare_table(cmd, pos);
   if (cmd->files) cmd->files(cmd->files_ctx, pos);

@@ -13,6 +13,7 @@ packages=(
   clang libclang-rt-14-dev                # libFuzzer targets
   libopenmpi-dev openmpi-bin              # chakra replay (MPI)
   graphviz                                # chakra dot tests render with dot -Tsvg
+  python3-jsonschema                      # docs/set.schema.json against the manifests written
 )
 
 missing=()

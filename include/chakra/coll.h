@@ -14,19 +14,15 @@
 
 #include "chakra/error.h"
 #include "chakra/export.h"
+#include "chakra/node.h"
 #include "chakra/set.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum chakra_coll_type {
-  CHAKRA_COLL_ALLREDUCE,
-  CHAKRA_COLL_ALLGATHER,
-  CHAKRA_COLL_REDUCESCATTER,
-  CHAKRA_COLL_ALLTOALL,
-  CHAKRA_COLL_TYPES
-} chakra_coll_type;
+/* chakra_coll_type, the collectives run natively, is node vocabulary
+ * (chakra/node.h). */
 
 typedef enum chakra_coll_algo {
   CHAKRA_ALGO_RING,
@@ -101,7 +97,13 @@ typedef struct chakra_coll_synth_options {
   const char *producer;     /* metadata producer, or NULL */
   uint64_t max_memory;      /* bytes the synthesis may need (estimated before it starts; refused beyond);
                                0 = what this process may use: physical memory, ulimit, cgroup */
+  uint64_t max_steps;       /* steps the synthesis may take (estimated before it starts; refused beyond);
+                               0 = CHAKRA_COLL_SYNTH_MAX_STEPS */
 } chakra_coll_synth_options;
+
+/* The default limit on a synthesis's estimated steps: about 100 seconds
+ * of one core (docs/coll.md "Cost"). */
+#define CHAKRA_COLL_SYNTH_MAX_STEPS 10000000000ull
 
 typedef struct chakra_coll_synth_result {
   uint64_t collective_time_ns; /* the written algorithm's time, every link FIFO (the simulator's aware model) */

@@ -17,8 +17,11 @@ extern "C" {
 #endif
 
 typedef struct chakra_compare_row {
-  char what[64];          /* "rank 3 finish", "ALL_REDUCE time" */
+  char what[64];          /* label, cut to 63 bytes (before 0.2 the only name) */
   double predicted_ns, measured_ns;
+  char *label;            /* "rank 3 finish", "ALL_REDUCE time": the whole name as one printable line (a
+                             collective's line breaks, control characters, quotes and backslashes escaped
+                             as in messages: \n, \x1b, \", \\), so distinct collectives are distinct rows */
 } chakra_compare_row;
 
 typedef struct chakra_compare {

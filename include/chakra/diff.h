@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "chakra/error.h"
+#include "chakra/set.h"
 #include "chakra/stats.h"
 
 #ifdef __cplusplus
@@ -69,6 +70,10 @@ typedef struct chakra_diff_rank {
  * and must then be freed with chakra_diff_rank_free(). */
 CHAKRA_API int chakra_diff_files(const char *a, const char *b, const chakra_diff_options *opt, chakra_diff_rank *out,
                                  chakra_error *err);
+/* The same for rank ra of set a against rank rb of set b (either form of
+ * a set: a shared set's ranks are compared bound, as their own files). */
+CHAKRA_API int chakra_diff_ranks(const chakra_set *a, uint32_t ra, const chakra_set *b, uint32_t rb,
+                                 const chakra_diff_options *opt, chakra_diff_rank *out, chakra_error *err);
 CHAKRA_API void chakra_diff_rank_free(chakra_diff_rank *r);
 
 /* 1 when the two sides are the same: no node changes, equal metadata. */

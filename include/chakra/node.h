@@ -53,6 +53,17 @@ typedef enum chakra_kind {
   CHAKRA_KINDS
 } chakra_kind;
 
+/* The collectives run natively (the simulator's four, the algorithms coll
+ * expand generates): chakra_node_class.coll. chakra/coll.h names and parses
+ * them (chakra_coll_type_name(), chakra_coll_type_parse()). */
+typedef enum chakra_coll_type {
+  CHAKRA_COLL_ALLREDUCE,
+  CHAKRA_COLL_ALLGATHER,
+  CHAKRA_COLL_REDUCESCATTER,
+  CHAKRA_COLL_ALLTOALL,
+  CHAKRA_COLL_TYPES
+} chakra_coll_type;
+
 /* The hardware slot a node holds while it runs; ready nodes of one slot
  * issue one at a time in ascending id order. */
 typedef enum chakra_slot { CHAKRA_SLOT_CPU, CHAKRA_SLOT_GPU, CHAKRA_SLOT_COMM, CHAKRA_SLOT_NONE, CHAKRA_SLOTS } chakra_slot;

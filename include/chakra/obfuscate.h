@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "chakra/error.h"
+#include "chakra/set.h"
 #include "chakra/trace.h"
 
 #ifdef __cplusplus
@@ -52,6 +53,11 @@ CHAKRA_API int chakra_obfuscate_stream(const char *in, chakra_writer *w, uint32_
 CHAKRA_API int chakra_obfuscate_input(const chakra_input *in, chakra_writer *w, uint32_t rank,
                                       const chakra_obfuscate_options *o, chakra_obfuscate_stats *st,
                                       chakra_error *err);
+/* The same reading rank of a trace set (a shared set's rank bound, as its
+ * own file would be). */
+CHAKRA_API int chakra_obfuscate_set_rank(const chakra_set *s, uint32_t rank, chakra_writer *w,
+                                         const chakra_obfuscate_options *o, chakra_obfuscate_stats *st,
+                                         chakra_error *err);
 
 /* ---- experimental tier (CHAKRA_EXPERIMENTAL, trace.h) --------------------- */
 #ifdef CHAKRA_EXPERIMENTAL

@@ -45,7 +45,8 @@ extern "C" {
  * exists, by folder (device and inode) and name where it does not;
  * symbolic links are followed to their final target, and a prefix stands
  * for every PREFIX.<r>.et in its folder (existing ones by identity, future
- * ones by name). It also checks that each output is not a directory and
+ * ones by name), and for the shared form's PREFIX.set.json and
+ * PREFIX.class<k>.et. It also checks that each output is not a directory and
  * that its folder exists and is writable. Then the set is the process's
  * active one: every output the library writes must be one of its outputs
  * (others fail to open, naming the file), and each is held, complete and
@@ -70,6 +71,12 @@ CHAKRA_API int chakra_output_set_input(chakra_output_set *s, const char *path);
 CHAKRA_API int chakra_output_set_input_traces(chakra_output_set *s, const char *file_or_prefix);
 CHAKRA_API int chakra_output_set_output(chakra_output_set *s, const char *path, const char *label);
 CHAKRA_API int chakra_output_set_output_prefix(chakra_output_set *s, const char *prefix, const char *label);
+/* A trace set written in the shared form (chakra/set.h: PREFIX.set.json
+ * and PREFIX.class<k>.et; a prefix declared either way covers both forms'
+ * names): begin also refuses it where PREFIX.0.et exists, since a reader
+ * could not tell which form is the set. A prefix already declared with
+ * chakra_output_set_output_prefix() becomes this declaration. */
+CHAKRA_API int chakra_output_set_output_shared(chakra_output_set *s, const char *prefix, const char *label);
 /* An output in a folder the program creates when it does not exist (sim's
  * --logging-folder): checked as any output when the folder exists. */
 CHAKRA_API int chakra_output_set_output_mkdir(chakra_output_set *s, const char *path, const char *label);

@@ -97,6 +97,10 @@ CHAKRA_API int chakra_sim_config_add_group(chakra_sim_config *c, const char *nam
 CHAKRA_API chakra_sim_params *chakra_sim_config_params(chakra_sim_config *c);
 /* The network (valid as long as c). */
 CHAKRA_API const chakra_topo *chakra_sim_config_topo(const chakra_sim_config *c);
+/* Replaces the network with a copy of topo (chakra_sweep's network axes).
+ * Its NPU count must be the replaced one's: groups and workloads are sized
+ * by it (CHAKRA_EINVAL otherwise, c unchanged). */
+CHAKRA_API int chakra_sim_config_set_topo(chakra_sim_config *c, const chakra_topo *topo, chakra_error *err);
 CHAKRA_API void chakra_sim_config_free(chakra_sim_config *c);
 
 typedef struct chakra_sim_workload chakra_sim_workload;

@@ -65,6 +65,10 @@ CHAKRA_API int chakra_stats_set_rank(const chakra_set *set, uint32_t rank, int i
  * are not merged. Returns CHAKRA_OK or CHAKRA_ENOMEM, after which total is
  * incomplete but still released by chakra_stats_free(). */
 CHAKRA_API int chakra_stats_add(chakra_rank_stats *total, const chakra_rank_stats *r);
+/* total (overwritten) = the sum of n ranks, as chakra_stats_add() one
+ * after the other would make it, in time linear in their groups (adding
+ * one by one scans the total's groups for each of a rank's). */
+CHAKRA_API int chakra_stats_sum(chakra_rank_stats *total, const chakra_rank_stats *ranks, size_t n);
 /* Releases what s holds (not s itself) and zeroes it. NULL is allowed. */
 CHAKRA_API void chakra_stats_free(chakra_rank_stats *s);
 

@@ -16,8 +16,8 @@
  *     (each also as network.NAME; bandwidth in GB/s, latency in ns,
  *     topology Ring, FullyConnected or Switch; npus_count cannot vary,
  *     the workload's ranks are fixed)
- *   network-model, injection-scale, num-queues-per-dim
- *                                       chakra sim's run options
+ *   network-model, injection-scale, num-queues-per-dim,
+ *   custom-collective-scaling           chakra sim's run options
  *   any other KEY or system.KEY         a system or remote-memory JSON key,
  *                                       set with chakra_sim_config_set()
  * A value of a JSON key is used as JSON when it parses as JSON and as a
@@ -48,6 +48,11 @@ typedef struct chakra_sweep chakra_sweep;
  * or number. Whether a key exists is checked by chakra_sweep_check(). */
 CHAKRA_API int chakra_sweep_new(chakra_sweep **out, const char *const *vary, size_t n, chakra_error *err);
 CHAKRA_API void chakra_sweep_free(chakra_sweep *s);
+/* Sets KEY=VALUE (one value, any key --vary takes) on every point without
+ * making it a column of the table: chakra sweep's options that are
+ * chakra sim's (--custom-collective-scaling). A key an axis also sets is
+ * an error naming that --vary. */
+CHAKRA_API int chakra_sweep_fix(chakra_sweep *s, const char *key_value, chakra_error *err);
 
 /* Points of the grid (the product of the axes' value counts; 1 with no
  * axis). */

@@ -54,6 +54,9 @@ typedef struct chakra_synth_config {
   chakra_synth_phase phase; /* train (default); prefill and decode refuse stage_compat */
   unsigned threads;         /* rank files written on this many threads; 0 = one per CPU, at most 8.
                                The bytes never depend on it */
+  int singleton_groups;     /* PREFIX.json lists the groups of one rank too (a degree of 1 makes one
+                               per rank; no collective uses them); always with stage_compat (STAGE
+                               writes them). Either way the other groups keep their ids */
 } chakra_synth_config;
 
 /* STAGE's defaults for every field (model gpt, degrees 1, schedule 1f1b). */
@@ -70,10 +73,21 @@ typedef struct chakra_synth_stats {
 CHAKRA_API int chakra_synth_check(const chakra_synth_config *c, chakra_error *err);
 
 /* Writes PREFIX.<r>.et for every (selected) rank and PREFIX.json with the
- * communicator groups. All files or none: on failure nothing is left.
+ * communicator groups (of two ranks or more, unless singleton_groups).
+ * All files or none: on failure nothing is left.
  * stats may be NULL. */
 CHAKRA_API int chakra_synth_write(const chakra_synth_config *c, const char *prefix, chakra_synth_stats *stats,
                        chakra_error *err);
+
+/* The same set in the shared form (chakra/set.h): PREFIX.set.json, whose
+ * grid gives every rank's class (its pipeline stage), group names and
+ * peers by rule, and PREFIX.class<s>.et, the file chakra_synth_write()
+ * writes for the first rank of stage s; nothing per rank. The groups are
+ * the manifest's rules (no PREFIX.json). Unsharing it (chakra_set_unshare)
+ * gives chakra_synth_write()'s files byte for byte. c->ranks must be
+ * NULL. stats count the templates as the ranks written. */
+CHAKRA_API int chakra_synth_write_shared(const chakra_synth_config *c, const char *prefix, chakra_synth_stats *stats,
+                                         chakra_error *err);
 
 #ifdef __cplusplus
 }

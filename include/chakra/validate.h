@@ -8,6 +8,10 @@
  * use it; and an untimed execution of the send/receive and collective
  * order finishes every rank (no deadlock). Group members come from a
  * comm-group configuration and PyTorch METADATA nodes, as in chakra sim.
+ * Which of two ready nodes takes a communication slot can depend on compute
+ * and network times, which the untimed check does not know: given a
+ * simulator configuration, chakra_validate_set_sim() also simulates a
+ * workload that passes, an exact answer for that configuration.
  * Problems are handed to a callback one at a time, so output streams and
  * memory stays per rank. */
 #ifndef CHAKRA_VALIDATE_H
@@ -18,6 +22,7 @@
 #include "chakra/export.h"
 #include "chakra/error.h"
 #include "chakra/set.h"
+#include "chakra/sim.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -62,6 +67,34 @@ CHAKRA_API int chakra_validate_with(char *const *paths, int n, const chakra_vali
  * (opt->comm_groups is not read: the set's groups are used). */
 CHAKRA_API int chakra_validate_set(const chakra_set *set, const chakra_validate_options *opt, chakra_diag_fn fn,
                                    void *ctx, chakra_validate_summary *sum, chakra_error *err);
+
+/* What chakra_validate_set_sim() simulates on. */
+typedef struct chakra_validate_sim {
+  /* The simulator's files (chakra/sim.h); system and network are required.
+   * comm_groups is not read: the set's groups are used, as by the checks. */
+  chakra_sim_files files;
+  /* The run parameters; a zero field is the default, and rendezvous is
+   * chakra_validate_options.rendezvous (both run the same protocol). */
+  chakra_sim_params params;
+  /* The simulator's own warnings (configuration keys without effect,
+   * loading, the run); NULL drops them. Problems with the workload go to
+   * the validate callback. */
+  chakra_diag_fn diag;
+  void *diag_ctx;
+} chakra_validate_sim;
+
+/* chakra_validate_set(), then, when sim is not NULL and the checks found
+ * no error and every rank was readable, the set simulated on sim's
+ * configuration: each rank the simulator cannot finish is an ERROR problem
+ * named by chakra_set_rank_name() ("deadlock: simulated on SYS and NET,
+ * this rank does not finish: " and the simulator's line on the nodes in
+ * flight), counted in sum->errors. A configuration that cannot be read, or
+ * a network whose NPU count is not the set's rank count, is returned as an
+ * error (after the checks' problems were reported; sum holds their count).
+ * sim NULL: chakra_validate_set() itself. */
+CHAKRA_API int chakra_validate_set_sim(const chakra_set *set, const chakra_validate_options *opt,
+                                       const chakra_validate_sim *sim, chakra_diag_fn fn, void *ctx,
+                                       chakra_validate_summary *sum, chakra_error *err);
 
 #ifdef __cplusplus
 }

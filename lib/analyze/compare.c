@@ -54,8 +54,10 @@ static int add_row(chakra_compare *c, size_t *cap, const char *what, double pred
     c->rows = v;
     *cap = nc;
   }
-  chakra_compare_row *r = &c->rows[c->n++];
+  chakra_compare_row *r = &c->rows[c->n];
+  if (!(r->label = strdup(what))) return -1;
   snprintf(r->what, sizeof r->what, "%s", what);
+  c->n++;
   r->predicted_ns = pred;
   r->measured_ns = meas;
   return 0;
@@ -72,21 +74,28 @@ static double coll_time(yajl_val ranks, const char *name) {
   return t;
 }
 
-/* The row of collective type name, unless the report already has it. */
+/* The row of collective type name, unless the report already has it. Its
+ * label is the whole name made printable (escaping is one to one: two
+ * names are one row only when they are one name). */
 static int coll_row(chakra_compare *c, size_t *cap, const char *name, yajl_val ps, yajl_val ms,
                     const char *const paths[2], chakra_error *err) {
-  char what[64];
-  snprintf(what, sizeof what, "%s time", name);
-  for (size_t j = 0; j < c->n; j++)
-    if (strcmp(c->rows[j].what, what) == 0) return 0;
+  size_t size = 4 * strlen(name) + 16;
+  char *what = malloc(size);
+  if (!what) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  cg_quote(name, what, size - 5);
+  strcat(what, " time");
+  int rc = 0, seen = 0;
+  for (size_t j = 0; j < c->n && !seen; j++) seen = strcmp(c->rows[j].label, what) == 0;
   double t[2] = {coll_time(ps, name), coll_time(ms, name)};
-  for (int side = 0; side < 2; side++)
+  for (int side = 0; side < 2 && !seen && !rc; side++)
     if (!isfinite(t[side])) {
       char place[128], q[64];
       snprintf(place, sizeof place, "collectives.%s.time_ns", cg_quote(name, q, sizeof q));
-      return reportjson_sum_overflow(paths[side], place, err);
+      rc = reportjson_sum_overflow(paths[side], place, err);
     }
-  return add_row(c, cap, what, t[0], t[1]) ? chakra_error_set(err, CHAKRA_ENOMEM, "out of memory") : 0;
+  if (!seen && !rc && add_row(c, cap, what, t[0], t[1])) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  free(what);
+  return rc;
 }
 
 static int coll_rows(chakra_compare *c, size_t *cap, yajl_val ps, yajl_val ms, const char *const paths[2],
@@ -135,6 +144,7 @@ int chakra_compare_reports(const char *predicted, const char *measured, chakra_c
 }
 
 void chakra_compare_free(chakra_compare *c) {
+  for (size_t i = 0; i < c->n; i++) free(c->rows[i].label);
   free(c->rows);
   memset(c, 0, sizeof *c);
 }
@@ -144,7 +154,7 @@ void chakra_compare_free(chakra_compare *c) {
 static void svg_row(jsonw *w, const chakra_compare_row *r, long long y, int left, int width, double max) {
   double wp = r->predicted_ns / max * width, wm = r->measured_ns / max * width;
   textout_printf(w, "<text x=\"%d\" y=\"%lld\" text-anchor=\"end\">", left - 6, y + 15);
-  xmltext_put(w, r->what);
+  xmltext_put(w, r->label ? r->label : r->what);
   textout_printf(w,
                  "</text>\n<rect x=\"%d\" y=\"%lld\" width=\"%.1f\" height=\"11\" fill=\"#4477aa\"/>\n"
                  "<rect x=\"%d\" y=\"%lld\" width=\"%.1f\" height=\"11\" fill=\"#ee6677\"/>\n"

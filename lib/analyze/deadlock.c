@@ -81,7 +81,9 @@ typedef struct rstate {
   uint32_t *slot_rem;      /* of those, unfinished per node */
   uint64_t *ord;           /* sends, receives, collectives: place in their key or group in every run (so_ordinals) */
   heap ready[DL_SLOTS];
-  uint64_t *ordinal;       /* per group: collectives issued so far */
+  uint32_t *grp;           /* the groups its collectives use, ascending (a rank uses few of a job's many) */
+  uint64_t *ordinal;       /* per group of grp: collectives issued so far */
+  uint32_t n_grp;
   uint32_t done;
   int dirty;
 } rstate;
@@ -116,8 +118,7 @@ typedef struct run {
   keyq *keys;
   counts *groups;          /* per group: members that issued each ordinal */
   const uint32_t *members;
-  int (*member)(void *ctx, uint32_t g, int r);
-  void *ctx;
+  const uint32_t *const *lists;  /* per group: its members ascending, NULL = every rank */
   int *work;               /* ranks to (re)issue */
   int n_work;
   int rendezvous;          /* a send finishes only once its receive is issued */
@@ -165,6 +166,42 @@ static void deliver(run *u, keyq *q) {
   while (q->send.n && q->recvs > ord[q->send.v[0]]) finish(u, q->send_rank, heap_pop(&q->send, ord));
 }
 
+/* The count of group gi's collectives rank s issued, or NULL when it has
+ * none of that group. */
+static uint64_t *ordinal_of(const rstate *s, uint32_t gi) {
+  uint32_t lo = 0, hi = s->n_grp;
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if (s->grp[mid] < gi) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < s->n_grp && s->grp[lo] == gi ? &s->ordinal[lo] : NULL;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* grp and ordinal of s: the groups of its collectives, counts at 0. */
+static int rank_groups(rstate *s) {
+  const dl_rank *g = s->g;
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < g->n; i++) n += g->kind[i] == DL_COLL;
+  s->grp = malloc((n ? n : 1) * sizeof *s->grp);
+  if (!s->grp) return -1;
+  n = 0;
+  for (uint32_t i = 0; i < g->n; i++)
+    if (g->kind[i] == DL_COLL) s->grp[n++] = g->key[i];
+  qsort(s->grp, n, sizeof *s->grp, cmp_u32);
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (!k || s->grp[i] != s->grp[k - 1]) s->grp[k++] = s->grp[i];
+  s->n_grp = k;
+  s->ordinal = calloc(k ? k : 1, sizeof *s->ordinal);
+  return s->ordinal ? 0 : -1;
+}
+
 /* Collective i is at least the ord[i]-th of its group on this rank in
  * every run, so it finishes once every member has issued more than ord[i]
  * of the group's collectives (its place in this untimed run, k, may be
@@ -172,7 +209,7 @@ static void deliver(run *u, keyq *q) {
 static void issue_coll(run *u, int r, uint32_t i) {
   rstate *s = &u->r[r];
   uint32_t gi = s->g->key[i];
-  uint64_t k = s->ordinal[gi]++, a = s->ord[i];
+  uint64_t k = (*ordinal_of(s, gi))++, a = s->ord[i];
   counts *c = &u->groups[gi];
   if (k >= c->cap) {
     size_t had = c->cap;
@@ -284,9 +321,11 @@ static void report_rank(run *u, int r, dl_report_fn report, void *ctx) {
       if (s->st[i] == ST_ISSUED && g->kind[i] != DL_LOCAL && (x.node == NONE || g->id[i] < g->id[x.node]))
         waiting_for(u, r, i, &x);
   }
-  if (x.kind == DL_COLL)
-    for (int m = 0; m < u->nr && x.missing_rank < 0; m++)
-      if (u->member(u->ctx, x.key, m) && u->r[m].ordinal[x.key] <= x.ordinal) x.missing_rank = m;
+  for (uint32_t j = 0; x.kind == DL_COLL && j < u->members[x.key] && x.missing_rank < 0; j++) {
+    int m = u->lists[x.key] ? (int)u->lists[x.key][j] : (int)j;
+    const uint64_t *o = ordinal_of(&u->r[m], x.key);
+    if (!o || *o <= x.ordinal) x.missing_rank = m;
+  }
   for (uint32_t i = 0; x.node == NONE && i < g->n; i++)
     if (s->st[i] != ST_DONE) x.node = i, x.kind = DL_LOCAL;
   report(ctx, &x);
@@ -297,6 +336,7 @@ static void run_free(run *u, uint32_t n_keys, uint32_t n_groups) {
     free(u->r[r].st);
     free(u->r[r].rem);
     free(u->r[r].ordinal);
+    free(u->r[r].grp);
     free(u->r[r].slot_rem);
     free(u->r[r].ord);
     so_free(&u->r[r].slot_order);
@@ -348,10 +388,9 @@ static int run_init(run *u, dl_rank *ranks, int n, uint32_t n_keys, uint32_t n_g
     s->g = g;
     s->st = calloc(g->n ? g->n : 1, 1);
     s->rem = malloc((g->n ? g->n : 1) * sizeof *s->rem);
-    s->ordinal = calloc(n_groups ? n_groups : 1, sizeof *s->ordinal);
     s->slot_rem = malloc((g->n ? g->n : 1) * sizeof *s->slot_rem);
     uint8_t *in_slot = malloc(g->n ? g->n : 1);
-    if (!s->st || !s->rem || !s->ordinal || !s->slot_rem || !in_slot) {
+    if (!s->st || !s->rem || !s->slot_rem || !in_slot || rank_groups(s)) {
       free(in_slot);
       return -1;
     }
@@ -371,8 +410,8 @@ static int run_init(run *u, dl_rank *ranks, int n, uint32_t n_keys, uint32_t n_g
 }
 
 int dl_run(dl_rank *ranks, int n, uint32_t n_keys, uint32_t n_groups, const uint32_t *members,
-           int (*member)(void *ctx, uint32_t g, int r), int rendezvous, dl_report_fn report, void *ctx) {
-  run u = {.nr = n, .members = members, .member = member, .ctx = ctx, .rendezvous = rendezvous};
+           const uint32_t *const *lists, int rendezvous, dl_report_fn report, void *ctx) {
+  run u = {.nr = n, .members = members, .lists = lists, .rendezvous = rendezvous};
   if (run_init(&u, ranks, n, n_keys, n_groups)) {
     run_free(&u, n_keys, n_groups);
     return -1;

@@ -74,12 +74,13 @@ typedef struct dl_stuck {
 typedef void (*dl_report_fn)(void *ctx, const dl_stuck *s);
 
 /* Runs the execution over n ranks with n_keys receive keys and n_groups
- * groups; member(ctx, g, r) says whether rank r belongs to group g and
- * members[g] how many do; rendezvous: sends wait for their receives.
+ * groups; group g has members[g] members, lists[g] of them in ascending
+ * order (NULL: ranks 0..members[g]-1); rendezvous: sends wait for their
+ * receives.
  * Calls report once per rank that cannot finish: for the node holding the
  * slot when that is why, else for its lowest-id blocked node. Returns the
  * number of stuck ranks, or -1 when out of memory. */
 int dl_run(dl_rank *ranks, int n, uint32_t n_keys, uint32_t n_groups, const uint32_t *members,
-           int (*member)(void *ctx, uint32_t g, int r), int rendezvous, dl_report_fn report, void *ctx);
+           const uint32_t *const *lists, int rendezvous, dl_report_fn report, void *ctx);
 
 #endif

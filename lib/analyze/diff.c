@@ -30,7 +30,9 @@ typedef struct fingerprint {
 } fingerprint;
 
 typedef struct side {
-  const char *path;
+  const chakra_set *set;  /* the rank read through its set (a shared set's rank is bound) */
+  uint32_t rank;
+  const char *path;       /* what messages call it */
   const chakra_diff_options *opt;
   fingerprint *fp;
   size_t n, cap;
@@ -62,7 +64,7 @@ static int keep_fp(void *ctx, uint32_t i, const nodescan *n, const uint8_t *raw,
 
 static int hash_metadata(side *s) {
   chakra_reader *r;
-  int rc = chakra_reader_open(&r, s->path, NULL, &s->err);
+  int rc = chakra_set_reader(s->set, s->rank, NULL, &r, &s->err);
   if (rc) return rc;
   const chakra_metadata *m = chakra_reader_metadata(r);
   size_t len = protobuf_c_message_get_packed_size(&m->base);
@@ -83,7 +85,7 @@ static int name_keys(side *s) {
   /* tolerant, and nothing reported: diff describes, validate judges */
   chakra_graph_options o = {.ignore_ctrl_deps = s->opt->ignore_ctrl_deps, .tolerant = 1};
   chakra_graph *g;
-  int rc = chakra_graph_load(&g, s->path, &o, &s->err);
+  int rc = chakra_set_load_rank(s->set, s->rank, &o, &g, &s->err);
   if (rc) return rc;
   if (g->n != s->n) {
     chakra_graph_free(g);
@@ -120,7 +122,9 @@ static int name_keys(side *s) {
 static void *read_side(void *arg) {
   side *s = arg;
   s->rc = hash_metadata(s);
-  if (!s->rc) s->rc = nodescan_file(s->path, 1, keep_fp, s, &s->err);
+  chakra_reader *r;
+  if (!s->rc && (s->rc = chakra_set_reader(s->set, s->rank, NULL, &r, &s->err)) == 0)
+    s->rc = nodescan_reader(r, 1, keep_fp, s, &s->err);
   if (s->rc == CHAKRA_ENOMEM) chakra_error_set(&s->err, CHAKRA_ENOMEM, "%s: out of memory", s->path);
   if (!s->rc && s->opt->by_name) s->rc = name_keys(s);
   return NULL;
@@ -228,7 +232,8 @@ static int grab(void *ctx, uint32_t i, const nodescan *n, const uint8_t *raw, si
 
 /* Decodes the nodes at the given file indexes (any order, NONE skipped);
  * nodes[k] receives the node of idx[k] (NULL for NONE). */
-static int grab_nodes(const char *path, const uint32_t *idx, size_t n, chakra_node **nodes, chakra_error *err) {
+static int grab_nodes(const side *s, const uint32_t *idx, size_t n, chakra_node **nodes, chakra_error *err) {
+  const char *path = s->path;
   uint32_t *want = malloc((n ? n : 1) * sizeof *want);
   chakra_node **got = calloc(n ? n : 1, sizeof *got);
   if (!want || !got) {
@@ -240,7 +245,9 @@ static int grab_nodes(const char *path, const uint32_t *idx, size_t n, chakra_no
     if (idx[k] != NONE) want[m++] = idx[k];
   qsort(want, m, sizeof *want, cmp_u32);
   node_grab g = {want, m, 0, got};
-  int rc = m ? nodescan_file(path, 0, grab, &g, err) : 0;
+  chakra_reader *r = NULL;
+  int rc = m ? chakra_set_reader(s->set, s->rank, NULL, &r, err) : 0;
+  if (m && !rc) rc = nodescan_reader(r, 0, grab, &g, err);
   if (rc == 1) rc = 0;
   if (rc == CHAKRA_EFORMAT) rc = chakra_error_set(err, rc, "%s: a node no longer decodes", path);
   for (size_t k = 0; k < n; k++) {
@@ -367,7 +374,7 @@ static char *details(const chakra_node *a, const chakra_node *b, unsigned what, 
   return text;
 }
 
-static int add_details(chakra_diff_rank *o, const listed_ix *ix, const char *pa, const char *pb, int by_name,
+static int add_details(chakra_diff_rank *o, const listed_ix *ix, const side *pa, const side *pb, int by_name,
                        chakra_error *err) {
   size_t n = o->n_listed;
   uint32_t *ia = malloc((n ? n : 1) * sizeof *ia), *ib = malloc((n ? n : 1) * sizeof *ib);
@@ -402,7 +409,7 @@ const char *chakra_diff_field_name(int bit) {
 
 static void *stats_side(void *arg) {
   side *s = arg;
-  s->rc = chakra_stats_file(s->path, s->opt->ignore_ctrl_deps, &s->st, &s->err);
+  s->rc = chakra_stats_set_rank(s->set, s->rank, s->opt->ignore_ctrl_deps, &s->st, &s->err);
   return NULL;
 }
 
@@ -418,7 +425,20 @@ static void both(void *(*fn)(void *), side *A, side *B) {
 int chakra_diff_files(const char *a, const char *b, const chakra_diff_options *opt, chakra_diff_rank *out,
                       chakra_error *err) {
   memset(out, 0, sizeof *out);
-  side A = {.path = a, .opt = opt}, B = {.path = b, .opt = opt};
+  chakra_set *sa = NULL, *sb = NULL;
+  chakra_set_options so = {.no_default_groups = 1};
+  int rc = chakra_set_open_files(&sa, &a, 1, &so, err);
+  if (!rc) rc = chakra_set_open_files(&sb, &b, 1, &so, err);
+  if (!rc) rc = chakra_diff_ranks(sa, 0, sb, 0, opt, out, err);
+  chakra_set_close(sa), chakra_set_close(sb);
+  return rc;
+}
+
+int chakra_diff_ranks(const chakra_set *a, uint32_t ra, const chakra_set *b, uint32_t rb,
+                      const chakra_diff_options *opt, chakra_diff_rank *out, chakra_error *err) {
+  memset(out, 0, sizeof *out);
+  side A = {.set = a, .rank = ra, .path = chakra_set_rank_name(a, ra), .opt = opt},
+       B = {.set = b, .rank = rb, .path = chakra_set_rank_name(b, rb), .opt = opt};
   both(read_side, &A, &B);
   int rc = A.rc ? A.rc : B.rc;
   if (rc && err) *err = A.rc ? A.err : B.err;
@@ -435,7 +455,7 @@ int chakra_diff_files(const char *a, const char *b, const chakra_diff_options *o
     rc = A.rc ? A.rc : B.rc;
     if (rc && err) *err = A.rc ? A.err : B.err;
   }
-  if (!rc) rc = add_details(out, m.ix, a, b, opt->by_name, err);
+  if (!rc) rc = add_details(out, m.ix, &A, &B, opt->by_name, err);
   free(A.fp), free(B.fp), free(m.ix);
   out->stats_a = A.st, out->stats_b = B.st;
   if (rc) chakra_diff_rank_free(out);

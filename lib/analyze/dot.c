@@ -310,7 +310,7 @@ static int keep_name(void *ctx, uint32_t i, const nodescan *n, const uint8_t *ra
 
 static int read_names(view *v) {
   if (!(v->names = calloc(v->nv ? v->nv : 1, sizeof *v->names))) return oom(v);
-  int rc = nodescan_file(v->g->path, 0, keep_name, v, v->err);
+  int rc = nodescan_graph(v->g, 0, keep_name, v, v->err);
   return rc == CHAKRA_ENOMEM ? oom(v) : rc;
 }
 

@@ -1,6 +1,8 @@
 /* nodescan.c - walking Node messages on the wire; see nodescan.h. */
 #include "nodescan.h"
 
+#include "../trace/graphint.h"
+
 #include <string.h>
 
 #include "chakra/trace.h"
@@ -93,7 +95,18 @@ int nodescan_parse(const uint8_t *p, size_t len, nodescan *o, int want) {
 int nodescan_file(const char *path, int want, nodescan_fn fn, void *ctx, chakra_error *err) {
   chakra_reader *r;
   int rc = chakra_reader_open(&r, path, NULL, err);
-  if (rc) return rc;
+  return rc ? rc : nodescan_reader(r, want, fn, ctx, err);
+}
+
+int nodescan_graph(const chakra_graph *g, int want, nodescan_fn fn, void *ctx, chakra_error *err) {
+  chakra_reader *r;
+  int rc = graph_open_reader(g, &r, err);
+  return rc ? rc : nodescan_reader(r, want, fn, ctx, err);
+}
+
+int nodescan_reader(chakra_reader *r, int want, nodescan_fn fn, void *ctx, chakra_error *err) {
+  const char *path = chakra_reader_path(r);
+  int rc;
   const uint8_t *data;
   size_t len;
   uint32_t i = 0;

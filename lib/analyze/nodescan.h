@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #include "chakra/error.h"
+#include "chakra/graph.h"
+#include "chakra/trace.h"
 
 typedef struct nodescan {
   uint64_t id, type, start_time, duration;
@@ -30,5 +32,9 @@ int nodescan_parse(const uint8_t *p, size_t len, nodescan *out, int want_hashes)
  * fn returns nonzero to stop (that value is returned). */
 typedef int (*nodescan_fn)(void *ctx, uint32_t index, const nodescan *n, const uint8_t *raw, size_t len);
 int nodescan_file(const char *path, int want_hashes, nodescan_fn fn, void *ctx, chakra_error *err);
+/* The same over a loaded graph's nodes as it reads them again (a shared
+ * set's rank: bound to the rank), and over an open reader (closed). */
+int nodescan_graph(const chakra_graph *g, int want_hashes, nodescan_fn fn, void *ctx, chakra_error *err);
+int nodescan_reader(chakra_reader *r, int want_hashes, nodescan_fn fn, void *ctx, chakra_error *err);
 
 #endif

@@ -223,19 +223,14 @@ int chakra_obfuscate_stream(const char *in, chakra_writer *w, uint32_t rank, con
   return chakra_obfuscate_input(&input, w, rank, o, st, err);
 }
 
-int chakra_obfuscate_input(const chakra_input *input, chakra_writer *w, uint32_t rank, const chakra_obfuscate_options *o,
-                           chakra_obfuscate_stats *st, chakra_error *err) {
-  const char *in = chakra_input_name(input);
+/* Obfuscates what r reads into w; closes r. */
+static int obfuscate_reader(chakra_reader *r, chakra_writer *w, uint32_t rank, const chakra_obfuscate_options *o,
+                            chakra_obfuscate_stats *st, chakra_error *err) {
+  const char *in = chakra_reader_path(r);
   chakra_obfuscate_stats local = {0};
   obf b = {.o = o, .st = st ? st : &local, .rank = rank};
   arena_init(&b.scratch, 4096);
-  chakra_reader *r;
-  int rc = chakra_reader_open_input(&r, input, NULL, err);
-  if (rc) {
-    arena_free(&b.scratch);
-    return rc;
-  }
-  rc = put_metadata(w, chakra_reader_metadata(r), err);
+  int rc = put_metadata(w, chakra_reader_metadata(r), err);
   chakra_node *n;
   while (!rc && (rc = chakra_reader_next(r, &n, err)) == 1) {
     arena_reset(&b.scratch);
@@ -248,4 +243,18 @@ int chakra_obfuscate_input(const chakra_input *input, chakra_writer *w, uint32_t
   chakra_reader_close(r);
   arena_free(&b.scratch);
   return rc < 0 ? rc : 0;
+}
+
+int chakra_obfuscate_input(const chakra_input *input, chakra_writer *w, uint32_t rank, const chakra_obfuscate_options *o,
+                           chakra_obfuscate_stats *st, chakra_error *err) {
+  chakra_reader *r;
+  int rc = chakra_reader_open_input(&r, input, NULL, err);
+  return rc ? rc : obfuscate_reader(r, w, rank, o, st, err);
+}
+
+int chakra_obfuscate_set_rank(const chakra_set *s, uint32_t rank, chakra_writer *w, const chakra_obfuscate_options *o,
+                              chakra_obfuscate_stats *st, chakra_error *err) {
+  chakra_reader *r;
+  int rc = chakra_set_reader(s, rank, NULL, &r, err);
+  return rc ? rc : obfuscate_reader(r, w, rank, o, st, err);
 }

@@ -1,8 +1,11 @@
 /* stats.c - per-rank statistics; see include/chakra/stats.h. */
 #include "chakra/stats.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../util/nameidx.h"
 
 #include "chakra/graph.h"
 #include "chakra/node.h"
@@ -20,19 +23,30 @@ static inline void sat_add(uint64_t *acc, uint64_t v, chakra_rank_stats *s) {
   }
 }
 
-static int add_group(chakra_rank_stats *s, const char *name, uint64_t ops, uint64_t bytes) {
-  for (uint64_t i = 0; i < s->n_groups; i++)
-    if (strcmp(s->groups[i].name, name) == 0) {
-      s->groups[i].ops += ops;
-      sat_add(&s->groups[i].bytes, bytes, s);
-      return 0;
-    }
+static nameidx_recs group_recs(const chakra_rank_stats *s) {
+  return (nameidx_recs){s->groups, sizeof *s->groups, offsetof(chakra_group_stats, name)};
+}
+
+/* Adds ops and bytes to s's group of that name (made when new); with idx
+ * (a sum of many ranks has thousands of groups) found through it, else by
+ * a scan (a rank has few groups). */
+static int add_group(chakra_rank_stats *s, const char *name, uint64_t ops, uint64_t bytes, nameidx *idx) {
+  long found = idx ? nameidx_find(idx, group_recs(s), name) : -1;
+  for (uint64_t i = 0; !idx && found < 0 && i < s->n_groups; i++)
+    if (strcmp(s->groups[i].name, name) == 0) found = (long)i;
+  if (found >= 0) {
+    s->groups[found].ops += ops;
+    sat_add(&s->groups[found].bytes, bytes, s);
+    return 0;
+  }
   chakra_group_stats *g = VEC_APPEND(s->groups, s->n_groups);
   if (!g) return -1;
   *g = (chakra_group_stats){strdup(name), ops, bytes};
-  if (g->name) return 0;
-  s->n_groups--;
-  return -1;
+  if (!g->name) {
+    s->n_groups--;
+    return -1;
+  }
+  return idx ? nameidx_sync(idx, group_recs(s), s->n_groups) : 0;
 }
 
 static int count_node(chakra_rank_stats *s, const chakra_graph *g, uint32_t i) {
@@ -52,11 +66,11 @@ static int count_node(chakra_rank_stats *s, const chakra_graph *g, uint32_t i) {
       int t = c.comm_type >= 0 ? c.comm_type : 10;
       s->coll_ops[t]++;
       sat_add(&s->coll_bytes[t], n->size, s);
-      return add_group(s, chakra_node_pg(g, n), 1, n->size);
+      return add_group(s, chakra_node_pg(g, n), 1, n->size, NULL);
     }
     case CHAKRA_KIND_SEND:
       s->send_ops++, sat_add(&s->send_bytes, n->size, s);
-      return add_group(s, chakra_node_pg(g, n), 1, n->size);
+      return add_group(s, chakra_node_pg(g, n), 1, n->size, NULL);
     case CHAKRA_KIND_RECV:
       s->recv_ops++, sat_add(&s->recv_bytes, n->size, s);
       return 0; /* bytes counted once, at the sender */
@@ -132,7 +146,8 @@ int chakra_stats_set_rank(const chakra_set *set, uint32_t rank, int ignore_ctrl_
   return stats_of(set, rank, NULL, ignore_ctrl_deps, s, err);
 }
 
-int chakra_stats_add(chakra_rank_stats *t, const chakra_rank_stats *r) {
+/* t += r but the groups. */
+static void add_counts(chakra_rank_stats *t, const chakra_rank_stats *r) {
   t->ranks += r->ranks;
   t->nodes += r->nodes;
   for (int i = 0; i < CHAKRA_STATS_TYPES; i++) t->by_type[i] += r->by_type[i];
@@ -153,9 +168,26 @@ int chakra_stats_add(chakra_rank_stats *t, const chakra_rank_stats *r) {
   t->roots += r->roots, t->leaves += r->leaves, t->unordered += r->unordered;
   if (r->max_deps > t->max_deps) t->max_deps = r->max_deps;
   if (r->critical_path_us > t->critical_path_us) t->critical_path_us = r->critical_path_us;
+}
+
+int chakra_stats_add(chakra_rank_stats *t, const chakra_rank_stats *r) {
+  add_counts(t, r);
   for (uint64_t i = 0; i < r->n_groups; i++)
-    if (add_group(t, r->groups[i].name, r->groups[i].ops, r->groups[i].bytes)) return CHAKRA_ENOMEM;
+    if (add_group(t, r->groups[i].name, r->groups[i].ops, r->groups[i].bytes, NULL)) return CHAKRA_ENOMEM;
   return 0;
+}
+
+int chakra_stats_sum(chakra_rank_stats *t, const chakra_rank_stats *ranks, size_t n) {
+  memset(t, 0, sizeof *t);
+  nameidx x = {0};
+  int rc = 0;
+  for (size_t k = 0; k < n && !rc; k++) {
+    add_counts(t, &ranks[k]);
+    for (uint64_t i = 0; i < ranks[k].n_groups && !rc; i++)
+      if (add_group(t, ranks[k].groups[i].name, ranks[k].groups[i].ops, ranks[k].groups[i].bytes, &x)) rc = CHAKRA_ENOMEM;
+  }
+  nameidx_free(&x);
+  return rc;
 }
 
 void chakra_stats_free(chakra_rank_stats *s) {

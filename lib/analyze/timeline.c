@@ -308,7 +308,7 @@ int chakra_timeline_add_graph(chakra_timeline *t, uint32_t pid, const chakra_gra
   s.kind = malloc(n);
   s.names = malloc(s.names_cap = 1 << 16);
   int rc = !s.start || !s.end || !s.recorded || !s.name_off || !s.lane || !s.kind || !s.names ? CHAKRA_ENOMEM : 0;
-  if (!rc) rc = nodescan_file(g->path, 0, collect, &s, err);
+  if (!rc) rc = nodescan_graph(g, 0, collect, &s, err);
   if (!rc) {
     for (uint32_t i = 0; i < g->n; i++) s.kind[i] = (uint8_t)kind_of(&g->nodes[i]);
     schedule(&s, info);

@@ -29,6 +29,10 @@ typedef struct coll {
   uint64_t size, node_id, offset;
 } coll;
 
+typedef struct use {
+  uint32_t group, first;  /* a group a rank's collectives name, and the first of them (index in its colls) */
+} use;
+
 typedef struct rank_colls {
   coll *v;
   size_t n, cap;
@@ -49,12 +53,17 @@ typedef struct vstate {
   dl_rank *dl;           /* per rank, for the deadlock check (multi-rank only) */
   const chakra_graph *g; /* the graph being checked */
   p2p *keys;             /* receive key index -> its (src, dst, tag, size) */
-  uint8_t *member;       /* n_groups x n_files: rank r is in group g */
+  uint32_t **mem;        /* per used group: its members below n_files, ascending (NULL with all[]) */
+  uint32_t *n_mem;       /* their counts */
+  uint8_t *all;          /* per used group: every rank, whatever the rank count ("" or a list-less METADATA group) */
   const char *groups_path; /* the comm-group configuration, NULL if none */
   int rendezvous;        /* sends wait for their receives (chakra sim --rendezvous-protocol) */
   cg_set defs;           /* groups it and the METADATA nodes define */
   long *def_of;          /* per used group: index into defs, -1 = all ranks or unknown */
-  uint32_t *first;       /* n_groups x n_files: the rank's first collective on it, UINT32_MAX none */
+  struct use *uses;      /* per rank, the groups its collectives name with the first of them, by group */
+  size_t *use_off;       /* rank r's are uses[use_off[r] .. use_off[r + 1]) */
+  uint32_t *users;       /* per group, the ranks that name it, ascending: users[user_off[g] .. user_off[g + 1]) */
+  size_t *user_off;
   uint8_t *whole;        /* per group: every rank is a member (the simulator's one world sequence) */
   int oom;
 } vstate;
@@ -295,22 +304,81 @@ static void compare_group(vstate *s, uint32_t gi, int ref, int r) {
 }
 
 
-static int in_group(const vstate *s, uint32_t gi, int r) { return s->member[(size_t)gi * (size_t)s->n_files + (size_t)r]; }
-
-/* The first collective of rank r on group gi, or NULL (from the table
- * resolve_groups fills in one pass over every rank's collectives). */
-static const coll *first_use(const vstate *s, uint32_t gi, int r) {
-  uint32_t i = s->first[(size_t)gi * (size_t)s->n_files + (size_t)r];
-  return i == UINT32_MAX ? NULL : &s->colls[r].v[i];
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
 }
 
-static int index_first_uses(vstate *s) {
-  size_t cells = s->n_groups * (size_t)s->n_files;
-  if (!(s->first = malloc((cells ? cells : 1) * sizeof *s->first))) return -1;
-  memset(s->first, 0xff, cells * sizeof *s->first);
+/* Membership and first uses are kept per group and per rank, never as a
+ * group x rank table: a job of 32,768 ranks has thousands of groups. */
+
+/* The first collective of rank r on group gi, or NULL. */
+static const coll *first_use(const vstate *s, uint32_t gi, int r) {
+  const use *u = NULL;
+  size_t lo = s->use_off[r], hi = s->use_off[r + 1];
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (s->uses[mid].group < gi) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo < s->use_off[r + 1] && s->uses[lo].group == gi) u = &s->uses[lo];
+  return u ? &s->colls[r].v[u->first] : NULL;
+}
+
+static int cmp_use(const void *a, const void *b) {
+  const use *x = a, *y = b;
+  if (x->group != y->group) return x->group < y->group ? -1 : 1;
+  return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* uses (per rank, by group) and users (per group, by rank), in one pass
+ * over every rank's collectives. */
+static int index_uses(vstate *s) {
+  size_t total = 0;
+  for (int r = 0; r < s->n_files; r++) total += s->colls[r].n;
+  s->uses = malloc((total ? total : 1) * sizeof *s->uses);
+  s->use_off = malloc(((size_t)s->n_files + 1) * sizeof *s->use_off);
+  s->user_off = calloc(s->n_groups + 1, sizeof *s->user_off);
+  if (!s->uses || !s->use_off || !s->user_off) return -1;
+  size_t o = 0;
+  for (int r = 0; r < s->n_files; r++) {
+    s->use_off[r] = o;
+    const rank_colls *c = &s->colls[r];
+    for (size_t i = 0; i < c->n; i++) s->uses[o + i] = (use){c->v[i].group, (uint32_t)i};
+    qsort(s->uses + o, c->n, sizeof *s->uses, cmp_use);
+    size_t k = o;
+    for (size_t i = o; i < o + c->n; i++)
+      if (i == o || s->uses[i].group != s->uses[k - 1].group) s->uses[k++] = s->uses[i];
+    for (size_t i = o; i < k; i++) s->user_off[s->uses[i].group + 1]++;
+    o = k;
+  }
+  s->use_off[s->n_files] = o;
+  for (size_t g = 0; g < s->n_groups; g++) s->user_off[g + 1] += s->user_off[g];
+  s->users = malloc((o ? o : 1) * sizeof *s->users);
+  size_t *at = malloc((s->n_groups ? s->n_groups : 1) * sizeof *at);
+  if (!s->users || !at) {
+    free(at);
+    return -1;
+  }
+  memcpy(at, s->user_off, s->n_groups * sizeof *at);
   for (int r = 0; r < s->n_files; r++)
-    for (size_t i = s->colls[r].n; i-- > 0;)
-      s->first[(size_t)s->colls[r].v[i].group * (size_t)s->n_files + (size_t)r] = (uint32_t)i;
+    for (size_t i = s->use_off[r]; i < s->use_off[r + 1]; i++) s->users[at[s->uses[i].group]++] = (uint32_t)r;
+  free(at);
+  return 0;
+}
+
+/* Group gi's members: the definition's (those below the rank count), or
+ * the ranks that name it. */
+static int set_members(vstate *s, uint32_t gi, long d) {
+  const uint32_t *src = d >= 0 ? s->defs.v[d].members : s->users + s->user_off[gi];
+  size_t n = d >= 0 ? s->defs.v[d].n : s->user_off[gi + 1] - s->user_off[gi], k = 0;
+  uint32_t *m = malloc((n ? n : 1) * sizeof *m);
+  if (!m) return -1;
+  for (size_t i = 0; i < n; i++)
+    if (src[i] < (uint32_t)s->n_files) m[k++] = src[i];
+  qsort(m, k, sizeof *m, cmp_u32);
+  s->mem[gi] = m;
+  s->n_mem[gi] = (uint32_t)k;
   return 0;
 }
 
@@ -333,25 +401,30 @@ static void check_definitions(vstate *s) {
  * it, with a warning, since the simulator needs the definition. */
 static void resolve_groups(vstate *s) {
   int have_defs = s->groups_path || s->defs.n;
-  size_t cells = s->n_groups * (size_t)s->n_files;
-  s->member = calloc(cells ? cells : 1, 1);
-  s->def_of = malloc((s->n_groups ? s->n_groups : 1) * sizeof *s->def_of);
-  s->whole = calloc(s->n_groups ? s->n_groups : 1, 1);
-  if (!s->member || !s->def_of || !s->whole || index_first_uses(s)) {
+  size_t ng = s->n_groups ? s->n_groups : 1;
+  s->mem = calloc(ng, sizeof *s->mem);
+  s->n_mem = calloc(ng, sizeof *s->n_mem);
+  s->all = calloc(ng, 1);
+  s->def_of = malloc(ng * sizeof *s->def_of);
+  s->whole = calloc(ng, 1);
+  if (!s->mem || !s->n_mem || !s->all || !s->def_of || !s->whole || index_uses(s)) {
     s->oom = 1;
     return;
   }
   for (uint32_t gi = 0; gi < s->n_groups; gi++) {
     long d = s->groups[gi][0] ? cg_find(&s->defs, s->groups[gi]) : -1;
     s->def_of[gi] = d;
-    int unknown = s->groups[gi][0] && d < 0;
-    s->whole[gi] = 1;
-    for (int r = 0; r < s->n_files; r++) {
+    s->all[gi] = !s->groups[gi][0] || (d >= 0 && s->defs.v[d].n == 0);
+    if (!s->all[gi] && set_members(s, gi, d)) {
+      s->oom = 1;
+      return;
+    }
+    s->whole[gi] = s->all[gi] || s->n_mem[gi] == (uint32_t)s->n_files;
+    if (!s->groups[gi][0] || d >= 0) continue;
+    /* unknown: every rank that names it is told (once per group without definitions) */
+    for (size_t k = s->user_off[gi]; k < s->user_off[gi + 1]; k++) {
+      int r = (int)s->users[k];
       const coll *u = first_use(s, gi, r);
-      int m = !s->groups[gi][0] ? 1 : d >= 0 ? cg_has(&s->defs.v[d], (uint32_t)r) : u != NULL;
-      s->member[(size_t)gi * (size_t)s->n_files + (size_t)r] = (uint8_t)m;
-      s->whole[gi] &= (uint8_t)m;
-      if (!unknown || !u) continue;
       char qn[200];
       group_label(s, gi, qn, sizeof qn);
       if (have_defs)
@@ -363,8 +436,7 @@ static void resolve_groups(vstate *s) {
                "pg_name '%s': no comm-group configuration or METADATA node defines it, so its members are taken "
                "to be the ranks that use it (chakra sim needs --comm-group-configuration)",
                qn);
-      if (have_defs) continue;
-      unknown = 0; /* the warning once per group */
+      if (!have_defs) break; /* the warning once per group */
     }
   }
 }
@@ -390,22 +462,35 @@ static void match_world(vstate *s) {
   for (int r = 1; used > 1 && r < s->n_files; r++) compare_group(s, WORLD, 0, r);
 }
 
+/* Rank r of group gi issues collectives on it but is not a member. */
+static void not_a_member(vstate *s, uint32_t gi, int r) {
+  const coll *u = first_use(s, gi, r);
+  if (!u || s->def_of[gi] < 0) return;
+  char who[300], qn[200];
+  describe_members(s, &s->defs.v[s->def_of[gi]], who, sizeof who);
+  report(s, CHAKRA_SEV_ERROR, r, 1, u->node_id, u->offset, "group %s: this rank issues %s on it but is not a member (members %s)",
+         group_label(s, gi, qn, sizeof qn), chakra_comm_type_name(u->type), who);
+}
+
+/* Each group's members against its first, and the ranks that name it
+ * without being one, in rank order: members and users merged. */
 static void match_collectives(vstate *s) {
   uint64_t errors = s->sum->errors;
   for (uint32_t gi = 0; gi < s->n_groups; gi++) {
+    size_t nm = s->all[gi] ? (size_t)s->n_files : s->n_mem[gi], i = 0;
+    const uint32_t *us = s->users + s->user_off[gi];
+    size_t nu = s->user_off[gi + 1] - s->user_off[gi], j = 0;
     int ref = -1;
-    for (int r = 0; r < s->n_files; r++) {
-      if (!in_group(s, gi, r)) {
-        const coll *u = first_use(s, gi, r);
-        if (u && s->def_of[gi] >= 0) {
-          char who[300], qn[200];
-          describe_members(s, &s->defs.v[s->def_of[gi]], who, sizeof who);
-          report(s, CHAKRA_SEV_ERROR, r, 1, u->node_id, u->offset,
-                 "group %s: this rank issues %s on it but is not a member (members %s)", group_label(s, gi, qn, sizeof qn),
-                 chakra_comm_type_name(u->type), who);
-        }
+    while (i < nm || j < nu) {
+      uint32_t m = i < nm ? (s->all[gi] ? (uint32_t)i : s->mem[gi][i]) : UINT32_MAX;
+      uint32_t u = j < nu ? us[j] : UINT32_MAX;
+      int r = (int)(m < u ? m : u);
+      j += u == (uint32_t)r;
+      if (m != (uint32_t)r) {
+        not_a_member(s, gi, r);
         continue;
       }
+      i++;
       if (ref < 0) ref = r;
       else compare_group(s, gi, ref, r);
     }
@@ -431,7 +516,6 @@ static void assign_keys(vstate *s) {
   }
 }
 
-static int is_member(void *ctx, uint32_t g, int r) { return in_group(ctx, g, r); }
 
 /* What the stuck node waits for, as "..." after "never completes: ". */
 static void stuck_reason(const vstate *s, const dl_stuck *x, char *buf, size_t size) {
@@ -512,12 +596,11 @@ static void check_deadlock(vstate *s) {
     s->oom = 1;
     return;
   }
-  for (uint32_t gi = 0; gi < s->n_groups; gi++)
-    for (int r = 0; r < s->n_files; r++) members[gi] += in_group(s, gi, r);
+  for (uint32_t gi = 0; gi < s->n_groups; gi++) members[gi] = s->all[gi] ? (uint32_t)s->n_files : s->n_mem[gi];
   one_world(s);
   uint32_t n_keys = s->n_sends ? (uint32_t)s->n_sends : 1;
-  if (dl_run(s->dl, s->n_files, n_keys, (uint32_t)s->n_groups, members, is_member, s->rendezvous, report_stuck,
-             s) < 0)
+  if (dl_run(s->dl, s->n_files, n_keys, (uint32_t)s->n_groups, members, (const uint32_t *const *)s->mem,
+             s->rendezvous, report_stuck, s) < 0)
     s->oom = 1;
   free(members);
 }
@@ -585,9 +668,10 @@ int chakra_validate_set(const chakra_set *set, const chakra_validate_options *op
   for (int r = 0; s.dl && r < n; r++) dl_rank_free(&s.dl[r]);
   free(s.dl);
   free(s.keys);
-  free(s.member);
+  for (size_t i = 0; s.mem && i < s.n_groups; i++) free(s.mem[i]);
+  free(s.mem), free(s.n_mem), free(s.all);
+  free(s.uses), free(s.use_off), free(s.users), free(s.user_off);
   free(s.def_of);
-  free(s.first);
   free(s.whole);
   cg_set_free(&s.defs);
   for (int r = 0; r < n; r++) free(s.colls[r].v);

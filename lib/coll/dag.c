@@ -78,3 +78,17 @@ uint64_t coll_comp_ns(int kind, uint64_t bytes, double bw) {
   /* held at 2^62 so that the conversion is defined and 3 q fits */
   return (kind == COLL_COPY ? 2 : 3) * (q < 0x1p62 ? (uint64_t)q : (uint64_t)1 << 62);
 }
+
+static uint32_t rel(int32_t peer, uint32_t r, uint32_t n) {
+  return peer < 0 ? UINT32_MAX : (uint32_t)(((uint64_t)(uint32_t)peer + n - r % n) % n);
+}
+
+int coll_dag_same_rotated(const coll_dag *a, uint32_t ra, const coll_dag *b, uint32_t rb, uint32_t n) {
+  if (a->n != b->n || a->n_deps != b->n_deps) return 0;
+  for (uint32_t i = 0; i < a->n; i++)
+    if (a->kind[i] != b->kind[i] || a->tag[i] != b->tag[i] || a->bytes[i] != b->bytes[i] ||
+        a->dur_ns[i] != b->dur_ns[i] || a->label[i] != b->label[i] || a->tb[i] != b->tb[i] ||
+        a->dep_off[i + 1] != b->dep_off[i + 1] || rel(a->peer[i], ra, n) != rel(b->peer[i], rb, n))
+      return 0;
+  return a->n_deps == 0 || memcmp(a->deps, b->deps, a->n_deps * sizeof *a->deps) == 0;
+}

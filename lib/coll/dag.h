@@ -49,6 +49,13 @@ static inline uint32_t coll_dag_ndeps(const coll_dag *d, uint32_t i) {
   return d->dep_off[i + 1] - d->dep_off[i];
 }
 
+/* Whether a (rank ra's DAG) and b (rank rb's) are the same once each
+ * peer is taken relative to its own rank, modulo n: node for node the
+ * same kind, tag, bytes, cost, label, thread block and dependencies, and
+ * a peer ra + k for a where b has rb + k. Such DAGs differ only by a
+ * rotation of the ranks. */
+int coll_dag_same_rotated(const coll_dag *a, uint32_t ra, const coll_dag *b, uint32_t rb, uint32_t n);
+
 /* The one growth rule of lib/coll's arrays: util/vec's, from 64 elements
  * (synth.c's estimate of what a synthesis needs counts on it). COLL_ROOM
  * makes room for element n of arr (cap a size_t): 0, or -1 when out of

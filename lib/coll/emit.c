@@ -153,17 +153,27 @@ struct coll_set {
   chakra_workload_writer *w;
 };
 
-int coll_set_open(coll_set **out, const char *prefix, uint32_t ranks, chakra_error *err) {
+/* prefix, or paths when prefix is NULL. */
+static int set_open(coll_set **out, const char *prefix, const char *const *paths, uint32_t n, chakra_error *err) {
   *out = NULL;
   coll_set *s = calloc(1, sizeof *s);
   if (!s) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  int rc = chakra_workload_writer_open(&s->w, prefix, ranks, NULL, err);
+  int rc = prefix ? chakra_workload_writer_open(&s->w, prefix, n, NULL, err)
+                  : chakra_workload_writer_open_paths(&s->w, paths, n, NULL, err);
   if (rc) {
     free(s);
     return rc;
   }
   *out = s;
   return 0;
+}
+
+int coll_set_open(coll_set **out, const char *prefix, uint32_t ranks, chakra_error *err) {
+  return set_open(out, prefix, NULL, ranks, err);
+}
+
+int coll_set_open_paths(coll_set **out, const char *const *paths, uint32_t n, chakra_error *err) {
+  return set_open(out, NULL, paths, n, err);
 }
 
 /* The buffer holds framed messages; the writer checks (and bounds) each

@@ -72,6 +72,9 @@ void coll_encode_meta(enc_buf *out, const coll_meta *m);
  * visible under the final names before coll_set_commit(). */
 typedef struct coll_set coll_set;
 int coll_set_open(coll_set **out, const char *prefix, uint32_t ranks, chakra_error *err);
+/* The same for files named one by one (a shared set's templates); "rank"
+ * r is then paths[r]. */
+int coll_set_open_paths(coll_set **out, const char *const *paths, uint32_t n, chakra_error *err);
 /* Appends buf (already length-prefixed messages) to rank r's file. Puts
  * of different ranks may run on different threads at once. */
 int coll_set_write(coll_set *s, uint32_t r, const enc_buf *buf, chakra_error *err);

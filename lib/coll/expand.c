@@ -27,6 +27,7 @@
 #include "gen.h"
 #include "groups.h"
 #include "madefor.h"
+#include "../util/outfile.h"
 
 /* ---- rules ---------------------------------------------------------------- */
 
@@ -97,6 +98,7 @@ typedef struct xlib {   /* one algorithm prefix, every rank in memory */
   uint32_t n;
   coll_madefor made;    /* the collective and size it was made for (rank 0's metadata) */
   int64_t span;         /* 1 + its largest tag */
+  int rotates;          /* every rank's DAG is rank 0's rotated (coll_dag_same_rotated) */
 } xlib;
 
 static int lib_load_rank(coll_dag *d, const chakra_set *set, uint32_t rank, uint32_t n, int64_t *span,
@@ -152,6 +154,8 @@ static int lib_load(xlib *l, const char *prefix, chakra_error *err) {
   if (!l->ranks) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   for (uint32_t r = 0; r < l->n && !rc; r++)
     rc = lib_load_rank(&l->ranks[r], set, r, l->n, &l->span, r == 0 ? &l->made : NULL, err);
+  l->rotates = !rc;
+  for (uint32_t r = 1; r < l->n && l->rotates; r++) l->rotates = coll_dag_same_rotated(&l->ranks[0], 0, &l->ranks[r], r, l->n);
   chakra_set_close(set);
   return rc;
 }
@@ -164,48 +168,89 @@ static void lib_free(xlib *l) {
 
 /* ---- the plan ------------------------------------------------------------- */
 
-typedef struct xcoll {    /* one COMM_COLL node of one rank */
+/* A workload is read class by class: each class's template once (for
+ * per-rank files every rank is its own class), its collectives resolved
+ * for every rank through the rank's bindings. The expansion of a
+ * collective depends on the rank only through its group (the rules may
+ * name it, tags are the group's, the algorithm runs at the rank's place in
+ * it), so what a group runs is decided once per group and what a rank
+ * writes is planned when it is written. */
+
+typedef struct xcoll {    /* one COMM_COLL node of a template, planned for the rank written */
   uint64_t id, size;
-  uint32_t group;         /* index into groups */
+  uint32_t lg;            /* its group: index into the template's group names */
+  uint32_t inst;          /* its place among the template's collectives on that name */
+  int wrote0;             /* pg_name "0", taken as "" (the world; no group is called "0") */
   int type;               /* chakra_coll_type, or -1 */
-  int rule;               /* index of the rule used, or -1: left alone */
-  int64_t lib;            /* index into libs when the rule names a prefix */
-  uint32_t inst;          /* instance number within its group on this rank */
-  uint64_t id_base;
-  uint32_t n_nodes;
   uint64_t *deps;         /* data + control deps, as written */
   uint32_t n_deps;
+  /* for the rank written (pass 2) */
+  uint32_t group;         /* index into groups */
+  int rule;               /* index of the rule used, or -1: left alone */
+  int64_t lib;            /* index into libs when the rule names a prefix */
+  uint64_t id_base;
+  uint32_t n_nodes;
   uint64_t *sinks;        /* absolute ids of its DAG's sinks */
   uint32_t n_sinks;
   int64_t tag_base;
 } xcoll;
 
-typedef struct xrank {
-  char *path;
+typedef struct xtpl {     /* a class's template */
+  char *path;             /* what messages call it */
   uint64_t max_id;
   xcoll *v;
   size_t n, cap;
   uint32_t *by_id;        /* indexes of v sorted by id */
+  struct xname {          /* the group names its collectives write, in order of first use */
+    char *name;
+    uint32_t count;       /* collectives on it */
+  } *pg;
+  uint32_t n_pg;
+  size_t cap_pg;
+} xtpl;
+
+typedef struct xrank {    /* the rank being written: its template's collectives planned for it */
+  const xtpl *t;
+  xcoll *v;
+  size_t n;
 } xrank;
+
+typedef struct xgrp {     /* what a group runs, decided by the first member met */
+  int64_t cls;            /* -1: no collective names it; else the template whose sequence it runs */
+  uint32_t lg;            /* ... on that template's group name lg */
+  uint32_t first;         /* that member */
+  const char *written;    /* the name its collectives write there (rules may match it) */
+  uint32_t count;
+  int *rule;              /* per instance */
+  int64_t *lib;
+  int64_t *prefix;        /* per instance + 1: tags the instances before it use */
+  uint64_t left[3];       /* per member: left alone for no rule, type, single member */
+  uint32_t color;         /* tag region (groups that share two ranks never share one) */
+} xgrp;
 
 typedef struct xstate {
   const chakra_set *in;   /* the workload */
   const chakra_coll_expand_options *o;
   chakra_error *err;
-  uint32_t npus;
-  xrank *ranks;
+  uint32_t npus, ntpl;
+  xtpl *tpl;              /* per class */
   coll_groups groups;
+  xgrp *grp;              /* per group */
+  uint32_t *rg;           /* per rank: the group of each of its template's names, from rg_off[rank] */
+  uint64_t *rg_off;
+  int64_t *color_base;    /* per color: its first tag */
   xlib *libs;
   size_t n_libs;
+  int pg_rules;           /* a rule names a group */
   int64_t tag_floor;      /* 1 + the largest point-to-point tag in the workload */
-  uint64_t left_alone[4]; /* no rule, unsupported type, single member, other */
+  uint64_t left_alone[3]; /* no rule, unsupported type, single member */
   struct xused {          /* (algorithm, type, size) met, each checked once (madefor.h) */
     int64_t lib;
     int type;
     uint64_t size;
   } *used;
   size_t n_used, cap_used;
-  coll_dag dag;           /* scratch */
+  coll_dag dag, dag2;     /* scratch */
   uint64_t nodes_out;
 } xstate;
 
@@ -275,16 +320,18 @@ static int warn_made_for(xstate *x, const xcoll *c, uint32_t r) {
   return 0;
 }
 
-/* Chooses c's rule: the first that matches and can run it. */
-static int choose(xstate *x, xcoll *c, const char *pg, uint32_t rank) {
+/* Chooses c's rule on its group (c->group), whose collectives write the
+ * name pg: the first that matches and can run it; left[] counts why a
+ * collective is left alone. rank names a rank that runs it (warnings). */
+static int choose(xstate *x, xcoll *c, const char *pg, uint32_t rank, uint64_t left[3]) {
   const coll_group *g = group_of(x, c);
   c->rule = -1;
   if (c->type < 0) {
-    x->left_alone[1]++;
+    left[1]++;
     return 0;
   }
   if (g->n < 2) {
-    x->left_alone[2]++;
+    left[2]++;
     return 0;
   }
   for (size_t i = 0; i < x->o->n_rules; i++) {
@@ -312,7 +359,7 @@ static int choose(xstate *x, xcoll *c, const char *pg, uint32_t rank) {
     c->rule = (int)i;
     return r->prefix ? warn_made_for(x, c, rank) : 0;
   }
-  x->left_alone[0]++;
+  left[0]++;
   return 0;
 }
 
@@ -349,6 +396,7 @@ static int place_coll(xstate *x, xcoll *c, uint32_t r, uint64_t *next) {
   for (uint32_t i = 0; i < d->n_deps; i++) has_child[d->deps[i]] = 1;
   uint32_t ns = 0;
   for (uint32_t i = 0; i < d->n; i++) ns += !has_child[i];
+  c->n_sinks = 0;
   c->sinks = malloc((ns ? ns : 1) * sizeof *c->sinks);
   if (!c->sinks) {
     free(has_child);
@@ -360,13 +408,13 @@ static int place_coll(xstate *x, xcoll *c, uint32_t r, uint64_t *next) {
   return 0;
 }
 
-/* ---- pass 1: what each rank holds ---------------------------------------- */
+/* ---- pass 1: each class's template ---------------------------------------- */
 
-static int add_coll(xrank *k, const xcoll *c) {
-  xcoll *v = coll_grow(k->v, k->n, &k->cap, sizeof *v);
+static int add_coll(xtpl *t, const xcoll *c) {
+  xcoll *v = coll_grow(t->v, t->n, &t->cap, sizeof *v);
   if (!v) return -1;
-  k->v = v;
-  k->v[k->n++] = *c;
+  t->v = v;
+  t->v[t->n++] = *c;
   return 0;
 }
 
@@ -380,56 +428,34 @@ static uint64_t *copy_deps(const chakra_node *n, uint32_t *count) {
   return v;
 }
 
-/* Reads rank r: its collectives (pg names in *pgs, parallel to v), groups
- * from METADATA nodes, the largest id and tag. */
-static int pass1_rank(xstate *x, uint32_t r, char ***pgs) {
-  xrank *k = &x->ranks[r];
-  chakra_reader *rd;
-  int rc = chakra_set_reader(x->in, r, NULL, &rd, x->err);
-  if (rc) return rc;
-  size_t cap_pg = 0;
-  chakra_node *n;
-  while (!rc && (rc = chakra_reader_next(rd, &n, x->err)) == 1) {
-    rc = 0;
-    if (n->id > k->max_id) k->max_id = n->id;
-    chakra_kind kind = chakra_node_kind_of((int32_t)n->type, 0);
-    if (kind == CHAKRA_KIND_METADATA && n->inputs && n->inputs->values) {
-      char where[4200];
-      snprintf(where, sizeof where, "%s: rank %u: node %llu", k->path, r, (unsigned long long)n->id);
-      rc = coll_groups_add_metadata(&x->groups, n->inputs->values, where, x->err);
-      continue;
-    }
-    if (kind != CHAKRA_KIND_COLL && kind != CHAKRA_KIND_SEND && kind != CHAKRA_KIND_RECV) continue;
-    chakra_gnode gn;
-    chakra_std_attrs a;
-    chakra_node_resolve(n, &gn, &a, NULL, NULL);
-    chakra_node_class cl;
-    chakra_node_classify(&gn, r, 0, &cl);
-    if (kind != CHAKRA_KIND_COLL) {
-      if ((a.present & CHAKRA_HAS_COMM_TAG) && (int64_t)a.comm_tag + 1 > x->tag_floor) x->tag_floor = (int64_t)a.comm_tag + 1;
-      continue;
-    }
-    xcoll c = {0};
-    c.id = n->id;
-    c.size = a.comm_size;
-    c.type = cl.problems & CHAKRA_NP_NO_COMM_SIZE ? -1 : cl.coll;
-    c.deps = copy_deps(n, &c.n_deps);
-    if (k->n == cap_pg) {
-      cap_pg = cap_pg ? cap_pg * 2 : 64;
-      char **v = realloc(*pgs, cap_pg * sizeof *v);
-      if (v) *pgs = v;
-      else c.deps = (free(c.deps), NULL);
-    }
-    char *pg = c.deps ? strdup(a.pg_name ? a.pg_name : "") : NULL;
-    if (!pg || add_coll(k, &c)) {
-      free(pg), free(c.deps);
-      rc = chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
-      break;
-    }
-    (*pgs)[k->n - 1] = pg;
+/* Index of group name pg in t's list, added when new; -1 out of memory.
+ * Templates name few groups: a scan. */
+static long tpl_group(xtpl *t, const char *pg) {
+  for (uint32_t i = 0; i < t->n_pg; i++)
+    if (strcmp(t->pg[i].name, pg) == 0) return i;
+  struct xname *v = coll_grow(t->pg, t->n_pg, &t->cap_pg, sizeof *v);
+  if (!v) return -1;
+  t->pg = v;
+  if (!(v[t->n_pg].name = strdup(pg))) return -1;
+  v[t->n_pg].count = 0;
+  return t->n_pg++;
+}
+
+/* Records collective n of template t. */
+static int take_coll(xstate *x, xtpl *t, const chakra_node *n, const chakra_std_attrs *a, const chakra_node_class *cl) {
+  xcoll c = {0};
+  c.id = n->id;
+  c.size = a->comm_size;
+  c.type = cl->problems & CHAKRA_NP_NO_COMM_SIZE ? -1 : cl->coll;
+  long lg = tpl_group(t, a->pg_name ? a->pg_name : "");
+  c.deps = lg < 0 ? NULL : copy_deps(n, &c.n_deps);
+  if (!c.deps || add_coll(t, &c)) {
+    free(c.deps);
+    return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
   }
-  chakra_reader_close(rd);
-  return rc < 0 ? rc : 0;
+  t->v[t->n - 1].lg = (uint32_t)lg;
+  t->v[t->n - 1].inst = t->pg[lg].count++;
+  return 0;
 }
 
 static int cmp_by_id(const void *a, const void *b, void *ctx) {
@@ -438,94 +464,601 @@ static int cmp_by_id(const void *a, const void *b, void *ctx) {
   return x < y ? -1 : x > y;
 }
 
+/* t's collectives by id; an id used twice is an error. */
+static int index_ids(xstate *x, xtpl *t) {
+  t->by_id = malloc((t->n ? t->n : 1) * sizeof *t->by_id);
+  if (!t->by_id) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  for (uint32_t i = 0; i < t->n; i++) t->by_id[i] = i;
+  qsort_r(t->by_id, t->n, sizeof *t->by_id, cmp_by_id, t->v);
+  for (size_t i = 1; i < t->n; i++)
+    if (t->v[t->by_id[i]].id == t->v[t->by_id[i - 1]].id)
+      return chakra_error_set(x->err, CHAKRA_EFORMAT, "%s: node id %llu used twice", t->path,
+                              (unsigned long long)t->v[t->by_id[i]].id);
+  return 0;
+}
+
+/* Reads class cls's template (its representative's nodes): its
+ * collectives, groups from METADATA nodes, the largest id and tag. */
+static int pass1_class(xstate *x, uint32_t cls) {
+  xtpl *t = &x->tpl[cls];
+  uint32_t rep = chakra_set_class_rep(x->in, cls);
+  if (!(t->path = strdup(chakra_set_rank_name(x->in, rep)))) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  chakra_reader *rd;
+  int rc = chakra_set_reader(x->in, rep, NULL, &rd, x->err);
+  if (rc) return rc;
+  chakra_node *n;
+  while (!rc && (rc = chakra_reader_next(rd, &n, x->err)) == 1) {
+    rc = 0;
+    if (n->id > t->max_id) t->max_id = n->id;
+    chakra_kind kind = chakra_node_kind_of((int32_t)n->type, 0);
+    if (kind == CHAKRA_KIND_METADATA && n->inputs && n->inputs->values) {
+      char where[4200];
+      snprintf(where, sizeof where, "%s: rank %u: node %llu", t->path, rep, (unsigned long long)n->id);
+      rc = coll_groups_add_metadata(&x->groups, n->inputs->values, where, x->err);
+      continue;
+    }
+    if (kind != CHAKRA_KIND_COLL && kind != CHAKRA_KIND_SEND && kind != CHAKRA_KIND_RECV) continue;
+    chakra_gnode gn;
+    chakra_std_attrs a;
+    chakra_node_resolve(n, &gn, &a, NULL, NULL);
+    chakra_node_class cl;
+    chakra_node_classify(&gn, rep, 0, &cl);
+    if (kind == CHAKRA_KIND_COLL) rc = take_coll(x, t, n, &a, &cl);
+    else if ((a.present & CHAKRA_HAS_COMM_TAG) && (int64_t)a.comm_tag + 1 > x->tag_floor)
+      x->tag_floor = (int64_t)a.comm_tag + 1;
+  }
+  chakra_reader_close(rd);
+  return rc < 0 ? rc : index_ids(x, t);
+}
+
 static xcoll *find_coll(const xrank *k, uint64_t id) {
+  const uint32_t *by_id = k->t->by_id;
   uint32_t lo = 0, hi = (uint32_t)k->n;
   while (lo < hi) {
     uint32_t mid = (lo + hi) / 2;
-    if (k->v[k->by_id[mid]].id < id) lo = mid + 1;
+    if (k->v[by_id[mid]].id < id) lo = mid + 1;
     else hi = mid;
   }
-  return lo < k->n && k->v[k->by_id[lo]].id == id ? &k->v[k->by_id[lo]] : NULL;
+  return lo < k->n && k->v[by_id[lo]].id == id ? &k->v[by_id[lo]] : NULL;
 }
 
-/* Resolves communicators, chooses algorithms, numbers instances and places
- * ids for rank r. */
-static int plan_rank(xstate *x, uint32_t r, char **pgs, uint32_t *inst_ctr) {
-  xrank *k = &x->ranks[r];
-  memset(inst_ctr, 0, x->groups.n * sizeof *inst_ctr);
-  uint64_t next = k->max_id + 1;
-  for (size_t i = 0; i < k->n; i++) {
-    xcoll *c = &k->v[i];
-    long g = coll_groups_find(&x->groups, pgs[i]);
-    if (g < 0 && strcmp(pgs[i], "0") == 0) g = coll_groups_find(&x->groups, "");
-    if (g < 0)
-      return chakra_error_set(x->err, CHAKRA_EINVAL, "%s: rank %u: node %llu: pg_name '%s' names no communicator group (give comm_groups, or a METADATA node defining it)",
-                              k->path, r, (unsigned long long)c->id, pgs[i]);
-    c->group = (uint32_t)g;
-    const coll_group *grp = &x->groups.v[g];
-    uint32_t pos = group_pos(grp, r);
-    if (pos >= grp->n || grp->members[pos] != r)
-      return chakra_error_set(x->err, CHAKRA_EINVAL, "%s: rank %u: node %llu: the rank is not a member of communicator '%s'",
-                              k->path, r, (unsigned long long)c->id, grp->name);
-    c->inst = inst_ctr[g]++;
-    int rc = choose(x, c, pgs[i], r);
-    if (!rc && c->rule >= 0) rc = place_coll(x, c, r, &next);
-    if (rc) return rc;
-  }
-  k->by_id = malloc((k->n ? k->n : 1) * sizeof *k->by_id);
-  if (!k->by_id) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
-  for (uint32_t i = 0; i < k->n; i++) k->by_id[i] = i;
-  qsort_r(k->by_id, k->n, sizeof *k->by_id, cmp_by_id, k->v);
-  for (size_t i = 1; i < k->n; i++)
-    if (k->v[k->by_id[i]].id == k->v[k->by_id[i - 1]].id)
-      return chakra_error_set(x->err, CHAKRA_EFORMAT, "%s: node id %llu used twice", k->path,
-                              (unsigned long long)k->v[k->by_id[i]].id);
+/* ---- groups: what each runs ------------------------------------------------ */
+
+/* The first collective of t on its group name lg (for messages). */
+static const xcoll *first_on(const xtpl *t, uint32_t lg) {
+  for (size_t i = 0; i < t->n; i++)
+    if (t->v[i].lg == lg) return &t->v[i];
+  return &t->v[0];
+}
+
+/* The group rank r's collectives on t's name lg run on, and the name they
+ * write there (the rank's binding of it). */
+static int resolve(xstate *x, uint32_t r, const xtpl *t, uint32_t lg, uint32_t *out, const char **written) {
+  const char *pg = chakra_set_bind_group(x->in, r, t->pg[lg].name);
+  long g = coll_groups_find(&x->groups, pg);
+  if (g < 0 && strcmp(pg, "0") == 0) g = coll_groups_find(&x->groups, "");
+  const xcoll *c = first_on(t, lg);
+  if (g < 0)
+    return chakra_error_set(x->err, CHAKRA_EINVAL, "%s: rank %u: node %llu: pg_name '%s' names no communicator group (give comm_groups, or a METADATA node defining it)",
+                            t->path, r, (unsigned long long)c->id, pg);
+  const coll_group *grp = &x->groups.v[g];
+  uint32_t pos = group_pos(grp, r);
+  if (pos >= grp->n || grp->members[pos] != r)
+    return chakra_error_set(x->err, CHAKRA_EINVAL, "%s: rank %u: node %llu: the rank is not a member of communicator '%s'",
+                            t->path, r, (unsigned long long)c->id, grp->name);
+  *out = (uint32_t)g;
+  *written = pg;
   return 0;
 }
 
-/* Tag bases: per communicator, per instance, in one global order, taken
- * from the communicator's lowest rank; every member must agree. */
-static int plan_tags(xstate *x) {
-  int64_t next = x->tag_floor;
+/* Rule (and algorithm ETs) of each instance t runs on its name lg, on
+ * group g whose collectives write pg; left[] counts those left alone. */
+static int choose_all(xstate *x, const xtpl *t, uint32_t lg, uint32_t g, const char *pg, uint32_t rank, int *rule,
+                      int64_t *lib, uint64_t left[3]) {
+  for (size_t i = 0; i < t->n; i++) {
+    if (t->v[i].lg != lg) continue;
+    xcoll c = t->v[i];
+    c.group = g;
+    c.lib = -1;
+    int rc = choose(x, &c, c.wrote0 ? "0" : pg, rank, left);
+    if (rc) return rc;
+    rule[c.inst] = c.rule;
+    lib[c.inst] = c.lib;
+  }
+  return 0;
+}
+
+/* Group g runs what rank r's template t runs on its name lg. */
+static int define_group(xstate *x, uint32_t g, uint32_t cls, uint32_t lg, uint32_t r, const char *pg) {
+  xgrp *G = &x->grp[g];
+  const xtpl *t = &x->tpl[cls];
+  uint32_t n = t->pg[lg].count;
+  *G = (xgrp){.cls = cls, .lg = lg, .first = r, .written = pg, .count = n};
+  G->rule = malloc((n ? n : 1) * sizeof *G->rule);
+  G->lib = malloc((n ? n : 1) * sizeof *G->lib);
+  G->prefix = malloc((n + 1) * sizeof *G->prefix);
+  if (!G->rule || !G->lib || !G->prefix) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  int rc = choose_all(x, t, lg, g, pg, r, G->rule, G->lib, G->left);
+  G->prefix[0] = 0;
+  for (size_t i = 0, k = 0; !rc && i < t->n; i++) {
+    if (t->v[i].lg != lg) continue;
+    xcoll c = t->v[i];
+    c.group = g, c.rule = G->rule[k], c.lib = G->lib[k];
+    G->prefix[k + 1] = G->prefix[k] + (c.rule >= 0 ? span_of(x, &c) : 0);
+    if (G->prefix[k + 1] > INT32_MAX) rc = chakra_error_set(x->err, CHAKRA_EINVAL, "expanded collectives need more than 2^31 message tags");
+    k++;
+  }
+  return rc;
+}
+
+/* Rank r (template t, name lg) runs on group g what the group's first
+ * member runs: the same collectives (type and size, in order), and the
+ * same algorithms when a rule names groups (a member may write another
+ * name for it: "0" and ""). */
+static int same_as_group(xstate *x, uint32_t g, const xtpl *t, uint32_t lg, uint32_t r, const char *pg) {
+  const xgrp *G = &x->grp[g];
+  const xtpl *f = &x->tpl[G->cls];
+  const char *gname = x->groups.v[g].name;
+  if (f != t || G->lg != lg) {
+    size_t i = 0, j = 0, seen = 0;
+    for (;; seen++) {
+      while (i < t->n && t->v[i].lg != lg) i++;
+      while (j < f->n && f->v[j].lg != G->lg) j++;
+      if (i == t->n || j == f->n) break;
+      const xcoll *a = &t->v[i++], *b = &f->v[j++];
+      if (a->type != b->type || a->size != b->size)
+        return chakra_error_set(x->err, CHAKRA_EFORMAT, "%s: node %llu: collective #%zu of communicator '%s' differs from rank %u's (type, size or count): the ranks would never match",
+                                t->path, (unsigned long long)a->id, seen, gname, G->first);
+    }
+    if (t->pg[lg].count != G->count)
+      return chakra_error_set(x->err, CHAKRA_EFORMAT, "%s: %u collectives on communicator '%s', rank %u has %u", t->path,
+                              t->pg[lg].count, gname, G->first, G->count);
+  }
+  if (!x->pg_rules || (f == t && G->lg == lg && strcmp(pg, G->written) == 0)) return 0;
+  int *rule = malloc((G->count ? G->count : 1) * sizeof *rule);
+  int64_t *lib = malloc((G->count ? G->count : 1) * sizeof *lib);
+  uint64_t left[3] = {0};
+  int rc = rule && lib ? choose_all(x, t, lg, g, pg, r, rule, lib, left) : chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  for (uint32_t k = 0; !rc && k < G->count; k++)
+    if (rule[k] != G->rule[k])
+      rc = chakra_error_set(x->err, CHAKRA_EFORMAT, "%s: node %llu: collective #%u of communicator '%s' differs from rank %u's (type, size or count): the ranks would never match",
+                            t->path, (unsigned long long)first_on(t, lg)->id, k, gname, G->first);
+  free(rule), free(lib);
+  return rc;
+}
+
+/* Every rank's groups (x->rg), each group's collectives decided by its
+ * first member and checked against every other's, the collectives left
+ * alone counted per member. */
+static int walk_ranks(xstate *x, uint32_t *refs) {
+  x->rg_off = malloc(((size_t)x->npus + 1) * sizeof *x->rg_off);
+  if (!x->rg_off) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  uint64_t total = 0;
+  for (uint32_t r = 0; r < x->npus; r++) x->rg_off[r] = total, total += x->tpl[chakra_set_class_of(x->in, r)].n_pg;
+  x->rg_off[x->npus] = total;
+  x->rg = malloc((total ? total : 1) * sizeof *x->rg);
+  if (!x->rg) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  int rc = 0;
+  for (uint32_t r = 0; !rc && r < x->npus; r++) {
+    uint32_t cls = chakra_set_class_of(x->in, r);
+    const xtpl *t = &x->tpl[cls];
+    for (uint32_t lg = 0; !rc && lg < t->n_pg; lg++) {
+      uint32_t g = 0;
+      const char *pg = "";
+      rc = resolve(x, r, t, lg, &g, &pg);
+      if (rc) break;
+      x->rg[x->rg_off[r] + lg] = g;
+      rc = x->grp[g].cls < 0 ? define_group(x, g, cls, lg, r, pg) : same_as_group(x, g, t, lg, r, pg);
+      refs[g]++;
+      for (int k = 0; k < 3; k++) x->left_alone[k] += x->grp[g].left[k];
+    }
+  }
+  return rc;
+}
+
+/* Whether rank r names group g. */
+static int names_group(const xstate *x, uint32_t r, uint32_t g) {
+  for (uint64_t k = x->rg_off[r]; k < x->rg_off[r + 1]; k++)
+    if (x->rg[k] == g) return 1;
+  return 0;
+}
+
+/* A member of a group with collectives that issues none of them. */
+static int check_members(xstate *x, const uint32_t *refs) {
   for (size_t g = 0; g < x->groups.n; g++) {
     const coll_group *grp = &x->groups.v[g];
-    if (grp->n < 2) continue;
-    const xrank *ref = &x->ranks[grp->members[0]];
-    size_t count = 0;
-    for (size_t i = 0; i < ref->n; i++) count += ref->v[i].group == g;
-    int64_t *base = malloc((count ? count : 1) * sizeof *base);
-    const xcoll **refc = malloc((count ? count : 1) * sizeof *refc);
-    if (!base || !refc) {
-      free(base), free(refc);
-      return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
-    }
-    for (size_t i = 0, j = 0; i < ref->n; i++) {
-      if (ref->v[i].group != g) continue;
-      refc[j] = &ref->v[i];
-      base[j++] = next;
-      if (ref->v[i].rule >= 0) next += span_of(x, &ref->v[i]);
-    }
-    int rc = 0;
-    if (next > INT32_MAX) rc = chakra_error_set(x->err, CHAKRA_EINVAL, "expanded collectives need more than 2^31 message tags");
-    for (uint32_t m = 0; !rc && m < grp->n; m++) {
-      xrank *k = &x->ranks[grp->members[m]];
-      size_t seen = 0;
-      for (size_t i = 0; !rc && i < k->n; i++) {
-        xcoll *c = &k->v[i];
-        if (c->group != g) continue;
-        if (seen >= count || c->type != refc[seen]->type || c->size != refc[seen]->size || c->rule != refc[seen]->rule)
-          rc = chakra_error_set(x->err, CHAKRA_EFORMAT, "%s: node %llu: collective #%zu of communicator '%s' differs from rank %u's (type, size or count): the ranks would never match",
-                                k->path, (unsigned long long)c->id, seen, grp->name, grp->members[0]);
-        else c->tag_base = base[seen++];
-      }
-      if (!rc && seen != count)
-        rc = chakra_error_set(x->err, CHAKRA_EFORMAT, "%s: %zu collectives on communicator '%s', rank %u has %zu", k->path,
-                              seen, grp->name, grp->members[0], count);
-    }
-    free(base), free(refc);
-    if (rc) return rc;
+    if (x->grp[g].cls < 0 || refs[g] == grp->n) continue;
+    for (uint32_t m = 0; m < grp->n; m++)
+      if (!names_group(x, grp->members[m], (uint32_t)g))
+        return chakra_error_set(x->err, CHAKRA_EFORMAT, "%s: 0 collectives on communicator '%s', rank %u has %u",
+                                chakra_set_rank_name(x->in, grp->members[m]), grp->name, x->grp[g].first,
+                                x->grp[g].count);
   }
   return 0;
+}
+
+/* Collectives that write "0" where no group has that name run on the
+ * world, as those that write "" (or none) do: one sequence with them. */
+static void merge_world_names(xstate *x) {
+  if (coll_groups_find(&x->groups, "0") >= 0) return;
+  for (uint32_t c = 0; c < x->ntpl; c++) {
+    xtpl *t = &x->tpl[c];
+    long zero = -1, world = -1;
+    for (uint32_t i = 0; i < t->n_pg; i++) {
+      if (strcmp(t->pg[i].name, "0") == 0) zero = i;
+      if (!t->pg[i].name[0]) world = i;
+    }
+    if (zero < 0) continue;
+    t->pg[zero].name[0] = 0; /* "0" becomes "" */
+    for (size_t i = 0; i < t->n; i++) t->v[i].wrote0 = t->v[i].lg == (uint32_t)zero;
+    if (world < 0) continue;
+    /* two names for the world: one sequence in template order, under one name */
+    uint32_t k = 0;
+    for (size_t i = 0; i < t->n; i++)
+      if (t->v[i].lg == (uint32_t)zero || t->v[i].lg == (uint32_t)world) t->v[i].lg = (uint32_t)zero, t->v[i].inst = k++;
+    t->pg[zero].count = k;
+    free(t->pg[world].name);
+    memmove(&t->pg[world], &t->pg[world + 1], (t->n_pg - (uint32_t)world - 1) * sizeof *t->pg);
+    t->n_pg--;
+    for (size_t i = 0; i < t->n; i++) t->v[i].lg -= t->v[i].lg > (uint32_t)world;
+  }
+}
+
+/* ---- tags: one region per color ------------------------------------------ */
+
+/* Counts of group pairs met at a rank: open addressing on (a << 32 | b). */
+typedef struct pairmap {
+  uint64_t *key;         /* 0 = empty (a < b, so a real key is never 0 with b > 0) */
+  uint32_t *count;
+  size_t cap, n;
+} pairmap;
+
+static uint64_t pair_hash(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdull;
+  k ^= k >> 33;
+  return k;
+}
+
+static int pair_add(pairmap *m, uint64_t key) {
+  if (2 * (m->n + 1) > m->cap) {
+    size_t cap = m->cap ? 2 * m->cap : 1024;
+    uint64_t *k = calloc(cap, sizeof *k);
+    uint32_t *c = calloc(cap, sizeof *c);
+    if (!k || !c) {
+      free(k), free(c);
+      return -1;
+    }
+    for (size_t i = 0; i < m->cap; i++) {
+      if (!m->key[i]) continue;
+      size_t h = pair_hash(m->key[i]) & (cap - 1);
+      while (k[h]) h = (h + 1) & (cap - 1);
+      k[h] = m->key[i], c[h] = m->count[i];
+    }
+    free(m->key), free(m->count);
+    m->key = k, m->count = c, m->cap = cap;
+  }
+  size_t h = pair_hash(key) & (m->cap - 1);
+  while (m->key[h] && m->key[h] != key) h = (h + 1) & (m->cap - 1);
+  if (!m->key[h]) m->key[h] = key, m->n++;
+  if (m->count[h] < UINT32_MAX) m->count[h]++;
+  return 0;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The pairs of groups (a < b) that share two ranks or more, sorted: the
+ * groups whose messages could meet between one pair of ranks. */
+static int shared_pairs(const xstate *x, uint64_t **out, size_t *n_out) {
+  pairmap m = {0};
+  uint32_t *mine = NULL;
+  size_t cap = 0;
+  int rc = 0;
+  for (uint32_t r = 0; !rc && r < x->npus; r++) {
+    size_t n = 0;
+    for (uint64_t k = x->rg_off[r]; !rc && k < x->rg_off[r + 1]; k++) {
+      uint32_t g = x->rg[k];
+      if (x->groups.v[g].n < 2) continue;
+      uint32_t *v = coll_grow(mine, n, &cap, sizeof *v);
+      if (!v) rc = -1;
+      else mine = v, mine[n++] = g;
+    }
+    for (size_t i = 0; !rc && i < n; i++)
+      for (size_t j = 0; !rc && j < n; j++)
+        if (mine[i] < mine[j]) rc = pair_add(&m, (uint64_t)mine[i] << 32 | mine[j]);
+  }
+  size_t k = 0;
+  uint64_t *v = rc ? NULL : malloc((m.n ? m.n : 1) * sizeof *v);
+  for (size_t i = 0; v && i < m.cap; i++)
+    if (m.key[i] && m.count[i] >= 2) v[k++] = m.key[i];
+  if (v) qsort(v, k, sizeof *v, cmp_u64);
+  free(m.key), free(m.count), free(mine);
+  *out = v;
+  *n_out = k;
+  return v ? 0 : -1;
+}
+
+/* Colors of the groups, greedy in group order: a group takes the lowest
+ * color no earlier group it shares two ranks with has. Groups of one
+ * color share no pair of ranks, so their messages may use the same tags;
+ * then each color's region holds its largest group's tags, above the
+ * workload's own. */
+static int color_groups(xstate *x) {
+  uint64_t *pairs;
+  size_t np;
+  if (shared_pairs(x, &pairs, &np)) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  size_t ng = x->groups.n;
+  uint32_t *mark = malloc((np + 2) * sizeof *mark), ncolor = 1;
+  int64_t *size = calloc(np + 2, sizeof *size);
+  x->color_base = malloc((np + 2) * sizeof *x->color_base);
+  int rc = mark && size && x->color_base ? 0 : chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  for (size_t i = 0; !rc && i < np + 2; i++) mark[i] = UINT32_MAX;
+  /* each group's earlier partners (the a of the pairs (a, b) ending in it), by b */
+  uint32_t *by_b = rc ? NULL : malloc((np ? np : 1) * sizeof *by_b), *off = rc ? NULL : calloc(ng + 2, sizeof *off);
+  if (!rc && (!by_b || !off)) rc = chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  for (size_t i = 0; !rc && i < np; i++) off[(pairs[i] & 0xffffffffu) + 2]++;
+  for (size_t g = 0; !rc && g < ng; g++) off[g + 2] += off[g + 1];
+  for (size_t i = 0; !rc && i < np; i++) by_b[off[(pairs[i] & 0xffffffffu) + 1]++] = (uint32_t)(pairs[i] >> 32);
+  for (uint32_t g = 0; !rc && g < ng; g++) {
+    xgrp *G = &x->grp[g];
+    if (G->cls < 0 || x->groups.v[g].n < 2) continue;
+    for (uint32_t k = off[g]; k < off[g + 1]; k++) mark[x->grp[by_b[k]].color] = g;
+    uint32_t c = 0;
+    while (mark[c] == g) c++;
+    G->color = c;
+    if (c + 1 > ncolor) ncolor = c + 1;
+    if (G->prefix[G->count] > size[c]) size[c] = G->prefix[G->count];
+  }
+  int64_t next = x->tag_floor;
+  for (uint32_t c = 0; !rc && c < ncolor; c++) {
+    x->color_base[c] = next;
+    next += size[c];
+    if (next > INT32_MAX) rc = chakra_error_set(x->err, CHAKRA_EINVAL, "expanded collectives need more than 2^31 message tags");
+  }
+  free(pairs), free(mark), free(size), free(by_b), free(off);
+  return rc;
+}
+
+/* ---- a rank's plan (pass 2) ------------------------------------------------ */
+
+/* Rank r's collectives with their groups, algorithms, ids, sinks and tags,
+ * into k (its own copy of the template's list). */
+static int plan_rank(xstate *x, uint32_t r, xrank *k) {
+  const xtpl *t = &x->tpl[chakra_set_class_of(x->in, r)];
+  k->t = t;
+  k->n = t->n;
+  k->v = malloc((t->n ? t->n : 1) * sizeof *k->v);
+  if (!k->v) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  if (t->n) memcpy(k->v, t->v, t->n * sizeof *k->v);
+  uint64_t next = t->max_id + 1;
+  int rc = 0;
+  for (size_t i = 0; i < k->n; i++) k->v[i].sinks = NULL;
+  for (size_t i = 0; !rc && i < k->n; i++) {
+    xcoll *c = &k->v[i];
+    c->group = x->rg[x->rg_off[r] + c->lg];
+    const xgrp *G = &x->grp[c->group];
+    c->rule = G->rule[c->inst];
+    c->lib = G->lib[c->inst];
+    c->n_sinks = 0;
+    if (c->rule < 0) continue;
+    c->tag_base = x->color_base[G->color] + G->prefix[c->inst];
+    rc = place_coll(x, c, r, &next);
+  }
+  return rc;
+}
+
+static void unplan_rank(xrank *k) {
+  for (size_t i = 0; k->v && i < k->n; i++) free(k->v[i].sinks);
+  free(k->v);
+  k->v = NULL;
+}
+
+/* ---- the shared form: the classes of the output ---------------------------- */
+
+/* A grid's ranks share their class representative's expansion, bound to
+ * them by the grid's rule (a translation on the axes that are not class
+ * axes), when every collective runs the same DAG on them up to that
+ * translation. A collective on a group spanning one such axis sees the
+ * translation as a rotation of the group's places (members ascending), so
+ * its expansion is shared when its algorithm is the same DAG rotated at
+ * every place (coll_gen_equivariant: a ring of equal blocks); otherwise,
+ * and for groups spanning several such axes (a translation there is no
+ * rotation), the axes become class axes of the output: its ranks then sit
+ * at the same place of the group as their representative. Tags and rules
+ * must agree too: a rank whose groups' colors, sizes or (rules naming
+ * groups) algorithms differ from its representative's makes every axis a
+ * class axis. */
+
+typedef struct xout {     /* the output's classes */
+  chakra_manifest *man;   /* NULL: per-rank files */
+  uint32_t n;             /* ranks written: every rank, or one per class */
+  uint32_t *rank;         /* which (NULL: 0..n-1) */
+} xout;
+
+/* Which grid rule group name pg belongs to, or -1. */
+static long grid_rule_of(const chakra_manifest *m, const char *pg, uint32_t ranks) {
+  char *end;
+  if (!*pg || *pg == '0') return -1;
+  unsigned long long id = strtoull(pg, &end, 10);
+  if (*end) return -1;
+  for (size_t i = 0; i < chakra_manifest_group_rules(m); i++) {
+    uint32_t na;
+    const uint32_t *ax = chakra_manifest_rule_axes(m, i, &na);
+    uint64_t per = 1;
+    for (uint32_t k = 0; k < na; k++) per *= chakra_manifest_axis_size(m, ax[k]);
+    uint64_t first = chakra_manifest_rule_first(m, i);
+    if (id >= first && id - first < ranks / per) return (long)i;
+  }
+  return -1;
+}
+
+/* Whether instance c's algorithm (rule, ETs) runs the same DAG rotated at
+ * every place of a group of n; -1 out of memory. */
+static int rotates(xstate *x, const xcoll *c, uint32_t n) {
+  const chakra_coll_rule *rule = &x->o->rules[c->rule];
+  if (rule->prefix) return x->libs[c->lib].rotates;
+  chakra_coll_gen_options go = gen_opts(x, rule, c, n);
+  return coll_gen_equivariant(&go, &x->dag, &x->dag2);
+}
+
+static void note(const xstate *x, const char *fmt, const char *a, const char *b) {
+  if (!x->o->diag) return;
+  char what[700];
+  snprintf(what, sizeof what, fmt, a, b);
+  chakra_problem p = chakra_problem_make(CHAKRA_SEV_NOTE, what);
+  x->o->diag(x->o->diag_ctx, &p);
+}
+
+/* Marks in promote[] the axes the output needs as class axes for class
+ * cls's collectives on its name lg. */
+static int promote_for(xstate *x, const chakra_manifest *m, uint32_t cls, uint32_t lg, uint8_t *promote) {
+  const xtpl *t = &x->tpl[cls];
+  uint32_t rep = chakra_set_class_rep(x->in, cls), g = x->rg[x->rg_off[rep] + lg], na_all = chakra_manifest_axes(m);
+  const xgrp *G = &x->grp[g];
+  int expanded = 0;
+  for (uint32_t k = 0; k < G->count; k++) expanded |= G->rule[k] >= 0;
+  if (!expanded) return 0;
+  long ri = grid_rule_of(m, t->pg[lg].name, x->npus);
+  if (ri < 0) {
+    note(x, "group '%s' is none of the grid's rules: every rank is expanded as a class of its own%s", t->pg[lg].name, "");
+    memset(promote, 1, na_all);
+    return 0;
+  }
+  uint32_t na, moving = 0;
+  const uint32_t *ax = chakra_manifest_rule_axes(m, (size_t)ri, &na);
+  for (uint32_t k = 0; k < na; k++) moving += !chakra_manifest_axis_is_class(m, ax[k]);
+  if (!moving) return 0;
+  int same = na == 1;
+  for (size_t i = 0; same == 1 && i < t->n; i++) {
+    if (t->v[i].lg != lg || G->rule[t->v[i].inst] < 0) continue;
+    xcoll c = t->v[i];
+    c.group = g, c.rule = G->rule[c.inst], c.lib = G->lib[c.inst];
+    same = rotates(x, &c, x->groups.v[g].n);
+  }
+  if (same < 0) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  if (same) return 0;
+  for (uint32_t k = 0; k < na; k++)
+    if (!chakra_manifest_axis_is_class(m, ax[k]) && !promote[ax[k]]) {
+      promote[ax[k]] = 1;
+      note(x, "axis %s becomes a class axis of the output: the expansion on group '%s' depends on the rank's place in it",
+           chakra_manifest_axis_name(m, ax[k]), t->pg[lg].name);
+    }
+  return 0;
+}
+
+/* Whether rank r's groups run what its representative's do, with the same tags. */
+static int like_rep(const xstate *x, uint32_t r, uint32_t rep) {
+  for (uint64_t k = x->rg_off[r], j = x->rg_off[rep]; k < x->rg_off[r + 1]; k++, j++) {
+    const xgrp *a = &x->grp[x->rg[k]], *b = &x->grp[x->rg[j]];
+    if (a->color != b->color || x->groups.v[x->rg[k]].n != x->groups.v[x->rg[j]].n) return 0;
+    if (x->pg_rules && (memcmp(a->rule, b->rule, a->count * sizeof *a->rule) ||
+                        memcmp(a->lib, b->lib, a->count * sizeof *a->lib)))
+      return 0;
+  }
+  return 1;
+}
+
+static uint32_t coord_of(const chakra_manifest *m, uint32_t rank, uint32_t a) {
+  uint64_t stride = 1;
+  for (uint32_t k = 0; k < a; k++) stride *= chakra_manifest_axis_size(m, k);
+  return (uint32_t)(rank / stride % chakra_manifest_axis_size(m, a));
+}
+
+/* The rank at these coordinates (one per axis). */
+static uint32_t rank_at(const chakra_manifest *m, const uint32_t *coord) {
+  uint64_t r = 0, stride = 1;
+  for (uint32_t a = 0; a < chakra_manifest_axes(m); a++) {
+    r += coord[a] * stride;
+    stride *= chakra_manifest_axis_size(m, a);
+  }
+  return (uint32_t)r;
+}
+
+/* The output's grid: the input's with the promoted axes as class axes
+ * too; class k's representative is the input representative of its
+ * class moved to k's place on the promoted axes, its template
+ * OUT.class<k>.et. out->rank lists them. */
+static int grid_out(xstate *x, const chakra_manifest *m, const uint8_t *promote, const char *out_prefix, xout *out) {
+  uint32_t na = chakra_manifest_axes(m);
+  uint64_t k_all = 1;
+  for (uint32_t a = 0; a < na; a++)
+    if (promote[a] || chakra_manifest_axis_is_class(m, a)) k_all *= chakra_manifest_axis_size(m, a);
+  uint32_t *coord = calloc(na, sizeof *coord);
+  const char **names = calloc(na, sizeof *names);
+  out->rank = malloc(k_all * sizeof *out->rank);
+  if (!coord || !names || !out->rank) {
+    free(coord), free(names);
+    return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  }
+  out->n = (uint32_t)k_all;
+  int rc = chakra_manifest_new(&out->man, CHAKRA_MANIFEST_GRID, x->npus, x->err);
+  for (uint32_t a = 0; !rc && a < na; a++) {
+    names[a] = chakra_manifest_axis_name(m, a);
+    rc = chakra_manifest_add_axis(out->man, names[a], chakra_manifest_axis_size(m, a),
+                                  promote[a] || chakra_manifest_axis_is_class(m, a), x->err);
+  }
+  for (size_t i = 0; !rc && i < chakra_manifest_group_rules(m); i++) {
+    uint32_t n_ax, n_or;
+    const uint32_t *ax = chakra_manifest_rule_axes(m, i, &n_ax), *or = chakra_manifest_rule_order(m, i, &n_or);
+    const char *an[64], *on[64];
+    for (uint32_t k = 0; k < n_ax && k < 64; k++) an[k] = names[ax[k]];
+    for (uint32_t k = 0; k < n_or && k < 64; k++) on[k] = names[or[k]];
+    rc = chakra_manifest_add_group_rule(out->man, an, n_ax, on, n_or, chakra_manifest_rule_first(m, i), x->err);
+  }
+  const char *slash = strrchr(out_prefix, '/');
+  for (uint64_t k = 0; !rc && k < k_all; k++) {
+    /* class k's place on the class axes (first fastest), 0 elsewhere */
+    uint64_t rest = k;
+    for (uint32_t a = 0; a < na; a++) {
+      int is_class = promote[a] || chakra_manifest_axis_is_class(m, a);
+      coord[a] = is_class ? (uint32_t)(rest % chakra_manifest_axis_size(m, a)) : 0;
+      if (is_class) rest /= chakra_manifest_axis_size(m, a);
+    }
+    uint32_t old_rep = chakra_set_class_rep(x->in, chakra_set_class_of(x->in, rank_at(m, coord)));
+    for (uint32_t a = 0; a < na; a++)
+      if (!promote[a]) coord[a] = coord_of(m, old_rep, a);
+    out->rank[k] = rank_at(m, coord);
+    char *path = chakra_class_path_dup(out_prefix, (uint32_t)k);
+    rc = path ? chakra_manifest_add_class(out->man, slash ? path + (slash + 1 - out_prefix) : path, out->rank[k], x->err)
+              : chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+    free(path);
+  }
+  free(coord), free(names);
+  return rc ? rc : chakra_manifest_check(out->man, x->err);
+}
+
+/* The output's classes: per-rank files for per-rank input (and sources
+ * without a manifest); for a grid, its classes, finer where the expansion
+ * needs it. */
+static int plan_output(xstate *x, const char *out_prefix, xout *out) {
+  memset(out, 0, sizeof *out);
+  const chakra_manifest *m = chakra_set_manifest(x->in);
+  out->n = x->npus;
+  if (!m) return 0;
+  if (chakra_manifest_kind(m) != CHAKRA_MANIFEST_GRID) {
+    note(x, "a shared set in the table layout is expanded rank by rank into per-rank files%s%s", "", "");
+    return 0;
+  }
+  uint32_t na = chakra_manifest_axes(m);
+  uint8_t *promote = calloc(na ? na : 1, 1);
+  if (!promote) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  int rc = 0;
+  for (uint32_t c = 0; !rc && c < x->ntpl; c++)
+    for (uint32_t lg = 0; !rc && lg < x->tpl[c].n_pg; lg++) rc = promote_for(x, m, c, lg, promote);
+  for (uint32_t r = 0; !rc && r < x->npus; r++)
+    if (!like_rep(x, r, chakra_set_class_rep(x->in, chakra_set_class_of(x->in, r)))) {
+      char rank[32];
+      snprintf(rank, sizeof rank, "%u", r);
+      note(x, "rank %s's groups differ from its class representative's (tags or algorithms): every rank is expanded as a class of its own%s", rank, "");
+      memset(promote, 1, na);
+      break;
+    }
+  if (!rc) rc = grid_out(x, m, promote, out_prefix, out);
+  free(promote);
+  return rc;
 }
 
 /* ---- pass 2: the output --------------------------------------------------- */
@@ -826,25 +1359,25 @@ static int write_node(p2 *w, chakra_node *n, const uint8_t *raw, size_t len) {
   return 0;
 }
 
-static int pass2_rank(xstate *x, uint32_t r, coll_set *set) {
-  xrank *k = &x->ranks[r];
+static int pass2_rank(xstate *x, uint32_t u, uint32_t r, coll_set *set) {
+  xrank kk = {0}, *k = &kk;
+  int rc = plan_rank(x, r, k);
   p2 w = {x, r, k, {0}, 0, {0}, {0}};
-  w.next_extra = k->max_id + 1;
-  for (size_t i = 0; i < k->n; i++)
+  w.next_extra = k->t->max_id + 1;
+  for (size_t i = 0; !rc && i < k->n; i++)
     if (k->v[i].rule >= 0 && k->v[i].id_base + k->v[i].n_nodes > w.next_extra)
       w.next_extra = k->v[i].id_base + k->v[i].n_nodes;
-  chakra_reader *rd;
-  int rc = chakra_set_reader(x->in, r, NULL, &rd, x->err);
-  if (rc) return rc;
-  enc_message(&w.buf, &chakra_reader_metadata(rd)->base);
+  chakra_reader *rd = NULL;
+  if (!rc) rc = chakra_set_reader(x->in, r, NULL, &rd, x->err);
+  if (!rc) enc_message(&w.buf, &chakra_reader_metadata(rd)->base);
   const uint8_t *raw;
   size_t len;
   while (!rc && (rc = chakra_reader_next_raw(rd, &raw, &len, x->err)) == 1) {
     rc = 0;
     chakra_node *n = chakra_node_decode(raw, len);
     if (!n) {
-      rc = chakra_error_set(x->err, CHAKRA_EFORMAT, "%s: node at offset %llu does not decode", k->path,
-                            (unsigned long long)chakra_reader_message_offset(rd));
+      rc = chakra_error_set(x->err, CHAKRA_EFORMAT, "%s: node at offset %llu does not decode",
+                            chakra_set_rank_name(x->in, r), (unsigned long long)chakra_reader_message_offset(rd));
       break;
     }
     const xcoll *c = chakra_node_kind_of((int32_t)n->type, 0) == CHAKRA_KIND_COLL ? find_coll(k, n->id) : NULL;
@@ -854,44 +1387,47 @@ static int pass2_rank(xstate *x, uint32_t r, coll_set *set) {
     else rc = write_node(&w, n, raw, len);
     protobuf_c_message_free_unpacked(&n->base, NULL);
     if (!rc && w.buf.n >= (4u << 20)) {
-      rc = coll_set_write(set, r, &w.buf, x->err);
+      rc = coll_set_write(set, u, &w.buf, x->err);
       w.buf.n = 0;
     }
   }
-  chakra_reader_close(rd);
-  if (rc >= 0) rc = coll_set_write(set, r, &w.buf, x->err);
+  if (rd) chakra_reader_close(rd);
+  if (rc >= 0 && rd) rc = coll_set_write(set, u, &w.buf, x->err);
   enc_buf_free(&w.buf);
   free(w.a.v), free(w.b.v);
+  unplan_rank(k);
   return rc;
 }
 
 /* Pass 2 on worker threads: each has its own view of the plan (read
- * only) with its own scratch DAG, node count and error. */
+ * only) with its own scratch DAGs, node count and error. */
 typedef struct p2job {
   xstate *w; /* one per worker */
   chakra_error *errs;
+  const xout *out;
 } p2job;
 
-static int pass2_one(void *ctx, unsigned worker, uint32_t r, coll_set *set, chakra_error *err) {
+static int pass2_one(void *ctx, unsigned worker, uint32_t u, coll_set *set, chakra_error *err) {
   p2job *j = ctx;
-  int rc = pass2_rank(&j->w[worker], r, set);
+  int rc = pass2_rank(&j->w[worker], u, j->out->rank ? j->out->rank[u] : u, set);
   if (rc && err) *err = j->errs[worker];
   return rc;
 }
 
-static int pass2(xstate *x, coll_set *set, chakra_error *err) {
+static int pass2(xstate *x, const xout *out, coll_set *set, chakra_error *err) {
   unsigned nt = coll_set_threads(x->o->threads);
-  p2job j = {calloc(nt, sizeof *j.w), calloc(nt, sizeof *j.errs)};
+  p2job j = {calloc(nt, sizeof *j.w), calloc(nt, sizeof *j.errs), out};
   int rc = j.w && j.errs ? 0 : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   for (unsigned t = 0; !rc && t < nt; t++) {
     j.w[t] = *x;
     j.w[t].err = &j.errs[t];
     j.w[t].nodes_out = 0;
     coll_dag_init(&j.w[t].dag);
+    coll_dag_init(&j.w[t].dag2);
   }
   if (!rc) rc = coll_set_fill(set, x->o->threads, pass2_one, &j, err);
   for (unsigned t = 0; !rc && t < nt; t++) x->nodes_out += j.w[t].nodes_out;
-  for (unsigned t = 0; j.w && t < nt; t++) coll_dag_free(&j.w[t].dag);
+  for (unsigned t = 0; j.w && t < nt; t++) coll_dag_free(&j.w[t].dag), coll_dag_free(&j.w[t].dag2);
   free(j.w);
   free(j.errs);
   return rc;
@@ -900,17 +1436,21 @@ static int pass2(xstate *x, coll_set *set, chakra_error *err) {
 /* ---- driver ---------------------------------------------------------------- */
 
 static void xstate_free(xstate *x) {
-  for (uint32_t r = 0; x->ranks && r < x->npus; r++) {
-    xrank *k = &x->ranks[r];
-    for (size_t i = 0; i < k->n; i++) free(k->v[i].deps), free(k->v[i].sinks);
-    free(k->v), free(k->by_id), free(k->path);
+  for (uint32_t c = 0; x->tpl && c < x->ntpl; c++) {
+    xtpl *t = &x->tpl[c];
+    for (size_t i = 0; i < t->n; i++) free(t->v[i].deps);
+    for (uint32_t i = 0; i < t->n_pg; i++) free(t->pg[i].name);
+    free(t->v), free(t->by_id), free(t->path), free(t->pg);
   }
-  free(x->ranks);
+  free(x->tpl);
+  for (size_t g = 0; x->grp && g < x->groups.n; g++) free(x->grp[g].rule), free(x->grp[g].lib), free(x->grp[g].prefix);
+  free(x->grp);
+  free(x->rg), free(x->rg_off), free(x->color_base);
   for (size_t i = 0; i < x->n_libs; i++) lib_free(&x->libs[i]);
   free(x->libs);
   free(x->used);
   coll_groups_free(&x->groups);
-  coll_dag_free(&x->dag);
+  coll_dag_free(&x->dag), coll_dag_free(&x->dag2);
 }
 
 static void warn(const xstate *x, const char *fmt, unsigned long long n) {
@@ -919,15 +1459,6 @@ static void warn(const xstate *x, const char *fmt, unsigned long long n) {
   snprintf(what, sizeof what, fmt, n);
   chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, what);
   x->o->diag(x->o->diag_ctx, &p);
-}
-
-static int take_ranks(xstate *x) {
-  x->npus = chakra_set_ranks(x->in);
-  x->ranks = calloc(x->npus, sizeof *x->ranks);
-  if (!x->ranks) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
-  for (uint32_t r = 0; r < x->npus; r++)
-    if (!(x->ranks[r].path = strdup(chakra_set_rank_name(x->in, r)))) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
-  return 0;
 }
 
 /* The workload's groups file, as the set read it. */
@@ -943,32 +1474,25 @@ static int take_set_groups(xstate *x) {
 }
 
 static int plan(xstate *x) {
-  char ***pgs = calloc(x->npus, sizeof *pgs);
-  if (!pgs) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
-  int rc = 0;
-  for (uint32_t r = 0; !rc && r < x->npus; r++) rc = pass1_rank(x, r, &pgs[r]);
-  if (!rc && coll_groups_find(&x->groups, "") < 0) {
-    /* the whole world, for collectives without pg_name */
-    coll_group *v = coll_grow(x->groups.v, x->groups.n, &x->groups.cap, sizeof *v);
-    if (!v) rc = chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
-    else {
-      x->groups.v = v;
-      v[x->groups.n] = (coll_group){strdup(""), malloc(sizeof(uint32_t)), 0};
-      if (!v[x->groups.n].name || !v[x->groups.n].members) rc = chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
-      x->groups.n++;
-    }
-  }
+  x->npus = chakra_set_ranks(x->in);
+  x->ntpl = chakra_set_classes(x->in);
+  x->tpl = calloc(x->ntpl ? x->ntpl : 1, sizeof *x->tpl);
+  if (!x->tpl) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  for (size_t i = 0; i < x->o->n_rules; i++) x->pg_rules |= x->o->rules[i].pg != NULL;
+  int rc = take_set_groups(x);
+  for (uint32_t c = 0; !rc && c < x->ntpl; c++) rc = pass1_class(x, c);
+  /* the whole world, for collectives without pg_name */
+  if (!rc && coll_groups_find(&x->groups, "") < 0) rc = coll_groups_add(&x->groups, "", NULL, 0, x->err);
   if (!rc) rc = coll_groups_finish(&x->groups, x->npus, x->err);
-  uint32_t *ctr = rc ? NULL : malloc((x->groups.n ? x->groups.n : 1) * sizeof *ctr);
-  if (!rc && !ctr) rc = chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
-  for (uint32_t r = 0; !rc && r < x->npus; r++) rc = plan_rank(x, r, pgs[r], ctr);
-  if (!rc) rc = plan_tags(x);
-  free(ctr);
-  for (uint32_t r = 0; r < x->npus; r++) {
-    for (size_t i = 0; pgs[r] && i < x->ranks[r].n; i++) free(pgs[r][i]);
-    free(pgs[r]);
-  }
-  free(pgs);
+  if (!rc) merge_world_names(x);
+  x->grp = rc ? NULL : malloc((x->groups.n ? x->groups.n : 1) * sizeof *x->grp);
+  uint32_t *refs = rc ? NULL : calloc(x->groups.n ? x->groups.n : 1, sizeof *refs);
+  if (!rc && (!x->grp || !refs)) rc = chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  for (size_t g = 0; !rc && g < x->groups.n; g++) x->grp[g] = (xgrp){.cls = -1};
+  if (!rc) rc = walk_ranks(x, refs);
+  if (!rc) rc = check_members(x, refs);
+  if (!rc) rc = color_groups(x);
+  free(refs);
   return rc;
 }
 
@@ -984,6 +1508,37 @@ int chakra_coll_expand(const char *workload_prefix, const char *out_prefix, cons
   return rc;
 }
 
+/* The output's files: OUT.<r>.et, or the templates OUT.class<k>.et and
+ * OUT.set.json; all or none. */
+static int write_out(xstate *x, const xout *out, const char *out_prefix, chakra_error *err) {
+  int rc = outfile_group_begin(err);
+  if (rc) return rc;
+  coll_set *set = NULL;
+  if (!out->man) {
+    rc = coll_set_open(&set, out_prefix, out->n, err);
+  } else {
+    char **paths = calloc(out->n, sizeof *paths);
+    rc = paths ? 0 : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    for (uint32_t k = 0; !rc && k < out->n; k++)
+      if (!(paths[k] = chakra_class_path_dup(out_prefix, k))) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    if (!rc) rc = coll_set_open_paths(&set, (const char *const *)paths, out->n, err);
+    for (uint32_t k = 0; paths && k < out->n; k++) free(paths[k]);
+    free(paths);
+  }
+  if (!rc) rc = pass2(x, out, set, err);
+  if (set) {
+    if (rc) coll_set_abort(set);
+    else rc = coll_set_commit(set, err);
+  }
+  if (!rc && out->man) {
+    char *path = chakra_manifest_path_dup(out_prefix);
+    rc = path ? chakra_manifest_write(out->man, path, err) : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    free(path);
+  }
+  int end = outfile_group_end(!rc, rc ? NULL : err);
+  return rc ? rc : end;
+}
+
 int chakra_coll_expand_set(const chakra_set *in, const char *out_prefix, const chakra_coll_expand_options *o,
                            uint64_t *nodes_out, chakra_error *err) {
   xstate x = {0};
@@ -991,24 +1546,21 @@ int chakra_coll_expand_set(const chakra_set *in, const char *out_prefix, const c
   x.o = o;
   x.err = err;
   coll_dag_init(&x.dag);
+  coll_dag_init(&x.dag2);
   if (nodes_out) *nodes_out = 0;
   if (!o->n_rules) return chakra_error_set(err, CHAKRA_EINVAL, "give at least one algo rule");
-  int rc = take_ranks(&x);
-  if (!rc) rc = take_set_groups(&x);
-  if (!rc) rc = plan(&x);
-  coll_set *set = NULL;
-  if (!rc) rc = coll_set_open(&set, out_prefix, x.npus, err);
-  if (!rc) rc = pass2(&x, set, err);
-  if (set) {
-    if (rc) coll_set_abort(set);
-    else rc = coll_set_commit(set, err);
-  }
+  xout out = {0};
+  int rc = plan(&x);
+  if (!rc) rc = plan_output(&x, out_prefix, &out);
+  if (!rc) rc = write_out(&x, &out, out_prefix, err);
   if (!rc) {
     warn(&x, "%llu collective(s) left as COMM_COLL nodes: no algo rule matches them", x.left_alone[0]);
     warn(&x, "%llu collective(s) left as COMM_COLL nodes: type not expandable (only all-reduce, all-gather, reduce-scatter, all-to-all)", x.left_alone[1]);
     warn(&x, "%llu collective(s) left as COMM_COLL nodes: single-member communicator", x.left_alone[2]);
   }
   if (nodes_out) *nodes_out = x.nodes_out;
+  chakra_manifest_free(out.man);
+  free(out.rank);
   xstate_free(&x);
   return rc;
 }

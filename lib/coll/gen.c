@@ -319,6 +319,29 @@ int64_t coll_gen_tag_span(const chakra_coll_gen_options *o) {
   return chunks > 1 ? ((int64_t)(chunks - 1) << COLL_CHUNK_TAG_SHIFT) + per : per;
 }
 
+int coll_gen_equivariant_rule(const chakra_coll_gen_options *o) {
+  if (o->algo != CHAKRA_ALGO_RING) return 0;
+  if (o->coll == CHAKRA_COLL_ALLGATHER) return 1; /* every block is the whole input */
+  uint32_t chunks = o->chunks ? o->chunks : 1;
+  uint64_t per = o->size / chunks, last = o->size - per * (chunks - 1);
+  return per % o->ranks == 0 && last % o->ranks == 0; /* no block larger than the others */
+}
+
+int coll_gen_equivariant_by_dags(const chakra_coll_gen_options *o, coll_dag *a, coll_dag *b) {
+  coll_gen_rank(a, o, 0);
+  int same = 1;
+  for (uint32_t r = 1; same && r < o->ranks; r++) {
+    coll_gen_rank(b, o, r);
+    if (a->oom || b->oom) return -1;
+    same = coll_dag_same_rotated(a, 0, b, r, o->ranks);
+  }
+  return a->oom ? -1 : same;
+}
+
+int coll_gen_equivariant(const chakra_coll_gen_options *o, coll_dag *a, coll_dag *b) {
+  return o->ranks <= 64 ? coll_gen_equivariant_by_dags(o, a, b) : coll_gen_equivariant_rule(o);
+}
+
 /* One worker's scratch: a DAG and its encoding, reused rank after rank. */
 typedef struct gscratch {
   coll_dag d;

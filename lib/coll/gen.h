@@ -22,4 +22,16 @@ int64_t coll_gen_gather_step(const chakra_coll_gen_options *o);
 /* 1 + the largest tag any rank uses. */
 int64_t coll_gen_tag_span(const chakra_coll_gen_options *o);
 
+/* Whether every rank's DAG is rank 0's rotated (coll_dag_same_rotated):
+ * then ranks at different places of a group, mapped onto each other by a
+ * rotation, run the same DAG (coll expand shares one expansion between
+ * them). Up to 64 ranks decided by generating every rank's DAG into the
+ * two scratch DAGs (_by_dags), above by a rule (_rule: a ring whose blocks
+ * are all of one size; anything else is taken to differ, which only costs
+ * sharing; unit.collgen holds the rule against the DAGs). 1 or 0; -1 when
+ * out of memory. */
+int coll_gen_equivariant(const chakra_coll_gen_options *o, coll_dag *a, coll_dag *b);
+int coll_gen_equivariant_rule(const chakra_coll_gen_options *o);
+int coll_gen_equivariant_by_dags(const chakra_coll_gen_options *o, coll_dag *a, coll_dag *b);
+
 #endif

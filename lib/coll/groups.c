@@ -1,6 +1,7 @@
 /* groups.c - communicator groups from JSON and METADATA nodes; see groups.h. */
 #include "groups.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,8 @@ static int cmp_u32(const void *a, const void *b) {
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
   return x < y ? -1 : x > y;
 }
+
+static nameidx_recs recs(const coll_groups *g) { return (nameidx_recs){g->v, sizeof *g->v, offsetof(coll_group, name)}; }
 
 /* Appends what src read, members sorted; names g already has keep their
  * first definition. */
@@ -33,6 +36,7 @@ static int take(coll_groups *g, cg_set *src, chakra_error *err) {
     qsort(x->members, x->n, sizeof *x->members, cmp_u32);
     g->v[g->n++] = (coll_group){x->name, x->members, x->n};
     x->name = NULL, x->members = NULL;
+    if (nameidx_sync(&g->idx, recs(g), g->n)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   }
   cg_set_free(src);
   return rc;
@@ -58,9 +62,10 @@ int coll_groups_add_metadata(coll_groups *g, const char *text, const char *where
 }
 
 long coll_groups_find(const coll_groups *g, const char *name) {
-  for (size_t i = 0; i < g->n; i++)
-    if (strcmp(g->v[i].name, name) == 0) return (long)i;
-  return -1;
+  long i = nameidx_find(&g->idx, recs(g), name);
+  for (size_t k = g->idx.n; i < 0 && k < g->n; k++) /* not indexed: out of memory for the index */
+    if (strcmp(g->v[k].name, name) == 0) i = (long)k;
+  return i;
 }
 
 int coll_groups_finish(coll_groups *g, uint32_t npus, chakra_error *err) {
@@ -83,5 +88,6 @@ int coll_groups_finish(coll_groups *g, uint32_t npus, chakra_error *err) {
 void coll_groups_free(coll_groups *g) {
   for (size_t i = 0; i < g->n; i++) free(g->v[i].name), free(g->v[i].members);
   free(g->v);
+  nameidx_free(&g->idx);
   memset(g, 0, sizeof *g);
 }

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "chakra/error.h"
+#include "../util/nameidx.h"
 
 typedef struct coll_group {
   char *name;
@@ -21,9 +22,11 @@ typedef struct coll_group {
 typedef struct coll_groups {
   coll_group *v;
   size_t n, cap;
+  nameidx idx;       /* names of v: a lookup per collective, thousands of groups */
 } coll_groups;
 
-/* Adds one group as the trace set read it from its comm-group file. */
+/* Adds one group as the trace set read it from its comm-group file (n = 0
+ * and no members: every rank, filled in by coll_groups_finish). */
 int coll_groups_add(coll_groups *g, const char *name, const uint32_t *members, uint32_t n, chakra_error *err);
 /* Adds the groups of one METADATA node's inputs.values text (Python repr of
  * a one-element list holding JSON); text that holds no groups is ignored.

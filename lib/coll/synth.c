@@ -44,6 +44,14 @@
 
 #define NONE UINT32_MAX
 
+/* Calibration of the step estimate (docs/coll.md "Cost"): what making
+ * and timing one message's steps costs, and the steps a second of this
+ * project's VM makes on the largest syntheses (ring, mesh, torus,
+ * hypercube, fc, switch and link-list graphs measured: 1-5 x 10^8 on small
+ * ones, 0.5-1.5 x 10^8 on those of gigabytes). */
+#define SYNTH_STEPS_PER_MESSAGE 100.0
+#define SYNTH_STEPS_PER_SECOND 1e8
+
 /* One program step, in creation order. Sides are thread blocks: 2 x
  * channel is the sending one of the channel (at its source), 2 x channel
  * + 1 the receiving one (at its destination); 2 x channels + v x K + c
@@ -423,7 +431,8 @@ static double synth_bytes(const chakra_coll_synth_options *o, uint32_t n, uint32
   double reductions = o->coll != CHAKRA_COLL_ALLGATHER && o->reduce_bw > 0 ? per : 0;
   double steps = 2 * per * phases + reductions, K = (double)n * C;
   double bytes = 32.0 * (1 << 20) + grown(steps) * sizeof(sstep) + grown(per) * sizeof(tacos_xfer);
-  bytes += links * 64 + chans * (2 * sizeof(tacos_chan) + 16) + (double)n * K * (sizeof(uint32_t) + 0.25) + K * 48;
+  bytes += links * 64 + chans * sizeof(tacos_chan) + (double)tacos_index_bytes(n, (uint64_t)chans, (uint64_t)K) +
+           (double)n * K * (sizeof(uint32_t) + 0.25) + K * 48;
   if (writing) {
     double threads = o->threads ? o->threads : CHAKRA_WORKLOAD_AUTO_THREADS;
     bytes += steps * 64 + (threads < n ? threads : n) * (steps / n) * 256;
@@ -462,6 +471,38 @@ static int check_times(const tacos_net *net, const chakra_coll_synth_options *o,
                           "chunks of %llu bytes take up to %llu ns on a channel and %llu ns to reduce: %.0f steps in a "
                           "row could end beyond 2^63 ns; use a smaller size or faster links",
                           (unsigned long long)chunk_bytes, (unsigned long long)slowest, (unsigned long long)red, steps);
+}
+
+/* Steps of the whole synthesis: each matching (the reduce-scatter's on
+ * the reversed links) as tacos_cost_of() estimates it from the links, and
+ * per message what making the program and timing it cost. */
+static int synth_steps(const tacos_graph *g, const chakra_coll_synth_options *o, uint32_t C, double *steps) {
+  *steps = 0;
+  for (int reversed = 0; reversed < 2; reversed++) {
+    if (reversed ? o->coll == CHAKRA_COLL_ALLGATHER : o->coll == CHAKRA_COLL_REDUCESCATTER) continue;
+    tacos_shape sh;
+    if (tacos_shape_of(&sh, g, reversed)) return -1;
+    *steps += tacos_cost_of(&sh, C).steps + SYNTH_STEPS_PER_MESSAGE * (double)g->npus * (g->npus - 1) * C;
+    tacos_shape_free(&sh);
+  }
+  return 0;
+}
+
+/* Refuses, before any work, a synthesis estimated to take more steps than
+ * o->max_steps (CHAKRA_COLL_SYNTH_MAX_STEPS when 0): what fits in memory
+ * can still take days. */
+static int check_steps(const tacos_graph *g, const chakra_coll_synth_options *o, uint32_t C, chakra_error *err) {
+  double steps, limit = o->max_steps ? (double)o->max_steps : (double)CHAKRA_COLL_SYNTH_MAX_STEPS;
+  if (synth_steps(g, o, C, &steps)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (steps <= limit) return 0;
+  double s = steps / SYNTH_STEPS_PER_SECOND;
+  const char *unit = s < 120 ? "seconds" : s < 7200 ? "minutes" : s < 172800 ? "hours" : "days";
+  double in_unit = s < 120 ? s : s < 7200 ? s / 60 : s < 172800 ? s / 3600 : s / 86400;
+  return chakra_error_set(err, CHAKRA_EINVAL,
+                          "%u NPUs x %u chunks per NPU over %u links: the synthesis is estimated at %.3g steps (about "
+                          "%.0f %s), more than the %.3g %s; use fewer NPUs or chunks per NPU, or raise --max-steps",
+                          g->npus, C, g->n_links, steps, in_unit, unit, limit,
+                          o->max_steps ? "--max-steps allows" : "allowed by default (about 100 seconds)");
 }
 
 /* The links of t as the matcher's graph. */
@@ -638,6 +679,7 @@ int chakra_coll_synth(const char *prefix, const chakra_coll_synth_options *o, ch
   prog p;
   memset(&p, 0, sizeof p);
   if (!rc) rc = graph_of(t, &g, &links, err);
+  if (!rc) rc = check_steps(&g, o, C, err);
   if (!rc && o->size / in > INT64_MAX)
     rc = chakra_error_set(err, CHAKRA_EINVAL, "chunks of %llu bytes: an ET's comm_size holds at most 2^63 - 1",
                           (unsigned long long)(o->size / in));

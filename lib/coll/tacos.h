@@ -14,8 +14,10 @@
  * a chunk lands or a link frees, each destination with a free incoming
  * channel gets, per channel, one chunk the channel's source holds and the
  * destination neither holds nor already has on the way. Chunk sets are
- * bitsets, so one decision costs a few words per channel, never a scan of
- * every (chunk, destination) pair. */
+ * bitsets, and each channel's candidates are counted as they change, so a
+ * visit costs what changed since the last, never a scan of every
+ * (chunk, destination) pair; the random draws are those of the plain
+ * scan, so the schedule is too. */
 #ifndef CHAKRA_COLL_TACOS_H
 #define CHAKRA_COLL_TACOS_H
 
@@ -67,6 +69,31 @@ typedef struct tacos_sched {
 
 void tacos_sched_free(tacos_sched *s);
 
+/* What a matching costs, estimated from the graph's shape alone
+ * (docs/coll.md "Cost"): per NPU the channels into and out of it and the
+ * links its incoming channels end on. */
+typedef struct tacos_shape {
+  uint32_t npus;
+  uint32_t *in, *out, *last; /* per NPU */
+} tacos_shape;
+
+typedef struct tacos_cost {
+  double steps; /* memory reads and draws, about; what the limit is on */
+  int lazy;     /* cheaper to count candidates at each visit than to keep them */
+} tacos_cost;
+
+/* The shape of g's channels as a run sees them (transposed: on the
+ * reversed links), from the links alone, without building the channels. */
+int tacos_shape_of(tacos_shape *sh, const tacos_graph *g, int transpose);
+void tacos_shape_free(tacos_shape *sh);
+tacos_cost tacos_cost_of(const tacos_shape *sh, uint32_t chunks_per_npu);
+
+/* Bytes tacos_allgather() keeps, beyond its chunk sets, to index the
+ * candidates of `chans` channels among `chunks` chunks (for estimates). */
+size_t tacos_index_bytes(uint32_t npus, uint64_t chans, uint64_t chunks);
+
+enum { TACOS_COUNT_AUTO, TACOS_COUNT_AT_VISIT, TACOS_COUNT_KEPT };
+
 typedef struct tacos_opts {
   uint32_t chunks_per_npu; /* chunk c starts at NPU c % npus */
   uint64_t seed;
@@ -77,6 +104,9 @@ typedef struct tacos_opts {
                               (a reduce-scatter run backwards: its reduction) */
   int circuit;             /* a relayed chunk holds both links from its start to its
                               arrival (its sender's next chunk waits for it) */
+  int counting;            /* how candidates are counted: TACOS_COUNT_AUTO (the cheaper as
+                              estimated, then kept once counting costs more), or, for
+                              tests, always one way; the schedule is the same */
 } tacos_opts;
 
 /* The greedy all-gather: every chunk to every NPU. Fails (naming an NPU)

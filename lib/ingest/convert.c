@@ -141,34 +141,28 @@ int chakra_convert_pytorch(const char *in_path, const char *kineto_path, const c
   if (!opt) opt = &defaults;
   if (!rep) rep = &local;
   memset(rep, 0, sizeof *rep);
-  char *linked = NULL;
+  outfile *linked = NULL;
   if (kineto_path) {
-    /* link into a temporary file beside the output, then convert it (a
-     * scratch file read back at once: not one of the program's outputs) */
-    size_t len = strlen(out_path) + 32;
-    linked = malloc(len);
-    if (!linked) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-    snprintf(linked, len, "%s.linked.%ld.json", out_path, (long)getpid());
+    /* link into a scratch file beside the output, then convert it: read
+     * back at once, never one of the program's outputs, removed on every
+     * way out (an interrupt included) */
     chakra_link_options lo = {.rank = -1, .threads = opt->threads, .diag = opt->diag, .diag_ctx = opt->diag_ctx};
-    int rc = phase(opt, "link", 0, err);
+    int rc = outfile_scratch(&linked, out_path, err);
+    if (!rc) rc = phase(opt, "link", 0, err);
     outset_scratch_begin();
-    if (!rc) rc = chakra_link(in_path, kineto_path, linked, &lo, NULL, err);
+    if (!rc) rc = chakra_link(in_path, kineto_path, outfile_path(linked), &lo, NULL, err);
     outset_scratch_end();
     if (!rc) rc = phase(opt, "link", 1, err);
     if (rc) {
-      unlink(linked);
-      free(linked);
+      outfile_discard(linked);
       return rc;
     }
-    in_path = linked;
+    in_path = outfile_path(linked);
   }
   chakra_input in = {.path = in_path};
   conv_dest to = {.path = out_path};
   int rc = convert_input(&in, &to, opt, rep, err);
-  if (linked) {
-    unlink(linked);
-    free(linked);
-  }
+  outfile_discard(linked);
   return rc;
 }
 

@@ -1,6 +1,8 @@
-# chakra replay runs over MPI: built only when CMake finds an MPI for C
-# (scripts/install-deps.sh installs Debian's OpenMPI). Without MPI the
-# command is absent from the chakra program and its tests skip.
+# The MPI layer (libchakra_replay): built only when CMake finds an MPI for C
+# (scripts/install-deps.sh installs Debian's OpenMPI). The chakra program
+# takes its replay command from cli/ when CHAKRA_HAVE_MPI is set here
+# (the root CMakeLists); without MPI the command is absent and its tests
+# skip.
 find_package(MPI COMPONENTS C)
 if(MPI_C_FOUND)
   file(GLOB CHAKRA_REPLAY_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/lib/replay/*.c)
@@ -22,9 +24,6 @@ if(MPI_C_FOUND)
     $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_link_libraries(chakra_replay_shared PUBLIC PkgConfig::PROTOBUFC
     PRIVATE PkgConfig::YAJL PkgConfig::LIBYAML PkgConfig::EXPAT ZLIB::ZLIB m MPI::MPI_C)
-  target_sources(chakra PRIVATE ${CMAKE_SOURCE_DIR}/cli/cmd_replay.c)
-  target_compile_definitions(chakra PRIVATE CHAKRA_HAVE_MPI=1)
-  target_link_libraries(chakra PRIVATE chakra_replay)
   install(TARGETS chakra_replay ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
   install(TARGETS chakra_replay_shared EXPORT chakraTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   set(CHAKRA_PC_NAME chakra-replay)

@@ -32,7 +32,13 @@ static char *read_text(const char *path, chakra_error *err) {
       buf = nb;
     }
   }
+  int failed = ferror(f), e = errno; /* a directory reads as an error, not as an empty text */
   fclose(f);
+  if (buf && failed) {
+    free(buf);
+    chakra_error_set(err, CHAKRA_EIO, "%s: read failed: %s", path, strerror(e));
+    return NULL;
+  }
   if (!buf) chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
   else buf[n] = 0;
   return buf;

@@ -124,6 +124,19 @@ int chakra_sim_config_add_group(chakra_sim_config *c, const char *name, const ui
 chakra_sim_params *chakra_sim_config_params(chakra_sim_config *c) { return &c->params; }
 const chakra_topo *chakra_sim_config_topo(const chakra_sim_config *c) { return c->topo; }
 
+int chakra_sim_config_set_topo(chakra_sim_config *c, const chakra_topo *topo, chakra_error *err) {
+  uint32_t npus = chakra_topo_npus(c->topo);
+  if (chakra_topo_npus(topo) != npus)
+    return chakra_error_set(err, CHAKRA_EINVAL, "configuration: the network has %u NPUs; a replacement needs as many, not %u",
+                            npus, chakra_topo_npus(topo));
+  chakra_topo *t;
+  int rc = chakra_topo_clone(&t, topo, err);
+  if (rc) return rc;
+  chakra_topo_free(c->topo);
+  c->topo = t;
+  return CHAKRA_OK;
+}
+
 void chakra_sim_config_free(chakra_sim_config *c) {
   if (!c) return;
   chakra_topo_free(c->topo);

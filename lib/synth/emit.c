@@ -9,6 +9,7 @@
 #include "../trace/encode.h"
 #include "chakra/build.h"
 #include "../util/vec.h"
+#include "chakra/set.h"
 
 /* A node of the stage: its bytes in s->bytes (unframed), the hole noted. */
 typedef struct node_rec {
@@ -179,22 +180,24 @@ static void encode_meta(enc_buf *b, const emit_meta *m) {
 }
 
 /* The writer for ranks[0..n): named files, since the list may be a
- * subset of the workload's ranks. */
-static int open_writer(chakra_workload_writer **w, const char *prefix, const uint32_t *ranks, size_t n,
+ * subset of the workload's ranks; the shared form names them by class
+ * (the i-th rank is class i's representative). */
+static int open_writer(chakra_workload_writer **w, const char *prefix, const uint32_t *ranks, size_t n, int shared,
                        chakra_error *err) {
   *w = NULL;
   if (n > UINT32_MAX) return chakra_error_set(err, CHAKRA_EINVAL, "%s: too many ranks", prefix);
   char **paths = calloc(n ? n : 1, sizeof *paths);
   int rc = paths ? 0 : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   for (size_t i = 0; !rc && i < n; i++)
-    if (!(paths[i] = chakra_rank_path_dup(prefix, ranks[i]))) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    if (!(paths[i] = shared ? chakra_class_path_dup(prefix, (uint32_t)i) : chakra_rank_path_dup(prefix, ranks[i])))
+      rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   if (!rc) rc = chakra_workload_writer_open_paths(w, (const char *const *)paths, (uint32_t)n, NULL, err);
   for (size_t i = 0; paths && i < n; i++) free(paths[i]);
   free(paths);
   return rc;
 }
 
-int emit_write_ranks(const char *prefix, emit_stage *const *stages, const emit_meta *meta,
+int emit_write_ranks(const char *prefix, int shared, emit_stage *const *stages, const emit_meta *meta,
                      const emit_rank_fn *fn, const uint32_t *ranks, size_t n, unsigned threads, uint64_t *bytes,
                      chakra_error *err) {
   enc_buf m = {0};
@@ -202,7 +205,7 @@ int emit_write_ranks(const char *prefix, emit_stage *const *stages, const emit_m
   if (m.oom) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   *bytes = 0;
   chakra_workload_writer *w;
-  int rc = open_writer(&w, prefix, ranks, n, err);
+  int rc = open_writer(&w, prefix, ranks, n, shared, err);
   if (rc) return free(m.p), rc;
   unsigned workers = threads ? threads : CHAKRA_WORKLOAD_AUTO_THREADS; /* put_ranks' worker indices */
   wjob j = {stages, &m, fn, ranks, calloc(workers, sizeof(enc_buf)), calloc(n, sizeof(uint64_t))};

@@ -58,8 +58,10 @@ typedef struct emit_meta {
 /* Writes PREFIX.<r>.et for each rank in ranks[0..n) (n >= 1) from its
  * stage's bytes through the workload writer (include/chakra/build.h), so
  * all ranks land or none, on threads threads (0 = one per CPU, at most
- * CHAKRA_WORKLOAD_AUTO_THREADS). *bytes receives the total size. */
-int emit_write_ranks(const char *prefix, emit_stage *const *stages, const emit_meta *meta,
+ * CHAKRA_WORKLOAD_AUTO_THREADS). *bytes receives the total size. shared:
+ * ranks[i] is the representative of rank class i, written as the class's
+ * template PREFIX.class<i>.et (chakra/set.h). */
+int emit_write_ranks(const char *prefix, int shared, emit_stage *const *stages, const emit_meta *meta,
                      const emit_rank_fn *fn, const uint32_t *ranks, size_t n, unsigned threads, uint64_t *bytes,
                      chakra_error *err);
 

@@ -42,7 +42,7 @@ uint32_t layout_group(const synth_layout *l, uint32_t rank, int dim) {
 
 static int put(outfile *f, const char *s, size_t n, chakra_error *err) { return outfile_write(f, s, n, err); }
 
-int layout_write_groups(const synth_layout *l, const char *path, chakra_error *err) {
+int layout_write_groups(const synth_layout *l, const char *path, int singletons, chakra_error *err) {
   outfile *f;
   int rc = outfile_open(&f, path, 0, err);
   if (rc) return rc;
@@ -54,6 +54,7 @@ int layout_write_groups(const synth_layout *l, const char *path, chakra_error *e
   char buf[32];
   for (int d = 0; !rc && d < l->ndims; d++) {
     uint32_t ngroups = l->ranks / l->deg[d], per = l->deg[d];
+    if (per == 1 && !singletons) continue;
     /* Members in increasing coordinate = increasing rank within a group. */
     for (uint32_t g = 0; g < ngroups; g++) count[g] = 0;
     for (uint32_t r = 0; r < l->ranks; r++) {

@@ -4,8 +4,9 @@
  * Numeric rank = (((pp*EP + ep)*CP + cp)*TP + tp)*DP + dp: dp varies fastest
  * (ep is 1 except for MoE). Groups: for each spatial dimension in the order
  * dp, tp, cp (, ep) one group per combination of the other coordinates (pp
- * outermost, then the other dimensions in that order), ids from 1,
- * singletons kept; tools and configs depend on these ids. */
+ * outermost, then the other dimensions in that order), ids from 1, a
+ * dimension of degree 1 numbered too (one group per rank); tools and
+ * configs depend on these ids. */
 #ifndef CHAKRA_SYNTH_RANKS_H
 #define CHAKRA_SYNTH_RANKS_H
 
@@ -28,7 +29,9 @@ void layout_coords(const synth_layout *l, uint32_t rank, uint32_t c[RK_NDIM], ui
 uint32_t layout_rank(const synth_layout *l, const uint32_t c[RK_NDIM], uint32_t stage);
 /* Id of the group of dimension dim that contains rank. */
 uint32_t layout_group(const synth_layout *l, uint32_t rank, int dim);
-/* Writes {"1": [0, 1], ...} to path, atomically. */
-int layout_write_groups(const synth_layout *l, const char *path, chakra_error *err);
+/* Writes {"1": [0, 1], ...} to path, atomically. singletons: the groups of
+ * one rank too (STAGE writes them; nothing uses them, and sp = 1 makes one
+ * per rank); without, the ids of the others are the same. */
+int layout_write_groups(const synth_layout *l, const char *path, int singletons, chakra_error *err);
 
 #endif

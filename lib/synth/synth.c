@@ -10,6 +10,7 @@
 
 #include "../util/jsonw.h"
 #include "../util/outfile.h"
+#include "chakra/set.h"
 #include "emit.h"
 #include "ranks.h"
 #include "roofline.h"
@@ -470,9 +471,46 @@ static uint32_t rank_peer(void *ctx, uint32_t rank, uint32_t stage) {
   return layout_rank(ctx, c, stage);
 }
 
-static int write_all(const chakra_synth_config *c, const char *prefix, emit_stage *const *stages,
+/* The shared form's manifest: the ranks as a grid of dp, tp, sp (, ep)
+ * and pp, the pipeline stage the class (a stage's ranks differ only in
+ * the holes emit.c fills: the group of a dimension that holds the rank,
+ * the peer with the same coordinates on another stage, both translations
+ * of the stage's first rank's), and the groups as ranks.c numbers them. */
+/* singletons: the rules of axes of size 1 too (their groups have one rank;
+ * see layout_write_groups). */
+static int write_manifest(const char *prefix, const synth_layout *l, int singletons, chakra_error *err) {
+  static const char *const names[RK_NDIM] = {"dp", "tp", "sp", "ep"};
+  chakra_manifest *m;
+  int rc = chakra_manifest_new(&m, CHAKRA_MANIFEST_GRID, l->ranks, err);
+  if (rc) return rc;
+  for (int d = 0; !rc && d < l->ndims; d++) rc = chakra_manifest_add_axis(m, names[d], l->deg[d], 0, err);
+  if (!rc) rc = chakra_manifest_add_axis(m, "pp", l->pp, 1, err);
+  for (int d = 0; !rc && d < l->ndims; d++) {
+    if (l->deg[d] == 1 && !singletons) continue;
+    const char *order[RK_NDIM] = {"pp"};
+    uint32_t n = 1;
+    for (int o = 0; o < l->ndims; o++)
+      if (o != d) order[n++] = names[o];
+    rc = chakra_manifest_add_group_rule(m, &names[d], 1, order, n, l->first_gid[d], err);
+  }
+  const char *slash = strrchr(prefix, '/');
+  for (uint32_t s = 0; !rc && s < l->pp; s++) {
+    char *path = chakra_class_path_dup(prefix, s);
+    uint32_t zero[RK_NDIM] = {0};
+    rc = path ? chakra_manifest_add_class(m, slash ? path + (slash + 1 - prefix) : path, layout_rank(l, zero, s), err)
+              : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    free(path);
+  }
+  char *path = rc ? NULL : chakra_manifest_path_dup(prefix);
+  if (!rc) rc = path ? chakra_manifest_write(m, path, err) : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  free(path);
+  chakra_manifest_free(m);
+  return rc;
+}
+
+static int write_all(const chakra_synth_config *c, const char *prefix, int shared, emit_stage *const *stages,
                      const synth_layout *l, chakra_synth_stats *st, chakra_error *err) {
-  size_t n = c->ranks ? c->n_ranks : l->ranks;
+  size_t n = shared ? l->pp : c->ranks ? c->n_ranks : l->ranks;
   uint32_t *list = malloc((n + 1) * sizeof *list);
   size_t plen = strlen(prefix) + 8;
   char *json = malloc(plen);
@@ -480,7 +518,8 @@ static int write_all(const chakra_synth_config *c, const char *prefix, emit_stag
     free(list), free(json);
     return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   }
-  for (size_t i = 0; i < n; i++) list[i] = c->ranks ? c->ranks[i] : (uint32_t)i;
+  uint32_t zero[RK_NDIM] = {0};
+  for (size_t i = 0; i < n; i++) list[i] = shared ? layout_rank(l, zero, (uint32_t)i) : c->ranks ? c->ranks[i] : (uint32_t)i;
   snprintf(json, plen, "%s.json", prefix);
   emit_meta meta = {c->stage_compat ? NULL : "0.0.4", "symbolic_tensor_network", 0};
   emit_rank_fn fn = {rank_stage, rank_group, rank_peer, (void *)l};
@@ -489,8 +528,9 @@ static int write_all(const chakra_synth_config *c, const char *prefix, emit_stag
    * not leave new groups beside old ranks, nor remove the old groups) */
   int rc = outfile_group_begin(err);
   if (!rc) {
-    rc = layout_write_groups(l, json, err);
-    if (!rc) rc = emit_write_ranks(prefix, stages, &meta, &fn, list, n, c->threads, &bytes, err);
+    int singletons = c->singleton_groups || c->stage_compat;
+    rc = shared ? write_manifest(prefix, l, singletons, err) : layout_write_groups(l, json, singletons, err);
+    if (!rc) rc = emit_write_ranks(prefix, shared, stages, &meta, &fn, list, n, c->threads, &bytes, err);
     int end = outfile_group_end(!rc, rc ? NULL : err);
     if (!rc) rc = end;
   }
@@ -511,19 +551,19 @@ static uint8_t *stages_needed(const chakra_synth_config *c, const synth_layout *
   return need;
 }
 
-static int finish(const chakra_synth_config *c, const char *prefix, emit_stage **stages, const synth_layout *l,
-                  int rc, chakra_synth_stats *st, chakra_error *err) {
+static int finish(const chakra_synth_config *c, const char *prefix, int shared, emit_stage **stages,
+                  const synth_layout *l, int rc, chakra_synth_stats *st, chakra_error *err) {
   if (st && !rc)
     for (uint32_t s = 0; s < c->pp && s < sizeof st->nodes_per_stage / sizeof *st->nodes_per_stage; s++)
       if (stages[s]) st->nodes_per_stage[s] = emit_stage_nodes(stages[s]);
-  if (!rc) rc = write_all(c, prefix, stages, l, st, err);
+  if (!rc) rc = write_all(c, prefix, shared, stages, l, st, err);
   for (uint32_t s = 0; stages && s < c->pp; s++) emit_stage_free(stages[s]);
   free(stages);
   return rc;
 }
 
 /* --stage-compat on a dense model: STAGE's files, ids included (stage.c). */
-static int write_stage_compat(const chakra_synth_config *c, const char *prefix, chakra_synth_stats *st,
+static int write_stage_compat(const chakra_synth_config *c, const char *prefix, int shared, chakra_synth_stats *st,
                               chakra_error *err) {
   int rc = check_stage(c, err);
   if (rc) return rc;
@@ -536,14 +576,16 @@ static int write_stage_compat(const chakra_synth_config *c, const char *prefix, 
   if (!stages || !need) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   if (!rc) rc = stage_encode(c, need, stages, err);
   free(need);
-  return finish(c, prefix, stages, &l, rc, st, err);
+  return finish(c, prefix, shared, stages, &l, rc, st, err);
 }
 
-int chakra_synth_write(const chakra_synth_config *c, const char *prefix, chakra_synth_stats *st,
+static int synth_write(const chakra_synth_config *c, const char *prefix, int shared, chakra_synth_stats *st,
                        chakra_error *err) {
   int rc0 = check_options(c, err);
   if (rc0) return rc0;
-  if (stage_applies(c)) return write_stage_compat(c, prefix, st, err);
+  if (shared && c->ranks)
+    return BAD("--ranks: the shared form describes every rank (and writes one per pipeline stage), not a subset");
+  if (stage_applies(c)) return write_stage_compat(c, prefix, shared, st, err);
   sg_config sc;
   const synth_template *tpl;
   int rc = make_config(c, &sc, &tpl, err);
@@ -572,5 +614,14 @@ int chakra_synth_write(const chakra_synth_config *c, const char *prefix, chakra_
     if (need[s]) rc = encode_stage(c, &g, (int32_t)s, local, keys, &stages[s], err); /* --ranks may skip a stage */
   sg_free(&g);
   free(local), free(need), free(keys);
-  return finish(c, prefix, stages, &l, rc, st, err);
+  return finish(c, prefix, shared, stages, &l, rc, st, err);
+}
+
+int chakra_synth_write(const chakra_synth_config *c, const char *prefix, chakra_synth_stats *st, chakra_error *err) {
+  return synth_write(c, prefix, 0, st, err);
+}
+
+int chakra_synth_write_shared(const chakra_synth_config *c, const char *prefix, chakra_synth_stats *st,
+                              chakra_error *err) {
+  return synth_write(c, prefix, 1, st, err);
 }

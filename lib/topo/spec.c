@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "topo_impl.h"
 
@@ -171,6 +172,11 @@ int chakra_topo_open(chakra_topo **out, const char *spec_or_path, double bandwid
       return chakra_topo_parse(out, spec_or_path, bandwidth_gbps, latency_ns, err);
     return chakra_error_set(err, CHAKRA_EIO, "%s: cannot open: %s (nor is it an inline topology: " KIND_LIST ")",
                             spec_or_path, strerror(errno));
+  }
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    fclose(f);
+    return chakra_error_set(err, CHAKRA_EIO, "%s: is a directory", spec_or_path);
   }
   int list = !has_suffix(spec_or_path, ".yml") && !has_suffix(spec_or_path, ".yaml") && looks_like_link_list(f);
   fclose(f);

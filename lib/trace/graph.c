@@ -8,9 +8,11 @@
 
 #include "../util/idmap.h"
 #include "../util/toposort.h"
+#include "graphint.h"
 #include "nodekind.h"
 #include "../util/diag.h"
 #include "../util/vec.h"
+#include "readerint.h"
 
 
 typedef struct loader {
@@ -21,6 +23,7 @@ typedef struct loader {
   size_t n_dep_ids, cap_dep_ids, cap_nodes;
   uint64_t cur_id, cur_offset;
   int failed;             /* an error was reported (validate mode keeps going) */
+  bind_ref *bind;         /* the rank's binding of a class template, or NULL */
 } loader;
 
 static int problem(loader *L, chakra_severity sev, uint64_t id, uint64_t off, const char *fmt, ...)
@@ -160,7 +163,7 @@ static int presize_nodes(loader *L, chakra_reader *r, const char *path) {
   const uint8_t *data;
   size_t len, n = 0;
   chakra_error ignored;
-  while (chakra_reader_next_raw(r, &data, &len, &ignored) == 1) n++;
+  while (reader_next_frame(r, &data, &len, &ignored) == 1) n++;
   int rc = chakra_reader_seek(r, start, L->err);
   if (rc || n < 1024) return rc;
   return grow_nodes(L, n) ? chakra_error_set(L->err, CHAKRA_ENOMEM, "%s: out of memory", path) : 0;
@@ -171,6 +174,7 @@ static int read_nodes(loader *L, const chakra_input *in) {
   chakra_reader *r;
   int rc = chakra_reader_open_input(&r, in, NULL, L->err);
   if (rc) return rc;
+  reader_bind(r, L->bind);
   if ((rc = presize_nodes(L, r, path)) != 0) {
     chakra_reader_close(r);
     return rc;
@@ -381,6 +385,7 @@ int chakra_graph_load(chakra_graph **out, const char *path, const chakra_graph_o
 typedef struct graph_input {
   chakra_input in;
   int64_t start;
+  char path[]; /* in.path's copy */
 } graph_input;
 
 /* Every graph is allocated as a box, so what only this file needs stays
@@ -388,15 +393,19 @@ typedef struct graph_input {
 typedef struct graph_box {
   chakra_graph g;
   graph_input *input;
+  bind_ref *bind;
 } graph_box;
 
 static graph_input **input_of(const chakra_graph *g) { return &((graph_box *)g)->input; }
 
+/* A file named otherwise than by its path (a class template read as one of
+ * its ranks) is re-read by its path. */
 static int keep_input(chakra_graph *g, const chakra_input *in) {
-  if (in->path) return 0;
-  graph_input *k = malloc(sizeof *k);
+  if (in->path && (!in->name || strcmp(in->name, in->path) == 0)) return 0;
+  graph_input *k = malloc(sizeof *k + (in->path ? strlen(in->path) + 1 : 0));
   if (!k) return -1;
-  k->in = (chakra_input){.file = in->file, .data = in->data, .size = in->size, .name = g->path};
+  if (in->path) strcpy(k->path, in->path);
+  k->in = (chakra_input){.path = in->path ? k->path : NULL, .file = in->file, .data = in->data, .size = in->size, .name = g->path};
   k->start = in->file ? ftello(in->file) : 0;
   *input_of(g) = k;
   return 0;
@@ -407,19 +416,29 @@ static int reopen(const chakra_graph *g, chakra_reader **r, chakra_error *err) {
   const graph_input *k = *input_of(g);
   if (k && k->in.file && (k->start < 0 || fseeko(k->in.file, (off_t)k->start, SEEK_SET) != 0))
     return chakra_error_set(err, CHAKRA_EINVAL, "%s: the stream cannot be read again (not seekable)", g->path);
-  return chakra_reader_open_input(r, k ? &k->in : &file, NULL, err);
+  int rc = chakra_reader_open_input(r, k ? &k->in : &file, NULL, err);
+  if (!rc) reader_bind(*r, ((const graph_box *)g)->bind);
+  return rc;
 }
 
 int chakra_graph_load_input(chakra_graph **out, const chakra_input *in, const chakra_graph_options *opt,
                             chakra_error *err) {
+  return graph_load_bound(out, in, opt, NULL, err);
+}
+
+int graph_open_reader(const chakra_graph *g, chakra_reader **r, chakra_error *err) { return reopen(g, r, err); }
+
+int graph_load_bound(chakra_graph **out, const chakra_input *in, const chakra_graph_options *opt, bind_ref *bind,
+                     chakra_error *err) {
   *out = NULL;
   const char *path = chakra_input_name(in);
   chakra_graph *g = calloc(1, sizeof(graph_box));
   if (!g) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
+  ((graph_box *)g)->bind = bind_retain(bind);
   g->path = strdup(in->path && strcmp(in->path, "-") == 0 && !in->name ? "<stdin>" : path);
   char **none = VEC_APPEND(g->pg_names, g->n_pg_names); /* pg 0: none */
   if (none) *none = NULL;
-  loader L = {.g = g, .opt = opt, .err = err};
+  loader L = {.g = g, .opt = opt, .err = err, .bind = bind};
   int rc = !g->path || !g->pg_names || keep_input(g, in) ? chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path)
                                                          : read_nodes(&L, in);
   if (!rc) rc = map_ids(&L);
@@ -451,6 +470,7 @@ void chakra_graph_free(chakra_graph *g) {
   if (g->idmap_) idmap_free(g->idmap_);
   free(g->idmap_);
   free(*input_of(g));
+  bind_release(((graph_box *)g)->bind);
   free(g->path);
   free(g);
 }

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "chakra/attr.h"
-#include "chakra/coll.h"
 #include "chakra/graph.h"
 #include "chakra/node.h"
 

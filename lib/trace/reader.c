@@ -9,7 +9,9 @@
 
 #include "../util/arena.h"
 #include "../util/instream.h"
+#include "bind.h"
 #include "chakra/trace.h"
+#include "readerint.h"
 #include "wirediag.h"
 #include "../util/vec.h"
 
@@ -30,6 +32,10 @@ struct chakra_reader {
   arena node_arena;
   arena meta_arena;
   chakra_metadata *meta;
+  bind_ref *bind;         /* a rank's binding of its class template, or NULL */
+  enc_buf bound;
+  uint8_t *meta_raw;      /* the GlobalMetadata message as stored */
+  size_t meta_len;
 };
 
 /* Makes at least `need` bytes available at buf[pos]; returns how many are
@@ -160,9 +166,10 @@ int chakra_reader_open_input(chakra_reader **out, const chakra_input *input, con
     chakra_reader_close(r);
     return rc;
   }
-  r->meta = chakra_proto_msg__global_metadata__unpack(&r->meta_arena.pb, len, data);
+  if ((r->meta_raw = malloc(len ? len : 1)) != NULL) memcpy(r->meta_raw, data, len), r->meta_len = len;
+  r->meta = r->meta_raw ? chakra_proto_msg__global_metadata__unpack(&r->meta_arena.pb, len, data) : NULL;
   if (!r->meta) {
-    rc = r->meta_arena.failed
+    rc = r->meta_arena.failed || !r->meta_raw
              ? chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path)
              : reader_decode_error(r, &chakra_proto_msg__global_metadata__descriptor, data, len, err);
     if (rc == CHAKRA_EFORMAT) hint_if_json(r, err);
@@ -176,15 +183,41 @@ int chakra_reader_open_input(chakra_reader **out, const chakra_input *input, con
 
 const chakra_metadata *chakra_reader_metadata(const chakra_reader *r) { return r->meta; }
 
-int chakra_reader_next_raw(chakra_reader *r, const uint8_t **data, size_t *len, chakra_error *err) {
+const uint8_t *reader_metadata_bytes(const chakra_reader *r, size_t *len) {
+  *len = r->meta_len;
+  return r->meta_raw;
+}
+
+void reader_bind(chakra_reader *r, bind_ref *b) {
+  bind_release(r->bind);
+  r->bind = bind_retain(b);
+}
+
+int reader_next_frame(chakra_reader *r, const uint8_t **data, size_t *len, chakra_error *err) {
   return reader_frame(r, data, len, err);
+}
+
+/* The next message with the rank's binding applied. */
+static int reader_bound(chakra_reader *r, const uint8_t **data, size_t *len, chakra_error *err) {
+  int rc = reader_frame(r, data, len, err);
+  if (rc <= 0 || !r->bind) return rc;
+  chakra_error e = {0};
+  if ((rc = bind_node(*data, *len, &r->bind->map, &r->bound, data, len, &e)) != 0)
+    return chakra_error_set(err, rc, "%s: offset %llu: message %llu: binding the class template to the rank: %s",
+                            instream_path(r->in), (unsigned long long)r->msg_offset, (unsigned long long)r->msg_index,
+                            e.msg);
+  return 1;
+}
+
+int chakra_reader_next_raw(chakra_reader *r, const uint8_t **data, size_t *len, chakra_error *err) {
+  return reader_bound(r, data, len, err);
 }
 
 int chakra_reader_next(chakra_reader *r, chakra_node **node, chakra_error *err) {
   const uint8_t *data = NULL;
   size_t len = 0;
   *node = NULL;
-  int rc = reader_frame(r, &data, &len, err);
+  int rc = reader_bound(r, &data, &len, err);
   if (rc <= 0) return rc;
   arena_reset(&r->node_arena);
   *node = chakra_proto_msg__node__unpack(&r->node_arena.pb, len, data);
@@ -223,6 +256,9 @@ int chakra_reader_seek(chakra_reader *r, uint64_t offset, chakra_error *err) {
 void chakra_reader_close(chakra_reader *r) {
   if (!r) return;
   instream_close(r->in);
+  bind_release(r->bind);
+  enc_buf_free(&r->bound);
+  free(r->meta_raw);
   arena_free(&r->node_arena);
   arena_free(&r->meta_arena);
   free(r->buf);

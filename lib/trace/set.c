@@ -3,13 +3,18 @@
 
 #include <dirent.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "../util/commgroups.h"
+#include "bind.h"
 #include "chakra/build.h"
+#include "graphint.h"
+#include "readerint.h"
+#include "setfile.h"
 #include "setint.h"
 
 struct chakra_set {
@@ -27,6 +32,9 @@ struct chakra_set {
   int groups_loaded, groups_rc;
   chakra_error groups_err;
   cg_set groups;
+  chakra_manifest *man;     /* a shared set's manifest, or NULL */
+  char *man_path;
+  char **cls_paths;         /* a shared set's templates, resolved */
 };
 
 /* ---- rank files ---- */
@@ -206,17 +214,76 @@ static int finish_open(chakra_set **out, chakra_set *s, const chakra_set_options
   return 0;
 }
 
+/* ---- the shared form: PREFIX.set.json and its templates ---- */
+
+/* The rank count: the manifest's, checked against the one expected. */
+static int shared_ranks(chakra_set *s, const chakra_set_options *opt, chakra_error *err) {
+  uint32_t have = chakra_manifest_ranks(s->man), want = opt ? opt->ranks : 0;
+  s->n = have;
+  if (!want || want == have || (want < have && opt->first_ranks)) {
+    if (want) s->n = want;
+    return 0;
+  }
+  char why[200];
+  snprintf(why, sizeof why, "%s", opt->ranks_reason ? opt->ranks_reason : "");
+  if (!opt->ranks_reason) snprintf(why, sizeof why, "the set has %u ranks", want);
+  return chakra_error_set(err, want > have ? CHAKRA_EIO : CHAKRA_EINVAL,
+                          "%s: the shared trace set has %u rank(s), %u expected (%s)", s->man_path, have, want, why);
+}
+
+/* Templates resolved and present; the manifest's groups, unless given. */
+static int shared_files(chakra_set *s, const chakra_set_options *opt, chakra_error *err) {
+  uint32_t k = chakra_manifest_classes(s->man);
+  if (!(s->cls_paths = calloc(k, sizeof *s->cls_paths))) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (uint32_t c = 0; c < k; c++) {
+    if (!(s->cls_paths[c] = setfile_resolve(s->man_path, chakra_manifest_template(s->man, c))))
+      return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    if (!is_file(s->cls_paths[c]))
+      return chakra_error_set(err, CHAKRA_EIO, "%s: classes[%u].template: %s does not exist", s->man_path, c,
+                              s->cls_paths[c]);
+  }
+  if (s->origin != CHAKRA_GROUPS_NONE || (opt && opt->no_default_groups)) return 0;
+  const char *gf = chakra_manifest_groups_file(s->man);
+  if (gf && !(s->groups_path = setfile_resolve(s->man_path, gf))) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (gf || chakra_manifest_group_rules(s->man)) s->origin = CHAKRA_GROUPS_MANIFEST;
+  return 0;
+}
+
+static int open_shared(chakra_set *s, const chakra_set_options *opt, chakra_error *err) {
+  char *first = chakra_rank_path_dup(s->prefix, 0);
+  if (!first) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  int both = is_file(first);
+  int rc = both ? chakra_error_set(err, CHAKRA_EINVAL,
+                                   "%s: both a shared trace set (%s) and rank files (%s) are there; remove the one "
+                                   "that is out of date",
+                                   s->prefix, s->man_path, first)
+                : chakra_manifest_read(&s->man, s->man_path, err);
+  free(first);
+  if (!rc) rc = shared_ranks(s, opt, err);
+  if (!rc) rc = shared_files(s, opt, err);
+  return rc;
+}
+
 int chakra_set_open(chakra_set **out, const char *prefix, const chakra_set_options *opt, chakra_error *err) {
   *out = NULL;
   chakra_set *s = set_new(opt);
-  if (!s || !(s->prefix = strdup(prefix))) {
+  if (!s || !(s->prefix = strdup(prefix)) || !(s->man_path = chakra_manifest_path_dup(prefix))) {
     chakra_set_close(s);
     return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   }
+  if (is_file(s->man_path)) return finish_open(out, s, opt, open_shared(s, opt, err), err);
+  free(s->man_path);
+  s->man_path = NULL;
   size_t cap = 0;
   int rc = opt && opt->ranks ? expect_prefix(s, &cap, prefix, opt->ranks, opt->ranks_reason, opt->first_ranks, err)
                              : probe_prefix(s, &cap, prefix, err);
   return finish_open(out, s, opt, rc, err);
+}
+
+/* "X.set.json" named as a file is the shared set X. */
+static int names_manifest(const char *arg) {
+  size_t n = strlen(arg);
+  return n > 9 && strcmp(arg + n - 9, ".set.json") == 0 && is_file(arg);
 }
 
 int chakra_set_open_files(chakra_set **out, const char *const *paths, uint32_t n, const chakra_set_options *opt,
@@ -233,6 +300,13 @@ int chakra_set_open_files(chakra_set **out, const char *const *paths, uint32_t n
 
 int chakra_set_open_args(chakra_set **out, const char *const *args, uint32_t n, const chakra_set_options *opt,
                          chakra_error *err) {
+  if (n == 1 && names_manifest(args[0])) {
+    char *prefix = strndup(args[0], strlen(args[0]) - 9);
+    if (!prefix) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    int rc = chakra_set_open(out, prefix, opt, err);
+    free(prefix);
+    return rc;
+  }
   if (n == 1 && strcmp(args[0], "-") != 0 && !is_file(args[0])) return chakra_set_open(out, args[0], opt, err);
   *out = NULL;
   chakra_set *s = set_new(opt);
@@ -240,10 +314,16 @@ int chakra_set_open_args(chakra_set **out, const char *const *args, uint32_t n, 
   size_t cap = 0;
   int rc = 0;
   for (uint32_t i = 0; i < n && !rc; i++) {
-    if (strcmp(args[i], "-") == 0 || is_file(args[i])) {
+    if (names_manifest(args[i])) {
+      rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: a shared trace set is given alone, not among other traces", args[i]);
+    } else if (strcmp(args[i], "-") == 0 || is_file(args[i])) {
       if (push_path(s, &cap, strdup(args[i]))) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
     } else {
-      rc = probe_prefix(s, &cap, args[i], err);
+      char *man = chakra_manifest_path_dup(args[i]);
+      rc = !man ? chakra_error_set(err, CHAKRA_ENOMEM, "out of memory")
+           : is_file(man) ? chakra_error_set(err, CHAKRA_EINVAL, "%s: is a shared trace set (%s), given alone, not among other traces", args[i], man)
+                          : probe_prefix(s, &cap, args[i], err);
+      free(man);
     }
   }
   return finish_open(out, s, opt, rc, err);
@@ -274,16 +354,21 @@ void chakra_set_close(chakra_set *s) {
   if (s->has_src && s->src.close) s->src.close(s->ctx);
   for (uint32_t r = 0; s->paths && r < s->n; r++) free(s->paths[r]);
   for (uint32_t r = 0; s->names && r < s->n; r++) free(s->names[r]);
+  for (uint32_t c = 0; s->cls_paths && c < chakra_manifest_classes(s->man); c++) free(s->cls_paths[c]);
+  free(s->cls_paths);
+  free(s->man_path);
   free(s->paths);
   free(s->names);
   free(s->prefix);
   free(s->groups_path);
   cg_set_free(&s->groups);
+  chakra_manifest_free(s->man);
   pthread_mutex_destroy(&s->lock);
   free(s);
 }
 
 uint32_t chakra_set_ranks(const chakra_set *s) { return s->n; }
+const chakra_manifest *chakra_set_manifest(const chakra_set *s) { return s->man; }
 const char *chakra_set_prefix(const chakra_set *s) { return s->prefix; }
 const char *chakra_set_rank_path(const chakra_set *s, uint32_t rank) { return s->paths ? s->paths[rank] : NULL; }
 
@@ -294,7 +379,12 @@ const char *chakra_set_rank_name(const chakra_set *s, uint32_t rank) {
   uint32_t cls = chakra_set_class_of(s, rank);
   chakra_set *m = unconst(s);
   pthread_mutex_lock(&m->lock);
-  const char *name = s->src.name ? s->src.name(s->ctx, cls) : NULL;
+  const char *name = s->man ? NULL : s->src.name ? s->src.name(s->ctx, cls) : NULL;
+  if (s->man && !m->names) m->names = calloc(s->n, sizeof *m->names);
+  if (s->man && m->names && !m->names[rank]) {
+    size_t len = strlen(s->cls_paths[cls]) + 32;
+    if ((m->names[rank] = malloc(len)) != NULL) snprintf(m->names[rank], len, "%s (rank %u)", s->cls_paths[cls], rank);
+  }
   if (!name && !m->names) m->names = calloc(s->n, sizeof *m->names);
   if (!name && m->names && !m->names[rank]) {
     char buf[64];
@@ -309,22 +399,74 @@ const char *chakra_set_rank_name(const chakra_set *s, uint32_t rank) {
 
 /* ---- classes ---- */
 
-static int has_classes(const chakra_set *s) { return s->has_src && s->src.class_of; }
+static int has_classes(const chakra_set *s) { return s->man || (s->has_src && s->src.class_of); }
 
-uint32_t chakra_set_classes(const chakra_set *s) { return has_classes(s) ? s->src.classes : s->n; }
+uint32_t chakra_set_classes(const chakra_set *s) {
+  return s->man ? chakra_manifest_classes(s->man) : has_classes(s) ? s->src.classes : s->n;
+}
 uint32_t chakra_set_class_of(const chakra_set *s, uint32_t rank) {
-  return has_classes(s) ? s->src.class_of(s->ctx, rank) : rank;
+  return s->man ? chakra_manifest_class_of(s->man, rank) : has_classes(s) ? s->src.class_of(s->ctx, rank) : rank;
 }
 uint32_t chakra_set_class_rep(const chakra_set *s, uint32_t cls) {
-  return has_classes(s) ? s->src.class_rep(s->ctx, cls) : cls;
+  return s->man ? chakra_manifest_rep(s->man, cls) : has_classes(s) ? s->src.class_rep(s->ctx, cls) : cls;
 }
 const char *chakra_set_bind_group(const chakra_set *s, uint32_t rank, const char *template_pg) {
+  if (s->man) return chakra_manifest_bind_group(s->man, rank, template_pg);
   if (!has_classes(s) || !s->src.bind_group || !template_pg || !*template_pg) return template_pg;
   return s->src.bind_group(s->ctx, rank, template_pg);
 }
 int32_t chakra_set_bind_peer(const chakra_set *s, uint32_t rank, int32_t template_peer) {
+  if (s->man) return chakra_manifest_bind_peer(s->man, rank, template_peer);
   if (!has_classes(s) || !s->src.bind_peer) return template_peer;
   return s->src.bind_peer(s->ctx, rank, template_peer);
+}
+
+/* ---- a rank's binding, for its readers and graphs ---- */
+
+typedef struct set_bind {
+  bind_ref base;
+  chakra_manifest *man; /* held: the graph may outlive the set */
+  const chakra_set *s;  /* a source's classes: the set must outlive the graph */
+  uint32_t rank;
+} set_bind;
+
+static const char *sb_group(const void *ctx, const char *name) {
+  const set_bind *b = ctx;
+  return b->man ? chakra_manifest_bind_group(b->man, b->rank, name) : chakra_set_bind_group(b->s, b->rank, name);
+}
+static int32_t sb_peer(const void *ctx, int32_t p) {
+  const set_bind *b = ctx;
+  return b->man ? chakra_manifest_bind_peer(b->man, b->rank, p) : chakra_set_bind_peer(b->s, b->rank, p);
+}
+static void sb_destroy(bind_ref *r) {
+  set_bind *b = (set_bind *)r;
+  chakra_manifest_free(b->man);
+  free(b);
+}
+
+/* rank's binding, or NULL when it has none (its own class, a class's
+ * representative in a shared set). */
+static int rank_binding(const chakra_set *s, uint32_t rank, bind_ref **out, chakra_error *err) {
+  *out = NULL;
+  if (!has_classes(s) || (s->man && setfile_is_rep(s->man, rank))) return 0;
+  set_bind *b = calloc(1, sizeof *b);
+  if (!b) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  atomic_init(&b->base.refs, 1);
+  b->base.map = (bind_map){sb_group, sb_peer, b};
+  b->base.destroy = sb_destroy;
+  b->man = s->man ? setfile_ref(s->man) : NULL;
+  b->s = s, b->rank = rank;
+  *out = &b->base;
+  return 0;
+}
+
+/* rank's input: its class's bytes, under the rank's name when the class
+ * is shared. */
+static int rank_input(const chakra_set *s, uint32_t rank, chakra_input *in, chakra_error *err) {
+  if (rank >= s->n) return chakra_error_set(err, CHAKRA_EINVAL, "trace set: rank %u does not exist (%u ranks)", rank, s->n);
+  int rc = chakra_set_input(s, chakra_set_class_of(s, rank), in, err);
+  if (!rc && has_classes(s)) in->name = chakra_set_rank_name(s, rank);
+  return rc;
 }
 
 /* ---- reading ---- */
@@ -333,8 +475,8 @@ int chakra_set_input(const chakra_set *s, uint32_t cls, chakra_input *in, chakra
   memset(in, 0, sizeof *in);
   if (cls >= chakra_set_classes(s))
     return chakra_error_set(err, CHAKRA_EINVAL, "trace set: class %u does not exist (%u classes)", cls, chakra_set_classes(s));
-  if (s->paths) {
-    in->path = s->paths[cls];
+  if (s->paths || s->man) {
+    in->path = s->man ? s->cls_paths[cls] : s->paths[cls];
     return 0;
   }
   chakra_set *m = unconst(s);
@@ -358,17 +500,26 @@ int chakra_set_load_class(const chakra_set *s, uint32_t cls, const chakra_graph_
 int chakra_set_load_rank(const chakra_set *s, uint32_t rank, const chakra_graph_options *opt, chakra_graph **out,
                          chakra_error *err) {
   *out = NULL;
-  if (rank >= s->n) return chakra_error_set(err, CHAKRA_EINVAL, "trace set: rank %u does not exist (%u ranks)", rank, s->n);
-  return chakra_set_load_class(s, chakra_set_class_of(s, rank), opt, out, err);
+  chakra_input in;
+  bind_ref *b = NULL;
+  int rc = rank_input(s, rank, &in, err);
+  if (!rc) rc = rank_binding(s, rank, &b, err);
+  if (!rc) rc = graph_load_bound(out, &in, opt, b, err);
+  bind_release(b);
+  return rc;
 }
 
 int chakra_set_reader(const chakra_set *s, uint32_t rank, const chakra_reader_options *opt, chakra_reader **out,
                       chakra_error *err) {
   *out = NULL;
-  if (rank >= s->n) return chakra_error_set(err, CHAKRA_EINVAL, "trace set: rank %u does not exist (%u ranks)", rank, s->n);
   chakra_input in;
-  int rc = chakra_set_input(s, chakra_set_class_of(s, rank), &in, err);
-  return rc ? rc : chakra_reader_open_input(out, &in, opt, err);
+  bind_ref *b = NULL;
+  int rc = rank_input(s, rank, &in, err);
+  if (!rc) rc = rank_binding(s, rank, &b, err);
+  if (!rc) rc = chakra_reader_open_input(out, &in, opt, err);
+  if (!rc) reader_bind(*out, b);
+  bind_release(b);
+  return rc;
 }
 
 /* ---- groups ---- */
@@ -381,8 +532,14 @@ const char *set_group_range_text(const cg_group *g, uint32_t member, uint32_t ra
   return buf;
 }
 
+static int add_rule_group(void *ctx, const char *name, const uint32_t *members, uint32_t n) {
+  return cg_add_group(ctx, name, members, n) ? CHAKRA_ENOMEM : 0;
+}
+
 static int load_groups(chakra_set *s, chakra_error *err) {
   if (s->groups_path) return cg_read_file(&s->groups, s->groups_path, 0, err);
+  if (s->origin == CHAKRA_GROUPS_MANIFEST)
+    return setfile_each_grid_group(s->man, add_rule_group, &s->groups) ? chakra_error_set(err, CHAKRA_ENOMEM, "out of memory") : 0;
   if (s->origin == CHAKRA_GROUPS_SOURCE) return s->src.groups(s->ctx, s, err);
   return 0;
 }

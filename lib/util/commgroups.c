@@ -1,6 +1,7 @@
 /* commgroups.c - communicator groups from files and METADATA nodes; see commgroups.h. */
 #include "commgroups.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,9 +10,14 @@
 
 /* ---- the set ---- */
 
+static nameidx_recs recs(const cg_set *s) { return (nameidx_recs){s->v, sizeof *s->v, offsetof(cg_group, name)}; }
+
 long cg_find(const cg_set *s, const char *name) {
-  for (size_t i = 0; i < s->n; i++)
-    if (strcmp(s->v[i].name, name) == 0) return (long)i;
+  long i = nameidx_find(&s->idx, recs(s), name);
+  if (i >= 0) return i;
+  /* groups the index does not cover yet (none, unless it ran out of memory) */
+  for (size_t k = s->idx.n; k < s->n; k++)
+    if (strcmp(s->v[k].name, name) == 0) return (long)k;
   return -1;
 }
 
@@ -49,6 +55,7 @@ static void group_free(cg_group *g) {
 void cg_set_free(cg_set *s) {
   for (size_t i = 0; i < s->n; i++) group_free(&s->v[i]);
   free(s->v);
+  nameidx_free(&s->idx);
   memset(s, 0, sizeof *s);
 }
 
@@ -65,6 +72,10 @@ static int set_push(cg_set *s, cg_group *g) {
     s->cap = nc;
   }
   s->v[s->n++] = *g;
+  if (nameidx_sync(&s->idx, recs(s), s->n)) {
+    group_free(&s->v[--s->n]);
+    return -1;
+  }
   return 0;
 }
 

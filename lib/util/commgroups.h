@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "chakra/error.h"
+#include "nameidx.h"
 
 typedef struct cg_group {
   char *name;
@@ -32,6 +33,7 @@ typedef struct cg_group {
 typedef struct cg_set {
   cg_group *v;
   size_t n, cap;
+  nameidx idx;        /* names of v, so that cg_find is not a scan */
 } cg_set;
 
 /* Appends the groups of a comm-group configuration file. npus > 0 also
@@ -53,7 +55,8 @@ int cg_add_metadata(cg_set *s, const char *values, const char *where, uint32_t n
  * of memory. */
 int cg_add_group(cg_set *s, const char *name, const uint32_t *members, uint32_t n);
 
-/* Index of the group called name, or -1 (no special meaning for ""/"0"). */
+/* Index of the first group called name, or -1 (no special meaning for
+ * ""/"0"). A hash lookup: groups files of 32,768 ranks have thousands. */
 long cg_find(const cg_set *s, const char *name);
 /* NULL, "" and "0" mean all ranks. */
 int cg_is_all(const char *name);

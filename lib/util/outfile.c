@@ -855,3 +855,26 @@ void outfile_discard(outfile *f) {
 }
 
 const char *outfile_path(const outfile *f) { return f->path; }
+
+int outfile_scratch(outfile **out, const char *beside, chakra_error *err) {
+  *out = NULL;
+  outfile *f = calloc(1, sizeof *f);
+  if (!f || !(f->path = strdup(beside)) || !(f->target = strdup(beside))) {
+    outfile_discard(f);
+    return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", beside);
+  }
+  f->fd = -1;
+  int rc = open_temp(f, err);
+  char *name = rc ? NULL : strdup(f->tmp);
+  if (!rc && !name) rc = chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", beside);
+  if (rc) {
+    outfile_discard(f);
+    return rc;
+  }
+  close(f->fd);
+  f->fd = -1;
+  free(f->path);
+  f->path = name;
+  *out = f;
+  return 0;
+}

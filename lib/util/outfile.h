@@ -36,6 +36,14 @@ int outfile_commit(outfile *f, chakra_error *err); /* frees f */
 void outfile_discard(outfile *f);                  /* frees f */
 const char *outfile_path(const outfile *f);
 
+/* A scratch file a program writes and reads back itself (convert's linked
+ * trace): an empty registered temporary beside `beside` (a hidden name,
+ * .NAME.XXXXXX), which no commit places and an interrupt removes like
+ * every temporary. outfile_path() is its name; write it through
+ * outfile_open() on that name inside outset_scratch_begin/end (the commit
+ * replaces it, still registered); outfile_discard() removes it. */
+int outfile_scratch(outfile **out, const char *beside, chakra_error *err);
+
 /* Many outputs at once (one file per rank) must not hold one descriptor
  * each. outfile_park() writes out the buffer, closes the temporary and
  * frees the buffer; the next write reopens it in append mode. Files that

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { DECL_FILE, DECL_TRACES, DECL_PREFIX, DECL_MKDIR };
+enum { DECL_FILE, DECL_TRACES, DECL_PREFIX, DECL_MKDIR, DECL_SHARED };
 
 typedef struct decl {
   char *path;  /* a file, or a prefix */
@@ -74,22 +74,41 @@ int chakra_output_set_output_prefix(chakra_output_set *s, const char *prefix, co
   return add(s, &s->out, prefix, label, DECL_PREFIX);
 }
 
+int chakra_output_set_output_shared(chakra_output_set *s, const char *prefix, const char *label) {
+  /* a prefix already declared (a command's -o) now holds the shared form */
+  for (size_t i = 0; prefix && i < s->out.n; i++)
+    if (s->out.v[i].kind == DECL_PREFIX && strcmp(s->out.v[i].path, prefix) == 0) {
+      s->out.v[i].kind = DECL_SHARED;
+      return CHAKRA_OK;
+    }
+  return add(s, &s->out, prefix, label, DECL_SHARED);
+}
+
 int chakra_output_set_output_mkdir(chakra_output_set *s, const char *path, const char *label) {
   return add(s, &s->out, path, label, DECL_MKDIR);
 }
 
 /* ---- names of a prefix ------------------------------------------------------ */
 
-/* The rank r if name is "<base>.<r>.et" as chakra_rank_path() writes it
- * (no sign, no leading zero), else -1. */
-static long long member_rank(const char *name, const char *base, size_t blen) {
-  if (strncmp(name, base, blen) != 0 || name[blen] != '.') return -1;
-  const char *p = name + blen + 1, *q = p;
-  while (*q >= '0' && *q <= '9') q++;
-  if (q == p || (*p == '0' && q > p + 1) || q - p > 10 || strcmp(q, ".et") != 0) return -1;
+/* A prefix's files: its ranks "<base>.<r>.et" as chakra_rank_path() writes
+ * them (no sign, no leading zero) and, in the shared form (chakra/set.h),
+ * its manifest "<base>.set.json" and class templates "<base>.class<k>.et".
+ * member() returns the rank r, MEMBER_MANIFEST, MEMBER_CLASS - k, or
+ * MEMBER_NONE (also what entries of plain files carry). */
+enum { MEMBER_NONE = -1, MEMBER_MANIFEST = -2, MEMBER_CLASS = -3 };
+
+static long long member(const char *name, const char *base, size_t blen) {
+  if (strncmp(name, base, blen) != 0 || name[blen] != '.') return MEMBER_NONE;
+  const char *p = name + blen + 1, *q;
+  if (strcmp(p, "set.json") == 0) return MEMBER_MANIFEST;
+  int cls = strncmp(p, "class", 5) == 0;
+  p += cls ? 5 : 0;
+  for (q = p; *q >= '0' && *q <= '9'; q++) {}
+  if (q == p || (*p == '0' && q > p + 1) || q - p > 10 || strcmp(q, ".et") != 0) return MEMBER_NONE;
   long long r = 0;
   for (; p < q; p++) r = r * 10 + (*p - '0');
-  return r <= UINT32_MAX ? r : -1;
+  if (r > UINT32_MAX) return MEMBER_NONE;
+  return cls ? MEMBER_CLASS - r : r;
 }
 
 /* Folder and base name of a prefix (or of a file). */
@@ -112,8 +131,8 @@ static int each_member(const char *prefix, member_fn fn, void *ctx) {
   if (!d) return 0;
   int rc = 0;
   for (struct dirent *e; !rc && (e = readdir(d)) != NULL;) {
-    long long r = member_rank(e->d_name, base, blen);
-    if (r < 0) continue;
+    long long r = member(e->d_name, base, blen);
+    if (r == MEMBER_NONE) continue;
     char *p = malloc(plen + strlen(e->d_name) + 1);
     if (!p) {
       rc = CHAKRA_ENOMEM;
@@ -148,7 +167,7 @@ typedef struct input {
 /* One file an output declaration writes (or, for a prefix, may write). */
 typedef struct entry {
   size_t decl;
-  long long rank; /* a prefix's member; -1 for a file */
+  long long rank; /* a prefix's member (member()); MEMBER_NONE for a file */
   char *path;
   fid dir;        /* the folder of the final target */
   char *name;     /* the final target's name */
@@ -195,7 +214,7 @@ static int gather_inputs(check *c) {
     const char *p = d->v[i].path;
     struct stat st;
     if (strcmp(p, "-") == 0) continue;
-    if (d->v[i].kind == DECL_FILE || (stat(p, &st) == 0 && !S_ISDIR(st.st_mode))) rc = add_input(c, p, -1);
+    if (d->v[i].kind == DECL_FILE || (stat(p, &st) == 0 && !S_ISDIR(st.st_mode))) rc = add_input(c, p, MEMBER_NONE);
     else rc = each_member(p, add_input, c);
   }
   if (!rc && c->n_in) qsort(c->in, c->n_in, sizeof *c->in, input_cmp);
@@ -222,15 +241,15 @@ typedef struct adding {
   size_t decl;
 } adding;
 
-/* An entry for path (rank -1: a file output). Special files and standard
- * streams are written in place and take no part. */
+/* An entry for path (rank MEMBER_NONE: a file output). Special files and
+ * standard streams are written in place and take no part. */
 static int add_entry(void *ctx, const char *path, long long rank) {
   adding *a = ctx;
   check *c = a->c;
   struct stat st;
   int exists = stat(path, &st) == 0;
   if (exists && S_ISDIR(st.st_mode)) {
-    if (rank >= 0) return 0; /* not a rank file; writing over it fails at that rank */
+    if (rank != MEMBER_NONE) return 0; /* not a trace file; writing over it fails at that rank */
     return chakra_error_set(c->err, CHAKRA_EINVAL, "%s: is a directory, expected a file", path);
   }
   if (exists && (!S_ISREG(st.st_mode) || outfile_is_std_stream(&st))) return 0;
@@ -274,12 +293,12 @@ static int gather_outputs(check *c) {
       const char *base;
       struct stat st;
       split(p, dir, &base);
-      if (stat(dir, &st) == 0) rc = add_entry(&a, p, -1); /* else nothing there can be an input */
+      if (stat(dir, &st) == 0) rc = add_entry(&a, p, MEMBER_NONE); /* else nothing there can be an input */
       continue;
     }
     if (d->v[i].kind == DECL_FILE) {
       if (!*p) return chakra_error_set(c->err, CHAKRA_EINVAL, "output path is empty");
-      if (strcmp(p, "-") != 0) rc = add_entry(&a, p, -1);
+      if (strcmp(p, "-") != 0) rc = add_entry(&a, p, MEMBER_NONE);
       continue;
     }
     if (!*p) return chakra_error_set(c->err, CHAKRA_EINVAL, "output prefix is empty");
@@ -296,8 +315,10 @@ static int gather_outputs(check *c) {
 static const char *describe(const check *c, size_t which, long long rank, char *buf, size_t cap) {
   const decl *d = &c->s->out.v[which];
   const char *label = d->label ? d->label : "an output";
-  if (d->kind == DECL_PREFIX) snprintf(buf, cap, "%s %s, rank %lld", label, d->path, rank);
-  else snprintf(buf, cap, "%s", label);
+  if (d->kind != DECL_PREFIX && d->kind != DECL_SHARED) snprintf(buf, cap, "%s", label);
+  else if (rank >= 0) snprintf(buf, cap, "%s %s, rank %lld", label, d->path, rank);
+  else if (rank == MEMBER_MANIFEST) snprintf(buf, cap, "%s %s, its manifest", label, d->path);
+  else snprintf(buf, cap, "%s %s, class %lld", label, d->path, MEMBER_CLASS - rank);
   return buf;
 }
 
@@ -358,25 +379,45 @@ static int against_each_other(const check *c) {
 static int against_prefixes(const check *c) {
   const decls *d = &c->s->out;
   for (size_t p = 0; p < d->n; p++) {
-    if (d->v[p].kind != DECL_PREFIX) continue;
+    if (d->v[p].kind != DECL_PREFIX && d->v[p].kind != DECL_SHARED) continue;
     const char *base;
     char dir[PATH_MAX];
     split(d->v[p].path, dir, &base);
     size_t blen = strlen(base);
     for (size_t i = 0; i < c->n_e; i++) {
       const entry *e = &c->e[i];
-      long long r = e->decl == p ? -1 : member_rank(e->name, base, blen);
-      if (r >= 0 && fid_cmp(e->dir, c->pdir[p]) == 0) return twice(c, e->path, e->decl, e->rank, p, r);
+      long long r = e->decl == p ? MEMBER_NONE : member(e->name, base, blen);
+      if (r != MEMBER_NONE && fid_cmp(e->dir, c->pdir[p]) == 0) return twice(c, e->path, e->decl, e->rank, p, r);
     }
     for (size_t q = p + 1; q < d->n; q++) {
       const char *qbase;
       split(d->v[q].path, dir, &qbase);
-      if (d->v[q].kind == DECL_PREFIX && fid_cmp(c->pdir[q], c->pdir[p]) == 0 && strcmp(qbase, base) == 0) {
+      if ((d->v[q].kind == DECL_PREFIX || d->v[q].kind == DECL_SHARED) && fid_cmp(c->pdir[q], c->pdir[p]) == 0 &&
+          strcmp(qbase, base) == 0) {
         char first[PATH_MAX + 32];
         snprintf(first, sizeof first, "%s.0.et", d->v[q].path);
         return twice(c, first, p, 0, q, 0);
       }
     }
+  }
+  return 0;
+}
+
+/* A shared set written where rank files are: a reader could not tell
+ * which of the two forms is the set (chakra/set.h), so it is refused
+ * before anything is written. */
+static int against_rank_files(const check *c) {
+  const decls *d = &c->s->out;
+  for (size_t i = 0; i < d->n; i++) {
+    if (d->v[i].kind != DECL_SHARED) continue;
+    char first[PATH_MAX + 32];
+    struct stat st;
+    snprintf(first, sizeof first, "%s.0.et", d->v[i].path);
+    if (stat(first, &st) == 0 && !S_ISDIR(st.st_mode))
+      return chakra_error_set(c->err, CHAKRA_EINVAL,
+                              "%s: rank files are there; writing the shared form of %s (%s) beside them would leave "
+                              "a set in both forms: remove them or choose another prefix",
+                              first, d->v[i].path, d->v[i].label ? d->v[i].label : "an output");
   }
   return 0;
 }
@@ -389,6 +430,7 @@ int chakra_output_set_check(const chakra_output_set *s, chakra_error *err) {
   if (!rc) rc = against_inputs(&c);
   if (!rc) rc = against_each_other(&c);
   if (!rc) rc = against_prefixes(&c);
+  if (!rc) rc = against_rank_files(&c);
   check_free(&c);
   return rc;
 }
@@ -421,12 +463,12 @@ void outset_scratch_end(void) { scratch_depth--; }
 static int declares(const chakra_output_set *s, const char *path) {
   for (size_t i = 0; i < s->out.n; i++) {
     const decl *d = &s->out.v[i];
-    if (d->kind != DECL_PREFIX) {
+    if (d->kind != DECL_PREFIX && d->kind != DECL_SHARED) {
       if (strcmp(d->path, path) == 0) return 1;
       continue;
     }
     size_t n = strlen(d->path);
-    if (strncmp(path, d->path, n) == 0 && member_rank(path + n, "", 0) >= 0) return 1;
+    if (strncmp(path, d->path, n) == 0 && member(path + n, "", 0) != MEMBER_NONE) return 1;
   }
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 
@@ -28,6 +29,11 @@ int ymap_read(const char *path, ymap *m, chakra_error *err) {
   memset(m, 0, sizeof *m);
   FILE *f = fopen(path, "rb");
   if (!f) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot open: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    fclose(f);
+    return chakra_error_set(err, CHAKRA_EIO, "%s: is a directory", path);
+  }
   yaml_parser_t p;
   yaml_parser_initialize(&p);
   yaml_parser_set_input_file(&p, f);

@@ -103,6 +103,16 @@ def sim_equals_estimate(topo, coll, npus, size, *extra, expect=None):
 
 # ---- all-gather --------------------------------------------------------------
 
+
+def cpu_run(args, **kw):
+    """subprocess.run, and the CPU seconds the child used: time bounds in
+    these tests are CPU time, which load on the machine does not inflate."""
+    import resource
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run(args, **kw)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return p, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
 def test_ag_sim_equals_estimate_on_small_meshes_ring_torus_hypercube_fc():
     # Every NPU must receive n - 1 chunks through its in-links; with one 1 MiB
     # chunk per NPU the ingress bound is ceil((n - 1) / in-links) hops and the
@@ -317,7 +327,6 @@ def test_cli_refuses_at_once_what_exceeds_memory():
     """issue 20 item 7: ring:8192 (and fc:4096, switch:4096, hypercube:8192)
     ran for minutes and needed 4-5.5 GB before failing."""
     import resource
-    import time
 
     def limited():
         resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
@@ -328,17 +337,49 @@ def test_cli_refuses_at_once_what_exceeds_memory():
     sanitized = os.environ.get("CHAKRA_SANITIZED") == "1"
     how, limit_name = ("--max-memory 2G", "--max-memory") if sanitized else ("a 2 GiB ulimit -v", "ulimit -v")
     for topo in ("ring:8192", "fc:4096", "switch:4096", "hypercube:8192"):
-        t0 = time.monotonic()
         args = [CHAKRA, "coll", "synth", "--topology", topo, "--coll", "allgather", "--size", "1M"]
-        p = subprocess.run(args + (["--max-memory", "2G"] if sanitized else []), capture_output=True, text=True,
-                           preexec_fn=None if sanitized else limited, timeout=120)
-        took = time.monotonic() - t0
+        p, took = cpu_run(args + (["--max-memory", "2G"] if sanitized else []), capture_output=True, text=True,
+                          preexec_fn=None if sanitized else limited, timeout=120)
         lines = p.stderr.strip().splitlines()
-        check("%s under %s: refused in %.2f s (< 5 s), one line naming the estimate and the limit" % (topo, how, took),
+        check("%s under %s: refused in %.2f s of CPU (< 5 s), one line naming the estimate and the limit" % (topo, how, took),
               p.returncode == 2 and len(lines) == 1 and "GiB" in lines[0] and limit_name in lines[0] and took < 5,
               (p.returncode, p.stderr, took))
     p = run("coll", "synth", "--topology", "ring:64", "--coll", "allgather", "--size", "1M", "--max-memory", "1G")
     check("a synthesis that fits --max-memory runs", p.returncode == 0, p.stderr)
+
+
+def test_cli_refuses_at_once_what_would_take_too_long():
+    """issue 20 item 7, the time half: what fits in memory could run for
+    hours (switch:4096 with enough memory); the synthesis's steps are
+    estimated before any work and refused beyond --max-steps."""
+    args = ["coll", "synth", "--coll", "allgather", "--size", "1M"]
+    try:
+        p, took = cpu_run([CHAKRA] + args + ["--topology", "switch:4096", "--max-memory", "1T"], capture_output=True,
+                          text=True, timeout=60)
+        lines = p.stderr.strip().splitlines()
+        check("switch:4096 with memory to spare: refused in %.2f s of CPU (< 10 s), one line naming the estimate, the "
+              "default limit and --max-steps" % took,
+              p.returncode == 2 and len(lines) == 1 and "estimated at" in lines[0] and "minutes" in lines[0]
+              and "allowed by default" in lines[0] and "--max-steps" in lines[0] and took < 10, p.stderr)
+    except subprocess.TimeoutExpired:
+        check("switch:4096 with memory to spare: refused at once", False, "still running after 60 s")
+    p = run(*args, "--topology", "ring:8", "--max-steps", 1000)
+    lines = p.stderr.strip().splitlines()
+    check("ring:8 under --max-steps 1000: one line naming the estimate and --max-steps, exit 2",
+          p.returncode == 2 and len(lines) == 1 and re.search(r"estimated at [0-9.e+]+ steps", lines[0])
+          and "more than the 1e+03 --max-steps allows" in lines[0], p.stderr)
+    p = run(*args, "--topology", "ring:8", "--max-steps", 100000000)
+    check("ring:8 under --max-steps 10^8 runs", p.returncode == 0, p.stderr)
+    # ring:8 with 65,536 chunks per NPU took 199 s before the matcher kept its candidates
+    limit = 180 if os.environ.get("CHAKRA_SANITIZED") == "1" else 60
+    try:
+        p, took = cpu_run([CHAKRA, "coll", "synth", "--topology", "ring:8", "--coll", "allgather", "--size", "64M",
+                           "--chunks-per-npu", "65536", "--json"], capture_output=True, text=True, timeout=6 * limit)
+        r = json.loads(p.stdout) if p.returncode == 0 else {}
+        check("ring:8 x 65,536 chunks per NPU: synthesised in %.1f s of CPU (< %d s), 3,670,016 messages" % (took, limit),
+              r.get("messages") == 3670016 and took < limit, p.stderr)
+    except subprocess.TimeoutExpired:
+        check("ring:8 x 65,536 chunks per NPU synthesised", False, "timed out")
 
 
 def test_cli_text_output_and_inline_bandwidth():

@@ -56,7 +56,9 @@ BASES = {
                       "--system-configuration", "s.0.et", "-o", "new"],
                      TRACES + ["a.0.et", "a.1.et", "c.0.et", "s.0.et"])],
     "coll synth": [(["--topology", "l.0.et", "--coll", "allgather", "--size", "4K"], ["l.0.et"])],
-    "synth": [(["-o", "new"], [])],
+    "synth": [(["-o", "new"], []), (["--shared", "-o", "new"], [])],
+    "share": [(["t", "-o", "new"], TRACES)],
+    "unshare": [(["t", "-o", "new"], TRACES)],
     "sweep": [(["--workload=t", "--system=s.0.et", "--network=n.0.et", "--remote-memory=m.0.et",
                 "--comm-group-configuration=c.0.et"], TRACES + CONFIG_FILES)],
     "compare": [(["r.0.et", "q.0.et"], ["r.0.et", "q.0.et"])],
@@ -99,7 +101,8 @@ def commands():
             o = re.search(r"^Outputs:(.*?);", block, re.M | re.S)
             for opt, mv, alt in re.findall(r"--([a-z-]+) (\S+?)( or \S+?)?(?=,|$)", o.group(1).replace("\n", " ")
                                            if o else ""):
-                outs.append(("--" + opt, "either" if alt else "prefix" if mv.endswith(".<r>.et") else "file"))
+                outs.append(("--" + opt, "either" if alt else "prefix" if mv.endswith(".<r>.et")
+                             or mv.endswith(".set.json") else "file"))  # a shared set's prefix is a prefix
             found[full] = outs
     return found
 

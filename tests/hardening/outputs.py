@@ -17,7 +17,9 @@ Pins, through the CLI:
   * `synth -o P` interrupted, or failing at one rank, leaves the previous
     run's P.json and ranks as they were (before: a new P.json beside the old
     ranks, or the old P.json deleted; issue 26 item 4);
-  * `coll synth -o P --xml X` that cannot write its ranks writes no X.
+  * `coll synth -o P --xml X` that cannot write its ranks writes no X;
+  * `convert pytorch HOST KINETO -o OUT` interrupted after linking leaves
+    no linked trace (before: a visible OUT.linked.PID.json).
 
 Usage: outputs.py CHAKRA
 """
@@ -31,6 +33,8 @@ import sys
 import tempfile
 import threading
 import time
+
+from tinytraces import write_host_kineto
 
 CHAKRA = os.path.abspath(sys.argv[1])
 failures = []
@@ -223,6 +227,28 @@ def test_coll_synth_without_its_ranks_writes_no_xml(d):
     check(sorted(os.listdir(d)) == ["a.1.et"], "coll synth failing: nothing written (%s)" % os.listdir(d))
 
 
+def test_interrupted_convert_leaves_no_linked_trace(d):
+    """convert links a Kineto trace into a scratch file, then converts it;
+    the output is a FIFO nobody reads, so convert waits there, after the
+    link, until the signal."""
+    write_host_kineto(d, "host.json", "kineto.json")
+    os.mkfifo(os.path.join(d, "out.et"))
+    before = sorted(os.listdir(d))
+    proc = subprocess.Popen([CHAKRA, "convert", "pytorch", "host.json", "kineto.json", "-o", "out.et", "-q"], cwd=d,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    linked, end = [], time.time() + 30
+    while not linked and proc.poll() is None and time.time() < end:
+        linked = [n for n in os.listdir(d) if n not in before and os.path.getsize(os.path.join(d, n)) > 0]
+        time.sleep(0.01)
+    check(linked != [], "convert wrote its linked trace before waiting on the output")
+    time.sleep(0.2)  # converting, then waiting for a reader of out.et
+    proc.send_signal(signal.SIGINT)
+    rc = proc.wait(timeout=30)
+    check(rc == -signal.SIGINT, "convert died of SIGINT (rc %s)" % rc)
+    check(sorted(os.listdir(d)) == before, "interrupted convert: nothing left beside the inputs (%s)" % [
+        n for n in os.listdir(d) if n not in before])
+
+
 def test_pack_huge_string_is_linear(d):
     mib = 128
     head = b'{"version":"0.0.4"}\n{"id":1,"type":"COMP_NODE","name":"'
@@ -258,7 +284,8 @@ def main():
     tests += [test_fifo_output_written_in_place, test_symlink_output_replaces_target,
               test_output_that_is_an_input_is_refused, test_unusable_outputs_fail_before_work,
               test_interrupted_expand_with_eight_threads_leaves_nothing,
-              test_interrupted_or_failed_synth_keeps_the_previous_run, test_coll_synth_without_its_ranks_writes_no_xml]
+              test_interrupted_or_failed_synth_keeps_the_previous_run, test_coll_synth_without_its_ranks_writes_no_xml,
+              test_interrupted_convert_leaves_no_linked_trace]
     if os.environ.get("CHAKRA_SANITIZED") != "1":
         tests.append(test_pack_huge_string_is_linear)
     else:

@@ -55,8 +55,39 @@ def main():
     open(meas, "w").write("{not json")
     p = subprocess.run([CHAKRA, "compare", sim, meas], capture_output=True, text=True)
     check(p.returncode == 2 and "invalid JSON" in p.stderr, "compare: bad JSON: %s" % p.stderr)
+    names_are_text_and_distinct(d, sim, r)
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
+
+
+def names_are_text_and_distinct(d, sim, r):
+    """Collective names from a report reach the terminal escaped as every
+    one-line message escapes them (a name with ESC [2J cleared the screen),
+    and two long names sharing their first 64 bytes are two rows (they were
+    cut to 64 bytes and merged into one)."""
+    evil = "x\x1b[2J\x07bell\nnext\tcol"
+    long_a, long_b = "L" * 70 + "_alpha", "L" * 70 + "_beta"
+    rep = json.loads(json.dumps(r))
+    for k in rep["ranks"]:
+        t = k["collectives"]["ALL_REDUCE"]["time_ns"]
+        k["collectives"] = {evil: {"time_ns": 1000}, long_a: {"time_ns": t}, long_b: {"time_ns": 3 * t}}
+    both = os.path.join(d, "names.json")
+    json.dump(rep, open(both, "w"))
+    svg = os.path.join(d, "names.svg")
+    p = subprocess.run([CHAKRA, "compare", both, both, "-o", svg], capture_output=True, text=True)
+    out = p.stdout
+    check(p.returncode == 0, "compare of odd names: exit %d %s" % (p.returncode, p.stderr))
+    check(not any(ord(c) < 0x20 and c != "\n" for c in out) and "\x7f" not in out,
+          "compare: no control character reaches the terminal: %r" % out[-400:])
+    check("x\\x1b[2J\\x07bell\\nnext\\tcol time" in out, "compare: the name escaped as in messages: %r" % out[-400:])
+    check(out.count("\n") == 1 + 16 + 3, "compare: one line per row (16 rank rows and 3 collectives): %d lines"
+          % out.count("\n"))
+    rows = {l.split()[0]: l for l in out.splitlines() if l.startswith("L")}
+    check(sorted(rows) == [long_a, long_b], "compare: the two long names are two rows, whole: %s" % sorted(rows))
+    per = {name: float(line.split()[2]) for name, line in rows.items()}
+    check(per.get(long_b) == 3 * per.get(long_a, -1), "compare: each long name keeps its own time: %s" % per)
+    s = open(svg).read() if os.path.exists(svg) else ""
+    check(long_a in s and long_b in s and "\x1b" not in s, "compare: the SVG labels are the same text")
 
 
 if __name__ == "__main__":

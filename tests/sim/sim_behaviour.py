@@ -618,6 +618,33 @@ def test_custom_all_pairs_issue_order_on_aware_ring():
           p.returncode == 0 and got == want, "%d %s %s" % (p.returncode, got, p.stderr))
 
 
+def test_validate_custom_collective_scaling_as_sim():
+    # validate's simulation takes sim's --custom-collective-scaling: the
+    # same warning names the mode it ran with; without a system and network
+    # configuration the option is a usage error.
+    alg = os.path.join(tempfile.mkdtemp(prefix="alg-", dir=BASE), "ag")
+    p = subprocess.run([CHAKRA, "coll", "gen", "--coll", "allgather", "--algo", "ring", "--ranks", "8", "--size", "1M",
+                        "-o", alg], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    c = Case(8, dict(SYSTEM, **{"all-gather-implementation-custom": [alg]}))
+    c.ranks(lambda r: [{"id": "5", "name": "ag", "type": "COMM_COLL_NODE",
+                        "attr": [{"name": "is_cpu_op", "bool_val": False}, attr_int("comm_type", 2),
+                                 attr_int("comm_size", 65536)]}])
+    c.run()  # writes sys.json and net.yml
+    for mode, tail in (("scale", "it runs scaled by 65536/1048576 (--custom-collective-scaling=scale)"),
+                       ("as-is", "it runs as made, at 1048576 bytes (--custom-collective-scaling=as-is)")):
+        p = subprocess.run([CHAKRA, "validate", "-q", os.path.join(c.dir, "t"), "--system-configuration",
+                            os.path.join(c.dir, "sys.json"), "--network-configuration", os.path.join(c.dir, "net.yml"),
+                            "--custom-collective-scaling", mode], capture_output=True, text=True)
+        check("validate --custom-collective-scaling %s: simulated so, exit 0, the warning says so" % mode,
+              p.returncode == 0 and p.stderr.startswith("chakra validate: warning: ") and p.stderr.count("\n") == 1
+              and p.stderr.rstrip().endswith(tail), "%d %r" % (p.returncode, p.stderr))
+    p = subprocess.run([CHAKRA, "validate", os.path.join(c.dir, "t"), "--custom-collective-scaling", "as-is"],
+                       capture_output=True, text=True)
+    check("validate --custom-collective-scaling without a configuration: one line, exit 2",
+          p.returncode == 2 and p.stderr.count("\n") == 1 and "--custom-collective-scaling" in p.stderr, p.stderr)
+
+
 def test_custom_collective_scaling_scale_and_as_is():
     # Issue 20 item 3. A ring all-gather made by `coll gen` for 1 MiB, run
     # as the custom all-gather of 8 NPUs on a ring (50 GB/s, 500 ns,

@@ -148,6 +148,54 @@ def test_mpi_two_processes_give_the_same_table(work):
     p = run(*args[:-2], "--vary", "nonsense=1", "-o", os.path.join(work, "x.csv"), mpi=2)
     check(p.returncode != 0 and p.stderr.count("unknown key \"nonsense\"") == 1,
           "under mpirun a bad key is one line (rank 0's): %r" % p.stderr)
+    # a refused output (the table over the system file it reads) and a bad
+    # option were one line per process
+    for bad, says in ((["-o", system], "would destroy the input"),
+                      (["--custom-collective-scaling=sideways", "-o", os.path.join(work, "y.csv")], "sideways")):
+        p = run(*args, *bad, mpi=3)
+        check(p.returncode != 0 and p.stderr.count(says) == 1 and p.stderr.count("chakra sweep:") == 1,
+              "under mpirun with %s: one line for the job, not one per process: %r" % (bad[0], p.stderr))
+
+
+def test_custom_collective_scaling_as_sim(work):
+    """issue 26 follow-up: sweep takes chakra sim's --custom-collective-scaling
+    (every row), and the key varies like the others; each row is what
+    chakra sim gives with that mode."""
+    alg = os.path.join(work, "ag1m")
+    p = run("coll", "gen", "--coll", "allgather", "--algo", "ring", "--ranks", 4, "--size", "1M", "-o", alg)
+    check(p.returncode == 0, "coll gen: " + p.stderr)
+    system = os.path.join(work, "custom.json")
+    base = json.load(open(os.path.join(SOURCE, "examples", "system.json")))
+    json.dump(dict(base, **{"all-gather-implementation-custom": [alg]}), open(system, "w"))
+    prefix = os.path.join(work, "ag64k")
+    run("gen", "microbench", "--coll", "all_gather", "--npus", 4, "--size", "64K", "-o", prefix)
+    net = os.path.join(work, "r4.yml")
+    want = {}
+    for mode in ("scale", "as-is"):
+        p = run("sim", "-q", "--workload-configuration=" + prefix, "--system-configuration=" + system,
+                "--network-configuration=" + net, "--custom-collective-scaling=" + mode)
+        check(p.returncode == 0 and "(--custom-collective-scaling=%s)" % mode in p.stderr, "sim %s: %s" % (mode, p.stderr))
+        want[mode] = max(int(l.split()[2]) for l in p.stdout.splitlines() if "finished," in l)
+    check(want["scale"] < want["as-is"], "a 64 KiB all-gather scaled runs faster than as made for 1 MiB: %s" % want)
+    args = ["sweep", "--workload", prefix, "--system", system, "--network", net, "--vary", "bandwidth=50"]
+    for mode in ("scale", "as-is"):
+        out = os.path.join(work, "cs-%s.csv" % mode)
+        p = run(*args, "--custom-collective-scaling", mode, "-o", out)
+        rows = list(csv.DictReader(open(out))) if p.returncode == 0 else []
+        check(len(rows) == 1 and int(rows[0]["max_finish_ns"]) == want[mode]
+              and "custom-collective-scaling" not in rows[0],
+              "sweep --custom-collective-scaling %s: chakra sim's %d ns, no extra column: %s %s"
+              % (mode, want[mode], rows, p.stderr))
+    out = os.path.join(work, "cs-vary.csv")
+    p = run(*args, "--vary", "custom-collective-scaling=scale,as-is", "-o", out)
+    rows = list(csv.DictReader(open(out))) if p.returncode == 0 else []
+    check([(r["custom-collective-scaling"], int(r["max_finish_ns"])) for r in rows]
+          == [("scale", want["scale"]), ("as-is", want["as-is"])], "--vary custom-collective-scaling: %s %s"
+          % (rows, p.stderr))
+    p = run(*args, "--vary", "custom-collective-scaling=as-is", "--custom-collective-scaling", "scale",
+            "-o", os.path.join(work, "cs-both.csv"))
+    check(p.returncode == 2 and p.stderr.count("\n") == 1 and "--custom-collective-scaling" in p.stderr,
+          "varied and fixed at once: one line, exit 2: %r" % p.stderr)
 
 
 def setup(work):

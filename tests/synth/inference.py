@@ -219,14 +219,22 @@ def main():
              17, "97c6d2c82875e4ced1f01098a33bf6ef73753a4e6f01f6af5ce0a4c4cba3a1bd"),
             (["--tpsp", "0", "--dp", "2", "--tp", "2", "--batch", "4"],
              5, "2e6928f718e38b575afd9e7269726fa644cb5f4f7228293a8386e5365458730c"))
+        # the groups file then listed the groups of one rank too: --singleton-groups
         for k, (args, nfiles, sha) in enumerate(pinned):
             for phase in ([], ["--phase", "train"]):
                 q = os.path.join(tmp, "train%d%s" % (k, "p" if phase else ""))
-                run([chakra, "synth", "-q", "-o", q] + s3 + args + phase)
+                run([chakra, "synth", "-q", "--singleton-groups", "-o", q] + s3 + args + phase)
                 got = digest(q)
                 check("train %s%s: %d files, SHA-256 %s... as pinned" % (" ".join(args), " --phase train" if phase
                                                                          else "", got[0], got[1][:12]),
                       got == (nfiles, sha))
+            # without it: the same ranks, the same groups but those of one rank, under the same ids
+            d = os.path.join(tmp, "train%dd" % k)
+            run([chakra, "synth", "-q", "-o", d] + s3 + args)
+            same = all(filecmp.cmp("%s.%d.et" % (d, r), "%s.%d.et" % (q, r), shallow=False) for r in range(nfiles - 1))
+            full = json.load(open(q + ".json"))
+            check("train %s: without --singleton-groups the same ranks, and the groups of 2+ ranks under their ids"
+                  % " ".join(args), same and json.load(open(d + ".json")) == {g: m for g, m in full.items() if len(m) > 1})
     return summary()
 
 

@@ -1,8 +1,10 @@
 /* test_commgroups.c - util/commgroups: the comm-group file as ASTRA-sim and
  * STAGE write it, and METADATA process groups, with the one-line messages
  * every consumer (sim, validate, coll expand, replay) shows. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "commgroups.h"
 #include "testutil.h"
@@ -125,6 +127,79 @@ static void test_is_all(void **state) {
   assert_false(cg_is_all("1"));
 }
 
+/* {"g0": [0, 1], "g1": [2, 3], ...}: n groups of two ranks each, one per
+ * line, and then extra (a line of its own, or ""). Free with free(). */
+static char *many_groups(uint32_t n, const char *extra, size_t *len) {
+  size_t cap = (size_t)n * 48 + strlen(extra) + 16, o = 0;
+  char *t = malloc(cap);
+  assert_non_null(t);
+  o += (size_t)snprintf(t + o, cap - o, "{");
+  for (uint32_t i = 0; i < n; i++)
+    o += (size_t)snprintf(t + o, cap - o, "%s\"g%u\": [%u, %u]\n", i ? ", " : "", i, 2 * i, 2 * i + 1);
+  o += (size_t)snprintf(t + o, cap - o, "%s}", extra);
+  *len = o;
+  return t;
+}
+
+/* A name defined twice is still found among tens of thousands (and named
+ * with the line of its first definition); every name finds its own group,
+ * and of two groups added under one name the first. */
+static void test_many_groups_by_name(void **state) {
+  (void)state;
+  size_t len;
+  char *t = many_groups(50000, ", \"g31337\": [0]", &len);
+  cg_set s = {0};
+  chakra_error err = {0};
+  assert_int_not_equal(cg_parse_file(&s, t, len, "g.json", 0, &err), 0);
+  assert_string_equal(err.msg, "g.json: line 50001: group \"g31337\" is defined twice (first on line 31338)");
+  assert_int_equal(s.n, 0);
+  t[len - strlen(", \"g31337\": [0]}")] = '}';
+  assert_int_equal(cg_parse_file(&s, t, len - strlen(", \"g31337\": [0]"), "g.json", 0, &err), 0);
+  assert_int_equal(s.n, 50000);
+  char name[32];
+  for (uint32_t i = 0; i < 50000; i++) {
+    snprintf(name, sizeof name, "g%u", i);
+    assert_int_equal(cg_find(&s, name), (long)i);
+  }
+  assert_int_equal(cg_find(&s, "g50000"), -1);
+  uint32_t m[2] = {5, 6};
+  assert_int_equal(cg_add_group(&s, "g7", m, 2), 0);
+  assert_int_equal(cg_find(&s, "g7"), 7);
+  assert_int_equal(cg_add_group(&s, "new", m, 2), 0);
+  assert_int_equal(cg_add_group(&s, "new", m, 1), 0);
+  assert_int_equal(cg_find(&s, "new"), 50001);
+  cg_set_free(&s);
+  free(t);
+}
+
+static double cpu_seconds(void) { return (double)clock() / CLOCKS_PER_SEC; }
+
+/* Reading a groups file costs time linear in its groups: 2^16 groups once
+ * against 2^12 sixteen times (the duplicate check by scanning it had
+ * before took 10.2 s of CPU for the large file, 0.6 s for the 16 small
+ * ones). CPU time, so that load on the machine does not matter. */
+static void test_groups_file_read_in_linear_time(void **state) {
+  (void)state;
+  size_t small_len, big_len;
+  char *small = many_groups(1u << 12, "", &small_len), *big = many_groups(1u << 16, "", &big_len);
+  chakra_error err;
+  double t0 = cpu_seconds();
+  for (int k = 0; k < 16; k++) {
+    cg_set s = {0};
+    assert_int_equal(cg_parse_file(&s, small, small_len, "s.json", 0, &err), 0);
+    cg_set_free(&s);
+  }
+  double t1 = cpu_seconds();
+  cg_set s = {0};
+  assert_int_equal(cg_parse_file(&s, big, big_len, "b.json", 0, &err), 0);
+  assert_int_equal(s.n, 1u << 16);
+  cg_set_free(&s);
+  double t2 = cpu_seconds();
+  if (t2 - t1 > 4 * (t1 - t0) + 0.05)
+    fail_msg("2^16 groups took %.3f s of CPU, 16 x 2^12 groups %.3f s: not linear", t2 - t1, t1 - t0);
+  free(small), free(big);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_file_groups_keep_file_order_and_members_order),
@@ -133,6 +208,8 @@ int main(void) {
       cmocka_unit_test(test_metadata_repr_and_bare_json_read_alike),
       cmocka_unit_test(test_metadata_errors_name_the_node_and_group),
       cmocka_unit_test(test_is_all),
+      cmocka_unit_test(test_many_groups_by_name),
+      cmocka_unit_test(test_groups_file_read_in_linear_time),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,7 @@
 #include "chakra/set.h"
 #include "chakra/sim.h"
 #include "chakra/stats.h"
+#include "chakra/synth.h"
 #include "chakra/topo.h"
 #include "chakra/validate.h"
 #include "testutil.h"
@@ -24,12 +25,7 @@
 #define NPUS 4
 
 /* A 4-rank all-reduce microbenchmark at tu_dir/P. */
-static char *workload(const char *name) {
-  char *prefix = tu_join(tu_dir, name);
-  chakra_error err = {0};
-  if (chakra_gen_microbench(prefix, CHAKRA_ALL_REDUCE, NPUS, 1 << 20, &err)) fail_msg("%s", err.msg);
-  return prefix;
-}
+static char *workload(const char *name) { return tu_microbench(name, NPUS); }
 
 static char *rank_file(const char *prefix, uint32_t r) {
   char *p = chakra_rank_path_dup(prefix, r);
@@ -393,6 +389,148 @@ static void simulator_reads_memory_as_files(void **state) {
   free(prefix);
 }
 
+/* ---- the shared form ---- */
+
+static void copy_file(const char *from, const char *to) {
+  size_t n;
+  uint8_t *b = tu_read_file(from, &n);
+  tu_write_bytes(to, b, n);
+  free(b);
+}
+
+/* chakra synth's layout of dp 2, tp 2, pp 2 (sp 1) as a grid, the pipeline
+ * stage the class. */
+static chakra_manifest *synth_grid(void) {
+  chakra_manifest *m;
+  chakra_error err = {0};
+  assert_int_equal(chakra_manifest_new(&m, CHAKRA_MANIFEST_GRID, 8, &err), 0);
+  static const char *axes[] = {"dp", "tp", "sp", "pp"};
+  for (int a = 0; a < 4; a++) assert_int_equal(chakra_manifest_add_axis(m, axes[a], a == 1 || a == 0 || a == 3 ? 2 : 1, a == 3, &err), 0);
+  const char *dp[] = {"dp"}, *tp[] = {"tp"}, *sp[] = {"sp"};
+  const char *o_dp[] = {"pp", "tp", "sp"}, *o_tp[] = {"pp", "dp", "sp"}, *o_sp[] = {"pp", "dp", "tp"};
+  assert_int_equal(chakra_manifest_add_group_rule(m, dp, 1, o_dp, 3, 1, &err), 0);
+  assert_int_equal(chakra_manifest_add_group_rule(m, tp, 1, o_tp, 3, 5, &err), 0);
+  assert_int_equal(chakra_manifest_add_group_rule(m, sp, 1, o_sp, 3, 9, &err), 0);
+  assert_int_equal(chakra_manifest_add_class(m, "s.class0.et", 0, &err), 0);
+  assert_int_equal(chakra_manifest_add_class(m, "s.class1.et", 4, &err), 0);
+  return m;
+}
+
+static void shared_set_binds_every_rank(void **state) {
+  (void)state;
+  chakra_synth_config c;
+  chakra_synth_config_default(&c);
+  c.num_stacks = 2, c.dmodel = 64, c.dff = 128, c.head = 4, c.kvhead = 2, c.seq = 16, c.dvocal = 64, c.batch = 4;
+  c.dp = c.tp = c.pp = 2;
+  c.threads = 1;
+  c.singleton_groups = 1; /* synth_grid() has the sp rule (groups of one rank) */
+  char *d = tu_join(tu_dir, "d"), *sp = tu_join(tu_dir, "s");
+  chakra_error err = {0};
+  if (chakra_synth_write(&c, d, NULL, &err)) fail_msg("%s", err.msg);
+  char *t0 = chakra_class_path_dup(sp, 0), *t1 = chakra_class_path_dup(sp, 1), *d0 = rank_file(d, 0), *d4 = rank_file(d, 4);
+  copy_file(d0, t0), copy_file(d4, t1);
+  chakra_manifest *m = synth_grid();
+  char *mp = chakra_manifest_path_dup(sp);
+  if (chakra_manifest_write(m, mp, &err)) fail_msg("%s", err.msg);
+  chakra_manifest_free(m);
+  chakra_set *s = open_ok(sp, NULL), *per = open_ok(d, NULL);
+  assert_non_null(chakra_set_manifest(s));
+  assert_null(chakra_set_manifest(per));
+  assert_int_equal(chakra_set_ranks(s), 8);
+  assert_int_equal(chakra_set_classes(s), 2);
+  assert_int_equal(chakra_set_class_of(s, 6), 1);
+  assert_int_equal(chakra_set_groups_origin(s), CHAKRA_GROUPS_MANIFEST);
+  assert_null(chakra_set_rank_path(s, 3));
+  assert_string_equal(chakra_set_rank_name(s, 5), tu_fmt("%s (rank 5)", t1));
+  for (uint32_t r = 0; r < 8; r++) {
+    /* the node stream: every message the rank file's */
+    chakra_reader *a, *b;
+    assert_int_equal(chakra_set_reader(s, r, NULL, &a, &err), 0);
+    assert_int_equal(chakra_set_reader(per, r, NULL, &b, &err), 0);
+    const uint8_t *x, *y;
+    size_t nx, ny;
+    int ra, rb, count = 0;
+    while ((ra = chakra_reader_next_raw(a, &x, &nx, &err)) == 1) {
+      rb = chakra_reader_next_raw(b, &y, &ny, &err);
+      assert_int_equal(rb, 1);
+      assert_int_equal(nx, ny);
+      assert_memory_equal(x, y, nx);
+      count++;
+    }
+    assert_int_equal(ra, 0);
+    assert_int_equal(chakra_reader_next_raw(b, &y, &ny, &err), 0);
+    assert_true(count > 50);
+    chakra_reader_close(a), chakra_reader_close(b);
+    /* the graph, and nodes read again from it */
+    chakra_graph *ga, *gb;
+    assert_int_equal(chakra_set_load_rank(s, r, NULL, &ga, &err), 0);
+    assert_int_equal(chakra_set_load_rank(per, r, NULL, &gb, &err), 0);
+    assert_int_equal(ga->n, gb->n);
+    assert_int_equal(ga->n_pg_names, gb->n_pg_names);
+    for (size_t i = 1; i < ga->n_pg_names; i++) assert_string_equal(ga->pg_names[i], gb->pg_names[i]);
+    for (size_t i = 0; i < ga->n; i++) {
+      assert_int_equal(ga->nodes[i].comm_src, gb->nodes[i].comm_src);
+      assert_int_equal(ga->nodes[i].comm_dst, gb->nodes[i].comm_dst);
+      assert_int_equal(ga->nodes[i].pg, gb->nodes[i].pg);
+      if (gb->nodes[i].present & (CHAKRA_HAS_COMM_DST | CHAKRA_HAS_COMM_SRC | CHAKRA_HAS_PG_NAME)) {
+        chakra_node *na, *nb;
+        assert_int_equal(chakra_graph_read_node(ga, (uint32_t)i, &na, &err), 0);
+        assert_int_equal(chakra_graph_read_node(gb, (uint32_t)i, &nb, &err), 0);
+        size_t la = protobuf_c_message_get_packed_size(&na->base), lb = protobuf_c_message_get_packed_size(&nb->base);
+        assert_int_equal(la, lb);
+        uint8_t *pa = malloc(la + 1), *pb = malloc(lb + 1);
+        protobuf_c_message_pack(&na->base, pa), protobuf_c_message_pack(&nb->base, pb);
+        assert_memory_equal(pa, pb, la);
+        free(pa), free(pb);
+        chakra_node_free(na), chakra_node_free(nb);
+      }
+    }
+    if (r == 5) assert_string_equal(ga->path, tu_fmt("%s (rank 5)", t1));
+    chakra_graph_free(gb);
+    if (r == 7) { /* a rank's graph outlives its set */
+      chakra_set_close(s);
+      s = NULL;
+      chakra_node *na;
+      uint32_t i = 0;
+      while (!(ga->nodes[i].present & CHAKRA_HAS_PG_NAME)) i++;
+      assert_int_equal(chakra_graph_read_node(ga, i, &na, &err), 0);
+      chakra_node_free(na);
+    }
+    chakra_graph_free(ga);
+  }
+  /* the groups: the rules' are the groups file's */
+  s = open_ok(sp, NULL);
+  assert_int_equal(chakra_set_load_groups(s, &err), 0);
+  assert_int_equal(chakra_set_load_groups(per, &err), 0);
+  assert_int_equal(chakra_set_groups_origin(per), CHAKRA_GROUPS_BESIDE);
+  assert_int_equal(chakra_set_group_count(s), chakra_set_group_count(per));
+  for (size_t i = 0; i < chakra_set_group_count(s); i++) {
+    uint32_t na, nb;
+    assert_string_equal(chakra_set_group_name(s, i), chakra_set_group_name(per, i));
+    const uint32_t *ma = chakra_set_group_members(s, i, &na), *mb = chakra_set_group_members(per, i, &nb);
+    assert_int_equal(na, nb);
+    assert_memory_equal(ma, mb, na * sizeof *ma);
+  }
+  chakra_set_close(s), chakra_set_close(per);
+  /* given as its manifest; not among other traces; a missing template; both forms at one prefix */
+  const char *args[] = {mp};
+  assert_int_equal(chakra_set_open_args(&s, args, 1, NULL, &err), 0);
+  assert_int_equal(chakra_set_ranks(s), 8);
+  chakra_set_close(s);
+  const char *two[] = {d0, sp};
+  assert_int_not_equal(chakra_set_open_args(&s, two, 2, NULL, &err), 0);
+  assert_contains(err.msg, "is a shared trace set");
+  chakra_set_options want = {.ranks = 16, .ranks_reason = "the network has 16 NPUs"};
+  assert_contains(open_fails(sp, &want), "the shared trace set has 8 rank(s), 16 expected (the network has 16 NPUs)");
+  unlink(t1);
+  assert_contains(open_fails(sp, NULL), tu_fmt("classes[1].template: %s does not exist", t1));
+  copy_file(d4, t1);
+  char *s0 = rank_file(sp, 0);
+  copy_file(d0, s0);
+  assert_contains(open_fails(sp, NULL), "both a shared trace set");
+  free(s0), free(mp), free(t0), free(t1), free(d0), free(d4), free(d), free(sp);
+}
+
 /* ---- streams ---- */
 
 static void readers_writers_and_reports_over_streams(void **state) {
@@ -490,6 +628,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(memory_source, tu_dir_setup, tu_dir_teardown),
       cmocka_unit_test_setup_teardown(classes_and_bindings, tu_dir_setup, tu_dir_teardown),
       cmocka_unit_test_setup_teardown(simulator_reads_memory_as_files, tu_dir_setup, tu_dir_teardown),
+      cmocka_unit_test_setup_teardown(shared_set_binds_every_rank, tu_dir_setup, tu_dir_teardown),
       cmocka_unit_test_setup_teardown(readers_writers_and_reports_over_streams, tu_dir_setup, tu_dir_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -83,6 +83,43 @@ static void test_one_workload_runs_under_two_configurations(void **state) {
   free(dir);
 }
 
+/* A configuration's network replaced in place (what chakra_sweep's network
+ * axes do) runs as one built on that network; another NPU count is refused
+ * and leaves the configuration as it was. */
+static void test_network_replaced_in_a_configuration(void **state) {
+  (void)state;
+  char *dir;
+  chakra_error err;
+  chakra_sim_workload *w = ar8_workload(&dir);
+  chakra_topo_dim fast = {CHAKRA_TOPO_RING, 8, 100.0, 500.0}, four = {CHAKRA_TOPO_RING, 4, 100.0, 500.0};
+  chakra_topo *t8, *t4, *t8b;
+  assert_int_equal(chakra_topo_new(&t8, &fast, 1, &err), 0);
+  assert_int_equal(chakra_topo_new(&t8b, &fast, 1, &err), 0);
+  assert_int_equal(chakra_topo_new(&t4, &four, 1, &err), 0);
+  chakra_sim_config *built = ring4chunks_config(t8b), *replaced = ring8_config();
+  chakra_sim_result r;
+  assert_int_equal(chakra_sim_config_set_topo(replaced, t4, &err), CHAKRA_EINVAL);
+  assert_contains(err.msg, "8 NPUs");
+  assert_int_equal(chakra_sim_run(replaced, w, NULL, &r, &err), 0);
+  expect_all(&r, 64440);
+  chakra_sim_result_free(&r);
+  assert_int_equal(chakra_sim_config_set_topo(replaced, t8, &err), 0);
+  chakra_topo_free(t8); /* copied */
+  chakra_topo_free(t4);
+  assert_int_equal(chakra_sim_run(built, w, NULL, &r, &err), 0);
+  uint64_t want = r.ranks[0].finish_ns;
+  assert_true(want < 64440);
+  chakra_sim_result_free(&r);
+  assert_int_equal(chakra_sim_run(replaced, w, NULL, &r, &err), 0);
+  expect_all(&r, want);
+  chakra_sim_result_free(&r);
+  chakra_sim_config_free(built);
+  chakra_sim_config_free(replaced);
+  chakra_sim_workload_free(w);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 static void test_configuration_errors_name_the_field(void **state) {
   (void)state;
   chakra_error err;
@@ -226,6 +263,7 @@ static void test_link_list_configuration_in_code(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_one_workload_runs_under_two_configurations),
+      cmocka_unit_test(test_network_replaced_in_a_configuration),
       cmocka_unit_test(test_configuration_errors_name_the_field),
       cmocka_unit_test(test_per_node_memory_without_npus_per_node_fails_at_run),
       cmocka_unit_test(test_progress_callback_can_stop_a_run),

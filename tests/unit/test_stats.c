@@ -1,10 +1,12 @@
-/* test_stats.c - pins the stats API (chakra_stats_file, chakra_stats_add)
+/* test_stats.c - pins the stats API (chakra_stats_file, _add, _sum)
  * and validate's summary on small traces whose figures are counted by hand
  * in the comments. The traces are packed here with protobuf-c directly, so
  * they do not depend on the library's writer. (The CLI's text and JSON are
  * pinned by tests/analyze/stats_cli.py and validate_cross.py.) */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include "chakra/stats.h"
 #include "chakra/validate.h"
@@ -222,9 +224,76 @@ static void test_stats_add_sums_counts_and_takes_the_longest_path(void **state) 
   assert_int_equal(group(&t, "")->ops, 5);
   assert_int_equal(group(&t, "")->bytes, 6244);
   assert_int_equal(group(&t, "tp")->bytes, 512);
+  /* the sum of both at once is the same total, groups in the same order */
+  chakra_rank_stats both[2] = {r0, r1}, u;
+  assert_int_equal(chakra_stats_sum(&u, both, 2), 0);
+  assert_int_equal(u.ranks, 2);
+  assert_int_equal(u.nodes, t.nodes);
+  assert_int_equal(u.critical_path_us, 54);
+  assert_memory_equal(u.coll_bytes, t.coll_bytes, sizeof t.coll_bytes);
+  assert_int_equal(u.n_groups, t.n_groups);
+  for (uint64_t i = 0; i < t.n_groups; i++) {
+    assert_string_equal(u.groups[i].name, t.groups[i].name);
+    assert_int_equal(u.groups[i].ops, t.groups[i].ops);
+    assert_int_equal(u.groups[i].bytes, t.groups[i].bytes);
+  }
+  chakra_stats_free(&u);
   chakra_stats_free(&r0);
   chakra_stats_free(&r1);
   chakra_stats_free(&t);
+}
+
+/* n ranks, rank k on groups "g<k/2>" and "w" (one op of k bytes each). */
+static chakra_rank_stats *paired_ranks(size_t n) {
+  chakra_rank_stats *v = calloc(n, sizeof *v);
+  assert_non_null(v);
+  for (size_t k = 0; k < n; k++) {
+    v[k].ranks = 1;
+    v[k].n_groups = 2;
+    v[k].groups = calloc(2, sizeof *v[k].groups);
+    assert_non_null(v[k].groups);
+    char name[32];
+    snprintf(name, sizeof name, "g%zu", k / 2);
+    v[k].groups[0] = (chakra_group_stats){strdup(name), 1, k};
+    v[k].groups[1] = (chakra_group_stats){strdup("w"), 1, k};
+  }
+  return v;
+}
+
+static void free_ranks(chakra_rank_stats *v, size_t n) {
+  for (size_t k = 0; k < n; k++) chakra_stats_free(&v[k]);
+  free(v);
+}
+
+static double cpu_seconds(void) { return (double)clock() / CLOCKS_PER_SEC; }
+
+/* The total of 2^17 ranks on 2^16 groups costs time linear in them: once
+ * against 2^13 ranks sixteen times (adding one by one, as the command did,
+ * scanned the total's groups for each of a rank's). CPU time, so that load
+ * does not matter. */
+static void test_stats_sum_is_linear_in_groups(void **state) {
+  (void)state;
+  size_t small = 1u << 13, big = 1u << 17;
+  chakra_rank_stats *a = paired_ranks(small), *b = paired_ranks(big), t;
+  double t0 = cpu_seconds();
+  for (int k = 0; k < 16; k++) {
+    assert_int_equal(chakra_stats_sum(&t, a, small), 0);
+    chakra_stats_free(&t);
+  }
+  double t1 = cpu_seconds();
+  assert_int_equal(chakra_stats_sum(&t, b, big), 0);
+  double t2 = cpu_seconds();
+  assert_int_equal(t.ranks, (int)big);
+  assert_int_equal(t.n_groups, big / 2 + 1);
+  assert_string_equal(t.groups[0].name, "g0");
+  assert_string_equal(t.groups[1].name, "w");
+  assert_int_equal(t.groups[1].ops, big);
+  assert_int_equal(t.groups[1].bytes, (uint64_t)big * (big - 1) / 2);
+  assert_int_equal(t.groups[t.n_groups - 1].bytes, 2 * big - 3); /* g<big/2 - 1>: ranks big - 2 and big - 1 */
+  chakra_stats_free(&t);
+  if (t2 - t1 > 4 * (t1 - t0) + 0.05)
+    fail_msg("2^17 ranks took %.3f s of CPU, 16 x 2^13 ranks %.3f s: not linear", t2 - t1, t1 - t0);
+  free_ranks(a, small), free_ranks(b, big);
 }
 
 /* 1 and 2 depend on each other (2 on 1 by data, 1 on 2 by control). */
@@ -314,6 +383,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       T(test_stats_rank0_hand_counted),
       T(test_stats_add_sums_counts_and_takes_the_longest_path),
+      T(test_stats_sum_is_linear_in_groups),
       T(test_stats_cycle_leaves_critical_path_undefined_unless_ctrl_deps_ignored),
       T(test_stats_unreadable_file_is_an_error_naming_it),
       T(test_validate_summary_counts_files_nodes_errors_and_warnings),

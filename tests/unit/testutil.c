@@ -1,6 +1,9 @@
 /* testutil.c - see testutil.h. */
 #include "testutil.h"
 
+#include "chakra/build.h"
+#include "chakra/gen.h"
+
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,6 +209,77 @@ void tu_write_trace(const char *path, const tu_node *nodes, size_t n) {
     if (chakra_writer_put(w, &nd.base, &err)) fail_msg("writer_put: %s", err.msg);
   }
   if (chakra_writer_close(w, &err)) fail_msg("writer_close: %s", err.msg);
+}
+
+char *tu_microbench(const char *name, uint32_t npus) {
+  char *prefix = tu_join(tu_dir, name);
+  chakra_error err = {0};
+  if (chakra_gen_microbench(prefix, CHAKRA_ALL_REDUCE, npus, 1 << 20, &err)) fail_msg("%s", err.msg);
+  return prefix;
+}
+
+static void put_wnode(chakra_builder *b, const tu_wnode *nd, char *name, size_t size) {
+  snprintf(name, size, "n%llu", (unsigned long long)nd->id);
+  chakra_builder_node(b, nd->id, nd->name ? nd->name : name, nd->type);
+  chakra_builder_data_deps(b, nd->deps, nd->n_deps);
+  chakra_builder_ctrl_deps(b, nd->ctrl, nd->n_ctrl);
+  if (nd->start_us) chakra_builder_start_time(b, nd->start_us);
+  chakra_builder_bool(b, "is_cpu_op", nd->cpu);
+  switch (nd->type) {
+    case CHAKRA_COMP_NODE: chakra_builder_duration(b, nd->us); break;
+    case CHAKRA_COMM_SEND_NODE:
+    case CHAKRA_COMM_RECV_NODE:
+      chakra_builder_int64(b, nd->type == CHAKRA_COMM_SEND_NODE ? "comm_dst" : "comm_src", nd->peer);
+      chakra_builder_int64(b, "comm_size", (int64_t)nd->size);
+      chakra_builder_int64(b, "comm_tag", 3);
+      break;
+    case CHAKRA_COMM_COLL_NODE:
+      chakra_builder_int64(b, "comm_type", nd->comm_type);
+      chakra_builder_int64(b, "comm_size", (int64_t)nd->size);
+      if (nd->pg) chakra_builder_string(b, "pg_name", nd->pg);
+      break;
+    default: break;
+  }
+}
+
+void tu_write_rank(const char *prefix, uint32_t rank, const tu_wnode *nodes, size_t n) {
+  chakra_builder *b;
+  chakra_error err = {0};
+  assert_int_equal(chakra_builder_new(&b), 0);
+  chakra_builder_metadata(b, "0.0.4");
+  if (chakra_builder_put(b, &err)) fail_msg("builder_put: %s", err.msg);
+  for (size_t i = 0; i < n; i++) {
+    char name[32];
+    put_wnode(b, &nodes[i], name, sizeof name);
+    if (chakra_builder_put(b, &err)) fail_msg("builder_put: %s", err.msg);
+  }
+  size_t len;
+  const uint8_t *bytes = chakra_builder_bytes(b, &len);
+  char *path = chakra_rank_path_dup(prefix, rank);
+  assert_non_null(path);
+  tu_write_bytes(path, bytes, len);
+  free(path);
+  chakra_builder_free(b);
+}
+
+chakra_graph *tu_rank_graph(const char *prefix, uint32_t r) {
+  char *p = chakra_rank_path_dup(prefix, r);
+  assert_non_null(p);
+  chakra_graph *g;
+  chakra_error err = {0};
+  if (chakra_graph_load(&g, p, NULL, &err)) fail_msg("%s", err.msg);
+  free(p);
+  return g;
+}
+
+void tu_assert_same_ranks(const char *a, const char *b, uint32_t n) {
+  for (uint32_t r = 0; r < n; r++) {
+    char *pa = chakra_rank_path_dup(a, r), *pb = chakra_rank_path_dup(b, r);
+    size_t na, nb;
+    uint8_t *ba = tu_read_file(pa, &na), *bb = tu_read_file(pb, &nb);
+    if (na != nb || memcmp(ba, bb, na) != 0) fail_msg("%s and %s differ", pa, pb);
+    free(ba), free(bb), free(pa), free(pb);
+  }
 }
 
 void tu_collect_line(void *ctx, const chakra_problem *p) {

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "chakra/attr.h"
+#include "chakra/graph.h"
 #include "chakra/trace.h"
 
 /* ---- files ---------------------------------------------------------- */
@@ -93,6 +95,53 @@ typedef struct tu_node {
 /* Writes a trace with chakra_writer_*: GlobalMetadata version "1.0.0",
  * then the nodes in array order (the file order). */
 void tu_write_trace(const char *path, const tu_node *nodes, size_t n);
+
+/* A node of a workload rank, with the attributes its type needs:
+ * compute (is_cpu_op = cpu, duration us), send (comm_dst = peer) and
+ * receive (comm_src = peer) with comm_size = size and comm_tag = 3,
+ * collective (comm_type, comm_size = size, pg_name = pg when set); a name,
+ * control dependencies and a recorded start when given. */
+typedef struct tu_wnode {
+  uint64_t id;
+  int type;                 /* CHAKRA_COMP_NODE, CHAKRA_COMM_SEND_NODE, ... (chakra/attr.h) */
+  int cpu;
+  uint64_t us;
+  int32_t peer;
+  uint64_t size;
+  int comm_type;            /* CHAKRA_ALL_REDUCE, ... */
+  const char *pg;
+  uint64_t deps[4];         /* data dependencies: the first n_deps */
+  size_t n_deps;
+  const uint64_t *ctrl;     /* control dependencies (TU_CTRL) */
+  size_t n_ctrl;
+  const char *name;         /* NULL: "n<id>" */
+  uint64_t start_us;        /* recorded start_time_micros; 0 = none */
+} tu_wnode;
+
+/* A 1 MiB all-reduce microbenchmark of npus ranks (chakra gen microbench)
+ * at tu_dir/NAME; the prefix, malloc'd. */
+char *tu_microbench(const char *name, uint32_t npus);
+
+/* Initialisers: TU_COMP(2, 10, 0, TU_DEPS(1)) is GPU compute node 2 of
+ * 10 us after node 1; the dependencies are optional. */
+#define TU_DEPS(...) .deps = {__VA_ARGS__}, .n_deps = TU_COUNT(__VA_ARGS__)
+#define TU_COMP(i, us_, cpu_, ...) {.id = (i), .type = CHAKRA_COMP_NODE, .us = (us_), .cpu = (cpu_), __VA_ARGS__}
+#define TU_SEND(i, peer_, size_, ...) \
+  {.id = (i), .type = CHAKRA_COMM_SEND_NODE, .peer = (peer_), .size = (size_), __VA_ARGS__}
+#define TU_RECV(i, peer_, size_, ...) \
+  {.id = (i), .type = CHAKRA_COMM_RECV_NODE, .peer = (peer_), .size = (size_), __VA_ARGS__}
+#define TU_COLL(i, type_, size_, ...) \
+  {.id = (i), .type = CHAKRA_COMM_COLL_NODE, .comm_type = (type_), .size = (size_), __VA_ARGS__}
+
+/* Writes rank r of a workload, PREFIX.r.et, through chakra_builder:
+ * GlobalMetadata version "0.0.4", then the nodes in array order. */
+void tu_write_rank(const char *prefix, uint32_t rank, const tu_wnode *nodes, size_t n);
+
+/* Rank r of the workload at prefix, loaded (fails the test otherwise). */
+chakra_graph *tu_rank_graph(const char *prefix, uint32_t r);
+/* Fails the test unless ranks 0..n-1 of workloads a and b are the same
+ * bytes. */
+void tu_assert_same_ranks(const char *a, const char *b, uint32_t n);
 
 /* ---- messages ------------------------------------------------------- */
 

@@ -13,7 +13,6 @@
 #include "../util/jsonw.h"
 #include "../util/outfile.h"
 #include "../util/tasks.h"
-#include "simconfig.h"
 
 /* What an axis sets. */
 typedef enum {
@@ -23,7 +22,8 @@ typedef enum {
   AX_TOPOLOGY,
   AX_MODEL,       /* run parameters */
   AX_INJECTION,
-  AX_QUEUES
+  AX_QUEUES,
+  AX_SCALING
 } sweep_kind;
 
 typedef struct sweep_axis {
@@ -41,6 +41,8 @@ typedef struct sweep_axis {
 struct chakra_sweep {
   sweep_axis *axes;
   size_t n_axes, points;
+  sweep_axis *fixed;  /* chakra_sweep_fix(): one value each, set on every point, not columns */
+  size_t n_fixed;
 };
 
 static void axis_free(sweep_axis *a) {
@@ -58,7 +60,9 @@ static void axis_free(sweep_axis *a) {
 void chakra_sweep_free(chakra_sweep *s) {
   if (!s) return;
   for (size_t i = 0; i < s->n_axes; i++) axis_free(&s->axes[i]);
+  for (size_t i = 0; i < s->n_fixed; i++) axis_free(&s->fixed[i]);
   free(s->axes);
+  free(s->fixed);
   free(s);
 }
 
@@ -167,15 +171,18 @@ static int parse_numbers(sweep_axis *a, chakra_error *err) {
     const char *v = a->values[i];
     char *end;
     double d = strtod(v, &end);
-    if (a->kind == AX_TOPOLOGY || a->kind == AX_MODEL) {
+    if (a->kind == AX_TOPOLOGY || a->kind == AX_MODEL || a->kind == AX_SCALING) {
       static const char *const kinds[] = {"Ring", "FullyConnected", "Switch"};
       static const char *const models[] = {"aware", "unaware"};
-      const char *const *names = a->kind == AX_TOPOLOGY ? kinds : models;
+      static const char *const scalings[] = {"scale", "as-is"};
+      const char *const *names = a->kind == AX_TOPOLOGY ? kinds : a->kind == AX_MODEL ? models : scalings;
       int n = a->kind == AX_TOPOLOGY ? 3 : 2, k = 0;
       while (k < n && strcmp(v, names[k]) != 0) k++;
       if (k == n)
         return chakra_error_set(err, CHAKRA_EINVAL, "--vary %s: '%s' is not %s", a->text, v,
-                                a->kind == AX_TOPOLOGY ? "Ring, FullyConnected or Switch" : "aware or unaware");
+                                a->kind == AX_TOPOLOGY ? "Ring, FullyConnected or Switch"
+                                : a->kind == AX_MODEL  ? "aware or unaware"
+                                                       : "scale or as-is");
       a->num[i] = k;
       continue;
     }
@@ -211,8 +218,9 @@ static int parse_axis(sweep_axis *a, const char *text, chakra_error *err) {
                             "with [D])", text);
   if (net == 1) return parse_numbers(a, err);
   static const struct { const char *name; sweep_kind kind; } params[] = {
-      {"network-model", AX_MODEL}, {"injection-scale", AX_INJECTION}, {"num-queues-per-dim", AX_QUEUES}};
-  for (size_t i = 0; i < 3; i++)
+      {"network-model", AX_MODEL}, {"injection-scale", AX_INJECTION}, {"num-queues-per-dim", AX_QUEUES},
+      {"custom-collective-scaling", AX_SCALING}};
+  for (size_t i = 0; i < sizeof params / sizeof *params; i++)
     if (strcmp(a->key, params[i].name) == 0) {
       a->kind = params[i].kind;
       return parse_numbers(a, err);
@@ -262,6 +270,20 @@ int chakra_sweep_new(chakra_sweep **out, const char *const *vary, size_t n, chak
   return 0;
 }
 
+int chakra_sweep_fix(chakra_sweep *s, const char *key_value, chakra_error *err) {
+  sweep_axis *v = realloc(s->fixed, (s->n_fixed + 1) * sizeof *v);
+  if (!v) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  s->fixed = v;
+  sweep_axis *a = &s->fixed[s->n_fixed++];
+  memset(a, 0, sizeof *a);
+  int rc = parse_axis(a, key_value, err);
+  if (!rc && a->n != 1) rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: one value, not %zu", key_value, a->n);
+  for (size_t k = 0; k < s->n_axes && !rc; k++)
+    if (same_target(&s->axes[k], a))
+      rc = chakra_error_set(err, CHAKRA_EINVAL, "--vary %s: sets what --%s sets", s->axes[k].text, a->key);
+  return rc;
+}
+
 size_t chakra_sweep_points(const chakra_sweep *s) { return s->points; }
 size_t chakra_sweep_axes(const chakra_sweep *s) { return s->n_axes; }
 const char *chakra_sweep_key(const chakra_sweep *s, size_t a) { return s->axes[a].key; }
@@ -291,8 +313,8 @@ static int apply_value(const sweep_axis *a, size_t v, chakra_sim_config *c, chak
         if (strstr(why, "unknown key"))
           chakra_error_set(err, rc,
                            "--vary %s: unknown key \"%s\" (expected a system or remote-memory JSON key, "
-                           "bandwidth[D], latency[D], topology[D], network-model, injection-scale or "
-                           "num-queues-per-dim)", a->text, a->name);
+                           "bandwidth[D], latency[D], topology[D], network-model, injection-scale, "
+                           "num-queues-per-dim or custom-collective-scaling)", a->text, a->name);
         else
           chakra_error_set(err, rc, "--vary %s: value '%s': %s", a->text, a->values[v], why);
       }
@@ -301,6 +323,7 @@ static int apply_value(const sweep_axis *a, size_t v, chakra_sim_config *c, chak
     case AX_MODEL: p->network_model = a->num[v] == 0 ? CHAKRA_NET_AWARE : CHAKRA_NET_UNAWARE; return 0;
     case AX_INJECTION: p->injection_scale = a->num[v]; return 0;
     case AX_QUEUES: p->queues_per_dim = (uint32_t)a->num[v]; return 0;
+    case AX_SCALING: p->custom_as_is = a->num[v] == 1; return 0;
     default: break;
   }
   if (a->dim >= ndims)
@@ -314,14 +337,13 @@ static int apply_value(const sweep_axis *a, size_t v, chakra_sim_config *c, chak
   return 0;
 }
 
-/* Replaces c's network with dims (the struct is private to lib/sim). */
+/* Replaces c's network with one of dims. */
 static int replace_topo(chakra_sim_config *c, const chakra_topo_dim *dims, int ndims, chakra_error *err) {
   chakra_topo *t;
   int rc = chakra_topo_new(&t, dims, ndims, err);
-  if (rc) return rc;
-  chakra_topo_free(c->topo);
-  c->topo = t;
-  return 0;
+  if (!rc) rc = chakra_sim_config_set_topo(c, t, err);
+  chakra_topo_free(t);
+  return rc;
 }
 
 /* Loads files and sets value choice[a] of every axis a (choice NULL: every
@@ -332,8 +354,11 @@ static int build(const chakra_sweep *s, const size_t *choice, const chakra_sim_f
   int rc = chakra_sim_config_load(&c, files, diag, diag_ctx, err);
   if (rc) return rc;
   chakra_topo_dim dims[CHAKRA_TOPO_MAX_DIMS];
-  int ndims = chakra_topo_dims(c->topo), net = 0;
-  for (int d = 0; d < ndims; d++) dims[d] = *chakra_topo_dim_at(c->topo, d);
+  const chakra_topo *topo = chakra_sim_config_topo(c);
+  int ndims = chakra_topo_dims(topo), net = 0;
+  for (int d = 0; d < ndims; d++) dims[d] = *chakra_topo_dim_at(topo, d);
+  for (size_t a = 0; a < s->n_fixed && !rc; a++)
+    rc = apply_value(&s->fixed[a], 0, c, dims, ndims, choice ? NULL : diag, diag_ctx, err);
   for (size_t a = 0; a < s->n_axes && !rc; a++) {
     const sweep_axis *x = &s->axes[a];
     net |= x->kind == AX_BANDWIDTH || x->kind == AX_LATENCY || x->kind == AX_TOPOLOGY;

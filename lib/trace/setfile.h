@@ -1,0 +1,37 @@
+/* setfile.h - the shared form's manifest, PREFIX.set.json: reading,
+ * checking, building, writing and the bindings it defines (private part;
+ * the public one is in include/chakra/set.h).
+ *
+ * A manifest is reference-counted: a set, and every graph or reader bound
+ * through it, hold a reference, so a rank's graph may outlive its set. */
+#ifndef CHAKRA_TRACE_SETFILE_H
+#define CHAKRA_TRACE_SETFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chakra/set.h"
+
+/* Another reference to m (released by chakra_manifest_free()). */
+chakra_manifest *setfile_ref(const chakra_manifest *m);
+
+/* The template of class cls as a path: its name resolved against the
+ * folder of the manifest at manifest_path. New memory, NULL when out of
+ * memory. */
+char *setfile_resolve(const char *manifest_path, const char *name);
+
+/* The comm-group text of a grid's rules, {"1": [0, 1], ...} with the
+ * spacing STAGE's files have, rule by rule and group by group, members
+ * ascending; through fn (as outfile_write). */
+typedef int (*setfile_write_fn)(void *ctx, const void *data, size_t len, chakra_error *err);
+int setfile_write_grid_groups(const chakra_manifest *m, setfile_write_fn fn, void *ctx, chakra_error *err);
+
+/* The groups of a grid's rules, one by one, for a set's group table:
+ * fn(ctx, name, members, n) in the order of setfile_write_grid_groups. */
+typedef int (*setfile_group_fn)(void *ctx, const char *name, const uint32_t *members, uint32_t n);
+int setfile_each_grid_group(const chakra_manifest *m, setfile_group_fn fn, void *ctx);
+
+/* Whether rank's binding is the identity (it is its class's representative). */
+int setfile_is_rep(const chakra_manifest *m, uint32_t rank);
+
+#endif
