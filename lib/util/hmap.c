@@ -9,6 +9,11 @@ void hmap_free(hmap *m) {
   memset(m, 0, sizeof *m);
 }
 
+void hmap_clear(hmap *m) {
+  if (m->val) memset(m->val, 0xff, (m->mask + 1) * sizeof *m->val);
+  m->n = 0;
+}
+
 size_t hmap_memory(const hmap *m) {
   return m->val ? (m->mask + 1) * (sizeof *m->hash + sizeof *m->val) : 0;
 }

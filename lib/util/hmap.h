@@ -27,6 +27,8 @@ typedef struct hmap {
 
 /* A zeroed hmap is an empty map. */
 void hmap_free(hmap *m);
+/* Removes every entry, keeping the table's room. */
+void hmap_clear(hmap *m);
 /* Room for n entries without growing; -1 when out of memory. */
 int hmap_reserve(hmap *m, size_t n);
 /* Bytes held by the table. */

@@ -2,12 +2,16 @@
  * value already there returned on a second put, growth keeps every entry,
  * keys that collide in the low bits), string keys held by the caller
  * (equal hashes still compared by content, different lengths), the
- * general find with an equality test, and reserve. */
+ * general find with an equality test, reserve and clear; nameidx over
+ * it (records that move as their array grows, the lowest record of a
+ * repeated name, clear). */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "hmap.h"
+#include "nameidx.h"
 #include "testutil.h"
 
 static void test_u64_put_get_and_growth(void **state) {
@@ -107,6 +111,53 @@ static void test_hash_bytes_depends_on_every_byte_and_length(void **state) {
   assert_true(hmap_hash_bytes("", 0) != hmap_hash_bytes("\0", 1));
 }
 
+static void test_clear_keeps_room_and_forgets(void **state) {
+  (void)state;
+  hmap m = {0};
+  int oom = 0;
+  for (uint32_t i = 0; i < 100; i++) hmap_put_u64(&m, i, i, &oom);
+  size_t mask = m.mask;
+  hmap_clear(&m);
+  assert_int_equal(m.n, 0);
+  assert_int_equal(m.mask, mask);
+  for (uint32_t i = 0; i < 100; i++) assert_int_equal(hmap_get_u64(&m, i), HMAP_NONE);
+  assert_int_equal(hmap_put_u64(&m, 5, 1, &oom), HMAP_NONE);
+  assert_int_equal(hmap_get_u64(&m, 5), 1);
+  hmap_free(&m);
+}
+
+typedef struct rec {
+  int pad;
+  const char *name;
+} rec;
+
+static void test_nameidx_lowest_record_as_array_grows(void **state) {
+  (void)state;
+  enum { N = 5000 };
+  static char text[N][16];
+  rec *v = NULL;
+  nameidx x = {0};
+  for (size_t i = 0; i < N; i++) {
+    snprintf(text[i], sizeof text[i], "g%zu", i % (N / 2)); /* every name twice: i and i + N/2 */
+    rec *nv = realloc(v, (i + 1) * sizeof *v);            /* the array moves under the index */
+    assert_non_null(nv);
+    v = nv;
+    v[i] = (rec){0, text[i]};
+    assert_int_equal(nameidx_sync(&x, (nameidx_recs){v, sizeof *v, offsetof(rec, name)}, i + 1), 0);
+  }
+  nameidx_recs r = {v, sizeof *v, offsetof(rec, name)};
+  for (size_t i = 0; i < N; i++) assert_int_equal(nameidx_find(&x, r, text[i]), (long)(i % (N / 2)));
+  assert_int_equal(nameidx_find(&x, r, "g"), -1);
+  assert_int_equal(nameidx_find(&x, r, "nothing"), -1);
+  nameidx_clear(&x);
+  assert_int_equal(nameidx_find(&x, r, "g1"), -1);
+  assert_int_equal(nameidx_sync(&x, r, 3), 0); /* g0 g1 g2 again */
+  assert_int_equal(nameidx_find(&x, r, "g2"), 2);
+  assert_int_equal(nameidx_find(&x, r, "g3"), -1);
+  nameidx_free(&x);
+  free(v);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_u64_put_get_and_growth),
@@ -114,6 +165,8 @@ int main(void) {
       cmocka_unit_test(test_find_compares_keys_under_equal_hashes),
       cmocka_unit_test(test_reserve_sizes_once),
       cmocka_unit_test(test_hash_bytes_depends_on_every_byte_and_length),
+      cmocka_unit_test(test_clear_keeps_room_and_forgets),
+      cmocka_unit_test(test_nameidx_lowest_record_as_array_grows),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
