@@ -353,11 +353,10 @@ static int read_system(calib *c, chakra_error *err) {
   FILE *f = fopen(c->o->system, "rb");
   if (!f) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot open: %s", c->o->system, strerror(errno));
   strbuf text = {0};
-  char chunk[8192], why[256] = "";
-  size_t got;
-  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) strbuf_put(&text, chunk, got);
+  char why[256] = "";
+  int got = strbuf_read_stream(&text, f, SIZE_MAX - 1); /* a read error leaves what was read, refused below */
   fclose(f);
-  if (!strbuf_cstr(&text)) return free(text.s), chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (got == STRBUF_ENOMEM || !strbuf_cstr(&text)) return free(text.s), chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   c->system = text.n ? yajl_tree_parse(text.s, why, sizeof why) : NULL;
   free(text.s);
   if (YAJL_IS_OBJECT(c->system)) return 0;

@@ -11,6 +11,7 @@
 #include <yajl/yajl_tree.h>
 
 #include "../util/commgroups.h"
+#include "../util/strbuf.h"
 #include "../util/ymap.h"
 #include "chakra/build.h"
 
@@ -22,26 +23,20 @@ static char *read_text(const char *path, chakra_error *err) {
     chakra_error_set(err, CHAKRA_EIO, "%s: cannot open: %s", path, strerror(errno));
     return NULL;
   }
-  size_t cap = 4096, n = 0;
-  char *buf = malloc(cap);
-  for (size_t k; buf && (k = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
-    n += k;
-    if (cap - n - 1 == 0) {
-      char *nb = realloc(buf, cap *= 2);
-      if (!nb) free(buf);
-      buf = nb;
-    }
-  }
-  int failed = ferror(f), e = errno; /* a directory reads as an error, not as an empty text */
+  strbuf text = {0};
+  int got = strbuf_read_stream(&text, f, SIZE_MAX - 1), e = errno; /* a directory reads as an error, not as an empty text */
   fclose(f);
-  if (buf && failed) {
-    free(buf);
+  if (got == STRBUF_EREAD) {
+    strbuf_free(&text);
     chakra_error_set(err, CHAKRA_EIO, "%s: read failed: %s", path, strerror(e));
     return NULL;
   }
-  if (!buf) chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
-  else buf[n] = 0;
-  return buf;
+  if (got || !strbuf_cstr(&text)) {
+    strbuf_free(&text);
+    chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
+    return NULL;
+  }
+  return text.s;
 }
 
 static yajl_val parse_json(const char *path, chakra_error *err) {

@@ -57,3 +57,18 @@ void strbuf_i64(strbuf *b, int64_t v) {
     strbuf_u64(b, (uint64_t)v);
   }
 }
+
+int strbuf_read_stream(strbuf *b, FILE *f, size_t max) {
+  for (;;) {
+    if (b->n > max) {
+      b->n = max;
+      return STRBUF_EBIG;
+    }
+    size_t left = max - b->n; /* one byte past it tells that there is more */
+    uint8_t *at = strbuf_room(b, left < 65536 ? left + 1 : 65536);
+    if (!at) return STRBUF_ENOMEM;
+    size_t room = b->cap - b->n, got = fread(at, 1, left < room ? left + 1 : room, f);
+    b->n += got;
+    if (!got) return ferror(f) ? STRBUF_EREAD : 0;
+  }
+}

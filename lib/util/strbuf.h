@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #define STRBUF_MIN 256
@@ -58,5 +59,13 @@ void strbuf_i64(strbuf *b, int64_t v);
 /* The text so far, NUL-terminated (the NUL is not counted in n), or NULL
  * when out of memory. */
 const char *strbuf_cstr(strbuf *b);
+
+/* Appends what is left of f to b, b holding at most max bytes in all:
+ * 0 at the end of f; STRBUF_EREAD on a read error (errno as the read left
+ * it); STRBUF_EBIG when there is more than that (b keeps max bytes);
+ * STRBUF_ENOMEM when out of memory (oom set). The one "read a whole
+ * file" loop. */
+enum { STRBUF_EREAD = -1, STRBUF_EBIG = -2, STRBUF_ENOMEM = -3 };
+int strbuf_read_stream(strbuf *b, FILE *f, size_t max);
 
 #endif

@@ -1,8 +1,11 @@
 /* test_strbuf.c - pins lib/util/strbuf.h: appends of every kind in order,
  * numbers as jsonw writes them, the text view NUL-terminated without
  * counting the NUL, room then a manual advance, and sticky out-of-memory
- * (a size that cannot be had sets oom; later appends do nothing). */
+ * (a size that cannot be had sets oom; later appends do nothing); a
+ * stream read whole (after what b holds), up to a limit exactly, past it
+ * refused, a read error told apart from the end. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "strbuf.h"
@@ -73,12 +76,52 @@ static void test_oom_is_sticky(void **state) {
   assert_int_equal(b.oom, 0);
 }
 
+static FILE *file_of(size_t n) {
+  FILE *f = tmpfile();
+  assert_non_null(f);
+  for (size_t i = 0; i < n; i++) fputc('a' + (int)(i % 26), f);
+  rewind(f);
+  return f;
+}
+
+static void test_read_stream_whole_and_limits(void **state) {
+  (void)state;
+  enum { N = 200000 };
+  strbuf b = {0};
+  strbuf_puts(&b, "head:");
+  FILE *f = file_of(N);
+  assert_int_equal(strbuf_read_stream(&b, f, SIZE_MAX), 0);
+  assert_int_equal(b.n, 5 + N);
+  assert_memory_equal(b.s, "head:abc", 8);
+  assert_int_equal(b.s[5 + N - 1], 'a' + (N - 1) % 26);
+  strbuf_free(&b);
+  rewind(f);
+  assert_int_equal(strbuf_read_stream(&b, f, N), 0); /* exactly the limit */
+  assert_int_equal(b.n, N);
+  strbuf_free(&b);
+  rewind(f);
+  assert_int_equal(strbuf_read_stream(&b, f, N - 1), STRBUF_EBIG); /* one byte more */
+  assert_int_equal(b.n, N - 1);
+  strbuf_free(&b);
+  fclose(f);
+  f = file_of(0);
+  assert_int_equal(strbuf_read_stream(&b, f, 0), 0);
+  assert_int_equal(b.n, 0);
+  fclose(f);
+  FILE *w = fopen("/dev/null", "w"); /* reading a stream open for writing fails */
+  assert_non_null(w);
+  assert_int_equal(strbuf_read_stream(&b, w, SIZE_MAX), STRBUF_EREAD);
+  fclose(w);
+  strbuf_free(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_appends_in_order),
       cmocka_unit_test(test_cstr_and_growth),
       cmocka_unit_test(test_room_then_advance),
       cmocka_unit_test(test_oom_is_sticky),
+      cmocka_unit_test(test_read_stream_whole_and_limits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
