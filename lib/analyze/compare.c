@@ -10,6 +10,7 @@
 #include "../util/xmltext.h"
 #include "reportjson.h"
 #include "textout.h"
+#include "../util/vec.h"
 
 static yajl_val ranks_of(yajl_val root, const char *path, chakra_error *err) {
   const char *p[] = {"ranks", NULL};
@@ -47,13 +48,7 @@ static double num(yajl_val obj, const char *key) {
 }
 
 static int add_row(chakra_compare *c, size_t *cap, const char *what, double pred, double meas) {
-  if (c->n == *cap) {
-    size_t nc = *cap ? *cap * 2 : 32;
-    chakra_compare_row *v = realloc(c->rows, nc * sizeof *v);
-    if (!v) return -1;
-    c->rows = v;
-    *cap = nc;
-  }
+  if (VEC_ROOM(c->rows, c->n, *cap, 1)) return -1;
   chakra_compare_row *r = &c->rows[c->n];
   if (!(r->label = strdup(what))) return -1;
   snprintf(r->what, sizeof r->what, "%s", what);

@@ -28,6 +28,7 @@
 #include "groups.h"
 #include "madefor.h"
 #include "../util/outfile.h"
+#include "../util/vec.h"
 
 /* ---- rules ---------------------------------------------------------------- */
 
@@ -279,11 +280,9 @@ static int lib_index(xstate *x, const char *prefix, int64_t *out) {
       *out = (int64_t)i;
       return 0;
     }
-  xlib *v = realloc(x->libs, (x->n_libs + 1) * sizeof *v);
+  xlib *v = VEC_APPEND(x->libs, x->n_libs); /* kept even on error so that it is freed */
   if (!v) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
-  x->libs = v;
-  int rc = lib_load(&x->libs[x->n_libs], prefix, x->err);
-  x->n_libs++; /* kept so that it is freed */
+  int rc = lib_load(v, prefix, x->err);
   *out = (int64_t)x->n_libs - 1;
   return rc;
 }

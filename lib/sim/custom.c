@@ -13,6 +13,7 @@
 #include "chakra/node.h"
 #include "net.h"
 #include "stdhash.h"
+#include "../util/vec.h"
 
 enum { CK_SEND, CK_RECV, CK_COMP };
 
@@ -160,13 +161,7 @@ static int calgo_fill(sim *s, calgo *a, const chakra_graph *g, const char *path,
 static const calgo *calgo_get(sim *s, custom_lib *lib, const char *prefix, uint32_t pos, uint32_t n_members) {
   for (size_t i = 0; i < lib->n; i++)
     if (lib->v[i]->pos == pos && strcmp(lib->v[i]->prefix, prefix) == 0) return lib->v[i];
-  if (lib->n == lib->cap) {
-    size_t nc = lib->cap ? lib->cap * 2 : 16;
-    calgo **v = realloc(lib->v, nc * sizeof *v);
-    if (!v) return NULL;
-    lib->v = v;
-    lib->cap = nc;
-  }
+  if (VEC_ROOM(lib->v, lib->n, lib->cap, 1)) return NULL;
   size_t plen = strlen(prefix) + 24;
   char *path = malloc(plen);
   calgo *a = calloc(1, sizeof *a);

@@ -1,5 +1,6 @@
 /* ringorder.c - agreed service order per ring; see ringorder.h. */
 #include "ringorder.h"
+#include "../util/vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -102,11 +103,9 @@ static int make_room(ro_log *l) {
     l->base = low;
   }
   if (l->len < l->cap / 2) return 0; /* else grow: trimming a little each time would rescan every member */
-  uint32_t cap = l->cap ? l->cap * 2 : 16;
-  ro_entry *e = realloc(l->e, (size_t)cap * sizeof *e);
-  if (!e) return -1;
-  l->e = e;
-  l->cap = cap;
+  size_t cap = vec_next_cap(l->cap, (size_t)l->cap + 1, VEC_MIN_CAP, sizeof *l->e, UINT32_MAX);
+  if (!cap || vec_resize(&l->e, cap, sizeof *l->e)) return -1;
+  l->cap = (uint32_t)cap;
   return 0;
 }
 

@@ -13,6 +13,7 @@
 #include "groups.h"
 #include "remmem.h"
 #include "workload.h"
+#include "../util/vec.h"
 
 /* Called every 2^20 events: hands the simulated time to the caller's
  * progress callback, which may stop the run. */
@@ -101,10 +102,8 @@ typedef struct stuck_lines {
 
 static void add_stuck(void *ctx, const char *msg) {
   chakra_sim_result *r = ctx;
-  char **v = realloc(r->stuck, (r->n_stuck + 1) * sizeof *v);
-  if (!v) return;
-  r->stuck = v;
-  if ((v[r->n_stuck] = strdup(msg))) r->n_stuck++;
+  char **v = VEC_APPEND(r->stuck, r->n_stuck);
+  if (v && !(*v = strdup(msg))) r->n_stuck--;
 }
 
 static int unmatched_line(void *ctx, int is_send, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag) {

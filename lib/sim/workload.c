@@ -18,6 +18,7 @@
 #include "coll.h"
 #include "groups.h"
 #include "remmem.h"
+#include "../util/vec.h"
 
 /* A node's kind as loaded; WK_COMP (GPU compute) becomes WK_ROOFLINE or
  * WK_DELAY by the configuration, and replay-only makes every node WK_DELAY
@@ -128,14 +129,13 @@ typedef struct load_ctx {
 } load_ctx;
 
 static void keep_string(load_ctx *L, char ***v, size_t *n, char *str) {
-  char **p = str ? realloc(*v, (*n + 1) * sizeof **v) : NULL;
+  char **p = str ? VEC_APPEND(*v, *n) : NULL;
   if (!p) {
     free(str);
     L->oom = 1;
     return;
   }
-  p[(*n)++] = str;
-  *v = p;
+  *p = str;
 }
 
 static void load_warn(void *ctx, const char *msg) {
@@ -580,15 +580,10 @@ static void roofline_account(const sim *s, wl_npu *w, const wl_node *n, uint64_t
 /* Out of line: tracing is rare, and the hot paths keep only the test. */
 __attribute__((noinline, cold)) static void trace_event(sim *s, const wl_npu *w, uint32_t i, uint32_t done) {
   wl *t = s->wl;
-  if (t->n_trace == t->cap_trace) {
-    size_t nc = t->cap_trace ? t->cap_trace * 2 : 4096;
-    wl_trace_ev *v = realloc(t->trace, nc * sizeof *v);
-    if (!v) {
-      s->q.oom = 1;
-      return;
-    }
-    t->trace = v;
-    t->cap_trace = nc;
+  if (t->n_trace == t->cap_trace &&
+      vec_room_by(&t->trace, &t->cap_trace, t->n_trace, 1, sizeof *t->trace, 4096, SIZE_MAX, realloc)) {
+    s->q.oom = 1;
+    return;
   }
   t->trace[t->n_trace++] = (wl_trace_ev){s->q.now, w->rank | done, i};
 }
