@@ -1,6 +1,7 @@
 /* deadlock.c - the untimed execution of a workload; see deadlock.h. */
 #include "deadlock.h"
 
+#include "../util/cmp.h"
 #include "../util/toposort.h"
 #include "slotorder.h"
 #include "../util/vec.h"
@@ -176,11 +177,6 @@ static uint64_t *ordinal_of(const rstate *s, uint32_t gi) {
     else hi = mid;
   }
   return lo < s->n_grp && s->grp[lo] == gi ? &s->ordinal[lo] : NULL;
-}
-
-static int cmp_u32(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return x < y ? -1 : x > y;
 }
 
 /* grp and ordinal of s: the groups of its collectives, counts at 0. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../trace/setint.h"
+#include "../util/cmp.h"
 #include "../util/commgroups.h"
 #include "chakra/graph.h"
 #include "chakra/node.h"
@@ -303,11 +304,6 @@ static void compare_group(vstate *s, uint32_t gi, int ref, int r) {
   }
 }
 
-
-static int cmp_u32(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return x < y ? -1 : x > y;
-}
 
 /* Membership and first uses are kept per group and per rank, never as a
  * group x rank table: a job of 32,768 ranks has thousands of groups. */

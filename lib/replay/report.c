@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/cmp.h"
 #include "../util/jsonw.h"
 #include "../util/outfile.h"
 #include "chakra/attr.h"
@@ -59,11 +60,6 @@ static void rank_object(jsonw *w, uint32_t r, const chakra_replay_rank *k) {
   uint64_t waited = k->mpi_ns + k->idle_ns;
   jsonw_key_u64(w, "replayer_ns", k->loop_ns > waited ? k->loop_ns - waited : 0, 1);
   jsonw_char(w, '}');
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
 }
 
 static void iterations(jsonw *w, const chakra_replay_result *r) {

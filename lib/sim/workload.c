@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../trace/nodekind.h"
+#include "../util/cmp.h"
 #include "../util/bigmem.h"
 #include "../util/tasks.h"
 #include "../util/toposort.h"
@@ -690,11 +691,6 @@ void wl_start(sim *s) {
 }
 
 /* Length of the union of [start, end) over the nodes of one category. */
-static int cmp_u64pair(const void *a, const void *b) {
-  const uint64_t *x = a, *y = b;
-  return x[0] < y[0] ? -1 : x[0] > y[0];
-}
-
 static uint64_t busy_union(const wl_npu *w, int cat) {
   uint32_t m = 0;
   for (uint32_t i = 0; i < w->n; i++) m += w->nodes[i].cat == cat && w->end[i] != UINT64_MAX;
@@ -705,7 +701,7 @@ static uint64_t busy_union(const wl_npu *w, int cat) {
     if (w->nodes[i].cat == cat && w->end[i] != UINT64_MAX) iv[2 * k] = w->start[i], iv[2 * k + 1] = w->end[i], k++;
   uint32_t sorted = 1;
   while (sorted < k && iv[2 * sorted] >= iv[2 * sorted - 2]) sorted++;
-  if (sorted < k) qsort(iv, k, 2 * sizeof *iv, cmp_u64pair); /* chains come sorted */
+  if (sorted < k) qsort(iv, k, 2 * sizeof *iv, cmp_u64); /* chains come sorted */
   uint64_t total = 0, a = 0, b = 0;
   for (uint32_t j = 0; j < k; j++) {
     if (j == 0 || iv[2 * j] > b) {
