@@ -28,6 +28,7 @@
 #include "groups.h"
 #include "madefor.h"
 #include "../util/cmp.h"
+#include "../util/diag.h"
 #include "../util/hmap.h"
 #include "../util/outfile.h"
 #include "../util/vec.h"
@@ -310,14 +311,13 @@ static int warn_made_for(xstate *x, const xcoll *c, uint32_t r) {
   if (!v) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
   x->used = v;
   v[x->n_used++] = (struct xused){c->lib, c->type, c->size};
-  char note[320], what[640];
+  char note[320];
   if (!x->o->diag || !coll_madefor_note(&l->made, c->type, c->size, other, x->o->custom_as_is, note, sizeof note))
     return 0;
-  snprintf(what, sizeof what, "%s of %llu bytes (node %llu of rank %u) expanded with the algorithm %s, %s",
-           chakra_coll_type_name((chakra_coll_type)c->type), (unsigned long long)c->size, (unsigned long long)c->id,
-           r, l->prefix, note);
-  chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, what);
-  x->o->diag(x->o->diag_ctx, &p);
+  chakra_diag_emitf(x->o->diag, x->o->diag_ctx, chakra_diag_on(CHAKRA_SEV_WARNING, NULL),
+                    "%s of %llu bytes (node %llu of rank %u) expanded with the algorithm %s, %s",
+                    chakra_coll_type_name((chakra_coll_type)c->type), (unsigned long long)c->size,
+                    (unsigned long long)c->id, r, l->prefix, note);
   return 0;
 }
 

@@ -356,12 +356,8 @@ static int order_topo(loader *L) {
 }
 
 static void summary_line(loader *L, uint64_t count, const char *what) {
-  if (!count) return;
-  char msg[200];
-  snprintf(msg, sizeof msg, "%llu %s", (unsigned long long)count, what);
-  chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, msg);
-  p.file = L->g->path;
-  diag(L, &p);
+  if (count && L->opt)
+    chakra_diag_warnf(L->opt->diag, L->opt->diag_ctx, L->g->path, "%llu %s", (unsigned long long)count, what);
 }
 
 /* What the load ignored is told once per kind, in both modes (validate and

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/diag.h"
 #include "../util/jsonw.h"
 #include "../util/outfile.h"
 #include "chakra/json.h"
@@ -321,15 +322,12 @@ typedef struct jrun {
 
 /* is_node: m is a Node (id), not the GlobalMetadata. */
 static void check_message(jrun *j, const ProtobufCMessage *m, uint64_t before, int is_node, uint64_t id) {
-  char msg[200];
-  if (j->c.w.bad_utf8 > before && j->diag) {
-    snprintf(msg, sizeof msg, "%s%llu invalid UTF-8 sequence(s) replaced by U+FFFD",
-             is_node ? "" : "GlobalMetadata: ", (unsigned long long)(j->c.w.bad_utf8 - before));
-    chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, msg);
-    p.file = j->in_path;
+  if (j->c.w.bad_utf8 > before) {
+    chakra_problem p = chakra_diag_on(CHAKRA_SEV_WARNING, j->in_path);
     p.has_node = is_node;
     p.node_id = id;
-    j->diag(j->diag_ctx, &p);
+    chakra_diag_emitf(j->diag, j->diag_ctx, p, "%s%llu invalid UTF-8 sequence(s) replaced by U+FFFD",
+                      is_node ? "" : "GlobalMetadata: ", (unsigned long long)(j->c.w.bad_utf8 - before));
   }
   if (m->n_unknown_fields) j->st->unknown_fields += m->n_unknown_fields;
 }
@@ -396,14 +394,9 @@ static int jsonize(const chakra_input *in, const jdest *to, int layout, chakra_j
     outfile_discard(j.out);
     return rc;
   }
-  if (j.st->unknown_fields && diag) {
-    char msg[200];
-    snprintf(msg, sizeof msg, "%llu unknown protobuf field(s) have no JSON form and were left out",
-             (unsigned long long)j.st->unknown_fields);
-    chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, msg);
-    p.file = in_path;
-    diag(diag_ctx, &p);
-  }
+  if (j.st->unknown_fields)
+    chakra_diag_warnf(diag, diag_ctx, in_path, "%llu unknown protobuf field(s) have no JSON form and were left out",
+                      (unsigned long long)j.st->unknown_fields);
   return outfile_commit(j.out, err);
 }
 
