@@ -4,6 +4,7 @@
 #include "../util/ipool.h"
 #include "../util/vec.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,18 +156,9 @@ void eventq_at_slow(eventq *q, uint64_t t, sim_fn fn, void *obj, uint64_t arg) {
 }
 
 static uint32_t cb_alloc(eventq *q) {
-  if (q->pool_free) {
-    uint32_t i = q->pool_free;
-    q->pool_free = q->pool[i].next;
-    return i;
-  }
-  batch_cb *p = ipool_reserve(q->pool, &q->pool_cap, q->pool_n, sizeof *p);
-  if (!p) {
-    q->oom = 1;
-    return 0;
-  }
-  q->pool = p;
-  return q->pool_n++;
+  uint32_t i = ipool_take(&q->pool, &q->pool_n, &q->pool_cap, &q->pool_free, sizeof *q->pool, offsetof(batch_cb, next));
+  if (!i) q->oom = 1;
+  return i;
 }
 
 static int batches_grow(eventq *q, npu_batches *b) {
