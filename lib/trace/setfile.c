@@ -12,6 +12,7 @@
 #include <yajl/yajl_parse.h>
 
 #include "../util/commgroups.h"
+#include "../util/diag.h"
 #include "../util/jsonw.h"
 #include "../util/nameidx.h"
 #include "../util/outfile.h"
@@ -853,12 +854,13 @@ typedef struct rd {
 
 static int bad(const rd *r, const jt *v, const char *path, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static int bad(const rd *r, const jt *v, const char *path, const char *fmt, ...) {
-  char what[400];
+  char where[sizeof r->err->msg]; /* a message holds no more */
+  snprintf(where, sizeof where, "%s: line %u: %s", r->name, v->line, path);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
+  int rc = chakra_diag_failv(r->err, CHAKRA_EFORMAT, where, fmt, ap);
   va_end(ap);
-  return chakra_error_set(r->err, CHAKRA_EFORMAT, "%s: line %u: %s: %s", r->name, v->line, path, what);
+  return rc;
 }
 
 static const char *type_name(const jt *v) {
