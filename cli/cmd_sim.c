@@ -29,7 +29,7 @@ typedef struct sim_options {
   int network_model;
   uint32_t queues_per_dim;
   double injection_scale;
-  int rendezvous, multidim_full, custom_as_is;
+  int rendezvous, multidim_full, custom_as_is, symmetry;
   const char *timeline, *logging_folder;
   uint32_t load_threads;
 } sim_options;
@@ -64,6 +64,7 @@ static int parse_sim_args(sim_args *a, int argc, char **argv) {
   static const cli_choice bools[] = {{"true", 1}, {"false", 0}, {"1", 1}, {"0", 0}, {NULL, 0}};
   static const cli_choice multidim[] = {{"lowest", 0}, {"full", 1}, {NULL, 0}};
   static const cli_choice scaling[] = {{"scale", 0}, {"as-is", 1}, {NULL, 0}};
+  static const cli_choice symmetry[] = {{"auto", CHAKRA_SIM_SYMMETRY_AUTO}, {"off", CHAKRA_SIM_SYMMETRY_OFF}, {NULL, 0}};
   static const char no_effect[] = "accepted for ASTRA-sim compatibility; no effect";
   sim_options *o = &a->o;
   const cli_opt opts[] = {
@@ -97,6 +98,10 @@ static int parse_sim_args(sim_args *a, int argc, char **argv) {
                "the size its ETs were made for (their \"size\" metadata), rounded down; as-is: they run as made, "
                "as in ASTRA-sim. Either way a size or collective other than the ETs' is warned about",
        .def = "scale"},
+      {.name = "symmetry", .kind = CLI_OPT_CHOICE, .dest = &o->symmetry, .choices = symmetry,
+       .help = "auto: when ranks of a class (same graph, other groups and peers) are shown to run alike, simulate "
+               "one NPU per class and report every rank from it (docs/sim.md says when); off: simulate every NPU",
+       .def = "auto"},
       {.name = "logging-folder", .kind = CLI_OPT_STRING, .dest = &o->logging_folder, .metavar = "DIR",
        .help = "write ASTRA-sim's DIR/log.log (the result and statistics lines with its [time] [logger] [level] "
                "heads, then 'Exiting'; with trace-enabled in the system config also one issue and one callback "
@@ -160,6 +165,7 @@ static void print_summary(const chakra_sim_result *r, const char *groups_beside)
              names[c], (unsigned long long)s->coll_bytes[c], us(s->coll_ns[c], a, sizeof a));
   printf("  simulated %llu events and %llu messages in %.3f s\n", (unsigned long long)r->events,
          (unsigned long long)r->messages, r->wall_seconds);
+  printf("  %u rank class(es); symmetry: %s\n", r->classes, r->symmetry ? r->symmetry : "-");
   if (*groups_beside) printf("  communicator groups from %s, found beside the traces\n", groups_beside);
 }
 
@@ -207,6 +213,7 @@ static int run(const sim_options *o, chakra_sim_result *res, char *groups_beside
   p->rendezvous = o->rendezvous;
   p->multidim_full = o->multidim_full;
   p->custom_as_is = o->custom_as_is;
+  p->symmetry = o->symmetry;
   /* exactly one rank per NPU: a missing rank file, or more rank files
    * than NPUs (the extra ranks would be ignored silently), is an error */
   uint32_t npus = chakra_topo_npus(chakra_sim_config_topo(cfg));

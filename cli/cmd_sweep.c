@@ -26,8 +26,9 @@ static const char about[] =
     "KEY: bandwidth, latency, topology (every dimension; GB/s, ns, Ring|\n"
     "FullyConnected|Switch) or bandwidth[D], latency[D], topology[D] (dimension D,\n"
     "also spelt network.bandwidth[D]); network-model (aware|unaware),\n"
-    "injection-scale, num-queues-per-dim; any other KEY (or system.KEY) is a key of\n"
-    "the system or remote-memory JSON, its value JSON or a plain word.\n\n"
+    "injection-scale, num-queues-per-dim, symmetry (auto|off); any other KEY (or\n"
+    "system.KEY) is a key of the system or remote-memory JSON, its value JSON or a\n"
+    "plain word.\n\n"
     "  chakra sweep --workload ar --system sys.json --network ring.yml \\\n"
     "      --vary bandwidth=25,50,100 --vary active-chunks-per-dimension=1,2,4 -o grid.csv\n"
     "  mpirun -np 8 chakra sweep ... -o grid.json     (points spread over 8 processes)\n";
@@ -44,11 +45,13 @@ typedef struct sweep_args {
   cli_list vary;
   uint32_t threads;
   int quiet, scaling; /* scaling: -1 not given, else chakra sim's --custom-collective-scaling */
+  int symmetry;       /* -1 not given, else chakra sim's --symmetry */
 } sweep_args;
 
 static int parse_sweep_args(sweep_args *a, int argc, char **argv) {
   static const cli_choice scaling[] = {{"scale", 0}, {"as-is", 1}, {NULL, 0}};
-  a->scaling = -1;
+  static const cli_choice symmetry[] = {{"auto", CHAKRA_SIM_SYMMETRY_AUTO}, {"off", CHAKRA_SIM_SYMMETRY_OFF}, {NULL, 0}};
+  a->scaling = a->symmetry = -1;
   const cli_opt opts[] = {
       {.name = "workload", .alias = "workload-configuration", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED,
        .dest = &a->workload, .metavar = "PREFIX", .help = "trace prefix", .file = CLI_FILE_TRACES},
@@ -65,6 +68,10 @@ static int parse_sweep_args(sweep_args *a, int argc, char **argv) {
        .metavar = "GROUPS.json", .help = "communicator groups JSON", .file = CLI_FILE_IN},
       {.name = "vary", .kind = CLI_OPT_LIST, .dest = &a->vary, .metavar = "KEY=V1,V2,...",
        .help = "a key and its values (repeatable; the grid is the product)"},
+      {.name = "symmetry", .kind = CLI_OPT_CHOICE, .dest = &a->symmetry, .choices = symmetry,
+       .help = "as chakra sim's, for every configuration (auto: one NPU per rank class where the classes are a "
+               "symmetry of the run; also a --vary key)",
+       .def = "auto"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &a->output, .metavar = "FILE",
        .help = "the table: FILE.csv or FILE.json (rank 0 writes it)", .def = "stdout (CSV)", .file = CLI_FILE_OUT},
       {.name = "custom-collective-scaling", .kind = CLI_OPT_CHOICE, .dest = &a->scaling, .choices = scaling,
@@ -291,6 +298,9 @@ int cmd_sweep(int argc, char **argv) {
   if (st == CLI_PROCEED && chakra_sweep_new(&s, a.vary.items, a.vary.n, &err)) st = cli_fail(&err);
   if (st == CLI_PROCEED && a.scaling >= 0 &&
       chakra_sweep_fix(s, a.scaling ? "custom-collective-scaling=as-is" : "custom-collective-scaling=scale", &err))
+    st = cli_fail(&err);
+  if (st == CLI_PROCEED && a.symmetry >= 0 &&
+      chakra_sweep_fix(s, a.symmetry == CHAKRA_SIM_SYMMETRY_OFF ? "symmetry=off" : "symmetry=auto", &err))
     st = cli_fail(&err);
   cli_list_free(&a.vary);
   if (st == CLI_PROCEED && !(all = calloc(chakra_sweep_points(s), sizeof *all))) st = (cli_error("out of memory"), 2);

@@ -51,13 +51,14 @@ int cmd_validate(int argc, char **argv) {
   out_state o = {0, 100, 0};
   int strict = 0;
   chakra_validate_options vopt = {0};
-  chakra_validate_sim vsim = {.params = {.network_model = -1, .multidim_full = -1, .custom_as_is = -1}, .diag = cli_diag}; /* -1: not given */
+  chakra_validate_sim vsim = {.params = {.network_model = -1, .multidim_full = -1, .custom_as_is = -1, .symmetry = -1}, .diag = cli_diag}; /* -1: not given */
   chakra_sim_files *sf = &vsim.files;
   chakra_sim_params *sp = &vsim.params;
   static const cli_choice bools[] = {{"true", 1}, {"false", 0}, {"1", 1}, {"0", 0}, {NULL, 0}};
   static const cli_choice models[] = {{"aware", CHAKRA_NET_AWARE}, {"unaware", CHAKRA_NET_UNAWARE}, {NULL, 0}};
   static const cli_choice multidim[] = {{"lowest", 0}, {"full", 1}, {NULL, 0}};
   static const cli_choice scaling[] = {{"scale", 0}, {"as-is", 1}, {NULL, 0}};
+  static const cli_choice symmetry[] = {{"auto", CHAKRA_SIM_SYMMETRY_AUTO}, {"off", CHAKRA_SIM_SYMMETRY_OFF}, {NULL, 0}};
   static const char as_sim[] = "for the simulation: as chakra sim's";
   const cli_opt opts[] = {
       {.name = "max-errors", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&o.limit),
@@ -91,6 +92,8 @@ int cmd_validate(int argc, char **argv) {
        .help = as_sim, .def = "lowest"},
       {.name = "custom-collective-scaling", .kind = CLI_OPT_CHOICE, .dest = &sp->custom_as_is, .choices = scaling,
        .help = as_sim, .def = "scale"},
+      {.name = "symmetry", .kind = CLI_OPT_CHOICE, .dest = &sp->symmetry, .choices = symmetry, .help = as_sim,
+       .def = "auto"},
       {0}};
   const cli_command cmd = {.name = "validate", .args = "FILE.et... | PREFIX", .min_args = 1, .max_args = -1,
                            .about = about, .footer = footer, .opts = opts, .args_file = CLI_FILE_TRACES};
@@ -98,16 +101,17 @@ int cmd_validate(int argc, char **argv) {
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
   int sim_only = sf->remote_memory || sp->network_model >= 0 || sp->multidim_full >= 0 || sp->custom_as_is >= 0 || sp->queues_per_dim ||
-                 sp->injection_scale > 0;
+                 sp->injection_scale > 0 || sp->symmetry >= 0;
   if (!sf->system != !sf->network || (sim_only && !sf->system)) {
     cli_error("--system-configuration and --network-configuration go together, and the other simulation options "
               "(--remote-memory-configuration, --network-model, --num-queues-per-dim, --injection-scale, "
-              "--multidim-p2p, --custom-collective-scaling) need both");
+              "--multidim-p2p, --custom-collective-scaling, --symmetry) need both");
     return 2;
   }
   if (sp->network_model < 0) sp->network_model = CHAKRA_NET_AWARE;
   if (sp->multidim_full < 0) sp->multidim_full = 0;
   if (sp->custom_as_is < 0) sp->custom_as_is = 0;
+  if (sp->symmetry < 0) sp->symmetry = CHAKRA_SIM_SYMMETRY_AUTO;
   chakra_set_options so = {.comm_groups = vopt.comm_groups};
   chakra_set *set = cli_open_set(pos.n, pos.v, &so);
   if (!set) return 2;

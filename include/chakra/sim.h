@@ -43,6 +43,10 @@ extern "C" {
  * chakra_sim_result_free(), also after a failure (it is then empty). */
 
 enum { CHAKRA_NET_AWARE = 0, CHAKRA_NET_UNAWARE = 1 };
+/* chakra_sim_params.symmetry: AUTO simulates one NPU per rank class when
+ * the classes are shown to be a symmetry of the run (docs/sim.md, the
+ * result says whether and why), OFF simulates every NPU. */
+enum { CHAKRA_SIM_SYMMETRY_AUTO = 0, CHAKRA_SIM_SYMMETRY_OFF = 1 };
 
 /* Run parameters that ASTRA-sim takes on its command line. */
 typedef struct chakra_sim_params {
@@ -53,6 +57,7 @@ typedef struct chakra_sim_params {
   int multidim_full;           /* unaware: charge every dimension two NPUs differ in */
   int custom_as_is;            /* custom collectives run at the size their ETs were made for (ASTRA-sim);
                                   0 = scaled to each collective's size (docs/sim.md) */
+  int symmetry;                /* CHAKRA_SIM_SYMMETRY_* */
 } chakra_sim_params;
 
 typedef struct chakra_sim_config chakra_sim_config;
@@ -154,11 +159,14 @@ typedef struct chakra_sim_rank {
 typedef struct chakra_sim_result {
   uint32_t npus;
   chakra_sim_rank *ranks;
-  uint64_t events, messages;
+  uint64_t events, messages;     /* of the run that gave the result */
   double wall_seconds;
   char **stuck;                  /* lines describing unfinished ranks */
   uint32_t n_stuck;
   int roofline;                  /* the roofline figures of the ranks are set */
+  uint32_t classes;              /* rank classes of the workload (npus when every rank is its own) */
+  uint32_t simulated;            /* NPUs simulated: classes when the run was reduced, else npus */
+  char *symmetry;                /* one line: why the run was reduced (one NPU per class), or why not */
 } chakra_sim_result;
 
 /* Simulates w on c. Returns CHAKRA_OK when the run could be set up and

@@ -19,6 +19,7 @@ static int load_config(const chakra_validate_sim *sim, int rendezvous, chakra_si
   p->network_model = given->network_model;
   p->multidim_full = given->multidim_full;
   p->custom_as_is = given->custom_as_is;
+  p->symmetry = given->symmetry;
   if (given->queues_per_dim) p->queues_per_dim = given->queues_per_dim;
   if (given->injection_scale > 0) p->injection_scale = given->injection_scale;
   p->rendezvous = rendezvous;

@@ -37,17 +37,23 @@ static uint32_t ring_peer(const algo_run *r, int64_t steps) {
   return lring_member(g, (uint32_t)k);
 }
 
-/* The packet ring's capacity is a power of two: positions wrap by mask. */
+/* The packet ring's capacity is a power of two: positions wrap by mask.
+ * It starts in the run (small) and moves to the run's heap buffer, kept
+ * across phases, when more packets wait. */
 static void fifo_push(sim *s, algo_run *r, pkt p) {
   if (r->fifo_n == r->fifo_cap) {
-    uint32_t nc = r->fifo_cap ? r->fifo_cap * 2 : 8;
-    pkt *f = malloc(nc * sizeof *f);
+    uint32_t nc = r->fifo_cap * 2;
+    pkt *f = r->fifo != r->heap && r->heap_cap >= nc ? r->heap : malloc(nc * sizeof *f);
     if (!f) {
       s->q.oom = 1;
       return;
     }
     for (uint32_t i = 0; i < r->fifo_n; i++) f[i] = r->fifo[(r->fifo_head + i) & (r->fifo_cap - 1)];
-    free(r->fifo);
+    if (f != r->heap) { /* a larger buffer (the old one, if in use, is copied out) */
+      free(r->heap);
+      r->heap = f;
+      r->heap_cap = nc;
+    }
     r->fifo = f;
     r->fifo_cap = nc;
     r->fifo_head = 0;
@@ -61,14 +67,14 @@ static void on_receive(sim *s, void *obj, uint64_t arg);
 /* The next packet's peers and size, advancing the engine's cursor. */
 static pkt next_packet(algo_run *r) {
   const phase_spec *ph = r->ph;
-  uint32_t n = ph->ring.n;
+  uint32_t n = r->n;
   pkt p = {r->ring_dst, r->ring_src, r->msg};
-  if (ph->algo.kind == ALGO_DIRECT) {
+  if (r->kind == ALGO_DIRECT) {
     p.dst = ring_peer(r, (int64_t)ph->dir * r->dst_off);
     p.src = ring_peer(r, -(int64_t)ph->dir * r->src_off);
     r->dst_off = r->dst_off + 1 == n ? 1 : r->dst_off + 1;
     r->src_off = r->src_off + 1 == n ? 1 : r->src_off + 1;
-  } else if (ph->algo.kind == ALGO_HALVING_DOUBLING) {
+  } else if (r->kind == ALGO_HALVING_DOUBLING) {
     uint32_t d = r->hd_dist ? r->hd_dist : 1, idx = ph->ring.idx; /* 0 only for the last, unsent packet */
     int64_t peer = (idx / d) % 2 == 0 ? (int64_t)idx + d : (int64_t)idx - d;
     peer = ((peer % n) + n) % n;
@@ -76,7 +82,7 @@ static pkt next_packet(algo_run *r) {
     p.bytes = r->hd_size;
     if (r->hd_grow) r->hd_dist *= 2, r->hd_size /= 2;
     else r->hd_dist /= 2, r->hd_size *= 2;
-    if (ph->type == SIM_AR && r->hd_grow && r->hd_dist >= n) {
+    if (r->type == SIM_AR && r->hd_grow && r->hd_dist >= n) {
       r->hd_grow = 0;
       r->hd_dist = n / 2;
       r->hd_size *= 2;
@@ -95,29 +101,46 @@ static void insert_packet(sim *s, algo_run *r) {
   if (r->zero_left > 0) {
     r->zero_left--;
   } else {
-    processed = r->ph->type == SIM_RS || (r->ph->type == SIM_AR && r->toggle);
+    processed = r->type == SIM_RS || (r->type == SIM_AR && r->toggle);
     r->nonzero_left--;
   }
-  pkt p = next_packet(r);
-  fifo_push(s, r, p);
-  uint64_t wait = r->ph->ep;
-  if (processed) wait += p.bytes == r->msg ? r->reduce_msg : reduce_ns(s, p.bytes);
+  uint64_t wait = r->ep, bytes = r->msg;
+  if (r->kind == ALGO_RING) { /* every packet alike: counted */
+    r->fifo_n++;
+  } else {
+    pkt p = next_packet(r);
+    fifo_push(s, r, p);
+    bytes = p.bytes;
+  }
+  if (processed) wait += bytes == r->msg ? r->reduce_msg : reduce_ns(s, bytes);
   eventq_npu_after(&s->q, r->me, wait, on_packet_ready, r, 0);
 }
 
+static pkt fifo_pop(algo_run *r) {
+  r->fifo_n--;
+  if (r->kind == ALGO_RING) return (pkt){r->ring_dst, r->ring_src, r->msg};
+  pkt p = r->fifo[r->fifo_head];
+  r->fifo_head = (r->fifo_head + 1) & (r->fifo_cap - 1);
+  return p;
+}
+
 static void try_send(sim *s, algo_run *r) {
-  const phase_spec *ph = r->ph;
-  uint32_t n = ph->ring.n;
+  uint32_t n = r->n;
   /* Direct all-reduce: the all-gather half waits for the whole
    * reduce-scatter half to arrive. */
-  if (ph->algo.kind == ALGO_DIRECT && ph->type == SIM_AR && r->sends_left <= n - 1 && r->received < n - 1)
-    return;
+  if (r->kind == ALGO_DIRECT && r->type == SIM_AR && r->sends_left <= n - 1 && r->received < n - 1) return;
   while (r->fifo_n && r->sends_left > 0 && r->free_ > 0) {
-    pkt p = r->fifo[r->fifo_head];
-    r->fifo_head = (r->fifo_head + 1) & (r->fifo_cap - 1);
-    r->fifo_n--;
-    net_send(s, r->me, p.dst, p.bytes, r->tag, NULL, NULL, 0);
-    net_recv(s, r->me, p.src, p.bytes, r->tag, on_receive, r, 0);
+    pkt p = fifo_pop(r);
+    /* Every member sends this packet as this NPU does: in a reduced run
+     * (symmetry.h) the NPU's own packet stands for the one it gets from
+     * p.src, and its invitation for the one p.dst sends it. */
+    if (s->sym) {
+      net_send(s, r->me, p.dst, p.src, r->me, p.bytes, r->tag, NULL, NULL, 0);
+      net_recv(s, r->me, p.src, p.dst, r->me, p.bytes, r->tag, on_receive, r, 0);
+    } else {
+      net_send(s, r->me, p.dst, r->me, p.dst, p.bytes, r->tag, NULL, NULL, 0);
+      net_recv(s, r->me, p.src, r->me, p.src, p.bytes, r->tag, on_receive, r, 0);
+    }
     r->sends_left--;
     r->free_--;
   }
@@ -138,7 +161,7 @@ static void on_receive(sim *s, void *obj, uint64_t arg) {
   insert_packet(s, r);
 }
 
-/* ---- double binary tree ---- */
+/* ---- double binary tree (never in a reduced run: its members differ) ---- */
 
 static void tree_done(sim *s, void *obj, uint64_t arg) {
   (void)arg;
@@ -151,7 +174,7 @@ static void tree_send_down(sim *s, void *obj, uint64_t arg) {
   algo_run *r = obj;
   uint64_t c = r->ph->in_bytes;
   for (int k = 0; k < 2; k++)
-    if (r->child[k] != UINT32_MAX) net_send(s, r->me, r->child[k], c, r->tag, NULL, NULL, 0);
+    if (r->child[k] != UINT32_MAX) net_send(s, r->me, r->child[k], r->me, r->child[k], c, r->tag, NULL, NULL, 0);
   r->done(s, r->done_obj, 0);
 }
 
@@ -166,8 +189,8 @@ static void tree_send_up(sim *s, void *obj, uint64_t arg) {
   (void)arg;
   algo_run *r = obj;
   uint64_t c = r->ph->in_bytes;
-  net_send(s, r->me, r->parent, c, r->tag, NULL, NULL, 0);
-  net_recv(s, r->me, r->parent, c, r->tag, tree_from_parent, r, 0);
+  net_send(s, r->me, r->parent, r->me, r->parent, c, r->tag, NULL, NULL, 0);
+  net_recv(s, r->me, r->parent, r->me, r->parent, c, r->tag, tree_from_parent, r, 0);
 }
 
 static void tree_child_ready(sim *s, void *obj, uint64_t arg) {
@@ -221,26 +244,31 @@ static void tree_start(sim *s, algo_run *r) {
   }
   r->waits_left = r->role == 2 ? 1 : 2;
   for (int k = 0; k < 2; k++)
-    if (r->child[k] != UINT32_MAX) net_recv(s, r->me, r->child[k], c, r->tag, tree_from_child, r, 0);
+    if (r->child[k] != UINT32_MAX) net_recv(s, r->me, r->child[k], r->me, r->child[k], c, r->tag, tree_from_child, r, 0);
 }
 
 /* ---- start ---- */
 
 void algo_start(sim *s, algo_run *r, const phase_spec *ph, uint32_t me, uint64_t tag, int tree, sim_fn done,
                 void *done_obj) {
-  /* The packet buffer is kept across phases and streams. */
-  pkt *fifo = r->fifo;
-  uint32_t fifo_cap = r->fifo_cap;
+  /* The heap packet buffer is kept across phases and streams. */
+  pkt *heap = r->heap;
+  uint32_t heap_cap = r->heap_cap;
   memset(r, 0, sizeof *r);
-  r->fifo = fifo;
-  r->fifo_cap = fifo_cap;
+  r->heap = heap;
+  r->heap_cap = heap_cap;
+  r->fifo = r->small;
+  r->fifo_cap = ALGO_FIFO_INLINE;
   r->tree = tree;
   r->done = done;
   r->done_obj = done_obj;
   r->ph = ph;
   r->me = me;
   r->tag = tag;
-  uint32_t n = ph->ring.n;
+  r->type = (uint8_t)ph->type;
+  r->kind = (uint8_t)ph->algo.kind;
+  r->ep = ph->ep;
+  uint32_t n = r->n = ph->ring.n;
   uint64_t c = ph->in_bytes;
   if (ph->algo.kind == ALGO_DOUBLE_BINARY_TREE) {
     tree_start(s, r);
@@ -279,7 +307,10 @@ void algo_start(sim *s, algo_run *r, const phase_spec *ph, uint32_t me, uint64_t
 }
 
 void algo_free(algo_run *r) {
-  free(r->fifo);
-  r->fifo = NULL;
-  r->fifo_cap = r->fifo_n = 0;
+  free(r->heap);
+  r->heap = NULL;
+  r->heap_cap = 0;
+  r->fifo = r->small;
+  r->fifo_cap = ALGO_FIFO_INLINE;
+  r->fifo_n = 0;
 }

@@ -43,29 +43,43 @@ typedef struct pkt {
   uint64_t bytes;
 } pkt;
 
+#define ALGO_FIFO_INLINE 2
+
+/* One phase on one NPU. The fields every packet touches come first and
+ * the phase's own (type, algorithm, ring size, endpoint delay) are copied
+ * in: a 32,768-NPU run keeps a hundred thousand of these in flight, and
+ * each pointer followed per packet is a cache miss. */
 typedef struct algo_run {
   sim_fn done;                  /* called as done(s, done_obj, 0) when the phase is over */
   void *done_obj;
-  const phase_spec *ph;
-  uint32_t me;
   uint64_t tag;
   uint64_t msg;                 /* ring/direct message size */
   uint64_t reduce_msg;          /* local reduction cost of msg */
+  uint64_t ep;                  /* endpoint delay per packet */
+  uint32_t me;
   uint32_t ring_dst, ring_src;  /* ring: the fixed peers */
-  int tree;                     /* double binary tree: 0 max, 1 min */
-  int P, NZ;
   uint32_t sends_left, received;
-  int free_, zero_left, nonzero_left, toggle;
-  pkt *fifo;
+  int P, NZ;
+  int free_, zero_left, nonzero_left;
+  uint8_t toggle, type, kind;   /* type: SIM_*; kind: ALGO_* */
+  uint32_t n;                   /* ring members */
+  /* Packets ready to go: a ring's are all alike (only counted), the
+   * others' kept in order, in the run itself while few. */
   uint32_t fifo_head, fifo_n, fifo_cap;
+  pkt *fifo;                    /* small (fifo_cap <= ALGO_FIFO_INLINE), or a heap buffer kept across phases */
+  pkt small[ALGO_FIFO_INLINE];
+  const phase_spec *ph;
   uint32_t dst_off, src_off;    /* direct: next peers */
   uint64_t hd_size;             /* halving-doubling: next size and distance */
   uint32_t hd_dist;
   int hd_grow;                  /* 1: distance doubles, 0: halves */
   /* double binary tree */
+  int tree;                     /* 0 max, 1 min */
   int role;                     /* 0 leaf, 1 inner, 2 top */
   uint32_t parent, child[2];
   int waits_left, got_parent;
+  pkt *heap;                    /* the heap buffer, kept across phases (NULL: none yet) */
+  uint32_t heap_cap;
 } algo_run;
 
 void algo_start(sim *s, algo_run *r, const phase_spec *ph, uint32_t me, uint64_t tag, int tree, sim_fn done,

@@ -11,6 +11,7 @@
 #include "groups.h"
 #include "net.h"
 #include "ringorder.h"
+#include "symmetry.h"
 
 typedef struct plan {
   int n;
@@ -42,6 +43,7 @@ typedef struct squeue {
   stream *wait_head;
   stream **wait_tail;      /* &last->next, or &wait_head when empty (NULL = not set yet) */
   uint32_t running;
+  sym_mark tie;            /* reduced run: who queued streams this instant (symmetry.h) */
 } squeue;
 
 typedef struct sys_npu {
@@ -113,7 +115,8 @@ void coll_free(sim *s) {
  * or higher priority; but only one collective per NPU is ever in flight, so
  * all waiting streams share a priority and every policy gives this order. */
 /* Constant time: a collective of 10^5 chunks appends 10^5 streams. */
-static void queue_append(squeue *q, stream *st) {
+static void queue_append(sim *s, squeue *q, stream *st) {
+  if (s->sym) sym_once(s, &q->tie, "two events of one instant queued streams on one collective queue");
   if (!q->wait_head) q->wait_tail = &q->wait_head;
   st->next = NULL;
   *q->wait_tail = st;
@@ -132,12 +135,13 @@ static stream *stream_new(sim *s) {
   stream *st = y->free_streams;
   if (st) {
     y->free_streams = st->next;
-    algo_run keep = st->run; /* keeps its packet buffer */
+    pkt *heap = st->run.heap; /* keeps its packet buffer */
+    uint32_t heap_cap = st->run.heap_cap;
     stream *all = st->all;
     memset(st, 0, sizeof *st);
     st->all = all;
-    st->run.fifo = keep.fifo;
-    st->run.fifo_cap = keep.fifo_cap;
+    st->run.heap = heap;
+    st->run.heap_cap = heap_cap;
     return st;
   }
   st = calloc(1, sizeof *st);
@@ -163,7 +167,9 @@ static stream *queue_take(squeue *q, stream **link) {
  * place; NULL while that one has not arrived. */
 static stream *queue_next(sim *s, squeue *q) {
   const phase_spec *ph = &q->wait_head->coll->ph[q->wait_head->cur];
-  if (!ph->agreed) return queue_take(q, &q->wait_head);
+  /* A reduced run's rings have one simulated member (symmetry.h), always
+   * the first at every place: it runs its first waiting stream. */
+  if (!ph->agreed || s->sym) return queue_take(q, &q->wait_head);
   ro_log *l = ro_get(s->sys->order, ph->ring_key, ph->ring.n);
   uint64_t tag;
   int cur;
@@ -213,7 +219,7 @@ static void stream_phase_done(sim *s, void *obj, uint64_t arg) {
   st->cur++;
   if (st->cur < p->n) {
     int new_q = p->ph[st->cur].queue;
-    queue_append(&y->npu[rank].queues[new_q], st);
+    queue_append(s, &y->npu[rank].queues[new_q], st);
     queue_pump(s, rank, old_q);
     queue_pump(s, rank, new_q);
     return;
@@ -330,29 +336,23 @@ static int plan_phases(sim *s, const coll_request *rq, int group, plan *p) {
 
 static int resolve_group(sim *s, const coll_request *rq, int *group) {
   *group = -1;
-  if (groups_is_all(rq->pg_name)) return 0;
-  int g = groups_find(s, rq->pg_name);
-  if (g < 0) {
-    sim_fail(s, CHAKRA_EINVAL, "rank %u: node %llu: pg_name '%s' names no communicator group", rq->rank,
-             (unsigned long long)rq->node_id, rq->pg_name);
-    return -1;
+  if (rq->group >= 0 || rq->group == COLL_GROUP_ALL) {
+    *group = rq->group;
+    return 0;
   }
-  if (s->groups.v[g].n == s->npus) return 0; /* the whole world: global plan */
-  if (!groups_is_member(s, g, rq->rank)) {
-    sim_fail(s, CHAKRA_EINVAL, "rank %u: node %llu: this rank is not a member of group '%s'", rq->rank,
-             (unsigned long long)rq->node_id, rq->pg_name);
-    return -1;
-  }
-  *group = g;
-  return 0;
+  sim_fail(s, CHAKRA_EINVAL, "rank %u: node %llu: this rank is not a member of group '%s'", rq->rank,
+           (unsigned long long)rq->node_id, rq->pg_name);
+  return -1;
 }
 
-static const char *custom_prefix(const sim *s, const coll_request *rq) {
+const char *coll_custom_prefix(const sim *s, int type, uint64_t node_id) {
   const sim_sys_config *c = &s->sys_cfg;
   for (int i = 0; i < c->n_per_node; i++)
-    if (c->per_node_ids[i] == rq->node_id) return c->per_node_prefix[i];
-  return c->impl[rq->type].custom;
+    if (c->per_node_ids[i] == node_id) return c->per_node_prefix[i];
+  return c->impl[type].custom;
 }
+
+custom_lib *coll_custom_lib(sim *s) { return s->sys->custom; }
 
 static int check_native(sim *s, const coll_request *rq) {
   static const char *const names[SIM_NCOLL] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"};
@@ -389,12 +389,8 @@ static int check_native(sim *s, const coll_request *rq) {
 void coll_start(sim *s, const coll_request *rq) {
   sys *y = s->sys;
   int group;
-  if (groups_ready(s)) {
-    s->q.oom = 1;
-    return;
-  }
   if (resolve_group(s, rq, &group)) return;
-  const char *custom = custom_prefix(s, rq);
+  const char *custom = coll_custom_prefix(s, rq->type, rq->node_id);
   plan p = {0};
   if (!custom) {
     if (check_native(s, rq)) return;
@@ -450,7 +446,7 @@ void coll_start(sim *s, const coll_request *rq) {
     st->coll = c;
     st->tag = NET_TAG_COLLECTIVE | (group >= 0 ? groups_next_stream(s, rq->rank, group) : ++np->stream_ctr);
     if (dbt) st->tree = (int)(np->tree_ctr++ & 1);
-    queue_append(&np->queues[c->ph[0].queue], st);
+    queue_append(s, &np->queues[c->ph[0].queue], st);
     int seen = 0;
     for (int t = 0; t < nt; t++) seen |= touched[t] == c->ph[0].queue;
     if (!seen && nt < (int)(sizeof touched / sizeof *touched)) touched[nt++] = c->ph[0].queue;

@@ -25,6 +25,7 @@ struct net;
 struct wl;
 struct sys;
 struct mem;
+struct sym;
 typedef struct groups_state groups_state;
 
 typedef struct sim_options_ {
@@ -53,6 +54,7 @@ typedef struct sim {
   struct sys *sys;
   struct mem *mem;
   groups_state *grp;       /* groups.c */
+  struct sym *sym;         /* symmetry.h: a reduced run's tables; NULL when every NPU runs */
   live_list live;          /* objects in flight between an issue and its completion (live.h) */
   sim_diag diag;           /* errors and warnings (diag.h) */
   chakra_progress_fn progress; /* may be NULL */

@@ -14,12 +14,14 @@
 #include "net.h"
 #include "stdhash.h"
 #include "../util/vec.h"
+#include "symmetry.h"
 
 enum { CK_SEND, CK_RECV, CK_COMP };
 
 typedef struct calgo {   /* one algorithm file, as loaded */
   char *prefix;
   uint32_t pos, n;
+  uint32_t n_members;    /* the group size its peers were checked against */
   uint8_t *kind;
   uint64_t *id;          /* node ids */
   uint32_t *peer;        /* algorithm rank */
@@ -38,6 +40,7 @@ typedef struct used {    /* an (algorithm, collective, size) the run has met */
 
 struct custom_lib {
   calgo **v;             /* one allocation each: running collectives point at them */
+  custom_sym *syms;      /* symmetry.h: per algorithm and group size */
   size_t n, cap;
   struct crun *running;  /* runs not yet finished (freed with the library) */
   used *used;            /* each checked against what the algorithm was made for, once */
@@ -51,8 +54,11 @@ typedef struct crun {    /* one NPU's run of one collective */
   uint32_t rank, left;
   uint64_t num, den;     /* every message and compute time scaled by num / den */
   const uint32_t *members;
+  uint32_t pos, n_members;  /* this NPU's algorithm rank, of how many */
+  const custom_sym *sym;  /* reduced run: who talks to whom at each node (symmetry.h) */
   uint32_t *indeg;
   stdhash ready;         /* the reference's set of dependency-free nodes */
+  sym_mark rx;           /* reduced run: who posted receives this instant (symmetry.h) */
   sim_fn done;           /* called when every node has finished */
   void *obj;
   uint64_t arg;
@@ -76,6 +82,10 @@ void custom_lib_free(custom_lib *lib) {
   }
   free(lib->v);
   free(lib->used);
+  for (custom_sym *y = lib->syms, *nx; y; y = nx) {
+    nx = y->next;
+    free(y->prefix), free(y->peer), free(y->inv), free(y);
+  }
   free(lib);
 }
 
@@ -159,8 +169,11 @@ static int calgo_fill(sim *s, calgo *a, const chakra_graph *g, const char *path,
 }
 
 static const calgo *calgo_get(sim *s, custom_lib *lib, const char *prefix, uint32_t pos, uint32_t n_members) {
+  /* the same file run by groups of another size is checked again: its
+   * peers must be positions of that group */
   for (size_t i = 0; i < lib->n; i++)
-    if (lib->v[i]->pos == pos && strcmp(lib->v[i]->prefix, prefix) == 0) return lib->v[i];
+    if (lib->v[i]->pos == pos && lib->v[i]->n_members == n_members && strcmp(lib->v[i]->prefix, prefix) == 0)
+      return lib->v[i];
   if (VEC_ROOM(lib->v, lib->n, lib->cap, 1)) return NULL;
   size_t plen = strlen(prefix) + 24;
   char *path = malloc(plen);
@@ -178,6 +191,7 @@ static const calgo *calgo_get(sim *s, custom_lib *lib, const char *prefix, uint3
   lib->v[lib->n++] = a; /* kept even on error so that it is freed */
   a->prefix = strdup(prefix);
   a->pos = pos;
+  a->n_members = n_members;
   coll_madefor_read(g->metadata, &a->made);
   rc = calgo_fill(s, a, g, path, n_members);
   chakra_graph_free(g);
@@ -227,20 +241,27 @@ static void crun_node_done(sim *s, void *obj, uint64_t i) {
   }
 }
 
+static uint32_t crun_npu(const crun *r, uint32_t algo_rank) { return r->members ? r->members[algo_rank] : algo_rank; }
+
 static void crun_issue(sim *s, crun *r, uint32_t i) {
   const calgo *a = r->a;
-  uint32_t peer = r->members ? r->members[a->peer[i]] : a->peer[i];
   uint64_t v = r->num == r->den ? a->value[i] : coll_muldiv(a->value[i], r->num, r->den);
-  switch (a->kind[i]) {
-    case CK_COMP:
-      eventq_npu_after(&s->q, r->rank, v ? v : 1, crun_node_done, r, i); /* 1 ns at least, as unscaled */
-      break;
-    case CK_SEND:
-      net_send(s, r->rank, peer, v, NET_TAG_NATIVE | (uint32_t)a->tag[i], crun_node_done, r, i);
-      break;
-    default:
-      net_recv(s, r->rank, peer, v, NET_TAG_NATIVE | (uint32_t)a->tag[i], crun_node_done, r, i);
+  if (a->kind[i] == CK_COMP) {
+    eventq_npu_after(&s->q, r->rank, v ? v : 1, crun_node_done, r, i); /* 1 ns at least, as unscaled */
+    return;
   }
+  uint32_t peer = crun_npu(r, a->peer[i]);
+  /* key of a message to the peer; in a reduced run (symmetry.h: every
+   * position runs one ET but for its peers) the one this NPU gets at this
+   * node, from the position whose peer it is there */
+  uint32_t ks = r->rank, kd = peer;
+  if (r->sym) ks = crun_npu(r, r->sym->inv[(size_t)i * r->n_members + r->pos]), kd = r->rank;
+  if (a->kind[i] == CK_SEND) {
+    net_send(s, r->rank, peer, ks, kd, v, NET_TAG_NATIVE | (uint32_t)a->tag[i], crun_node_done, r, i);
+    return;
+  }
+  if (s->sym) sym_touch_custom(s, &r->rx);
+  net_recv(s, r->rank, peer, ks, kd, v, NET_TAG_NATIVE | (uint32_t)a->tag[i], crun_node_done, r, i);
 }
 
 /* One warning per (algorithm, collective type, size) that differs from
@@ -297,8 +318,12 @@ void custom_run(sim *s, custom_lib *lib, const char *prefix, const coll_request 
   }
   memcpy(indeg, a->indeg, a->n * sizeof *indeg);
   *r = (crun){.lib = lib, .next = lib->running, .a = a, .rank = rank, .left = a->n, .members = members,
-              .indeg = indeg, .done = done, .obj = obj, .arg = arg};
+              .pos = pos, .n_members = n_members, .indeg = indeg, .done = done, .obj = obj, .arg = arg};
   coll_madefor_factor(&a->made, rq->bytes, s->opt.custom_as_is, &r->num, &r->den);
+  if (s->sym && (!(r->sym = custom_symmetry(s, lib, prefix, n_members)) || !r->sym->ok)) {
+    sym_abandon(s, "custom algorithm %s on %u ranks was not checked", prefix, n_members);
+    r->sym = NULL;
+  }
   warn_made_for(s, lib, a, rq);
   if (lib->running) lib->running->prev = r;
   lib->running = r;
@@ -311,4 +336,73 @@ void custom_run(sim *s, custom_lib *lib, const char *prefix, const coll_request 
   for (uint32_t k = 0; k < a->n_roots; k++)
     if (stdhash_insert(&r->ready, a->id[a->roots[k]], a->roots[k])) s->q.oom = 1;
   crun_issue_ready(s, r);
+}
+
+/* ---- symmetry ---- */
+
+/* Whether position p's algorithm is position 0's but for its peers: the
+ * same nodes, order, sizes, tags and dependencies. */
+static int calgo_alike(const calgo *a, const calgo *b) {
+  if (a->n != b->n || a->n_roots != b->n_roots || a->made.coll != b->made.coll || a->made.size != b->made.size) return 0;
+  size_t nc = a->child_off[a->n];
+  return !memcmp(a->kind, b->kind, a->n) && !memcmp(a->id, b->id, a->n * sizeof *a->id) &&
+         !memcmp(a->value, b->value, a->n * sizeof *a->value) && !memcmp(a->tag, b->tag, a->n * sizeof *a->tag) &&
+         !memcmp(a->indeg, b->indeg, a->n * sizeof *a->indeg) &&
+         !memcmp(a->child_off, b->child_off, (a->n + 1) * sizeof *a->child_off) &&
+         !memcmp(a->children, b->children, nc * sizeof *a->children) &&
+         !memcmp(a->roots, b->roots, a->n_roots * sizeof *a->roots);
+}
+
+/* Position p's ET, or NULL with why set. */
+static const calgo *sym_position(sim *s, custom_lib *lib, custom_sym *y, uint32_t p) {
+  const calgo *a = calgo_get(s, lib, y->prefix, p, y->n);
+  if (!a) snprintf(y->why, sizeof y->why, "custom algorithm %.100s: %.200s", y->prefix, s->err->msg);
+  return a;
+}
+
+/* Fills y: every position's ET alike, and at every node the positions'
+ * peers a permutation of the positions. */
+static int sym_fill(sim *s, custom_lib *lib, custom_sym *y) {
+  const calgo *a0 = sym_position(s, lib, y, 0);
+  if (!a0) return 0;
+  y->nodes = a0->n;
+  if ((uint64_t)y->nodes * y->n > CUSTOM_SYM_MAX)
+    return snprintf(y->why, sizeof y->why, "custom algorithm %s: too large to check its symmetry", y->prefix), 0;
+  size_t cells = (size_t)y->nodes * y->n;
+  y->peer = malloc((cells ? cells : 1) * sizeof *y->peer);
+  y->inv = malloc((cells ? cells : 1) * sizeof *y->inv);
+  if (!y->peer || !y->inv) return -1;
+  memset(y->inv, 0xff, cells * sizeof *y->inv);
+  for (uint32_t p = 0; p < y->n; p++) {
+    const calgo *a = sym_position(s, lib, y, p);
+    if (!a) return 0;
+    if (!calgo_alike(a0, a))
+      return snprintf(y->why, sizeof y->why, "custom algorithm %s: position %u's ET is not position 0's but for its peers",
+                      y->prefix, p), 0;
+    for (uint32_t j = 0; j < y->nodes; j++) {
+      uint32_t q = a->kind[j] == CK_COMP ? UINT32_MAX : a->peer[j];
+      y->peer[(size_t)p * y->nodes + j] = q;
+      if (q == UINT32_MAX) continue;
+      uint32_t *inv = &y->inv[(size_t)j * y->n + q];
+      if (*inv != UINT32_MAX)
+        return snprintf(y->why, sizeof y->why, "custom algorithm %s: at node %llu two positions talk to position %u",
+                        y->prefix, (unsigned long long)a->id[j], q), 0;
+      *inv = p;
+    }
+  }
+  return 1;
+}
+
+const custom_sym *custom_symmetry(sim *s, custom_lib *lib, const char *prefix, uint32_t n) {
+  for (custom_sym *y = lib->syms; y; y = y->next)
+    if (y->n == n && strcmp(y->prefix, prefix) == 0) return y;
+  custom_sym *y = calloc(1, sizeof *y);
+  if (!y || !(y->prefix = strdup(prefix))) return free(y), NULL;
+  y->n = n;
+  y->next = lib->syms;
+  lib->syms = y;
+  int rc = sym_fill(s, lib, y);
+  if (rc < 0) return NULL;
+  y->ok = rc;
+  return y;
 }

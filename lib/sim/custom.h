@@ -25,4 +25,21 @@ void custom_lib_free(custom_lib *lib);
 void custom_run(sim *s, custom_lib *lib, const char *prefix, const coll_request *rq, const uint32_t *members,
                 uint32_t n_members, sim_fn done, void *obj);
 
+/* Whether every position of the algorithm at prefix, run by a group of
+ * n, runs one ET but for its peers, each node's peers a permutation of
+ * the positions (symmetry.h): then peer[p * nodes + j] is position p's
+ * peer at node j (UINT32_MAX for compute) and inv[j * n + q] the position
+ * whose peer at node j is q. Computed once per algorithm and size; NULL
+ * when out of memory. */
+typedef struct custom_sym {
+  struct custom_sym *next;
+  char *prefix;
+  uint32_t n, nodes;
+  int ok;                  /* else why says why not */
+  char why[320];
+  uint32_t *peer, *inv;
+} custom_sym;
+#define CUSTOM_SYM_MAX (16u << 20) /* nodes x positions checked at most */
+const custom_sym *custom_symmetry(sim *s, custom_lib *lib, const char *prefix, uint32_t n);
+
 #endif

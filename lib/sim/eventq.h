@@ -66,6 +66,7 @@ typedef struct eventq {
   uint32_t *hash;       /* time -> bucket index + 1 (0 = empty) */
   size_t hash_mask, hash_used;
   uint64_t now, fired;
+  uint64_t unit;        /* numbers each piece of work: an event, a batched callback (symmetry.h) */
   uint64_t cache_time[4];   /* recently used times ... */
   uint32_t cache_bucket[4]; /* ... and their buckets + 1 (0 = none) */
   batch_cb *pool;       /* batched callbacks; index 0 unused (= end of list) */

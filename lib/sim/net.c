@@ -3,6 +3,7 @@
 
 #include "../topo/topo_impl.h"
 #include "../util/ipool.h"
+#include "symmetry.h"
 
 #include <stddef.h>
 #include <math.h>
@@ -10,7 +11,7 @@
 #include <string.h>
 
 typedef struct net_msg {
-  uint32_t src, dst;
+  uint32_t src, dst;       /* the matching key's pair (net.h) */
   uint64_t bytes, tag;
   sim_fn cb;
   void *obj;
@@ -80,6 +81,7 @@ typedef struct net {
   } *last;
   link *links;
   int warned_multidim;
+  uint32_t *coord;         /* per NPU and dimension: its coordinate (a division less per lookup) */
 } net;
 
 /* ---- pools ---- */
@@ -196,6 +198,7 @@ static void deliver(sim *s, void *obj, uint64_t mi) {
   uint64_t carg = m->arg;
   msg_free(n, (uint32_t)mi);
   if (cb) cb(s, cobj, carg);
+  s->q.unit++; /* the sender's completion and the receipt are two pieces of work */
   match_slot *sl = slot_at(s, tag, src, dst, bytes);
   if (!sl) return;
   if (sl->first_cb) {
@@ -219,9 +222,11 @@ static void deliver(sim *s, void *obj, uint64_t mi) {
 
 static uint32_t hops_in(const sim *s, int d, uint32_t a, uint32_t b) { return topo_hops_fast(s->topo, d, a, b); }
 
+static inline uint32_t coord(const sim *s, uint32_t id, int d) { return s->net->coord[(size_t)id * (unsigned)s->dims + (unsigned)d]; }
+
 static int differs_above(const sim *s, uint32_t src, uint32_t dst, int d) {
   for (int e = d + 1; e < s->dims; e++)
-    if (sim_coord(s, src, e) != sim_coord(s, dst, e)) return 1;
+    if (coord(s, src, e) != coord(s, dst, e)) return 1;
   return 0;
 }
 
@@ -235,12 +240,12 @@ static uint64_t multidim_delay(sim *s, uint32_t src, uint32_t dst, uint64_t byte
       sim_warn(s, "messages between NPUs that differ in several dimensions are charged only the lowest one, as ASTRA-sim does (multidim_full charges them all)");
   }
   if (!s->opt.multidim_full) {
-    uint32_t h = hops_in(s, d, sim_coord(s, src, d), sim_coord(s, dst, d));
+    uint32_t h = hops_in(s, d, coord(s, src, d), coord(s, dst, d));
     return eventq_ns((double)h * topo_latency(s->topo, d) + (double)bytes / s->net->bw[d]);
   }
   double lat = 0, bw = 0;
   for (int e = 0; e < s->dims; e++) {
-    uint32_t a = sim_coord(s, src, e), b = sim_coord(s, dst, e);
+    uint32_t a = coord(s, src, e), b = coord(s, dst, e);
     if (a == b) continue;
     lat += (double)hops_in(s, e, a, b) * topo_latency(s->topo, e);
     if (bw == 0 || s->net->bw[e] < bw) bw = s->net->bw[e];
@@ -269,10 +274,12 @@ static uint64_t unaware_delay(sim *s, uint32_t src, uint32_t dst, uint64_t bytes
   int d = 0;
   uint32_t a = src, b = dst; /* 1-D: the coordinate is the id */
   if (s->dims > 1) {
-    while (d < s->dims - 1 && sim_coord(s, src, d) == sim_coord(s, dst, d)) d++;
-    a = sim_coord(s, src, d);
-    b = sim_coord(s, dst, d);
-    if (differs_above(s, src, dst, d)) return multidim_delay(s, src, dst, bytes, d);
+    const uint32_t *cs = &s->net->coord[(size_t)src * (unsigned)s->dims], *cd = &s->net->coord[(size_t)dst * (unsigned)s->dims];
+    while (d < s->dims - 1 && cs[d] == cd[d]) d++;
+    a = cs[d];
+    b = cd[d];
+    for (int e = d + 1; e < s->dims; e++)
+      if (cs[e] != cd[e]) return multidim_delay(s, src, dst, bytes, d);
   }
   uint32_t hops = src == dst ? 0 : hops_in(s, d, a, b);
   delay_memo *m = &s->net->memo[(bytes * 31 + hops * 7 + (uint64_t)d) % DELAY_MEMO];
@@ -280,6 +287,42 @@ static uint64_t unaware_delay(sim *s, uint32_t src, uint32_t dst, uint64_t bytes
   uint64_t delay = eventq_ns((double)hops * topo_latency(s->topo, d) + (double)bytes / s->net->bw[d]);
   *m = (delay_memo){bytes, delay, hops, d};
   return delay;
+}
+
+/* What unaware_delay() computes from, branch for branch. */
+net_sig net_signature(sim *s, uint32_t src, uint32_t dst) {
+  const chakra_topo *t = s->topo;
+  if (t->lk) {
+    net_sig g = {0, src == dst ? s->net->bw[0] : 0, 0};
+    for (uint32_t at = src; at != dst;) {
+      const chakra_topo_link *l = &t->lk[topo_list_next(t, at, dst)];
+      g.lat += l->latency_ns;
+      if (g.bw == 0 || l->bytes_per_ns < g.bw) g.bw = l->bytes_per_ns;
+      at = l->dst;
+    }
+    return g;
+  }
+  int d = 0;
+  uint32_t a = src, b = dst;
+  if (s->dims > 1) {
+    while (d < s->dims - 1 && coord(s, src, d) == coord(s, dst, d)) d++;
+    a = coord(s, src, d);
+    b = coord(s, dst, d);
+    if (differs_above(s, src, dst, d) && s->opt.multidim_full) {
+      net_sig g = {0, 0, 1};
+      for (int e = 0; e < s->dims; e++) {
+        uint32_t x = coord(s, src, e), y = coord(s, dst, e);
+        if (x == y) continue;
+        g.lat += (double)hops_in(s, e, x, y) * topo_latency(t, e);
+        if (g.bw == 0 || s->net->bw[e] < g.bw) g.bw = s->net->bw[e];
+      }
+      return g;
+    }
+    if (differs_above(s, src, dst, d))
+      return (net_sig){(double)hops_in(s, d, a, b) * topo_latency(t, d), s->net->bw[d], 1};
+  }
+  uint32_t hops = src == dst ? 0 : hops_in(s, d, a, b);
+  return (net_sig){(double)hops * topo_latency(t, d), s->net->bw[d], 0};
 }
 
 /* ---- congestion-aware links ---- */
@@ -382,6 +425,11 @@ int net_init(sim *s) {
   n->last = calloc(s->npus, sizeof *n->last); /* gen 0 = stale: rebuilds start at 1 */
   if (!n->last) return -1;
   for (int i = 0; i < DELAY_MEMO; i++) n->memo[i].dim = -1;
+  if (s->dims > 1) {
+    if (!(n->coord = malloc((size_t)s->npus * (unsigned)s->dims * sizeof *n->coord))) return -1;
+    for (uint32_t id = 0; id < s->npus; id++)
+      for (int d = 0; d < s->dims; d++) n->coord[(size_t)id * (unsigned)s->dims + (unsigned)d] = sim_coord(s, id, d);
+  }
   if (table_rebuild(n)) return -1;
   return s->opt.aware ? build_links(s) : 0;
 }
@@ -394,18 +442,23 @@ void net_free(sim *s) {
   free(n->slots);
   free(n->last);
   free(n->links);
+  free(n->coord);
   free(n);
   s->net = NULL;
 }
 
-void net_send_eager(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag, sim_fn cb,
-                     void *obj, uint64_t arg) {
+void net_send_eager(sim *s, uint32_t src, uint32_t dst, uint32_t ksrc, uint32_t kdst, uint64_t bytes, uint64_t tag,
+                    sim_fn cb, void *obj, uint64_t arg) {
   uint32_t mi = msg_alloc(s);
   if (!mi) return;
-  s->net->msgs[mi] = (net_msg){src, dst, bytes, tag, cb, obj, arg, src, 0};
+  s->net->msgs[mi] = (net_msg){ksrc, kdst, bytes, tag, cb, obj, arg, src, 0};
   s->messages++;
   if (!s->opt.aware) {
-    eventq_at(&s->q, eventq_later(&s->q, unaware_delay(s, src, dst, bytes)), deliver, NULL, mi);
+    uint64_t delay = unaware_delay(s, src, dst, bytes);
+    if (s->sym && (ksrc != src || kdst != dst)) sym_check_delay(s, delay, unaware_delay(s, ksrc, kdst, bytes), src, dst, ksrc, kdst);
+    /* the message as the event's object: only a hint for the loop's
+     * prefetch (deliver reads the pool by index; the pool may move) */
+    eventq_at(&s->q, eventq_later(&s->q, delay), deliver, &s->net->msgs[mi], mi);
     return;
   }
   uint64_t li = next_link(s, &s->net->msgs[mi]);
@@ -416,6 +469,7 @@ void net_send_eager(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t
 void net_recv_eager(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag, sim_fn cb,
                      void *obj, uint64_t arg) {
   net *n = s->net;
+  if (s->sym) sym_recv_posted(s, dst, src, tag, bytes);
   match_slot *sl = slot_at(s, tag, src, dst, bytes);
   if (!sl) return;
   if (sl->arrived) {
@@ -443,17 +497,17 @@ void net_recv_eager(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t
 
 typedef struct rdv_op {
   uint32_t a, b;           /* send: src, dst; receive: dst, src */
+  uint32_t ka, kb;         /* send: the data's key */
   uint64_t bytes, tag;
   sim_fn cb;
   void *obj;
   uint64_t arg;
 } rdv_op;
 
-static rdv_op *rdv_new(sim *s, uint32_t a, uint32_t b, uint64_t bytes, uint64_t tag, sim_fn cb, void *obj,
-                       uint64_t arg) {
+static rdv_op *rdv_new(sim *s, const rdv_op *v) {
   rdv_op *op = live_alloc(&s->live, sizeof *op);
   if (!op) s->q.oom = 1;
-  else *op = (rdv_op){a, b, bytes, tag, cb, obj, arg};
+  else *op = *v;
   return op;
 }
 
@@ -462,7 +516,7 @@ static void rdv_invited(sim *s, void *obj, uint64_t arg) {
   (void)arg;
   rdv_op op = *(rdv_op *)obj;
   live_release(&s->live, obj);
-  net_send_eager(s, op.a, op.b, op.bytes, op.tag, op.cb, op.obj, op.arg);
+  net_send_eager(s, op.a, op.b, op.ka, op.kb, op.bytes, op.tag, op.cb, op.obj, op.arg);
 }
 
 /* The invitation was delivered: the real receive is posted. */
@@ -475,16 +529,18 @@ static void rdv_invitation_sent(sim *s, void *obj, uint64_t arg) {
 
 static uint64_t rdv_tag(uint64_t tag) { return NET_TAG_RENDEZVOUS | (tag & ((1ull << 40) - 1)) | (tag >> 40) << 48; }
 
-void net_send_rendezvous(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t tag, sim_fn cb,
-                         void *obj, uint64_t arg) {
-  rdv_op *op = rdv_new(s, src, dst, bytes, tag, cb, obj, arg);
+void net_send_rendezvous(sim *s, uint32_t src, uint32_t dst, uint32_t ksrc, uint32_t kdst, uint64_t bytes,
+                         uint64_t tag, sim_fn cb, void *obj, uint64_t arg) {
+  rdv_op v = {src, dst, ksrc, kdst, bytes, tag, cb, obj, arg};
+  rdv_op *op = rdv_new(s, &v);
   if (op) net_recv_eager(s, src, dst, RDV_BYTES, rdv_tag(tag), rdv_invited, op, 0);
 }
 
-void net_recv_rendezvous(sim *s, uint32_t dst, uint32_t src, uint64_t bytes, uint64_t tag, sim_fn cb,
-                         void *obj, uint64_t arg) {
-  rdv_op *op = rdv_new(s, dst, src, bytes, tag, cb, obj, arg);
-  if (op) net_send_eager(s, dst, src, RDV_BYTES, rdv_tag(tag), rdv_invitation_sent, op, 0);
+void net_recv_rendezvous(sim *s, uint32_t dst, uint32_t src, uint32_t ksrc, uint32_t kdst, uint64_t bytes,
+                         uint64_t tag, sim_fn cb, void *obj, uint64_t arg) {
+  rdv_op v = {dst, src, dst, src, bytes, tag, cb, obj, arg};
+  rdv_op *op = rdv_new(s, &v);
+  if (op) net_send_eager(s, dst, src, ksrc, kdst, RDV_BYTES, rdv_tag(tag), rdv_invitation_sent, op, 0);
 }
 
 uint64_t net_pending(const sim *s, int (*visit)(void *ctx, int is_send, uint32_t src, uint32_t dst,

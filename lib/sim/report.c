@@ -23,11 +23,12 @@ static const char *const track_names[] = {"CPU", "GPU compute", "GPU communicati
  * (chakra/timeline.h), so both tools' files look alike. */
 static int rank_events(sim *s, chakra_timeline *t, uint32_t r) {
   char pname[32];
-  const char *path = wl_path(s, r);
+  const char *path = wl_names_path(s, r);
   snprintf(pname, sizeof pname, "rank %u", r);
   chakra_timeline_process(t, r, pname);
   for (uint32_t k = 0; k < 4; k++) chakra_timeline_track(t, r, k, track_names[k]);
   chakra_reader *rd;
+  if (!path) return chakra_error_set(s->err, CHAKRA_EINVAL, "%s: no trace file to read the node names from", wl_path(s, r));
   int rc = chakra_reader_open(&rd, path, NULL, s->err);
   if (rc) return rc;
   chakra_node *n;
@@ -133,6 +134,12 @@ static int write_report(const chakra_sim_result *r, outfile *f, chakra_error *er
   char wall[64];
   snprintf(wall, sizeof wall, ",\"wall_clock_s\":%.3f", r->wall_seconds);
   jsonw_lit(&w, wall);
+  if (r->symmetry) { /* how many NPUs the run simulated for the ranks, and why */
+    jsonw_key_u64(&w, "classes", r->classes, 1);
+    jsonw_key_u64(&w, "simulated_npus", r->simulated, 1);
+    jsonw_lit(&w, ",\"symmetry\":");
+    jsonw_string(&w, r->symmetry, strlen(r->symmetry));
+  }
   uint64_t finish = 0;
   for (uint32_t k = 0; k < r->npus; k++)
     if (r->ranks[k].finish_ns > finish) finish = r->ranks[k].finish_ns;
@@ -341,11 +348,12 @@ static int names_from(chakra_reader *rd, uint32_t count, rank_names *out, const 
 }
 
 static int read_names(sim *s, uint32_t r, rank_names *out) {
-  const char *path = wl_path(s, r);
+  const char *path = wl_names_path(s, r);
   uint32_t count = wl_nodes(s, r);
   out->off = malloc(((size_t)count + 1) * sizeof *out->off);
   if (!out->off) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   chakra_reader *rd;
+  if (!path) return chakra_error_set(s->err, CHAKRA_EINVAL, "%s: no trace file to read the node names from", wl_path(s, r));
   int rc = chakra_reader_open(&rd, path, NULL, s->err);
   if (rc) return rc;
   rc = names_from(rd, count, out, path, s->err);

@@ -12,6 +12,8 @@
 #include "coll.h"
 #include "groups.h"
 #include "remmem.h"
+#include "symmetry.h"
+#include "wkload.h"
 #include "workload.h"
 #include "../util/vec.h"
 
@@ -65,27 +67,20 @@ static int setup_config(sim *s, const chakra_sim_config *c, const chakra_sim_run
   return 0;
 }
 
-/* The layers' state over the loaded traces. */
-static int setup_run(sim *s, const chakra_sim_workload *w) {
+/* The layers' state over the loaded traces; whether the run is reduced
+ * (symmetry.h) is settled before the per-NPU arrays are made. */
+static int setup_run(sim *s, const chakra_sim_workload *w, int mode, int logs_events, char *why, size_t wn) {
   if (net_init(s)) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   if (eventq_init(&s->q, s->npus)) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   int rc = coll_init(s);
   if (!rc) rc = wl_setup(s, w);
-  return rc;
-}
-
-/* The log folder is opened between the two: a bad folder fails before the
- * run starts, and a bad configuration creates no folder. */
-static int setup(sim *s, const chakra_sim_config *c, const chakra_sim_workload *w, const chakra_sim_run_options *o,
-                 report_log **log) {
-  int rc = setup_config(s, c, o);
-  if (!rc && o->logging_folder) rc = report_log_open(log, o->logging_folder, s->err);
-  if (!rc) rc = setup_run(s, w);
-  if (!rc && *log && s->sys_cfg.trace_enabled) wl_trace_on(s);
+  if (!rc && (rc = sym_plan(s, mode, logs_events, why, wn)) > 0) rc = 0;
+  if (!rc) rc = wl_alloc(s);
   return rc;
 }
 
 static void teardown(sim *s) {
+  sym_free(s);
   wl_free(s);
   coll_free(s);
   groups_free(s);
@@ -115,6 +110,29 @@ static int unmatched_line(void *ctx, int is_send, uint32_t src, uint32_t dst, ui
   return 0;
 }
 
+static void fill_rank(chakra_sim_rank *o, const wl_rank_result *w) {
+  o->finished = w->finished;
+  o->finish_ns = w->finish;
+  o->exposed_comm_ns = w->finish - w->gpu_time;
+  for (int c = 0; c < CAT_N; c++) o->busy_ns[c] = w->busy[c];
+  for (int c = 0; c < SIM_NCOLL; c++) {
+    o->coll_ops[c] = w->coll_ops[c];
+    o->coll_bytes[c] = w->coll_bytes[c];
+    o->coll_ns[c] = w->coll_ns[c];
+  }
+  o->send_ops = w->send_ops;
+  o->send_bytes = w->send_bytes;
+  o->wall_ns = w->finish;
+  o->compute_bound_pct = w->compute_bound * 100;
+  o->compute_util_pct = w->compute_util * 100;
+  o->memory_util_pct = w->mem_util * 100;
+  o->op_intensity = w->op_intensity;
+  o->nodes = w->nodes;
+  o->nodes_done = w->done;
+}
+
+/* Every rank's figures: its own, or in a reduced run its representative's
+ * (computed once per class). */
 static int collect(sim *s, chakra_sim_result *r) {
   r->npus = s->npus;
   r->roofline = s->sys_cfg.roofline != 0;
@@ -124,27 +142,14 @@ static int collect(sim *s, chakra_sim_result *r) {
   r->messages = s->messages;
   int all = 1;
   for (uint32_t k = 0; k < s->npus; k++) {
+    uint32_t rep = sym_rep(s, k);
+    if (rep != k) {
+      r->ranks[k] = r->ranks[rep]; /* the representative is the lowest rank of its class */
+      continue;
+    }
     wl_rank_result w;
     wl_result(s, k, &w);
-    chakra_sim_rank *o = &r->ranks[k];
-    o->finished = w.finished;
-    o->finish_ns = w.finish;
-    o->exposed_comm_ns = w.finish - w.gpu_time;
-    for (int c = 0; c < CAT_N; c++) o->busy_ns[c] = w.busy[c];
-    for (int c = 0; c < SIM_NCOLL; c++) {
-      o->coll_ops[c] = w.coll_ops[c];
-      o->coll_bytes[c] = w.coll_bytes[c];
-      o->coll_ns[c] = w.coll_ns[c];
-    }
-    o->send_ops = w.send_ops;
-    o->send_bytes = w.send_bytes;
-    o->wall_ns = w.finish;
-    o->compute_bound_pct = w.compute_bound * 100;
-    o->compute_util_pct = w.compute_util * 100;
-    o->memory_util_pct = w.mem_util * 100;
-    o->op_intensity = w.op_intensity;
-    o->nodes = w.nodes;
-    o->nodes_done = w.done;
+    fill_rank(&r->ranks[k], &w);
     all &= w.finished;
   }
   if (!all) {
@@ -154,46 +159,153 @@ static int collect(sim *s, chakra_sim_result *r) {
   return 0;
 }
 
-int chakra_sim_run(const chakra_sim_config *c, const chakra_sim_workload *w, const chakra_sim_run_options *opt,
-                   chakra_sim_result *r, chakra_error *err) {
+/* Warnings of a run that may be redone are held until it is kept. */
+typedef struct held {
+  chakra_diag_fn fn;
+  void *ctx;
+  char **line;
+  size_t n;
+} held;
+
+static void hold(void *ctx, const chakra_problem *p) {
+  held *h = ctx;
+  char msg[2048];
+  chakra_problem_format(p, msg, sizeof msg);
+  char **v = realloc(h->line, (h->n + 1) * sizeof *v);
+  if (!v) return;
+  h->line = v;
+  if ((v[h->n] = strdup(msg))) h->n++;
+}
+
+/* Passes the held warnings on (pass) or drops them. */
+static void release(held *h, int pass) {
+  for (size_t i = 0; i < h->n; i++) {
+    if (pass && h->fn) {
+      chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, h->line[i]);
+      h->fn(h->ctx, &p);
+    }
+    free(h->line[i]);
+  }
+  free(h->line);
+  h->line = NULL;
+  h->n = 0;
+}
+
+/* The loop's end: what stopped it, as the run's result code. */
+static int run_status(sim *s) {
+  if (s->diag.failed) return s->err->code ? s->err->code : CHAKRA_EINVAL;
+  if (s->cancelled)
+    return chakra_error_set(s->err, CHAKRA_ECANCELED, "the simulation was stopped at %llu ns", (unsigned long long)s->q.now);
+  if (s->q.overflow)
+    return chakra_error_set(s->err, CHAKRA_EINVAL,
+                            "simulated time would pass 2^64 ns (584 years): a delay of %llu ns was asked for at "
+                            "%llu ns; a duration, latency, bandwidth or scale in the inputs is out of range",
+                            (unsigned long long)s->q.overflow, (unsigned long long)s->q.now);
+  if (s->q.oom) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory during the simulation");
+  return 0;
+}
+
+/* Why a reduced run is not kept (NULL: it is): every representative must
+ * finish with nothing left unmatched, and nothing may have failed (the
+ * full run then reports it exactly). A cancelled run stays cancelled. */
+static const char *reduced_failed(sim *s, int rc) {
+  if (s->sym->abandoned) return s->sym->why;
+  if (rc == CHAKRA_ECANCELED) return NULL;
+  if (rc) return "it failed";
+  for (uint32_t k = 0; k < s->npus; k++)
+    if (sym_runs(s, k) && !wl_finished(s, k)) return "a representative did not finish";
+  if (net_pending(s, NULL, NULL)) return "a message was left unmatched";
+  return NULL;
+}
+
+typedef struct attempt {
+  int mode;                /* SYM_AUTO or SYM_OFF */
+  report_log *log;         /* opened by the first attempt */
+  char why[512];           /* why reduced, or why not */
+  int redo;                /* the reduced run failed: do it again with every NPU */
+} attempt;
+
+static int run_once(const chakra_sim_config *c, const chakra_sim_workload *w, const chakra_sim_run_options *o,
+                    attempt *at, chakra_sim_result *r, chakra_error *err) {
   memset(r, 0, sizeof *r);
-  static const chakra_sim_run_options none;
-  const chakra_sim_run_options *o = opt ? opt : &none;
-  chakra_error local = {0};
   sim *s = calloc(1, sizeof *s);
   if (!s) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  s->err = err ? err : &local;
-  s->diag = (sim_diag){.fn = o->diag, .ctx = o->diag_ctx, .err = s->err, .stop = &s->q.oom};
+  held h = {o->diag, o->diag_ctx, NULL, 0};
+  s->err = err;
+  /* a run that may be redone holds its warnings until it is kept */
+  int may_redo = at->mode == SYM_AUTO;
+  s->diag = (sim_diag){.fn = may_redo ? hold : o->diag, .ctx = may_redo ? (void *)&h : o->diag_ctx, .err = s->err,
+                       .stop = &s->q.oom};
   s->progress = o->progress;
   s->progress_ctx = o->progress_ctx;
-  report_log *log = NULL;
-  int rc = setup(s, c, w, o, &log);
+  /* the log folder is opened before the run: a bad folder fails before
+   * any simulated time passes, a bad configuration creates no folder */
+  int rc = setup_config(s, c, o);
+  if (!rc && o->logging_folder && !at->log) rc = report_log_open(&at->log, o->logging_folder, s->err);
+  int logs_events = at->log && s->sys_cfg.trace_enabled;
+  char why[sizeof at->why - 32];
+  if (!rc) rc = setup_run(s, w, at->mode, logs_events, why, sizeof why);
+  if (!rc && logs_events) wl_trace_on(s);
+  if (!s->sym && may_redo) { /* a full run: its warnings go out as they come */
+    release(&h, 1);
+    s->diag.fn = o->diag;
+    s->diag.ctx = o->diag_ctx;
+  }
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   if (!rc) {
     wl_start(s);
     eventq_run(&s->q, s, s->progress ? progress_tick : NULL);
-    if (s->diag.failed) rc = s->err->code ? s->err->code : CHAKRA_EINVAL;
-    else if (s->cancelled) rc = chakra_error_set(s->err, CHAKRA_ECANCELED, "the simulation was stopped at %llu ns",
-                                                 (unsigned long long)s->q.now);
-    else if (s->q.overflow)
-      rc = chakra_error_set(s->err, CHAKRA_EINVAL,
-                            "simulated time would pass 2^64 ns (584 years): a delay of %llu ns was asked for at "
-                            "%llu ns; a duration, latency, bandwidth or scale in the inputs is out of range",
-                            (unsigned long long)s->q.overflow, (unsigned long long)s->q.now);
-    else if (s->q.oom) rc = chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory during the simulation");
+    rc = s->sym && s->sym->abandoned ? 0 : run_status(s);
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  if (!rc) rc = collect(s, r);
-  r->wall_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-  if (!rc && o->timeline) rc = report_timeline(s, o->timeline);
-  if (!rc && log) {
-    rc = report_log_commit(log, s, r);
-    log = NULL;
+  const char *failed = s->sym ? reduced_failed(s, rc) : NULL;
+  if (failed) {
+    snprintf(at->why, sizeof at->why, "every NPU simulated: the reduced run was given up (%s)", failed);
+    at->redo = 1;
+    release(&h, 0);
+    teardown(s);
+    free(s);
+    return 0;
   }
-  report_log_discard(log);
+  release(&h, 1);
+  if (!rc) {
+    snprintf(at->why, sizeof at->why, "%s%s", s->sym ? "reduced: " : "every NPU simulated: ", why);
+    rc = collect(s, r);
+  }
+  r->wall_seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+  r->classes = w->n_cls;
+  r->simulated = s->sym ? w->n_cls : s->npus;
+  if (!rc && !(r->symmetry = strdup(at->why))) rc = chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
+  if (!rc && o->timeline) rc = report_timeline(s, o->timeline);
+  if (!rc && at->log) {
+    rc = report_log_commit(at->log, s, r);
+    at->log = NULL;
+  }
   teardown(s);
   free(s);
+  return rc;
+}
+
+int chakra_sim_run(const chakra_sim_config *c, const chakra_sim_workload *w, const chakra_sim_run_options *opt,
+                   chakra_sim_result *r, chakra_error *err) {
+  static const chakra_sim_run_options none;
+  const chakra_sim_run_options *o = opt ? opt : &none;
+  chakra_error local = {0};
+  if (!err) err = &local;
+  attempt at = {.mode = c->params.symmetry == CHAKRA_SIM_SYMMETRY_OFF ? SYM_OFF : SYM_AUTO};
+  int rc = run_once(c, w, o, &at, r, err);
+  if (!rc && at.redo) {
+    char why[sizeof at.why];
+    memcpy(why, at.why, sizeof why);
+    at.mode = SYM_OFF;
+    at.redo = 0;
+    rc = run_once(c, w, o, &at, r, err);
+    free(r->symmetry);
+    r->symmetry = rc ? NULL : strdup(why);
+    if (!rc && !r->symmetry) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  }
+  report_log_discard(at.log);
   if (rc) chakra_sim_result_free(r);
   return rc;
 }
@@ -201,6 +313,7 @@ int chakra_sim_run(const chakra_sim_config *c, const chakra_sim_workload *w, con
 void chakra_sim_result_free(chakra_sim_result *r) {
   for (uint32_t i = 0; i < r->n_stuck; i++) free(r->stuck[i]);
   free(r->stuck);
+  free(r->symmetry);
   free(r->ranks);
   memset(r, 0, sizeof *r);
 }

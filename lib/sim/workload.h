@@ -54,22 +54,28 @@ uint32_t wl_nodes(const sim *s, uint32_t rank);
 int wl_finished(const sim *s, uint32_t rank);
 void wl_node_at(const sim *s, uint32_t rank, uint32_t i, wl_node_view *out);
 
-/* The run's state over the loaded ranks (chakra_sim_workload, read only):
+/* The run's view of the loaded ranks (chakra_sim_workload, read only):
  * the checks this configuration makes of them, their METADATA process
- * groups, per-NPU run arrays. Errors go to s->err. */
+ * groups, each rank's groups resolved. Errors go to s->err. */
 int wl_setup(sim *s, const chakra_sim_workload *wk);
+/* Per-NPU run arrays of the NPUs that run (symmetry.h decides which). */
+int wl_alloc(sim *s);
 void wl_free(sim *s);
-/* The trace file of rank. */
+/* What messages call rank's trace; the file its node names are read
+ * from (NULL when there is none). */
 const char *wl_path(const sim *s, uint32_t rank);
-/* Issues every NPU's initial nodes (t = 0, rank order). */
+const char *wl_names_path(const sim *s, uint32_t rank);
+/* Issues every running NPU's initial nodes (t = 0, rank order). */
 void wl_start(sim *s);
 void wl_result(const sim *s, uint32_t rank, wl_rank_result *out);
 /* From now on records every issue and completion (call before wl_start). */
 void wl_trace_on(sim *s);
 /* The recorded events in the order they happened. */
 const wl_trace_ev *wl_trace_events(const sim *s, size_t *n);
-/* Name of group index pg of rank (NULL for "all"). */
+/* Name of group index pg of rank's template, bound to the rank (NULL for "all"). */
 const char *wl_pg_name(const sim *s, uint32_t rank, uint32_t pg);
+/* What a collective on that group runs on (coll.h's coll_request.group). */
+int32_t wl_group(const sim *s, uint32_t rank, uint32_t pg);
 /* Reports nodes issued but never finished, up to max per rank. */
 void wl_report_stuck(const sim *s, void (*line)(void *ctx, const char *msg), void *ctx);
 

@@ -22,6 +22,7 @@ typedef enum {
   AX_LATENCY,
   AX_TOPOLOGY,
   AX_MODEL,       /* run parameters */
+  AX_SYMMETRY,
   AX_INJECTION,
   AX_QUEUES,
   AX_SCALING
@@ -172,18 +173,20 @@ static int parse_numbers(sweep_axis *a, chakra_error *err) {
     const char *v = a->values[i];
     char *end;
     double d = strtod(v, &end);
-    if (a->kind == AX_TOPOLOGY || a->kind == AX_MODEL || a->kind == AX_SCALING) {
+    if (a->kind == AX_TOPOLOGY || a->kind == AX_MODEL || a->kind == AX_SYMMETRY || a->kind == AX_SCALING) {
       static const char *const kinds[] = {"Ring", "FullyConnected", "Switch"};
       static const char *const models[] = {"aware", "unaware"};
+      static const char *const modes[] = {"auto", "off"}; /* CHAKRA_SIM_SYMMETRY_* */
       static const char *const scalings[] = {"scale", "as-is"};
-      const char *const *names = a->kind == AX_TOPOLOGY ? kinds : a->kind == AX_MODEL ? models : scalings;
+      const char *const *names = a->kind == AX_TOPOLOGY ? kinds : a->kind == AX_MODEL ? models : a->kind == AX_SYMMETRY ? modes : scalings;
       int n = a->kind == AX_TOPOLOGY ? 3 : 2, k = 0;
       while (k < n && strcmp(v, names[k]) != 0) k++;
       if (k == n)
         return chakra_error_set(err, CHAKRA_EINVAL, "--vary %s: '%s' is not %s", a->text, v,
                                 a->kind == AX_TOPOLOGY ? "Ring, FullyConnected or Switch"
                                 : a->kind == AX_MODEL  ? "aware or unaware"
-                                                       : "scale or as-is");
+                                  : a->kind == AX_SYMMETRY ? "auto or off"
+                                                         : "scale or as-is");
       a->num[i] = k;
       continue;
     }
@@ -220,7 +223,7 @@ static int parse_axis(sweep_axis *a, const char *text, chakra_error *err) {
   if (net == 1) return parse_numbers(a, err);
   static const struct { const char *name; sweep_kind kind; } params[] = {
       {"network-model", AX_MODEL}, {"injection-scale", AX_INJECTION}, {"num-queues-per-dim", AX_QUEUES},
-      {"custom-collective-scaling", AX_SCALING}};
+      {"symmetry", AX_SYMMETRY}, {"custom-collective-scaling", AX_SCALING}};
   for (size_t i = 0; i < sizeof params / sizeof *params; i++)
     if (strcmp(a->key, params[i].name) == 0) {
       a->kind = params[i].kind;
@@ -313,7 +316,7 @@ static int apply_value(const sweep_axis *a, size_t v, chakra_sim_config *c, chak
           chakra_error_set(err, rc,
                            "--vary %s: unknown key \"%s\" (expected a system or remote-memory JSON key, "
                            "bandwidth[D], latency[D], topology[D], network-model, injection-scale, "
-                           "num-queues-per-dim or custom-collective-scaling)", a->text, a->name);
+                           "num-queues-per-dim, symmetry or custom-collective-scaling)", a->text, a->name);
         else
           chakra_error_set(err, rc, "--vary %s: value '%s': %s", a->text, a->values[v], why);
       }
@@ -322,6 +325,7 @@ static int apply_value(const sweep_axis *a, size_t v, chakra_sim_config *c, chak
     case AX_MODEL: p->network_model = a->num[v] == 0 ? CHAKRA_NET_AWARE : CHAKRA_NET_UNAWARE; return 0;
     case AX_INJECTION: p->injection_scale = a->num[v]; return 0;
     case AX_QUEUES: p->queues_per_dim = (uint32_t)a->num[v]; return 0;
+    case AX_SYMMETRY: p->symmetry = a->num[v] == 0 ? CHAKRA_SIM_SYMMETRY_AUTO : CHAKRA_SIM_SYMMETRY_OFF; return 0;
     case AX_SCALING: p->custom_as_is = a->num[v] == 1; return 0;
     default: break;
   }

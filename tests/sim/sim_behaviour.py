@@ -697,6 +697,24 @@ def test_custom_collective_scaling_scale_and_as_is():
           p.returncode == 0 and got == {r: (173348, 173348) for r in range(8)}, "%s %s" % (got, p.stderr))
 
 
+def test_custom_algorithm_for_another_group_size_is_an_error():
+    # An algorithm made for 4 ranks, run by the 4-rank group first and then
+    # by a 2-rank group: its peers (0..3) are not positions of the smaller
+    # group. The loaded positions were reused without that check, and the
+    # run read past the group's member list (a crash).
+    alg = os.path.join(BASE, "ar4")
+    p = subprocess.run([CHAKRA, "coll", "gen", "--coll", "allreduce", "--algo", "ring", "--ranks", "4", "--size", "1M",
+                        "-o", alg], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    c = Case(4, dict(SYSTEM, **{"all-reduce-implementation-custom": [alg]}))
+    with open(os.path.join(c.dir, "g.json"), "w") as f:
+        json.dump({"4": [0, 1, 2, 3], "2": [0, 1], "3": [2, 3]}, f)
+    c.ranks(lambda r: [allreduce(1, 1048576, pg="4"), allreduce(2, 1048576, [1], pg="2" if r < 2 else "3")])
+    p, got = c.run("--comm-group-configuration=" + os.path.join(c.dir, "g.json"))
+    check("a 4-rank custom algorithm run by a 2-rank group: the peers named as out of the group, exit 2",
+          p.returncode == 2 and "must name an algorithm rank in 0..1" in p.stderr, "%d %s" % (p.returncode, p.stderr))
+
+
 if __name__ == "__main__":
     BASE = tempfile.mkdtemp(prefix="chakra-sim-test-")
     try:

@@ -61,8 +61,8 @@ static void run(sim *s) { eventq_run(&s->q, s, NULL); }
 static void test_receive_posted_first_runs_with_the_send_at_arrival(void **state) {
   (void)state;
   sim *s = make_sim(0);
-  net_recv(s, 1, 0, 1000, NET_TAG_NATIVE | 7, record, NULL, 2);
-  net_send(s, 0, 1, 1000, NET_TAG_NATIVE | 7, record, NULL, 1);
+  net_recv(s, 1, 0, 1, 0, 1000, NET_TAG_NATIVE | 7, record, NULL, 2);
+  net_send(s, 0, 1, 0, 1, 1000, NET_TAG_NATIVE | 7, record, NULL, 1);
   run(s);
   assert_int_equal(g_log.n, 2);
   assert_int_equal(g_log.id[0], 1); /* the send's callback first */
@@ -75,13 +75,13 @@ static void test_receive_posted_first_runs_with_the_send_at_arrival(void **state
 
 static void post_late_receive(sim *s, void *obj, uint64_t arg) {
   (void)obj, (void)arg;
-  net_recv(s, 1, 0, 1000, NET_TAG_NATIVE | 7, record, NULL, 2);
+  net_recv(s, 1, 0, 1, 0, 1000, NET_TAG_NATIVE | 7, record, NULL, 2);
 }
 
 static void test_receive_posted_after_arrival_completes_when_posted(void **state) {
   (void)state;
   sim *s = make_sim(0);
-  net_send(s, 0, 1, 1000, NET_TAG_NATIVE | 7, record, NULL, 1);
+  net_send(s, 0, 1, 0, 1, 1000, NET_TAG_NATIVE | 7, record, NULL, 1);
   eventq_at(&s->q, 2000, post_late_receive, NULL, 0);
   run(s);
   assert_int_equal(g_log.n, 2);
@@ -97,12 +97,12 @@ static void test_receive_posted_after_arrival_completes_when_posted(void **state
 static void test_sizes_must_agree_and_kth_matches_kth(void **state) {
   (void)state;
   sim *s = make_sim(0);
-  net_send(s, 0, 1, 100, NET_TAG_NATIVE | 1, record, NULL, 1);
-  net_send(s, 0, 1, 200, NET_TAG_NATIVE | 1, record, NULL, 2);
-  net_send(s, 0, 1, 200, NET_TAG_NATIVE | 1, record, NULL, 3);
-  net_recv(s, 1, 0, 200, NET_TAG_NATIVE | 1, record, NULL, 12);
-  net_recv(s, 1, 0, 200, NET_TAG_NATIVE | 1, record, NULL, 13);
-  net_recv(s, 1, 0, 300, NET_TAG_NATIVE | 1, record, NULL, 99);
+  net_send(s, 0, 1, 0, 1, 100, NET_TAG_NATIVE | 1, record, NULL, 1);
+  net_send(s, 0, 1, 0, 1, 200, NET_TAG_NATIVE | 1, record, NULL, 2);
+  net_send(s, 0, 1, 0, 1, 200, NET_TAG_NATIVE | 1, record, NULL, 3);
+  net_recv(s, 1, 0, 1, 0, 200, NET_TAG_NATIVE | 1, record, NULL, 12);
+  net_recv(s, 1, 0, 1, 0, 200, NET_TAG_NATIVE | 1, record, NULL, 13);
+  net_recv(s, 1, 0, 1, 0, 300, NET_TAG_NATIVE | 1, record, NULL, 99);
   run(s);
   /* all three sends complete; the receives of 200 B take the 200 B sends
    * in order, at their (equal) arrival */
@@ -121,8 +121,8 @@ static void test_sizes_must_agree_and_kth_matches_kth(void **state) {
 static void test_tag_spaces_never_match(void **state) {
   (void)state;
   sim *s = make_sim(0);
-  net_send(s, 0, 1, 64, NET_TAG_NATIVE | 5, record, NULL, 1);
-  net_recv(s, 1, 0, 64, NET_TAG_COLLECTIVE | 5, record, NULL, 2);
+  net_send(s, 0, 1, 0, 1, 64, NET_TAG_NATIVE | 5, record, NULL, 1);
+  net_recv(s, 1, 0, 1, 0, 64, NET_TAG_COLLECTIVE | 5, record, NULL, 2);
   run(s);
   assert_int_equal(g_log.n, 1);
   assert_int_equal(g_log.id[0], 1);
@@ -136,8 +136,8 @@ static void test_tag_spaces_never_match(void **state) {
 static void test_aware_links_are_fifo_and_ties_go_clockwise(void **state) {
   (void)state;
   sim *s = make_sim(1);
-  net_send(s, 0, 2, 131072, NET_TAG_NATIVE, record, NULL, 1);
-  net_send(s, 0, 1, 131072, NET_TAG_NATIVE, record, NULL, 2);
+  net_send(s, 0, 2, 0, 2, 131072, NET_TAG_NATIVE, record, NULL, 1);
+  net_send(s, 0, 1, 0, 1, 131072, NET_TAG_NATIVE, record, NULL, 2);
   run(s);
   assert_int_equal(g_log.n, 2);
   assert_int_equal(g_log.id[0], 2);
