@@ -171,10 +171,8 @@ static void hold(void *ctx, const chakra_problem *p) {
   held *h = ctx;
   char msg[2048];
   chakra_problem_format(p, msg, sizeof msg);
-  char **v = realloc(h->line, (h->n + 1) * sizeof *v);
-  if (!v) return;
-  h->line = v;
-  if ((v[h->n] = strdup(msg))) h->n++;
+  char **v = VEC_APPEND(h->line, h->n);
+  if (v && !(*v = strdup(msg))) h->n--;
 }
 
 /* Passes the held warnings on (pass) or drops them. */
