@@ -7,15 +7,10 @@
 
 #include "chakra/attr.h"
 #include "../report/svgplot.h"
+#include "../util/vec.h"
 
 static int add_row(chakra_compare *c, size_t *cap, const char *what, double pred, double meas) {
-  if (c->n == *cap) {
-    size_t nc = *cap ? *cap * 2 : 32;
-    chakra_compare_row *v = realloc(c->rows, nc * sizeof *v);
-    if (!v) return -1;
-    c->rows = v;
-    *cap = nc;
-  }
+  if (VEC_ROOM(c->rows, c->n, *cap, 1)) return -1;
   chakra_compare_row *r = &c->rows[c->n];
   if (!(r->label = strdup(what))) return -1;
   snprintf(r->what, sizeof r->what, "%s", what);

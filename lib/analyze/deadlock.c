@@ -1,8 +1,10 @@
 /* deadlock.c - the untimed execution of a workload; see deadlock.h. */
 #include "deadlock.h"
 
+#include "../util/cmp.h"
 #include "../util/toposort.h"
 #include "slotorder.h"
+#include "../util/vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -105,7 +107,8 @@ typedef struct pending {
 
 typedef struct counts {
   uint32_t *v;             /* members that issued each ordinal */
-  uint64_t n, cap;
+  uint64_t n;
+  size_t cap;
   pending *wait;           /* issued, not yet complete */
   uint32_t n_wait, cap_wait;
 } counts;
@@ -122,17 +125,6 @@ typedef struct run {
   int rendezvous;          /* a send finishes only once its receive is issued */
   int oom;
 } run;
-
-static int grow(void **v, uint32_t *cap, size_t elem, uint32_t need) {
-  if (need <= *cap) return 0;
-  uint32_t c = *cap ? *cap : 16;
-  while (c < need) c *= 2;
-  void *q = realloc(*v, (size_t)c * elem);
-  if (!q) return -1;
-  *v = q;
-  *cap = c;
-  return 0;
-}
 
 static int heap_push(heap *h, const uint64_t *id, uint32_t x) { return idheap_push(h, x, id, sizeof *id); }
 static uint32_t heap_pop(heap *h, const uint64_t *id) { return idheap_pop(h, id, sizeof *id); }
@@ -187,11 +179,6 @@ static uint64_t *ordinal_of(const rstate *s, uint32_t gi) {
   return lo < s->n_grp && s->grp[lo] == gi ? &s->ordinal[lo] : NULL;
 }
 
-static int cmp_u32(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 /* grp and ordinal of s: the groups of its collectives, counts at 0. */
 static int rank_groups(rstate *s) {
   const dl_rank *g = s->g;
@@ -221,18 +208,14 @@ static void issue_coll(run *u, int r, uint32_t i) {
   uint64_t k = (*ordinal_of(s, gi))++, a = s->ord[i];
   counts *c = &u->groups[gi];
   if (k >= c->cap) {
-    uint64_t nc = c->cap ? c->cap * 2 : 16;
-    while (nc <= k) nc *= 2;
-    uint32_t *v = realloc(c->v, nc * sizeof *v);
-    if (!v) {
+    size_t had = c->cap;
+    if (VEC_RESERVE(c->v, c->cap, k + 1)) {
       u->oom = 1;
       return;
     }
-    memset(v + c->cap, 0, (nc - c->cap) * sizeof *v);
-    c->v = v;
-    c->cap = nc;
+    memset(c->v + had, 0, (c->cap - had) * sizeof *c->v);
   }
-  if (grow((void **)&c->wait, &c->cap_wait, sizeof *c->wait, c->n_wait + 1)) {
+  if (VEC_ROOM(c->wait, c->n_wait, c->cap_wait, 1)) {
     u->oom = 1;
     return;
   }

@@ -18,6 +18,9 @@
 #include "chakra/trace.h"
 #include "keyhash.h"
 #include "nodescan.h"
+#include "../util/cmp.h"
+#include "../util/hmap.h"
+#include "../util/vec.h"
 
 #define NONE UINT32_MAX
 
@@ -39,49 +42,13 @@ typedef struct side {
   chakra_error err;
 } side;
 
-/* ---- a u64 -> u32 hash table (keys are already well mixed or mixed here) ---- */
-
-typedef struct u64map {
-  uint64_t *keys;
-  uint32_t *vals;  /* NONE = empty */
-  size_t mask;
-} u64map;
-
-static int map_init(u64map *m, size_t n) {
-  size_t cap = 16;
-  while (cap < 2 * n) cap *= 2;
-  m->keys = malloc(cap * sizeof *m->keys);
-  m->vals = malloc(cap * sizeof *m->vals);
-  m->mask = cap - 1;
-  if (!m->keys || !m->vals) return -1;
-  memset(m->vals, 0xff, cap * sizeof *m->vals);
-  return 0;
-}
-
-/* The slot of key: holding it, or empty where it would go. */
-static size_t map_slot(const u64map *m, uint64_t key) {
-  size_t i = keyhash_mix(key) & m->mask;
-  while (m->vals[i] != NONE && m->keys[i] != key) i = (i + 1) & m->mask;
-  return i;
-}
-
-static void map_free(u64map *m) {
-  free(m->keys);
-  free(m->vals);
-}
-
 /* ---- reading one side ---- */
 
 static int keep_fp(void *ctx, uint32_t i, const nodescan *n, const uint8_t *raw, size_t len) {
   (void)i, (void)raw, (void)len;
   side *s = ctx;
-  if (s->n == s->cap) {
-    size_t cap = s->cap ? 2 * s->cap : 4096;
-    fingerprint *p = realloc(s->fp, cap * sizeof *p);
-    if (!p) return CHAKRA_ENOMEM;
-    s->fp = p, s->cap = cap;
-  }
-  fingerprint *f = &s->fp[s->n++];
+  fingerprint *f = VEC_PUSH(s->fp, s->n, s->cap);
+  if (!f) return CHAKRA_ENOMEM;
   f->id = f->key = n->id;
   f->type = (int32_t)n->type;
   f->dur = n->duration;
@@ -124,29 +91,30 @@ static int name_keys(side *s) {
     chakra_graph_free(g);
     return chakra_error_set(&s->err, CHAKRA_EIO, "%s: changed while being read", s->path);
   }
-  u64map seen;
-  if (map_init(&seen, g->n)) {
-    map_free(&seen);
+  hmap seen = {0}; /* name -> how many nodes of that name came before, less one */
+  int oom = hmap_reserve(&seen, g->n);
+  for (size_t t = 0; t < g->n && !oom; t++) {
+    fingerprint *f = &s->fp[g->topo[t]];
+    uint32_t before = hmap_get_u64(&seen, f->h_name);
+    uint32_t k = before == NONE ? 0 : before + 1;
+    hmap_set_u64(&seen, f->h_name, k, &oom);
+    f->key = hmap_mix(f->h_name ^ hmap_mix(k + 1));
+  }
+  if (oom) {
+    hmap_free(&seen);
     chakra_graph_free(g);
     return chakra_error_set(&s->err, CHAKRA_ENOMEM, "out of memory");
-  }
-  for (size_t t = 0; t < g->n; t++) {
-    fingerprint *f = &s->fp[g->topo[t]];
-    size_t slot = map_slot(&seen, f->h_name);
-    uint32_t k = seen.vals[slot] == NONE ? 0 : seen.vals[slot] + 1;
-    seen.keys[slot] = f->h_name, seen.vals[slot] = k;
-    f->key = keyhash_mix(f->h_name ^ keyhash_mix(k + 1));
   }
   for (uint32_t x = 0; x < g->n; x++) {
     fingerprint *f = &s->fp[x];
     f->h_data = f->h_ctrl = 0;
     for (uint32_t k = g->dep_off[x]; k < g->dep_off[x + 1]; k++) {
-      uint64_t h = keyhash_mix(s->fp[g->deps[k]].key);
+      uint64_t h = hmap_mix(s->fp[g->deps[k]].key);
       if (k - g->dep_off[x] < g->n_data[x]) f->h_data += h;
       else f->h_ctrl += h;
     }
   }
-  map_free(&seen);
+  hmap_free(&seen);
   chakra_graph_free(g);
   return 0;
 }
@@ -194,12 +162,9 @@ static int list(matcher *m, chakra_diff_kind kind, const fingerprint *a, const f
   chakra_diff_rank *o = m->out;
   if (m->max && o->n_listed >= m->max) return 0;
   if (o->n_listed == m->cap) {
-    size_t cap = m->cap ? 2 * m->cap : 64;
-    chakra_diff_node *p = realloc(o->listed, cap * sizeof *p);
-    if (p) o->listed = p;
-    listed_ix *q = realloc(m->ix, cap * sizeof *q);
-    if (q) m->ix = q;
-    if (!p || !q) return CHAKRA_ENOMEM;
+    size_t cap = vec_next_cap(m->cap, m->cap + 1, 64, sizeof *o->listed, SIZE_MAX);
+    if (!cap || vec_resize(&o->listed, cap, sizeof *o->listed) || vec_resize(&m->ix, cap, sizeof *m->ix))
+      return CHAKRA_ENOMEM;
     m->cap = cap;
   }
   chakra_diff_node *d = &o->listed[o->n_listed];
@@ -215,16 +180,14 @@ static int list(matcher *m, chakra_diff_kind kind, const fingerprint *a, const f
 
 static int match(const side *A, const side *B, matcher *m, int by_name) {
   chakra_diff_rank *o = m->out;
-  u64map map;
+  hmap map = {0}; /* key -> the first node of A with it */
   uint8_t *used = calloc(A->n ? A->n : 1, 1);
-  int rc = map_init(&map, A->n) || !used ? CHAKRA_ENOMEM : 0;
-  for (uint32_t i = 0; !rc && i < A->n; i++) {
-    size_t slot = map_slot(&map, A->fp[i].key);
-    if (map.vals[slot] == NONE) map.keys[slot] = A->fp[i].key, map.vals[slot] = i;
-  }
+  int oom = hmap_reserve(&map, A->n) || !used;
+  for (uint32_t i = 0; !oom && i < A->n; i++) hmap_put_u64(&map, A->fp[i].key, i, &oom);
+  int rc = oom ? CHAKRA_ENOMEM : 0;
   for (uint32_t j = 0; !rc && j < B->n; j++) {
     const fingerprint *b = &B->fp[j];
-    uint32_t i = map.vals[map_slot(&map, b->key)];
+    uint32_t i = hmap_get_u64(&map, b->key);
     if (i == NONE || used[i]) {
       o->added++;
       rc = list(m, CHAKRA_DIFF_ADDED, NULL, b, NONE, j, 0);
@@ -245,7 +208,7 @@ static int match(const side *A, const side *B, matcher *m, int by_name) {
     o->removed++;
     rc = list(m, CHAKRA_DIFF_REMOVED, &A->fp[i], NULL, i, NONE, 0);
   }
-  map_free(&map);
+  hmap_free(&map);
   free(used);
   return rc;
 }
@@ -265,11 +228,6 @@ static int grab(void *ctx, uint32_t i, const nodescan *n, const uint8_t *raw, si
     if (!(g->got[g->next++] = chakra_node_decode(raw, len))) return CHAKRA_EFORMAT;
   }
   return g->next == g->n_want ? 1 : 0; /* 1 stops the scan early */
-}
-
-static int cmp_u32(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return x < y ? -1 : x > y;
 }
 
 /* Decodes the nodes at the given file indexes (any order, NONE skipped);

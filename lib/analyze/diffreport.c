@@ -7,6 +7,7 @@
 #include "chakra/attr.h"
 #include "chakra/diff.h"
 #include "../util/textout.h"
+#include "../util/vec.h"
 
 typedef struct figures {
   chakra_diff_figure *v;
@@ -15,16 +16,11 @@ typedef struct figures {
 } figures;
 
 static chakra_diff_figure *fig_next(figures *f) {
-  if (f->n == f->cap) {
-    size_t cap = f->cap ? 2 * f->cap : 32;
-    chakra_diff_figure *p = realloc(f->v, cap * sizeof *p);
-    if (!p) {
-      f->failed = 1;
-      return NULL;
-    }
-    f->v = p, f->cap = cap;
+  chakra_diff_figure *x = VEC_PUSH(f->v, f->n, f->cap);
+  if (!x) {
+    f->failed = 1;
+    return NULL;
   }
-  chakra_diff_figure *x = &f->v[f->n++];
   memset(x, 0, sizeof *x);
   return x;
 }

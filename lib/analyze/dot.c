@@ -17,6 +17,8 @@
 #include "chakra/node.h"
 #include "nodescan.h"
 #include "../util/textout.h"
+#include "../util/cmp.h"
+#include "../util/vec.h"
 
 #define NONE UINT32_MAX
 #define NAME_MAX_CHARS 60
@@ -211,9 +213,8 @@ static int make_vnodes(view *v) {
   uint32_t *root = NULL;
   if (v->opt->collapse && !(root = malloc((g->n ? g->n : 1) * sizeof *root))) return oom(v);
   int rc = root ? fold(v, root) : 0;
-  size_t cap = 1024;
-  v->vn = malloc(cap * sizeof *v->vn);
-  if (rc || !v->vn) {
+  size_t cap = 0;
+  if (rc || VEC_RESERVE(v->vn, cap, 1024)) {
     free(root);
     return rc ? rc : oom(v);
   }
@@ -232,13 +233,9 @@ static int make_vnodes(view *v) {
       b->flags |= VN_BOX | (v->crit && v->crit[x] ? VN_CRIT : 0);
       continue;
     }
-    if (v->nv == cap) {
-      vnode *nv = realloc(v->vn, (cap *= 2) * sizeof *nv);
-      if (!nv) {
-        free(root);
-        return oom(v);
-      }
-      v->vn = nv;
+    if (VEC_ROOM(v->vn, v->nv, cap, 1)) {
+      free(root);
+      return oom(v);
     }
     vnode *b = &v->vn[v->nv];
     *b = (vnode){.rep = x, .count = 1, .total_us = gn->duration_micros, .min_id = gn->id, .max_id = gn->id};
@@ -253,11 +250,6 @@ static int make_vnodes(view *v) {
 }
 
 /* ---- edges ---- */
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
 
 /* Edge flags ride in the low bits of a copy of the key while sorting. */
 static int make_edges(view *v) {

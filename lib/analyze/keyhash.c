@@ -53,8 +53,8 @@ uint64_t keyhash_fast(const void *data, size_t len, uint64_t seed) {
   const uint8_t *p = data;
   uint64_t h = seed ^ (len * 0x9e3779b97f4a7c15ull);
   size_t i = 0;
-  for (; i + 8 <= len; i += 8) h = keyhash_mix(h ^ load64(p + i)) + 0x9e3779b97f4a7c15ull;
+  for (; i + 8 <= len; i += 8) h = hmap_mix(h ^ load64(p + i)) + 0x9e3779b97f4a7c15ull;
   uint64_t tail = 0;
   for (size_t k = 0; i + k < len; k++) tail |= (uint64_t)p[i + k] << (8 * k);
-  return keyhash_mix(h ^ tail ^ 0x5851f42d4c957f2dull);
+  return hmap_mix(h ^ tail ^ 0x5851f42d4c957f2dull);
 }

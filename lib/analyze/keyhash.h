@@ -10,20 +10,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../util/hmap.h" /* hmap_mix: the bijective mix of one 64-bit value */
+
 /* SipHash-2-4 of data under the 16-byte key. */
 uint64_t keyhash_sip(const uint8_t key[16], const void *data, size_t len);
 
 /* A fast 64-bit hash of data, seeded; not for adversarial input. */
 uint64_t keyhash_fast(const void *data, size_t len, uint64_t seed);
-
-/* Mixes one 64-bit value into a well-distributed one (a bijection). */
-static inline uint64_t keyhash_mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return x;
-}
 
 #endif

@@ -41,7 +41,7 @@ static int skip(const uint8_t **p, const uint8_t *end, unsigned wt, const uint8_
  * order-free hash and a count. */
 static int deps(const uint8_t *body, size_t blen, unsigned wt, uint64_t single, uint64_t *h, uint32_t *n) {
   if (wt == 0) {
-    *h += keyhash_mix(single + 1);
+    *h += hmap_mix(single + 1);
     (*n)++;
     return 0;
   }
@@ -49,7 +49,7 @@ static int deps(const uint8_t *body, size_t blen, unsigned wt, uint64_t single, 
   while (q < e) {
     uint64_t v;
     if (varint(&q, e, &v)) return -1;
-    *h += keyhash_mix(v + 1);
+    *h += hmap_mix(v + 1);
     (*n)++;
   }
   return 0;

@@ -147,7 +147,7 @@ static int filter_attrs(obf *b, chakra_node *n, double factor) {
  * run is reproducible whatever the order of the work. */
 static double noise_factor(const obf *b, uint64_t id) {
   if (b->o->time_noise_pct == 0) return 1.0;
-  uint64_t h = keyhash_mix(b->o->seed ^ keyhash_mix(b->rank + 0x100000001ull) ^ keyhash_mix(id ^ 0xabcdefull));
+  uint64_t h = hmap_mix(b->o->seed ^ hmap_mix(b->rank + 0x100000001ull) ^ hmap_mix(id ^ 0xabcdefull));
   double u = (double)(h >> 11) * 0x1.0p-53 * 2.0 - 1.0;
   return 1.0 + u * b->o->time_noise_pct / 100.0;
 }

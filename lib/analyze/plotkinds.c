@@ -23,8 +23,6 @@ int plotkinds_is_links(yajl_val doc) { return is_list(get(doc, "links")) && YAJL
 
 /* ---- sweep ---- */
 
-static void put(strbuf *b, const char *s) { strbuf_put(b, s, strlen(s)); }
-
 /* "bandwidth=50, latency=500" from a row's config, and its status when
  * not ok; NULL when out of memory. */
 static char *row_label(yajl_val row) {
@@ -32,20 +30,20 @@ static char *row_label(yajl_val row) {
   strbuf b = {0};
   for (size_t i = 0; YAJL_IS_OBJECT(cfg) && i < YAJL_GET_OBJECT(cfg)->len; i++) {
     yajl_val v = YAJL_GET_OBJECT(cfg)->values[i];
-    if (i) put(&b, ", ");
-    put(&b, YAJL_GET_OBJECT(cfg)->keys[i]);
-    put(&b, "=");
-    put(&b, YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : "?");
+    if (i) strbuf_puts(&b, ", ");
+    strbuf_puts(&b, YAJL_GET_OBJECT(cfg)->keys[i]);
+    strbuf_puts(&b, "=");
+    strbuf_puts(&b, YAJL_IS_STRING(v) ? YAJL_GET_STRING(v) : "?");
   }
-  if (!b.n) put(&b, "(no axis)");
+  if (!b.n) strbuf_puts(&b, "(no axis)");
   const char *status = YAJL_IS_STRING(st) ? YAJL_GET_STRING(st) : NULL;
   if (status && strcmp(status, "ok") != 0) {
-    put(&b, " (");
-    put(&b, status);
-    put(&b, ")");
+    strbuf_puts(&b, " (");
+    strbuf_puts(&b, status);
+    strbuf_puts(&b, ")");
   }
-  if (b.oom) free(b.s);
-  return b.oom ? NULL : b.s;
+  if (!strbuf_cstr(&b)) strbuf_free(&b);
+  return b.s;
 }
 
 static int sweep_row(yajl_val row, size_t i, const char *name, svgplot_chart *c, chakra_error *err) {

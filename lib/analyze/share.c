@@ -26,6 +26,8 @@
 #include "../util/outfile.h"
 #include "../util/tasks.h"
 #include "chakra/build.h"
+#include "../util/nameidx.h"
+#include "../util/vec.h"
 #include "keyhash.h"
 
 /* ---- roles: values by order of first appearance, found by hashing ---- */
@@ -35,83 +37,48 @@ typedef struct roles {
   uint32_t ng, capg;
   int32_t *peers;
   uint32_t np, capp;
-  uint32_t *gslot, *pslot; /* open addressing: index + 1, 0 empty */
-  size_t gcap, pcap;
+  nameidx gix; /* group name -> role */
+  hmap pix;    /* peer -> role */
 } roles;
 
 static void roles_clear(roles *r) {
   for (uint32_t i = 0; i < r->ng; i++) free(r->groups[i]);
   r->ng = r->np = 0;
-  if (r->gslot) memset(r->gslot, 0, r->gcap * sizeof *r->gslot);
-  if (r->pslot) memset(r->pslot, 0, r->pcap * sizeof *r->pslot);
+  nameidx_clear(&r->gix);
+  hmap_clear(&r->pix);
 }
 
 static void roles_free(roles *r) {
   roles_clear(r);
-  free(r->groups), free(r->peers), free(r->gslot), free(r->pslot);
+  free(r->groups), free(r->peers);
+  nameidx_free(&r->gix);
+  hmap_free(&r->pix);
   memset(r, 0, sizeof *r);
 }
 
-static uint64_t str_key(const char *s) { return keyhash_fast(s, strlen(s), 0x5eed); }
-static uint64_t int_key(int32_t p) { return keyhash_mix((uint64_t)(uint32_t)p + 1); }
-
-/* Rebuilds a slot table twice as large (n entries, key(i) of each). */
-static int rehash(uint32_t **slot, size_t *cap, uint32_t n, uint64_t (*key)(const roles *, uint32_t), const roles *r) {
-  size_t nc = *cap ? *cap * 2 : 16;
-  uint32_t *t = calloc(nc, sizeof *t);
-  if (!t) return -1;
-  for (uint32_t i = 0; i < n; i++) {
-    size_t k = key(r, i) & (nc - 1);
-    while (t[k]) k = (k + 1) & (nc - 1);
-    t[k] = i + 1;
-  }
-  free(*slot);
-  *slot = t, *cap = nc;
-  return 0;
-}
-static uint64_t gkey(const roles *r, uint32_t i) { return str_key(r->groups[i]); }
-static uint64_t pkey(const roles *r, uint32_t i) { return int_key(r->peers[i]); }
+static nameidx_recs group_recs(const roles *r) { return (nameidx_recs){r->groups, sizeof *r->groups, 0}; }
 
 /* The role of a group name (added when add and new); -1 when absent, -2
  * when out of memory. */
 static long group_role(roles *r, const char *name, int add) {
-  size_t k = r->gcap ? str_key(name) & (r->gcap - 1) : 0;
-  for (; r->gcap && r->gslot[k]; k = (k + 1) & (r->gcap - 1))
-    if (strcmp(r->groups[r->gslot[k] - 1], name) == 0) return r->gslot[k] - 1;
-  if (!add) return -1;
-  if ((size_t)r->ng * 2 + 2 > r->gcap) {
-    if (rehash(&r->gslot, &r->gcap, r->ng, gkey, r)) return -2;
-    return group_role(r, name, add);
-  }
-  if (r->ng == r->capg) {
-    uint32_t nc = r->capg ? r->capg * 2 : 8;
-    char **g = realloc(r->groups, nc * sizeof *g);
-    if (!g) return -2;
-    r->groups = g, r->capg = nc;
-  }
-  if (!(r->groups[r->ng] = strdup(name))) return -2;
-  r->gslot[k] = ++r->ng;
-  return r->ng - 1;
+  long i = nameidx_find(&r->gix, group_recs(r), name);
+  if (i >= 0 || !add) return i;
+  char **g = VEC_PUSH(r->groups, r->ng, r->capg);
+  if (!g) return -2;
+  if ((*g = strdup(name)) && !nameidx_sync(&r->gix, group_recs(r), r->ng)) return r->ng - 1;
+  free(r->groups[--r->ng]);
+  return -2;
 }
 
 static long peer_role(roles *r, int32_t p, int add) {
-  size_t k = r->pcap ? int_key(p) & (r->pcap - 1) : 0;
-  for (; r->pcap && r->pslot[k]; k = (k + 1) & (r->pcap - 1))
-    if (r->peers[r->pslot[k] - 1] == p) return r->pslot[k] - 1;
-  if (!add) return -1;
-  if ((size_t)r->np * 2 + 2 > r->pcap) {
-    if (rehash(&r->pslot, &r->pcap, r->np, pkey, r)) return -2;
-    return peer_role(r, p, add);
-  }
-  if (r->np == r->capp) {
-    uint32_t nc = r->capp ? r->capp * 2 : 8;
-    int32_t *q = realloc(r->peers, nc * sizeof *q);
-    if (!q) return -2;
-    r->peers = q, r->capp = nc;
-  }
-  r->peers[r->np] = p;
-  r->pslot[k] = ++r->np;
-  return r->np - 1;
+  uint32_t i = hmap_get_u64(&r->pix, (uint32_t)p);
+  if (i != HMAP_NONE || !add) return i == HMAP_NONE ? -1 : (long)i;
+  int32_t *q = VEC_PUSH(r->peers, r->np, r->capp);
+  if (!q) return -2;
+  *q = p;
+  int oom = 0;
+  hmap_put_u64(&r->pix, (uint32_t)p, r->np - 1, &oom);
+  return oom ? (r->np--, -2) : (long)r->np - 1;
 }
 
 /* ---- the passes ---- */
@@ -178,7 +145,7 @@ static int32_t canon_peer(const void *ctx, int32_t p) {
   return (int32_t)r;
 }
 
-static uint64_t hash_more(uint64_t h, const uint8_t *d, size_t n) { return keyhash_mix(h ^ keyhash_fast(d, n, n)); }
+static uint64_t hash_more(uint64_t h, const uint8_t *d, size_t n) { return hmap_mix(h ^ keyhash_fast(d, n, n)); }
 
 /* Pass 1: rank's canonical hash and its roles. */
 static int canonical(void *ctx, unsigned wi, size_t job) {
@@ -203,7 +170,7 @@ static int canonical(void *ctx, unsigned wi, size_t job) {
   chakra_reader_close(r);
   if (!rc && w->oom) rc = chakra_error_set(&e, CHAKRA_ENOMEM, "out of memory");
   if (rc) return job_failed(sh, (uint32_t)job, &e), rc;
-  ri->hash = keyhash_mix(h ^ ((uint64_t)w->canon.ng << 32 | w->canon.np));
+  ri->hash = hmap_mix(h ^ ((uint64_t)w->canon.ng << 32 | w->canon.np));
   /* the roles' values, kept without their tables */
   ri->own.groups = malloc((w->canon.ng ? w->canon.ng : 1) * sizeof *ri->own.groups);
   ri->own.peers = malloc((w->canon.np ? w->canon.np : 1) * sizeof *ri->own.peers);
@@ -221,24 +188,34 @@ static int canonical(void *ctx, unsigned wi, size_t job) {
 }
 
 /* Pass 2: classes by hash and role counts, in order of first appearance. */
+typedef struct class_probe {
+  const share *sh;
+  const rank_info *ri;
+} class_probe;
+
+static int same_class(const void *ctx, uint32_t cls) {
+  const class_probe *p = ctx;
+  const rank_info *o = &p->sh->ranks[p->sh->rep[cls]];
+  return o->hash == p->ri->hash && o->own.ng == p->ri->own.ng && o->own.np == p->ri->own.np;
+}
+
 static int assign_classes(share *sh, chakra_error *err) {
-  size_t cap = 64;
-  while (cap < (size_t)sh->n * 2) cap *= 2;
-  uint32_t *slot = calloc(cap, sizeof *slot); /* class + 1 */
+  hmap classes = {0}; /* a rank's hash -> its class */
   sh->rep = malloc((size_t)sh->n * sizeof *sh->rep);
-  if (!slot || !sh->rep) return free(slot), chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  for (uint32_t r = 0; r < sh->n; r++) {
+  int rc = sh->rep ? 0 : -1;
+  for (uint32_t r = 0; !rc && r < sh->n; r++) {
     rank_info *ri = &sh->ranks[r];
-    size_t k = ri->hash & (cap - 1);
-    for (; slot[k]; k = (k + 1) & (cap - 1)) {
-      const rank_info *o = &sh->ranks[sh->rep[slot[k] - 1]];
-      if (o->hash == ri->hash && o->own.ng == ri->own.ng && o->own.np == ri->own.np) break;
+    class_probe p = {sh, ri};
+    uint32_t cls = hmap_find(&classes, ri->hash, same_class, &p);
+    if (cls == HMAP_NONE) {
+      cls = sh->ncls++;
+      sh->rep[cls] = r, ri->proven = 1;
+      rc = hmap_add(&classes, ri->hash, cls);
     }
-    if (!slot[k]) slot[k] = ++sh->ncls, sh->rep[sh->ncls - 1] = r, ri->proven = 1;
-    ri->cls = slot[k] - 1;
+    ri->cls = cls;
   }
-  free(slot);
-  return 0;
+  hmap_free(&classes);
+  return rc ? chakra_error_set(err, CHAKRA_ENOMEM, "out of memory") : 0;
 }
 
 typedef struct proof {

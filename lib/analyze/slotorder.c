@@ -1,5 +1,7 @@
 /* slotorder.c - orders the communication slot imposes in every run; see slotorder.h. */
 #include "slotorder.h"
+#include "../util/cmp.h"
+#include "../util/vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,13 +23,7 @@ typedef struct edges {
 
 static int add_edge(edges *e, uint32_t s, uint32_t c) {
   if (e->n == SO_MAX_EDGES) return 0; /* fewer orders: still true ones */
-  if (e->n == e->cap) {
-    uint32_t nc = e->cap ? e->cap * 2 : 64;
-    void *p = realloc(e->v, (size_t)nc * sizeof *e->v);
-    if (!p) return -1;
-    e->v = p;
-    e->cap = nc;
-  }
+  if (VEC_ROOM(e->v, e->n, e->cap, 1)) return -1;
   e->v[e->n][0] = s;
   e->v[e->n][1] = c;
   e->n++;
@@ -39,11 +35,6 @@ typedef struct keyed {
   uint32_t i;
 } keyed;
 
-static int cmp_by_id(const void *a, const void *b) {
-  uint64_t x = ((const keyed *)a)->id, y = ((const keyed *)b)->id;
-  return x < y ? -1 : x > y;
-}
-
 /* The slot nodes in ascending id order (the order the simulator prefers). */
 static uint32_t slot_nodes(uint32_t n, const uint64_t *id, const uint8_t *in_slot, uint32_t *slot) {
   uint32_t m = 0;
@@ -53,7 +44,7 @@ static uint32_t slot_nodes(uint32_t n, const uint64_t *id, const uint8_t *in_slo
   m = 0;
   for (uint32_t i = 0; i < n; i++)
     if (in_slot[i]) k[m].id = id[i], k[m++].i = i;
-  qsort(k, m, sizeof *k, cmp_by_id);
+  qsort(k, m, sizeof *k, cmp_u64);
   for (uint32_t j = 0; j < m; j++) slot[j] = k[j].i;
   free(k);
   return m;

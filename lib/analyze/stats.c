@@ -10,6 +10,7 @@
 #include "chakra/graph.h"
 #include "chakra/node.h"
 #include "chakra/set.h"
+#include "../util/vec.h"
 
 /* Sums of durations, bytes and ops saturate at 2^64 - 1 instead of
  * wrapping (two nodes of 2^63 us once summed to 0), and say so. */
@@ -22,42 +23,30 @@ static inline void sat_add(uint64_t *acc, uint64_t v, chakra_rank_stats *s) {
   }
 }
 
-/* The groups of a sum of many ranks: a name index and the array's room
- * (a total of 32,768 ranks has thousands of groups). */
-typedef struct group_index {
-  nameidx idx;
-  size_t cap;
-} group_index;
-
 static nameidx_recs group_recs(const chakra_rank_stats *s) {
   return (nameidx_recs){s->groups, sizeof *s->groups, offsetof(chakra_group_stats, name)};
 }
 
-/* Adds ops and bytes to s's group of that name (made when new); with x,
- * found through its index, else by a scan (a rank has few groups). */
-static int add_group(chakra_rank_stats *s, const char *name, uint64_t ops, uint64_t bytes, group_index *x) {
-  long found = -1;
-  if (x) found = nameidx_find(&x->idx, group_recs(s), name);
-  for (uint64_t i = 0; !x && found < 0 && i < s->n_groups; i++)
+/* Adds ops and bytes to s's group of that name (made when new); with idx
+ * (a sum of many ranks has thousands of groups) found through it, else by
+ * a scan (a rank has few groups). */
+static int add_group(chakra_rank_stats *s, const char *name, uint64_t ops, uint64_t bytes, nameidx *idx) {
+  long found = idx ? nameidx_find(idx, group_recs(s), name) : -1;
+  for (uint64_t i = 0; !idx && found < 0 && i < s->n_groups; i++)
     if (strcmp(s->groups[i].name, name) == 0) found = (long)i;
   if (found >= 0) {
     s->groups[found].ops += ops;
     sat_add(&s->groups[found].bytes, bytes, s);
     return 0;
   }
-  size_t room = x ? (s->n_groups < x->cap ? x->cap : 2 * s->n_groups + 16) : s->n_groups + 1;
-  if (!x || room != x->cap) {
-    chakra_group_stats *g = realloc(s->groups, room * sizeof *g);
-    if (!g) return -1;
-    s->groups = g;
-    if (x) x->cap = room;
+  chakra_group_stats *g = VEC_APPEND(s->groups, s->n_groups);
+  if (!g) return -1;
+  *g = (chakra_group_stats){strdup(name), ops, bytes};
+  if (!g->name) {
+    s->n_groups--;
+    return -1;
   }
-  chakra_group_stats *g = &s->groups[s->n_groups];
-  if (!(g->name = strdup(name))) return -1;
-  g->ops = ops;
-  g->bytes = bytes;
-  s->n_groups++;
-  return x ? nameidx_sync(&x->idx, group_recs(s), s->n_groups) : 0;
+  return idx ? nameidx_sync(idx, group_recs(s), s->n_groups) : 0;
 }
 
 static int count_node(chakra_rank_stats *s, const chakra_graph *g, uint32_t i) {
@@ -190,14 +179,14 @@ int chakra_stats_add(chakra_rank_stats *t, const chakra_rank_stats *r) {
 
 int chakra_stats_sum(chakra_rank_stats *t, const chakra_rank_stats *ranks, size_t n) {
   memset(t, 0, sizeof *t);
-  group_index x = {0};
+  nameidx x = {0};
   int rc = 0;
   for (size_t k = 0; k < n && !rc; k++) {
     add_counts(t, &ranks[k]);
     for (uint64_t i = 0; i < ranks[k].n_groups && !rc; i++)
       if (add_group(t, ranks[k].groups[i].name, ranks[k].groups[i].ops, ranks[k].groups[i].bytes, &x)) rc = CHAKRA_ENOMEM;
   }
-  nameidx_free(&x.idx);
+  nameidx_free(&x);
   return rc;
 }
 

@@ -9,6 +9,7 @@
 #include "chakra/attr.h"
 #include "chakra/node.h"
 #include "nodescan.h"
+#include "../util/vec.h"
 
 /* ---- a trace's own schedule ---- */
 
@@ -47,13 +48,7 @@ static int collect(void *ctx, uint32_t i, const nodescan *n, const uint8_t *raw,
   if (i >= s->g->n) return 0;
   s->start[i] = n->start_time * 1000;
   s->recorded[i] = n->start_time != 0;
-  if (s->names_len + n->name_len > s->names_cap) {
-    size_t cap = s->names_cap;
-    while (cap < s->names_len + n->name_len) cap *= 2;
-    char *p = realloc(s->names, cap);
-    if (!p) return CHAKRA_ENOMEM;
-    s->names = p, s->names_cap = cap;
-  }
+  if (VEC_ROOM(s->names, s->names_len, s->names_cap, n->name_len)) return CHAKRA_ENOMEM;
   if (n->name_len) memcpy(s->names + s->names_len, n->name, n->name_len);
   s->name_off[i] = s->names_len;
   s->names_len += n->name_len;

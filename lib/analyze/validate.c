@@ -7,12 +7,15 @@
 #include <string.h>
 
 #include "../trace/setint.h"
+#include "../util/cmp.h"
 #include "../util/commgroups.h"
-#include "../util/nameidx.h"
 #include "chakra/graph.h"
 #include "chakra/node.h"
 #include "chakra/trace.h"
 #include "deadlock.h"
+#include "../util/diag.h"
+#include "../util/vec.h"
+#include "../util/hmap.h"
 
 typedef struct p2p {
   int32_t src, dst, tag;
@@ -45,9 +48,9 @@ typedef struct vstate {
   p2p *sends, *recvs;
   size_t n_sends, n_recvs, cap_sends, cap_recvs;
   rank_colls *colls;
-  char **groups;         /* the groups the collectives name */
-  size_t n_groups, cap_groups;
-  nameidx group_idx;     /* their names (a lookup per collective) */
+  char **groups;
+  size_t n_groups;
+  hmap group_ids;        /* name -> index into groups */
   dl_rank *dl;           /* per rank, for the deadlock check (multi-rank only) */
   const chakra_graph *g; /* the graph being checked */
   p2p *keys;             /* receive key index -> its (src, dst, tag, size) */
@@ -71,7 +74,8 @@ typedef struct vstate {
 static void report(vstate *s, chakra_severity sev, int file, int has_node, uint64_t id, uint64_t off,
                    const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 
-static void deliver(vstate *s, const chakra_problem *p) {
+static void deliver(void *ctx, const chakra_problem *p) {
+  vstate *s = ctx;
   if (p->severity == CHAKRA_SEV_WARNING) s->sum->warnings++;
   else if (p->severity >= CHAKRA_SEV_ERROR) s->sum->errors++;
   if (s->fn) s->fn(s->ctx, p);
@@ -79,15 +83,12 @@ static void deliver(vstate *s, const chakra_problem *p) {
 
 static void vreport(vstate *s, chakra_severity sev, const char *file, int has_node, uint64_t id, uint64_t off,
                     const char *fmt, va_list ap) {
-  char what[700];
-  vsnprintf(what, sizeof what, fmt, ap);
-  chakra_problem p = chakra_problem_make(sev, what);
-  p.file = file;
+  chakra_problem p = chakra_diag_on(sev, file);
   p.has_node = has_node;
   p.node_id = id;
   p.has_offset = has_node;
   p.offset = off;
-  deliver(s, &p);
+  chakra_diag_emitv(deliver, s, p, fmt, ap);
 }
 
 static void report(vstate *s, chakra_severity sev, int file, int has_node, uint64_t id, uint64_t off,
@@ -116,35 +117,25 @@ static void graph_problem(void *ctx, const chakra_problem *gp) {
   deliver(s, &p);
 }
 
-static int push(void **v, size_t *n, size_t *cap, size_t elem, const void *x) {
-  if (*n == *cap) {
-    size_t nc = *cap ? *cap * 2 : 64;
-    void *q = realloc(*v, nc * elem);
-    if (!q) return -1;
-    *v = q;
-    *cap = nc;
-  }
-  memcpy((char *)*v + *n * elem, x, elem);
-  (*n)++;
-  return 0;
+static const char *group_name(const void *ctx, uint32_t gi, size_t *len) {
+  const char *name = ((const vstate *)ctx)->groups[gi];
+  *len = strlen(name);
+  return name;
 }
 
 static uint32_t group_index(vstate *s, const char *name) {
   if (chakra_pg_is_world(name)) name = "";
-  long i = nameidx_find(&s->group_idx, (nameidx_recs){s->groups, sizeof *s->groups, 0}, name);
-  if (i >= 0) return (uint32_t)i;
-  char *copy = strdup(name);
-  if (!copy || push((void **)&s->groups, &s->n_groups, &s->cap_groups, sizeof copy, &copy)) {
-    free(copy);
+  size_t len = strlen(name);
+  uint64_t h = hmap_hash_str(name, len);
+  uint32_t gi = hmap_find_str(&s->group_ids, h, name, len, group_name, s);
+  if (gi != HMAP_NONE) return gi;
+  char **g = VEC_APPEND(s->groups, s->n_groups);
+  if (g && !(*g = strdup(name))) s->n_groups--;
+  if (!g || !*g || hmap_add(&s->group_ids, h, (uint32_t)(s->n_groups - 1))) {
     s->oom = 1;
     return 0;
   }
-  if (nameidx_sync(&s->group_idx, (nameidx_recs){s->groups, sizeof *s->groups, 0}, s->n_groups)) {
-    free(s->groups[--s->n_groups]);
-    s->oom = 1;
-    return 0;
-  }
-  return (uint32_t)s->n_groups - 1;
+  return (uint32_t)(s->n_groups - 1);
 }
 
 static uint32_t node_group(void *ctx, uint32_t i) {
@@ -166,9 +157,9 @@ static void note_p2p(vstate *s, const chakra_gnode *n, const chakra_node_class *
   if (c->problems & CHAKRA_NP_NO_PEER) return;
   p2p m = {is_send ? s->cur : c->peer, is_send ? c->peer : s->cur, n->comm_tag, n->size, n->id,
            n->offset, s->cur, (uint32_t)(n - s->g->nodes)};
-  if (push(is_send ? (void **)&s->sends : (void **)&s->recvs, is_send ? &s->n_sends : &s->n_recvs,
-           is_send ? &s->cap_sends : &s->cap_recvs, sizeof m, &m))
-    s->oom = 1;
+  p2p *slot = is_send ? VEC_PUSH(s->sends, s->n_sends, s->cap_sends) : VEC_PUSH(s->recvs, s->n_recvs, s->cap_recvs);
+  if (slot) *slot = m;
+  else s->oom = 1;
 }
 
 /* PyTorch process groups (et-format.md 4.1): a definition the workload's
@@ -196,7 +187,9 @@ static void check_node(vstate *s, const chakra_graph *g, const chakra_gnode *n) 
       if (!(c.problems & (CHAKRA_NP_NO_COMM_TYPE | CHAKRA_NP_BAD_COMM_TYPE | CHAKRA_NP_NO_COMM_SIZE))) {
         coll x = {group_index(s, chakra_node_pg(g, n)), c.comm_type, n->size, n->id, n->offset};
         rank_colls *rc = &s->colls[s->cur];
-        if (push((void **)&rc->v, &rc->n, &rc->cap, sizeof x, &x)) s->oom = 1;
+        coll *slot = VEC_PUSH(rc->v, rc->n, rc->cap);
+        if (slot) *slot = x;
+        else s->oom = 1;
       }
       break;
     case CHAKRA_KIND_SEND:
@@ -313,11 +306,6 @@ static void compare_group(vstate *s, uint32_t gi, int ref, int r) {
   }
 }
 
-
-static int cmp_u32(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return x < y ? -1 : x > y;
-}
 
 /* Membership and first uses are kept per group and per rank, never as a
  * group x rank table: a job of 32,768 ranks has thousands of groups. */
@@ -720,8 +708,8 @@ int chakra_validate_set(const chakra_set *set, const chakra_validate_options *op
   cg_set_free(&s.defs);
   for (int r = 0; r < n; r++) free(s.colls[r].v);
   for (size_t i = 0; i < s.n_groups; i++) free(s.groups[i]);
+  hmap_free(&s.group_ids);
   free(s.groups);
-  nameidx_free(&s.group_idx);
   free(s.colls);
   free(s.sends);
   free(s.recvs);

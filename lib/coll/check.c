@@ -18,15 +18,17 @@
 #include "chakra/node.h"
 #include "chakra/set.h"
 #include "dag.h"
+#include "../util/diag.h"
+#include "../util/hmap.h"
+#include "../util/vec.h"
 
 typedef struct mkey {
   int32_t src, dst, tag;
   uint64_t size;
 } mkey;
 
-typedef struct keytab {  /* open addressing; slot holds key index + 1 */
-  uint32_t *slot;
-  size_t cap;
+typedef struct keytab {
+  hmap map; /* key -> its index */
   mkey *keys;
   uint32_t *sends, *recvs, *pool;
   size_t n, kcap;
@@ -44,50 +46,39 @@ static int key_eq(const mkey *a, const mkey *b) {
   return a->src == b->src && a->dst == b->dst && a->tag == b->tag && a->size == b->size;
 }
 
-static int keytab_grow(keytab *t) {
-  size_t cap = t->cap ? t->cap * 2 : 1024;
-  uint32_t *slot = calloc(cap, sizeof *slot);
-  if (!slot) return -1;
-  for (size_t i = 0; i < t->n; i++) {
-    size_t h = key_hash(&t->keys[i]) & (cap - 1);
-    while (slot[h]) h = (h + 1) & (cap - 1);
-    slot[h] = (uint32_t)i + 1;
-  }
-  free(t->slot);
-  t->slot = slot;
-  t->cap = cap;
-  return 0;
+typedef struct probe {
+  const keytab *t;
+  const mkey *k;
+} probe;
+
+static int is_key(const void *ctx, uint32_t i) {
+  const probe *q = ctx;
+  return key_eq(&q->t->keys[i], q->k);
 }
 
 /* Index of k, added if new; UINT32_MAX when out of memory. */
 static uint32_t keytab_get(keytab *t, const mkey *k) {
-  if ((t->n + 1) * 2 > t->cap && keytab_grow(t)) return UINT32_MAX;
-  size_t h = key_hash(k) & (t->cap - 1);
-  while (t->slot[h]) {
-    uint32_t i = t->slot[h] - 1;
-    if (key_eq(&t->keys[i], k)) return i;
-    h = (h + 1) & (t->cap - 1);
-  }
+  uint64_t h = key_hash(k);
+  probe q = {t, k};
+  uint32_t i = hmap_find(&t->map, h, is_key, &q);
+  if (i != HMAP_NONE) return i;
   if (t->n == t->kcap) {
-    size_t kc = t->kcap ? t->kcap * 2 : 1024;
-    mkey *keys = realloc(t->keys, kc * sizeof *keys);
-    uint32_t *s = keys ? realloc(t->sends, kc * sizeof *s) : NULL;
-    if (keys) t->keys = keys;
-    if (s) t->sends = s;
-    uint32_t *r = s ? realloc(t->recvs, kc * sizeof *r) : NULL;
-    if (r) t->recvs = r;
-    if (!r) return UINT32_MAX;
+    size_t kc = vec_next_cap(t->kcap, t->n + 1, 1024, sizeof *t->keys, UINT32_MAX - 1);
+    if (!kc || vec_resize(&t->keys, kc, sizeof *t->keys) || vec_resize(&t->sends, kc, sizeof *t->sends) ||
+        vec_resize(&t->recvs, kc, sizeof *t->recvs))
+      return UINT32_MAX;
     t->kcap = kc;
   }
-  uint32_t i = (uint32_t)t->n++;
+  i = (uint32_t)t->n;
+  if (hmap_add(&t->map, h, i)) return UINT32_MAX;
+  t->n++;
   t->keys[i] = *k;
   t->sends[i] = t->recvs[i] = 0;
-  t->slot[h] = i + 1;
   return i;
 }
 
 static void keytab_free(keytab *t) {
-  free(t->slot), free(t->keys), free(t->sends), free(t->recvs), free(t->pool);
+  hmap_free(&t->map), free(t->keys), free(t->sends), free(t->recvs), free(t->pool);
 }
 
 typedef struct crank {   /* one file, boiled down */
@@ -117,18 +108,14 @@ static void report(cctx *c, uint32_t r, int has_node, uint64_t id, const char *f
     __attribute__((format(printf, 5, 6)));
 
 static void report(cctx *c, uint32_t r, int has_node, uint64_t id, const char *fmt, ...) {
-  char what[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
   c->problems++;
-  if (!c->diag) return;
-  chakra_problem p = chakra_problem_make(CHAKRA_SEV_ERROR, what);
-  p.file = chakra_set_rank_name(c->set, r);
+  chakra_problem p = chakra_diag_on(CHAKRA_SEV_ERROR, chakra_set_rank_name(c->set, r));
   p.has_node = has_node;
   p.node_id = id;
-  c->diag(c->ctx, &p);
+  va_list ap;
+  va_start(ap, fmt);
+  chakra_diag_emitv(c->diag, c->ctx, p, fmt, ap);
+  va_end(ap);
 }
 
 /* The graph loader's findings (validate's graph checks: duplicate ids,

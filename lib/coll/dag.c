@@ -8,11 +8,7 @@
 void coll_dag_init(coll_dag *d) { memset(d, 0, sizeof *d); }
 
 void *coll_grow(void *arr, size_t n, size_t *cap, size_t elem) {
-  if (n < *cap) return arr;
-  size_t c = *cap ? *cap * 2 : 64;
-  void *p = realloc(arr, c * elem);
-  if (p) *cap = c;
-  return p;
+  return vec_room_by(&arr, cap, n, 1, elem, COLL_MIN_CAP, SIZE_MAX, realloc) ? NULL : arr;
 }
 
 void coll_dag_clear(coll_dag *d) {
@@ -29,10 +25,11 @@ void coll_dag_free(coll_dag *d) {
 }
 
 #define GROW(p, cap) \
-  do { void *q_ = realloc((p), (size_t)(cap) * sizeof *(p)); if (!q_) return -1; (p) = q_; } while (0)
+  do { if (vec_resize(&(p), (size_t)(cap), sizeof *(p))) return -1; } while (0)
 
 static int grow_nodes(coll_dag *d) {
-  uint32_t cap = d->cap ? d->cap * 2 : 64;
+  size_t cap = vec_next_cap(d->cap, (size_t)d->cap + 1, COLL_MIN_CAP, sizeof *d->bytes, UINT32_MAX - 1);
+  if (!cap) return -1;
   GROW(d->kind, cap);
   GROW(d->peer, cap);
   GROW(d->tag, cap);
@@ -42,7 +39,7 @@ static int grow_nodes(coll_dag *d) {
   GROW(d->tb, cap);
   GROW(d->dep_off, cap + 1);
   if (d->cap == 0) d->dep_off[0] = 0;
-  d->cap = cap;
+  d->cap = (uint32_t)cap;
   return 0;
 }
 
@@ -67,12 +64,10 @@ uint32_t coll_dag_add(coll_dag *d, int kind, int32_t peer, int32_t tag, uint64_t
 
 void coll_dag_dep(coll_dag *d, uint32_t on) {
   if (on == COLL_NONE || d->oom || d->n == 0) return;
-  uint32_t *v = coll_grow(d->deps, d->n_deps, &d->cap_deps, sizeof *v);
-  if (!v) {
+  if (COLL_ROOM(d->deps, d->n_deps, d->cap_deps)) {
     d->oom = 1;
     return;
   }
-  d->deps = v;
   d->deps[d->n_deps++] = on;
   d->dep_off[d->n] = d->n_deps;
 }

@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include "../util/vec.h"
 
 enum { COLL_SEND, COLL_RECV, COLL_REDUCE, COLL_COPY };
 
@@ -54,9 +56,14 @@ static inline uint32_t coll_dag_ndeps(const coll_dag *d, uint32_t i) {
  * rotation of the ranks. */
 int coll_dag_same_rotated(const coll_dag *a, uint32_t ra, const coll_dag *b, uint32_t rb, uint32_t n);
 
-/* Room for element n of arr (cap elements of elem bytes allocated): arr
- * itself, or arr grown (doubled) with *cap updated; NULL when out of memory,
- * arr then untouched. The one growth rule of lib/coll's arrays. */
+/* The one growth rule of lib/coll's arrays: util/vec's, from 64 elements
+ * (synth.c's estimate of what a synthesis needs counts on it). COLL_ROOM
+ * makes room for element n of arr (cap a size_t): 0, or -1 when out of
+ * memory with arr and cap unchanged. coll_grow is the same returning arr
+ * (NULL on failure). */
+#define COLL_MIN_CAP 64
+#define COLL_ROOM(arr, n, cap) \
+  ((n) < (cap) ? 0 : vec_room_by(&(arr), &(cap), (n), 1, sizeof *(arr), COLL_MIN_CAP, SIZE_MAX, realloc))
 void *coll_grow(void *arr, size_t n, size_t *cap, size_t elem);
 
 /* a * b / c without overflow (c > 0). */

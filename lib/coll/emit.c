@@ -188,6 +188,14 @@ int coll_set_write(coll_set *s, uint32_t r, const enc_buf *buf, chakra_error *er
   return chakra_workload_writer_put_framed(s->w, r, buf->p, buf->n, err);
 }
 
+int coll_set_write_dag(coll_set *s, uint32_t r, enc_buf *buf, const coll_meta *m, const coll_dag *d,
+                       const coll_place *pl, chakra_error *err) {
+  buf->n = 0;
+  coll_encode_meta(buf, m);
+  for (uint32_t i = 0; i < d->n; i++) coll_encode_node(buf, d, i, pl);
+  return coll_set_write(s, r, buf, err);
+}
+
 typedef struct set_fill {
   coll_set *s;
   coll_rank_fn fn;

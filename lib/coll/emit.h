@@ -82,6 +82,10 @@ int coll_set_open_paths(coll_set **out, const char *const *paths, uint32_t n, co
 /* Appends buf (already length-prefixed messages) to rank r's file. Puts
  * of different ranks may run on different threads at once. */
 int coll_set_write(coll_set *s, uint32_t r, const enc_buf *buf, chakra_error *err);
+/* Writes rank r as the metadata m and every node of d, encoded in buf
+ * (scratch, emptied first). */
+int coll_set_write_dag(coll_set *s, uint32_t r, enc_buf *buf, const coll_meta *m, const coll_dag *d,
+                       const coll_place *pl, chakra_error *err);
 /* Makes every rank on up to `threads` threads (0 = one per CPU, at most
  * CHAKRA_WORKLOAD_AUTO_THREADS): fn writes rank r with coll_set_write,
  * keeping its scratch per worker (below coll_set_threads(threads)). The

@@ -27,7 +27,11 @@
 #include "gen.h"
 #include "groups.h"
 #include "madefor.h"
+#include "../util/cmp.h"
+#include "../util/diag.h"
+#include "../util/hmap.h"
 #include "../util/outfile.h"
+#include "../util/vec.h"
 
 /* ---- rules ---------------------------------------------------------------- */
 
@@ -279,11 +283,9 @@ static int lib_index(xstate *x, const char *prefix, int64_t *out) {
       *out = (int64_t)i;
       return 0;
     }
-  xlib *v = realloc(x->libs, (x->n_libs + 1) * sizeof *v);
+  xlib *v = VEC_APPEND(x->libs, x->n_libs); /* kept even on error so that it is freed */
   if (!v) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
-  x->libs = v;
-  int rc = lib_load(&x->libs[x->n_libs], prefix, x->err);
-  x->n_libs++; /* kept so that it is freed */
+  int rc = lib_load(v, prefix, x->err);
   *out = (int64_t)x->n_libs - 1;
   return rc;
 }
@@ -309,14 +311,13 @@ static int warn_made_for(xstate *x, const xcoll *c, uint32_t r) {
   if (!v) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
   x->used = v;
   v[x->n_used++] = (struct xused){c->lib, c->type, c->size};
-  char note[320], what[640];
+  char note[320];
   if (!x->o->diag || !coll_madefor_note(&l->made, c->type, c->size, other, x->o->custom_as_is, note, sizeof note))
     return 0;
-  snprintf(what, sizeof what, "%s of %llu bytes (node %llu of rank %u) expanded with the algorithm %s, %s",
-           chakra_coll_type_name((chakra_coll_type)c->type), (unsigned long long)c->size, (unsigned long long)c->id,
-           r, l->prefix, note);
-  chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, what);
-  x->o->diag(x->o->diag_ctx, &p);
+  chakra_diag_emitf(x->o->diag, x->o->diag_ctx, chakra_diag_on(CHAKRA_SEV_WARNING, NULL),
+                    "%s of %llu bytes (node %llu of rank %u) expanded with the algorithm %s, %s",
+                    chakra_coll_type_name((chakra_coll_type)c->type), (unsigned long long)c->size,
+                    (unsigned long long)c->id, r, l->prefix, note);
   return 0;
 }
 
@@ -706,48 +707,26 @@ static void merge_world_names(xstate *x) {
 
 /* ---- tags: one region per color ------------------------------------------ */
 
-/* Counts of group pairs met at a rank: open addressing on (a << 32 | b). */
+/* Counts of group pairs met at a rank, by the pair's key (a << 32 | b). */
 typedef struct pairmap {
-  uint64_t *key;         /* 0 = empty (a < b, so a real key is never 0 with b > 0) */
+  hmap idx;       /* key -> index into key and count */
+  uint64_t *key;
   uint32_t *count;
-  size_t cap, n;
+  size_t n, cap;
 } pairmap;
 
-static uint64_t pair_hash(uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdull;
-  k ^= k >> 33;
-  return k;
-}
-
 static int pair_add(pairmap *m, uint64_t key) {
-  if (2 * (m->n + 1) > m->cap) {
-    size_t cap = m->cap ? 2 * m->cap : 1024;
-    uint64_t *k = calloc(cap, sizeof *k);
-    uint32_t *c = calloc(cap, sizeof *c);
-    if (!k || !c) {
-      free(k), free(c);
+  int oom = 0;
+  uint32_t i = hmap_put_u64(&m->idx, key, (uint32_t)m->n, &oom);
+  if (i == HMAP_NONE) { /* new: index n */
+    if (oom || m->n >= UINT32_MAX - 1 || VEC_ROOM(m->key, m->n, m->cap, 1) ||
+        vec_resize(&m->count, m->cap, sizeof *m->count))
       return -1;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-      if (!m->key[i]) continue;
-      size_t h = pair_hash(m->key[i]) & (cap - 1);
-      while (k[h]) h = (h + 1) & (cap - 1);
-      k[h] = m->key[i], c[h] = m->count[i];
-    }
-    free(m->key), free(m->count);
-    m->key = k, m->count = c, m->cap = cap;
+    m->key[m->n] = key, m->count[m->n] = 0;
+    i = (uint32_t)m->n++;
   }
-  size_t h = pair_hash(key) & (m->cap - 1);
-  while (m->key[h] && m->key[h] != key) h = (h + 1) & (m->cap - 1);
-  if (!m->key[h]) m->key[h] = key, m->n++;
-  if (m->count[h] < UINT32_MAX) m->count[h]++;
+  if (m->count[i] < UINT32_MAX) m->count[i]++;
   return 0;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
 }
 
 /* The pairs of groups (a < b) that share two ranks or more, sorted: the
@@ -772,10 +751,10 @@ static int shared_pairs(const xstate *x, uint64_t **out, size_t *n_out) {
   }
   size_t k = 0;
   uint64_t *v = rc ? NULL : malloc((m.n ? m.n : 1) * sizeof *v);
-  for (size_t i = 0; v && i < m.cap; i++)
-    if (m.key[i] && m.count[i] >= 2) v[k++] = m.key[i];
+  for (size_t i = 0; v && i < m.n; i++)
+    if (m.count[i] >= 2) v[k++] = m.key[i];
   if (v) qsort(v, k, sizeof *v, cmp_u64);
-  free(m.key), free(m.count), free(mine);
+  hmap_free(&m.idx), free(m.key), free(m.count), free(mine);
   *out = v;
   *n_out = k;
   return v ? 0 : -1;

@@ -360,10 +360,7 @@ static int gen_rank(void *ctx, unsigned worker, uint32_t r, coll_set *set, chakr
   coll_place pl = {.self = -1, .style = COLL_STYLE_CHAKRA, .names = COLL_NAMES_SHORT};
   coll_gen_rank(&g->d, j->o, r);
   if (g->d.oom) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory generating rank %u", r);
-  g->buf.n = 0;
-  coll_encode_meta(&g->buf, j->m);
-  for (uint32_t i = 0; i < g->d.n; i++) coll_encode_node(&g->buf, &g->d, i, &pl);
-  return coll_set_write(set, r, &g->buf, err);
+  return coll_set_write_dag(set, r, &g->buf, j->m, &g->d, &pl, err);
 }
 
 /* Ranks are independent: worker threads make, encode and write them. */

@@ -6,13 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/cmp.h"
 #include "../util/commgroups.h"
 #include "dag.h"
-
-static int cmp_u32(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return x < y ? -1 : x > y;
-}
 
 static nameidx_recs recs(const coll_groups *g) { return (nameidx_recs){g->v, sizeof *g->v, offsetof(coll_group, name)}; }
 

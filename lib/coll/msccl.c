@@ -47,10 +47,7 @@ static int msccl_rank(void *ctx, unsigned worker, uint32_t gi, coll_set *set, ch
   }
   coll_place pl = {.self = -1, .style = j->o->compat ? COLL_STYLE_COMPAT : COLL_STYLE_CHAKRA,
                    .names = COLL_NAMES_MSCCL, .id_of = w->c.ids};
-  w->buf.n = 0;
-  coll_encode_meta(&w->buf, j->m);
-  for (uint32_t i = 0; i < w->d.n; i++) coll_encode_node(&w->buf, &w->d, i, &pl);
-  return coll_set_write(set, gi, &w->buf, err);
+  return coll_set_write_dag(set, gi, &w->buf, j->m, &w->d, &pl, err);
 }
 
 /* from-msccl's metadata: the XML's name and digest (or its whole text). */

@@ -12,6 +12,29 @@ static const mgpu *gpu_of(const mx *x, int32_t id, const mgpu **by_id) {
   return by_id[id];
 }
 
+/* Where a walk over one side of a connection is: threadblock, step. */
+typedef struct cursor {
+  uint32_t tb, step;
+} cursor;
+
+/* The next step from c on among g's threadblocks that send to (sending)
+ * or receive from peer on channel chan, and that sends (receives); NULL
+ * when none is left. *tb receives its threadblock. */
+static mstep *next_on(mx *x, const mgpu *g, cursor *c, int sending, int32_t peer, int32_t chan, const mtb **tb) {
+  for (; c->tb < g->n; c->tb++, c->step = 0) {
+    const mtb *t = &x->tbs[g->first + c->tb];
+    if ((sending ? t->send : t->recv) != peer || t->chan != chan) continue;
+    for (; c->step < t->n; c->step++) {
+      int type = x->steps[t->first + c->step].type;
+      if (sending ? st_sends(type) : st_recvs(type)) {
+        *tb = t;
+        return &x->steps[t->first + c->step++];
+      }
+    }
+  }
+  return NULL;
+}
+
 /* Every GPU present once, dependencies that exist, sends that match receives
  * per connection; assigns tags (channel << 16 | message index on the
  * connection, counted in program order on both sides). */
@@ -54,32 +77,12 @@ int msccl_validate(mx *x, const mgpu **by_id) {
       if (seen) continue;
       const mgpu *peer = gpu_of(x, t->send, by_id);
       /* walk the sends of g and the receives of peer on this connection together */
-      uint32_t sa = 0, ra = 0; /* tb cursors */
-      uint32_t ss = 0, rs = 0; /* step cursors */
+      cursor sc = {0, 0}, rc = {0, 0};
       int32_t k = 0;
       for (;;) {
-        mstep *snd = NULL, *rcv = NULL;
         const mtb *stb = NULL, *rtb = NULL;
-        for (; sa < g->n && !snd; sa++, ss = 0) {
-          stb = &x->tbs[g->first + sa];
-          if (stb->send != t->send || stb->chan != t->chan) continue;
-          for (; ss < stb->n; ss++)
-            if (st_sends(x->steps[stb->first + ss].type)) break;
-          if (ss < stb->n) {
-            snd = &x->steps[stb->first + ss++];
-            break;
-          }
-        }
-        for (; ra < peer->n && !rcv; ra++, rs = 0) {
-          rtb = &x->tbs[peer->first + ra];
-          if (rtb->recv != g->id || rtb->chan != t->chan) continue;
-          for (; rs < rtb->n; rs++)
-            if (st_recvs(x->steps[rtb->first + rs].type)) break;
-          if (rs < rtb->n) {
-            rcv = &x->steps[rtb->first + rs++];
-            break;
-          }
-        }
+        mstep *snd = next_on(x, g, &sc, 1, t->send, t->chan, &stb);
+        mstep *rcv = next_on(x, peer, &rc, 0, g->id, t->chan, &rtb);
         if (!snd && !rcv) break;
         if (!rcv) {
           mx_place(pl, sizeof pl, g, stb, snd);

@@ -12,24 +12,20 @@
 static void add_dep(mx_conv *c, uint32_t node) {
   for (size_t i = 0; i < c->n_deps; i++)
     if (c->deps[i] == node) return;
-  uint32_t *v = coll_grow(c->deps, c->n_deps, &c->cap_deps, sizeof *v);
-  if (!v) {
+  if (COLL_ROOM(c->deps, c->n_deps, c->cap_deps)) {
     c->oom = 1;
     return;
   }
-  c->deps = v;
   c->deps[c->n_deps++] = node;
 }
 
 typedef struct wstep { const mtb *t; uint32_t si; } wstep;
 
 static int push_work(mx_conv *c, const mtb *t, uint32_t si) {
-  wstep *v = coll_grow(c->work, c->n_work, &c->cap_work, sizeof *v);
-  if (!v) {
+  if (COLL_ROOM(c->work, c->n_work, c->cap_work)) {
     c->oom = 1;
     return -1;
   }
-  c->work = v;
   c->work[c->n_work++] = (wstep){t, si};
   return 0;
 }
@@ -63,9 +59,7 @@ static void resolve(mx_conv *c, const mgpu *g, const mtb *t, uint32_t si) {
 }
 
 static int add_id(mx_conv *c, uint32_t id) {
-  uint32_t *v = coll_grow(c->ids, c->n_ids, &c->cap_ids, sizeof *v);
-  if (!v) return -1;
-  c->ids = v;
+  if (COLL_ROOM(c->ids, c->n_ids, c->cap_ids)) return -1;
   c->ids[c->n_ids++] = id;
   return 0;
 }

@@ -1,6 +1,7 @@
 /* mxparse.c - MSCCL-IR XML elements into the program's arrays; see
  * mxparse.h. */
 #include "mxparse.h"
+#include "../util/diag.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -12,14 +13,13 @@ const char *const mx_step_types[ST_TYPES] = {"s", "r", "rcs", "rrs", "rrc", "rrc
 
 int mx_fail(mx *x, const char *fmt, ...) {
   if (x->failed) return x->err ? x->err->code : CHAKRA_EFORMAT;
-  char what[768];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
   x->failed = 1;
   if (x->p) XML_StopParser(x->p, XML_FALSE);
-  return chakra_error_set(x->err, CHAKRA_EFORMAT, "%s: %s", x->path, what);
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = chakra_diag_failv(x->err, CHAKRA_EFORMAT, x->path, fmt, ap);
+  va_end(ap);
+  return rc;
 }
 
 /* "gpu G tb T step S: " for the element being parsed or a stored step. */
@@ -72,14 +72,12 @@ static int attr_int(mx *x, const XML_Char **at, const char *elem, const mgpu *g,
 
 /* Makes room for one more element of arr; on failure stops the parse and
  * returns from the (void) handler. */
-#define GROW(x, arr, n, cap)                                  \
-  do {                                                        \
-    void *q_ = coll_grow((arr), (n), &(cap), sizeof *(arr));  \
-    if (!q_) {                                                \
-      mx_fail((x), "out of memory");                          \
-      return;                                                 \
-    }                                                         \
-    (arr) = q_;                                               \
+#define GROW(x, arr, n, cap)         \
+  do {                               \
+    if (COLL_ROOM(arr, n, cap)) {    \
+      mx_fail((x), "out of memory"); \
+      return;                        \
+    }                                \
   } while (0)
 
 static void on_algo(mx *x, const XML_Char **at) {

@@ -12,6 +12,8 @@
 
 #include "mxparse.h"
 #include "../util/sha256.h"
+#include "../util/strbuf.h"
+#include "../util/vec.h"
 
 typedef struct hash_job {
   const uint8_t *p;
@@ -38,28 +40,27 @@ static int too_big(mx *x) {
  * the reading at once: the prefix read holds the first error, which the
  * real parse then reports as it would for a file. */
 static int read_stream(mx *x, int fd, uint8_t **data, size_t *len) {
-  size_t cap = 1 << 16, n = 0;
-  uint8_t *buf = malloc(cap);
+  strbuf b = {0};
   XML_Parser check = XML_ParserCreate(NULL);
-  int rc = buf && check ? 0 : chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+  int rc = check ? 0 : chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
   while (!rc) {
-    ssize_t got = read(fd, buf + n, cap - n);
+    uint8_t *at = strbuf_room(&b, 1 << 16);
+    if (!at) {
+      rc = chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
+      break;
+    }
+    ssize_t got = read(fd, at, b.cap - b.n);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) rc = chakra_error_set(x->err, CHAKRA_EIO, "%s: read error: %s", x->path, strerror(errno));
     if (got <= 0) break;
-    int bad = XML_Parse(check, (const char *)buf + n, (int)got, 0) == XML_STATUS_ERROR;
-    n += (size_t)got;
+    int bad = XML_Parse(check, (const char *)at, (int)got, 0) == XML_STATUS_ERROR;
+    b.n += (size_t)got;
     if (bad) break; /* the error is in what was read */
-    if (n > CHAKRA_COLL_MSCCL_MAX_BYTES) rc = too_big(x);
-    if (!rc && n == cap) {
-      uint8_t *b = realloc(buf, cap *= 2);
-      if (!b) rc = chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
-      else buf = b;
-    }
+    if (b.n > CHAKRA_COLL_MSCCL_MAX_BYTES) rc = too_big(x);
   }
   if (check) XML_ParserFree(check);
-  if (rc) return free(buf), rc;
-  *data = buf, *len = n;
+  if (rc) return strbuf_free(&b), rc;
+  *data = b.p, *len = b.n;
   return 0;
 }
 
@@ -231,14 +232,9 @@ static int mx_cuts(const uint8_t *d, size_t len, size_t head, int want, size_t *
 static int mx_append(mx *x, mpart *m) {
   mx *y = &m->x;
   if (y->ngpus != x->ngpus || strcmp(y->name, x->name) || strcmp(y->coll, x->coll)) return -1;
-  size_t ng = x->n_gpus + y->n_gpus, nt = x->n_tbs + y->n_tbs, ns = x->n_steps + y->n_steps;
-  mgpu *g = realloc(x->gpus, (ng ? ng : 1) * sizeof *g);
-  if (g) x->gpus = g;
-  mtb *t = g ? realloc(x->tbs, (nt ? nt : 1) * sizeof *t) : NULL;
-  if (t) x->tbs = t;
-  mstep *s = t ? realloc(x->steps, (ns ? ns : 1) * sizeof *s) : NULL;
-  if (!s) return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
-  x->steps = s;
+  if (VEC_ROOM(x->gpus, x->n_gpus, x->cap_gpus, y->n_gpus) || VEC_ROOM(x->tbs, x->n_tbs, x->cap_tbs, y->n_tbs) ||
+      VEC_ROOM(x->steps, x->n_steps, x->cap_steps, y->n_steps))
+    return chakra_error_set(x->err, CHAKRA_ENOMEM, "out of memory");
   for (size_t i = 0; i < y->n_gpus; i++, x->n_gpus++) {
     x->gpus[x->n_gpus] = y->gpus[i];
     x->gpus[x->n_gpus].first += (uint32_t)x->n_tbs;
@@ -248,8 +244,7 @@ static int mx_append(mx *x, mpart *m) {
     x->tbs[x->n_tbs].first += (uint32_t)x->n_steps;
   }
   if (y->n_steps) memcpy(x->steps + x->n_steps, y->steps, y->n_steps * sizeof *y->steps);
-  x->n_steps = ns;
-  x->cap_gpus = x->n_gpus, x->cap_tbs = x->n_tbs, x->cap_steps = x->n_steps;
+  x->n_steps += y->n_steps;
   return 0;
 }
 

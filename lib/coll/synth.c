@@ -87,12 +87,11 @@ static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 /* Appends a step to `side`; `match` is the send a receive pairs with. */
 static uint32_t add_step(prog *p, uint32_t side, int type, uint32_t dep, uint32_t chunk, uint32_t match) {
-  sstep *v = coll_grow(p->st, p->n_st, &p->cap_st, sizeof *v);
-  if (!v || p->n_st >= NONE - 1) {
+  if (p->n_st >= NONE - 1 || COLL_ROOM(p->st, p->n_st, p->cap_st)) {
     p->oom = 1;
     return NONE;
   }
-  p->st = v;
+  sstep *v = p->st;
   uint32_t i = (uint32_t)p->n_st++, prev = p->side_last[side];
   uint64_t ready = max64(prev == NONE ? 0 : v[prev].done, dep == NONE ? 0 : v[dep].done), done = ready;
   if (type == ST_S) done = ready + p->net->chans[side / 2].total;
@@ -394,8 +393,8 @@ int chakra_coll_synth_check(const chakra_coll_synth_options *o, chakra_error *er
 
 /* ---- what a synthesis costs, known before it starts ------------------------ */
 
-/* The capacity coll_grow() reaches for n elements. */
-static double grown(double n) { return n <= 64 ? 64 : exp2(ceil(log2(n))); }
+/* The capacity COLL_ROOM reaches for n elements. */
+static double grown(double n) { return n <= COLL_MIN_CAP ? COLL_MIN_CAP : exp2(ceil(log2(n))); }
 
 /* Channels of t without building them: a link between NPUs is one, an
  * NPU -> switch link one per link out of that switch (an upper bound: the

@@ -9,13 +9,7 @@
 #include "convindex.h"
 
 static int dep_push(conv *c, uint64_t id) {
-  if (c->ndeps == c->capdeps) {
-    size_t cap = c->capdeps ? c->capdeps * 2 : 1024;
-    uint64_t *d = bigmem_realloc(c->deps, cap * sizeof *d);
-    if (!d) return -1;
-    c->deps = d;
-    c->capdeps = cap;
-  }
+  if (BIGMEM_ROOM(c->deps, c->ndeps, c->capdeps, 1)) return -1;
   c->deps[c->ndeps++] = id;
   return 0;
 }

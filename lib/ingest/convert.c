@@ -23,29 +23,17 @@
 #include "convtype.h"
 #include "convwrite.h"
 
-void conv_warnf(conv *c, const char *file, const char *fmt, ...) {
-  if (!c->opt->diag) return;
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, msg);
-  p.file = file;
-  c->opt->diag(c->opt->diag_ctx, &p);
-}
-
 const char *conv_nname(const conv *c, uint32_t i) { return strtab_str(&c->h->strings, c->h->nodes[i].name); }
 
 int conv_node_err(conv *c, uint32_t i, const char *fmt, ...) {
-  char msg[800];
+  char node[96], where[4400];
+  hostet_where(c->h, i, node, sizeof node);
+  snprintf(where, sizeof where, "%s: %s '%.200s'", c->h->path, node, conv_nname(c, i));
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  int rc = chakra_diag_failv(c->err, CHAKRA_EFORMAT, where, fmt, ap);
   va_end(ap);
-  char where[96];
-  hostet_where(c->h, i, where, sizeof where);
-  return chakra_error_set(c->err, CHAKRA_EFORMAT, "%s: %s '%.200s': %s", c->h->path, where, conv_nname(c, i), msg);
+  return rc;
 }
 
 int conv_oom(conv *c) { return chakra_error_set(c->err, CHAKRA_ENOMEM, "out of memory"); }

@@ -19,6 +19,7 @@
 
 #include "chakra/ingest.h"
 #include "hostet.h"
+#include "../util/diag.h"
 
 #define CONV_NONE UINT32_MAX
 
@@ -67,11 +68,11 @@ typedef struct conv {
   size_t n_order;
   /* process groups */
   pgroup *pgs;
-  size_t n_pgs;
+  size_t n_pgs, cap_pgs;
 } conv;
 
 /* A warning about file, to the options' diag callback. */
-void conv_warnf(conv *c, const char *file, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define conv_warnf(c, file, ...) chakra_diag_warnf((c)->opt->diag, (c)->opt->diag_ctx, (file), __VA_ARGS__)
 /* Node i's name. */
 const char *conv_nname(const conv *c, uint32_t i);
 /* An error about node i (where it is in the file, its name), returned. */

@@ -8,8 +8,9 @@
 
 #include "../util/commgroups.h"
 #include "../util/outfile.h"
-#include "ibuf.h"
+#include "../util/strbuf.h"
 #include "pyrepr.h"
+#include "../util/vec.h"
 
 pgroup *conv_pg_by_name(const conv *c, const char *name) {
   for (size_t j = 0; j < c->n_pgs; j++)
@@ -26,10 +27,7 @@ static int apply_group(conv *c, uint32_t i, size_t k, const cg_pg_entry *e) {
   }
   pgroup *slot = conv_pg_by_name(c, e->name);
   if (!slot) {
-    pgroup *p = realloc(c->pgs, (c->n_pgs + 1) * sizeof *p);
-    if (!p) return conv_oom(c);
-    c->pgs = p;
-    slot = &c->pgs[c->n_pgs++];
+    if (!(slot = VEC_PUSH(c->pgs, c->n_pgs, c->cap_pgs))) return conv_oom(c);
     memset(slot, 0, sizeof *slot);
     if (!(slot->name = strdup(e->name))) return conv_oom(c);
   } else {
@@ -83,8 +81,8 @@ int conv_write_groups(conv *c, const char *path) {
   outfile *f;
   int rc = outfile_open(&f, path, outfile_name_is_gzip(path), c->err);
   if (rc) return rc;
-  ibuf b = {0};
-  ibuf_putc(&b, '{');
+  strbuf b = {0};
+  strbuf_putc(&b, '{');
   int first = 1;
   for (size_t j = 0; j < c->n_pgs; j++) {
     const pgroup *g = &c->pgs[j];
@@ -97,21 +95,21 @@ int conv_write_groups(conv *c, const char *path) {
     if (*end || errno || num <= 0)
       conv_warnf(c, c->h->path, "process group '%s' is not a positive number: ASTRA-sim cannot read it from %s (chakra sim can)",
             g->name, path);
-    if (!first) ibuf_put(&b, ", ", 2);
+    if (!first) strbuf_put(&b, ", ", 2);
     first = 0;
     json_str(&b, (const unsigned char *)g->name, strlen(g->name));
-    ibuf_put(&b, ": [", 3);
+    strbuf_put(&b, ": [", 3);
     size_t cnt = g->ranks ? g->n_ranks : (size_t)(g->size > 0 ? g->size : 0);
     for (size_t r = 0; r < cnt; r++) {
-      if (r) ibuf_put(&b, ", ", 2);
-      ibuf_i64(&b, g->ranks ? g->ranks[r] : (int64_t)r);
+      if (r) strbuf_put(&b, ", ", 2);
+      strbuf_i64(&b, g->ranks ? g->ranks[r] : (int64_t)r);
     }
-    ibuf_putc(&b, ']');
+    strbuf_putc(&b, ']');
   }
-  ibuf_put(&b, "}\n", 2);
+  strbuf_put(&b, "}\n", 2);
   if (b.oom) rc = conv_oom(c);
-  if (!rc) rc = outfile_write(f, b.p, b.n, c->err);
-  ibuf_free(&b);
+  if (!rc) rc = outfile_write(f, b.s, b.n, c->err);
+  strbuf_free(&b);
   if (rc) {
     outfile_discard(f);
     return rc;

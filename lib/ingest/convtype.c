@@ -8,6 +8,7 @@
 #include "../util/bigmem.h"
 #include "chakra/et_def.pb-c.h"
 #include "convgroups.h"
+#include "../util/vec.h"
 
 /* CollectiveCommType from a kernel name, as the reference: lower case, '_'
  * and '-' removed, first known word; -1 if none. */
@@ -216,16 +217,12 @@ int conv_type_nodes(conv *c) {
     for (; j < nk; j++)
       if (keys[j].pg == c->pg[i] && keys[j].send == snd && keys[j].peer == c->peer[i]) break;
     if (j == nk) {
-      if (nk == ck) {
-        ck = ck ? ck * 2 : 16;
-        tagkey *t = realloc(keys, ck * sizeof *t);
-        if (!t) {
-          free(keys);
-          return conv_oom(c);
-        }
-        keys = t;
+      tagkey *t = VEC_PUSH(keys, nk, ck);
+      if (!t) {
+        free(keys);
+        return conv_oom(c);
       }
-      keys[nk++] = (tagkey){c->pg[i], snd, c->peer[i], 0};
+      *t = (tagkey){c->pg[i], snd, c->peer[i], 0};
     }
     c->tag[i] = keys[j].next++;
   }

@@ -9,7 +9,7 @@
 #include "../util/outfile.h"
 #include "../util/tasks.h"
 #include "chakra/build.h"
-#include "ibuf.h"
+#include "../util/strbuf.h"
 #include "pyrepr.h"
 
 static int put_meta(conv *c, chakra_builder *b) {
@@ -134,24 +134,24 @@ static void add_counts(chakra_convert_report *r, const wcount *w) {
   r->metadata += w->meta, r->coll += w->coll, r->send += w->send, r->recv += w->recv, r->comp += w->comp;
 }
 
-static void log_line(conv *c, ibuf *lb, uint32_t i) {
+static void log_line(conv *c, strbuf *lb, uint32_t i) {
   static const char *const tn[] = {"INVALID", "METADATA", "MEM_LOAD", "MEM_STORE", "COMP", "SEND", "RECV", "COLL"};
   const ht_node *x = &c->h->nodes[i];
-  ibuf_puts(lb, "node ");
-  ibuf_u64(lb, x->id);
-  ibuf_putc(lb, ' ');
-  ibuf_puts(lb, tn[c->type[i] & 7]);
-  ibuf_putc(lb, ' ');
+  strbuf_puts(lb, "node ");
+  strbuf_u64(lb, x->id);
+  strbuf_putc(lb, ' ');
+  strbuf_puts(lb, tn[c->type[i] & 7]);
+  strbuf_putc(lb, ' ');
   const char *nm = conv_nname(c, i);
   json_str(lb, (const unsigned char *)nm, strlen(nm));
-  ibuf_puts(lb, " data_deps [");
+  strbuf_puts(lb, " data_deps [");
   for (uint32_t d = 0; d < c->dep_cnt[i]; d++) {
-    if (d) ibuf_putc(lb, ' ');
-    ibuf_u64(lb, c->deps[c->dep_start[i] + d]);
+    if (d) strbuf_putc(lb, ' ');
+    strbuf_u64(lb, c->deps[c->dep_start[i] + d]);
   }
-  ibuf_puts(lb, "] duration_micros ");
-  ibuf_u64(lb, node_dur(c, i));
-  ibuf_putc(lb, '\n');
+  strbuf_puts(lb, "] duration_micros ");
+  strbuf_u64(lb, node_dur(c, i));
+  strbuf_putc(lb, '\n');
 }
 
 /* Encoding the nodes is most of the cost of writing, so they are built in
@@ -223,7 +223,7 @@ static int run_round(conv *c, wround *r, const uint32_t *idx, size_t n) {
 
 /* Packs the nodes in output order and hands them to w (see wpart). */
 static int write_nodes(conv *c, chakra_workload_writer *w, wpart *parts, int threads, outfile *logf) {
-  ibuf lb = {0};
+  strbuf lb = {0};
   int rc = 0;
   size_t round = (size_t)threads * WRITE_RUN;
   wround r = {.c = c, .parts = parts, .w = w};
@@ -236,11 +236,11 @@ static int write_nodes(conv *c, chakra_workload_writer *w, wpart *parts, int thr
     for (size_t j = k; j < k + n && logf && !rc; j++) {
       lb.n = 0;
       log_line(c, &lb, c->order[j]);
-      rc = lb.oom ? conv_oom(c) : outfile_write(logf, lb.p, lb.n, c->err);
+      rc = lb.oom ? conv_oom(c) : outfile_write(logf, lb.s, lb.n, c->err);
     }
   }
   if (!rc && write_prev(&r)) *c->err = r.werr, rc = r.werr.code ? r.werr.code : CHAKRA_EIO;
-  ibuf_free(&lb);
+  strbuf_free(&lb);
   return rc;
 }
 

@@ -98,9 +98,9 @@ static int read_input(hostet **out, const chakra_input *input, const hostet_opti
         rc = ht_segments_merge(h, &s, 1);
         if (rc) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
         if (opt->mode == HT_MODE_LINK && s.p.top_extra.n) {
-          h->top_extra = s.p.top_extra.p;
+          h->top_extra = s.p.top_extra.s;
           h->top_extra_len = s.p.top_extra.n;
-          s.p.top_extra.p = NULL;
+          s.p.top_extra.s = NULL;
         }
         p = s.p;
       }

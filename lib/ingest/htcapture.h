@@ -10,7 +10,7 @@
 #include "htparse.h"
 
 /* The value that follows goes to target (NULL: parsed, not kept). */
-void ht_cap_start(hparse *p, ibuf *target, int flags);
+void ht_cap_start(hparse *p, strbuf *target, int flags);
 /* yajl events inside a capture (or a capture that is a scalar); 1, or 0
  * after an error. */
 int ht_cap_scalar(hparse *p, int kind, const char *s, size_t n);

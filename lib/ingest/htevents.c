@@ -7,6 +7,7 @@
 #include "htcapture.h"
 #include "htnode.h"
 #include "pyrepr.h"
+#include "../util/vec.h"
 
 static int top_scalar(hparse *p, int kind, const char *s, size_t n) {
   int64_t v;
@@ -137,27 +138,27 @@ static int attr_scalar(hparse *p, int kind, const char *s, size_t n) {
     case W_A_NAME:
       if (kind != K_STR) return ht_node_fail(p, "%s", "an attribute name is not a string");
       p->a_name.n = 0;
-      ibuf_put(&p->a_name, s, n);
+      strbuf_put(&p->a_name, s, n);
       p->a_has_name = 1;
       break;
     case W_A_TYPE:
       p->a_type.n = 0;
-      if (kind == K_STR) ibuf_put(&p->a_type, s, n);
+      if (kind == K_STR) strbuf_put(&p->a_type, s, n);
       break;
     case W_A_VALUE:
       p->a_val.n = 0;
       if (kind == K_NUM) {
         p->a_kind = json_number_is_int(s, n) ? AV_INT : AV_DOUBLE;
-        ibuf_put(&p->a_val, s, n);
+        strbuf_put(&p->a_val, s, n);
       } else if (kind == K_STR) {
         p->a_kind = AV_STRING;
-        ibuf_put(&p->a_val, s, n);
+        strbuf_put(&p->a_val, s, n);
       } else if (kind == K_TRUE || kind == K_FALSE) {
         p->a_kind = AV_BOOL;
-        ibuf_puts(&p->a_val, kind == K_TRUE ? "true" : "false");
+        strbuf_puts(&p->a_val, kind == K_TRUE ? "true" : "false");
       } else {
         p->a_kind = AV_NULL;
-        ibuf_puts(&p->a_val, "null");
+        strbuf_puts(&p->a_val, "null");
       }
       break;
     default: break;
@@ -185,21 +186,16 @@ static int on_scalar(hparse *p, int kind, const char *s, size_t n) {
               : kind == K_STR ? AV_STRING : kind == K_NULL ? AV_NULL : AV_BOOL;
       const char *v = kind == K_TRUE ? "true" : kind == K_FALSE ? "false" : s;
       size_t vl = kind == K_TRUE ? 4 : kind == K_FALSE ? 5 : n;
-      if (!ht_add_extra(p, p->a_name.p ? p->a_name.p : "", p->a_name.n, k, v, vl)) return 0;
+      if (!ht_add_extra(p, p->a_name.s ? p->a_name.s : "", p->a_name.n, k, v, vl)) return 0;
       ht_after_value(p);
       return 1;
     }
     case W_SYNC_ELEM: {
       uint64_t u;
       if (kind != K_NUM || ht_parse_u64(s, n, &u)) return ht_node_fail(p, "%s", "'sync_dep' holds a value that is not a node id");
-      if (p->n_sync == p->cap_sync) {
-        size_t cap = p->cap_sync ? p->cap_sync * 2 : 16;
-        uint64_t *v = realloc(p->syncv, cap * sizeof *v);
-        if (!v) return ht_oom(p);
-        p->syncv = v;
-        p->cap_sync = cap;
-      }
-      p->syncv[p->n_sync++] = u;
+      uint64_t *v = VEC_PUSH(p->syncv, p->n_sync, p->cap_sync);
+      if (!v) return ht_oom(p);
+      *v = u;
       ht_after_value(p);
       return 1;
     }
@@ -248,9 +244,9 @@ static int cb_map_key(void *ctx, const unsigned char *us, size_t n) {
       else {
         p->want = W_T_OTHER;
         if (p->mode == HT_MODE_LINK) {
-          if (p->top_extra.n) ibuf_putc(&p->top_extra, ',');
+          if (p->top_extra.n) strbuf_putc(&p->top_extra, ',');
           json_str(&p->top_extra, us, n);
-          ibuf_putc(&p->top_extra, ':');
+          strbuf_putc(&p->top_extra, ':');
           ht_cap_start(p, &p->top_extra, 0);
         } else {
           ht_cap_start(p, NULL, 0);
@@ -285,15 +281,15 @@ static int cb_map_key(void *ctx, const unsigned char *us, size_t n) {
         case W_N_OUT_TYPES: ht_io_capture(p, HT_IO_OUT_TYPES, repr); break;
         case W_N_OTHER:
           if (p->mode == HT_MODE_LINK && !KEY("ph")) {
-            ibuf_putc(&p->others, ',');
+            strbuf_putc(&p->others, ',');
             json_str(&p->others, us, n);
-            ibuf_putc(&p->others, ':');
+            strbuf_putc(&p->others, ':');
             ht_cap_start(p, &p->others, 0);
           } else if (p->mode == HT_MODE_CONVERT && !KEY("ph")) {
             /* kept as an attribute if its value is a scalar */
             p->want = W_N_EXTRA;
             p->a_name.n = 0;
-            ibuf_put(&p->a_name, s, n);
+            strbuf_put(&p->a_name, s, n);
             ht_cap_start(p, NULL, 0);
           } else {
             ht_cap_start(p, NULL, 0);
@@ -342,6 +338,14 @@ static int is_capture_want(int w) {
          w == W_N_OUT_SHAPES || w == W_N_OUT_TYPES || w == W_A_OTHER;
 }
 
+/* An object or a list (a_kind, "a list") where p->want has no place for one. */
+static int misplaced(hparse *p, const char *a_kind, const char *kind) {
+  if (p->want >= W_N_ID && p->want <= W_N_OUT_TYPES)
+    return ht_node_fail(p, "a member holds %s where a scalar belongs", a_kind);
+  if (p->want == W_DONE) return ht_fail(p, CHAKRA_EFORMAT, "byte %llu: text after the document", (unsigned long long)ht_here(p));
+  return ht_fail(p, CHAKRA_EFORMAT, "byte %llu: unexpected %s", (unsigned long long)ht_here(p), kind);
+}
+
 static int cb_start_map(void *ctx) {
   hparse *p = ctx;
   if (p->capd) return ht_cap_open(p, 1);
@@ -375,12 +379,7 @@ static int cb_start_map(void *ctx) {
     case W_SEGSTART:
       return ht_fail(p, CHAKRA_EFORMAT, "internal: segment does not start a list");
     default:
-      if (p->want >= W_N_ID && p->want <= W_N_OUT_TYPES) {
-        static const char *const what = "a member holds an object where a scalar belongs";
-        return ht_node_fail(p, "%s", what);
-      }
-      if (p->want == W_DONE) return ht_fail(p, CHAKRA_EFORMAT, "byte %llu: text after the document", (unsigned long long)ht_here(p));
-      return ht_fail(p, CHAKRA_EFORMAT, "byte %llu: unexpected object", (unsigned long long)ht_here(p));
+      return misplaced(p, "an object", "object");
   }
 }
 
@@ -439,10 +438,7 @@ static int cb_start_array(void *ctx) {
     case W_NODE:
       return ht_fail(p, CHAKRA_EFORMAT, "byte %llu: an element of 'nodes' is not an object", (unsigned long long)ht_here(p));
     default:
-      if (p->want >= W_N_ID && p->want <= W_N_OUT_TYPES)
-        return ht_node_fail(p, "%s", "a member holds a list where a scalar belongs");
-      if (p->want == W_DONE) return ht_fail(p, CHAKRA_EFORMAT, "byte %llu: text after the document", (unsigned long long)ht_here(p));
-      return ht_fail(p, CHAKRA_EFORMAT, "byte %llu: unexpected list", (unsigned long long)ht_here(p));
+      return misplaced(p, "a list", "list");
   }
 }
 

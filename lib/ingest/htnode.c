@@ -10,6 +10,7 @@
 #include "../util/bigmem.h"
 #include "htcapture.h"
 #include "pyrepr.h"
+#include "../util/vec.h"
 
 int ht_push(hparse *p, int f) {
   if (p->depth == MAX_DEPTH) return ht_fail(p, CHAKRA_EFORMAT, "byte %llu: nesting too deep", (unsigned long long)ht_here(p));
@@ -78,16 +79,16 @@ static int attr_index(const char *s, size_t n) {
 
 static void link_attr_json(hparse *p, const char *name, const char *type, const char *val, size_t vlen,
                            int is_string) {
-  ibuf *b = &p->attrs_json;
-  if (p->n_attrs_json++) ibuf_putc(b, ',');
-  ibuf_puts(b, "{\"name\":");
+  strbuf *b = &p->attrs_json;
+  if (p->n_attrs_json++) strbuf_putc(b, ',');
+  strbuf_puts(b, "{\"name\":");
   json_str(b, (const unsigned char *)name, strlen(name));
-  ibuf_puts(b, ",\"type\":");
+  strbuf_puts(b, ",\"type\":");
   json_str(b, (const unsigned char *)type, strlen(type));
-  ibuf_puts(b, ",\"value\":");
+  strbuf_puts(b, ",\"value\":");
   if (is_string) json_str(b, (const unsigned char *)val, vlen);
-  else ibuf_put(b, val, vlen);
-  ibuf_putc(b, '}');
+  else strbuf_put(b, val, vlen);
+  strbuf_putc(b, '}');
 }
 
 /* s[0..n) NUL-terminated in the pool, where it lives until the output is
@@ -121,38 +122,33 @@ int ht_add_extra(hparse *p, const char *nm, size_t nl, int kind, const char *v, 
     default: return 1;
   }
   if (!(x.name = pool_str(p, nm, nl))) return ht_oom(p);
-  if (p->n_xs == p->cap_xs) {
-    size_t cap = p->cap_xs ? p->cap_xs * 2 : 8;
-    ht_extra *xs = realloc(p->xs, cap * sizeof *xs);
-    if (!xs) return ht_oom(p);
-    p->xs = xs;
-    p->cap_xs = cap;
-  }
-  p->xs[p->n_xs++] = x;
+  ht_extra *slot = VEC_PUSH(p->xs, p->n_xs, p->cap_xs);
+  if (!slot) return ht_oom(p);
+  *slot = x;
   return 1;
 }
 
 /* An attrs entry {name, type, value} is complete. */
 int ht_finish_attr(hparse *p) {
   if (!p->a_has_name) return ht_node_fail(p, "an entry of 'attrs' has no %s", "'name'");
-  const char *nm = p->a_name.p ? p->a_name.p : "";
+  const char *nm = p->a_name.s ? p->a_name.s : "";
   size_t nl = p->a_name.n;
-  const char *v = p->a_val.p ? p->a_val.p : "";
+  const char *v = p->a_val.s ? p->a_val.s : "";
   size_t vl = p->a_val.n;
   if (p->mode == HT_MODE_LINK) {
-    ibuf *b = &p->attrs_json;
-    if (p->n_attrs_json++) ibuf_putc(b, ',');
-    ibuf_puts(b, "{\"name\":");
+    strbuf *b = &p->attrs_json;
+    if (p->n_attrs_json++) strbuf_putc(b, ',');
+    strbuf_puts(b, "{\"name\":");
     json_str(b, (const unsigned char *)nm, nl);
     if (p->a_type.n) {
-      ibuf_puts(b, ",\"type\":");
-      json_str(b, (const unsigned char *)p->a_type.p, p->a_type.n);
+      strbuf_puts(b, ",\"type\":");
+      json_str(b, p->a_type.p, p->a_type.n);
     }
-    ibuf_puts(b, ",\"value\":");
+    strbuf_puts(b, ",\"value\":");
     if (p->a_kind == AV_STRING) json_str(b, (const unsigned char *)v, vl);
-    else if (p->a_kind == AV_NONE) ibuf_puts(b, "null");
-    else ibuf_put(b, v, vl);
-    ibuf_putc(b, '}');
+    else if (p->a_kind == AV_NONE) strbuf_puts(b, "null");
+    else strbuf_put(b, v, vl);
+    strbuf_putc(b, '}');
   }
   int k = attr_index(nm, nl);
   if (k >= 0) {
@@ -197,30 +193,24 @@ int ht_finish_attr(hparse *p) {
   return p->mode == HT_MODE_CONVERT ? ht_add_extra(p, nm, nl, p->a_kind, v, vl) : 1;
 }
 
-static void put_io_json(hparse *p, ibuf *b, int which) {
+static void put_io_json(hparse *p, strbuf *b, int which) {
   static const char *const keys[3] = {"\"values\":", ",\"shapes\":", ",\"types\":"};
-  ibuf_putc(b, '{');
+  strbuf_putc(b, '{');
   for (int k = 0; k < 3; k++) {
-    ibuf_puts(b, keys[k]);
-    ibuf *s = &p->io[which * 3 + k];
-    if (p->io_set[which * 3 + k]) ibuf_put(b, s->p, s->n);
-    else ibuf_put(b, "[]", 2);
+    strbuf_puts(b, keys[k]);
+    strbuf *s = &p->io[which * 3 + k];
+    if (p->io_set[which * 3 + k]) strbuf_put(b, s->s, s->n);
+    else strbuf_put(b, "[]", 2);
   }
   if (p->strides_set[which]) {
-    ibuf_puts(b, ",\"strides\":");
-    ibuf_put(b, p->strides[which].p, p->strides[which].n);
+    strbuf_puts(b, ",\"strides\":");
+    strbuf_put(b, p->strides[which].s, p->strides[which].n);
   }
-  ibuf_putc(b, '}');
+  strbuf_putc(b, '}');
 }
 
 static int add_side(hparse *p, ht_side **out) {
-  if (p->n_side == p->cap_side) {
-    size_t cap = p->cap_side ? p->cap_side * 2 : 64;
-    ht_side *s = realloc(p->side, cap * sizeof *s);
-    if (!s) return -1;
-    p->side = s;
-    p->cap_side = cap;
-  }
+  if (VEC_ROOM(p->side, p->n_side, p->cap_side, 1)) return -1;
   ht_side *s = &p->side[p->n_side];
   memset(s, 0, sizeof *s);
   s->node = (uint32_t)p->n;
@@ -245,7 +235,7 @@ static int keep_conv(hparse *p) {
   c->blob_len = (uint32_t)all;
   for (int i = 0; i < HT_IO_N; i++) {
     size_t l = p->io_set[i] ? p->io[i].n : 2;
-    memcpy(d, p->io_set[i] ? p->io[i].p : "[]", l);
+    memcpy(d, p->io_set[i] ? p->io[i].s : "[]", l);
     d[l] = 0;
     d += l + 1;
   }
@@ -295,7 +285,7 @@ int ht_finish_node(hparse *p) {
         if (p->targs[i].kind == 2) last = (ssize_t)i;
       if (last >= 0) {
         targ *t = &p->targs[last];
-        uint32_t id = strtab_intern(&p->st, p->targ_str.p + t->off, t->len);
+        uint32_t id = strtab_intern(&p->st, p->targ_str.s + t->off, t->len);
         if (id == STRTAB_OOM) return ht_oom(p);
         s->coll_name = id;
         for (ssize_t i = last - 1; i >= 0 && s->n_rpc_int < 3 && p->targs[i].kind == 1; i--)
@@ -307,7 +297,7 @@ int ht_finish_node(hparse *p) {
         if (p->targs[i].kind != 2) continue;
         char *js = bpool_alloc(&p->pool, p->targs[i].len + 1);
         if (!js) return ht_oom(p);
-        memcpy(js, p->targ_str.p + p->targs[i].off, p->targs[i].len);
+        memcpy(js, p->targ_str.s + p->targs[i].off, p->targs[i].len);
         js[p->targs[i].len] = 0;
         s->pg_json = js;
         break;
@@ -322,16 +312,16 @@ int ht_finish_node(hparse *p) {
     }
   }
   /* the blob */
-  ibuf *b = &p->scratch;
+  strbuf *b = &p->scratch;
   b->n = 0;
   if (p->mode == HT_MODE_CONVERT) {
     if (!keep_conv(p)) return 0;
   } else {
-    ibuf_puts(b, "\"inputs\":");
+    strbuf_puts(b, "\"inputs\":");
     put_io_json(p, b, 0);
-    ibuf_puts(b, ",\"outputs\":");
+    strbuf_puts(b, ",\"outputs\":");
     put_io_json(p, b, 1);
-    ibuf_puts(b, ",\"attrs\":[");
+    strbuf_puts(b, ",\"attrs\":[");
     if (c->flags & HT_FLAT) {
       static const char *const types[HT_NATTR] = {"uint64", "uint64", "int64", "uint64", "uint64", "uint64"};
       for (int k = 0; k < HT_NATTR; k++) {
@@ -344,26 +334,20 @@ int ht_finish_node(hparse *p) {
         link_attr_json(p, "op_schema", "string", strtab_str(&p->st, c->op_schema),
                        strtab_len(&p->st, c->op_schema), 1);
     }
-    ibuf_put(b, p->attrs_json.p, p->attrs_json.n);
-    ibuf_putc(b, ']');
-    ibuf_put(b, p->others.p, p->others.n);
+    strbuf_put(b, p->attrs_json.s, p->attrs_json.n);
+    strbuf_putc(b, ']');
+    strbuf_put(b, p->others.s, p->others.n);
     if (b->oom || p->attrs_json.oom || p->others.oom) return ht_oom(p);
     for (int i = 0; i < HT_IO_N; i++)
       if (p->io[i].oom) return ht_oom(p);
     if (b->n > UINT32_MAX) return ht_node_fail(p, "%s", "node text too large (over 4 GiB)");
     unsigned char *blob = (unsigned char *)bpool_alloc(&p->pool, b->n ? b->n : 1);
     if (!blob) return ht_oom(p);
-    if (b->n) memcpy(blob, b->p, b->n);
+    if (b->n) memcpy(blob, b->s, b->n);
     c->blob = blob;
     c->blob_len = (uint32_t)b->n;
   }
-  if (p->n == p->cap) {
-    size_t cap = p->cap ? p->cap * 2 : 1024;
-    ht_node *nn = bigmem_realloc(p->nodes, cap * sizeof *nn);
-    if (!nn) return ht_oom(p);
-    p->nodes = nn;
-    p->cap = cap;
-  }
+  if (BIGMEM_ROOM(p->nodes, p->n, p->cap, 1)) return ht_oom(p);
   p->nodes[p->n++] = *c;
   return 1;
 }

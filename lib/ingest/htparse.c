@@ -11,6 +11,7 @@
 #include "../util/instream.h"
 #include "chakra/ingest.h"
 #include "htevents.h"
+#include "../util/diag.h"
 
 /* The reference converter parses these and nothing else (1.0.1 is refused,
  * 1.1.1-chakra.1.0.0 listed but crashes). */
@@ -29,12 +30,10 @@ uint64_t ht_here(hparse *p) { return p->chunk_base + yajl_get_bytes_consumed(p->
 
 int ht_fail(hparse *p, int code, const char *fmt, ...) {
   if (p->rc) return 0;
-  char msg[900];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  p->rc = chakra_diag_failv(&p->err, code, p->path, fmt, ap);
   va_end(ap);
-  p->rc = chakra_error_set(&p->err, code, "%s: %s", p->path, msg);
   return 0; /* stops yajl */
 }
 
@@ -153,17 +152,17 @@ int ht_parse_init(hparse *p, const char *path, const hostet_options *opt, hostet
 void ht_parse_free_scratch(hparse *p) {
   if (p->y) yajl_free(p->y);
   p->y = NULL;
-  for (int i = 0; i < HT_IO_N; i++) ibuf_free(&p->io[i]);
-  ibuf_free(&p->strides[0]);
-  ibuf_free(&p->strides[1]);
-  ibuf_free(&p->attrs_json);
-  ibuf_free(&p->others);
+  for (int i = 0; i < HT_IO_N; i++) strbuf_free(&p->io[i]);
+  strbuf_free(&p->strides[0]);
+  strbuf_free(&p->strides[1]);
+  strbuf_free(&p->attrs_json);
+  strbuf_free(&p->others);
   free(p->xs);
-  ibuf_free(&p->scratch);
-  ibuf_free(&p->targ_str);
-  ibuf_free(&p->a_name);
-  ibuf_free(&p->a_type);
-  ibuf_free(&p->a_val);
+  strbuf_free(&p->scratch);
+  strbuf_free(&p->targ_str);
+  strbuf_free(&p->a_name);
+  strbuf_free(&p->a_type);
+  strbuf_free(&p->a_val);
   free(p->arg_bytes);
   free(p->arg_tensor);
   free(p->targs);
@@ -178,7 +177,7 @@ void ht_parse_free_all(hparse *p) {
   free(p->side);
   strtab_free(&p->st);
   bpool_free(&p->pool);
-  ibuf_free(&p->top_extra);
+  strbuf_free(&p->top_extra);
 }
 
 /* Turns a yajl failure into an error naming the byte and, inside a node,

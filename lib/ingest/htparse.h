@@ -17,7 +17,7 @@
 #include <yajl/yajl_parse.h>
 
 #include "hostet.h"
-#include "ibuf.h"
+#include "../util/strbuf.h"
 #include "store.h"
 
 enum frame { F_TOP, F_NODES, F_NODE, F_IO, F_ATTRS, F_ATTR, F_SYNC, F_PARENTS };
@@ -75,7 +75,7 @@ typedef struct hparse {
   size_t n_side, cap_side;
   strtab st;
   bpool pool;
-  ibuf top_extra;
+  strbuf top_extra;
   /* parser */
   yajl_handle y;
   uint64_t chunk_base;
@@ -87,18 +87,18 @@ typedef struct hparse {
   uint64_t nodes_end;   /* byte offset just past the nodes array's ']' */
   int seen_nodes;
   /* capture */
-  ibuf *ct;
+  strbuf *ct;
   int cflags;
   int capd;
   clevel cl[MAX_CAP_DEPTH];
   /* the node being read */
   ht_node cur;
   int io_which;          /* F_IO: 0 inputs, 1 outputs */
-  ibuf io[HT_IO_N];
+  strbuf io[HT_IO_N];
   int io_set[HT_IO_N];
-  ibuf strides[2];
+  strbuf strides[2];
   int strides_set[2];
-  ibuf attrs_json, others, scratch;
+  strbuf attrs_json, others, scratch;
   ht_extra *xs;          /* convert: the node's extra attributes so far */
   size_t n_xs, cap_xs;
   uint64_t *arg_bytes;
@@ -106,7 +106,7 @@ typedef struct hparse {
   size_t n_argv, n_argt, cap_arg;
   targ *targs;
   size_t n_targs, cap_targs;
-  ibuf targ_str;
+  strbuf targ_str;
   uint64_t *syncv;
   size_t n_sync, cap_sync;
   int has_sync;
@@ -114,7 +114,7 @@ typedef struct hparse {
   int64_t grs, grstride;
   int has_grs, has_grstride;
   /* the attr object being read */
-  ibuf a_name, a_type, a_val;
+  strbuf a_name, a_type, a_val;
   int a_kind, a_has_name;
   int n_attrs_json;
 } hparse;

@@ -10,6 +10,7 @@
 
 #include "../util/bigmem.h"
 #include "../util/tasks.h"
+#include "../util/cmp.h"
 
 static int feed_range(segment *s, uint64_t from, uint64_t to) {
   enum { CHUNK = 256 * 1024 };
@@ -113,11 +114,6 @@ static uint64_t find_boundary(int fd, uint64_t target, uint64_t size) {
   }
   free(buf);
   return best && best + 2 < size ? best : 0;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
 }
 
 /* Moves the segments' results into h; string ids are remapped into one
@@ -271,9 +267,9 @@ int ht_segments_try(hostet *h, const char *path, const hostet_options *opt, int 
       rc = ht_segments_merge(h, seg, k);
       if (rc) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
       if (!rc && opt->mode == HT_MODE_LINK && seg[0].p.top_extra.n) {
-        h->top_extra = seg[0].p.top_extra.p;
+        h->top_extra = seg[0].p.top_extra.s;
         h->top_extra_len = seg[0].p.top_extra.n;
-        seg[0].p.top_extra.p = NULL;
+        seg[0].p.top_extra.s = NULL;
       }
     }
     *done = 1;

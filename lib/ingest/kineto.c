@@ -8,7 +8,9 @@
 #include <yajl/yajl_parse.h>
 
 #include "../util/instream.h"
-#include "ibuf.h"
+#include "../util/strbuf.h"
+#include "../util/diag.h"
+#include "../util/vec.h"
 
 enum { F_TOP, F_EVENTS, F_EVENT, F_ARGS, F_DIST, F_SKIP };
 
@@ -36,19 +38,17 @@ typedef struct kparse {
   /* the event being read */
   kt_event e;
   uint64_t e_offset;
-  ibuf ph, cat, name, pg;
+  strbuf ph, cat, name, pg;
   int has_ts;
 } kparse;
 
 static int fail(kparse *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(kparse *p, const char *fmt, ...) {
   if (p->rc) return 0;
-  char msg[700];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  p->rc = chakra_diag_failv(&p->err, CHAKRA_EFORMAT, p->path, fmt, ap);
   va_end(ap);
-  p->rc = chakra_error_set(&p->err, CHAKRA_EFORMAT, "%s: %s", p->path, msg);
   return 0;
 }
 
@@ -96,7 +96,7 @@ static void after_value(kparse *p) {
   p->want = p->fr[p->depth - 1] == F_EVENTS ? W_EVENT : W_KEY;
 }
 
-static int eq(const ibuf *b, const char *s) { return b->n == strlen(s) && memcmp(b->p, s, b->n) == 0; }
+static int eq(const strbuf *b, const char *s) { return b->n == strlen(s) && memcmp(b->s, s, b->n) == 0; }
 
 static int finish_event(kparse *p) {
   kt_event *e = &p->e;
@@ -117,20 +117,15 @@ static int finish_event(kparse *p) {
   if (e->pid == INT64_MIN || e->tid == INT64_MIN) return 1; /* not a process/thread track */
   if ((kind == KT_FLOW_S || kind == KT_FLOW_F) && !(e->flags & KT_HAS_FLOW_ID)) return 1;
   e->kind = (uint8_t)kind;
-  e->name = strtab_intern(&p->k->strings, p->name.p ? p->name.p : "", p->name.n);
-  e->cat = strtab_intern(&p->k->strings, p->cat.p, p->cat.n);
-  e->pg_name = p->pg.n ? strtab_intern(&p->k->strings, p->pg.p, p->pg.n) : 0;
+  e->name = strtab_intern(&p->k->strings, p->name.s ? p->name.s : "", p->name.n);
+  e->cat = strtab_intern(&p->k->strings, p->cat.s, p->cat.n);
+  e->pg_name = p->pg.n ? strtab_intern(&p->k->strings, p->pg.s, p->pg.n) : 0;
   if (e->name == STRTAB_OOM || e->cat == STRTAB_OOM || e->pg_name == STRTAB_OOM)
     return fail(p, "out of memory");
   e->index = (uint32_t)(p->k->events_seen - 1);
-  if (p->k->n == p->cap) {
-    size_t cap = p->cap ? p->cap * 2 : 1024;
-    kt_event *v = realloc(p->k->ev, cap * sizeof *v);
-    if (!v) return fail(p, "out of memory");
-    p->k->ev = v;
-    p->cap = cap;
-  }
-  p->k->ev[p->k->n++] = *e;
+  kt_event *v = VEC_PUSH(p->k->ev, p->k->n, p->cap);
+  if (!v) return fail(p, "out of memory");
+  *v = *e;
   return 1;
 }
 
@@ -140,10 +135,10 @@ static int on_scalar(kparse *p, int is_num, int is_str, const char *s, size_t n)
   int64_t v;
   double d;
   switch (p->want) {
-    case W_PH: p->ph.n = 0; if (is_str) ibuf_put(&p->ph, s, n); break;
-    case W_CAT: p->cat.n = 0; if (is_str) ibuf_put(&p->cat, s, n); break;
-    case W_NAME: p->name.n = 0; if (is_str) ibuf_put(&p->name, s, n); break;
-    case W_A_PG: p->pg.n = 0; if (is_str) ibuf_put(&p->pg, s, n); break;
+    case W_PH: p->ph.n = 0; if (is_str) strbuf_put(&p->ph, s, n); break;
+    case W_CAT: p->cat.n = 0; if (is_str) strbuf_put(&p->cat, s, n); break;
+    case W_NAME: p->name.n = 0; if (is_str) strbuf_put(&p->name, s, n); break;
+    case W_A_PG: p->pg.n = 0; if (is_str) strbuf_put(&p->pg, s, n); break;
     case W_PID:
     case W_TID:
       if ((is_num || is_str) && !to_i64(s, n, &v)) {
@@ -357,7 +352,7 @@ int kineto_read(kineto **out, const char *path, chakra_error *err) {
   if (in) instream_close(in);
   if (p.y) yajl_free(p.y);
   free(buf);
-  ibuf_free(&p.ph), ibuf_free(&p.cat), ibuf_free(&p.name), ibuf_free(&p.pg);
+  strbuf_free(&p.ph), strbuf_free(&p.cat), strbuf_free(&p.name), strbuf_free(&p.pg);
   if (rc) {
     *err = p.err;
     kineto_free(k);

@@ -16,18 +16,6 @@
 #include "linkmatch.h"
 #include "linkout.h"
 
-void link_warnf(linker *L, const char *file, const char *fmt, ...) {
-  if (!L->opt->diag) return;
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, msg);
-  p.file = file;
-  L->opt->diag(L->opt->diag_ctx, &p);
-}
-
 int link_oom(linker *L) { return chakra_error_set(L->err, CHAKRA_ENOMEM, "out of memory"); }
 
 /* Reads both traces; refuses a host ET that is linked already and a

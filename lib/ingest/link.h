@@ -16,6 +16,7 @@
 #include "chakra/ingest.h"
 #include "hostet.h"
 #include "kineto.h"
+#include "../util/diag.h"
 
 #define LINK_NONE UINT32_MAX
 
@@ -47,7 +48,7 @@ typedef struct linker {
   link_cpuop *cpu;
   size_t ncpu;
   link_thread *thr;
-  size_t nthr;
+  size_t nthr, capthr;
   uint32_t *k_of_host; /* host node -> cpu[] index */
   uint32_t *kname;     /* Kineto string id -> host string id (0 = not a host name) */
   link_gpuop *gpu;
@@ -59,7 +60,7 @@ typedef struct linker {
 } linker;
 
 /* A warning about file, to the options' diag callback. */
-void link_warnf(linker *L, const char *file, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define link_warnf(L, file, ...) chakra_diag_warnf((L)->opt->diag, (L)->opt->diag_ctx, (file), __VA_ARGS__)
 /* Sets "out of memory" and returns its code. */
 int link_oom(linker *L);
 

@@ -1,6 +1,7 @@
 /* linkcpu.c - the Kineto CPU ops' time line for chakra link; see
  * linkcpu.h. */
 #include "linkcpu.h"
+#include "../util/vec.h"
 
 #include <stdlib.h>
 
@@ -30,13 +31,12 @@ int link_cpu_build(linker *L) {
   for (size_t a = 0; a < L->ncpu;) {
     size_t b = a;
     while (b < L->ncpu && link_ev(L, (uint32_t)b)->tid == link_ev(L, (uint32_t)a)->tid) b++;
-    link_thread *t = realloc(L->thr, (L->nthr + 1) * sizeof *t);
+    link_thread *t = VEC_PUSH(L->thr, L->nthr, L->capthr);
     if (!t) {
       free(stack);
       return link_oom(L);
     }
-    L->thr = t;
-    L->thr[L->nthr++] = (link_thread){link_ev(L, (uint32_t)a)->tid, (uint32_t)a, (uint32_t)(b - a)};
+    *t = (link_thread){link_ev(L, (uint32_t)a)->tid, (uint32_t)a, (uint32_t)(b - a)};
     size_t sp = 0;
     for (size_t j = a; j < b; j++) {
       const kt_event *e = link_ev(L, (uint32_t)j);

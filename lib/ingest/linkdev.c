@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "linkcpu.h"
+#include "../util/vec.h"
 
 int link_dev_attach(linker *L) {
   kineto *k = L->k;
@@ -112,13 +113,7 @@ void link_dev_inter_thread(linker *L) {
 static int sync_add(linker *L, uint32_t host, uint32_t gpu) {
   for (size_t i = L->nsync; i > 0 && i + 64 > L->nsync; i--)
     if (L->sync[i - 1].host == host && L->sync[i - 1].gpu == gpu) return 0;
-  if (L->nsync == L->capsync) {
-    size_t cap = L->capsync ? L->capsync * 2 : 64;
-    void *s = realloc(L->sync, cap * sizeof *L->sync);
-    if (!s) return -1;
-    L->sync = s;
-    L->capsync = cap;
-  }
+  if (VEC_ROOM(L->sync, L->nsync, L->capsync, 1)) return -1;
   L->sync[L->nsync].host = host;
   L->sync[L->nsync].gpu = gpu;
   L->nsync++;
@@ -176,7 +171,7 @@ int link_dev_sync(linker *L) {
   /* last device op each (thread, stream) already waited for */
   typedef struct seen { int64_t tid; size_t stream; uint32_t gpu; } seen;
   seen *sv = NULL;
-  size_t nsv = 0;
+  size_t nsv = 0, capsv = 0;
   int rc = 0;
   for (size_t r = 0; r < k->n && !rc; r++) {
     const kt_event *e = &k->ev[r];
@@ -221,13 +216,12 @@ int link_dev_sync(linker *L) {
         continue;
       }
       if (q == nsv) {
-        seen *x = realloc(sv, (nsv + 1) * sizeof *x);
+        seen *x = VEC_PUSH(sv, nsv, capsv);
         if (!x) {
           rc = link_oom(L);
           break;
         }
-        sv = x;
-        sv[nsv++] = (seen){e->tid, s, gi};
+        *x = (seen){e->tid, s, gi};
       } else {
         sv[q].gpu = gi;
       }

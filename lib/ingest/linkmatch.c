@@ -1,5 +1,6 @@
 /* linkmatch.c - host ops matched to Kineto CPU ops; see linkmatch.h. */
 #include "linkmatch.h"
+#include "../util/vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +101,7 @@ static int match_by_alignment(linker *L) {
     return link_oom(L);
   }
   hgroup *g = NULL;
-  size_t ng = 0;
+  size_t ng = 0, capg = 0;
   int rc = 0;
   for (size_t q = 0; q < m && !rc; q++) {
     const ht_node *x = &h->nodes[a[q].v];
@@ -108,13 +109,12 @@ static int match_by_alignment(linker *L) {
     size_t j = 0;
     while (j < ng && g[j].tid != tid) j++;
     if (j == ng) {
-      hgroup *t = realloc(g, (ng + 1) * sizeof *t);
+      hgroup *t = VEC_PUSH(g, ng, capg);
       if (!t) {
         rc = link_oom(L);
         break;
       }
-      g = t;
-      g[ng++] = (hgroup){tid, NULL, 0};
+      *t = (hgroup){tid, NULL, 0};
       g[j].v = malloc(m * sizeof *g[j].v);
       if (!g[j].v) {
         rc = link_oom(L);

@@ -10,6 +10,8 @@
 
 #include "../util/jsonw.h"
 #include "../util/outfile.h"
+#include "../util/vec.h"
+#include "../util/hmap.h"
 
 /* The output order and its ids. */
 typedef struct order {
@@ -21,11 +23,13 @@ typedef struct order {
   uint32_t *gpu_pos;  /* gpu[] index before the sort by host -> after */
   store_kv *sy;       /* sync deps (host node, gpu[] index) by host node */
   uint64_t *miss;     /* parents that are not in the trace, in order of first use */
-  size_t nmiss;
+  size_t nmiss, capmiss;
+  hmap miss_at;       /* parent -> its index in miss */
 } order;
 
 static void order_free(order *o) {
   free(o->a), free(o->new_id), free(o->gfirst), free(o->gpu_new), free(o->gpu_pos), free(o->sy), free(o->miss);
+  hmap_free(&o->miss_at);
 }
 
 /* Host nodes by id; a repeated id is an error. */
@@ -96,13 +100,13 @@ static int parent_id(linker *L, order *o, const ht_node *x, uint64_t *id) {
     *id = o->new_id[p];
     return 0;
   }
-  size_t j = 0;
-  while (j < o->nmiss && o->miss[j] != x->parent) j++;
-  if (j == o->nmiss) {
-    uint64_t *t = realloc(o->miss, (o->nmiss + 1) * sizeof *t);
+  int oom = 0;
+  size_t j = hmap_put_u64(&o->miss_at, x->parent, (uint32_t)o->nmiss, &oom);
+  if (j == HMAP_NONE) {
+    uint64_t *t = oom ? NULL : VEC_PUSH(o->miss, o->nmiss, o->capmiss);
     if (!t) return link_oom(L);
-    o->miss = t;
-    o->miss[o->nmiss++] = x->parent;
+    *t = x->parent;
+    j = o->nmiss - 1;
   }
   *id = (uint64_t)o->n + L->ngpu + j;
   L->rep->missing_parents++;

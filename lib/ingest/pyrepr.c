@@ -44,10 +44,10 @@ static size_t py_decode(const unsigned char *s, size_t n, uint32_t *cp) {
   return 1;
 }
 
-void pyrepr_str(ibuf *b, const unsigned char *s, size_t n) {
+void pyrepr_str(strbuf *b, const unsigned char *s, size_t n) {
   int has_sq = memchr(s, '\'', n) != NULL, has_dq = memchr(s, '"', n) != NULL;
   char q = has_sq && !has_dq ? '"' : '\'';
-  char *d = ibuf_room(b, n + 2);
+  char *d = (char *)strbuf_room(b, n + 2);
   if (!d) return;
   *d++ = q;
   size_t i = 0;
@@ -61,12 +61,12 @@ void pyrepr_str(ibuf *b, const unsigned char *s, size_t n) {
     }
     break;
   }
-  b->n = (size_t)(d - b->p);
+  b->n = (size_t)(d - b->s);
   for (; i < n;) {
     unsigned c = s[i];
     if (c >= 0x20 && c < 0x7f) {
-      if (c == (unsigned)q || c == '\\') ibuf_putc(b, '\\');
-      ibuf_putc(b, (char)c);
+      if (c == (unsigned)q || c == '\\') strbuf_putc(b, '\\');
+      strbuf_putc(b, (char)c);
       i++;
     } else if (c < 0x80) {
       char e[4] = {'\\', 0, 0, 0};
@@ -75,15 +75,15 @@ void pyrepr_str(ibuf *b, const unsigned char *s, size_t n) {
       else if (c == '\r') e[1] = 'r';
       else if (c == '\t') e[1] = 't';
       else e[1] = 'x', e[2] = hexd[c >> 4], e[3] = hexd[c & 15], el = 4;
-      ibuf_put(b, e, el);
+      strbuf_put(b, e, el);
       i++;
     } else {
       uint32_t cp;
       size_t len = py_decode(s + i, n - i, &cp);
       if (cp == 0xfffd && len == 1) {
-        ibuf_put(b, "\xef\xbf\xbd", 3);
+        strbuf_put(b, "\xef\xbf\xbd", 3);
       } else if (py_printable(cp)) {
-        ibuf_put(b, s + i, len);
+        strbuf_put(b, s + i, len);
       } else {
         char e[10];
         size_t el;
@@ -96,27 +96,27 @@ void pyrepr_str(ibuf *b, const unsigned char *s, size_t n) {
           e[0] = '\\', e[1] = 'U', el = 10;
           for (int k = 0; k < 8; k++) e[2 + k] = hexd[(cp >> (28 - 4 * k)) & 15];
         }
-        ibuf_put(b, e, el);
+        strbuf_put(b, e, el);
       }
       i += len;
     }
   }
-  ibuf_putc(b, q);
+  strbuf_putc(b, q);
 }
 
-void pyrepr_double(ibuf *b, double v) {
-  if (isnan(v)) ibuf_puts(b, "nan");
-  else if (isinf(v)) ibuf_puts(b, v < 0 ? "-inf" : "inf");
+void pyrepr_double(strbuf *b, double v) {
+  if (isnan(v)) strbuf_puts(b, "nan");
+  else if (isinf(v)) strbuf_puts(b, v < 0 ? "-inf" : "inf");
   else {
     char t[32];
-    ibuf_put(b, t, jsonw_format_pyfloat(t, v));
+    strbuf_put(b, t, jsonw_format_pyfloat(t, v));
   }
 }
 
-void pyrepr_number(ibuf *b, const char *txt, size_t n) {
+void pyrepr_number(strbuf *b, const char *txt, size_t n) {
   if (json_number_is_int(txt, n)) {
-    if (n == 2 && txt[0] == '-' && txt[1] == '0') ibuf_putc(b, '0');
-    else ibuf_put(b, txt, n);
+    if (n == 2 && txt[0] == '-' && txt[1] == '0') strbuf_putc(b, '0');
+    else strbuf_put(b, txt, n);
     return;
   }
   char t[64];
@@ -139,12 +139,12 @@ void pyrepr_number(ibuf *b, const char *txt, size_t n) {
   pyrepr_double(b, v);
 }
 
-void json_str(ibuf *b, const unsigned char *s, size_t n) {
-  char *d = ibuf_room(b, JSONW_ESCAPED_MAX(n));
+void json_str(strbuf *b, const unsigned char *s, size_t n) {
+  char *d = (char *)strbuf_room(b, JSONW_ESCAPED_MAX(n));
   if (d) b->n += jsonw_escape(d, (const char *)s, n, 0, NULL);
 }
 
-void json_double(ibuf *b, double v) {
+void json_double(strbuf *b, double v) {
   char t[40];
-  ibuf_put(b, t, jsonw_format_number(t, v));
+  strbuf_put(b, t, jsonw_format_number(t, v));
 }

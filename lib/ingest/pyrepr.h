@@ -10,22 +10,22 @@
 
 #include <stddef.h>
 
-#include "ibuf.h"
+#include "../util/strbuf.h"
 
 /* repr() of the UTF-8 string s: 'abc', "it's", '\n', '\x85', ... */
-void pyrepr_str(ibuf *b, const unsigned char *s, size_t n);
+void pyrepr_str(strbuf *b, const unsigned char *s, size_t n);
 /* A JSON number's text as Python prints the value json.loads() makes of it:
  * integers as written ("-0" becomes "0"), floats by repr() ("1e-05"). */
-void pyrepr_number(ibuf *b, const char *txt, size_t n);
+void pyrepr_number(strbuf *b, const char *txt, size_t n);
 /* repr() of a double. */
-void pyrepr_double(ibuf *b, double v);
+void pyrepr_double(strbuf *b, double v);
 
 /* s as a JSON string literal: util/jsonw's escaper (UTF-8 kept, invalid
  * sequences as U+FFFD). */
-void json_str(ibuf *b, const unsigned char *s, size_t n);
+void json_str(strbuf *b, const unsigned char *s, size_t n);
 /* Shortest JSON number text that reads back as v (integers without ".0");
  * non-finite values as null. */
-void json_double(ibuf *b, double v);
+void json_double(strbuf *b, double v);
 
 /* 1 if the number text is an integer (no fraction, no exponent). */
 static inline int json_number_is_int(const char *txt, size_t n) {

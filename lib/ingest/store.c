@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../util/bigmem.h"
+#include "../util/vec.h"
 
 #define CHUNK ((2u << 20) - 128)
 
@@ -60,100 +61,50 @@ void bpool_free(bpool *p) {
   memset(p, 0, sizeof *p);
 }
 
-uint64_t store_hash(const void *s, size_t n) {
-  const unsigned char *p = s;
-  uint64_t h = 0x243f6a8885a308d3ull ^ (n * 0x9e3779b97f4a7c15ull);
-  while (n >= 8) {
-    uint64_t w;
-    memcpy(&w, p, 8);
-    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-    h ^= h >> 29;
-    p += 8;
-    n -= 8;
-  }
-  uint64_t w = 0;
-  for (size_t i = 0; i < n; i++) w |= (uint64_t)p[i] << (8 * i);
-  h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-  h ^= h >> 31;
-  h *= 0x94d049bb133111ebull;
-  h ^= h >> 32;
-  return h;
-}
-
 void strtab_init(strtab *t) { memset(t, 0, sizeof *t); }
 
-static int rehash(strtab *t, size_t nslots) {
-  uint32_t *s = calloc(nslots, sizeof *s);
-  if (!s) return -1;
-  for (uint32_t id = 1; id <= t->n; id++) {
-    size_t i = t->hash[id] & (nslots - 1);
-    while (s[i]) i = (i + 1) & (nslots - 1);
-    s[i] = id;
-  }
-  free(t->slots);
-  t->slots = s;
-  t->mask = nslots - 1;
-  return 0;
+static const char *key_of(const void *ctx, uint32_t id, size_t *len) {
+  const strtab *t = ctx;
+  *len = t->len[id];
+  return t->str[id];
 }
 
-uint32_t strtab_find(const strtab *t, const char *s, size_t n) {
-  if (!t->slots) return STRTAB_NONE;
-  uint64_t h = store_hash(s, n);
-  for (size_t i = h & t->mask;; i = (i + 1) & t->mask) {
-    uint32_t id = t->slots[i];
-    if (!id) return STRTAB_NONE;
-    if (t->hash[id] == h && t->len[id] == n && memcmp(t->str[id], s, n) == 0) return id;
-  }
+static uint32_t find(const strtab *t, uint64_t h, const char *s, size_t n) {
+  uint32_t id = hmap_find_str(&t->ids, h, s, n, key_of, t);
+  return id == HMAP_NONE ? STRTAB_NONE : id;
 }
+
+uint32_t strtab_find(const strtab *t, const char *s, size_t n) { return find(t, hmap_hash_str(s, n), s, n); }
 
 uint32_t strtab_intern(strtab *t, const char *s, size_t n) {
   if (n > UINT32_MAX - 1) return STRTAB_OOM;
-  uint64_t h = store_hash(s, n);
-  if (t->slots) {
-    for (size_t i = h & t->mask;; i = (i + 1) & t->mask) {
-      uint32_t id = t->slots[i];
-      if (!id) break;
-      if (t->hash[id] == h && t->len[id] == n && memcmp(t->str[id], s, n) == 0) return id;
-    }
-  }
-  if (t->n + 1 >= t->cap) {
-    uint32_t cap = t->cap ? t->cap * 2 : 256;
-    const char **str = realloc(t->str, cap * sizeof *str);
-    if (str) t->str = str;
-    uint32_t *len = realloc(t->len, cap * sizeof *len);
-    if (len) t->len = len;
-    uint64_t *hash = realloc(t->hash, cap * sizeof *hash);
-    if (hash) t->hash = hash;
-    if (!str || !len || !hash) return STRTAB_OOM;
-    t->cap = cap;
-  }
-  if (!t->slots || (size_t)(t->n + 1) * 4 > (t->mask + 1) * 3) {
-    if (rehash(t, t->slots ? (t->mask + 1) * 2 : 512)) return STRTAB_OOM;
+  uint64_t h = hmap_hash_str(s, n);
+  uint32_t id = find(t, h, s, n);
+  if (id != STRTAB_NONE) return id;
+  if (t->n + 1 >= t->cap) { /* ids start at 1 */
+    size_t cap = vec_next_cap(t->cap, (size_t)t->n + 2, 256, sizeof *t->str, UINT32_MAX - 1);
+    if (!cap || vec_resize(&t->str, cap, sizeof *t->str) || vec_resize(&t->len, cap, sizeof *t->len))
+      return STRTAB_OOM;
+    t->cap = (uint32_t)cap;
   }
   char *copy = bpool_alloc(&t->pool, n + 1);
-  if (!copy) return STRTAB_OOM;
+  if (!copy || hmap_add(&t->ids, h, t->n + 1)) return STRTAB_OOM;
   memcpy(copy, s, n);
   copy[n] = 0;
-  uint32_t id = ++t->n;
+  id = ++t->n;
   t->str[id] = copy;
   t->len[id] = (uint32_t)n;
-  t->hash[id] = h;
-  size_t i = h & t->mask;
-  while (t->slots[i]) i = (i + 1) & t->mask;
-  t->slots[i] = id;
   return id;
 }
 
 size_t strtab_memory(const strtab *t) {
-  return t->pool.bytes + (t->slots ? (t->mask + 1) * sizeof *t->slots : 0) +
-         (size_t)t->cap * (sizeof *t->str + sizeof *t->len + sizeof *t->hash);
+  return t->pool.bytes + hmap_memory(&t->ids) + (size_t)t->cap * (sizeof *t->str + sizeof *t->len);
 }
 
 void strtab_free(strtab *t) {
-  free(t->slots);
+  hmap_free(&t->ids);
   free(t->str);
   free(t->len);
-  free(t->hash);
   bpool_free(&t->pool);
   memset(t, 0, sizeof *t);
 }

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../util/hmap.h"
+
 typedef struct bpool_chunk bpool_chunk;
 
 typedef struct bpool {
@@ -32,11 +34,9 @@ void bpool_free(bpool *p);
 #define STRTAB_OOM UINT32_MAX
 
 typedef struct strtab {
-  uint32_t *slots; /* id, or 0 for an empty slot */
-  size_t mask;
+  hmap ids; /* string -> id */
   const char **str;
   uint32_t *len;
-  uint64_t *hash;
   uint32_t n; /* ids 1..n are in use */
   uint32_t cap;
   bpool pool;
@@ -51,8 +51,6 @@ static inline const char *strtab_str(const strtab *t, uint32_t id) { return id ?
 static inline uint32_t strtab_len(const strtab *t, uint32_t id) { return id ? t->len[id] : 0; }
 size_t strtab_memory(const strtab *t);
 void strtab_free(strtab *t);
-
-uint64_t store_hash(const void *s, size_t n);
 
 /* Sorts (key, index) pairs by key, stably (LSD radix on the key bits that
  * differ); -1 when out of memory. */

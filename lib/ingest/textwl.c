@@ -18,7 +18,9 @@
 #include "../util/utf8.h"
 #include "chakra/build.h"
 #include "chakra/ingest.h"
-#include "ibuf.h"
+#include "../util/strbuf.h"
+#include "../util/diag.h"
+#include "../util/vec.h"
 
 enum { T_COMP = 4, T_COLL = 7 };
 enum { K_MICRO, K_DATA, K_MODEL, K_HDM, K_HMD, K_DLRM };
@@ -49,15 +51,9 @@ typedef struct tgraph {
 } tgraph;
 
 static int g_new(tgraph *g, const char *name, int type) {
-  if (g->n == g->cap) {
-    size_t cap = g->cap ? g->cap * 2 : 256;
-    tnode *v = realloc(g->v, cap * sizeof *v);
-    if (!v) {
-      g->oom = 1;
-      return -1;
-    }
-    g->v = v;
-    g->cap = cap;
+  if (VEC_ROOM(g->v, g->n, g->cap, 1)) {
+    g->oom = 1;
+    return -1;
   }
   tnode *x = &g->v[g->n];
   memset(x, 0, sizeof *x);
@@ -76,17 +72,12 @@ static void g_dep(tgraph *g, int child, int parent) {
   if (!g->compat)
     for (uint32_t k = 0; k < x->ndeps; k++)
       if (g->deps[x->dep_off + k] == parent) return;
-  if (g->ndeps == g->capdeps) {
-    size_t cap = g->capdeps ? g->capdeps * 2 : 512;
-    int *d = realloc(g->deps, cap * sizeof *d);
-    if (!d) {
-      g->oom = 1;
-      return;
-    }
-    g->deps = d;
-    g->capdeps = cap;
+  int *d = VEC_PUSH(g->deps, g->ndeps, g->capdeps);
+  if (!d) {
+    g->oom = 1;
+    return;
   }
-  g->deps[g->ndeps++] = parent;
+  *d = parent;
   x->ndeps++;
 }
 
@@ -154,6 +145,22 @@ static void build_data(tgraph *g, layer *L, size_t n, uint32_t passes) {
   }
 }
 
+/* The input-gradient compute of layer n - 1 - r on the way back (model
+ * and hybrid parallelism): after the forward pass's last collective for
+ * the first, after the layer above's weight gradient and input-gradient
+ * collective for the others. */
+static int input_grad(tgraph *g, layer *L, size_t n, size_t r, int fcomm) {
+  layer *l = &L[n - 1 - r];
+  int ig = comp(g, l, "BWD_IG", l->ig_comp);
+  if (r == 0) {
+    g_dep(g, ig, fcomm);
+  } else {
+    g_dep(g, ig, L[n - r].wg_comp_n);
+    g_dep(g, ig, L[n - r].ig_comm_n);
+  }
+  return ig;
+}
+
 static void build_model(tgraph *g, layer *L, size_t n, uint32_t passes, int64_t num_layers) {
   for (uint32_t p = 0; p < passes; p++) {
     int fcomm = -1;
@@ -167,13 +174,7 @@ static void build_model(tgraph *g, layer *L, size_t n, uint32_t passes, int64_t 
     }
     for (size_t r = 0; r < n; r++) {
       layer *l = &L[n - 1 - r];
-      int ig = comp(g, l, "BWD_IG", l->ig_comp);
-      if (r == 0) {
-        g_dep(g, ig, fcomm);
-      } else {
-        g_dep(g, ig, L[n - r].wg_comp_n);
-        g_dep(g, ig, L[n - r].ig_comm_n);
-      }
+      int ig = input_grad(g, L, n, r, fcomm);
       if ((int64_t)r != num_layers - 1) l->ig_comm_n = comm(g, l->name, l->ig_type, l->ig_size, ig);
       int wg = comp(g, l, "BWD_WG", l->wg_comp);
       g_dep(g, wg, ig);
@@ -197,13 +198,7 @@ static void build_hybrid(tgraph *g, layer *L, size_t n, uint32_t passes, int64_t
     }
     for (size_t r = 0; r < n; r++) {
       layer *l = &L[n - 1 - r];
-      int ig = comp(g, l, "BWD_IG", l->ig_comp);
-      if (r == 0) {
-        g_dep(g, ig, fcomm);
-      } else {
-        g_dep(g, ig, L[n - r].wg_comp_n);
-        g_dep(g, ig, L[n - r].ig_comm_n);
-      }
+      int ig = input_grad(g, L, n, r, fcomm);
       if ((int64_t)r != num_layers - 1) {
         char nm[300];
         snprintf(nm, sizeof nm, "%s%s", l->name, ig_suffix ? "_IG_COMM_" : "");
@@ -271,12 +266,13 @@ typedef struct tparse {
 
 static int perr(tparse *t, size_t line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int perr(tparse *t, size_t line, const char *fmt, ...) {
-  char msg[600];
+  char at[4200];
+  snprintf(at, sizeof at, "%s: line %zu", t->path, line);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  int rc = chakra_diag_failv(t->err, CHAKRA_EFORMAT, at, fmt, ap);
   va_end(ap);
-  return chakra_error_set(t->err, CHAKRA_EFORMAT, "%s: line %zu: %s", t->path, line, msg);
+  return rc;
 }
 
 static int parse_int(const char *s, int64_t *out) {
@@ -333,9 +329,9 @@ static int read_text(tparse *t) {
   instream *in;
   int rc = instream_open(&in, t->path, t->err);
   if (rc) return rc;
-  ibuf b = {0};
+  strbuf b = {0};
   for (;;) {
-    char *d = ibuf_room(&b, 65536);
+    uint8_t *d = strbuf_room(&b, 65536);
     if (!d) {
       rc = chakra_error_set(t->err, CHAKRA_ENOMEM, "out of memory");
       break;
@@ -349,13 +345,12 @@ static int read_text(tparse *t) {
     b.n += (size_t)n;
   }
   instream_close(in);
-  if (!rc && !ibuf_room(&b, 1)) rc = chakra_error_set(t->err, CHAKRA_ENOMEM, "out of memory");
+  if (!rc && !strbuf_cstr(&b)) rc = chakra_error_set(t->err, CHAKRA_ENOMEM, "out of memory");
   if (rc) {
-    ibuf_free(&b);
+    strbuf_free(&b);
     return rc;
   }
-  b.p[b.n] = 0;
-  t->text = b.p;
+  t->text = b.s;
   t->len = b.n;
   if (strlen(t->text) != t->len) return chakra_error_set(t->err, CHAKRA_EFORMAT, "%s: binary data (a NUL byte) in a text workload", t->path);
   t->len = universal_newlines(t->text, t->len);
@@ -419,14 +414,9 @@ static int parse_text(tparse *t) {
                            "type, size, weight-gradient time, type, size, update time); this line has %d", nc);
       break;
     }
-    if (t->n == cap) {
-      cap = cap ? cap * 2 : 64;
-      layer *L = realloc(t->L, cap * sizeof *L);
-      if (!L) {
-        rc = chakra_error_set(t->err, CHAKRA_ENOMEM, "out of memory");
-        break;
-      }
-      t->L = L;
+    if (VEC_ROOM(t->L, t->n, cap, 1)) {
+      rc = chakra_error_set(t->err, CHAKRA_ENOMEM, "out of memory");
+      break;
     }
     layer *l = &t->L[t->n];
     memset(l, 0, sizeof *l);

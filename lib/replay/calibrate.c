@@ -20,6 +20,7 @@
 #include "chakra/replay.h"
 #include "chakra/sim.h"
 #include "chakra/sweep.h"
+#include "../util/cmp.h"
 
 #include <yajl/yajl_tree.h>
 
@@ -52,11 +53,6 @@ static double now_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 static double median(double *v, size_t n) {
@@ -357,12 +353,11 @@ static int read_system(calib *c, chakra_error *err) {
   FILE *f = fopen(c->o->system, "rb");
   if (!f) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot open: %s", c->o->system, strerror(errno));
   strbuf text = {0};
-  char chunk[8192], why[256] = "";
-  size_t got;
-  while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) strbuf_put(&text, chunk, got);
+  char why[256] = "";
+  int got = strbuf_read_stream(&text, f, SIZE_MAX - 1); /* a read error leaves what was read, refused below */
   fclose(f);
-  if (text.oom) return free(text.s), chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  c->system = text.s ? yajl_tree_parse(text.s, why, sizeof why) : NULL;
+  if (got == STRBUF_ENOMEM || !strbuf_cstr(&text)) return free(text.s), chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  c->system = text.n ? yajl_tree_parse(text.s, why, sizeof why) : NULL;
   free(text.s);
   if (YAJL_IS_OBJECT(c->system)) return 0;
   return chakra_error_set(err, CHAKRA_EFORMAT, "%s: expected a JSON object (%s)", c->o->system,

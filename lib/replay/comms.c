@@ -7,17 +7,13 @@
 #include <string.h>
 
 #include "../util/commgroups.h"
+#include "../util/cmp.h"
+#include "../util/vec.h"
 
 #define WAIT_GROUPS "the other ranks to agree on the communicator groups"
 #define WAIT_TAGS "the other ranks to agree on the message tags"
 
 /* ---- this rank's definitions, as "name<TAB>r,r,r<LF>" lines ---- */
-
-static void put_num(strbuf *t, long long v, int comma) {
-  char b[32];
-  int n = snprintf(b, sizeof b, comma ? ",%lld" : "%lld", v);
-  strbuf_put(t, b, (size_t)n);
-}
 
 /* The groups util/commgroups read, as definition lines. */
 static int put_defs(strbuf *t, cg_set *got, chakra_error *err) {
@@ -28,10 +24,13 @@ static int put_defs(strbuf *t, cg_set *got, chakra_error *err) {
       rc = chakra_error_set(err, CHAKRA_EINVAL, "group \"%s\": a name with a tab or line break", g->name);
       break;
     }
-    strbuf_put(t, g->name, strlen(g->name));
-    strbuf_put(t, "\t", 1);
-    for (uint32_t k = 0; k < g->n; k++) put_num(t, g->members[k], k > 0);
-    strbuf_put(t, "\n", 1);
+    strbuf_puts(t, g->name);
+    strbuf_putc(t, '\t');
+    for (uint32_t k = 0; k < g->n; k++) {
+      if (k) strbuf_putc(t, ',');
+      strbuf_u64(t, g->members[k]);
+    }
+    strbuf_putc(t, '\n');
   }
   cg_set_free(got);
   return rc;
@@ -71,10 +70,9 @@ int rp_comms_local(rp_comms *c, const rp_plan *p, const chakra_set *set, chakra_
   c->all = MPI_COMM_NULL;
   uint32_t world = chakra_set_ranks(set);
   strbuf t = {0};
-  strbuf_put(&t, "", 0);
   int rc = set_defs(&t, set, err);
   for (uint32_t k = 0; k < p->n_meta && !rc; k++) rc = meta_defs(&t, p, p->meta_groups[k], world, err);
-  if (!rc && t.oom) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (!rc && !strbuf_cstr(&t)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   c->local = t.s;
   c->local_len = t.n;
   return rc;
@@ -94,10 +92,9 @@ static int add_line(rp_comms *c, char *line) {
   if (!tab) return 0;
   *tab = 0;
   if (find(c, line) >= 0) return 0;
-  rp_group *v = realloc(c->groups, (c->n_groups + 1) * sizeof *v);
-  if (!v) return -1;
-  c->groups = v;
-  rp_group *g = &v[c->n_groups];
+  rp_group *g = VEC_APPEND(c->groups, c->n_groups);
+  if (!g) return -1;
+  c->n_groups--; /* counted once complete */
   size_t cap = 1;
   for (const char *s = tab + 1; *s; s++) cap += *s == ',';
   g->name = strdup(line);
@@ -234,17 +231,11 @@ typedef struct pair {
   uint64_t tag, size;
 } pair;
 
-static int cmp_pair(const void *a, const void *b) {
-  const pair *x = a, *y = b;
-  if (x->tag != y->tag) return x->tag < y->tag ? -1 : 1;
-  return x->size < y->size ? -1 : x->size > y->size;
-}
-
 static size_t unique(pair *v, size_t n) {
-  if (n) qsort(v, n, sizeof *v, cmp_pair);
+  if (n) qsort(v, n, sizeof *v, cmp_u64_pair);
   size_t k = 0;
   for (size_t i = 0; i < n; i++)
-    if (!k || cmp_pair(&v[k - 1], &v[i])) v[k++] = v[i];
+    if (!k || cmp_u64_pair(&v[k - 1], &v[i])) v[k++] = v[i];
   return k;
 }
 
@@ -290,7 +281,7 @@ int rp_tags_assign(rp_plan *p, rp_peers *w, chakra_error *err) {
     rp_node *x = &p->nodes[i];
     if (x->kind != RP_SEND && x->kind != RP_RECV) continue;
     pair key = {(uint64_t)x->tag, x->value};
-    pair *hit = bsearch(&key, all, n_all, sizeof *all, cmp_pair);
+    pair *hit = bsearch(&key, all, n_all, sizeof *all, cmp_u64_pair);
     x->tag = (int32_t)(hit - all);
   }
   free(mine);

@@ -8,6 +8,8 @@
 #include <time.h>
 
 #include "chakra/attr.h"
+#include "../util/vec.h"
+#include <limits.h>
 
 uint64_t rp_now_ns(void) {
   struct timespec ts;
@@ -38,6 +40,16 @@ static uint32_t ready_pop(rp_engine *e, int slot) {
 
 /* ---- setup ---- */
 
+/* The request arrays, side by side, sized to cap (MPI counts them in int). */
+static int resize_requests(rp_engine *e, size_t cap) {
+  if (vec_resize(&e->req, cap, sizeof *e->req) || vec_resize(&e->req_node, cap, sizeof *e->req_node) ||
+      vec_resize(&e->req_buf, cap, sizeof *e->req_buf) || vec_resize(&e->req_bytes, cap, sizeof *e->req_bytes) ||
+      vec_resize(&e->req_idx, cap, sizeof *e->req_idx))
+    return -1;
+  e->cap_req = (uint32_t)cap;
+  return 0;
+}
+
 int rp_engine_init(rp_engine *e, const rp_plan *p, const rp_comms *c, rp_pool *pool, int mode, double scale,
                    uint64_t stall_ns, chakra_error *err) {
   memset(e, 0, sizeof *e);
@@ -57,14 +69,7 @@ int rp_engine_init(rp_engine *e, const rp_plan *p, const rp_comms *c, rp_pool *p
   e->counts = malloc(4 * (size_t)gmax * sizeof *e->counts);
   e->arrived = malloc(n);
   e->posted = malloc(n);
-  e->cap_req = 64;
-  e->req = malloc(e->cap_req * sizeof *e->req);
-  e->req_node = malloc(e->cap_req * sizeof *e->req_node);
-  e->req_buf = malloc(e->cap_req * sizeof *e->req_buf);
-  e->req_bytes = malloc(e->cap_req * sizeof *e->req_bytes);
-  e->req_idx = malloc(e->cap_req * sizeof *e->req_idx);
-  if (!e->indeg || !e->start || !e->end || !e->counts || !e->arrived || !e->posted || !e->req || !e->req_node || !e->req_buf || !e->req_bytes ||
-      !e->req_idx)
+  if (!e->indeg || !e->start || !e->end || !e->counts || !e->arrived || !e->posted || resize_requests(e, 64))
     return chakra_error_set(err, CHAKRA_ENOMEM, "rank %u: out of memory", p->rank);
   return 0;
 }
@@ -124,19 +129,8 @@ static int finish_node(rp_engine *e, uint32_t i, uint64_t now) {
 
 static int add_request(rp_engine *e, uint32_t i, void *buf, uint64_t bytes, MPI_Request **slot) {
   if (e->n_req == e->cap_req) {
-    uint32_t nc = e->cap_req * 2;
-    MPI_Request *r = realloc(e->req, nc * sizeof *r);
-    if (r) e->req = r;
-    uint32_t *nd = realloc(e->req_node, nc * sizeof *nd);
-    if (nd) e->req_node = nd;
-    void **b = realloc(e->req_buf, nc * sizeof *b);
-    if (b) e->req_buf = b;
-    uint64_t *by = realloc(e->req_bytes, nc * sizeof *by);
-    if (by) e->req_bytes = by;
-    int *ix = realloc(e->req_idx, nc * sizeof *ix);
-    if (ix) e->req_idx = ix;
-    if (!r || !nd || !b || !by || !ix) return -1;
-    e->cap_req = nc;
+    size_t nc = vec_next_cap(e->cap_req, (size_t)e->cap_req + 1, 64, sizeof *e->req_bytes, INT_MAX);
+    if (!nc || resize_requests(e, nc)) return -1;
   }
   e->req_node[e->n_req] = i;
   e->req_buf[e->n_req] = buf;

@@ -1,5 +1,6 @@
 /* measure.c - per-rank figures of a replayed iteration; see measure.h. */
 #include "measure.h"
+#include "../util/cmp.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,11 +26,6 @@ void rp_measure_free(rp_measure *m) {
   free(m->inst_node);
   free(m->inst_ns);
   memset(m, 0, sizeof *m);
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
 }
 
 /* The intervals of the finished nodes of category cat (or, with cat < 0,

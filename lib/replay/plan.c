@@ -10,6 +10,7 @@
 #include "chakra/graph.h"
 #include "chakra/node.h"
 #include "chakra/set.h"
+#include "../util/vec.h"
 
 static int node_error(chakra_error *err, const rp_plan *p, const chakra_gnode *g, const char *what) {
   return chakra_error_set(err, CHAKRA_EINVAL, "%s: rank %u: node %llu: %s", p->path, p->rank,
@@ -87,10 +88,9 @@ static int keep_meta_groups(rp_plan *p, const chakra_graph *g, uint32_t i, chakr
   if (rc) return rc;
   const char *v = chakra_node_process_groups(full);
   if (v) {
-    char **m = realloc(p->meta_groups, (p->n_meta + 1) * sizeof *m);
-    if (m) p->meta_groups = m;
-    if (!m || !(m[p->n_meta] = strdup(v))) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-    else p->n_meta++;
+    char **m = VEC_APPEND(p->meta_groups, p->n_meta);
+    if (m && !(*m = strdup(v))) p->n_meta--, m = NULL;
+    if (!m) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   }
   chakra_node_free(full);
   return rc;

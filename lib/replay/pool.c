@@ -1,5 +1,6 @@
 /* pool.c - message buffers by size class; see pool.h. */
 #include "pool.h"
+#include "../util/vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -38,16 +39,10 @@ void *rp_pool_get(rp_pool *p, uint64_t bytes) {
 void rp_pool_put(rp_pool *p, void *block, uint64_t bytes) {
   if (!bytes || !block) return;
   unsigned c = size_class(bytes);
-  if (p->n_free[c] == p->cap_free[c]) {
-    uint32_t nc = p->cap_free[c] ? 2 * p->cap_free[c] : 8;
-    void **v = realloc(p->free_[c], nc * sizeof *v);
-    if (!v) { /* cannot keep it: give it back to the system */
-      free(block);
-      p->allocated -= (uint64_t)1 << c;
-      return;
-    }
-    p->free_[c] = v;
-    p->cap_free[c] = nc;
+  if (VEC_ROOM(p->free_[c], p->n_free[c], p->cap_free[c], 1)) { /* cannot keep it: give it back to the system */
+    free(block);
+    p->allocated -= (uint64_t)1 << c;
+    return;
   }
   p->free_[c][p->n_free[c]++] = block;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../util/commgroups.h"
+#include "../util/strbuf.h"
 
 static yajl_val fail_oom(chakra_error *err) {
   chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
@@ -30,29 +31,17 @@ yajl_val reportjson_parse(const char *text, size_t len, const char *name, chakra
 
 /* The whole of f (at most REPORTJSON_MAX_BYTES) in *text, its length in *len. */
 static int read_all(FILE *f, const char *path, char **text, size_t *len, chakra_error *err) {
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  if (!buf) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  for (;;) {
-    if (n == cap) {
-      char *p = cap < REPORTJSON_MAX_BYTES ? realloc(buf, cap *= 2) : NULL;
-      if (!p) {
-        free(buf);
-        return cap >= REPORTJSON_MAX_BYTES
-                   ? chakra_error_set(err, CHAKRA_EFORMAT, "%s: larger than %u MiB: not a report", path,
-                                      REPORTJSON_MAX_BYTES >> 20)
-                   : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-      }
-      buf = p;
-    }
-    size_t got = fread(buf + n, 1, cap - n, f);
-    n += got;
-    if (got) continue;
-    if (!ferror(f)) break;
-    free(buf);
-    return chakra_error_set(err, CHAKRA_EIO, "%s: read error", path);
+  strbuf b = {0};
+  int got = strbuf_read_stream(&b, f, REPORTJSON_MAX_BYTES - 1);
+  if (got) strbuf_free(&b);
+  if (got == STRBUF_EBIG)
+    return chakra_error_set(err, CHAKRA_EFORMAT, "%s: larger than %u MiB: not a report", path, REPORTJSON_MAX_BYTES >> 20);
+  if (got == STRBUF_EREAD) return chakra_error_set(err, CHAKRA_EIO, "%s: read error", path);
+  if (got || !strbuf_cstr(&b)) { /* yajl reads up to a NUL */
+    strbuf_free(&b);
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   }
-  *text = buf, *len = n;
+  *text = b.s, *len = b.n;
   return 0;
 }
 

@@ -11,6 +11,8 @@
 #include <yajl/yajl_tree.h>
 
 #include "../util/commgroups.h"
+#include "../util/strbuf.h"
+#include "../util/vec.h"
 #include "../util/ymap.h"
 #include "chakra/build.h"
 
@@ -22,26 +24,20 @@ static char *read_text(const char *path, chakra_error *err) {
     chakra_error_set(err, CHAKRA_EIO, "%s: cannot open: %s", path, strerror(errno));
     return NULL;
   }
-  size_t cap = 4096, n = 0;
-  char *buf = malloc(cap);
-  for (size_t k; buf && (k = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
-    n += k;
-    if (cap - n - 1 == 0) {
-      char *nb = realloc(buf, cap *= 2);
-      if (!nb) free(buf);
-      buf = nb;
-    }
-  }
-  int failed = ferror(f), e = errno; /* a directory reads as an error, not as an empty text */
+  strbuf text = {0};
+  int got = strbuf_read_stream(&text, f, SIZE_MAX - 1), e = errno; /* a directory reads as an error, not as an empty text */
   fclose(f);
-  if (buf && failed) {
-    free(buf);
+  if (got == STRBUF_EREAD) {
+    strbuf_free(&text);
     chakra_error_set(err, CHAKRA_EIO, "%s: read failed: %s", path, strerror(e));
     return NULL;
   }
-  if (!buf) chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
-  else buf[n] = 0;
-  return buf;
+  if (got || !strbuf_cstr(&text)) {
+    strbuf_free(&text);
+    chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
+    return NULL;
+  }
+  return text.s;
 }
 
 static yajl_val parse_json(const char *path, chakra_error *err) {
@@ -357,9 +353,13 @@ int sim_config_groups(const char *path, uint64_t npus, sim_groups *g, chakra_err
   if (!path) return 0;
   cg_set set = {0};
   int rc = cg_read_file(&set, path, npus > UINT32_MAX ? UINT32_MAX : (uint32_t)npus, err);
-  if (!rc && !(g->v = calloc(set.n + 1, sizeof *g->v))) rc = chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
   for (size_t i = 0; !rc && i < set.n; i++) { /* the arrays move over */
-    g->v[g->n++] = (sim_group){set.v[i].name, set.v[i].members, set.v[i].n};
+    sim_group *x = VEC_APPEND(g->v, g->n);
+    if (!x) {
+      rc = chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
+      break;
+    }
+    *x = (sim_group){set.v[i].name, set.v[i].members, set.v[i].n};
     set.v[i].name = NULL, set.v[i].members = NULL;
   }
   cg_set_free(&set);
@@ -376,20 +376,18 @@ void sim_config_groups_free(sim_groups *g) {
 }
 
 int sim_groups_add(sim_groups *g, const char *name, const uint32_t *ranks, uint32_t n) {
-  sim_group *v = realloc(g->v, (size_t)(g->n + 1) * sizeof *v);
-  if (!v) return -1;
-  g->v = v;
-  sim_group *x = &v[g->n];
+  sim_group *x = VEC_APPEND(g->v, g->n);
+  if (!x) return -1;
   x->name = strdup(name);
   x->members = malloc((n ? n : 1) * sizeof *x->members);
   x->n = n;
   if (!x->name || !x->members) {
     free(x->name);
     free(x->members);
+    g->n--;
     return -1;
   }
   memcpy(x->members, ranks, n * sizeof *ranks);
-  g->n++;
   return 0;
 }
 

@@ -13,6 +13,7 @@
 #include "chakra/node.h"
 #include "net.h"
 #include "stdhash.h"
+#include "../util/vec.h"
 #include "symmetry.h"
 
 enum { CK_SEND, CK_RECV, CK_COMP };
@@ -173,13 +174,7 @@ static const calgo *calgo_get(sim *s, custom_lib *lib, const char *prefix, uint3
   for (size_t i = 0; i < lib->n; i++)
     if (lib->v[i]->pos == pos && lib->v[i]->n_members == n_members && strcmp(lib->v[i]->prefix, prefix) == 0)
       return lib->v[i];
-  if (lib->n == lib->cap) {
-    size_t nc = lib->cap ? lib->cap * 2 : 16;
-    calgo **v = realloc(lib->v, nc * sizeof *v);
-    if (!v) return NULL;
-    lib->v = v;
-    lib->cap = nc;
-  }
+  if (VEC_ROOM(lib->v, lib->n, lib->cap, 1)) return NULL;
   size_t plen = strlen(prefix) + 24;
   char *path = malloc(plen);
   calgo *a = calloc(1, sizeof *a);

@@ -4,6 +4,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "../util/diag.h"
+
 void sim_diag_fail(sim_diag *d, int code, const char *fmt, ...) {
   if (d->failed) return;
   d->failed = 1;
@@ -17,13 +19,8 @@ void sim_diag_fail(sim_diag *d, int code, const char *fmt, ...) {
 }
 
 void sim_diag_warn(const sim_diag *d, const char *file, const char *fmt, ...) {
-  if (!d->fn) return;
-  char msg[1024];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  chakra_diag_emitv(d->fn, d->ctx, chakra_diag_on(CHAKRA_SEV_WARNING, file), fmt, ap);
   va_end(ap);
-  chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, msg);
-  p.file = file;
-  d->fn(d->ctx, &p);
 }

@@ -2,7 +2,9 @@
 #include "eventq.h"
 
 #include "../util/ipool.h"
+#include "../util/vec.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,24 +126,12 @@ static uint32_t bucket_lookup(eventq *q, uint64_t t) {
     b = q->b_free - 1;
     q->b_free = q->buckets[b].next_free;
   } else {
-    if (q->b_n == q->b_cap) {
-      uint32_t nc = q->b_cap ? q->b_cap * 2 : 256;
-      time_bucket *nb = realloc(q->buckets, nc * sizeof *nb);
-      if (!nb) return UINT32_MAX;
-      q->buckets = nb;
-      q->b_cap = nc;
-    }
+    if (VEC_ROOM(q->buckets, q->b_n, q->b_cap, 1)) return UINT32_MAX;
     b = q->b_n++;
     q->buckets[b].ev = NULL;
     q->buckets[b].cap = 0;
   }
-  if (q->heap_n == q->heap_cap) {
-    uint32_t nc = q->heap_cap ? q->heap_cap * 2 : 256;
-    uint32_t *nh = realloc(q->heap, nc * sizeof *nh);
-    if (!nh) return UINT32_MAX;
-    q->heap = nh;
-    q->heap_cap = nc;
-  }
+  if (VEC_ROOM(q->heap, q->heap_n, q->heap_cap, 1)) return UINT32_MAX;
   q->buckets[b].time = t;
   q->buckets[b].n = q->buckets[b].pos = 0;
   q->hash[h] = b + 1;
@@ -158,32 +148,17 @@ void eventq_at_slow(eventq *q, uint64_t t, sim_fn fn, void *obj, uint64_t arg) {
     return;
   }
   time_bucket *bk = &q->buckets[b];
-  if (bk->n == bk->cap) {
-    uint32_t nc = bk->cap ? bk->cap * 2 : 16;
-    sim_event *ne = realloc(bk->ev, nc * sizeof *ne);
-    if (!ne) {
-      q->oom = 1;
-      return;
-    }
-    bk->ev = ne;
-    bk->cap = nc;
+  if (VEC_ROOM(bk->ev, bk->n, bk->cap, 1)) {
+    q->oom = 1;
+    return;
   }
   bk->ev[bk->n++] = (sim_event){fn, obj, arg};
 }
 
 static uint32_t cb_alloc(eventq *q) {
-  if (q->pool_free) {
-    uint32_t i = q->pool_free;
-    q->pool_free = q->pool[i].next;
-    return i;
-  }
-  batch_cb *p = ipool_reserve(q->pool, &q->pool_cap, q->pool_n, sizeof *p);
-  if (!p) {
-    q->oom = 1;
-    return 0;
-  }
-  q->pool = p;
-  return q->pool_n++;
+  uint32_t i = ipool_take(&q->pool, &q->pool_n, &q->pool_cap, &q->pool_free, sizeof *q->pool, offsetof(batch_cb, next));
+  if (!i) q->oom = 1;
+  return i;
 }
 
 static int batches_grow(eventq *q, npu_batches *b) {

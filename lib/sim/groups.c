@@ -1,70 +1,40 @@
 /* groups.c - communicator groups; see groups.h. */
 #include "groups.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/cmp.h"
 #include "../util/commgroups.h"
+#include "../util/nameidx.h"
 
 struct groups_state {
-  /* Name index: open addressing, slot = group index + 1 (0 = empty). A
-   * workload of 32,768 ranks has thousands of groups and a lookup per
+  /* A workload of 32,768 ranks has thousands of groups and a lookup per
    * collective, so a scan per lookup was most of such a run. */
-  int *slot;
-  size_t cap, indexed;   /* groups 0..indexed-1 are in the index */
+  nameidx idx;           /* the names of s->groups */
   uint32_t **sorted;     /* member lists sorted ascending, per group */
   size_t *next_off;      /* per group: where its members' counters start in next */
   uint64_t *next;        /* per group and member (sorted order): the next stream id */
   int ready;             /* sorted, next_off and next are complete */
 };
 
-static uint64_t name_hash(const char *s) {
-  uint64_t h = 1469598103934665603ull; /* FNV-1a */
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
-
 static groups_state *state(sim *s) {
   if (!s->grp) s->grp = calloc(1, sizeof *s->grp);
   return s->grp;
 }
 
-static void index_put(groups_state *g, const sim_groups *v, int i) {
-  size_t k = name_hash(v->v[i].name) & (g->cap - 1);
-  while (g->slot[k]) k = (k + 1) & (g->cap - 1);
-  g->slot[k] = i + 1;
-}
-
-/* Brings the index up to the groups defined so far; -1 out of memory. */
-static int index_update(sim *s) {
-  groups_state *g = state(s);
-  if (!g) return -1;
-  size_t n = (size_t)s->groups.n;
-  if (g->indexed == n) return 0;
-  if (2 * n > g->cap) {
-    size_t cap = 64;
-    while (cap < 2 * n) cap *= 2;
-    int *slot = calloc(cap, sizeof *slot);
-    if (!slot) return -1;
-    free(g->slot);
-    g->slot = slot, g->cap = cap, g->indexed = 0;
-  }
-  for (; g->indexed < n; g->indexed++) index_put(g, &s->groups, (int)g->indexed);
-  return 0;
-}
+static nameidx_recs recs(const sim_groups *v) { return (nameidx_recs){v->v, sizeof *v->v, offsetof(sim_group, name)}; }
 
 int groups_find(sim *s, const char *name) {
-  if (index_update(s)) { /* no memory for the index: scan */
+  groups_state *g = state(s);
+  if (!g || nameidx_sync(&g->idx, recs(&s->groups), (size_t)s->groups.n)) { /* no memory for the index: scan */
     for (int i = 0; i < s->groups.n; i++)
       if (strcmp(s->groups.v[i].name, name) == 0) return i;
     return -1;
   }
-  const groups_state *g = s->grp;
-  if (!g->cap) return -1; /* no group defined yet */
-  for (size_t k = name_hash(name) & (g->cap - 1); g->slot[k]; k = (k + 1) & (g->cap - 1))
-    if (strcmp(s->groups.v[g->slot[k] - 1].name, name) == 0) return g->slot[k] - 1;
-  return -1;
+  return (int)nameidx_find(&g->idx, recs(&s->groups), name);
 }
 
 int groups_is_all(const char *pg) { return !pg || !*pg || strcmp(pg, "0") == 0; }
@@ -81,11 +51,6 @@ int groups_add_pytorch(sim *s, const char *json, const char *path, uint32_t rank
       rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   cg_set_free(&got);
   return rc;
-}
-
-static int cmp_u32(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return x < y ? -1 : x > y;
 }
 
 int groups_ready(sim *s) {
@@ -140,7 +105,7 @@ void groups_free(sim *s) {
   free(g->sorted);
   free(g->next_off);
   free(g->next);
-  free(g->slot);
+  nameidx_free(&g->idx);
   free(g);
   s->grp = NULL;
 }

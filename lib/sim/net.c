@@ -5,6 +5,7 @@
 #include "../util/ipool.h"
 #include "symmetry.h"
 
+#include <stddef.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,15 +89,9 @@ typedef struct net {
 
 static uint32_t msg_alloc(sim *s) {
   net *n = s->net;
-  if (n->free_msgs) {
-    uint32_t i = n->free_msgs;
-    n->free_msgs = n->msgs[i].next;
-    return i;
-  }
-  net_msg *m = ipool_reserve(n->msgs, &n->cap_msgs, n->n_msgs, sizeof *m);
-  if (!m) return s->q.oom = 1, 0;
-  n->msgs = m;
-  return n->n_msgs++;
+  uint32_t i = ipool_take(&n->msgs, &n->n_msgs, &n->cap_msgs, &n->free_msgs, sizeof *n->msgs, offsetof(net_msg, next));
+  if (!i) s->q.oom = 1;
+  return i;
 }
 
 static void msg_free(net *n, uint32_t i) {
@@ -106,15 +101,10 @@ static void msg_free(net *n, uint32_t i) {
 
 static uint32_t wait_alloc(sim *s) {
   net *n = s->net;
-  if (n->free_waits) {
-    uint32_t i = n->free_waits;
-    n->free_waits = n->waits[i].next;
-    return i;
-  }
-  recv_wait *w = ipool_reserve(n->waits, &n->cap_waits, n->n_waits, sizeof *w);
-  if (!w) return s->q.oom = 1, 0;
-  n->waits = w;
-  return n->n_waits++;
+  uint32_t i =
+      ipool_take(&n->waits, &n->n_waits, &n->cap_waits, &n->free_waits, sizeof *n->waits, offsetof(recv_wait, next));
+  if (!i) s->q.oom = 1;
+  return i;
 }
 
 /* ---- matching table: open addressing, backward-shift deletion ---- */

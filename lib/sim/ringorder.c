@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/hmap.h"
+#include "../util/vec.h"
+
 typedef struct ro_entry {
   uint64_t tag;
   int32_t phase;
@@ -19,8 +22,9 @@ struct ro_log {
 };
 
 struct ro_table {
-  ro_log **slot;           /* open addressing by key */
-  size_t cap, used;
+  ro_log **logs;
+  size_t n, cap;
+  hmap idx;                /* key -> index into logs */
 };
 
 ro_table *ro_new(void) { return calloc(1, sizeof(ro_table)); }
@@ -34,50 +38,27 @@ static void log_free(ro_log *l) {
 
 void ro_free(ro_table *t) {
   if (!t) return;
-  for (size_t i = 0; i < t->cap; i++) log_free(t->slot[i]);
-  free(t->slot);
+  for (size_t i = 0; i < t->n; i++) log_free(t->logs[i]);
+  free(t->logs);
+  hmap_free(&t->idx);
   free(t);
 }
 
-static size_t key_hash(uint64_t k) {
-  k ^= k >> 33;
-  k *= 0xff51afd7ed558ccdull;
-  k ^= k >> 33;
-  return (size_t)k;
-}
-
-static void put(ro_log **slot, size_t cap, ro_log *l) {
-  size_t i = key_hash(l->key) & (cap - 1);
-  while (slot[i]) i = (i + 1) & (cap - 1);
-  slot[i] = l;
-}
-
-static int grow_table(ro_table *t) {
-  size_t cap = t->cap ? t->cap * 2 : 64;
-  ro_log **slot = calloc(cap, sizeof *slot);
-  if (!slot) return -1;
-  for (size_t i = 0; i < t->cap; i++)
-    if (t->slot[i]) put(slot, cap, t->slot[i]);
-  free(t->slot);
-  t->slot = slot;
-  t->cap = cap;
-  return 0;
-}
-
 ro_log *ro_get(ro_table *t, uint64_t key, uint32_t n) {
-  for (size_t i = t->cap ? key_hash(key) & (t->cap - 1) : 0; t->cap && t->slot[i]; i = (i + 1) & (t->cap - 1))
-    if (t->slot[i]->key == key) return t->slot[i];
-  if (4 * (t->used + 1) > 3 * t->cap && grow_table(t)) return NULL;
+  uint32_t i = hmap_get_u64(&t->idx, key);
+  if (i != HMAP_NONE) return t->logs[i];
+  if (t->n >= UINT32_MAX - 1 || VEC_ROOM(t->logs, t->n, t->cap, 1)) return NULL;
   ro_log *l = calloc(1, sizeof *l);
   if (l) l->next = calloc(n ? n : 1, sizeof *l->next);
-  if (!l || !l->next) {
+  int oom = !l || !l->next;
+  if (!oom) hmap_put_u64(&t->idx, key, (uint32_t)t->n, &oom);
+  if (oom) {
     log_free(l);
     return NULL;
   }
   l->key = key;
   l->n = n;
-  put(t->slot, t->cap, l);
-  t->used++;
+  t->logs[t->n++] = l;
   return l;
 }
 
@@ -102,11 +83,9 @@ static int make_room(ro_log *l) {
     l->base = low;
   }
   if (l->len < l->cap / 2) return 0; /* else grow: trimming a little each time would rescan every member */
-  uint32_t cap = l->cap ? l->cap * 2 : 16;
-  ro_entry *e = realloc(l->e, (size_t)cap * sizeof *e);
-  if (!e) return -1;
-  l->e = e;
-  l->cap = cap;
+  size_t cap = vec_next_cap(l->cap, (size_t)l->cap + 1, VEC_MIN_CAP, sizeof *l->e, UINT32_MAX);
+  if (!cap || vec_resize(&l->e, cap, sizeof *l->e)) return -1;
+  l->cap = (uint32_t)cap;
   return 0;
 }
 

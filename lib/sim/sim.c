@@ -16,6 +16,7 @@
 #include "symmetry.h"
 #include "wkload.h"
 #include "workload.h"
+#include "../util/vec.h"
 
 /* Called every 2^20 events: hands the simulated time ("run", no total)
  * and the nodes completed of all ranks' nodes ("nodes") to the caller's
@@ -171,10 +172,8 @@ static void hold(void *ctx, const chakra_problem *p) {
   held *h = ctx;
   char msg[2048];
   chakra_problem_format(p, msg, sizeof msg);
-  char **v = realloc(h->line, (h->n + 1) * sizeof *v);
-  if (!v) return;
-  h->line = v;
-  if ((v[h->n] = strdup(msg))) h->n++;
+  char **v = VEC_APPEND(h->line, h->n);
+  if (v && !(*v = strdup(msg))) h->n--;
 }
 
 /* Passes the held warnings on (pass) or drops them. */

@@ -1,6 +1,8 @@
 /* stdhash.c - libstdc++'s unordered-container order; see stdhash.h. */
 #include "stdhash.h"
 
+#include "../util/vec.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,16 +91,12 @@ static uint32_t slot_new(stdhash *h) {
     h->free_ = h->next[e];
     return e;
   }
-  if (h->n == h->cap) {
-    uint32_t nc = h->cap ? h->cap * 2 : 16;
-    uint64_t *k = realloc(h->key, nc * sizeof *k);
-    if (k) h->key = k;
-    uint32_t *v = k ? realloc(h->val, nc * sizeof *v) : NULL;
-    if (v) h->val = v;
-    uint32_t *x = v ? realloc(h->next, nc * sizeof *x) : NULL;
-    if (!x) return STDHASH_NONE;
-    h->next = x;
-    h->cap = nc;
+  if (h->n == h->cap) { /* key, val and next share one capacity */
+    size_t nc = vec_next_cap(h->cap, (size_t)h->cap + 1, VEC_MIN_CAP, sizeof *h->key, STDHASH_NONE - 1);
+    if (!nc || vec_resize(&h->key, nc, sizeof *h->key) || vec_resize(&h->val, nc, sizeof *h->val) ||
+        vec_resize(&h->next, nc, sizeof *h->next))
+      return STDHASH_NONE;
+    h->cap = (uint32_t)nc;
   }
   return h->n; /* no free slot: every slot below n is live */
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../trace/canon.h"
+#include "../util/vec.h"
 #include "../trace/nodekind.h"
 #include "../util/bigmem.h"
 #include "../util/tasks.h"
@@ -40,14 +41,13 @@ typedef struct load_ctx {
 } load_ctx;
 
 static void keep_string(load_ctx *L, char ***v, size_t *n, char *str) {
-  char **p = str ? realloc(*v, (*n + 1) * sizeof **v) : NULL;
+  char **p = str ? VEC_APPEND(*v, *n) : NULL;
   if (!p) {
     free(str);
     L->oom = 1;
     return;
   }
-  p[(*n)++] = str;
-  *v = p;
+  *p = str;
 }
 
 static void load_warn(void *ctx, const char *msg) {

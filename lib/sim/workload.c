@@ -11,7 +11,9 @@
 #include "../report/spans.h"
 #include "../trace/nodekind.h"
 #include "../util/bigmem.h"
+#include "../util/cmp.h"
 #include "../util/toposort.h"
+#include "../util/vec.h"
 #include "net.h"
 #include "coll.h"
 #include "groups.h"
@@ -260,15 +262,10 @@ static void roofline_account(const sim *s, wl_npu *w, const wl_node *n, uint64_t
 /* Out of line: tracing is rare, and the hot paths keep only the test. */
 __attribute__((noinline, cold)) static void trace_event(sim *s, const wl_npu *w, uint32_t i, uint32_t done) {
   wl *t = s->wl;
-  if (t->n_trace == t->cap_trace) {
-    size_t nc = t->cap_trace ? t->cap_trace * 2 : 4096;
-    wl_trace_ev *v = realloc(t->trace, nc * sizeof *v);
-    if (!v) {
-      s->q.oom = 1;
-      return;
-    }
-    t->trace = v;
-    t->cap_trace = nc;
+  if (t->n_trace == t->cap_trace &&
+      vec_room_by(&t->trace, &t->cap_trace, t->n_trace, 1, sizeof *t->trace, 4096, SIZE_MAX, realloc)) {
+    s->q.oom = 1;
+    return;
   }
   t->trace[t->n_trace++] = (wl_trace_ev){s->q.now, w->rank | done, i};
 }

@@ -14,6 +14,7 @@
 #include "chakra/suite.h"
 #include "chakra/topo.h"
 #include "../util/sha256.h"
+#include "../util/jsonw.h"
 #include "../util/strbuf.h"
 
 /* HGX-H100 as the shared data configures it (data/configs/system/
@@ -53,16 +54,13 @@ int suitesys_read(const char *path, char **text, size_t *len, chakra_error *err)
   FILE *f = fopen(path, "rb");
   if (!f) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot open: %s", path, strerror(errno));
   strbuf b = {0};
-  char buf[65536];
-  size_t got;
-  while ((got = fread(buf, 1, sizeof buf, f)) > 0 && b.n <= (16u << 20)) strbuf_put(&b, buf, got);
-  int bad = ferror(f);
+  int got = strbuf_read_stream(&b, f, 16u << 20);
   fclose(f);
-  if (bad) return free(b.s), chakra_error_set(err, CHAKRA_EIO, "%s: cannot read (a directory?)", path);
-  if (b.oom) return free(b.s), chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  if (b.n > (16u << 20)) return free(b.s), chakra_error_set(err, CHAKRA_EINVAL, "%s: more than 16 MiB", path);
-  if (!b.s) strbuf_put(&b, "", 0);
-  if (!b.s) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (!got && !strbuf_cstr(&b)) got = STRBUF_ENOMEM;
+  if (got) strbuf_free(&b);
+  if (got == STRBUF_EREAD) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot read (a directory?)", path);
+  if (got == STRBUF_EBIG) return chakra_error_set(err, CHAKRA_EINVAL, "%s: more than 16 MiB", path);
+  if (got) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   *text = b.s;
   if (len) *len = b.n;
   return CHAKRA_OK;
@@ -93,14 +91,9 @@ int suitesys_hash_file(const char *path, char hex[65], chakra_error *err) {
 /* ---- a value back to JSON text ---- */
 
 static void put_string(strbuf *b, const char *s) {
-  strbuf_put(b, "\"", 1);
-  for (; *s; s++) {
-    char esc[8];
-    if (*s == '"' || *s == '\\') esc[0] = '\\', esc[1] = *s, strbuf_put(b, esc, 2);
-    else if ((unsigned char)*s < 0x20) snprintf(esc, sizeof esc, "\\u%04x", (unsigned char)*s), strbuf_put(b, esc, 6);
-    else strbuf_put(b, s, 1);
-  }
-  strbuf_put(b, "\"", 1);
+  size_t n = strlen(s);
+  char *d = (char *)strbuf_room(b, JSONW_ESCAPED_MAX(n));
+  if (d) b->n += jsonw_escape(d, s, n, 0, NULL);
 }
 
 /* v as JSON; arrays keep at most `cut` entries (SIZE_MAX: all). */
@@ -163,9 +156,10 @@ static int apply_system(chakra_sim_config *c, yajl_val sys, const char *name, in
     yajl_val v = sys->u.object.values[i];
     strbuf b = {0};
     put_json(&b, v, is_per_dim(key) && YAJL_IS_ARRAY(v) ? (size_t)dims : SIZE_MAX);
-    if (b.oom) return free(b.s), chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-    int rc = chakra_sim_config_set(c, key, b.s, NULL, NULL, err);
-    free(b.s);
+    const char *text = strbuf_cstr(&b);
+    if (!text) return strbuf_free(&b), chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+    int rc = chakra_sim_config_set(c, key, text, NULL, NULL, err);
+    strbuf_free(&b);
     if (rc) {
       chakra_error_prefix(err, "%s: ", name);
       return rc;
@@ -276,9 +270,9 @@ static int same_value(yajl_val a, yajl_val ref, const char *key) {
   strbuf x = {0}, y = {0};
   put_json(&x, a, SIZE_MAX);
   put_json(&y, ref, SIZE_MAX);
-  int same = x.s && y.s && strcmp(x.s, y.s) == 0;
-  free(x.s);
-  free(y.s);
+  int same = !x.oom && !y.oom && x.n == y.n && memcmp(x.s, y.s, x.n) == 0;
+  strbuf_free(&x);
+  strbuf_free(&y);
   return same;
 }
 

@@ -13,6 +13,7 @@
 #include "../report/csv.h"
 #include "../util/tasks.h"
 #include "../util/textout.h"
+#include "../util/vec.h"
 
 /* What an axis sets. */
 typedef enum {
@@ -266,10 +267,8 @@ int chakra_sweep_new(chakra_sweep **out, const char *const *vary, size_t n, chak
 }
 
 int chakra_sweep_fix(chakra_sweep *s, const char *key_value, chakra_error *err) {
-  sweep_axis *v = realloc(s->fixed, (s->n_fixed + 1) * sizeof *v);
-  if (!v) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  s->fixed = v;
-  sweep_axis *a = &s->fixed[s->n_fixed++];
+  sweep_axis *a = VEC_APPEND(s->fixed, s->n_fixed);
+  if (!a) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   memset(a, 0, sizeof *a);
   int rc = parse_axis(a, key_value, err);
   if (!rc && a->n != 1) rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: one value, not %zu", key_value, a->n);

@@ -8,6 +8,7 @@
 
 #include "../trace/encode.h"
 #include "chakra/build.h"
+#include "../util/vec.h"
 #include "chakra/set.h"
 
 /* A node of the stage: its bytes in s->bytes (unframed), the hole noted. */
@@ -103,14 +104,9 @@ void emit_attr_hole(emit_stage *s, int kind, int arg) {
 }
 
 void emit_node_end(emit_stage *s) {
-  if (s->n == s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 1024;
-    node_rec *p = realloc(s->nodes, cap * sizeof *p);
-    if (!p) {
-      s->failed = 1;
-      return;
-    }
-    s->nodes = p, s->cap = cap;
+  if (VEC_ROOM(s->nodes, s->n, s->cap, 1)) {
+    s->failed = 1;
+    return;
   }
   node_rec r = s->pending;
   r.len = s->bytes.n - r.off;

@@ -6,16 +6,12 @@
 #include <string.h>
 
 #include "shard.h"
+#include "../util/vec.h"
 
-#define GROW(ptr, n, cap, need)                                                    \
-  do {                                                                             \
-    if ((n) + (need) > (cap)) {                                                    \
-      size_t c_ = (cap) ? (size_t)(cap) * 2 : 256;                                 \
-      while (c_ < (size_t)(n) + (need)) c_ *= 2;                                   \
-      void *p_ = realloc((ptr), c_ * sizeof *(ptr));                               \
-      if (!p_) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");       \
-      (ptr) = p_, (cap) = (uint32_t)c_;                                            \
-    }                                                                              \
+/* Room for need more elements, or returns the error from the function. */
+#define GROW(ptr, n, cap, need) \
+  do { \
+    if (VEC_ROOM(ptr, n, cap, need)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory"); \
   } while (0)
 
 /* ---- rows: compiled once per configuration --------------------------------------------- */
@@ -169,31 +165,28 @@ static int compile_row(const sg_config *c, const synth_row *r, sg_rowinfo *ri, c
 
 /* ---- names ------------------------------------------------------------------------------- */
 
-static uint64_t hash_str(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
+static const char *tensor_name(const void *ctx, uint32_t t, size_t *len) {
+  const char *s = ((const sg_graph *)ctx)->t[t].name;
+  *len = strlen(s);
+  return s;
+}
+
+static int32_t find_name(const sg_graph *g, uint64_t h, const char *name) {
+  uint32_t t = hmap_find_str(&g->names_, h, name, strlen(name), tensor_name, g);
+  return t == HMAP_NONE ? -1 : (int32_t)t;
 }
 
 static int32_t lookup(const sg_graph *g, const char *name) {
-  uint32_t m = g->hashcap - 1;
-  for (uint32_t i = (uint32_t)hash_str(name) & m;; i = (i + 1) & m) {
-    int32_t t = g->hash[i];
-    if (t < 0) return -1;
-    if (strcmp(g->t[t].name, name) == 0) return t;
-  }
+  return find_name(g, hmap_hash_str(name, strlen(name)), name);
 }
 
 static int hash_insert(sg_graph *g, int32_t t, chakra_error *err) {
-  uint32_t m = g->hashcap - 1;
-  for (uint32_t i = (uint32_t)hash_str(g->t[t].name) & m;; i = (i + 1) & m) {
-    if (g->hash[i] < 0) {
-      g->hash[i] = t;
-      return 0;
-    }
-    if (strcmp(g->t[g->hash[i]].name, g->t[t].name) == 0)
-      return chakra_error_set(err, CHAKRA_EINVAL, "template: tensor %s defined twice", g->t[t].name);
-  }
+  const char *name = g->t[t].name;
+  uint64_t h = hmap_hash_str(name, strlen(name));
+  if (find_name(g, h, name) >= 0)
+    return chakra_error_set(err, CHAKRA_EINVAL, "template: tensor %s defined twice", name);
+  if (hmap_add(&g->names_, h, (uint32_t)t)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  return 0;
 }
 
 /* Names live in chunks that never move (tensors point into them). */
@@ -461,18 +454,12 @@ static int compute_out(sg_graph *g, int32_t ti, chakra_error *err);
 
 /* The receive node on stage for tensor ti (created with its send). */
 static int ensure_recv(sg_graph *g, int32_t ti, int32_t stage, int32_t *out, chakra_error *err) {
-  int64_t key = (int64_t)ti * 65536 + stage;
-  uint32_t m = g->recvcap - 1;
-  uint32_t slot = (uint32_t)((uint64_t)key * 0x9E3779B97F4A7C15ull >> 32) & m;
-  for (;; slot = (slot + 1) & m) {
-    if (g->recv_key[slot] == key) {
-      *out = g->recv_node[slot];
-      return 0;
-    }
-    if (g->recv_key[slot] < 0) break;
+  uint64_t key = (uint64_t)ti << 32 | (uint32_t)stage;
+  uint32_t known = hmap_get_u64(&g->recvs, key);
+  if (known != HMAP_NONE) {
+    *out = (int32_t)known;
+    return 0;
   }
-  if ((g->nrecv + 1) * 2 > g->recvcap)
-    return chakra_error_set(err, CHAKRA_ENOMEM, "too many pipeline transfers");
   int rc = compute_out(g, ti, err);
   if (rc) return rc;
   uint32_t tag = (uint32_t)g->cfg.tag_base + g->next_tag++;
@@ -491,9 +478,9 @@ static int ensure_recv(sg_graph *g, int32_t ti, int32_t stage, int32_t *out, cha
   s->dep_off = g->ndeps;
   for (uint32_t k = 0; k < g->t[ti].nout; k++) g->deps[g->ndeps++] = g->outs[g->t[ti].out_off + k];
   s->ndep = g->t[ti].nout;
-  g->recv_key[slot] = key;
-  g->recv_node[slot] = recv;
-  g->nrecv++;
+  int oom = 0;
+  hmap_put_u64(&g->recvs, key, (uint32_t)recv, &oom);
+  if (oom) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   *out = recv;
   return 0;
 }
@@ -760,19 +747,10 @@ static int instantiate(sg_graph *g, const synth_template *tpl, chakra_error *err
   if (!rc) rc = add_tensors(g, &tpl->in_w, MOD_IN_W, -1, -1, 0, err);
   if (!rc) rc = add_tensors(g, &tpl->out_w, MOD_OUT_W, -1, -1, 0, err);
   if (rc) return rc;
-  g->hashcap = 1024;
-  while (g->hashcap < g->nt * 2) g->hashcap *= 2;
-  g->hash = malloc(g->hashcap * sizeof *g->hash);
-  if (!g->hash) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  memset(g->hash, 0xff, g->hashcap * sizeof *g->hash);
+  if (hmap_reserve(&g->names_, g->nt) || hmap_reserve(&g->recvs, (size_t)g->cfg.nmb * g->cfg.nblocks * 4))
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   for (uint32_t i = 0; i < g->nt; i++)
     if ((rc = hash_insert(g, (int32_t)i, err))) return rc;
-  g->recvcap = 1024;
-  while (g->recvcap < g->cfg.nmb * g->cfg.nblocks * 8) g->recvcap *= 2;
-  g->recv_key = malloc(g->recvcap * sizeof *g->recv_key);
-  g->recv_node = malloc(g->recvcap * sizeof *g->recv_node);
-  if (!g->recv_key || !g->recv_node) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  memset(g->recv_key, 0xff, g->recvcap * sizeof *g->recv_key);
   return 0;
 }
 
@@ -800,7 +778,7 @@ int sg_build(sg_graph *g, const synth_template *tpl, const sg_config *cfg, chakr
 
 void sg_free(sg_graph *g) {
   free(g->rows), free(g->t), free(g->nodes), free(g->deps), free(g->outs), free(g->extras);
-  free(g->hash), free(g->recv_key), free(g->recv_node), free(g->cfg.block_stage);
+  hmap_free(&g->names_), hmap_free(&g->recvs), free(g->cfg.block_stage);
   name_chunk *c = (name_chunk *)g->names;
   while (c) {
     name_chunk *n = c->next;

@@ -15,6 +15,7 @@
 #include "chakra/error.h"
 #include "sexpr.h"
 #include "templates.h"
+#include "../util/hmap.h"
 
 #define SG_MAXDIM 6
 
@@ -78,13 +79,8 @@ typedef struct sg_graph {
   uint32_t nn, capn;
   int32_t *deps, *outs, *extras;
   uint32_t ndeps, capdeps, nouts, capouts, nextras, capextras;
-  /* name -> tensor */
-  int32_t *hash;
-  uint32_t hashcap;
-  /* (tensor, stage) -> receive node */
-  int64_t *recv_key;
-  int32_t *recv_node;
-  uint32_t recvcap, nrecv;
+  hmap names_;  /* name -> tensor */
+  hmap recvs;   /* (tensor, stage) -> receive node */
   uint32_t next_tag;
   char *names;
   size_t nnames, capnames;

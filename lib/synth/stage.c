@@ -14,6 +14,8 @@
 #include "sexpr.h"
 #include "sgraph.h"
 #include "stagetpl.h"
+#include "../util/hmap.h"
+#include "../util/vec.h"
 
 #define BAD(...) chakra_error_set(err, CHAKRA_EINVAL, __VA_ARGS__)
 #define OOM() chakra_error_set(err, CHAKRA_ENOMEM, "out of memory")
@@ -221,8 +223,7 @@ typedef struct sgraph_ {
   uint32_t nt, capt;
   int32_t *extras;
   uint32_t nextras, capextras;
-  int32_t *hash;
-  uint32_t hashcap;
+  hmap by_name; /* tensor name -> the first tensor of that name */
   char *names;
   size_t nnames, capnames;
   snode *n;
@@ -236,44 +237,26 @@ typedef struct sgraph_ {
 
 static int oom(sgraph_ *g) { return chakra_error_set(g->x->err, CHAKRA_ENOMEM, "out of memory"); }
 
-static int grow(void **p, uint32_t *cap, uint32_t need, size_t size) {
-  if (need <= *cap) return 0;
-  uint32_t c = *cap ? *cap : 64;
-  while (c < need) c *= 2;
-  void *q = realloc(*p, (size_t)c * size);
-  if (!q) return -1;
-  *p = q, *cap = c;
-  return 0;
-}
-#define GROW(g, arr, n, cap, need) grow((void **)&(g)->arr, &(g)->cap, (n) + (need), sizeof *(g)->arr)
 
 /* Names are offsets into one buffer until every tensor exists. */
 static int64_t add_name(sgraph_ *g, const char *s) {
   size_t n = strlen(s) + 1;
-  if (g->nnames + n > g->capnames) {
-    size_t c = g->capnames ? g->capnames * 2 : 1 << 16;
-    while (c < g->nnames + n) c *= 2;
-    char *p = realloc(g->names, c);
-    if (!p) return -1;
-    g->names = p, g->capnames = c;
-  }
+  if (VEC_ROOM(g->names, g->nnames, g->capnames, n)) return -1;
   memcpy(g->names + g->nnames, s, n);
   g->nnames += n;
   return (int64_t)(g->nnames - n);
 }
 
-static uint64_t hash_str(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
+static const char *tensor_name(const void *ctx, uint32_t t, size_t *len) {
+  const char *s = TN((const sgraph_ *)ctx, t);
+  *len = strlen(s);
+  return s;
 }
 
 static int32_t lookup(const sgraph_ *g, const char *name) {
-  uint32_t m = g->hashcap - 1;
-  for (uint32_t i = (uint32_t)hash_str(name) & m;; i = (i + 1) & m) {
-    if (g->hash[i] < 0) return -1;
-    if (!strcmp(TN(g, g->hash[i]), name)) return g->hash[i];
-  }
+  size_t n = strlen(name);
+  uint32_t t = hmap_find_str(&g->by_name, hmap_hash_str(name, n), name, n, tensor_name, g);
+  return t == HMAP_NONE ? -1 : (int32_t)t;
 }
 
 static void prefix_of(char *out, size_t cap, int mod, int mb, int b) {
@@ -284,7 +267,7 @@ static void prefix_of(char *out, size_t cap, int mod, int mb, int b) {
 }
 
 static int add_tensor(sgraph_ *g, int mod, uint32_t row, int mb, int b, int32_t stage) {
-  if (GROW(g, t, g->nt, capt, 1)) return -1;
+  if (VEC_ROOM(g->t, g->nt, g->capt, 1)) return -1;
   char name[256], pre[64];
   prefix_of(pre, sizeof pre, mod, mb, b);
   snprintf(name, sizeof name, "%s%s", pre, g->x->rows[row].r->name);
@@ -381,7 +364,7 @@ static int link_all(sgraph_ *g) {
       for (uint32_t m = every ? 1 : 0; m < (every ? g->x->nmb : 1); m++) {
         int32_t e = resolve(g, &g->t[i], ref, (int)m);
         if (e < 0) return CHAKRA_EINVAL;
-        if (GROW(g, extras, g->nextras, capextras, 1)) return oom(g);
+        if (VEC_ROOM(g->extras, g->nextras, g->capextras, 1)) return oom(g);
         g->extras[g->nextras++] = e;
       }
     }
@@ -391,16 +374,12 @@ static int link_all(sgraph_ *g) {
 }
 
 static int index_names(sgraph_ *g) {
-  g->hashcap = 1024;
-  while (g->hashcap < g->nt * 2) g->hashcap *= 2;
-  g->hash = malloc(g->hashcap * sizeof *g->hash);
-  if (!g->hash) return oom(g);
-  memset(g->hash, 0xff, g->hashcap * sizeof *g->hash);
-  uint32_t m = g->hashcap - 1;
+  /* Sized once: a table that grew could reorder the tensors of one name
+   * (rehashing walks slots, not probe order), and the first must win. */
+  if (hmap_reserve(&g->by_name, g->nt)) return oom(g);
   for (uint32_t i = 0; i < g->nt; i++) {
-    uint32_t h = (uint32_t)hash_str(TN(g, i)) & m;
-    while (g->hash[h] >= 0) h = (h + 1) & m;
-    g->hash[h] = (int32_t)i;
+    const char *s = TN(g, i);
+    if (hmap_add(&g->by_name, hmap_hash_str(s, strlen(s)), i)) return oom(g);
   }
   return 0;
 }
@@ -408,8 +387,9 @@ static int index_names(sgraph_ *g) {
 /* ---- stages and shadows ----------------------------------------------------------------------- */
 
 static int bucket_push(sgraph_ *g, uint32_t s, int32_t t) {
-  if (grow((void **)&g->bucket[s], &g->capbucket[s], g->nbucket[s] + 1, sizeof **g->bucket)) return oom(g);
-  g->bucket[s][g->nbucket[s]++] = t;
+  int32_t *slot = VEC_PUSH(g->bucket[s], g->nbucket[s], g->capbucket[s]);
+  if (!slot) return oom(g);
+  *slot = t;
   return 0;
 }
 
@@ -438,7 +418,7 @@ static int distribute(sgraph_ *g) {
           char name[300];
           snprintf(name, sizeof name, "shadow_%s", TN(g, p));
           int64_t off = add_name(g, name);
-          if (off < 0 || GROW(g, t, g->nt, capt, 1)) return free(shadow_of), oom(g);
+          if (off < 0 || VEC_ROOM(g->t, g->nt, g->capt, 1)) return free(shadow_of), oom(g);
           stt *sh = &g->t[g->nt];
           memset(sh, 0, sizeof *sh);
           sh->name = (size_t)off;
@@ -513,7 +493,7 @@ static int match(sgraph_ *g, int32_t t, int k, uint8_t type[MAXCHAIN], uint8_t d
 /* ---- nodes ------------------------------------------------------------------------------------- */
 
 static int32_t new_node(sgraph_ *g, uint8_t kind, int32_t t) {
-  if (GROW(g, n, g->nn, capn, 1)) return -1;
+  if (VEC_ROOM(g->n, g->nn, g->capn, 1)) return -1;
   snode *n = &g->n[g->nn];
   memset(n, 0, sizeof *n);
   n->kind = kind, n->tensor = t, n->alive = 1, n->peer_stage = -1, n->next_send = -1;
@@ -523,7 +503,7 @@ static int32_t new_node(sgraph_ *g, uint8_t kind, int32_t t) {
 
 static int add_dep(sgraph_ *g, int32_t node, int32_t dep) {
   snode *n = &g->n[node];
-  if (grow((void **)&n->deps, &n->capdeps, n->ndeps + 1, sizeof *n->deps)) return oom(g);
+  if (VEC_ROOM(n->deps, n->ndeps, n->capdeps, 1)) return oom(g);
   n->deps[n->ndeps++] = dep;
   return 0;
 }
@@ -658,7 +638,7 @@ static int clean(sgraph_ *g, uint32_t s) {
       for (uint32_t d = 0; d < g->n[order[i]].ndeps; d++) pos[g->n[order[i]].deps[d]]++, total++;
     /* every parent of a live node is live and of this stage (in order) */
     for (uint32_t i = 0, acc = 0; i < n; i++) start[order[i]] = acc, acc += pos[order[i]], pos[order[i]] = start[order[i]];
-    if (grow((void **)&kids, &capk, total + 1, sizeof *kids)) {
+    if (VEC_RESERVE(kids, capk, total + 1)) {
       rc = oom(g);
       break;
     }
@@ -746,7 +726,7 @@ static int encode_node(const sgraph_ *g, emit_stage *es, int32_t v, uint64_t **i
   const stt *T = &g->t[n->tensor];
   const srow *r = &g->x->rows[T->row];
   emit_node_begin(es, n->id, TN(g, n->tensor), n->kind == K_COLL && n->edge ? "_X2_COMM" : sfx[n->kind], type[n->kind]);
-  if (grow((void **)ids, cap, n->ndeps + 1, sizeof **ids)) return CHAKRA_ENOMEM;
+  if (VEC_RESERVE(*ids, *cap, n->ndeps + 1)) return CHAKRA_ENOMEM;
   uint32_t nd = 0;
   for (uint32_t i = 0; i < n->ndeps; i++) {
     uint64_t id = g->n[n->deps[i]].id;
@@ -806,7 +786,7 @@ static int encode_stage(sgraph_ *g, uint32_t s, emit_stage **out) {
 static void graph_free(sgraph_ *g) {
   for (uint32_t i = 0; i < g->nn; i++) free(g->n[i].deps);
   for (uint32_t s = 0; g->bucket && s < g->x->pp; s++) free(g->bucket[s]);
-  free(g->t), free(g->extras), free(g->hash), free(g->names), free(g->n);
+  free(g->t), free(g->extras), hmap_free(&g->by_name), free(g->names), free(g->n);
   free(g->bucket), free(g->nbucket), free(g->capbucket);
 }
 

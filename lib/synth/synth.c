@@ -18,6 +18,7 @@
 #include "sgraph.h"
 #include "stage.h"
 #include "stagetpl.h"
+#include "../util/vec.h"
 
 void chakra_synth_config_default(chakra_synth_config *c) {
   memset(c, 0, sizeof *c);
@@ -354,12 +355,8 @@ static int encode_node(enc_ctx *x, emit_stage *es, const sg_node *n, uint64_t id
     emit_node_begin(es, id, t->name, sfx, type[n->kind]);
   }
   uint32_t nc = ss->ctrl_off[id + 1] - ss->ctrl_off[id];
-  if (!x->ids || n->ndep + nc > x->idcap) { /* never NULL: x->ids + ndep is computed below even for 0 */
-    size_t cap = ((size_t)n->ndep + nc) * 2 + 16;
-    uint64_t *p = realloc(x->ids, cap * sizeof *p);
-    if (!p) return CHAKRA_ENOMEM;
-    x->ids = p, x->idcap = cap;
-  }
+  /* one more than needed: never NULL, x->ids + ndep is computed below even for 0 */
+  if (VEC_RESERVE(x->ids, x->idcap, (size_t)n->ndep + nc + 1)) return CHAKRA_ENOMEM;
   for (uint32_t k = 0; k < n->ndep; k++) x->ids[k] = (uint64_t)x->local[g->deps[n->dep_off + k]];
   for (uint32_t k = 0; k < nc; k++) x->ids[n->ndep + k] = ss->ctrl[ss->ctrl_off[id] + k];
   emit_node_deps(es, x->ids + n->ndep, nc, x->ids, n->ndep);

@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "topo_impl.h"
+#include "../util/cmp.h"
+#include "../util/vec.h"
 
 #define LINKS_MAX_DEVICES 4096u
 #define GIB_PER_GB_NS (1073741824.0 / 1e9) /* bytes per ns in 1 GB/s */
@@ -60,18 +62,12 @@ typedef struct keyed {
   uint64_t key, idx;
 } keyed;
 
-static int keyed_cmp(const void *a, const void *b) {
-  const keyed *x = a, *y = b;
-  if (x->key != y->key) return x->key < y->key ? -1 : 1;
-  return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
 /* The earliest-listed link repeating an earlier (src, dst). */
 static int check_duplicates(const chakra_topo_link *links, uint64_t n, const link_origin *o, chakra_error *err) {
   keyed *k = malloc((n ? n : 1) * sizeof *k);
   if (!k) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   for (uint64_t i = 0; i < n; i++) k[i] = (keyed){(uint64_t)links[i].src << 32 | links[i].dst, i};
-  qsort(k, n, sizeof *k, keyed_cmp);
+  qsort(k, n, sizeof *k, cmp_u64_pair);
   uint64_t dup = UINT64_MAX, first = 0;
   for (uint64_t i = 1; i < n; i++)
     if (k[i].key == k[i - 1].key && k[i].idx < dup && (i < 2 || k[i - 2].key != k[i].key)) {
@@ -242,13 +238,8 @@ static int parse_number(const char *tok, const char *unit, double *out) {
 
 static int push_link(list_reader *r, chakra_topo_link l) {
   if (r->n == r->cap) {
-    uint64_t cap = r->cap ? 2 * r->cap : 64;
-    chakra_topo_link *nl = realloc(r->links, cap * sizeof *nl);
-    if (!nl) return -1;
-    r->links = nl;
-    unsigned long *ln = realloc(r->lines, cap * sizeof *ln);
-    if (!ln) return -1;
-    r->lines = ln;
+    size_t cap = vec_next_cap(r->cap, r->cap + 1, 64, sizeof *r->links, SIZE_MAX);
+    if (!cap || vec_resize(&r->links, cap, sizeof *r->links) || vec_resize(&r->lines, cap, sizeof *r->lines)) return -1;
     r->cap = cap;
   }
   r->links[r->n] = l;

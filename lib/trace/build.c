@@ -8,6 +8,7 @@
 
 #include "buildint.h"
 #include "encode.h"
+#include "../util/vec.h"
 
 size_t chakra_rank_path(char *buf, size_t size, const char *prefix, uint32_t rank) {
   int n = snprintf(buf, size, "%s.%u.et", prefix, rank);
@@ -108,22 +109,13 @@ void chakra_builder_ctrl_deps(chakra_builder *b, const uint64_t *ids, size_t n) 
 
 /* Appends id to l, first copying a borrowed list into l's own array. */
 static void idlist_add(chakra_builder *b, idlist *l, uint64_t id) {
-  if (l->v != l->own || l->n == l->cap) {
-    size_t cap = l->cap > l->n ? l->cap : (l->n + 1) * 2;
-    if (cap < 8) cap = 8;
-    uint64_t *p = l->v == l->own ? realloc(l->own, cap * sizeof *p) : malloc(cap * sizeof *p);
-    if (!p) {
-      b->oom = 1;
-      return;
-    }
-    if (l->v != l->own) {
-      if (l->n) memcpy(p, l->v, l->n * sizeof *p);
-      free(l->own);
-    }
-    l->own = p;
-    l->v = p;
-    l->cap = cap;
+  const uint64_t *borrowed = l->v != l->own ? l->v : NULL;
+  if (VEC_ROOM(l->own, l->n, l->cap, 1)) {
+    b->oom = 1;
+    return;
   }
+  if (borrowed && l->n) memcpy(l->own, borrowed, l->n * sizeof *l->own);
+  l->v = l->own;
   l->own[l->n++] = id;
 }
 

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/vec.h"
+
 /* Wire types and the fields the walk looks into. */
 enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
 enum { NODE_ATTR = 10, ATTR_NAME = 1, ATTR_DOC = 2 };
@@ -18,26 +20,15 @@ void canon_free(canon *c) {
   free(c->peer);
   free(c->pg);
   free(c->pg_off);
-  free(c->pidx);
-  free(c->gidx);
+  hmap_free(&c->pidx);
+  hmap_free(&c->gidx);
   memset(c, 0, sizeof *c);
 }
 
 /* ---- output ---- */
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return 0;
-  size_t nc = *cap ? *cap : 64;
-  while (nc < need) nc *= 2;
-  void *q = realloc(*p, nc * elem);
-  if (!q) return -1;
-  *p = q;
-  *cap = nc;
-  return 0;
-}
-
 static int put(canon *c, const void *d, size_t n) {
-  if (grow((void **)&c->b, &c->cap, c->n + n, 1)) return -1;
+  if (VEC_ROOM(c->b, c->n, c->cap, n)) return -1;
   memcpy(c->b + c->n, d, n);
   c->n += n;
   return 0;
@@ -100,73 +91,35 @@ static inline int get_value(const uint8_t **p, const uint8_t *end, unsigned wt, 
 
 /* ---- roles ---- */
 
-static uint64_t mix(uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  return h;
-}
-
-static uint64_t str_hash(const char *s, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-  return h;
-}
-
-/* Re-inserts every role into a table of twice the size. */
-static int rehash(uint32_t **tab, size_t *mask, uint32_t count, uint64_t (*key)(const canon *, uint32_t),
-                  const canon *c) {
-  size_t cap = *mask ? (*mask + 1) * 2 : 64;
-  uint32_t *t = calloc(cap, sizeof *t);
-  if (!t) return -1;
-  for (uint32_t r = 0; r < count; r++) {
-    size_t h = mix(key(c, r)) & (cap - 1);
-    while (t[h]) h = (h + 1) & (cap - 1);
-    t[h] = r + 1;
-  }
-  free(*tab);
-  *tab = t;
-  *mask = cap - 1;
-  return 0;
-}
-
-static uint64_t peer_key(const canon *c, uint32_t r) { return (uint64_t)c->peer[r]; }
-static uint64_t pg_key(const canon *c, uint32_t r) {
+static const char *pg_name_of(const void *ctx, uint32_t r, size_t *len) {
+  const canon *c = ctx;
   const char *s = c->pg + c->pg_off[r];
-  return str_hash(s, strlen(s));
+  *len = strlen(s);
+  return s;
 }
 
 /* The role of peer value v, added when new; UINT32_MAX out of memory. */
 static uint32_t peer_role(canon *c, int64_t v) {
-  if ((c->n_peer + 1) * 2 > c->pmask && rehash(&c->pidx, &c->pmask, c->n_peer, peer_key, c)) return UINT32_MAX;
-  size_t h = mix((uint64_t)v) & c->pmask;
-  for (; c->pidx[h]; h = (h + 1) & c->pmask)
-    if (c->peer[c->pidx[h] - 1] == v) return c->pidx[h] - 1;
-  size_t cap = c->cap_peer;
-  if (grow((void **)&c->peer, &cap, c->n_peer + 1, sizeof *c->peer)) return UINT32_MAX;
-  c->cap_peer = (uint32_t)cap;
+  uint32_t r = hmap_get_u64(&c->pidx, (uint64_t)v);
+  if (r != HMAP_NONE) return r;
+  int oom = 0;
+  if (VEC_ROOM(c->peer, c->n_peer, c->cap_peer, 1) || (hmap_put_u64(&c->pidx, (uint64_t)v, c->n_peer, &oom), oom))
+    return UINT32_MAX;
   c->peer[c->n_peer] = v;
-  c->pidx[h] = c->n_peer + 1;
   return c->n_peer++;
 }
 
 static uint32_t pg_role(canon *c, const char *s, size_t n) {
-  if ((c->n_pg + 1) * 2 > c->gmask && rehash(&c->gidx, &c->gmask, c->n_pg, pg_key, c)) return UINT32_MAX;
-  size_t h = mix(str_hash(s, n)) & c->gmask;
-  for (; c->gidx[h]; h = (h + 1) & c->gmask) {
-    const char *o = c->pg + c->pg_off[c->gidx[h] - 1];
-    if (strlen(o) == n && memcmp(o, s, n) == 0) return c->gidx[h] - 1;
-  }
-  size_t cap = c->cap_pg;
-  if (grow((void **)&c->pg_off, &cap, c->n_pg + 1, sizeof *c->pg_off) ||
-      grow((void **)&c->pg, &c->pg_cap, c->pg_len + n + 1, 1) || c->pg_len + n + 1 > UINT32_MAX)
+  uint64_t h = hmap_hash_str(s, n);
+  uint32_t r = hmap_find_str(&c->gidx, h, s, n, pg_name_of, c);
+  if (r != HMAP_NONE) return r;
+  if (c->pg_len + n + 1 > UINT32_MAX || VEC_ROOM(c->pg_off, c->n_pg, c->cap_pg, 1) ||
+      VEC_ROOM(c->pg, c->pg_len, c->pg_cap, n + 1) || hmap_add(&c->gidx, h, c->n_pg))
     return UINT32_MAX;
-  c->cap_pg = (uint32_t)cap;
   c->pg_off[c->n_pg] = (uint32_t)c->pg_len;
   memcpy(c->pg + c->pg_len, s, n);
   c->pg[c->pg_len + n] = 0;
   c->pg_len += n + 1;
-  c->gidx[h] = c->n_pg + 1;
   return c->n_pg++;
 }
 
@@ -321,8 +274,8 @@ int canon_read(canon *c, chakra_reader *r, chakra_error *err) {
   c->n = 0;
   c->n_peer = c->n_pg = 0;
   c->pg_len = 0;
-  if (c->pidx) memset(c->pidx, 0, (c->pmask + 1) * sizeof *c->pidx);
-  if (c->gidx) memset(c->gidx, 0, (c->gmask + 1) * sizeof *c->gidx);
+  hmap_clear(&c->pidx);
+  hmap_clear(&c->gidx);
   /* The GlobalMetadata message as written, then the nodes. */
   int rc = chakra_reader_seek(r, 0, err);
   const uint8_t *d;
@@ -333,6 +286,13 @@ int canon_read(canon *c, chakra_reader *r, chakra_error *err) {
   if (rc == WALK_OOM || rc == CHAKRA_ENOMEM) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   /* A message the walk or the framing refuses: the ordinary reader says why. */
   return rc ? CANON_UNUSUAL : CANON_OK;
+}
+
+static uint64_t mix(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h;
 }
 
 /* A lookup key only (equal forms are found by comparing them whole):

@@ -22,6 +22,7 @@
 
 #include "chakra/error.h"
 #include "chakra/trace.h"
+#include "../util/hmap.h"
 
 typedef struct canon {
   uint8_t *b;              /* the canonical form */
@@ -32,8 +33,7 @@ typedef struct canon {
   size_t pg_len, pg_cap;
   uint32_t *pg_off;        /* where role i's name starts in pg */
   uint32_t n_pg, cap_pg;
-  uint32_t *pidx, *gidx;   /* value -> role lookups (open addressing, role + 1) */
-  size_t pmask, gmask;
+  hmap pidx, gidx;         /* value -> role */
 } canon;
 
 void canon_init(canon *c);

@@ -12,32 +12,6 @@
 
 /* ------------------------------------------------------------ buffer */
 
-uint8_t *enc_grow(enc_buf *b, size_t k) {
-  if (b->oom) return NULL;
-  if (b->p && b->cap - b->n >= k) return b->p + b->n;
-  size_t cap = b->cap ? b->cap : 4096;
-  while (cap - b->n < k) {
-    if (cap > SIZE_MAX / 2) {
-      b->oom = 1;
-      return NULL;
-    }
-    cap *= 2;
-  }
-  uint8_t *p = realloc(b->p, cap);
-  if (!p) {
-    b->oom = 1;
-    return NULL;
-  }
-  b->p = p;
-  b->cap = cap;
-  return p + b->n;
-}
-
-void enc_buf_free(enc_buf *b) {
-  free(b->p);
-  memset(b, 0, sizeof *b);
-}
-
 void enc_append(enc_buf *b, const void *data, size_t len) {
   uint8_t *p = len ? enc_room(b, len) : NULL;
   if (p) enc_done(b, enc_copy(p, data, len));

@@ -21,25 +21,18 @@
 #include <string.h>
 
 #include "chakra/et_def.pb-c.h"
+#include "../util/strbuf.h"
 
 /* ------------------------------------------------------------ buffer */
 
-/* A growable byte buffer. oom is set, and stays set, when a growth failed;
- * writers then stop writing (enc_room returns NULL). */
-typedef struct enc_buf {
-  uint8_t *p;
-  size_t n, cap;
-  int oom;
-} enc_buf;
+/* The output is lib/util's byte buffer: oom is set, and stays set, when a
+ * growth failed; writers then stop writing (enc_room returns NULL). */
+typedef strbuf enc_buf;
 
-uint8_t *enc_grow(enc_buf *b, size_t k);
-void enc_buf_free(enc_buf *b);
+static inline void enc_buf_free(enc_buf *b) { strbuf_free(b); }
 
 /* Where the next k bytes go (b->p + b->n), or NULL when out of memory. */
-static inline uint8_t *enc_room(enc_buf *b, size_t k) {
-  if (b->cap - b->n >= k && b->p) return b->p + b->n;
-  return enc_grow(b, k);
-}
+static inline uint8_t *enc_room(enc_buf *b, size_t k) { return strbuf_room(b, k); }
 
 /* The bytes up to end (inside the room last reserved) are written. */
 static inline void enc_done(enc_buf *b, const uint8_t *end) { b->n = (size_t)(end - b->p); }

@@ -10,6 +10,8 @@
 #include "../util/toposort.h"
 #include "graphint.h"
 #include "nodekind.h"
+#include "../util/diag.h"
+#include "../util/vec.h"
 #include "readerint.h"
 
 
@@ -35,25 +37,24 @@ static void diag(const loader *L, const chakra_problem *p) {
 
 /* Reports a problem of node id at off; returns nonzero when loading must stop. */
 static int problem(loader *L, chakra_severity sev, uint64_t id, uint64_t off, const char *fmt, ...) {
-  char msg[600];
+  int stop = !tolerant(L) && sev >= CHAKRA_SEV_ERROR;
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (tolerant(L) || sev < CHAKRA_SEV_ERROR) {
-    chakra_problem p = chakra_problem_make(sev, msg);
-    p.file = L->g->path;
+  if (stop) {
+    char at[4200];
+    snprintf(at, sizeof at, "%s: node %llu at offset %llu", L->g->path, (unsigned long long)id,
+             (unsigned long long)off);
+    chakra_diag_failv(L->err, CHAKRA_EGRAPH, at, fmt, ap);
+  } else {
+    chakra_problem p = chakra_diag_on(sev, L->g->path);
     p.has_node = p.has_offset = 1;
     p.node_id = id;
     p.offset = off;
-    diag(L, &p);
-    if (sev >= CHAKRA_SEV_ERROR) L->failed = 1;
-    return 0;
+    chakra_diag_emitv(L->opt ? L->opt->diag : NULL, L->opt ? L->opt->diag_ctx : NULL, p, fmt, ap);
   }
-  chakra_error_set(L->err, CHAKRA_EGRAPH, "%s: node %llu at offset %llu: %s", L->g->path,
-                   (unsigned long long)id, (unsigned long long)off, msg);
-  L->failed = 1;
-  return 1;
+  va_end(ap);
+  if (sev >= CHAKRA_SEV_ERROR) L->failed = 1;
+  return stop;
 }
 
 /* Unreadable attributes matter to validate; loading itself only needs the
@@ -72,23 +73,19 @@ static void attr_problem(void *ctx, const chakra_problem *ap) {
 static uint32_t intern_pg(chakra_graph *g, const char *name) {
   for (size_t i = 1; i < g->n_pg_names; i++)
     if (strcmp(g->pg_names[i], name) == 0) return (uint32_t)i;
-  char **np = realloc(g->pg_names, (g->n_pg_names + 1) * sizeof *np);
+  char **np = VEC_APPEND(g->pg_names, g->n_pg_names);
   if (!np) return 0;
-  g->pg_names = np;
-  if (!(np[g->n_pg_names] = strdup(name))) return 0;
-  return (uint32_t)g->n_pg_names++;
+  if ((*np = strdup(name))) return (uint32_t)(g->n_pg_names - 1);
+  g->n_pg_names--;
+  return 0;
 }
 
 /* Gives every per-node array room for nc nodes (dep_off for nc + 1). */
 static int grow_nodes(loader *L, size_t nc) {
   chakra_graph *g = L->g;
-  chakra_gnode *nodes = realloc(g->nodes, nc * sizeof *nodes);
-  if (nodes) g->nodes = nodes;
-  uint32_t *nd = realloc(g->n_data, nc * sizeof *nd);
-  if (nd) g->n_data = nd;
-  uint32_t *off = realloc(g->dep_off, (nc + 1) * sizeof *off);
-  if (off) g->dep_off = off;
-  if (!nodes || !nd || !off) return -1;
+  if (vec_resize(&g->nodes, nc, sizeof *g->nodes) || vec_resize(&g->n_data, nc, sizeof *g->n_data) ||
+      vec_resize(&g->dep_off, nc + 1, sizeof *g->dep_off))
+    return -1;
   L->cap_nodes = nc;
   return 0;
 }
@@ -99,16 +96,7 @@ static int reserve_node(loader *L) {
   return grow_nodes(L, L->cap_nodes ? L->cap_nodes * 2 : 1024);
 }
 
-static int reserve_deps(loader *L, size_t need) {
-  if (need <= L->cap_dep_ids) return 0;
-  size_t nc = L->cap_dep_ids ? L->cap_dep_ids : 4096;
-  while (nc < need) nc *= 2;
-  uint64_t *p = realloc(L->dep_ids, nc * sizeof *p);
-  if (!p) return -1;
-  L->dep_ids = p;
-  L->cap_dep_ids = nc;
-  return 0;
-}
+static int reserve_deps(loader *L, size_t need) { return VEC_RESERVE(L->dep_ids, L->cap_dep_ids, need); }
 
 static int add_node(loader *L, const chakra_node *nd, uint64_t offset) {
   chakra_graph *g = L->g;
@@ -158,12 +146,9 @@ static void shrink_nodes(loader *L) {
   chakra_graph *g = L->g;
   size_t n = g->n ? g->n : 1;
   if (L->cap_nodes <= n) return;
-  chakra_gnode *nodes = realloc(g->nodes, n * sizeof *nodes);
-  if (nodes) g->nodes = nodes;
-  uint32_t *nd = realloc(g->n_data, n * sizeof *nd);
-  if (nd) g->n_data = nd;
-  uint32_t *off = realloc(g->dep_off, (g->n + 1) * sizeof *off);
-  if (off) g->dep_off = off;
+  (void)vec_resize(&g->nodes, n, sizeof *g->nodes);
+  (void)vec_resize(&g->n_data, n, sizeof *g->n_data);
+  (void)vec_resize(&g->dep_off, g->n + 1, sizeof *g->dep_off);
 }
 
 /* Sizes the per-node arrays for a plain file's node count (a fifth of a
@@ -362,12 +347,8 @@ static int order_topo(loader *L) {
 }
 
 static void summary_line(loader *L, uint64_t count, const char *what) {
-  if (!count) return;
-  char msg[200];
-  snprintf(msg, sizeof msg, "%llu %s", (unsigned long long)count, what);
-  chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, msg);
-  p.file = L->g->path;
-  diag(L, &p);
+  if (count && L->opt)
+    chakra_diag_warnf(L->opt->diag, L->opt->diag_ctx, L->g->path, "%llu %s", (unsigned long long)count, what);
 }
 
 /* What the load ignored is told once per kind, in both modes (validate and
@@ -442,8 +423,8 @@ int graph_load_bound(chakra_graph **out, const chakra_input *in, const chakra_gr
   if (!g) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
   ((graph_box *)g)->bind = bind_retain(bind);
   g->path = strdup(in->path && strcmp(in->path, "-") == 0 && !in->name ? "<stdin>" : path);
-  g->pg_names = calloc(1, sizeof *g->pg_names);
-  g->n_pg_names = 1;
+  char **none = VEC_APPEND(g->pg_names, g->n_pg_names); /* pg 0: none */
+  if (none) *none = NULL;
   loader L = {.g = g, .opt = opt, .err = err, .bind = bind};
   int rc = !g->path || !g->pg_names || keep_input(g, in) ? chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path)
                                                          : read_nodes(&L, in);

@@ -7,11 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/diag.h"
 #include "../util/jsonw.h"
 #include "../util/outfile.h"
 #include "chakra/json.h"
 #include "pbfield.h"
 #include "chakra/trace.h"
+#include "../util/vec.h"
 
 /* Per-descriptor facts the walk needs for every message, worked out once:
  * the key text of each field and where each oneof group ends. */
@@ -33,7 +35,7 @@ typedef struct jctx {
   int pretty; /* compat layout: indented, lowerCamelCase */
   int depth;
   dmeta *meta;
-  size_t n_meta;
+  size_t n_meta, cap_meta;
   int nomem;
 } jctx;
 
@@ -55,10 +57,9 @@ static size_t camel_case(const char *name, char *out, size_t cap) {
 }
 
 static const fmeta *meta_build(jctx *c, const ProtobufCMessageDescriptor *d) {
-  dmeta *nm = realloc(c->meta, (c->n_meta + 1) * sizeof *nm);
+  int grown = VEC_ROOM(c->meta, c->n_meta, c->cap_meta, 1) == 0;
   fmeta *f = calloc(d->n_fields ? d->n_fields : 1, sizeof *f);
-  if (nm) c->meta = nm;
-  if (!nm || !f) {
+  if (!grown || !f) {
     free(f);
     c->nomem = 1;
     return NULL;
@@ -120,7 +121,7 @@ static void newline_indent(jctx *c) {
   if (n + 1 <= sizeof nl_spaces - 1) {
     char *p = jsonw_room(&c->w, sizeof nl_spaces);
     memcpy(p, nl_spaces, sizeof nl_spaces);
-    c->w.used += n + 1;
+    c->w.b.n += n + 1;
     return;
   }
   jsonw_char(&c->w, '\n');
@@ -138,9 +139,9 @@ static void emit_key(jctx *c, const ProtobufCFieldDescriptor *f, const fmeta *fm
   }
   if (fm->key_len) {
     char *p = jsonw_room(&c->w, KEY_MAX + 1);
-    if (!first && !c->pretty) *p++ = ',', c->w.used++;
+    if (!first && !c->pretty) *p++ = ',', c->w.b.n++;
     memcpy(p, fm->key, KEY_MAX);
-    c->w.used += fm->key_len;
+    c->w.b.n += fm->key_len;
     return;
   }
   if (!first && !c->pretty) jsonw_char(&c->w, ',');
@@ -244,7 +245,7 @@ static void emit_u64_list(jsonw *w, const uint64_t *v, size_t n) {
       p += jsonw_put_u64(p, v[i]);
       *p++ = '"';
     }
-    w->used += (size_t)(p - start);
+    w->b.n += (size_t)(p - start);
   }
 }
 
@@ -321,15 +322,12 @@ typedef struct jrun {
 
 /* is_node: m is a Node (id), not the GlobalMetadata. */
 static void check_message(jrun *j, const ProtobufCMessage *m, uint64_t before, int is_node, uint64_t id) {
-  char msg[200];
-  if (j->c.w.bad_utf8 > before && j->diag) {
-    snprintf(msg, sizeof msg, "%s%llu invalid UTF-8 sequence(s) replaced by U+FFFD",
-             is_node ? "" : "GlobalMetadata: ", (unsigned long long)(j->c.w.bad_utf8 - before));
-    chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, msg);
-    p.file = j->in_path;
+  if (j->c.w.bad_utf8 > before) {
+    chakra_problem p = chakra_diag_on(CHAKRA_SEV_WARNING, j->in_path);
     p.has_node = is_node;
     p.node_id = id;
-    j->diag(j->diag_ctx, &p);
+    chakra_diag_emitf(j->diag, j->diag_ctx, p, "%s%llu invalid UTF-8 sequence(s) replaced by U+FFFD",
+                      is_node ? "" : "GlobalMetadata: ", (unsigned long long)(j->c.w.bad_utf8 - before));
   }
   if (m->n_unknown_fields) j->st->unknown_fields += m->n_unknown_fields;
 }
@@ -396,14 +394,9 @@ static int jsonize(const chakra_input *in, const jdest *to, int layout, chakra_j
     outfile_discard(j.out);
     return rc;
   }
-  if (j.st->unknown_fields && diag) {
-    char msg[200];
-    snprintf(msg, sizeof msg, "%llu unknown protobuf field(s) have no JSON form and were left out",
-             (unsigned long long)j.st->unknown_fields);
-    chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, msg);
-    p.file = in_path;
-    diag(diag_ctx, &p);
-  }
+  if (j.st->unknown_fields)
+    chakra_diag_warnf(diag, diag_ctx, in_path, "%llu unknown protobuf field(s) have no JSON form and were left out",
+                      (unsigned long long)j.st->unknown_fields);
   return outfile_commit(j.out, err);
 }
 

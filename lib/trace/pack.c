@@ -18,6 +18,8 @@
 #include "chakra/json.h"
 #include "pbfield.h"
 #include "chakra/trace.h"
+#include "../util/diag.h"
+#include "../util/vec.h"
 
 #define MAX_DEPTH 8
 
@@ -112,13 +114,13 @@ static void where(packer *p, char *buf, size_t n) {
 
 static int fail(packer *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(packer *p, const char *fmt, ...) {
-  char msg[600], pos[64];
+  char pos[64], at[4200];
+  where(p, pos, sizeof pos);
+  snprintf(at, sizeof at, "%s: %s", p->path, pos);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  p->rc = chakra_diag_failv(p->err, CHAKRA_EFORMAT, at, fmt, ap);
   va_end(ap);
-  where(p, pos, sizeof pos);
-  p->rc = chakra_error_set(p->err, CHAKRA_EFORMAT, "%s: %s: %s", p->path, pos, msg);
   return 0; /* stops yajl */
 }
 
@@ -147,13 +149,7 @@ static int store(packer *p, const void *v) {
   const ProtobufCFieldDescriptor *fd = f->field;
   size_t sz = pbfield_elem_size(fd);
   if (f->in_array) {
-    if ((f->n_items + 1) * sz > f->cap_bytes) {
-      size_t nc = f->cap_bytes ? f->cap_bytes * 2 : 256;
-      unsigned char *q = realloc(f->items, nc);
-      if (!q) return fail(p, "out of memory");
-      f->items = q;
-      f->cap_bytes = nc;
-    }
+    if (VEC_ROOM(f->items, f->n_items * sz, f->cap_bytes, sz)) return fail(p, "out of memory");
     memcpy(f->items + f->n_items++ * sz, v, sz);
     return 1;
   }

@@ -13,6 +13,7 @@
 #include "chakra/trace.h"
 #include "readerint.h"
 #include "wirediag.h"
+#include "../util/vec.h"
 
 #define READ_CHUNK (256u * 1024u)
 
@@ -49,14 +50,8 @@ static int reader_fill(chakra_reader *r, size_t need, size_t *avail, chakra_erro
     }
     /* Grow only for bytes that can arrive now: a corrupt length prefix
      * must not reserve gigabytes before the end of the file shows it. */
-    if (r->cap - r->end < READ_CHUNK) {
-      size_t ncap = r->cap ? r->cap : READ_CHUNK;
-      while (ncap - r->end < READ_CHUNK) ncap *= 2;
-      unsigned char *nb = realloc(r->buf, ncap);
-      if (!nb) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", instream_path(r->in));
-      r->buf = nb;
-      r->cap = ncap;
-    }
+    if (VEC_ROOM(r->buf, r->end, r->cap, READ_CHUNK))
+      return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", instream_path(r->in));
     ssize_t k = instream_read(r->in, r->buf + r->end, r->cap - r->end, err);
     if (k < 0) return (int)k;
     if (k == 0) r->eof = 1;

@@ -16,6 +16,7 @@
 #include "readerint.h"
 #include "setfile.h"
 #include "setint.h"
+#include "../util/vec.h"
 
 struct chakra_set {
   uint32_t n;
@@ -55,15 +56,9 @@ static int is_file(const char *p) {
 
 static int push_path(chakra_set *s, size_t *cap, char *p) {
   if (!p) return -1;
-  if (s->n == *cap) {
-    size_t nc = *cap ? *cap * 2 : 16;
-    char **q = nc <= UINT32_MAX ? realloc(s->paths, nc * sizeof *q) : NULL;
-    if (!q) {
-      free(p);
-      return -1;
-    }
-    s->paths = q;
-    *cap = nc;
+  if (s->n == *cap && vec_room_by(&s->paths, cap, s->n, 1, sizeof *s->paths, VEC_MIN_CAP, UINT32_MAX, realloc)) {
+    free(p);
+    return -1;
   }
   s->paths[s->n++] = p;
   return 0;

@@ -12,8 +12,12 @@
 #include <yajl/yajl_parse.h>
 
 #include "../util/commgroups.h"
+#include "../util/diag.h"
 #include "../util/jsonw.h"
+#include "../util/nameidx.h"
 #include "../util/outfile.h"
+#include "../util/strbuf.h"
+#include "../util/vec.h"
 
 /* ---- the manifest in memory ---------------------------------------------------- */
 
@@ -63,8 +67,7 @@ struct chakra_manifest {
   size_t ngvals, capg, npvals, capp;
   char **pool;               /* distinct group values */
   size_t npool, cappool;
-  uint32_t *pool_hash;       /* open addressing: pool index + 1, 0 empty */
-  size_t hash_cap;
+  nameidx pool_idx;          /* their names */
 };
 
 #define OOM(err) chakra_error_set(err, CHAKRA_ENOMEM, "out of memory")
@@ -77,17 +80,6 @@ static quoted q(const char *name) {
   quoted x;
   cg_quote(name ? name : "", x.s, sizeof x.s);
   return x;
-}
-
-static int grow(void **p, size_t *cap, size_t need, size_t size) {
-  if (need <= *cap) return 0;
-  size_t nc = *cap ? *cap : 8;
-  while (nc < need) nc *= 2;
-  void *q = realloc(*p, nc * size);
-  if (!q) return -1;
-  *p = q;
-  *cap = nc;
-  return 0;
 }
 
 static chakra_manifest *man_new(chakra_manifest_layout kind, uint32_t ranks) {
@@ -117,7 +109,7 @@ static void man_free(chakra_manifest *m) {
   for (size_t i = 0; i < m->npool; i++) free(m->pool[i]);
   free(m->cls), free(m->axes), free(m->rules), free(m->groups_file);
   free(m->rank_cls), free(m->rank_g), free(m->rank_p), free(m->gvals), free(m->pvals);
-  free(m->pool), free(m->pool_hash);
+  free(m->pool), nameidx_free(&m->pool_idx);
   pthread_mutex_destroy(&m->names_lock);
   free(m);
 }
@@ -393,12 +385,10 @@ int chakra_manifest_add_axis(chakra_manifest *m, const char *name, uint32_t size
   if (axis_index(m, name) >= 0) return chakra_error_set(err, CHAKRA_EINVAL, "manifest: axis \"%s\" given twice", q(name).s);
   if (!size) return chakra_error_set(err, CHAKRA_EINVAL, "manifest: axis \"%s\" has size 0", q(name).s);
   if (m->nrules) return chakra_error_set(err, CHAKRA_EINVAL, "manifest: axes come before the group rules");
-  maxis *v = realloc(m->axes, (m->naxes + 1) * sizeof *v);
-  if (!v) return OOM(err);
-  m->axes = v;
   maxis x = {.name = strdup(name), .size = size, .is_class = class_axis != 0};
-  if (!x.name) return OOM(err);
-  m->axes[m->naxes++] = x;
+  maxis *v = x.name ? VEC_APPEND(m->axes, m->naxes) : NULL;
+  if (!v) return free(x.name), OOM(err);
+  *v = x;
   if (grid_strides(m)) {
     free(m->axes[--m->naxes].name);
     return chakra_error_set(err, CHAKRA_EINVAL, "manifest: the axes make more than 4294967295 ranks");
@@ -448,15 +438,14 @@ int chakra_manifest_add_group_rule(chakra_manifest *m, const char *const *axes, 
   if (!rc && rules_overlap(m, &r))
     rc = chakra_error_set(err, CHAKRA_EINVAL, "manifest: group rule: groups %llu..%llu are numbered by another rule too",
                           (unsigned long long)first, (unsigned long long)(first + r.count - 1));
-  mrule *v = rc ? NULL : realloc(m->rules, (m->nrules + 1) * sizeof *v);
+  mrule *v = rc ? NULL : VEC_APPEND(m->rules, m->nrules);
   if (!rc && !v) rc = OOM(err);
   free(seen);
   if (rc) {
     free(r.axes), free(r.order);
     return rc;
   }
-  m->rules = v;
-  m->rules[m->nrules++] = r;
+  *v = r;
   return 0;
 }
 
@@ -465,9 +454,7 @@ int chakra_manifest_add_class(chakra_manifest *m, const char *tmpl, uint32_t rep
   if (rep >= m->ranks)
     return chakra_error_set(err, CHAKRA_EINVAL, "manifest: class %u: representative %u is not a rank (0..%u)", m->ncls,
                             rep, m->ranks - 1);
-  size_t cap = m->capcls;
-  if (grow((void **)&m->cls, &cap, (size_t)m->ncls + 1, sizeof *m->cls)) return OOM(err);
-  m->capcls = (uint32_t)cap;
+  if (VEC_ROOM(m->cls, m->ncls, m->capcls, 1)) return OOM(err);
   mclass c = {.tmpl = strdup(tmpl), .rep = rep};
   if (!c.tmpl) return OOM(err);
   m->cls[m->ncls++] = c;
@@ -541,33 +528,17 @@ int chakra_manifest_set_roles(chakra_manifest *m, uint32_t cls, const char *cons
   return 0;
 }
 
-static uint64_t str_hash(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
-
 /* Index of s in the pool, added when new; -1 when out of memory. */
 static long pool_intern(chakra_manifest *m, const char *s) {
-  if (m->npool * 2 >= m->hash_cap) {
-    size_t nc = m->hash_cap ? m->hash_cap * 2 : 64;
-    uint32_t *h = calloc(nc, sizeof *h);
-    if (!h) return -1;
-    for (size_t i = 0; i < m->npool; i++) {
-      size_t k = str_hash(m->pool[i]) & (nc - 1);
-      while (h[k]) k = (k + 1) & (nc - 1);
-      h[k] = (uint32_t)i + 1;
-    }
-    free(m->pool_hash);
-    m->pool_hash = h, m->hash_cap = nc;
-  }
-  size_t k = str_hash(s) & (m->hash_cap - 1);
-  for (; m->pool_hash[k]; k = (k + 1) & (m->hash_cap - 1))
-    if (strcmp(m->pool[m->pool_hash[k] - 1], s) == 0) return m->pool_hash[k] - 1;
-  if (m->npool >= UINT32_MAX - 1 || grow((void **)&m->pool, &m->cappool, m->npool + 1, sizeof *m->pool)) return -1;
-  if (!(m->pool[m->npool] = strdup(s))) return -1;
-  m->pool_hash[k] = (uint32_t)++m->npool;
-  return (long)m->npool - 1;
+  nameidx_recs r = {m->pool, sizeof *m->pool, 0};
+  long i = nameidx_find(&m->pool_idx, r, s);
+  if (i >= 0) return i;
+  char **v = m->npool < UINT32_MAX - 1 ? VEC_PUSH(m->pool, m->npool, m->cappool) : NULL;
+  if (!v) return -1;
+  if ((*v = strdup(s)) && !nameidx_sync(&m->pool_idx, (nameidx_recs){m->pool, sizeof *m->pool, 0}, m->npool))
+    return (long)m->npool - 1;
+  free(m->pool[--m->npool]);
+  return -1;
 }
 
 int chakra_manifest_set_rank(chakra_manifest *m, uint32_t rank, uint32_t cls, const char *const *groups,
@@ -576,8 +547,7 @@ int chakra_manifest_set_rank(chakra_manifest *m, uint32_t rank, uint32_t cls, co
   if (rank >= m->ranks) return chakra_error_set(err, CHAKRA_EINVAL, "manifest: rank %u does not exist", rank);
   if (cls >= m->ncls) return chakra_error_set(err, CHAKRA_EINVAL, "manifest: rank %u: class %u does not exist", rank, cls);
   const mclass *c = &m->cls[cls];
-  if (grow((void **)&m->gvals, &m->capg, m->ngvals + c->ng, sizeof *m->gvals) ||
-      grow((void **)&m->pvals, &m->capp, m->npvals + c->np, sizeof *m->pvals))
+  if (VEC_ROOM(m->gvals, m->ngvals, m->capg, c->ng) || VEC_ROOM(m->pvals, m->npvals, m->capp, c->np))
     return OOM(err);
   for (uint32_t i = 0; i < c->ng; i++) {
     long k = groups && groups[i] ? pool_intern(m, groups[i]) : -2;
@@ -772,14 +742,11 @@ static jt *jp_add(jp *p, jt *v) {
         return jp_fail(p, what), NULL;
       }
   }
-  if (c->n == c->cap) {
-    uint32_t nc = c->cap ? c->cap * 2 : 4;
-    jt *k = realloc(c->kids, nc * sizeof *k);
-    if (k) c->kids = k;
-    char **ks = c->t == JT_OBJ ? realloc(c->keys, nc * sizeof *ks) : NULL;
-    if (ks) c->keys = ks;
-    if (!k || (c->t == JT_OBJ && !ks) || c->n == UINT32_MAX / 2) return jp_fail(p, "out of memory"), NULL;
-    c->cap = nc;
+  if (c->n == c->cap) { /* an object's keys beside its members, one capacity */
+    size_t nc = vec_next_cap(c->cap, (size_t)c->n + 1, 4, sizeof *c->kids, UINT32_MAX / 2);
+    if (!nc || vec_resize(&c->kids, nc, sizeof *c->kids) || (c->t == JT_OBJ && vec_resize(&c->keys, nc, sizeof *c->keys)))
+      return jp_fail(p, "out of memory"), NULL;
+    c->cap = (uint32_t)nc;
   }
   if (c->t == JT_OBJ) {
     c->keys[c->n] = p->key;
@@ -887,12 +854,13 @@ typedef struct rd {
 
 static int bad(const rd *r, const jt *v, const char *path, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static int bad(const rd *r, const jt *v, const char *path, const char *fmt, ...) {
-  char what[400];
+  char where[sizeof r->err->msg]; /* a message holds no more */
+  snprintf(where, sizeof where, "%s: line %u: %s", r->name, v->line, path);
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(what, sizeof what, fmt, ap);
+  int rc = chakra_diag_failv(r->err, CHAKRA_EFORMAT, where, fmt, ap);
   va_end(ap);
-  return chakra_error_set(r->err, CHAKRA_EFORMAT, "%s: line %u: %s: %s", r->name, v->line, path, what);
+  return rc;
 }
 
 static const char *type_name(const jt *v) {
@@ -1238,22 +1206,13 @@ int chakra_manifest_read(chakra_manifest **out, const char *path, chakra_error *
   *out = NULL;
   FILE *f = fopen(path, "rb");
   if (!f) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot open: %s", path, strerror(errno));
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  for (size_t k; buf && (k = fread(buf + n, 1, cap - n, f)) > 0;) {
-    n += k;
-    if (n == cap) {
-      char *nb = cap < ((size_t)1 << 40) ? realloc(buf, cap *= 2) : NULL;
-      if (!nb) free(buf);
-      buf = nb;
-    }
-  }
-  int bad_read = ferror(f);
+  strbuf text = {0};
+  int got = strbuf_read_stream(&text, f, ((size_t)1 << 40) - 1);
   fclose(f);
-  if (!buf) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
-  int rc = bad_read ? chakra_error_set(err, CHAKRA_EIO, "%s: read error", path)
-                    : chakra_manifest_parse(out, buf, n, path, err);
-  free(buf);
+  int rc = got == STRBUF_EREAD ? chakra_error_set(err, CHAKRA_EIO, "%s: read error", path)
+           : got ? chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path)
+                 : chakra_manifest_parse(out, text.s, text.n, path, err);
+  strbuf_free(&text);
   return rc;
 }
 

@@ -10,11 +10,20 @@
 #define CHAKRA_BIGMEM_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "vec.h"
 
 void *bigmem_alloc(size_t n);
 void *bigmem_calloc(size_t n);
 /* Grows or shrinks p (NULL: allocates); NULL on failure, p unchanged. */
 void *bigmem_realloc(void *p, size_t n);
 void bigmem_free(void *p);
+
+/* vec.h's VEC_ROOM for an array held in bigmem (a size_t capacity):
+ * room for k more elements after the n in use, capacity doubling from
+ * 1024; -1 when out of memory (the array and cap unchanged). */
+#define BIGMEM_ROOM(arr, n, cap, k) \
+  ((cap) - (n) >= (k) ? 0 : vec_room_by(&(arr), &(cap), (n), (k), sizeof *(arr), 1024, SIZE_MAX, bigmem_realloc))
 
 #endif

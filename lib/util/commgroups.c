@@ -8,6 +8,10 @@
 #include <yajl/yajl_parse.h>
 #include <yajl/yajl_tree.h>
 
+#include "cmp.h"
+#include "strbuf.h"
+#include "vec.h"
+
 /* ---- the set ---- */
 
 static nameidx_recs recs(const cg_set *s) { return (nameidx_recs){s->v, sizeof *s->v, offsetof(cg_group, name)}; }
@@ -61,17 +65,12 @@ void cg_set_free(cg_set *s) {
 
 /* Takes g over (s owns its arrays from now on, also on failure). */
 static int set_push(cg_set *s, cg_group *g) {
-  if (s->n == s->cap) {
-    size_t nc = s->cap ? s->cap * 2 : 8;
-    cg_group *v = realloc(s->v, nc * sizeof *v);
-    if (!v) {
-      group_free(g);
-      return -1;
-    }
-    s->v = v;
-    s->cap = nc;
+  cg_group *v = VEC_PUSH(s->v, s->n, s->cap);
+  if (!v) {
+    group_free(g);
+    return -1;
   }
-  s->v[s->n++] = *g;
+  *v = *g;
   if (nameidx_sync(&s->idx, recs(s), s->n)) {
     group_free(&s->v[--s->n]);
     return -1;
@@ -87,11 +86,6 @@ int cg_add_group(cg_set *s, const char *name, const uint32_t *members, uint32_t 
   }
   if (n) memcpy(g.members, members, n * sizeof *members);
   return set_push(s, &g);
-}
-
-static int cmp_u32(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return x < y ? -1 : x > y;
 }
 
 /* A member listed twice, or -1 (sorts a copy; -2 when out of memory). */
@@ -177,18 +171,13 @@ static int on_integer(void *c, long long v) {
     snprintf(num, sizeof num, "%lld", v);
     return wrong_value(p, num);
   }
-  if (p->cur.n == p->cap) {
-    uint32_t nc = p->cap ? p->cap * 2 : 16;
-    uint32_t *m = nc > p->cap ? realloc(p->cur.members, (size_t)nc * sizeof *m) : NULL;
-    if (!m) {
-      chakra_error_set(p->err, CHAKRA_ENOMEM, "%s: out of memory", p->path);
-      p->failed = 1;
-      return 0;
-    }
-    p->cur.members = m;
-    p->cap = nc;
+  uint32_t *m = VEC_PUSH(p->cur.members, p->cur.n, p->cap);
+  if (!m) {
+    chakra_error_set(p->err, CHAKRA_ENOMEM, "%s: out of memory", p->path);
+    p->failed = 1;
+    return 0;
   }
-  p->cur.members[p->cur.n++] = (uint32_t)v;
+  *m = (uint32_t)v;
   return 1;
 }
 
@@ -318,21 +307,13 @@ int cg_parse_file(cg_set *s, const char *text, size_t len, const char *path, uin
 int cg_read_file(cg_set *s, const char *path, uint32_t npus, chakra_error *err) {
   FILE *f = fopen(path, "rb");
   if (!f) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot open the comm-group configuration", path);
-  size_t cap = 4096, n = 0;
-  char *buf = malloc(cap);
-  for (size_t k; buf && (k = fread(buf + n, 1, cap - n, f)) > 0;) {
-    n += k;
-    if (n == cap) {
-      char *b = cap < SIZE_MAX / 2 ? realloc(buf, cap *= 2) : NULL;
-      if (!b) free(buf);
-      buf = b;
-    }
-  }
-  int bad = ferror(f);
+  strbuf text = {0};
+  int got = strbuf_read_stream(&text, f, SIZE_MAX / 2);
   fclose(f);
-  if (!buf) return chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path);
-  int rc = bad ? chakra_error_set(err, CHAKRA_EIO, "%s: read error", path) : cg_parse_file(s, buf, n, path, npus, err);
-  free(buf);
+  int rc = got == STRBUF_EREAD ? chakra_error_set(err, CHAKRA_EIO, "%s: read error", path)
+           : got ? chakra_error_set(err, CHAKRA_ENOMEM, "%s: out of memory", path)
+                 : cg_parse_file(s, text.s, text.n, path, npus, err);
+  strbuf_free(&text);
   return rc;
 }
 

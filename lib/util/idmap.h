@@ -6,7 +6,12 @@
  * (max - min < 2.5n, as producers number nodes) a plain array indexed by
  * id - min: one memory access per lookup and sequential ids touch
  * sequential memory; otherwise an open-addressing hash with linear probing
- * at load factor <= 3/4. Either way at most 10.7 bytes per node. */
+ * at load factor <= 3/4. Either way at most 10.7 bytes per node.
+ *
+ * Not hmap.h: that table keeps a 64-bit hash beside each value (12 bytes
+ * a slot, 16 a node at its load), which the graph of a million-node rank
+ * cannot afford; here a slot is the 4-byte index alone, the id being read
+ * back from the caller's record, and the dense layout needs no hashing. */
 #ifndef CHAKRA_IDMAP_H
 #define CHAKRA_IDMAP_H
 

@@ -16,19 +16,14 @@
 int jsonw_init(jsonw *w, outfile *out) {
   memset(w, 0, sizeof *w);
   w->out = out;
-  w->cap = JW_BUF;
-  w->buf = malloc(w->cap);
-  return w->buf ? 0 : CHAKRA_ENOMEM;
+  return strbuf_room(&w->b, JW_BUF) ? 0 : CHAKRA_ENOMEM;
 }
 
-void jsonw_free(jsonw *w) {
-  free(w->buf);
-  w->buf = NULL;
-}
+void jsonw_free(jsonw *w) { strbuf_free(&w->b); }
 
 int jsonw_flush(jsonw *w) {
-  if (!w->failed && w->used && outfile_write(w->out, w->buf, w->used, &w->err)) w->failed = 1;
-  w->used = 0;
+  if (!w->failed && w->b.n && outfile_write(w->out, w->b.s, w->b.n, &w->err)) w->failed = 1;
+  w->b.n = 0;
   return w->failed ? (w->err.code ? w->err.code : CHAKRA_EIO) : 0;
 }
 
@@ -38,7 +33,7 @@ void jsonw_raw(jsonw *w, const char *s, size_t n) {
   while (n > 0) {
     size_t k = n < JW_BUF / 2 ? n : JW_BUF / 2;
     memcpy(room(w, k), s, k);
-    w->used += k;
+    w->b.n += k;
     s += k;
     n -= k;
   }
@@ -69,17 +64,17 @@ const uint64_t jsonw_pow10[20] = {1ull,
 
 void jsonw_u64(jsonw *w, uint64_t v) {
   char *p = room(w, 24);
-  w->used += jsonw_put_u64(p, v);
+  w->b.n += jsonw_put_u64(p, v);
 }
 
 void jsonw_i64(jsonw *w, int64_t v) {
   char *p = room(w, 24);
   if (v < 0) {
     *p++ = '-';
-    w->used++;
-    w->used += jsonw_put_u64(p, (uint64_t)0 - (uint64_t)v);
+    w->b.n++;
+    w->b.n += jsonw_put_u64(p, (uint64_t)0 - (uint64_t)v);
   } else {
-    w->used += jsonw_put_u64(p, (uint64_t)v);
+    w->b.n += jsonw_put_u64(p, (uint64_t)v);
   }
 }
 
@@ -88,7 +83,7 @@ void jsonw_u64_quoted(jsonw *w, uint64_t v) {
   p[0] = '"';
   size_t n = jsonw_put_u64(p + 1, v);
   p[n + 1] = '"';
-  w->used += n + 2;
+  w->b.n += n + 2;
 }
 
 void jsonw_i64_quoted(jsonw *w, int64_t v) {
@@ -98,7 +93,7 @@ void jsonw_i64_quoted(jsonw *w, int64_t v) {
   if (v < 0) p[k++] = '-';
   k += jsonw_put_u64(p + k, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
   p[k++] = '"';
-  w->used += k;
+  w->b.n += k;
 }
 
 /* 0 = copy as is; 1 = needs an escape; 2 = start of a multi-byte sequence. */
@@ -251,7 +246,7 @@ void jsonw_string(jsonw *w, const char *str, size_t n) {
     return;
   }
   char *o = room(w, JSONW_ESCAPED_MAX(n));
-  w->used += jsonw_escape(o, str, n, w->ascii_only, &w->bad_utf8);
+  w->b.n += jsonw_escape(o, str, n, w->ascii_only, &w->bad_utf8);
 }
 
 /* A string longer than half the buffer can hold escaped: plain runs are
@@ -267,7 +262,7 @@ static void string_slow(jsonw *w, const char *str, size_t n) {
     i = run;
     if (i < n) {
       size_t took;
-      w->used += string_special(room(w, 12), s, i, n, w->ascii_only, &w->bad_utf8, &took);
+      w->b.n += string_special(room(w, 12), s, i, n, w->ascii_only, &w->bad_utf8, &took);
       i += took;
     }
   }
@@ -393,7 +388,7 @@ void jsonw_base64(jsonw *w, const uint8_t *d, size_t n) {
     char *p = room(w, 4);
     uint32_t v = (uint32_t)d[i] << 16 | (uint32_t)d[i + 1] << 8 | d[i + 2];
     p[0] = tab[v >> 18], p[1] = tab[(v >> 12) & 63], p[2] = tab[(v >> 6) & 63], p[3] = tab[v & 63];
-    w->used += 4;
+    w->b.n += 4;
   }
   if (i < n) {
     char *p = room(w, 4);
@@ -401,7 +396,7 @@ void jsonw_base64(jsonw *w, const uint8_t *d, size_t n) {
     p[0] = tab[v >> 18], p[1] = tab[(v >> 12) & 63];
     p[2] = i + 1 < n ? tab[(v >> 6) & 63] : '=';
     p[3] = '=';
-    w->used += 4;
+    w->b.n += 4;
   }
   jsonw_char(w, '"');
 }

@@ -14,11 +14,11 @@
 
 #include "chakra/error.h"
 #include "outfile.h"
+#include "strbuf.h"
 
 typedef struct jsonw {
   outfile *out;
-  char *buf;
-  size_t used, cap;
+  strbuf b;             /* a window of JSONW_BUF bytes, handed out when full */
   int ascii_only;       /* escape everything outside printable ASCII (\uXXXX) */
   uint64_t bad_utf8;    /* invalid sequences replaced since creation */
   int failed;
@@ -36,15 +36,15 @@ int jsonw_flush(jsonw *w);
 #define JSONW_BUF (1u << 20)
 
 /* Returns a pointer to n free bytes (n <= JSONW_BUF / 2) at the end of the
- * buffer; advance w->used by what was written. */
+ * buffer; advance w->b.n by what was written. */
 static inline char *jsonw_room(jsonw *w, size_t n) {
-  if (w->cap - w->used < n) jsonw_flush(w);
-  return w->buf + w->used;
+  if (w->b.cap - w->b.n < n) jsonw_flush(w);
+  return w->b.s + w->b.n;
 }
 
 static inline void jsonw_char(jsonw *w, char c) {
   *jsonw_room(w, 1) = c;
-  w->used++;
+  w->b.n++;
 }
 
 void jsonw_raw(jsonw *w, const char *s, size_t n);

@@ -1,5 +1,6 @@
 /* nameidx.h - an index from names to record numbers over the caller's
- * array of records (private to libchakra).
+ * array of records (private to libchakra): util/hmap keyed by the name
+ * each record holds.
  *
  * Communicator groups are looked up by name once per collective, and a job
  * of 32,768 ranks has thousands of them: a scan per lookup made reading a
@@ -7,19 +8,20 @@
  * count. The records stay where the caller keeps them (the index holds
  * record numbers only), each record's name being the `const char *` at
  * offset `off` of it; the caller passes the array again at every call, so
- * it may grow (realloc) between calls. Open addressing, linear probing,
- * load factor at most 1/2. Several records of one name: the lowest number
- * is found, as a scan from the front would. */
+ * it may grow between calls. Several records of one name: the lowest
+ * number is found, as a scan from the front would (only the first record
+ * of a name is indexed). */
 #ifndef CHAKRA_UTIL_NAMEIDX_H
 #define CHAKRA_UTIL_NAMEIDX_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hmap.h"
+
 typedef struct nameidx {
-  uint32_t *slot;   /* record number + 1; 0 = empty */
-  size_t cap;       /* a power of two, or 0 before the first record */
-  size_t n;         /* records 0..n-1 are indexed */
+  hmap map;  /* hash of a name -> its first record's number */
+  size_t n;  /* records 0..n-1 are indexed */
 } nameidx;
 
 /* Where the records are: name of record i = *(const char **)(base + i * stride + off). */
@@ -36,8 +38,5 @@ long nameidx_find(const nameidx *x, nameidx_recs r, const char *name);
 /* Forgets every record (after the caller removed or reordered them). */
 void nameidx_clear(nameidx *x);
 void nameidx_free(nameidx *x);
-
-/* FNV-1a of a NUL-terminated name. */
-uint64_t nameidx_hash(const char *s);
 
 #endif

@@ -5,6 +5,7 @@
 #include "chakra/output.h"
 #include "chakra/stream.h"
 #include "outset.h"
+#include "vec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -730,15 +731,10 @@ static int hold(outfile *f, chakra_error *err) {
     outset_hold(f);
     return 0;
   }
-  if (tgroup.n == tgroup.cap) {
-    size_t cap = tgroup.cap ? 2 * tgroup.cap : 8;
-    outfile **v = realloc(tgroup.v, cap * sizeof *v);
-    if (!v) {
-      tgroup.failed = 1;
-      outfile_discard(f);
-      return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-    }
-    tgroup.v = v, tgroup.cap = cap;
+  if (VEC_ROOM(tgroup.v, tgroup.n, tgroup.cap, 1)) {
+    tgroup.failed = 1;
+    outfile_discard(f);
+    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   }
   f->held = 1;
   tgroup.v[tgroup.n++] = f;

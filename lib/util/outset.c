@@ -4,6 +4,7 @@
 #include "outset.h"
 
 #include "chakra/output.h"
+#include "vec.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -49,12 +50,7 @@ void chakra_output_set_free(chakra_output_set *s) {
 
 static int add(chakra_output_set *s, decls *d, const char *path, const char *label, int kind) {
   if (!path) return CHAKRA_OK;
-  if (d->n == d->cap) {
-    size_t cap = d->cap ? 2 * d->cap : 8;
-    decl *v = realloc(d->v, cap * sizeof *v);
-    if (!v) return s->oom = 1, CHAKRA_ENOMEM;
-    d->v = v, d->cap = cap;
-  }
+  if (VEC_ROOM(d->v, d->n, d->cap, 1)) return s->oom = 1, CHAKRA_ENOMEM;
   decl x = {strdup(path), label ? strdup(label) : NULL, kind};
   if (!x.path || (label && !x.label)) {
     free(x.path), free(x.label);
@@ -202,12 +198,7 @@ static int add_input(void *ctx, const char *path, long long rank) {
   check *c = ctx;
   struct stat st;
   if (stat(path, &st) != 0 || S_ISDIR(st.st_mode)) return 0;
-  if (c->n_in == c->cap_in) {
-    size_t cap = c->cap_in ? 2 * c->cap_in : 16;
-    input *v = realloc(c->in, cap * sizeof *v);
-    if (!v) return oom(c);
-    c->in = v, c->cap_in = cap;
-  }
+  if (VEC_ROOM(c->in, c->n_in, c->cap_in, 1)) return oom(c);
   input x = {{st.st_dev, st.st_ino}, strdup(path)};
   if (!x.path) return oom(c);
   c->in[c->n_in++] = x;
@@ -272,12 +263,7 @@ static int add_entry(void *ctx, const char *path, long long rank) {
   x.path = rc ? NULL : strdup(path);
   free(target);
   if (!rc && (!x.name || !x.path)) rc = oom(c);
-  if (!rc && c->n_e == c->cap_e) {
-    size_t cap = c->cap_e ? 2 * c->cap_e : 16;
-    entry *v = realloc(c->e, cap * sizeof *v);
-    if (v) c->e = v, c->cap_e = cap;
-    else rc = oom(c);
-  }
+  if (!rc && VEC_ROOM(c->e, c->n_e, c->cap_e, 1)) rc = oom(c);
   if (rc) {
     free(x.name), free(x.path);
     return rc;
@@ -502,12 +488,7 @@ int outset_claims(const char *path, chakra_error *err) {
 void outset_hold(outfile *f) {
   pthread_mutex_lock(&tx_mu);
   int ok = tx != NULL;
-  if (ok && tx_n == tx_cap) {
-    size_t cap = tx_cap ? 2 * tx_cap : 64;
-    outfile **v = realloc(tx_held, cap * sizeof *v);
-    if (v) tx_held = v, tx_cap = cap;
-    else ok = 0;
-  }
+  if (ok && VEC_ROOM(tx_held, tx_n, tx_cap, 1)) ok = 0;
   if (ok) tx_held[tx_n++] = f;
   else if (tx) tx_whole = 0, snprintf(tx_lost, sizeof tx_lost, "%s", outfile_path(f));
   pthread_mutex_unlock(&tx_mu);

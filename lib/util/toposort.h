@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include "vec.h"
 
 /* A growable min-heap of node indexes ordered by id. */
 typedef struct idheap {
@@ -26,13 +27,7 @@ static inline uint64_t idheap_key(const void *keys, size_t stride, uint32_t v) {
 
 /* Adds v; -1 when the heap cannot grow (h unchanged). */
 static inline int idheap_push(idheap *h, uint32_t v, const void *keys, size_t stride) {
-  if (h->n == h->cap) {
-    uint32_t nc = h->cap ? h->cap * 2 : 16;
-    uint32_t *p = (uint32_t *)realloc(h->v, nc * sizeof *p);
-    if (!p) return -1;
-    h->v = p;
-    h->cap = nc;
-  }
+  if (VEC_ROOM(h->v, h->n, h->cap, 1)) return -1;
   uint64_t k = idheap_key(keys, stride, v);
   uint32_t i = h->n++;
   while (i > 0) {

@@ -1,5 +1,6 @@
 /* ymap.c - see ymap.h. */
 #include "ymap.h"
+#include "vec.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -19,10 +20,8 @@ void ymap_free(ymap *m) {
 }
 
 static int ypush(char ***v, int *n, const char *s) {
-  char **q = realloc(*v, (size_t)(*n + 1) * sizeof *q);
-  if (!q) return -1;
-  *v = q;
-  return (q[(*n)++] = strdup(s)) ? 0 : -1;
+  char **q = VEC_APPEND(*v, *n);
+  return q && (*q = strdup(s)) ? 0 : -1;
 }
 
 /* Reads the simple YAML shape every simulator config uses. */
@@ -64,10 +63,7 @@ int ymap_read(const char *path, ymap *m, chakra_error *err) {
         if (depth != 1) {
           rc = chakra_error_set(err, CHAKRA_EFORMAT, "%s: line %lu: expected a mapping at the top", path, line);
         } else if (!cur) {
-          yentry *e = realloc(m->e, (size_t)(m->n + 1) * sizeof *e);
-          if (!e) { rc = CHAKRA_ENOMEM; break; }
-          m->e = e;
-          cur = &m->e[m->n++];
+          if (!(cur = VEC_APPEND(m->e, m->n))) { rc = CHAKRA_ENOMEM; break; }
           memset(cur, 0, sizeof *cur);
           cur->key = strdup(s);
           cur->line = line;

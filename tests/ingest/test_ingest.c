@@ -16,19 +16,19 @@
 
 static const char *repr_str(const char *s) {
   static char out[256];
-  ibuf b = {0};
+  strbuf b = {0};
   pyrepr_str(&b, (const unsigned char *)s, strlen(s));
-  snprintf(out, sizeof out, "%.*s", (int)b.n, b.p);
-  ibuf_free(&b);
+  snprintf(out, sizeof out, "%.*s", (int)b.n, b.s);
+  strbuf_free(&b);
   return out;
 }
 
 static const char *repr_num(const char *s) {
   static char out[64];
-  ibuf b = {0};
+  strbuf b = {0};
   pyrepr_number(&b, s, strlen(s));
-  snprintf(out, sizeof out, "%.*s", (int)b.n, b.p);
-  ibuf_free(&b);
+  snprintf(out, sizeof out, "%.*s", (int)b.n, b.s);
+  strbuf_free(&b);
   return out;
 }
 
