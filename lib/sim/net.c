@@ -134,8 +134,8 @@ static size_t key_hash(uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes)
  * which sizes it to the live keys so memory stays bounded. */
 static int table_rebuild(net *n) {
   size_t live = 0;
-  for (size_t i = 0; n->index && i <= n->mask; i++)
-    live += n->index[i] && slot_live(&n->slots[n->index[i] - 1]);
+  for (uint32_t i = 0; i < n->n_slots; i++) /* each key has one index entry */
+    live += slot_live(&n->slots[i]);
   size_t ncap = 1024;
   while (ncap < live * 8) ncap *= 2;
   uint32_t *ni = calloc(ncap, sizeof *ni);
