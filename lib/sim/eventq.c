@@ -243,7 +243,18 @@ void eventq_run(eventq *q, struct sim *s, void (*progress)(struct sim *s)) {
     /* The next events' objects are far apart in memory (one per NPU,
      * stream or message): fetching them while this one runs hides the
      * misses. A stale pointer is harmless to a prefetch. */
-    if (bk->pos + 2 < bk->n) __builtin_prefetch(bk->ev[bk->pos + 2].obj);
+    if (bk->pos + 4 < bk->n) __builtin_prefetch(bk->ev[bk->pos + 4].obj);
+    /* A batch's object is an NPU's list, fetched two events ago: its first
+     * callback's object is the one that misses next. */
+    if (bk->pos + 2 < bk->n) {
+      const sim_event *e = &bk->ev[bk->pos + 2];
+      if (e->fn == eventq_batch_fire) {
+        const npu_batches *nb = e->obj;
+        if (nb->n) __builtin_prefetch(nb->v[0].obj);
+      } else {
+        __builtin_prefetch(e->obj);
+      }
+    }
     /* Copy first: the callback may append to this bucket and move it. */
     sim_event ev = bk->ev[bk->pos++];
     q->fired++;

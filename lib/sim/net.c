@@ -33,7 +33,6 @@ typedef struct match_slot {
   uint32_t src, dst;
   uint32_t arrived;        /* messages arrived with no receive yet */
   uint32_t head, tail;     /* receives posted with no message yet, after `first` */
-  uint32_t used;
   /* The oldest waiting receive, kept here: a key rarely has two, and the
    * pool costs an allocation and a cache line per message. */
   sim_fn first_cb;         /* NULL = none */
@@ -72,11 +71,16 @@ typedef struct net {
   uint32_t n_msgs, cap_msgs, free_msgs;
   recv_wait *waits;
   uint32_t n_waits, cap_waits, free_waits;
+  /* The probed table holds 4-byte indices into a dense array of keys:
+   * probes touch a table an eighth full at 4 bytes a slot, and the keys in
+   * use stay packed (new ones appended), so both stay in cache. */
+  uint32_t *index;         /* 0 = empty, else 1 + position in slots */
   match_slot *slots;
+  uint32_t n_slots, cap_slots;
   size_t mask, used;
-  uint32_t gen;            /* table rebuilds: slot pointers older than this are stale */
+  uint32_t gen;            /* table rebuilds: key positions older than this are stale */
   struct slot_ref {        /* per receiving NPU, its last key: a phase's */
-    match_slot *slot;      /* receives and arrivals all share one key */
+    uint32_t slot;         /* receives and arrivals all share one key */
     uint32_t gen;
   } *last;
   link *links;
@@ -121,21 +125,32 @@ static size_t key_hash(uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes)
  * which sizes it to the live keys so memory stays bounded. */
 static int table_rebuild(net *n) {
   size_t live = 0;
-  for (size_t i = 0; n->slots && i <= n->mask; i++)
-    live += n->slots[i].used && slot_live(&n->slots[i]);
+  for (uint32_t i = 0; i < n->n_slots; i++) /* each key has one index entry */
+    live += slot_live(&n->slots[i]);
   size_t ncap = 1024;
   while (ncap < live * 8) ncap *= 2;
-  match_slot *ns = calloc(ncap, sizeof *ns);
-  if (!ns) return -1;
-  for (size_t i = 0; n->slots && i <= n->mask; i++) {
-    match_slot *o = &n->slots[i];
-    if (!o->used || !slot_live(o)) continue;
+  uint32_t *ni = calloc(ncap, sizeof *ni);
+  /* at most a quarter of the table holds keys (slot_insert) */
+  match_slot *ns = malloc((ncap / 4 + 1) * sizeof *ns);
+  if (!ni || !ns) return free(ni), free(ns), -1;
+  uint32_t k = 0;
+  /* Live keys are moved in the old table's order: the positions they take
+   * in the new one, and so every later probe, are as before. */
+  for (size_t i = 0; n->index && i <= n->mask; i++) {
+    if (!n->index[i]) continue;
+    const match_slot *o = &n->slots[n->index[i] - 1];
+    if (!slot_live(o)) continue;
     size_t h = key_hash(o->tag, o->src, o->dst, o->bytes) & (ncap - 1);
-    while (ns[h].used) h = (h + 1) & (ncap - 1);
-    ns[h] = *o;
+    while (ni[h]) h = (h + 1) & (ncap - 1);
+    ns[k] = *o;
+    ni[h] = ++k;
   }
+  free(n->index);
   free(n->slots);
+  n->index = ni;
   n->slots = ns;
+  n->n_slots = k;
+  n->cap_slots = (uint32_t)(ncap / 4 + 1);
   n->gen++;
   n->mask = ncap - 1;
   n->used = live;
@@ -147,27 +162,31 @@ static int table_rebuild(net *n) {
 static match_slot *slot_insert(sim *s, uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes,
                                size_t h, size_t dead) {
   net *n = s->net;
+  const match_slot fresh = {tag, bytes, src, dst, 0, 0, 0, NULL, NULL, 0};
   if (dead != SIZE_MAX) { /* absent: take the first dead slot on the path */
-    n->slots[dead] = (match_slot){tag, bytes, src, dst, 0, 0, 0, 1, NULL, NULL, 0};
-    return &n->slots[dead];
+    match_slot *m = &n->slots[n->index[dead] - 1];
+    *m = fresh;
+    return m;
   }
   /* Dead slots lengthen probes: rebuild at a quarter full, counting them. */
   if ((n->used + 1) * 4 > n->mask + 1) {
     if (table_rebuild(n)) return s->q.oom = 1, NULL;
     h = key_hash(tag, src, dst, bytes) & n->mask;
-    while (n->slots[h].used) h = (h + 1) & n->mask;
+    while (n->index[h]) h = (h + 1) & n->mask;
   }
-  n->slots[h] = (match_slot){tag, bytes, src, dst, 0, 0, 0, 1, NULL, NULL, 0};
+  match_slot *m = &n->slots[n->n_slots]; /* used < cap_slots: the rule above */
+  *m = fresh;
+  n->index[h] = ++n->n_slots;
   n->used++;
-  return &n->slots[h];
+  return m;
 }
 
 static inline match_slot *slot_get(sim *s, uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes) {
   net *n = s->net;
   size_t h = key_hash(tag, src, dst, bytes) & n->mask, dead = SIZE_MAX;
   for (;; h = (h + 1) & n->mask) {
-    match_slot *m = &n->slots[h];
-    if (!m->used) break;
+    if (!n->index[h]) break;
+    match_slot *m = &n->slots[n->index[h] - 1];
     if (m->tag == tag && m->src == src && m->dst == dst && m->bytes == bytes) return m;
     if (dead == SIZE_MAX && !slot_live(m)) dead = h;
   }
@@ -178,10 +197,10 @@ static inline match_slot *slot_get(sim *s, uint64_t tag, uint32_t src, uint32_t 
 static inline match_slot *slot_at(sim *s, uint64_t tag, uint32_t src, uint32_t dst, uint64_t bytes) {
   net *n = s->net;
   struct slot_ref *c = &n->last[dst];
-  match_slot *m = c->slot;
+  match_slot *m = &n->slots[c->slot];
   if (c->gen == n->gen && m->tag == tag && m->src == src && m->dst == dst && m->bytes == bytes) return m;
   m = slot_get(s, tag, src, dst, bytes);
-  if (m) *c = (struct slot_ref){m, n->gen};
+  if (m) *c = (struct slot_ref){(uint32_t)(m - n->slots), n->gen};
   return m;
 }
 
@@ -445,6 +464,7 @@ void net_free(sim *s) {
   if (!n) return;
   free(n->msgs);
   free(n->waits);
+  free(n->index);
   free(n->slots);
   free(n->last);
   free(n->links);
@@ -555,8 +575,8 @@ uint64_t net_pending(const sim *s, int (*visit)(void *ctx, int is_send, uint32_t
   const net *n = s->net;
   uint64_t count = 0;
   for (size_t i = 0; n && i <= n->mask; i++) {
-    const match_slot *m = &n->slots[i];
-    if (!m->used) continue;
+    if (!n->index[i]) continue;
+    const match_slot *m = &n->slots[n->index[i] - 1];
     uint64_t k = m->arrived + (m->first_cb != NULL);
     for (uint32_t w = m->head; w; w = n->waits[w].next) k++;
     count += k;
