@@ -298,8 +298,8 @@ int chakra_suite_rules_closed(const char *system, const char *network, chakra_di
       snprintf(what, sizeof what,
                "the closed division keeps the reference's %s (only peak-perf, local-mem-bw and endpoint-delay, "
                "the hardware's quantities, may change)",
-               b.s ? b.s : "value");
-      free(b.s);
+               strbuf_cstr(&b) ? b.s : "value");
+      strbuf_free(&b);
       rule_problem(diag, ctx, name, key, what, problems);
     }
   }
@@ -343,7 +343,7 @@ int suitesys_network_text(const char *network, char **out, chakra_error *err) {
              dims[d].bandwidth_gbps, dims[d].latency_ns);
     strbuf_put(&b, part, strlen(part));
   }
-  if (b.oom || !b.s) return free(b.s), chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (!strbuf_cstr(&b)) return strbuf_free(&b), chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   *out = b.s;
   return CHAKRA_OK;
 }
