@@ -95,7 +95,7 @@ static void inspect(char **paths, chakra_graph **g) {
   ok("graph.h", (*g)->n == 1 && (*g)->nodes[0].type == CHAKRA_COMM_COLL_NODE, "one collective");
   done("graph.h");
   chakra_json_stats js = {0};
-  ok("json.h", chakra_jsonize(paths[0], in_dir("mb.json"), CHAKRA_JSON_LINES, 0, &js, NULL, NULL, &err) == 0,
+  ok("json.h", chakra_jsonize(paths[0], in_dir("mb.json"), CHAKRA_JSON_LINES, 0, &js, NULL, NULL, NULL, &err) == 0,
      "jsonize");
   ok("json.h", js.nodes == 1, "one node converted");
   done("json.h");

@@ -17,13 +17,13 @@ static char *path(const char *name) { return tu_join(tu_dir, name); }
 
 static void jsonize_ok(const char *in, const char *out, int layout, tu_lines *warn) {
   chakra_error err = {0};
-  if (chakra_jsonize(in, out, layout, 0, NULL, warn ? tu_collect_line : NULL, warn, &err))
+  if (chakra_jsonize(in, out, layout, 0, NULL, warn ? tu_collect_line : NULL, warn, NULL, &err))
     fail_msg("jsonize: %s", err.msg);
 }
 
 static void pack_ok(const char *in, const char *out, tu_lines *warn) {
   chakra_error err = {0};
-  if (chakra_pack(in, out, 0, NULL, warn ? tu_collect_line : NULL, warn, &err))
+  if (chakra_pack(in, out, 0, NULL, warn ? tu_collect_line : NULL, warn, NULL, &err))
     fail_msg("pack: %s", err.msg);
 }
 
@@ -369,7 +369,7 @@ static void test_pack_reads_gzip_json_and_jsonize_writes_it(void **state) {
   char *in = path("small.et"), *js = path("small.jsonl.gz"), *back = path("small.back.et");
   small_trace(in);
   chakra_error err = {0};
-  assert_int_equal(chakra_jsonize(in, js, CHAKRA_JSON_LINES, 1, NULL, NULL, NULL, &err), 0);
+  assert_int_equal(chakra_jsonize(in, js, CHAKRA_JSON_LINES, 1, NULL, NULL, NULL, NULL, &err), 0);
   size_t n;
   uint8_t *b = tu_read_file(js, &n);
   assert_true(n > 2 && b[0] == 0x1f && b[1] == 0x8b);
@@ -391,7 +391,7 @@ static void test_jsonize_replaces_invalid_utf8_and_warns_naming_the_node(void **
   tu_lines warn = {0};
   chakra_json_stats st;
   chakra_error err = {0};
-  assert_int_equal(chakra_jsonize(in, out, CHAKRA_JSON_LINES, 0, &st, tu_collect_line, &warn, &err), 0);
+  assert_int_equal(chakra_jsonize(in, out, CHAKRA_JSON_LINES, 0, &st, tu_collect_line, &warn, NULL, &err), 0);
   assert_int_equal(st.bad_utf8, 2);
   assert_int_equal(st.nodes, 2);
   assert_int_equal(warn.n, 1);
@@ -412,7 +412,7 @@ static void test_pack_replaces_invalid_utf8_and_warns_naming_the_node(void **sta
   tu_lines warn = {0};
   chakra_json_stats st;
   chakra_error err = {0};
-  assert_int_equal(chakra_pack(js, out, 0, &st, tu_collect_line, &warn, &err), 0);
+  assert_int_equal(chakra_pack(js, out, 0, &st, tu_collect_line, &warn, NULL, &err), 0);
   assert_int_equal(st.bad_utf8, 2);
   assert_int_equal(st.nodes, 2);
   assert_int_equal(warn.n, 1);
@@ -437,7 +437,7 @@ static void expect_pack_error(const char *text, const char *line, const char *wh
   char *js = path("bad.json"), *out = path("bad.et");
   tu_write_text(js, text);
   chakra_error err = {0};
-  assert_int_equal(chakra_pack(js, out, 0, NULL, NULL, NULL, &err), CHAKRA_EFORMAT);
+  assert_int_equal(chakra_pack(js, out, 0, NULL, NULL, NULL, NULL, &err), CHAKRA_EFORMAT);
   assert_contains(err.msg, js);
   if (line) assert_contains(err.msg, line);
   assert_contains(err.msg, what);
@@ -503,7 +503,7 @@ static void test_jsonize_error_leaves_no_output(void **state) {
   tu_put(&b, "\x10\x08\x01", 3); /* declares 16, has 2 */
   tu_write_bytes(in, b.p, b.n);
   chakra_error err = {0};
-  assert_int_equal(chakra_jsonize(in, out, CHAKRA_JSON_LINES, 0, NULL, NULL, NULL, &err),
+  assert_int_equal(chakra_jsonize(in, out, CHAKRA_JSON_LINES, 0, NULL, NULL, NULL, NULL, &err),
                    CHAKRA_EFORMAT);
   assert_contains(err.msg, in);
   assert_contains(err.msg, "offset 8");
@@ -524,7 +524,7 @@ static void test_jsonize_warns_that_unknown_fields_are_left_out(void **state) {
   tu_lines warn = {0};
   chakra_json_stats st;
   chakra_error err = {0};
-  assert_int_equal(chakra_jsonize(in, out, CHAKRA_JSON_LINES, 0, &st, tu_collect_line, &warn, &err), 0);
+  assert_int_equal(chakra_jsonize(in, out, CHAKRA_JSON_LINES, 0, &st, tu_collect_line, &warn, NULL, &err), 0);
   assert_int_equal(st.unknown_fields, 1);
   assert_int_equal(warn.n, 1);
   assert_contains(warn.line[0], "unknown protobuf field");
