@@ -69,7 +69,7 @@ static void done(const char *header) { printf("%s: ok\n", header); }
 
 static void write_and_read(char **paths) {
   /* gen.h writes the workload, build.h names its files, trace.h reads one. */
-  ok("gen.h", chakra_gen_microbench(in_dir("mb"), CHAKRA_ALL_REDUCE, NPUS, 1 << 20, &err) == 0, "microbench");
+  ok("gen.h", chakra_gen_microbench(in_dir("mb"), CHAKRA_ALL_REDUCE, NPUS, 1 << 20, NULL, &err) == 0, "microbench");
   char label[16];
   chakra_gen_size_label(1 << 20, label, sizeof label);
   ok("gen.h", strcmp(label, "1MB") == 0, "size label");
