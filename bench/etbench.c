@@ -104,12 +104,12 @@ int main(int argc, char **argv) {
     chakra_reader_close(r);
   } else if (strcmp(op, "jsonize") == 0 && out) {
     chakra_json_stats st;
-    if (chakra_jsonize(in, out, layout, 0, &st, ignore_warning, NULL, &err)) return fail(op, &err);
+    if (chakra_jsonize(in, out, layout, 0, &st, ignore_warning, NULL, NULL, &err)) return fail(op, &err);
     nodes = st.nodes;
     if (strcmp(out, "-") != 0) out_bytes = file_size(out);
   } else if (strcmp(op, "pack") == 0 && out) {
     chakra_json_stats st;
-    if (chakra_pack(in, out, CHAKRA_WRITE_PLAIN, &st, ignore_warning, NULL, &err))
+    if (chakra_pack(in, out, CHAKRA_WRITE_PLAIN, &st, ignore_warning, NULL, NULL, &err))
       return fail(op, &err);
     nodes = st.nodes;
     out_bytes = file_size(out);

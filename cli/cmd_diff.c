@@ -4,6 +4,7 @@
 
 #include "chakra/diff.h"
 #include "cli.h"
+#include "progress.h"
 
 static const char about[] =
     "Compares two traces, rank by rank: A and B are each a FILE.et or a PREFIX\n"
@@ -42,7 +43,7 @@ int cmd_diff(int argc, char **argv) {
       {.name = "ignore-ctrl-deps", .kind = CLI_OPT_FLAG, .dest = &opt.ignore_ctrl_deps,
        .help = "statistics and positions from data deps only"},
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &quiet,
-       .help = "print nothing; the exit status says it"},
+       .help = "print nothing (no progress line either); the exit status says it"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &out, .metavar = "FILE",
        .help = "write the report there", .def = "standard output", .file = CLI_FILE_OUT},
       {0}};
@@ -70,12 +71,17 @@ int cmd_diff(int argc, char **argv) {
   chakra_error err = {0};
   int rc = set.ranks ? 0 : 2;
   size_t done = 0;
-  for (; done < n && !rc; done++)
+  cli_progress bar;
+  cli_progress_init(&bar, quiet, "ranks");
+  for (; done < n && !rc; done++) {
+    cli_progress_report(&bar, "compare", done, n);
     if (chakra_diff_ranks(sa, (uint32_t)done, sb, (uint32_t)done, &opt, &set.ranks[done], &err)) {
       rc = 2;
       cli_error("%s", err.msg);
       break;
     }
+  }
+  cli_progress_end(&bar);
   if (!rc && !quiet && chakra_diff_write(&set, out, json, &err)) {
     cli_error("%s", err.msg);
     rc = 2;

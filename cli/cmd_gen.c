@@ -28,6 +28,7 @@ static int gen_microbench(int argc, char **argv) {
   const char *prefix = NULL;
   uint32_t npus = 0;
   uint64_t size = 0;
+  int quiet = 0;
   const cli_opt opts[] = {
       {.name = "coll", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &coll_name, .metavar = "COLL",
        .help = "all_reduce, all_gather, reduce_scatter or all_to_all; any case, with '_', '-' or nothing between "
@@ -38,6 +39,7 @@ static int gen_microbench(int argc, char **argv) {
        .help = "bytes per rank (all_gather: the per-rank input); K, M, G suffixes are binary (1M = 1048576)"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &prefix,
        .metavar = "PREFIX", .help = "output prefix", .file = CLI_FILE_OUT_PREFIX},
+      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &quiet, .help = "no progress line"},
       {0}};
   const cli_command cmd = {.name = "gen microbench", .max_args = 0, .about = about, .opts = opts};
   cli_args pos;
@@ -50,8 +52,12 @@ static int gen_microbench(int argc, char **argv) {
     return 2;
   }
   chakra_error err = {0};
-  if (chakra_gen_microbench(prefix, proto_coll[t], npus, size, &err)) return cli_fail(&err);
-  return 0;
+  cli_progress bar;
+  chakra_microbench_options mo = {0};
+  mo.progress = cli_progress_start(&bar, quiet, "ranks", &mo.progress_ctx);
+  int rc = chakra_gen_microbench(prefix, proto_coll[t], npus, size, &mo, &err);
+  cli_progress_end(&bar);
+  return rc ? cli_fail(&err) : 0;
 }
 
 /* "512-256-128" -> widths; 0 or -1 after printing the error. */

@@ -1,6 +1,7 @@
 /* cmd_link.c - chakra link: merge a PyTorch host ET with its Kineto trace. */
 #include "chakra/ingest.h"
 #include "cli.h"
+#include "progress.h"
 
 static const char about[] =
     "Merges a PyTorch host execution trace (schema 1.0.1 to 1.1.1-chakra.1.0.0)\n"
@@ -31,7 +32,7 @@ int cmd_link(int argc, char **argv) {
        .help = "link even if more than 1% of host ops have no Kineto op"},
       {.name = "threads", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&opt.threads), .min = 1, .max = 64,
        .help = "parse threads for large files", .def = "CPUs"},
-      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &quiet, .help = "no summary on stdout"},
+      {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &quiet, .help = "no summary on stdout, no progress line"},
       {0}};
   const cli_command cmd = {.name = "link", .max_args = 0, .about = about, .opts = opts};
   cli_args pos;
@@ -39,7 +40,11 @@ int cmd_link(int argc, char **argv) {
   if (st != CLI_PROCEED) return st;
   chakra_link_report rep;
   chakra_error err = {0};
-  if (chakra_link(host, dev, out, &opt, &rep, &err)) return cli_fail(&err);
+  cli_progress bar;
+  opt.progress = cli_progress_start(&bar, quiet, "bytes", &opt.progress_ctx);
+  int rc = chakra_link(host, dev, out, &opt, &rep, &err);
+  cli_progress_end(&bar);
+  if (rc) return cli_fail(&err);
   if (!quiet) {
     printf("%s: %llu of %llu host ops matched (%s), %llu Kineto CPU ops without a host op\n", out,
            (unsigned long long)rep.matched, (unsigned long long)rep.host_ops,

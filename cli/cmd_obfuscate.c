@@ -7,6 +7,7 @@
 
 #include "chakra/obfuscate.h"
 #include "cli.h"
+#include "progress.h"
 
 static const char about[] =
     "Writes a copy of a trace that can be shared: every node name becomes an\n"
@@ -60,13 +61,17 @@ static int obfuscate_all(run *r, const chakra_set *set, int prefixed) {
   chakra_obfuscate_stats st = {0};
   chakra_error err = {0};
   int rc = w ? 0 : 2;
+  cli_progress bar;
+  cli_progress_init(&bar, r->quiet, "ranks");
   for (int k = 0; k < n && !rc; k++) {
+    cli_progress_report(&bar, "obfuscate", (uint64_t)k, (uint64_t)n);
     char *p = out_path(r, prefixed, k);
     if (!p || chakra_writer_open(&w[k], p, 0, &err) ||
         chakra_obfuscate_set_rank(set, (uint32_t)k, w[k], &r->opt, &st, &err))
       rc = p ? cli_fail(&err) : 2;
     free(p);
   }
+  cli_progress_end(&bar);
   for (int k = 0; k < n && w; k++) {
     if (!w[k]) continue;
     if (rc) chakra_writer_discard(w[k]);
@@ -107,7 +112,7 @@ static int parse(run *r, cli_list *keep, int argc, char **argv) {
       {.name = "seed", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&r->opt.seed), .metavar = "S",
        .help = "seed of the noise", .def = "1"},
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &r->quiet,
-       .help = "no summary on standard error"},
+       .help = "no summary and no progress line on standard error"},
       {0}};
   const cli_command cmd = {.name = "obfuscate", .args = "IN.et | IN_PREFIX", .min_args = 1, .max_args = 1,
                            .about = about, .opts = opts, .args_file = CLI_FILE_TRACES};

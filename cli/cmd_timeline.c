@@ -5,6 +5,7 @@
 
 #include "chakra/timeline.h"
 #include "cli.h"
+#include "progress.h"
 
 static const char about[] =
     "Writes a Chrome trace-event timeline (open in ui.perfetto.dev or\n"
@@ -29,7 +30,7 @@ int cmd_timeline(int argc, char **argv) {
        .help = "an SVG picture (a lane per rank and track, slices coloured by node type on a time axis) instead of "
                "trace events"},
       {.name = "quiet", .short_name = 'q', .kind = CLI_OPT_FLAG, .dest = &quiet,
-       .help = "no summary line on standard error"},
+       .help = "no summary line and no progress line on standard error"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &out, .metavar = "FILE",
        .help = "output file, written atomically", .def = "standard output", .file = CLI_FILE_OUT},
       {0}};
@@ -45,7 +46,10 @@ int cmd_timeline(int argc, char **argv) {
   chakra_timeline *t;
   int rc = (svg ? chakra_timeline_open_svg(&t, out, &err) : chakra_timeline_open(&t, out, &err)) ? cli_fail(&err) : 0;
   uint64_t nodes = 0, recorded = 0, end = 0;
+  cli_progress bar;
+  cli_progress_init(&bar, quiet, "ranks");
   for (int r = 0; r < n && !rc; r++) {
+    cli_progress_report(&bar, "add", (uint64_t)r, (uint64_t)n);
     chakra_graph *g;
     if ((rc = cli_load_tolerant(set, (uint32_t)r, ignore_ctrl, &g)) != 0) break;
     chakra_timeline_rank_info info;
@@ -54,6 +58,7 @@ int cmd_timeline(int argc, char **argv) {
     if (info.end_ns > end) end = info.end_ns;
     chakra_graph_free(g);
   }
+  cli_progress_end(&bar);
   if (rc) chakra_timeline_discard(t);
   else if (chakra_timeline_close(t, &err)) rc = cli_fail(&err);
   if (!rc && !quiet)

@@ -23,12 +23,20 @@
 extern "C" {
 #endif
 
+typedef struct chakra_microbench_options {
+  /* phase "ranks": rank files made of all, one call each; nonzero stops
+   * it with CHAKRA_ECANCELED. May be NULL. */
+  chakra_progress_fn progress;
+  void *progress_ctx;
+} chakra_microbench_options;
+
 /* Writes PREFIX.<r>.et for r in 0..npus-1. comm_type is a
  * CollectiveCommType value (ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER,
  * ALL_TO_ALL). Each file is written atomically, one after the other: after
- * a failure the files of the ranks before the failing one are in place. */
+ * a failure the files of the ranks before the failing one are in place.
+ * opt may be NULL. */
 CHAKRA_API int chakra_gen_microbench(const char *prefix, int comm_type, uint32_t npus, uint64_t size_bytes,
-                                     chakra_error *err);
+                                     const chakra_microbench_options *opt, chakra_error *err);
 /* The same workload in the shared form (chakra/set.h): PREFIX.class0.et,
  * rank 0's file, which every rank runs (so every rank's node has id 0),
  * and PREFIX.set.json, a grid of one axis and one class; all or none. Two

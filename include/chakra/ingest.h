@@ -40,6 +40,12 @@ typedef struct chakra_link_options {
   int threads;           /* parse threads for large plain files; 0 = auto */
   chakra_diag_fn diag;   /* warnings, each naming the file (may be NULL) */
   void *diag_ctx;
+  /* phase "bytes": bytes of the host ET parsed, about every 4 MiB, of
+   * total = its size (0 when unknown: compressed, a pipe); the Kineto
+   * trace and the linking after it are not counted. Nonzero stops the
+   * link with CHAKRA_ECANCELED. May be NULL. */
+  chakra_progress_fn progress;
+  void *progress_ctx;
 } chakra_link_options;
 
 typedef struct chakra_link_report {

@@ -32,30 +32,42 @@ typedef struct chakra_json_stats {
   uint64_t unknown_fields; /* unknown protobuf fields not representable in JSON */
 } chakra_json_stats;
 
+/* What the conversions below report while they run; NULL or zeroed: nothing. */
+typedef struct chakra_json_options {
+  /* phase "bytes": input bytes read (uncompressed), about every 4 MiB for
+   * chakra_jsonize() and every 256 KiB read for chakra_pack(), of total =
+   * the input's size (0 when unknown: gzip, a pipe, a FILE* or memory).
+   * Nonzero stops the conversion with CHAKRA_ECANCELED. May be NULL. */
+  chakra_progress_fn progress;
+  void *progress_ctx;
+} chakra_json_options;
+
 /* Converts in_path (a .et, gzip or not) to JSON in out_path; either may be
  * "-". out_gzip: compress the JSON. The output is written to a temporary
  * file and renamed on success: after a failure nothing is at out_path.
  * Warnings (invalid UTF-8 replaced, unknown fields left out) go to diag
  * (may be NULL) naming the file and node. stats (may be NULL) is filled in
- * even on failure, with what was converted until then. */
+ * even on failure, with what was converted until then. opt may be NULL. */
 CHAKRA_API int chakra_jsonize(const char *in_path, const char *out_path, int layout, int out_gzip,
                               chakra_json_stats *stats, chakra_diag_fn diag, void *diag_ctx,
-                              chakra_error *err);
+                              const chakra_json_options *opt, chakra_error *err);
 
 /* Converts JSON in any of the layouts above back into a .et; write_flags
  * are CHAKRA_WRITE_* from trace.h. Output, warnings and stats as for
  * chakra_jsonize(). */
 CHAKRA_API int chakra_pack(const char *in_path, const char *out_path, int write_flags,
                            chakra_json_stats *stats, chakra_diag_fn diag, void *diag_ctx,
-                           chakra_error *err);
+                           const chakra_json_options *opt, chakra_error *err);
 
 /* The same between any input and output (chakra/stream.h): a .et from a
  * file, FILE* or buffer to JSON for a FILE* or callback, and back. The
  * path forms above are these with files. */
 CHAKRA_API int chakra_jsonize_io(const chakra_input *in, const chakra_sink *out, int layout, chakra_json_stats *stats,
-                                 chakra_diag_fn diag, void *diag_ctx, chakra_error *err);
+                                 chakra_diag_fn diag, void *diag_ctx, const chakra_json_options *opt,
+                                 chakra_error *err);
 CHAKRA_API int chakra_pack_io(const chakra_input *in, const chakra_sink *out, int write_flags, chakra_json_stats *stats,
-                              chakra_diag_fn diag, void *diag_ctx, chakra_error *err);
+                              chakra_diag_fn diag, void *diag_ctx, const chakra_json_options *opt,
+                              chakra_error *err);
 
 /* Deprecated: the one-line warning callback that chakra_sim_run() still
  * takes (sim.h); everything else reports through chakra_diag_fn. */

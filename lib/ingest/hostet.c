@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "../util/bigmem.h"
+#include "../util/instream.h"
 #include "../util/tasks.h"
 #include "chakra/ingest.h"
 #include "htparse.h"
@@ -45,22 +45,11 @@ int ht_progress_add(ht_progress *g, size_t n) {
   return stop;
 }
 
-/* The input's size when it is a plain file, else 0 (unknown). */
-static uint64_t plain_size(const chakra_input *input) {
-  struct stat st;
-  unsigned char magic[2] = {0, 0};
-  if (!input->path || strcmp(input->path, "-") == 0 || stat(input->path, &st) || !S_ISREG(st.st_mode)) return 0;
-  FILE *f = fopen(input->path, "rb");
-  size_t got = f ? fread(magic, 1, 2, f) : 0;
-  if (f) fclose(f);
-  return got == 2 && magic[0] == 0x1f && magic[1] == 0x8b ? 0 : (uint64_t)st.st_size;
-}
-
 static int read_input(hostet **out, const chakra_input *input, const hostet_options *opt, chakra_error *err);
 
 int hostet_read_input(hostet **out, const chakra_input *input, const hostet_options *opt, chakra_error *err) {
   if (!opt->progress) return read_input(out, input, opt, err);
-  ht_progress g = {.fn = opt->progress, .ctx = opt->progress_ctx, .total = plain_size(input)};
+  ht_progress g = {.fn = opt->progress, .ctx = opt->progress_ctx, .total = instream_plain_size(input)};
   pthread_mutex_init(&g.mu, NULL);
   hostet_options o = *opt;
   o.prog = &g;

@@ -23,7 +23,8 @@ int link_oom(linker *L) { return chakra_error_set(L->err, CHAKRA_ENOMEM, "out of
 static int read_inputs(linker *L, const char *host_path, const char *kineto_path) {
   const chakra_link_options *opt = L->opt;
   hostet_options ho = {.mode = HT_MODE_LINK, .versions = HT_VERSIONS_KNOWN, .threads = opt->threads,
-                       .diag = opt->diag, .diag_ctx = opt->diag_ctx};
+                       .diag = opt->diag, .diag_ctx = opt->diag_ctx, .progress = opt->progress,
+                       .progress_ctx = opt->progress_ctx};
   int rc = hostet_read(&L->h, host_path, &ho, L->err);
   if (!rc) rc = kineto_read(&L->k, kineto_path, L->err);
   if (rc) return rc;

@@ -134,7 +134,7 @@ static int write_micro(calib *c, chakra_error *err) {
   for (int k = 0; k < CALIB_NCOLL && !rc; k++)
     for (uint32_t i = 0; i < c->n_sizes && !rc; i++) {
       micro_prefix(c, p, sizeof p, k, c->sizes[i]);
-      rc = chakra_gen_microbench(p, calib_colls[k], (uint32_t)c->size, c->sizes[i], err);
+      rc = chakra_gen_microbench(p, calib_colls[k], (uint32_t)c->size, c->sizes[i], NULL, err);
     }
   outset_scratch_end();
   return rc;

@@ -50,7 +50,7 @@ static int node_name(int comm_type, uint32_t npus, uint64_t size_bytes, char *na
 }
 
 int chakra_gen_microbench(const char *prefix, int comm_type, uint32_t npus, uint64_t size_bytes,
-                          chakra_error *err) {
+                          const chakra_microbench_options *opt, chakra_error *err) {
   char name[96];
   int rc = node_name(comm_type, npus, size_bytes, name, sizeof name, err);
   if (rc) return rc;
@@ -59,7 +59,11 @@ int chakra_gen_microbench(const char *prefix, int comm_type, uint32_t npus, uint
   rc = chakra_builder_new(&b);
   if (rc) return chakra_error_set(err, rc, "out of memory");
   rc = chakra_workload_writer_open(&w, prefix, npus, NULL, err);
-  for (uint32_t r = 0; r < npus && !rc; r++) rc = put_rank(w, b, r, name, comm_type, size_bytes, err);
+  for (uint32_t r = 0; r < npus && !rc; r++) {
+    rc = put_rank(w, b, r, name, comm_type, size_bytes, err);
+    if (!rc && opt && opt->progress && opt->progress(opt->progress_ctx, "ranks", r + 1, npus))
+      rc = chakra_error_set(err, CHAKRA_ECANCELED, "%s: stopped by the progress callback", prefix);
+  }
   chakra_builder_free(b);
   if (rc) {
     chakra_workload_writer_discard(w);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../util/diag.h"
+#include "../util/instream.h"
 #include "../util/jsonw.h"
 #include "../util/outfile.h"
 #include "chakra/json.h"
@@ -318,7 +319,24 @@ typedef struct jrun {
   chakra_diag_fn diag;
   void *diag_ctx;
   const char *in_path;
+  chakra_progress_fn progress;
+  void *progress_ctx;
+  uint64_t total, next; /* the input's size (0: unknown); the offset of the next report */
 } jrun;
+
+/* Every this many nodes the reader's offset is looked at: a node takes
+ * tens of nanoseconds, so the loop stays as fast as without progress. */
+enum { JSONIZE_CHECK_NODES = 1024, JSONIZE_REPORT_BYTES = 4 << 20 };
+
+/* The bytes read so far to the progress callback, about every 4 MiB. */
+static int report_bytes(jrun *j, int last, chakra_error *err) {
+  uint64_t at = chakra_reader_offset(j->r);
+  if (!last && at < j->next) return 0;
+  j->next = at + JSONIZE_REPORT_BYTES;
+  if (j->progress(j->progress_ctx, "bytes", at, j->total))
+    return chakra_error_set(err, CHAKRA_ECANCELED, "%s: stopped by the progress callback", j->in_path);
+  return 0;
+}
 
 /* is_node: m is a Node (id), not the GlobalMetadata. */
 static void check_message(jrun *j, const ProtobufCMessage *m, uint64_t before, int is_node, uint64_t id) {
@@ -350,8 +368,10 @@ static int jsonize_stream(jrun *j, chakra_error *err) {
     check_message(j, &n->base, before, 1, n->id);
     j->st->nodes++;
     if (c->w.failed) break;
+    if (j->progress && j->st->nodes % JSONIZE_CHECK_NODES == 0 && (rc = report_bytes(j, 0, err)) != 0) return rc;
   }
   if (rc < 0) return rc;
+  if (j->progress && (rc = report_bytes(j, 1, err)) != 0) return rc;
   if (j->layout == CHAKRA_JSON_DOCUMENT) jsonw_lit(&c->w, "\n]}\n");
   return 0;
 }
@@ -364,11 +384,15 @@ typedef struct jdest {
 } jdest;
 
 static int jsonize(const chakra_input *in, const jdest *to, int layout, chakra_json_stats *stats, chakra_diag_fn diag,
-                   void *diag_ctx, chakra_error *err) {
+                   void *diag_ctx, const chakra_json_options *opt, chakra_error *err) {
   chakra_json_stats local;
   const char *in_path = chakra_input_name(in);
   jrun j = {.layout = layout, .st = stats ? stats : &local, .diag = diag, .diag_ctx = diag_ctx,
             .in_path = in_path};
+  if (opt && opt->progress) {
+    j.progress = opt->progress, j.progress_ctx = opt->progress_ctx;
+    j.total = instream_plain_size(in);
+  }
   memset(j.st, 0, sizeof *j.st);
   int rc = chakra_reader_open_input(&j.r, in, NULL, err);
   if (rc) return rc;
@@ -402,14 +426,14 @@ static int jsonize(const chakra_input *in, const jdest *to, int layout, chakra_j
 
 int chakra_jsonize(const char *in_path, const char *out_path, int layout, int out_gzip,
                    chakra_json_stats *stats, chakra_diag_fn diag, void *diag_ctx,
-                   chakra_error *err) {
+                   const chakra_json_options *opt, chakra_error *err) {
   chakra_input in = {.path = in_path};
   jdest to = {.path = out_path, .gzip = out_gzip};
-  return jsonize(&in, &to, layout, stats, diag, diag_ctx, err);
+  return jsonize(&in, &to, layout, stats, diag, diag_ctx, opt, err);
 }
 
 int chakra_jsonize_io(const chakra_input *in, const chakra_sink *out, int layout, chakra_json_stats *stats,
-                      chakra_diag_fn diag, void *diag_ctx, chakra_error *err) {
+                      chakra_diag_fn diag, void *diag_ctx, const chakra_json_options *opt, chakra_error *err) {
   jdest to = {.sink = out};
-  return jsonize(in, &to, layout, stats, diag, diag_ctx, err);
+  return jsonize(in, &to, layout, stats, diag, diag_ctx, opt, err);
 }

@@ -102,6 +102,9 @@ typedef struct packer {
   surrogate_scan sur;    /* lone high surrogates, found in the raw text */
   size_t scanned;        /* bytes of the current chunk the scan has seen */
   uint64_t sur_reported; /* sur.lone already counted in earlier messages */
+  chakra_progress_fn progress; /* bytes read, once a chunk */
+  void *progress_ctx;
+  uint64_t total; /* the input's size, 0 when unknown */
 } packer;
 
 static void where(packer *p, char *buf, size_t n) {
@@ -617,6 +620,10 @@ static int pack_stream(packer *p, instream *in) {
     for (const unsigned char *q = buf, *end = buf + n; (q = memchr(q, '\n', (size_t)(end - q))) != NULL; q++)
       p->lines_before++;
     p->chunk_base += (uint64_t)n;
+    if (p->progress && p->progress(p->progress_ctx, "bytes", p->chunk_base, p->total)) {
+      rc = chakra_error_set(p->err, CHAKRA_ECANCELED, "%s: stopped by the progress callback", p->path);
+      break;
+    }
     if (p->tokens == tokens_before && cap < MAX_CHUNK) {
       unsigned char *bigger = realloc(buf, 2 * cap);
       if (bigger) buf = bigger, cap *= 2;
@@ -635,10 +642,15 @@ static int pack_stream(packer *p, instream *in) {
 }
 
 static int pack(const chakra_input *input, const char *out_path, const chakra_sink *sink, int write_flags,
-                chakra_json_stats *stats, chakra_diag_fn diag, void *diag_ctx, chakra_error *err) {
+                chakra_json_stats *stats, chakra_diag_fn diag, void *diag_ctx, const chakra_json_options *opt,
+                chakra_error *err) {
   chakra_json_stats local;
   packer p = {.path = chakra_input_name(input), .st = stats ? stats : &local, .diag = diag, .diag_ctx = diag_ctx,
               .err = err};
+  if (opt && opt->progress) {
+    p.progress = opt->progress, p.progress_ctx = opt->progress_ctx;
+    p.total = instream_plain_size(input);
+  }
   memset(p.st, 0, sizeof *p.st);
   instream *in;
   int rc = instream_open_input(&in, input, err);
@@ -669,12 +681,12 @@ static int pack(const chakra_input *input, const char *out_path, const chakra_si
 }
 
 int chakra_pack(const char *in_path, const char *out_path, int write_flags, chakra_json_stats *stats,
-                chakra_diag_fn diag, void *diag_ctx, chakra_error *err) {
+                chakra_diag_fn diag, void *diag_ctx, const chakra_json_options *opt, chakra_error *err) {
   chakra_input in = {.path = in_path};
-  return pack(&in, out_path, NULL, write_flags, stats, diag, diag_ctx, err);
+  return pack(&in, out_path, NULL, write_flags, stats, diag, diag_ctx, opt, err);
 }
 
 int chakra_pack_io(const chakra_input *in, const chakra_sink *out, int write_flags, chakra_json_stats *stats,
-                   chakra_diag_fn diag, void *diag_ctx, chakra_error *err) {
-  return pack(in, NULL, out, write_flags, stats, diag, diag_ctx, err);
+                   chakra_diag_fn diag, void *diag_ctx, const chakra_json_options *opt, chakra_error *err) {
+  return pack(in, NULL, out, write_flags, stats, diag, diag_ctx, opt, err);
 }

@@ -7,8 +7,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -292,4 +294,14 @@ const char *chakra_input_name(const chakra_input *in) {
   if (in->data || (!in->path && !in->file)) return "<memory>";
   if (in->file) return "<stream>";
   return in->path;
+}
+
+uint64_t instream_plain_size(const chakra_input *in) {
+  struct stat st;
+  unsigned char magic[2] = {0, 0};
+  if (!in->path || strcmp(in->path, "-") == 0 || stat(in->path, &st) || !S_ISREG(st.st_mode)) return 0;
+  FILE *f = fopen(in->path, "rb");
+  size_t got = f ? fread(magic, 1, 2, f) : 0;
+  if (f) fclose(f);
+  return got == 2 && magic[0] == 0x1f && magic[1] == 0x8b ? 0 : (uint64_t)st.st_size;
 }

@@ -29,5 +29,8 @@ int instream_is_gzip(const instream *s);
 int instream_is_seekable(const instream *s);
 const char *instream_path(const instream *s);
 void instream_close(instream *s);
+/* The input's size when it is a plain file by path (not gzip, not "-"),
+ * else 0 (unknown): the total of a progress count in bytes. */
+uint64_t instream_plain_size(const chakra_input *in);
 
 #endif

@@ -2,7 +2,8 @@
 """The progress line of long commands (cli/progress.c), seen through a
 pseudo-terminal: with standard error on a terminal, synth, unshare, share, gen dlrm, validate,
 stats, coll check, coll gen,
-coll synth, coll from-msccl, coll expand, sim, sweep and convert pytorch draw "chakra CMD: P% (DONE of
+coll synth, coll from-msccl, coll expand, sim, sweep, convert pytorch, link,
+jsonize, pack, timeline, diff, obfuscate and gen microbench draw "chakra CMD: P% (DONE of
 TOTAL UNIT)" lines redrawn in place (a carriage return, the line, an
 erase to its end), at most ten a second, and erase the last one before
 they exit; with -q, or with standard error not a terminal, not a byte of
@@ -147,6 +148,23 @@ def main(tmp):
     shows_progress(["convert", "pytorch", "host.json", "-o", "host.et"], tmp, "bytes", os.path.getsize(host))
     shows_progress(["convert", "pytorch", "host.json", "-o", "host.et", "--threads", "1"], tmp, "bytes",
                    os.path.getsize(host))
+    # link: bytes of the host ET parsed (one Kineto op: almost all host ops unmatched)
+    with open(os.path.join(tmp, "kineto.json"), "w") as f:
+        json.dump({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mul", "pid": 1, "tid": 1, "ts": 1,
+                                    "dur": 1}]}, f)
+    shows_progress(["link", "--host", "host.json", "--device", "kineto.json", "--allow-partial", "-o", "linked.json"],
+                   tmp, "bytes", os.path.getsize(host))
+    # jsonize and pack: bytes of the input read; the largest rank file of gpt
+    et = max((os.path.join(tmp, "gpt.%d.et" % r) for r in range(64)), key=os.path.getsize)
+    shows_progress(["jsonize", et, "-o", "gpt.jsonl"], tmp, "bytes", os.path.getsize(et))
+    shows_progress(["pack", "gpt.jsonl", "-o", "gpt.back.et"], tmp, "bytes",
+                   os.path.getsize(os.path.join(tmp, "gpt.jsonl")))
+    # ranks: a timeline's, a diff's (of two sets), an obfuscation's, a microbenchmark's
+    shows_progress(["timeline", "gpt", "-o", "gpt.trace.json"], tmp, "ranks", 64)
+    shows_progress(["diff", "gpt", "gpt"], tmp, "ranks", 64)
+    shows_progress(["obfuscate", "gpt", "-o", "gpto"], tmp, "ranks", 64)
+    shows_progress(["gen", "microbench", "--coll", "allreduce", "--npus", "512", "--size", "1M", "-o", "mb"], tmp,
+                   "ranks", 512)
     shows_progress(["sweep", "--workload-configuration=gpt", "--system-configuration=" + sys_json,
                     "--network-configuration=mesh:4x4x4@50,500", "--vary", "bandwidth=25,50"],
                    tmp, "configurations", 2, same_stdout=False)  # its rows carry wall-clock seconds

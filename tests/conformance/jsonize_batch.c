@@ -29,7 +29,7 @@ int main(int argc, char **argv) {
     char out[4096];
     snprintf(out, sizeof out, "%s/%d.json", argv[2], i - 3);
     chakra_error err = {0};
-    if (chakra_jsonize(argv[i], out, layout, 0, NULL, warn_print, NULL, &err)) {
+    if (chakra_jsonize(argv[i], out, layout, 0, NULL, warn_print, NULL, NULL, &err)) {
       fprintf(stderr, "jsonize_batch: %s\n", err.msg);
       return 1;
     }

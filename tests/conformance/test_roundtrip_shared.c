@@ -90,8 +90,8 @@ static void *worker(void *arg) {
     const char *in = w->files[i];
     for (int l = 0; l < 3; l++) {
       chakra_error err = {0};
-      int rc = chakra_jsonize(in, json, layouts[l], 0, NULL, warn_count, w, &err);
-      if (!rc) rc = chakra_pack(json, back, 0, NULL, warn_count, w, &err);
+      int rc = chakra_jsonize(in, json, layouts[l], 0, NULL, warn_count, w, NULL, &err);
+      if (!rc) rc = chakra_pack(json, back, 0, NULL, warn_count, w, NULL, &err);
       uint64_t diff = 0;
       if (rc) {
         fprintf(stderr, "FAIL %s (%s): %s\n", in, names[l], err.msg);

@@ -255,7 +255,7 @@ static void test_pytorch_converted_compat_json_is_6750112_bytes(void **state) {
   char *dir = tu_mkdtemp(), *out = tu_join(dir, "pytorch.compat.json");
   chakra_json_stats st;
   chakra_error err = {0};
-  assert_int_equal(chakra_jsonize(in, out, CHAKRA_JSON_COMPAT, 0, &st, NULL, NULL, &err), 0);
+  assert_int_equal(chakra_jsonize(in, out, CHAKRA_JSON_COMPAT, 0, &st, NULL, NULL, NULL, &err), 0);
   struct stat sb;
   assert_int_equal(stat(out, &sb), 0);
   assert_int_equal(sb.st_size, 6750112);

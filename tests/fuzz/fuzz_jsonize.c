@@ -21,23 +21,23 @@ static void ignore_warn(void *ctx, const chakra_problem *p) {
 static void json_properties(const char *path) {
   const char *lines = fuzz_out("t.jsonl"), *doc = fuzz_out("t.json"), *compat = fuzz_out("t.compat");
   chakra_error err;
-  if (chakra_jsonize(path, lines, CHAKRA_JSON_LINES, 0, NULL, ignore_warn, NULL, &err)) return;
-  if (chakra_jsonize(path, doc, CHAKRA_JSON_DOCUMENT, 0, NULL, ignore_warn, NULL, &err) ||
-      chakra_jsonize(path, compat, CHAKRA_JSON_COMPAT, 0, NULL, ignore_warn, NULL, &err)) {
+  if (chakra_jsonize(path, lines, CHAKRA_JSON_LINES, 0, NULL, ignore_warn, NULL, NULL, &err)) return;
+  if (chakra_jsonize(path, doc, CHAKRA_JSON_DOCUMENT, 0, NULL, ignore_warn, NULL, NULL, &err) ||
+      chakra_jsonize(path, compat, CHAKRA_JSON_COMPAT, 0, NULL, ignore_warn, NULL, NULL, &err)) {
     fprintf(stderr, "fuzz property violated: JSON Lines worked but another layout failed: %s\n", err.msg);
     abort();
   }
   const char *a = fuzz_out("a.et"), *b = fuzz_out("b.et");
   const char *inputs[] = {lines, doc, compat};
   for (int i = 0; i < 3; i++) {
-    if (chakra_pack(inputs[i], i ? b : a, 0, NULL, ignore_warn, NULL, &err)) {
+    if (chakra_pack(inputs[i], i ? b : a, 0, NULL, ignore_warn, NULL, NULL, &err)) {
       fprintf(stderr, "fuzz property violated: pack refused jsonize output (layout %d): %s\n", i, err.msg);
       abort();
     }
     if (i) fuzz_expect_same_file(a, b, "pack of the three layouts differs");
   }
   const char *again = fuzz_out("again.jsonl");
-  if (chakra_jsonize(a, again, CHAKRA_JSON_LINES, 0, NULL, ignore_warn, NULL, &err)) {
+  if (chakra_jsonize(a, again, CHAKRA_JSON_LINES, 0, NULL, ignore_warn, NULL, NULL, &err)) {
     fprintf(stderr, "fuzz property violated: packed output does not jsonize: %s\n", err.msg);
     abort();
   }

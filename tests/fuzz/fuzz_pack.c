@@ -22,12 +22,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int fd = fuzz_input_file(data, size, path, sizeof path);
   const char *out = fuzz_out("p.et"), *js = fuzz_out("p.jsonl"), *again = fuzz_out("p2.et");
   chakra_error err;
-  if (chakra_pack(path, out, 0, NULL, ignore_warn, NULL, &err) == 0) {
-    if (chakra_jsonize(out, js, CHAKRA_JSON_LINES, 0, NULL, ignore_warn, NULL, &err)) {
+  if (chakra_pack(path, out, 0, NULL, ignore_warn, NULL, NULL, &err) == 0) {
+    if (chakra_jsonize(out, js, CHAKRA_JSON_LINES, 0, NULL, ignore_warn, NULL, NULL, &err)) {
       fprintf(stderr, "fuzz property violated: pack wrote a trace jsonize refuses: %s\n", err.msg);
       abort();
     }
-    if (chakra_pack(js, again, 0, NULL, ignore_warn, NULL, &err)) {
+    if (chakra_pack(js, again, 0, NULL, ignore_warn, NULL, NULL, &err)) {
       fprintf(stderr, "fuzz property violated: pack refused jsonize output: %s\n", err.msg);
       abort();
     }

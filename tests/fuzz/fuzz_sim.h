@@ -97,7 +97,7 @@ static inline const chakra_sim_workload *fuzz_sim_workload(void) {
     fuzz_sim_rank_jsonl(f, r);
     if (fclose(f)) abort();
     chakra_error err;
-    if (chakra_pack(jl, et, 0, NULL, NULL, NULL, &err)) {
+    if (chakra_pack(jl, et, 0, NULL, NULL, NULL, NULL, &err)) {
       fprintf(stderr, "fuzz_sim: the workload does not pack: %s\n", err.msg);
       abort();
     }

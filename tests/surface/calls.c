@@ -69,7 +69,7 @@ static void done(const char *header) { printf("%s: ok\n", header); }
 
 static void write_and_read(char **paths) {
   /* gen.h writes the workload, build.h names its files, trace.h reads one. */
-  ok("gen.h", chakra_gen_microbench(in_dir("mb"), CHAKRA_ALL_REDUCE, NPUS, 1 << 20, &err) == 0, "microbench");
+  ok("gen.h", chakra_gen_microbench(in_dir("mb"), CHAKRA_ALL_REDUCE, NPUS, 1 << 20, NULL, &err) == 0, "microbench");
   char label[16];
   chakra_gen_size_label(1 << 20, label, sizeof label);
   ok("gen.h", strcmp(label, "1MB") == 0, "size label");
@@ -95,7 +95,7 @@ static void inspect(char **paths, chakra_graph **g) {
   ok("graph.h", (*g)->n == 1 && (*g)->nodes[0].type == CHAKRA_COMM_COLL_NODE, "one collective");
   done("graph.h");
   chakra_json_stats js = {0};
-  ok("json.h", chakra_jsonize(paths[0], in_dir("mb.json"), CHAKRA_JSON_LINES, 0, &js, NULL, NULL, &err) == 0,
+  ok("json.h", chakra_jsonize(paths[0], in_dir("mb.json"), CHAKRA_JSON_LINES, 0, &js, NULL, NULL, NULL, &err) == 0,
      "jsonize");
   ok("json.h", js.nodes == 1, "one node converted");
   done("json.h");

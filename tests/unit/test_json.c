@@ -17,13 +17,13 @@ static char *path(const char *name) { return tu_join(tu_dir, name); }
 
 static void jsonize_ok(const char *in, const char *out, int layout, tu_lines *warn) {
   chakra_error err = {0};
-  if (chakra_jsonize(in, out, layout, 0, NULL, warn ? tu_collect_line : NULL, warn, &err))
+  if (chakra_jsonize(in, out, layout, 0, NULL, warn ? tu_collect_line : NULL, warn, NULL, &err))
     fail_msg("jsonize: %s", err.msg);
 }
 
 static void pack_ok(const char *in, const char *out, tu_lines *warn) {
   chakra_error err = {0};
-  if (chakra_pack(in, out, 0, NULL, warn ? tu_collect_line : NULL, warn, &err))
+  if (chakra_pack(in, out, 0, NULL, warn ? tu_collect_line : NULL, warn, NULL, &err))
     fail_msg("pack: %s", err.msg);
 }
 
@@ -369,7 +369,7 @@ static void test_pack_reads_gzip_json_and_jsonize_writes_it(void **state) {
   char *in = path("small.et"), *js = path("small.jsonl.gz"), *back = path("small.back.et");
   small_trace(in);
   chakra_error err = {0};
-  assert_int_equal(chakra_jsonize(in, js, CHAKRA_JSON_LINES, 1, NULL, NULL, NULL, &err), 0);
+  assert_int_equal(chakra_jsonize(in, js, CHAKRA_JSON_LINES, 1, NULL, NULL, NULL, NULL, &err), 0);
   size_t n;
   uint8_t *b = tu_read_file(js, &n);
   assert_true(n > 2 && b[0] == 0x1f && b[1] == 0x8b);
@@ -391,7 +391,7 @@ static void test_jsonize_replaces_invalid_utf8_and_warns_naming_the_node(void **
   tu_lines warn = {0};
   chakra_json_stats st;
   chakra_error err = {0};
-  assert_int_equal(chakra_jsonize(in, out, CHAKRA_JSON_LINES, 0, &st, tu_collect_line, &warn, &err), 0);
+  assert_int_equal(chakra_jsonize(in, out, CHAKRA_JSON_LINES, 0, &st, tu_collect_line, &warn, NULL, &err), 0);
   assert_int_equal(st.bad_utf8, 2);
   assert_int_equal(st.nodes, 2);
   assert_int_equal(warn.n, 1);
@@ -412,7 +412,7 @@ static void test_pack_replaces_invalid_utf8_and_warns_naming_the_node(void **sta
   tu_lines warn = {0};
   chakra_json_stats st;
   chakra_error err = {0};
-  assert_int_equal(chakra_pack(js, out, 0, &st, tu_collect_line, &warn, &err), 0);
+  assert_int_equal(chakra_pack(js, out, 0, &st, tu_collect_line, &warn, NULL, &err), 0);
   assert_int_equal(st.bad_utf8, 2);
   assert_int_equal(st.nodes, 2);
   assert_int_equal(warn.n, 1);
@@ -437,7 +437,7 @@ static void expect_pack_error(const char *text, const char *line, const char *wh
   char *js = path("bad.json"), *out = path("bad.et");
   tu_write_text(js, text);
   chakra_error err = {0};
-  assert_int_equal(chakra_pack(js, out, 0, NULL, NULL, NULL, &err), CHAKRA_EFORMAT);
+  assert_int_equal(chakra_pack(js, out, 0, NULL, NULL, NULL, NULL, &err), CHAKRA_EFORMAT);
   assert_contains(err.msg, js);
   if (line) assert_contains(err.msg, line);
   assert_contains(err.msg, what);
@@ -503,7 +503,7 @@ static void test_jsonize_error_leaves_no_output(void **state) {
   tu_put(&b, "\x10\x08\x01", 3); /* declares 16, has 2 */
   tu_write_bytes(in, b.p, b.n);
   chakra_error err = {0};
-  assert_int_equal(chakra_jsonize(in, out, CHAKRA_JSON_LINES, 0, NULL, NULL, NULL, &err),
+  assert_int_equal(chakra_jsonize(in, out, CHAKRA_JSON_LINES, 0, NULL, NULL, NULL, NULL, &err),
                    CHAKRA_EFORMAT);
   assert_contains(err.msg, in);
   assert_contains(err.msg, "offset 8");
@@ -524,13 +524,70 @@ static void test_jsonize_warns_that_unknown_fields_are_left_out(void **state) {
   tu_lines warn = {0};
   chakra_json_stats st;
   chakra_error err = {0};
-  assert_int_equal(chakra_jsonize(in, out, CHAKRA_JSON_LINES, 0, &st, tu_collect_line, &warn, &err), 0);
+  assert_int_equal(chakra_jsonize(in, out, CHAKRA_JSON_LINES, 0, &st, tu_collect_line, &warn, NULL, &err), 0);
   assert_int_equal(st.unknown_fields, 1);
   assert_int_equal(warn.n, 1);
   assert_contains(warn.line[0], "unknown protobuf field");
   tu_buf_free(&b);
   free(in);
   free(out);
+}
+
+/* ---- progress ------------------------------------------------------------------ */
+
+typedef struct seen_bytes {
+  uint64_t calls, last, total, stop_at; /* stop_at: the call that asks to stop (0: none) */
+  int rising;
+} seen_bytes;
+
+static int count_bytes(void *ctx, const char *phase, uint64_t done, uint64_t total) {
+  seen_bytes *s = ctx;
+  assert_string_equal(phase, "bytes");
+  if (s->calls && done < s->last) s->rising = 0;
+  s->calls++, s->last = done, s->total = total;
+  return s->stop_at && s->calls >= s->stop_at;
+}
+
+static long file_size(const char *p) {
+  FILE *f = fopen(p, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fclose(f);
+  return n;
+}
+
+/* jsonize and pack report the bytes they read, rising to the input's size;
+ * a callback asking to stop cancels them and leaves no output. */
+static void test_jsonize_and_pack_report_bytes_read_and_stop_when_asked(void **state) {
+  (void)state;
+  char *in = path("many.et"), *js = path("many.jsonl"), *back = path("many.back.et");
+  enum { N = 5000 }; /* more than one look at the offset (every 1,024 nodes) */
+  tu_node *nodes = calloc(N, sizeof *nodes);
+  for (int i = 0; i < N; i++) nodes[i].id = (uint64_t)i + 1, nodes[i].name = "aten::mul";
+  tu_write_trace(in, nodes, N);
+  free(nodes);
+  chakra_error err = {0};
+  seen_bytes s = {.rising = 1};
+  chakra_json_options o = {.progress = count_bytes, .progress_ctx = &s};
+  assert_int_equal(chakra_jsonize(in, js, CHAKRA_JSON_LINES, 0, NULL, NULL, NULL, &o, &err), 0);
+  assert_true(s.calls >= 2 && s.rising);
+  assert_int_equal(s.total, (uint64_t)file_size(in));
+  assert_int_equal(s.last, s.total);
+  s = (seen_bytes){.rising = 1};
+  assert_int_equal(chakra_pack(js, back, 0, NULL, NULL, NULL, &o, &err), 0);
+  assert_true(s.calls >= 1 && s.rising);
+  assert_int_equal(s.total, (uint64_t)file_size(js));
+  assert_int_equal(s.last, s.total);
+  /* asked to stop: cancelled, nothing written */
+  char *js2 = path("stopped.jsonl"), *back2 = path("stopped.et");
+  s = (seen_bytes){.stop_at = 1};
+  assert_int_equal(chakra_jsonize(in, js2, CHAKRA_JSON_LINES, 0, NULL, NULL, NULL, &o, &err), CHAKRA_ECANCELED);
+  assert_false(tu_exists(js2));
+  s = (seen_bytes){.stop_at = 1};
+  assert_int_equal(chakra_pack(js, back2, 0, NULL, NULL, NULL, &o, &err), CHAKRA_ECANCELED);
+  assert_false(tu_exists(back2));
+  free(in), free(js), free(back), free(js2), free(back2);
 }
 
 #define T(f) cmocka_unit_test_setup_teardown(f, tu_dir_setup, tu_dir_teardown)
@@ -558,6 +615,7 @@ int main(void) {
       T(test_pack_document_layout_errors),
       T(test_jsonize_error_leaves_no_output),
       T(test_jsonize_warns_that_unknown_fields_are_left_out),
+      T(test_jsonize_and_pack_report_bytes_read_and_stop_when_asked),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -602,10 +602,10 @@ static void readers_writers_and_reports_over_streams(void **state) {
   chakra_input et = {.data = bytes, .size = len};
   sink_buf json = {0}, back = {0}, wl = {0};
   chakra_sink jsink = {.write = collect, .ctx = &json}, bsink = {.write = collect, .ctx = &back};
-  assert_int_equal(chakra_jsonize_io(&et, &jsink, CHAKRA_JSON_LINES, NULL, NULL, NULL, &err), 0);
+  assert_int_equal(chakra_jsonize_io(&et, &jsink, CHAKRA_JSON_LINES, NULL, NULL, NULL, NULL, &err), 0);
   assert_non_null(memchr(json.p, '\n', json.n));
   chakra_input jin = {.data = json.p, .size = json.n};
-  assert_int_equal(chakra_pack_io(&jin, &bsink, 0, NULL, NULL, NULL, &err), 0);
+  assert_int_equal(chakra_pack_io(&jin, &bsink, 0, NULL, NULL, NULL, NULL, &err), 0);
   assert_int_equal(back.n, len);
   assert_memory_equal(back.p, bytes, len);
   chakra_sink wsink = {.write = collect, .ctx = &wl};

@@ -44,7 +44,7 @@ static chakra_sim_workload *ar8_workload(char **dir) {
   *dir = tu_mkdtemp();
   char *prefix = tu_join(*dir, "ar");
   chakra_error err;
-  assert_int_equal(chakra_gen_microbench(prefix, 0, 8, 1048576, &err), 0);
+  assert_int_equal(chakra_gen_microbench(prefix, 0, 8, 1048576, NULL, &err), 0);
   chakra_sim_workload *w;
   assert_int_equal(chakra_sim_workload_load(&w, prefix, 8, 1, NULL, NULL, &err), 0);
   free(prefix);
@@ -142,7 +142,7 @@ static void test_per_node_memory_without_npus_per_node_fails_at_run(void **state
   (void)state;
   char *dir = tu_mkdtemp(), *prefix = tu_join(dir, "ar");
   chakra_error err;
-  assert_int_equal(chakra_gen_microbench(prefix, 0, 8, 1024, &err), 0);
+  assert_int_equal(chakra_gen_microbench(prefix, 0, 8, 1024, NULL, &err), 0);
   chakra_sim_workload *w;
   assert_int_equal(chakra_sim_workload_load(&w, prefix, 8, 0, NULL, NULL, &err), 0);
   chakra_sim_config *c = ring8_config();
@@ -180,7 +180,7 @@ static void test_progress_callback_can_stop_a_run(void **state) {
   (void)state;
   char *dir = tu_mkdtemp(), *prefix = tu_join(dir, "ar");
   chakra_error err;
-  assert_int_equal(chakra_gen_microbench(prefix, 0, 256, 1048576, &err), 0);
+  assert_int_equal(chakra_gen_microbench(prefix, 0, 256, 1048576, NULL, &err), 0);
   chakra_topo_dim d = {CHAKRA_TOPO_RING, 256, 50.0, 500.0};
   chakra_topo *t;
   assert_int_equal(chakra_topo_new(&t, &d, 1, &err), 0);
@@ -209,7 +209,7 @@ static void test_workload_and_network_must_agree(void **state) {
   (void)state;
   char *dir = tu_mkdtemp(), *prefix = tu_join(dir, "ar");
   chakra_error err;
-  assert_int_equal(chakra_gen_microbench(prefix, 0, 8, 1024, &err), 0);
+  assert_int_equal(chakra_gen_microbench(prefix, 0, 8, 1024, NULL, &err), 0);
   chakra_sim_workload *w;
   assert_int_equal(chakra_sim_workload_load(&w, prefix, 4, 0, NULL, NULL, &err), 0); /* ranks 0..3 only */
   chakra_sim_config *c = ring8_config();

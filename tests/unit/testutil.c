@@ -214,7 +214,7 @@ void tu_write_trace(const char *path, const tu_node *nodes, size_t n) {
 char *tu_microbench(const char *name, uint32_t npus) {
   char *prefix = tu_join(tu_dir, name);
   chakra_error err = {0};
-  if (chakra_gen_microbench(prefix, CHAKRA_ALL_REDUCE, npus, 1 << 20, &err)) fail_msg("%s", err.msg);
+  if (chakra_gen_microbench(prefix, CHAKRA_ALL_REDUCE, npus, 1 << 20, NULL, &err)) fail_msg("%s", err.msg);
   return prefix;
 }
 
