@@ -3,19 +3,13 @@
  * spread is in cmd_suiterun.c. */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "chakra/suite.h"
 #include "cli.h"
+#include "progress.h"
 #include "suitecli.h"
 
 /* ---- list ---- */
-
-static int print_progress(void *ctx, const char *phase, uint64_t done, uint64_t total) {
-  (void)ctx;
-  fprintf(stderr, "\rchakra suite: %s %llu of %llu\033[K", phase, (unsigned long long)done, (unsigned long long)total);
-  return 0;
-}
 
 const chakra_suite_version *suitecli_version(const char *name) {
   const chakra_suite_version *v = chakra_suite_version_find(name);
@@ -28,6 +22,17 @@ const chakra_suite_version *suitecli_version(const char *name) {
       strncat(known, all[i].name, sizeof known - strlen(known) - 1);
     }
     cli_error("--suite-version: \"%s\" is not a version of this tool (expected one of %s)", name, known);
+  }
+  return v;
+}
+
+/* The version named by --suite-version, which must have the --class given
+ * (NULL: any); NULL after the message. */
+static const chakra_suite_version *version_with_class(const char *version, const char *cls) {
+  const chakra_suite_version *v = suitecli_version(version);
+  if (v && cls && !chakra_suite_has_class(v, cls)) {
+    cli_error("--class: suite %s has no class \"%s\"", v->name, cls);
+    return NULL;
   }
   return v;
 }
@@ -50,12 +55,8 @@ static int suite_list(int argc, char **argv) {
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
-  const chakra_suite_version *v = suitecli_version(version);
+  const chakra_suite_version *v = version_with_class(version, cls);
   if (!v) return CLI_EXIT_ERROR;
-  if (cls && !chakra_suite_has_class(v, cls)) {
-    cli_error("--class: suite %s has no class \"%s\"", v->name, cls);
-    return CLI_EXIT_ERROR;
-  }
   printf("suite %s: %s\n", v->name, v->about);
   const char *last = "";
   for (size_t i = 0; i < v->n; i++) {
@@ -106,16 +107,14 @@ static int suite_make(int argc, char **argv) {
   cli_args pos;
   int st = cli_parse(&cmd, argc, argv, &pos);
   if (st != CLI_PROCEED) return st;
-  const chakra_suite_version *v = suitecli_version(version);
+  const chakra_suite_version *v = version_with_class(version, cls);
   if (!v) return CLI_EXIT_ERROR;
-  if (cls && !chakra_suite_has_class(v, cls)) {
-    cli_error("--class: suite %s has no class \"%s\"", v->name, cls);
-    return CLI_EXIT_ERROR;
-  }
   chakra_error err = {0};
-  int tty = !quiet && isatty(2);
-  int rc = chakra_suite_make(v, cls, dir, threads, tty ? print_progress : NULL, NULL, &err);
-  if (tty) fputs("\r\033[K", stderr);
+  cli_progress bar;
+  void *bar_ctx;
+  chakra_progress_fn progress = cli_progress_start(&bar, quiet, "workloads", &bar_ctx);
+  int rc = chakra_suite_make(v, cls, dir, threads, progress, bar_ctx, &err);
+  cli_progress_end(&bar);
   if (rc) return cli_fail(&err);
   if (!quiet) cli_summary("suite %s%s%s written to %s (manifest %s/%s)", v->name, cls ? ", class " : "",
                           cls ? cls : "", dir, dir, CHAKRA_SUITE_MANIFEST);

@@ -13,6 +13,7 @@
 
 #include "chakra/suite.h"
 #include "cli.h"
+#include "progress.h"
 #include "mpijob.h"
 #include "suitecli.h"
 
@@ -39,13 +40,6 @@ static void print_problem(void *ctx, const chakra_problem *p) {
   if (p->severity >= CHAKRA_SEV_ERROR) cli_error("%s", line);
   else if (!seen_before(line)) cli_warn("%s", line);
   pthread_mutex_unlock(&print_lock);
-}
-
-static int print_progress(void *ctx, const char *phase, uint64_t done, uint64_t total) {
-  (void)ctx;
-  fprintf(stderr, "\rchakra suite: %s: %llu of %llu workloads\033[K", phase, (unsigned long long)done,
-          (unsigned long long)total);
-  return 0;
 }
 
 /* A scratch folder for expanded workloads inside the suite folder. */
@@ -190,14 +184,14 @@ static int run_mine(const run_args *a, const cli_job *j, const chakra_suite_dir 
   *n = select_jobs(d, a->cls, j, jobs, total);
   char *scratch = a->algo.n ? make_scratch(d->path) : NULL;
   int rc = a->algo.n && !scratch ? chakra_error_set(err, CHAKRA_EIO, "%s: cannot make a scratch folder", d->path) : 0;
-  int tty = !a->quiet && j->rank == 0 && isatty(2);
+  cli_progress bar; /* rank 0 draws it */
   chakra_suite_run_options o = {.system = a->system, .network = a->network,
                                 .rules = (const char *const *)a->algo.items, .n_rules = a->algo.n,
                                 .scratch = scratch, .threads = a->threads ? a->threads : j->mpi ? 1 : 0,
-                                .diag = print_problem, .diag_ctx = (void *)j,
-                                .progress = tty ? print_progress : NULL};
+                                .diag = print_problem, .diag_ctx = (void *)j};
+  o.progress = cli_progress_start(&bar, a->quiet || j->rank != 0, "workloads", &o.progress_ctx);
   if (!rc) rc = chakra_suite_run(d, &o, jobs, *n, *mine, err);
-  if (tty) fputs("\r\033[K", stderr);
+  cli_progress_end(&bar);
   remove_scratch(scratch);
   free(scratch);
   free(jobs);

@@ -13,8 +13,7 @@
 #include <string.h>
 
 #include "score.h"
-#include "../util/jsonw.h"
-#include "../util/outfile.h"
+#include "../util/textout.h"
 #include "../util/xmltext.h"
 
 static const char style[] =
@@ -229,20 +228,9 @@ static void page(jsonw *j, const chakra_suite_score *s, const chakra_suite_resul
 
 int chakra_suite_board_write(const chakra_suite_score *s, const chakra_suite_result *results, const char *path,
                              chakra_error *err) {
-  outfile *out = NULL;
-  int rc = outfile_open(&out, path, 0, err);
+  textout t;
+  int rc = textout_open(&t, path, err);
   if (rc) return rc;
-  jsonw j;
-  if (jsonw_init(&j, out)) {
-    outfile_discard(out);
-    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  }
-  page(&j, s, results);
-  rc = jsonw_flush(&j);
-  if (rc) *err = j.err;
-  if (!rc && j.failed) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  jsonw_free(&j);
-  if (rc) outfile_discard(out);
-  else rc = outfile_commit(out, err);
-  return rc;
+  page(&t.w, s, results);
+  return textout_close(&t, 0, err);
 }

@@ -13,8 +13,7 @@
 
 #include "chakra/version.h"
 #include "suitesys.h"
-#include "../util/jsonw.h"
-#include "../util/outfile.h"
+#include "../util/textout.h"
 
 /* path, sha and text of a configuration file, or of the reference's text. */
 static int describe_file(const char *path, const char *builtin, char **p, char **sha, char **text, chakra_error *err) {
@@ -150,21 +149,11 @@ static void put_result(jsonw *j, const chakra_suite_result *r, const chakra_suit
 
 int chakra_suite_result_write(const chakra_suite_result *r, const chakra_suite_version *v, const char *path,
                               chakra_error *err) {
-  outfile *out = NULL;
-  int rc = outfile_open(&out, path, 0, err);
+  textout t;
+  int rc = textout_open(&t, path, err);
   if (rc) return rc;
-  jsonw j;
-  if (jsonw_init(&j, out)) {
-    outfile_discard(out);
-    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  }
-  put_result(&j, r, v);
-  rc = jsonw_flush(&j);
-  if (rc) *err = j.err;
-  jsonw_free(&j);
-  if (rc) outfile_discard(out);
-  else rc = outfile_commit(out, err);
-  return rc;
+  put_result(&t.w, r, v);
+  return textout_close(&t, 0, err);
 }
 
 /* ---- reading ---- */

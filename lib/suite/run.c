@@ -6,6 +6,7 @@
  * util/tasks threads, each with its own configuration and result. */
 #include "run.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,7 +142,9 @@ typedef struct run_ctx {
   const chakra_suite_run_options *o;
   const size_t *jobs;
   chakra_suite_metrics *out;
+  pthread_mutex_t lock;    /* progress is reported one call at a time, as chakra_progress_fn expects */
   size_t done, n;
+  int canceled;            /* the progress callback asked to stop: the workloads not started are skipped */
 } run_ctx;
 
 static int run_job(void *ctx, size_t i) {
@@ -149,11 +152,15 @@ static int run_job(void *ctx, size_t i) {
   chakra_suite_metrics *m = &c->out[i];
   memset(m, 0, sizeof *m);
   m->workload = (uint32_t)c->d->index[c->jobs[i]];
+  pthread_mutex_lock(&c->lock);
+  int canceled = c->canceled;
+  pthread_mutex_unlock(&c->lock);
+  if (canceled) return 0;
   run_workload(&c->d->version->workloads[m->workload], c->d->path, c->o, m);
-  if (c->o->progress) {
-    size_t done = __atomic_add_fetch(&c->done, 1, __ATOMIC_RELAXED);
-    c->o->progress(c->o->progress_ctx, "run", done, c->n);
-  }
+  pthread_mutex_lock(&c->lock);
+  c->done++;
+  if (c->o->progress && c->o->progress(c->o->progress_ctx, "run", c->done, c->n)) c->canceled = 1;
+  pthread_mutex_unlock(&c->lock);
   return 0;
 }
 
@@ -163,6 +170,7 @@ int chakra_suite_run(const chakra_suite_dir *d, const chakra_suite_run_options *
     if (jobs[i] >= d->n) return chakra_error_set(err, CHAKRA_EINVAL, "workload %zu: the folder has %zu", jobs[i], d->n);
   if (o->n_rules && !o->scratch)
     return chakra_error_set(err, CHAKRA_EINVAL, "collective rules need a scratch folder for the expanded workloads");
-  run_ctx c = {d, o, jobs, out, 0, n};
-  return tasks_run(n, o->threads, run_job, &c, 0) ? chakra_error_set(err, CHAKRA_ENOMEM, "out of memory") : 0;
+  run_ctx c = {.d = d, .o = o, .jobs = jobs, .out = out, .lock = PTHREAD_MUTEX_INITIALIZER, .n = n};
+  if (tasks_run(n, o->threads, run_job, &c, 0)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  return c.canceled ? chakra_error_set(err, CHAKRA_ECANCELED, "stopped after %zu of %zu workloads", c.done, n) : 0;
 }
