@@ -24,7 +24,7 @@ fi
 case $minutes in --check) ;; '' | *[!0-9]*) echo "fuzz.sh: MINUTES must be a whole number" >&2; exit 2 ;; esac
 scripts/install-deps.sh
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(reader jsonize encode pack hostet link textwl msccl plot simsys simnet simmem commgroups links synth plan collsynth manifest)
+[ ${#targets[@]} -eq 0 ] && targets=(reader jsonize encode pack hostet link textwl msccl plot simsys simnet simmem commgroups links synth plan collsynth manifest flat issuelog suiteresult)
 
 build=build-fuzz
 if [ $check -eq 1 ]; then
@@ -41,6 +41,7 @@ seed_corpus() { # TARGET DIR: checked-in seeds (hex decoded) and shared inputs
   local t=$1 dir=$2 src=$1
   [ "$t" = jsonize ] && src=reader
   [ "$t" = encode ] && src=reader
+  [ "$t" = flat ] && src=reader
   mkdir -p "$dir"
   for f in tests/fuzz/seeds/$src/* tests/fuzz/regressions/$src/*; do
     [ -f "$f" ] || continue
