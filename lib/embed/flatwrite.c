@@ -49,7 +49,8 @@ static int check_string(const wstate *w, uint64_t node, const char *field, uint6
     return bad(w, node, field, "string %llu, but there are %llu", (unsigned long long)s,
                (unsigned long long)f->n_strings);
   }
-  if (text && memchr(f->strings + f->str_off[s], 0, f->str_off[s + 1] - f->str_off[s]))
+  uint64_t len = f->str_off[s + 1] - f->str_off[s]; /* strings may be NULL when every string is empty */
+  if (text && len && memchr(f->strings + f->str_off[s], 0, len))
     return bad(w, node, field, "holds a NUL byte, which a protobuf string cannot carry here");
   return 0;
 }

@@ -13,6 +13,7 @@
 
 #include "chakra/version.h"
 #include "suitesys.h"
+#include "../util/commgroups.h"
 #include "../util/textout.h"
 
 /* path, sha and text of a configuration file, or of the reference's text. */
@@ -216,9 +217,10 @@ static int read_workload(const rd *r, yajl_val o, size_t i, const chakra_suite_v
   int rc = get_string(r, o, where, "name", &name);
   long at = rc ? -1 : chakra_suite_workload_find(v, name);
   res->wl_name[i] = name;
+  char q[96];
   if (!rc && at < 0)
     return chakra_error_set(r->err, CHAKRA_EFORMAT, "%s: %s.name: \"%s\" is not a workload of suite %s", r->path,
-                            where, name, v->name);
+                            where, cg_quote(name, q, sizeof q), v->name);
   if (!rc) m->workload = (uint32_t)at;
   if (!rc) rc = get_string(r, o, where, "sha256", &res->wl_sha256[i]);
   yajl_val ok = member(o, "ok", yajl_t_any);
@@ -257,9 +259,10 @@ static int read_rules(const rd *r, yajl_val root, chakra_suite_result *res) {
 
 static int read_head(const rd *r, yajl_val root, chakra_suite_result *res, const chakra_suite_version **v) {
   int rc = get_string(r, root, "", "suite_version", &res->suite_version);
+  char q[96];
   if (!rc && !(*v = chakra_suite_version_find(res->suite_version)))
     return chakra_error_set(r->err, CHAKRA_EFORMAT, "%s: suite_version: \"%s\" is not a version this tool knows",
-                            r->path, res->suite_version);
+                            r->path, cg_quote(res->suite_version, q, sizeof q));
   if (!rc) rc = get_string(r, root, "", "tool_version", &res->tool_version);
   if (!rc) rc = get_string(r, root, "", "name", &res->name);
   if (!rc) rc = get_string(r, root, "", "division", &res->division);
