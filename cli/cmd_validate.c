@@ -13,8 +13,8 @@ static const char about[] =
     "Checks each file: framing and decoding, duplicate node ids, dependencies\n"
     "on absent ids, cycles, attribute kinds, and the attributes each node type\n"
     "requires. With several ranks (PREFIX means PREFIX.0.et, PREFIX.1.et, ...,\n"
-    "or a shared set PREFIX.set.json, whose ranks are checked bound; files given\n"
-    "one by one are ranks 0, 1, ... in order) it also checks that\n"
+    "or a shared set PREFIX.set.json; files given one by one are ranks 0, 1,\n"
+    "... in order) it also checks that\n"
     "every send has exactly one receive with the same src, dst, tag and size,\n"
     "that the collectives of each communicator group agree in order, type and\n"
     "size on every member and are issued only by members, and that the ranks\n"
@@ -26,6 +26,12 @@ static const char about[] =
     "times: given --system-configuration and --network-configuration, a\n"
     "workload that passes is also simulated on them, and a rank the simulator\n"
     "cannot finish is an error (an exact answer for that configuration).\n"
+    "\n"
+    "A shared set in the grid layout (chakra synth --shared) is checked by class:\n"
+    "each class template once, and the cross-rank checks on the classes'\n"
+    "representatives with their partners translated along the grid, which finds\n"
+    "an error exactly when checking every rank does (--per-rank checks every\n"
+    "rank; the summary says which was used).\n"
     "\n"
     "Prints one line per problem (file, node id, offset, problem) and a summary.\n";
 
@@ -75,6 +81,8 @@ int cmd_validate(int argc, char **argv) {
        .help = "true|false: check deadlocks as chakra sim --rendezvous-protocol=true runs (a send waits for its "
                "receive)",
        .def = "false"},
+      {.name = "per-rank", .kind = CLI_OPT_FLAG, .dest = &vopt.per_rank,
+       .help = "check every rank of a shared grid set (PREFIX.set.json), not each class once"},
       {.name = "system-configuration", .kind = CLI_OPT_STRING, .dest = &sf->system, .metavar = "SYS.json",
        .help = "with --network-configuration: also simulate the workload (as chakra sim) and report ranks that do "
                "not finish",
@@ -131,7 +139,11 @@ int cmd_validate(int argc, char **argv) {
   if (o.limit && sum.errors + sum.warnings > o.printed && !o.quiet)
     printf("... %llu more problem line(s) not shown (--max-errors)\n",
            (unsigned long long)(sum.errors + sum.warnings - o.printed));
-  printf("%d file(s), %llu node(s): %llu error(s), %llu warning(s)%s%s\n", sum.files,
+  if (sum.classes)
+    printf("%d rank(s) in %u class(es), checked by class: ", sum.files, sum.classes);
+  else
+    printf("%d file(s), ", sum.files);
+  printf("%llu node(s): %llu error(s), %llu warning(s)%s%s\n",
          (unsigned long long)sum.nodes, (unsigned long long)sum.errors,
          (unsigned long long)sum.warnings, sum.unreadable ? ", unreadable input" : "", beside);
   if (sum.unreadable) return 2;

@@ -29,8 +29,12 @@ extern "C" {
 #endif
 
 typedef struct chakra_validate_summary {
-  int files, unreadable;
+  int files, unreadable;   /* ranks, and those unreadable */
   uint64_t nodes, errors, warnings;
+  /* 0: every rank was checked; else the set was checked by class, each of
+   * these classes' templates once (chakra_validate_set), and files, nodes
+   * and unreadable still count every rank. */
+  uint32_t classes;
 } chakra_validate_summary;
 
 /* paths[r] is rank r's file. Cross-rank checks run when n > 1. Each
@@ -52,6 +56,9 @@ typedef struct chakra_validate_options {
   /* Check deadlocks as chakra sim --rendezvous-protocol=true runs: a send
    * finishes only once its receive has been issued. */
   int rendezvous;
+  /* Check every rank of a shared grid set (chakra_validate_set), as for
+   * per-rank files, instead of each class once. */
+  int per_rank;
 } chakra_validate_options;
 
 /* chakra_validate with options (opt may be NULL). A comm-group
@@ -64,7 +71,15 @@ CHAKRA_API int chakra_validate_with(char *const *paths, int n, const chakra_vali
 
 /* The same over a trace set (chakra/set.h): its ranks, named in problems
  * by chakra_set_rank_name(), and its communicator groups
- * (opt->comm_groups is not read: the set's groups are used). */
+ * (opt->comm_groups is not read: the set's groups are used).
+ * A shared set in the grid layout, with its manifest's groups and no
+ * METADATA node, is checked by class unless opt->per_rank: each class
+ * template once, messages and collectives matched up to the grid's
+ * translations, the deadlock check run on the representatives. It finds an
+ * error exactly when checking every rank does (docs/validate.md, "By
+ * class"); a problem is then reported once per class, named
+ * "TEMPLATE (class C, rank R and its translations)" with R the class's
+ * representative, and sum->classes says how many there were. */
 CHAKRA_API int chakra_validate_set(const chakra_set *set, const chakra_validate_options *opt, chakra_diag_fn fn,
                                    void *ctx, chakra_validate_summary *sum, chakra_error *err);
 

@@ -84,6 +84,7 @@ typedef struct rstate {
   heap ready[DL_SLOTS];
   uint32_t *grp;           /* the groups its collectives use, ascending (a rank uses few of a job's many) */
   uint64_t *ordinal;       /* per group of grp: collectives issued so far */
+  uint32_t *weight;        /* per group of grp: what this rank counts for in it (dl_group) */
   uint32_t n_grp;
   uint32_t done;
   int dirty;
@@ -118,8 +119,7 @@ typedef struct run {
   int nr;
   keyq *keys;
   counts *groups;          /* per group: members that issued each ordinal */
-  const uint32_t *members;
-  const uint32_t *const *lists;  /* per group: its members ascending, NULL = every rank */
+  const dl_group *groups_of;     /* per group: its need, members and weights */
   int *work;               /* ranks to (re)issue */
   int n_work;
   int rendezvous;          /* a send finishes only once its receive is issued */
@@ -179,8 +179,20 @@ static uint64_t *ordinal_of(const rstate *s, uint32_t gi) {
   return lo < s->n_grp && s->grp[lo] == gi ? &s->ordinal[lo] : NULL;
 }
 
-/* grp and ordinal of s: the groups of its collectives, counts at 0. */
-static int rank_groups(rstate *s) {
+/* What rank r counts for in group gr. */
+static uint32_t weight_in(const dl_group *gr, int r) {
+  if (!gr->weight) return 1;
+  uint32_t lo = 0, hi = gr->n;
+  while (lo < hi) {
+    uint32_t mid = (lo + hi) / 2;
+    if ((gr->list ? gr->list[mid] : mid) < (uint32_t)r) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < gr->n && (gr->list ? gr->list[lo] : lo) == (uint32_t)r ? gr->weight[lo] : 1;
+}
+
+/* grp, ordinal and weight of rank r: the groups of its collectives, counts at 0. */
+static int rank_groups(rstate *s, const dl_group *groups, int r) {
   const dl_rank *g = s->g;
   uint32_t n = 0;
   for (uint32_t i = 0; i < g->n; i++) n += g->kind[i] == DL_COLL;
@@ -195,7 +207,10 @@ static int rank_groups(rstate *s) {
     if (!k || s->grp[i] != s->grp[k - 1]) s->grp[k++] = s->grp[i];
   s->n_grp = k;
   s->ordinal = calloc(k ? k : 1, sizeof *s->ordinal);
-  return s->ordinal ? 0 : -1;
+  s->weight = malloc((k ? k : 1) * sizeof *s->weight);
+  if (!s->ordinal || !s->weight) return -1;
+  for (uint32_t j = 0; j < k; j++) s->weight[j] = weight_in(&groups[s->grp[j]], r);
+  return 0;
 }
 
 /* Collective i is at least the ord[i]-th of its group on this rank in
@@ -205,7 +220,7 @@ static int rank_groups(rstate *s) {
 static void issue_coll(run *u, int r, uint32_t i) {
   rstate *s = &u->r[r];
   uint32_t gi = s->g->key[i];
-  uint64_t k = (*ordinal_of(s, gi))++, a = s->ord[i];
+  uint64_t *issued = ordinal_of(s, gi), k = (*issued)++, a = s->ord[i];
   counts *c = &u->groups[gi];
   if (k >= c->cap) {
     size_t had = c->cap;
@@ -219,9 +234,10 @@ static void issue_coll(run *u, int r, uint32_t i) {
     u->oom = 1;
     return;
   }
-  int now = a < k && c->v[a] >= u->members[gi];
+  uint32_t need = u->groups_of[gi].need;
+  int now = a < k && c->v[a] >= need;
   if (!now) c->wait[c->n_wait++] = (pending){a, r, i};
-  if (++c->v[k] >= u->members[gi])
+  if ((c->v[k] += s->weight[issued - s->ordinal]) >= need)
     for (uint32_t w = 0; w < c->n_wait;) {
       if (c->wait[w].ordinal != k) {
         w++;
@@ -317,8 +333,9 @@ static void report_rank(run *u, int r, dl_report_fn report, void *ctx) {
       if (s->st[i] == ST_ISSUED && g->kind[i] != DL_LOCAL && (x.node == NONE || g->id[i] < g->id[x.node]))
         waiting_for(u, r, i, &x);
   }
-  for (uint32_t j = 0; x.kind == DL_COLL && j < u->members[x.key] && x.missing_rank < 0; j++) {
-    int m = u->lists[x.key] ? (int)u->lists[x.key][j] : (int)j;
+  const dl_group *gr = x.kind == DL_COLL ? &u->groups_of[x.key] : NULL;
+  for (uint32_t j = 0; gr && j < gr->n && x.missing_rank < 0; j++) {
+    int m = gr->list ? (int)gr->list[j] : (int)j;
     const uint64_t *o = ordinal_of(&u->r[m], x.key);
     if (!o || *o <= x.ordinal) x.missing_rank = m;
   }
@@ -332,6 +349,7 @@ static void run_free(run *u, uint32_t n_keys, uint32_t n_groups) {
     free(u->r[r].st);
     free(u->r[r].rem);
     free(u->r[r].ordinal);
+    free(u->r[r].weight);
     free(u->r[r].grp);
     free(u->r[r].slot_rem);
     free(u->r[r].ord);
@@ -386,7 +404,7 @@ static int run_init(run *u, dl_rank *ranks, int n, uint32_t n_keys, uint32_t n_g
     s->rem = malloc((g->n ? g->n : 1) * sizeof *s->rem);
     s->slot_rem = malloc((g->n ? g->n : 1) * sizeof *s->slot_rem);
     uint8_t *in_slot = malloc(g->n ? g->n : 1);
-    if (!s->st || !s->rem || !s->slot_rem || !in_slot || rank_groups(s)) {
+    if (!s->st || !s->rem || !s->slot_rem || !in_slot || rank_groups(s, u->groups_of, r)) {
       free(in_slot);
       return -1;
     }
@@ -405,9 +423,9 @@ static int run_init(run *u, dl_rank *ranks, int n, uint32_t n_keys, uint32_t n_g
   return 0;
 }
 
-int dl_run(dl_rank *ranks, int n, uint32_t n_keys, uint32_t n_groups, const uint32_t *members,
-           const uint32_t *const *lists, int rendezvous, dl_report_fn report, void *ctx) {
-  run u = {.nr = n, .members = members, .lists = lists, .rendezvous = rendezvous};
+int dl_run(dl_rank *ranks, int n, uint32_t n_keys, uint32_t n_groups, const dl_group *groups, int rendezvous,
+           dl_report_fn report, void *ctx) {
+  run u = {.nr = n, .groups_of = groups, .rendezvous = rendezvous};
   if (run_init(&u, ranks, n, n_keys, n_groups)) {
     run_free(&u, n_keys, n_groups);
     return -1;

@@ -73,14 +73,23 @@ typedef struct dl_stuck {
 
 typedef void (*dl_report_fn)(void *ctx, const dl_stuck *s);
 
+/* A group as the execution sees it: a collective of ordinal k completes
+ * once the members that issued their k-th weigh `need` together. Each of
+ * the n ranks of list (ascending; NULL: ranks 0..n-1) weighs weight[j]
+ * (NULL: 1 each). Per rank, need = n and the weights are 1; checking by
+ * class (validate.c) runs one rank per class, whose weight is how many of
+ * the group's members it stands for. */
+typedef struct dl_group {
+  uint32_t need, n;
+  const uint32_t *list, *weight;
+} dl_group;
+
 /* Runs the execution over n ranks with n_keys receive keys and n_groups
- * groups; group g has members[g] members, lists[g] of them in ascending
- * order (NULL: ranks 0..members[g]-1); rendezvous: sends wait for their
- * receives.
+ * groups; rendezvous: sends wait for their receives.
  * Calls report once per rank that cannot finish: for the node holding the
  * slot when that is why, else for its lowest-id blocked node. Returns the
  * number of stuck ranks, or -1 when out of memory. */
-int dl_run(dl_rank *ranks, int n, uint32_t n_keys, uint32_t n_groups, const uint32_t *members,
-           const uint32_t *const *lists, int rendezvous, dl_report_fn report, void *ctx);
+int dl_run(dl_rank *ranks, int n, uint32_t n_keys, uint32_t n_groups, const dl_group *groups, int rendezvous,
+           dl_report_fn report, void *ctx);
 
 #endif

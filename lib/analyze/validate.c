@@ -13,12 +13,14 @@
 #include "chakra/node.h"
 #include "chakra/trace.h"
 #include "deadlock.h"
+#include "vclass.h"
 #include "../util/diag.h"
 #include "../util/vec.h"
 #include "../util/hmap.h"
 
 typedef struct p2p {
   int32_t src, dst, tag;
+  int32_t peer;  /* the node's own peer, for messages (by class, src and dst are moved: note_p2p) */
   uint64_t size, node_id, offset;
   int file;
   uint32_t idx;  /* node index in its rank's graph */
@@ -68,11 +70,29 @@ typedef struct vstate {
   uint32_t *users;       /* per group, the ranks that name it, ascending: users[user_off[g] .. user_off[g + 1]) */
   size_t *user_off;
   uint8_t *whole;        /* per group: every rank is a member (the simulator's one world sequence) */
+  /* By class (vclass.h): only the class representatives are read; dl,
+   * the deadlock check's ranks, is then per class. */
+  int by_class;
+  const chakra_manifest *man;
+  uint32_t n_cls, cls_size;
+  char **cls_name;       /* per class: what its problems are named by */
+  uint32_t *orbit;       /* per group: its translations' index in the deadlock check */
   int oom;
 } vstate;
 
 static void report(vstate *s, chakra_severity sev, int file, int has_node, uint64_t id, uint64_t off,
                    const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+
+static uint32_t class_of(const vstate *s, int r) { return chakra_set_class_of(s->set, (uint32_t)r); }
+static int rep_of(const vstate *s, uint32_t c) { return (int)chakra_set_class_rep(s->set, c); }
+
+/* What problems of rank r are named by: its trace, or by class its class. */
+static const char *name_of(const vstate *s, int r) {
+  return s->by_class ? s->cls_name[class_of(s, r)] : chakra_set_rank_name(s->set, (uint32_t)r);
+}
+
+/* Rank r's skeleton for the deadlock check: its own, or by class its class's. */
+static dl_rank *dl_of(vstate *s, int r) { return &s->dl[s->by_class ? class_of(s, r) : (uint32_t)r]; }
 
 static void deliver(void *ctx, const chakra_problem *p) {
   vstate *s = ctx;
@@ -95,7 +115,7 @@ static void report(vstate *s, chakra_severity sev, int file, int has_node, uint6
                    const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vreport(s, sev, chakra_set_rank_name(s->set, (uint32_t)file), has_node, id, off, fmt, ap);
+  vreport(s, sev, name_of(s, file), has_node, id, off, fmt, ap);
   va_end(ap);
 }
 
@@ -113,7 +133,7 @@ static void report_on(vstate *s, const char *file, const char *fmt, ...) {
 static void graph_problem(void *ctx, const chakra_problem *gp) {
   vstate *s = ctx;
   chakra_problem p = *gp;
-  p.file = chakra_set_rank_name(s->set, (uint32_t)s->cur);
+  p.file = name_of(s, s->cur);
   deliver(s, &p);
 }
 
@@ -123,12 +143,19 @@ static const char *group_name(const void *ctx, uint32_t gi, size_t *len) {
   return name;
 }
 
-static uint32_t group_index(vstate *s, const char *name) {
+/* The index of group name, or HMAP_NONE when no rank has named it. */
+static uint32_t group_find(vstate *s, const char *name, uint64_t *hash) {
   if (chakra_pg_is_world(name)) name = "";
   size_t len = strlen(name);
-  uint64_t h = hmap_hash_str(name, len);
-  uint32_t gi = hmap_find_str(&s->group_ids, h, name, len, group_name, s);
+  *hash = hmap_hash_str(name, len);
+  return hmap_find_str(&s->group_ids, *hash, name, len, group_name, s);
+}
+
+static uint32_t group_index(vstate *s, const char *name) {
+  uint64_t h;
+  uint32_t gi = group_find(s, name, &h);
   if (gi != HMAP_NONE) return gi;
+  if (chakra_pg_is_world(name)) name = "";
   char **g = VEC_APPEND(s->groups, s->n_groups);
   if (g && !(*g = strdup(name))) s->n_groups--;
   if (!g || !*g || hmap_add(&s->group_ids, h, (uint32_t)(s->n_groups - 1))) {
@@ -155,8 +182,16 @@ static void report_problems(vstate *s, const chakra_gnode *n, uint32_t problems)
 static void note_p2p(vstate *s, const chakra_gnode *n, const chakra_node_class *c) {
   int is_send = c->kind == CHAKRA_KIND_SEND;
   if (c->problems & CHAKRA_NP_NO_PEER) return;
-  p2p m = {is_send ? s->cur : c->peer, is_send ? c->peer : s->cur, n->comm_tag, n->size, n->id,
+  p2p m = {is_send ? s->cur : c->peer, is_send ? c->peer : s->cur, n->comm_tag, c->peer, n->size, n->id,
            n->offset, s->cur, (uint32_t)(n - s->g->nodes)};
+  /* By class a send is its representative's, as written; a receive moves
+   * so that its source is its class's representative, where that rank's
+   * sends are (one message of each orbit has it). */
+  if (s->by_class && !is_send && !(c->problems & CHAKRA_NP_PEER_RANGE)) {
+    int src_rep = rep_of(s, class_of(s, m.src));
+    m.dst = (int32_t)vc_move(s->man, (uint32_t)m.dst, (uint32_t)m.src, (uint32_t)src_rep);
+    m.src = src_rep;
+  }
   p2p *slot = is_send ? VEC_PUSH(s->sends, s->n_sends, s->cap_sends) : VEC_PUSH(s->recvs, s->n_recvs, s->cap_recvs);
   if (slot) *slot = m;
   else s->oom = 1;
@@ -201,6 +236,7 @@ static void check_node(vstate *s, const chakra_graph *g, const chakra_gnode *n) 
 
 static void validate_file(vstate *s, int r) {
   s->cur = r;
+  uint32_t ranks = s->by_class ? s->cls_size : 1; /* those r stands for */
   chakra_graph_options opt = {.tolerant = 1, .diag = graph_problem, .diag_ctx = s};
   chakra_graph *g;
   chakra_error err = {0};
@@ -209,14 +245,14 @@ static void validate_file(vstate *s, int r) {
     const char *what = err.msg, *name = chakra_set_rank_name(s->set, (uint32_t)r);
     size_t plen = strlen(name);
     if (strncmp(what, name, plen) == 0 && what[plen] == ':') what += plen + 2;
-    s->sum->unreadable++;
+    s->sum->unreadable += ranks;
     report(s, CHAKRA_SEV_UNREADABLE, r, 0, 0, 0, "%s", what);
     return;
   }
-  s->sum->nodes += g->n;
+  s->sum->nodes += g->n * (uint64_t)ranks;
   s->g = g;
   for (uint32_t t = 0; t < g->n; t++) check_node(s, g, &g->nodes[g->topo[t]]);
-  if (s->dl && dl_rank_init(&s->dl[r], g, node_group, s)) s->oom = 1;
+  if (s->dl && dl_rank_init(dl_of(s, r), g, node_group, s)) s->oom = 1;
   s->g = NULL;
   chakra_graph_free(g);
 }
@@ -233,11 +269,11 @@ static int cmp_p2p(const void *a, const void *b) {
 static void unmatched(vstate *s, const p2p *m, int is_send) {
   if (is_send)
     report(s, CHAKRA_SEV_ERROR, m->file, 1, m->node_id, m->offset,
-           "send to rank %d (tag %d, %llu bytes) has no matching receive", m->dst, m->tag,
+           "send to rank %d (tag %d, %llu bytes) has no matching receive", m->peer, m->tag,
            (unsigned long long)m->size);
   else
     report(s, CHAKRA_SEV_ERROR, m->file, 1, m->node_id, m->offset,
-           "receive from rank %d (tag %d, %llu bytes) has no matching send", m->src, m->tag,
+           "receive from rank %d (tag %d, %llu bytes) has no matching send", m->peer, m->tag,
            (unsigned long long)m->size);
 }
 
@@ -262,6 +298,9 @@ static void match_p2p(vstate *s) {
 
 /* compare_group's gi for the collectives of every group of all ranks. */
 #define WORLD UINT32_MAX
+/* A group no rank names (by class: a representative's translated group
+ * that it never uses), whose sequence is empty. */
+#define NO_GROUP (UINT32_MAX - 1)
 
 /* A group's name for messages: quoted to one line (it comes from the trace). */
 static const char *group_label(const vstate *s, uint32_t gi, char *buf, size_t size) {
@@ -271,16 +310,14 @@ static const char *group_label(const vstate *s, uint32_t gi, char *buf, size_t s
 
 static int in_seq(const vstate *s, uint32_t gi, uint32_t g) { return gi == WORLD ? s->whole[g] : g == gi; }
 
-/* Compares rank r's collectives of group gi (or WORLD) against the
- * reference rank's. */
-static void compare_group(vstate *s, uint32_t gi, int ref, int r) {
+/* Compares rank r's collectives of group gr (or WORLD), called gname,
+ * against the reference rank's of group gref. */
+static void compare_seq(vstate *s, uint32_t gref, int ref, uint32_t gr, int r, const char *gname) {
   const rank_colls *a = &s->colls[ref], *b = &s->colls[r];
   size_t i = 0, j = 0, pos = 0;
-  char qn[200];
-  const char *gname = group_label(s, gi, qn, sizeof qn);
   for (;; pos++) {
-    while (i < a->n && !in_seq(s, gi, a->v[i].group)) i++;
-    while (j < b->n && !in_seq(s, gi, b->v[j].group)) j++;
+    while (i < a->n && !in_seq(s, gref, a->v[i].group)) i++;
+    while (j < b->n && !in_seq(s, gr, b->v[j].group)) j++;
     if (i == a->n && j == b->n) return;
     if (i == a->n || j == b->n) {
       if (j < b->n)
@@ -304,6 +341,13 @@ static void compare_group(vstate *s, uint32_t gi, int ref, int r) {
       return;
     }
   }
+}
+
+/* Compares rank r's collectives of group gi (or WORLD) against the
+ * reference rank's. */
+static void compare_group(vstate *s, uint32_t gi, int ref, int r) {
+  char qn[200];
+  compare_seq(s, gi, ref, gi, r, group_label(s, gi, qn, sizeof qn));
 }
 
 
@@ -490,7 +534,13 @@ static void describe_members(const vstate *s, const cg_group *g, char *buf, size
 static void match_world(vstate *s) {
   uint32_t used = 0;
   for (uint32_t gi = 0; gi < s->n_groups; gi++) used += s->whole[gi];
-  for (int r = 1; used > 1 && r < s->n_files; r++) compare_group(s, WORLD, 0, r);
+  /* by class: a group of every rank is every translation's, so each rank's
+   * sequence is its representative's */
+  int ref = s->by_class ? rep_of(s, class_of(s, 0)) : 0;
+  for (uint32_t k = 0; used > 1 && k < (s->by_class ? s->n_cls : (uint32_t)s->n_files); k++) {
+    int r = s->by_class ? rep_of(s, k) : (int)k;
+    if (r != ref) compare_group(s, WORLD, ref, r);
+  }
 }
 
 /* Rank r of group gi issues collectives on it but is not a member. */
@@ -504,29 +554,92 @@ static void not_a_member(vstate *s, uint32_t gi, int r) {
          group_label(s, gi, qn, sizeof qn), chakra_comm_type_name(u->type), who);
 }
 
-/* Each group's members against its first, and the ranks that name it
+/* Group gi's members against its first, and the ranks that name it
  * without being one, in rank order: members and users merged. */
-static void match_collectives(vstate *s) {
-  uint64_t errors = s->sum->errors;
-  for (uint32_t gi = 0; gi < s->n_groups; gi++) {
-    size_t nm = s->all[gi] ? (size_t)s->n_files : s->n_mem[gi], i = 0;
-    const uint32_t *us = s->users + s->user_off[gi];
-    size_t nu = s->user_off[gi + 1] - s->user_off[gi], j = 0;
-    int ref = -1;
-    while (i < nm || j < nu) {
-      uint32_t m = i < nm ? (s->all[gi] ? (uint32_t)i : s->mem[gi][i]) : UINT32_MAX;
-      uint32_t u = j < nu ? us[j] : UINT32_MAX;
-      int r = (int)(m < u ? m : u);
-      j += u == (uint32_t)r;
-      if (m != (uint32_t)r) {
-        not_a_member(s, gi, r);
-        continue;
-      }
-      i++;
-      if (ref < 0) ref = r;
-      else compare_group(s, gi, ref, r);
+static void match_group(vstate *s, uint32_t gi) {
+  size_t nm = s->all[gi] ? (size_t)s->n_files : s->n_mem[gi], i = 0;
+  const uint32_t *us = s->users + s->user_off[gi];
+  size_t nu = s->user_off[gi + 1] - s->user_off[gi], j = 0;
+  int ref = -1;
+  while (i < nm || j < nu) {
+    uint32_t m = i < nm ? (s->all[gi] ? (uint32_t)i : s->mem[gi][i]) : UINT32_MAX;
+    uint32_t u = j < nu ? us[j] : UINT32_MAX;
+    int r = (int)(m < u ? m : u);
+    j += u == (uint32_t)r;
+    if (m != (uint32_t)r) {
+      not_a_member(s, gi, r);
+      continue;
+    }
+    i++;
+    if (ref < 0) ref = r;
+    else compare_group(s, gi, ref, r);
+  }
+}
+
+/* The group that member m's representative uses where m uses gi: gi moved
+ * back by m's offset from its representative (vclass.h). Its name is what
+ * the binding makes of gi for the rank that far on the other side of the
+ * representative. NO_GROUP when no representative names it. */
+static uint32_t moved_group(vstate *s, uint32_t gi, int m, const char **name) {
+  int mr = rep_of(s, class_of(s, m));
+  *name = s->groups[gi];
+  if (mr == m || s->all[gi]) return gi;
+  uint32_t y = vc_move(s->man, (uint32_t)mr, (uint32_t)m, (uint32_t)mr);
+  *name = chakra_set_bind_group(s->set, y, s->groups[gi]);
+  uint64_t h;
+  uint32_t gj = *name ? group_find(s, *name, &h) : HMAP_NONE;
+  return gj == HMAP_NONE ? NO_GROUP : gj;
+}
+
+static int is_member(const vstate *s, uint32_t gi, int r) {
+  return s->all[gi] || bsearch(&(uint32_t){(uint32_t)r}, s->mem[gi], s->n_mem[gi], sizeof *s->mem[gi], cmp_u32);
+}
+
+/* By class: every member m of a group a representative r uses issues on
+ * it what m's representative issues on the group moved back (moved_group),
+ * so each class among the members is compared with r once; a
+ * representative that is no member is one per class. */
+static void match_group_by_class(vstate *s, uint32_t gi, uint8_t *seen) {
+  const uint32_t *us = s->users + s->user_off[gi];
+  size_t nu = s->user_off[gi + 1] - s->user_off[gi];
+  size_t nm = s->all[gi] ? s->n_cls : s->n_mem[gi];
+  for (size_t j = 0; j < nu; j++) {
+    int r = (int)us[j];
+    if (!is_member(s, gi, r)) {
+      not_a_member(s, gi, r);
+      continue;
+    }
+    memset(seen, 0, s->n_cls);
+    for (size_t k = 0; k < nm; k++) {
+      int m = s->all[gi] ? rep_of(s, (uint32_t)k) : (int)s->mem[gi][k];
+      uint32_t c = class_of(s, m);
+      if (seen[c]) continue;
+      seen[c] = 1;
+      const char *name;
+      uint32_t gj = moved_group(s, gi, m, &name);
+      int mr = rep_of(s, c);
+      if (mr == r && gj == gi) continue;
+      char qn[200];
+      compare_seq(s, gi, r, gj, mr, gj == NO_GROUP ? cg_quote(name ? name : "", qn, sizeof qn) : group_label(s, gj, qn, sizeof qn));
     }
   }
+}
+
+/* Each group's members agree, and only members use it; by class for the
+ * groups a definition gives (an unknown group's members are its users,
+ * here the representatives: match_group). */
+static void match_collectives(vstate *s) {
+  uint64_t errors = s->sum->errors;
+  uint8_t *seen = s->by_class ? malloc(s->n_cls) : NULL;
+  if (s->by_class && !seen) {
+    s->oom = 1;
+    return;
+  }
+  for (uint32_t gi = 0; gi < s->n_groups; gi++) {
+    if (s->by_class && (s->all[gi] || s->def_of[gi] >= 0)) match_group_by_class(s, gi, seen);
+    else match_group(s, gi);
+  }
+  free(seen);
   if (s->sum->errors == errors) match_world(s); /* one first difference per group is enough */
 }
 
@@ -543,22 +656,46 @@ static void assign_keys(vstate *s) {
     const p2p *a = &s->sends[i], *b = &s->recvs[i], *last = k ? &s->keys[k - 1] : NULL;
     if (!last || a->src != last->src || a->dst != last->dst || a->tag != last->tag || a->size != last->size)
       s->keys[k++] = *a;
-    s->dl[a->file].key[a->idx] = k - 1;
-    s->dl[b->file].key[b->idx] = k - 1;
+    dl_of(s, a->file)->key[a->idx] = k - 1;
+    dl_of(s, b->file)->key[b->idx] = k - 1;
   }
 }
 
 
+/* The rank of the deadlock check's rank i (by class, its class's representative). */
+static int dl_rank_of(const vstate *s, int i) { return s->by_class ? rep_of(s, (uint32_t)i) : i; }
+
+/* The source of receive key k as the receiving rank of the deadlock check,
+ * i, has it: by class the key's source is a representative (note_p2p), moved
+ * back by i's offset. */
+static int recv_source(const vstate *s, const p2p *k, int i) {
+  if (!s->by_class) return k->src;
+  return (int)vc_move(s->man, (uint32_t)k->src, (uint32_t)k->dst, (uint32_t)dl_rank_of(s, i));
+}
+
 /* What the stuck node waits for, as "..." after "never completes: ". */
 static void stuck_reason(const vstate *s, const dl_stuck *x, char *buf, size_t size) {
-  if (x->kind == DL_COLL) {
+  if (x->kind == DL_COLL && s->by_class) {
+    snprintf(buf, size, "the ranks of class %d (rank %d and its translations) never issue their collective #%llu "
+             "of the group", x->missing_rank, rep_of(s, (uint32_t)x->missing_rank), (unsigned long long)x->ordinal);
+  } else if (x->kind == DL_COLL) {
     snprintf(buf, size, "rank %d never issues its collective #%llu of the group", x->missing_rank,
              (unsigned long long)x->ordinal);
   } else {
     const p2p *k = &s->keys[x->key];
-    if (x->kind == DL_RECV) snprintf(buf, size, "rank %d cannot reach its send", k->src);
+    if (x->kind == DL_RECV) snprintf(buf, size, "rank %d cannot reach its send", recv_source(s, k, x->rank));
     else snprintf(buf, size, "rank %d cannot reach its receive (rendezvous: the receiver invites each send)", k->dst);
   }
+}
+
+/* The group of the stuck collective x as its rank names it (by class the
+ * check's groups are orbits: check_deadlock). */
+static uint32_t own_group(const vstate *s, const dl_stuck *x) {
+  if (!s->by_class) return x->key;
+  const rank_colls *c = &s->colls[dl_rank_of(s, x->rank)];
+  for (size_t i = 0; i < c->n; i++)
+    if (s->orbit[c->v[i].group] == x->key) return c->v[i].group;
+  return x->key;
 }
 
 /* "group G: collective #k (TYPE, N bytes)" or "send to rank D (tag T, N bytes)" ... */
@@ -566,13 +703,14 @@ static void stuck_what(const vstate *s, const dl_stuck *x, char *buf, size_t siz
   const dl_rank *g = &s->dl[x->rank];
   char qn[200];
   if (x->kind == DL_COLL) {
-    snprintf(buf, size, "group %s: collective #%llu (%s, %llu bytes)", group_label(s, x->key, qn, sizeof qn),
+    snprintf(buf, size, "group %s: collective #%llu (%s, %llu bytes)", group_label(s, own_group(s, x), qn, sizeof qn),
              (unsigned long long)x->ordinal, chakra_comm_type_name(g->comm_type[x->node]),
              (unsigned long long)g->size[x->node]);
   } else {
     const p2p *k = &s->keys[x->key];
     if (x->kind == DL_RECV)
-      snprintf(buf, size, "receive from rank %d (tag %d, %llu bytes)", k->src, k->tag, (unsigned long long)k->size);
+      snprintf(buf, size, "receive from rank %d (tag %d, %llu bytes)", recv_source(s, k, x->rank), k->tag,
+               (unsigned long long)k->size);
     else
       snprintf(buf, size, "send to rank %d (tag %d, %llu bytes)", k->dst, k->tag, (unsigned long long)k->size);
   }
@@ -582,21 +720,22 @@ static void report_stuck(void *ctx, const dl_stuck *x) {
   vstate *s = ctx;
   const dl_rank *g = &s->dl[x->rank];
   uint64_t id = g->id[x->node], off = g->offset[x->node];
+  int rank = dl_rank_of(s, x->rank);
   char what[400], why[200];
   if (x->kind == DL_LOCAL) {
-    report(s, CHAKRA_SEV_ERROR, x->rank, 1, id, off,
+    report(s, CHAKRA_SEV_ERROR, rank, 1, id, off,
            "deadlock: node never becomes ready (%u node(s) of this rank never finish)", x->unfinished);
     return;
   }
   stuck_what(s, x, what, sizeof what);
   stuck_reason(s, x, why, sizeof why);
   if (x->waiter == UINT32_MAX) {
-    report(s, CHAKRA_SEV_ERROR, x->rank, 1, id, off, "deadlock: %s never completes: %s (%u node(s) of this rank never finish)",
+    report(s, CHAKRA_SEV_ERROR, rank, 1, id, off, "deadlock: %s never completes: %s (%u node(s) of this rank never finish)",
            what, why, x->unfinished);
     return;
   }
   int wk = g->kind[x->waiter];
-  report(s, CHAKRA_SEV_ERROR, x->rank, 1, id, off,
+  report(s, CHAKRA_SEV_ERROR, rank, 1, id, off,
          "deadlock: %s holds the communication slot and never completes: %s; the %s node %llu waits behind it for "
          "the slot (the simulator gives a free slot to the lowest-id ready node) (%u node(s) of this rank never "
          "finish)",
@@ -610,31 +749,108 @@ static void one_world(vstate *s) {
   uint32_t world = UINT32_MAX;
   for (uint32_t gi = 0; gi < s->n_groups && world == UINT32_MAX; gi++)
     if (s->whole[gi]) world = gi;
-  for (int r = 0; r < s->n_files && world != UINT32_MAX; r++) {
+  int n_dl = s->by_class ? (int)s->n_cls : s->n_files;
+  for (int r = 0; r < n_dl && world != UINT32_MAX; r++) {
     dl_rank *g = &s->dl[r];
     for (uint32_t i = 0; i < g->n; i++)
       if (g->kind[i] == DL_COLL && s->whole[g->key[i]]) g->key[i] = world;
   }
 }
 
+/* The deadlock check's groups, per rank: each group as it is. */
+static dl_group *rank_groups(vstate *s) {
+  dl_group *gr = calloc(s->n_groups ? s->n_groups : 1, sizeof *gr);
+  for (uint32_t gi = 0; gr && gi < s->n_groups; gi++) {
+    gr[gi].need = gr[gi].n = s->all[gi] ? (uint32_t)s->n_files : s->n_mem[gi];
+    gr[gi].list = s->mem[gi];
+  }
+  return gr;
+}
+
+/* One orbit of groups by class: gi, used by a representative, and the
+ * groups its members' representatives use in its place (moved_group),
+ * each class weighing its members in gi. 0, or -1 when out of memory. */
+static int add_orbit(vstate *s, uint32_t gi, uint32_t o, dl_group *gr, uint32_t *weight, int *first) {
+  uint32_t nc = s->n_cls, *list = malloc(nc * sizeof *list), *w = calloc(nc, sizeof *w);
+  if (!list || !w) {
+    free(list), free(w);
+    return -1;
+  }
+  size_t nm = s->all[gi] ? (size_t)s->n_files : s->n_mem[gi];
+  for (uint32_t c = 0; c < nc; c++) weight[c] = 0, first[c] = -1;
+  for (size_t k = 0; k < nm; k++) {
+    int m = s->all[gi] ? (int)k : (int)s->mem[gi][k];
+    uint32_t c = class_of(s, m);
+    if (!weight[c]++) first[c] = m;
+  }
+  uint32_t n = 0;
+  for (uint32_t c = 0; c < nc; c++) {
+    if (!weight[c]) continue;
+    const char *name;
+    int m = is_member(s, gi, rep_of(s, c)) ? rep_of(s, c) : first[c];
+    uint32_t gj = moved_group(s, gi, m, &name);
+    if (gj != NO_GROUP) s->orbit[gj] = o;
+    list[n] = c, w[n++] = weight[c];
+  }
+  gr[o] = (dl_group){.need = (uint32_t)nm, .n = n, .list = list, .weight = w};
+  return 0;
+}
+
+/* By class the execution runs on the representatives (vclass.h): a
+ * group's translations are one group there, in which each class counts
+ * for as many members as it has in the group. The ranks' collectives are
+ * renumbered to those orbits; *n receives their count. */
+static dl_group *class_groups(vstate *s, uint32_t *n) {
+  dl_group *gr = calloc(s->n_groups ? s->n_groups : 1, sizeof *gr);
+  uint32_t *weight = malloc(s->n_cls * sizeof *weight);
+  int *first = malloc(s->n_cls * sizeof *first);
+  s->orbit = malloc((s->n_groups ? s->n_groups : 1) * sizeof *s->orbit);
+  *n = 0;
+  for (uint32_t gi = 0; s->orbit && gi < s->n_groups; gi++) s->orbit[gi] = UINT32_MAX;
+  for (uint32_t c = 0; gr && weight && first && s->orbit && c < s->n_cls; c++) {
+    dl_rank *g = &s->dl[c];
+    for (uint32_t i = 0; i < g->n; i++) {
+      if (g->kind[i] != DL_COLL || s->orbit[g->key[i]] != UINT32_MAX) continue;
+      if (add_orbit(s, g->key[i], *n, gr, weight, first)) goto oom;
+      s->orbit[g->key[i]] = (*n)++;
+    }
+  }
+  if (!gr || !weight || !first || !s->orbit) goto oom;
+  /* one_world made every group of all ranks the first: they are its orbit */
+  for (uint32_t gi = 0, world = UINT32_MAX; gi < s->n_groups; gi++)
+    if (s->whole[gi] && world == UINT32_MAX) world = gi;
+    else if (s->whole[gi]) s->orbit[gi] = s->orbit[world];
+  for (uint32_t c = 0; c < s->n_cls; c++)
+    for (uint32_t i = 0; i < s->dl[c].n; i++)
+      if (s->dl[c].kind[i] == DL_COLL) s->dl[c].key[i] = s->orbit[s->dl[c].key[i]];
+  free(weight), free(first);
+  return gr;
+oom:
+  for (uint32_t o = 0; gr && o < *n; o++) free((void *)gr[o].list), free((void *)gr[o].weight);
+  free(gr), free(weight), free(first);
+  return NULL;
+}
+
 /* Runs the untimed execution (deadlock.h) once the workload is otherwise
  * sound: with unmatched messages or disagreeing collectives the errors
- * above already say why ranks would stop. */
+ * above already say why ranks would stop. By class it runs on the
+ * representatives, with message keys and groups taken up to translation
+ * (docs/validate.md says why that is the same run). */
 static void check_deadlock(vstate *s) {
   assign_keys(s);
-  uint32_t *members = calloc(s->n_groups ? s->n_groups : 1, sizeof *members);
-  if (s->oom || !members) {
-    free(members);
+  if (s->oom) return;
+  one_world(s);
+  uint32_t n_groups = (uint32_t)s->n_groups;
+  dl_group *gr = s->by_class ? class_groups(s, &n_groups) : rank_groups(s);
+  if (!gr) {
     s->oom = 1;
     return;
   }
-  for (uint32_t gi = 0; gi < s->n_groups; gi++) members[gi] = s->all[gi] ? (uint32_t)s->n_files : s->n_mem[gi];
-  one_world(s);
   uint32_t n_keys = s->n_sends ? (uint32_t)s->n_sends : 1;
-  if (dl_run(s->dl, s->n_files, n_keys, (uint32_t)s->n_groups, members, (const uint32_t *const *)s->mem,
-             s->rendezvous, report_stuck, s) < 0)
-    s->oom = 1;
-  free(members);
+  int n_dl = s->by_class ? (int)s->n_cls : s->n_files;
+  if (dl_run(s->dl, n_dl, n_keys, n_groups, gr, s->rendezvous, report_stuck, s) < 0) s->oom = 1;
+  for (uint32_t o = 0; s->by_class && o < n_groups; o++) free((void *)gr[o].list), free((void *)gr[o].weight);
+  free(gr);
 }
 
 int chakra_validate(char *const *paths, int n, chakra_diag_fn fn, void *ctx,
@@ -667,6 +883,47 @@ static int copy_definitions(vstate *s, chakra_error *err) {
   return rc;
 }
 
+/* By class: the classes' names in problems, "TEMPLATE (class C, rank R
+ * and its translations)". 0, or -1 when out of memory. */
+static int class_names(vstate *s) {
+  s->man = chakra_set_manifest(s->set);
+  s->n_cls = chakra_set_classes(s->set);
+  s->cls_size = (uint32_t)s->n_files / s->n_cls;
+  s->cls_name = calloc(s->n_cls, sizeof *s->cls_name);
+  for (uint32_t c = 0; s->cls_name && c < s->n_cls; c++) {
+    chakra_input in;
+    chakra_error e = {0};
+    const char *path = chakra_set_input(s->set, c, &in, &e) || !in.path ? chakra_set_rank_name(s->set, (uint32_t)rep_of(s, c)) : in.path;
+    size_t len = strlen(path) + 80;
+    if (!(s->cls_name[c] = malloc(len))) return -1;
+    snprintf(s->cls_name[c], len, "%s (class %u, rank %d and its translations)", path, c, rep_of(s, c));
+  }
+  return s->cls_name ? 0 : -1;
+}
+
+static void vstate_free(vstate *s) {
+  int n_dl = s->by_class ? (int)s->n_cls : s->n_files;
+  for (int r = 0; s->dl && r < n_dl; r++) dl_rank_free(&s->dl[r]);
+  free(s->dl);
+  free(s->keys);
+  for (size_t i = 0; s->mem && i < s->n_groups; i++) free(s->mem[i]);
+  free(s->mem), free(s->n_mem), free(s->all);
+  free(s->uses), free(s->use_off), free(s->users), free(s->user_off);
+  free(s->def_of);
+  free(s->whole);
+  free(s->orbit);
+  cg_set_free(&s->defs);
+  for (int r = 0; s->colls && r < s->n_files; r++) free(s->colls[r].v);
+  for (size_t i = 0; i < s->n_groups; i++) free(s->groups[i]);
+  hmap_free(&s->group_ids);
+  free(s->groups);
+  free(s->colls);
+  free(s->sends);
+  free(s->recvs);
+  for (uint32_t c = 0; s->cls_name && c < s->n_cls; c++) free(s->cls_name[c]);
+  free(s->cls_name);
+}
+
 int chakra_validate_set(const chakra_set *set, const chakra_validate_options *opt, chakra_diag_fn fn, void *ctx,
                         chakra_validate_summary *sum, chakra_error *err) {
   memset(sum, 0, sizeof *sum);
@@ -674,22 +931,24 @@ int chakra_validate_set(const chakra_set *set, const chakra_validate_options *op
   vstate s = {.set = set, .n_files = n, .fn = fn, .ctx = ctx, .sum = sum};
   s.groups_path = chakra_set_groups_path(set);
   s.rendezvous = opt ? opt->rendezvous : 0;
+  s.by_class = !(opt && opt->per_rank) && vc_grid(set) && !vc_metadata(set);
   int rc = copy_definitions(&s, err);
   if (rc) {
     cg_set_free(&s.defs);
     return rc;
   }
+  int n_dl = s.by_class ? (int)chakra_set_classes(set) : n;
   s.colls = calloc(n ? (size_t)n : 1, sizeof *s.colls);
-  if (n > 1) s.dl = calloc((size_t)n, sizeof *s.dl);
-  if (!s.colls || (n > 1 && !s.dl)) {
-    free(s.colls);
-    cg_set_free(&s.defs);
+  if (n > 1) s.dl = calloc((size_t)n_dl, sizeof *s.dl);
+  if (!s.colls || (n > 1 && !s.dl) || (s.by_class && class_names(&s))) {
+    vstate_free(&s);
     return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   }
-  for (int r = 0; r < n && !s.oom; r++) {
-    validate_file(&s, r);
-    sum->files++;
+  for (int k = 0; k < n_dl && !s.oom; k++) {
+    validate_file(&s, s.by_class ? rep_of(&s, (uint32_t)k) : k);
+    sum->files += s.by_class ? (int)s.cls_size : 1;
   }
+  sum->classes = s.by_class ? s.n_cls : 0;
   if (n > 1 && !s.oom && !sum->unreadable) {
     match_p2p(&s);
     check_definitions(&s);
@@ -697,21 +956,7 @@ int chakra_validate_set(const chakra_set *set, const chakra_validate_options *op
     if (!s.oom) match_collectives(&s);
     if (!sum->errors && !s.oom) check_deadlock(&s);
   }
-  for (int r = 0; s.dl && r < n; r++) dl_rank_free(&s.dl[r]);
-  free(s.dl);
-  free(s.keys);
-  for (size_t i = 0; s.mem && i < s.n_groups; i++) free(s.mem[i]);
-  free(s.mem), free(s.n_mem), free(s.all);
-  free(s.uses), free(s.use_off), free(s.users), free(s.user_off);
-  free(s.def_of);
-  free(s.whole);
-  cg_set_free(&s.defs);
-  for (int r = 0; r < n; r++) free(s.colls[r].v);
-  for (size_t i = 0; i < s.n_groups; i++) free(s.groups[i]);
-  hmap_free(&s.group_ids);
-  free(s.groups);
-  free(s.colls);
-  free(s.sends);
-  free(s.recvs);
-  return s.oom ? chakra_error_set(err, CHAKRA_ENOMEM, "out of memory") : 0;
+  int oom = s.oom;
+  vstate_free(&s);
+  return oom ? chakra_error_set(err, CHAKRA_ENOMEM, "out of memory") : 0;
 }
