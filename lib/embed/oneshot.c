@@ -21,7 +21,7 @@
 
 typedef struct opts {
   const char *comm_groups, *system, *network, *remote_memory, *timeline;
-  int rendezvous, ignore_ctrl, network_model, multidim_full, custom_as_is;
+  int rendezvous, ignore_ctrl, network_model, multidim_full, custom_as_is, per_rank;
   uint64_t max_errors, queues_per_dim, threads;
   double injection_scale;
 } opts;
@@ -43,6 +43,7 @@ static const char *const scaling[] = {"scale", "as-is", NULL};
 static const okey validate_keys[] = {GROUPS,
                                      {"rendezvous-protocol", NULL, 'b', offsetof(opts, rendezvous), bools, 0},
                                      {"max-errors", NULL, 'n', offsetof(opts, max_errors), NULL, 0},
+                                     {"per-rank", NULL, 'b', offsetof(opts, per_rank), bools, 0},
                                      {NULL, NULL, 0, 0, NULL, 0}};
 static const okey stats_keys[] = {GROUPS,
                                   {"ignore-ctrl-deps", NULL, 'b', offsetof(opts, ignore_ctrl), bools, 0},
@@ -167,6 +168,7 @@ static void put_summary(jsonw *w, const chakra_validate_summary *s, const chakra
   jsonw_lit(w, ",\"nodes\":"), jsonw_u64(w, s->nodes);
   jsonw_lit(w, ",\"errors\":"), jsonw_u64(w, s->errors);
   jsonw_lit(w, ",\"warnings\":"), jsonw_u64(w, s->warnings);
+  jsonw_lit(w, ",\"classes\":"), jsonw_u64(w, s->classes);
   jsonw_lit(w, s->unreadable ? ",\"unreadable\":true" : ",\"unreadable\":false");
   if (chakra_set_groups_origin(set) == CHAKRA_GROUPS_BESIDE)
     key_string(w, ",\"groups_beside\":", chakra_set_groups_path(set));
@@ -207,7 +209,7 @@ int chakra_validate_json(const char *const *args, uint32_t n_args, const char *c
   outfile *f;
   if ((rc = json_open(&w, &f, out, err)) == 0) {
     vstate v = {&w, 0, o.max_errors};
-    chakra_validate_options vo = {.comm_groups = o.comm_groups, .rendezvous = o.rendezvous};
+    chakra_validate_options vo = {.comm_groups = o.comm_groups, .rendezvous = o.rendezvous, .per_rank = o.per_rank};
     chakra_validate_summary sum;
     jsonw_lit(&w, "{\"problems\":[");
     rc = chakra_validate_set(set, &vo, put_problem, &v, &sum, err);

@@ -44,9 +44,10 @@ def _call(fn, traces, kw, *extra):
 
 def validate(traces, **options):
     """chakra validate: {"problems": [...], "files", "nodes", "errors",
-    "warnings", "unreadable", "groups_beside"}. Options:
+    "warnings", "classes" (0: every rank checked; else a shared grid set
+    checked by class), "unreadable", "groups_beside"}. Options:
     comm_group_configuration (or comm_groups), rendezvous_protocol,
-    max_errors."""
+    max_errors, per_rank."""
     return _call(_lib.lib.chakra_validate_json, traces, options)
 
 

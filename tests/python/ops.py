@@ -118,6 +118,14 @@ def main():
               f"validate(): the broken job's errors: {broken['problems'][:3]}")
         check(len(chakra_c.validate(broken_job(tmp), max_errors=1)["problems"]) == 1, "validate(max_errors=1)")
         bad_options(tmp, mb)
+        grid = os.path.join(tmp, "grid")
+        pyenv.chakra(A, "synth", "-q", "--num-stacks", "2", "--dmodel", "256", "--dff", "512", "--head", "4",
+                     "--kvhead", "2", "--seq", "64", "--dvocal", "1000", "--dp", "2", "--tp", "2", "--pp", "2",
+                     "--batch", "4", "--micro-batch", "2", "--schedule", "1f1b", "--shared", "-o", grid)
+        by_class, per_rank = chakra_c.validate(grid), chakra_c.validate(grid, per_rank="true")
+        check(by_class["classes"] == 2 and per_rank["classes"] == 0 and by_class["errors"] == per_rank["errors"] == 0
+              and by_class["files"] == per_rank["files"] == 8 and by_class["nodes"] == per_rank["nodes"],
+              f"validate(): a shared grid set by class and per_rank: {by_class} {per_rank}")
         shared = pyenv.shared(A)
         job = os.path.join(shared or "", "data", "traces", "stage", "gpt_dp1tp4pp2", "gpt_dp1tp4pp2")
         if shared and os.path.exists(job + ".0.et"):
