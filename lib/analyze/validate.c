@@ -620,7 +620,8 @@ static void match_group_by_class(vstate *s, uint32_t gi, uint8_t *seen) {
       int mr = rep_of(s, c);
       if (mr == r && gj == gi) continue;
       char qn[200];
-      compare_seq(s, gi, r, gj, mr, gj == NO_GROUP ? cg_quote(name ? name : "", qn, sizeof qn) : group_label(s, gj, qn, sizeof qn));
+      const char *label = gj == NO_GROUP ? cg_quote(name ? name : "", qn, sizeof qn) : group_label(s, gj, qn, sizeof qn);
+      compare_seq(s, gi, r, gj, mr, label);
     }
   }
 }
@@ -893,7 +894,9 @@ static int class_names(vstate *s) {
   for (uint32_t c = 0; s->cls_name && c < s->n_cls; c++) {
     chakra_input in;
     chakra_error e = {0};
-    const char *path = chakra_set_input(s->set, c, &in, &e) || !in.path ? chakra_set_rank_name(s->set, (uint32_t)rep_of(s, c)) : in.path;
+    const char *path = NULL;
+    if (chakra_set_input(s->set, c, &in, &e) || !(path = in.path))
+      path = chakra_set_rank_name(s->set, (uint32_t)rep_of(s, c));
     size_t len = strlen(path) + 80;
     if (!(s->cls_name[c] = malloc(len))) return -1;
     snprintf(s->cls_name[c], len, "%s (class %u, rank %d and its translations)", path, c, rep_of(s, c));

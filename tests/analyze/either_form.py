@@ -82,9 +82,13 @@ def main():
         net = d + "/ring8.yml"
         with open(net, "w") as f:
             f.write("topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 50 ]\nlatency: [ 500 ]\n")
-        v = both(d, norm, "validate", "validate", "{F}")
+        # the shared form is checked by class unless --per-rank (validate.md)
+        v = both(d, norm, "validate --per-rank", "validate", "--per-rank", "{F}")
         check("validate finds nothing", v[0] == 0 and "0 error(s), 0 warning(s)" in v[1], v)
-        both(d, norm, "validate with a simulation", "validate", "{F}", "--system-configuration", SYSTEM,
+        c = run("validate", d + "/S")
+        check("validate by class: the same nodes and verdict",
+              c.stdout == v[1].replace("8 file(s), ", "8 rank(s) in 2 class(es), checked by class: "), (c.stdout, v))
+        both(d, norm, "validate with a simulation", "validate", "--per-rank", "{F}", "--system-configuration", SYSTEM,
              "--network-configuration", net)
         both(d, norm, "stats --json", "stats", "{F}", "--json")
         both(d, norm, "stats text", "stats", "{F}")
@@ -115,7 +119,7 @@ def main():
         same = all(filecmp.cmp("%s/OP.%d.et" % (d, r), "%s/OM.%d.et" % (d, r), shallow=False) for r in range(8))
         check("obfuscate of the manifest named as a file: the set's rank files", same)
         p = run("validate", d + "/S.set.json")
-        check("validate of the manifest named as a file: the set", "8 file(s)" in p.stdout, p.stdout)
+        check("validate of the manifest named as a file: the set", "8 rank(s) in 2 class(es)" in p.stdout, p.stdout)
         replay(d, norm)
     finally:
         shutil.rmtree(d)
