@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chakra/sim.h"
 #include "chakra/suite.h"
 #include "cli.h"
 #include "progress.h"
@@ -42,7 +43,7 @@ static int suite_list(int argc, char **argv) {
   int verbose = 0;
   const cli_opt opts[] = {
       {.name = "suite-version", .kind = CLI_OPT_STRING, .dest = &version, .metavar = "V",
-       .help = "the suite version", .def = "the newest: 1.0"},
+       .help = "the suite version", .def = "the newest: 1.1"},
       {.name = "class", .kind = CLI_OPT_STRING, .dest = &cls, .metavar = "C", .help = "only this class"},
       {.name = "verbose", .short_name = 'v', .kind = CLI_OPT_FLAG, .dest = &verbose,
        .help = "each workload's command line and pinned SHA-256 too"},
@@ -58,6 +59,7 @@ static int suite_list(int argc, char **argv) {
   const chakra_suite_version *v = version_with_class(version, cls);
   if (!v) return CLI_EXIT_ERROR;
   printf("suite %s: %s\n", v->name, v->about);
+  printf("simulated on the congestion-%s network model\n", v->network_model == CHAKRA_NET_UNAWARE ? "unaware" : "aware");
   const char *last = "";
   for (size_t i = 0; i < v->n; i++) {
     const chakra_suite_workload *w = &v->workloads[i];
@@ -86,7 +88,7 @@ static int suite_make(int argc, char **argv) {
   int quiet = 0;
   const cli_opt opts[] = {
       {.name = "suite-version", .kind = CLI_OPT_STRING, .dest = &version, .metavar = "V",
-       .help = "the suite version", .def = "the newest: 1.0"},
+       .help = "the suite version", .def = "the newest: 1.1"},
       {.name = "class", .kind = CLI_OPT_STRING, .dest = &cls, .metavar = "C", .help = "only this class",
        .def = "every class"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &dir,

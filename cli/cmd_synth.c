@@ -23,6 +23,9 @@ static const cli_choice bools[] = {{"0", 0},    {"1", 1},     {"true", 1}, {"fal
                                    {"yes", 1},  {"no", 0},    {"y", 1},    {"n", 0},     {NULL, 0}};
 static const cli_choice orders[] = {{"schedule", CHAKRA_SYNTH_ORDER_SCHEDULE}, {"stage", CHAKRA_SYNTH_ORDER_STAGE},
                                     {NULL, 0}};
+static const cli_choice rank_orders[] = {{"dp-first", CHAKRA_SYNTH_RANKS_DP_FIRST},
+                                         {"tp-first", CHAKRA_SYNTH_RANKS_TP_FIRST},
+                                         {NULL, 0}};
 static const cli_choice phases[] = {{"train", CHAKRA_SYNTH_PHASE_TRAIN},
                                     {"prefill", CHAKRA_SYNTH_PHASE_PREFILL},
                                     {"decode", CHAKRA_SYNTH_PHASE_DECODE},
@@ -41,7 +44,7 @@ static const cli_choice schedules[] = {{"none", CHAKRA_SYNTH_SCHEDULE_NONE},
 /* The option table, destinations in c and s. */
 typedef struct synth_cli {
   const char *prefix, *micro_batch, *ranks, *out_dir, *out_name, *schema;
-  int quiet, schedule, print_vram, order, phase, shared;
+  int quiet, schedule, print_vram, order, phase, shared, rank_order;
 } synth_cli;
 
 static void synth_opts(chakra_synth_config *c, synth_cli *s, cli_opt *out, size_t cap) {
@@ -78,6 +81,10 @@ static void synth_opts(chakra_synth_config *c, synth_cli *s, cli_opt *out, size_
        .help = "node ids (the simulator's issue priority): schedule = topological, following --schedule; "
                "stage = as STAGE numbers them (see docs/synth.md)",
        .def = "schedule; stage with --stage-compat"},
+      {.name = "rank-order", .kind = CLI_OPT_CHOICE, .dest = &s->rank_order, .choices = rank_orders,
+       .help = "rank numbering: dp-first = STAGE's (dp fastest, then tp, sp, ep); tp-first = Megatron's (tp "
+               "fastest, then sp, ep, dp: a tp group on consecutive ranks, one node); the stage is the slowest",
+       .def = "dp-first"},
       {.name = "dtype-bytes", .alias = "dtype_bytes", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&c->dtype_bytes),
        .min = 1, .max = 1 << 24, .help = "bytes per element for sizes", .def = "2"},
       {.name = "peak-tflops", .alias = "peak_tflops", .kind = CLI_OPT_DOUBLE, .flags = CLI_OPT_POSITIVE,
@@ -211,7 +218,7 @@ int cmd_synth(int argc, char **argv) {
   chakra_synth_config_default(&c);
   synth_cli sc = {.schedule = -1, .order = -1};
   uint32_t *ranks = NULL;
-  cli_opt opts[48];
+  cli_opt opts[56];
   synth_opts(&c, &sc, opts, sizeof opts / sizeof *opts);
   const cli_command cmd = {.name = "synth", .max_args = 0, .about = about, .opts = opts, .check_later = 1};
   cli_args pos;
@@ -236,6 +243,7 @@ int cmd_synth(int argc, char **argv) {
     return 2;
   }
   c.phase = (chakra_synth_phase)sc.phase;
+  c.rank_order = (chakra_synth_rank_order)sc.rank_order;
   if (sc.order >= 0) c.order = (chakra_synth_order)sc.order;
   if (sc.schedule >= 0) c.schedule = (chakra_synth_schedule)sc.schedule;
   else if (c.stage_compat) c.schedule = CHAKRA_SYNTH_SCHEDULE_NONE;

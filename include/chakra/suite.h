@@ -50,12 +50,14 @@ typedef struct chakra_suite_workload {
   uint64_t size;
   const char *topology;
   const char *sha256;
+  int rank_order;    /* synth: a chakra_synth_rank_order (0: dp first, STAGE's) */
 } chakra_suite_workload;
 
 typedef struct chakra_suite_version {
   const char *name, *about;
   const chakra_suite_workload *workloads;
   size_t n;
+  int network_model; /* the CHAKRA_NET_* (chakra/sim.h) every run of the version simulates on */
 } chakra_suite_version;
 
 /* The suite versions compiled in, the default first. */

@@ -28,6 +28,13 @@ typedef enum chakra_synth_order {
   CHAKRA_SYNTH_ORDER_STAGE     /* STAGE's: tensor by tensor in its graph's order, micro-batch by micro-batch */
 } chakra_synth_order;
 
+/* How ranks are numbered over the parallel dimensions (docs/synth.md,
+ * "Ranks"); the pipeline stage is always the slowest. */
+typedef enum chakra_synth_rank_order {
+  CHAKRA_SYNTH_RANKS_DP_FIRST, /* STAGE's: dp varies fastest, then tp, sp, ep (default) */
+  CHAKRA_SYNTH_RANKS_TP_FIRST  /* Megatron's: tp fastest, then sp, ep, dp: a tp group on consecutive ranks */
+} chakra_synth_rank_order;
+
 /* What one file set describes. */
 typedef enum chakra_synth_phase {
   CHAKRA_SYNTH_PHASE_TRAIN,   /* one training iteration: forward, backward, gradient reduction, update */
@@ -59,6 +66,7 @@ typedef struct chakra_synth_config {
                                writes them). Either way the other groups keep their ids */
   chakra_progress_fn progress; /* phase "ranks": files written of all (build.h's workload writer); may be NULL */
   void *progress_ctx;
+  chakra_synth_rank_order rank_order; /* dp first (default); stage_compat needs it (STAGE's numbering) */
 } chakra_synth_config;
 
 /* STAGE's defaults for every field (model gpt, degrees 1, schedule 1f1b). */

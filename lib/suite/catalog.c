@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "chakra/coll.h"
+#include "chakra/sim.h"
 #include "chakra/synth.h"
 
 #define TRAIN CHAKRA_SYNTH_PHASE_TRAIN
@@ -16,9 +17,14 @@
 #define DECODE CHAKRA_SYNTH_PHASE_DECODE
 
 /* A transformer: model, phase, degrees, then the model's dimensions. */
-#define LLM(n, c, w, m, ph, dp_, tp_, pp_, ep_, dims, b, mb, sha)                                                  \
+/* dims last: it is a list of designated initializers (GPT3 below) */
+#define LLM_IN(ord, n, c, w, m, ph, dp_, tp_, pp_, ep_, b, mb, sha, ...)                                            \
   {.name = n, .cls = c, .what = w, .gen = CHAKRA_SUITE_SYNTH, .ranks = (dp_) * (tp_) * (pp_) * (ep_), .model = m, \
-   .phase = ph, .dp = dp_, .tp = tp_, .pp = pp_, .ep = ep_, dims, .batch = b, .micro_batch = mb, .sha256 = sha}
+   .phase = ph, .dp = dp_, .tp = tp_, .pp = pp_, .ep = ep_, __VA_ARGS__, .batch = b, .micro_batch = mb,           \
+   .sha256 = sha, .rank_order = ord}
+/* STAGE's rank order (dp fastest) */
+#define LLM(n, c, w, m, ph, dp_, tp_, pp_, ep_, dims, b, mb, sha) \
+  LLM_IN(CHAKRA_SYNTH_RANKS_DP_FIRST, n, c, w, m, ph, dp_, tp_, pp_, ep_, b, mb, sha, dims)
 /* GPT-3 175B (Brown et al. 2020): 96 layers, d 12288, 96 heads, 2048 tokens;
  * the vocabulary rounded up to 51200 so that tp divides it, as Megatron pads it. */
 #define GPT3 .layers = 96, .dmodel = 12288, .dff = 49152, .head = 96, .kvhead = 96, .seq = 2048, .vocab = 51200
@@ -47,48 +53,60 @@
 #define A2A CHAKRA_COLL_ALLTOALL
 #define MiB (1024u * 1024u)
 
-static const chakra_suite_workload v1[] = {
-    /* dense pre-training: 1F1B, tp 8 inside a node, pp over nodes, dp the rest */
-    LLM("gpt3-175b-n512", "dense", "GPT-3 175B training, dp 4 tp 8 pp 16, 16 micro-batches", "gpt", TRAIN, 4, 8, 16,
-        1, GPT3, 64, 4, "b604a361bf258b18d5654d7c9c94a33613aa1fefac94e6d67f7e6c18f7257e92"),
-    LLM("gpt3-175b-n4096", "dense", "GPT-3 175B training, dp 32 tp 8 pp 16, 16 micro-batches", "gpt", TRAIN, 32, 8,
-        16, 1, GPT3, 512, 32, "2ddcbdb309bbdb91945b80aabac9036678d95fdc9abd16534b1bacd071b8cd6c"),
-    LLM("gpt3-175b-n32768", "dense", "GPT-3 175B training, dp 256 tp 8 pp 16, 16 micro-batches", "gpt", TRAIN, 256,
-        8, 16, 1, GPT3, 4096, 256, "4b8d8f4e7be9a1479f73bbebd8f41ac7f53759c89dbcf497d8e2512aec3eb025"),
-    LLM("llama70b-n512", "dense", "Llama-70B training, dp 16 tp 8 pp 4, 8 micro-batches", "llama", TRAIN, 16, 8, 4, 1,
-        LLAMA70, 128, 16, "2cadadaaa24b7b886893dc72d141ea93fb20dcd4c861de653f2e7c411ba05560"),
-    LLM("llama70b-n4096", "dense", "Llama-70B training, dp 128 tp 8 pp 4, 8 micro-batches", "llama", TRAIN, 128, 8,
-        4, 1, LLAMA70, 1024, 128, "4f031eedbecfc61def82b15d01dcab613312585b7f20482195e9cfa8311e2711"),
-    LLM("llama70b-n32768", "dense", "Llama-70B training, dp 1024 tp 8 pp 4, 8 micro-batches", "llama", TRAIN, 1024,
-        8, 4, 1, LLAMA70, 8192, 1024, "a2ba65bb6cf2c5d80504d5a8ec2fa21a9963448cd9dd871c18b94a70d2308450"),
-    /* mixture of experts: experts over ep, attention over tp */
-    LLM("mixtral-8x7b-n512", "moe", "Mixtral-8x7B training, dp 8 tp 2 pp 4 ep 8, 8 micro-batches", "moe", TRAIN, 8, 2,
-        4, 8, MIXTRAL, 64, 8, "c9262377581efcbfa3593f1643bc3af0efc7c60c5aa9b6bb992884058a6e691b"),
-    /* inference on one node under tensor parallelism */
-    LLM("llama70b-prefill-tp8", "inference", "Llama-70B prefill of 8 prompts of 4096 tokens, tp 8", "llama", PREFILL,
-        1, 8, 1, 1, LLAMA70, 8, -1, "6a3db4cdee6c6f544260d6c4e407d6799212467192bdb316fa9835e9cb01205f"),
-    LLM("llama70b-decode-tp8", "inference", "Llama-70B decode step, 64 sequences, KV cache of 4096, tp 8", "llama",
-        DECODE, 1, 8, 1, 1, LLAMA70, 64, -1, "0610bfb2e016734273f7cdaa07e7b6da691b45b7f6ebfdb7844f060d3ee929c7"),
-    LLM("gpt3-175b-prefill-tp8", "inference", "GPT-3 175B prefill of 8 prompts of 2048 tokens, tp 8", "gpt", PREFILL,
-        1, 8, 1, 1, GPT3, 8, -1, "6d445128e06c61ed955e2b9731445dd87e9200812ddab3f0beb781dd7c6d4ae5"),
-    LLM("gpt3-175b-decode-tp8", "inference", "GPT-3 175B decode step, 64 sequences, KV cache of 2048, tp 8", "gpt",
-        DECODE, 1, 8, 1, 1, GPT3, 64, -1, "724d5583ac48547d94c1c9b73e4ccc8d5154556598810de7bd8e1addc930a73c"),
-    DLRM("dlrm-n64", 64, "59f2a3902be9a54a66abda4a5591222841104b7bbcdfe21c9c9f40b94563d17d"),
-    DLRM("dlrm-n512", 512, "36e638d9b21b1277c8abb20f02552d5bae51ac090f4b29a6f05e6a02710b6e66"),
-#include "micro_v1.inc"
-    ALGO("ar-ring-n64", "ring all-reduce of 64 MiB as point-to-point steps", AR, CHAKRA_ALGO_RING, 64, 64 * MiB, "e9e7f48527b0d2b97af6e70b35601c6afe31c72ba726def33eccf70679252a00"),
-    ALGO("ar-hd-n64", "halving-doubling all-reduce of 64 MiB as point-to-point steps", AR, CHAKRA_ALGO_HD, 64,
-         64 * MiB, "90423e02a588d5cf96989ea803fea08d3145cbbfdad4fb31087e742f4ba67f1a"),
-    ALGO("ag-ring-n64", "ring all-gather of 1 MiB per rank as point-to-point steps", AG, CHAKRA_ALGO_RING, 64, MiB,
-         "153c10daf9af3ccd2a0f5229b23430b98b334a79a92cb8bfcb5396e09d1e6a20"),
-    ALGO("ag-hd-n64", "halving-doubling all-gather of 1 MiB per rank as point-to-point steps", AG, CHAKRA_ALGO_HD, 64,
-         MiB, "c8348572b9e3ce6864545110a5a31ab2320fa8e9ff54703c28353cb373b43dd6"),
-    TACOS("ag-tacos-mesh4x4", "all-gather of 1 MiB per rank synthesised for a 4x4 mesh", AG, "mesh:4x4", 16, MiB,
-          "77522efdb4a3986bdc899cdf37715dba8de01f1168f3b73e9eea9f7d1e80083b"),
-    TACOS("ag-tacos-mesh8x8", "all-gather of 1 MiB per rank synthesised for an 8x8 mesh", AG, "mesh:8x8", 64, MiB,
-          "5347b088c91042b2f0b199c70a4cc1f9fbfd5f8fb0f0ddb109bf806e7c4f9444"),
-    TACOS("ar-tacos-mesh4x4", "all-reduce of 16 MiB synthesised for a 4x4 mesh", AR, "mesh:4x4", 16, 16 * MiB, "ff0395adc2bae0fdd57b8a54caf54096dc1c1114f6030f9c6e0e1aa02abc041f"),
-    TACOS("ar-tacos-mesh8x8", "all-reduce of 64 MiB synthesised for an 8x8 mesh", AR, "mesh:8x8", 64, 64 * MiB, "532baeefcd7fa286eafe6d6d8b17f302e7625acbdcf35bc9bb70f94b08ac30ee"),
+/* The transformer workloads of versions 1.0 and 1.1: the same parameters,
+ * ranks numbered dp first in 1.0 (STAGE's: a tp group of 8 spans nodes)
+ * and tp first in 1.1 (Megatron's: a tp group is one node), so two pins:
+ * X(sha 1.0, sha 1.1, name, class, what, model, phase, dp, tp, pp, ep,
+ * batch, micro-batch, dimensions). */
+#define V1_LLMS(X) \
+  /* dense pre-training, 1F1B */ \
+  X("b604a361bf258b18d5654d7c9c94a33613aa1fefac94e6d67f7e6c18f7257e92", "2f1b414c00a4ef3069c888cbbc6f2f28d2980e31793602089b48b46f51cedeb8", "gpt3-175b-n512", \
+    "dense", "GPT-3 175B training, dp 4 tp 8 pp 16, 16 micro-batches", "gpt", TRAIN, 4, 8, 16, 1, 64, 4, \
+    GPT3) \
+  X("2ddcbdb309bbdb91945b80aabac9036678d95fdc9abd16534b1bacd071b8cd6c", "47f61197d0f0ddd4a6a3131a6d108329484ad8125bf8ef5021663ddc4a6a00a8", "gpt3-175b-n4096", \
+    "dense", "GPT-3 175B training, dp 32 tp 8 pp 16, 16 micro-batches", "gpt", TRAIN, 32, 8, 16, 1, 512, 32, \
+    GPT3) \
+  X("4b8d8f4e7be9a1479f73bbebd8f41ac7f53759c89dbcf497d8e2512aec3eb025", "c6456c135c031252ae35971a08a87ce772d6773e1b8c01f57470ef42a1898b4c", "gpt3-175b-n32768", \
+    "dense", "GPT-3 175B training, dp 256 tp 8 pp 16, 16 micro-batches", "gpt", TRAIN, 256, 8, 16, 1, 4096, 256, \
+    GPT3) \
+  X("2cadadaaa24b7b886893dc72d141ea93fb20dcd4c861de653f2e7c411ba05560", "16c616c1f80e389024108cff086ae935e75addc388cd983711ab9026b12060d0", "llama70b-n512", \
+    "dense", "Llama-70B training, dp 16 tp 8 pp 4, 8 micro-batches", "llama", TRAIN, 16, 8, 4, 1, 128, 16, \
+    LLAMA70) \
+  X("4f031eedbecfc61def82b15d01dcab613312585b7f20482195e9cfa8311e2711", "fcaf93533f554e8588486b11df888315b96c4f7df9cd723260b4bd9789acca23", "llama70b-n4096", \
+    "dense", "Llama-70B training, dp 128 tp 8 pp 4, 8 micro-batches", "llama", TRAIN, 128, 8, 4, 1, 1024, 128, \
+    LLAMA70) \
+  X("a2ba65bb6cf2c5d80504d5a8ec2fa21a9963448cd9dd871c18b94a70d2308450", "e02c24c2d9eca1b6202ca2092e1e0f07bc0727dbdfc2d5fa3448cde649e6778a", "llama70b-n32768", \
+    "dense", "Llama-70B training, dp 1024 tp 8 pp 4, 8 micro-batches", "llama", TRAIN, 1024, 8, 4, 1, 8192, 1024, \
+    LLAMA70) \
+  /* mixture of experts: experts over ep, attention over tp */ \
+  X("c9262377581efcbfa3593f1643bc3af0efc7c60c5aa9b6bb992884058a6e691b", "ab5c251f77c4652e8b949427c1da8fdd61194cc74f08a019779344bf825056e7", "mixtral-8x7b-n512", \
+    "moe", "Mixtral-8x7B training, dp 8 tp 2 pp 4 ep 8, 8 micro-batches", "moe", TRAIN, 8, 2, 4, 8, 64, 8, \
+    MIXTRAL) \
+  /* inference on one node under tensor parallelism */ \
+  X("6a3db4cdee6c6f544260d6c4e407d6799212467192bdb316fa9835e9cb01205f", "7bf0bfd0d4fc01068de8f4ec861cb036ea442d2bb6deaadcf7fe3d87418b7de1", "llama70b-prefill-tp8", \
+    "inference", "Llama-70B prefill of 8 prompts of 4096 tokens, tp 8", "llama", PREFILL, 1, 8, 1, 1, 8, -1, \
+    LLAMA70) \
+  X("0610bfb2e016734273f7cdaa07e7b6da691b45b7f6ebfdb7844f060d3ee929c7", "dc37ccb0af791082a89a208ff7df20c23a58fb7a0afbc415193c51173ae62a17", "llama70b-decode-tp8", \
+    "inference", "Llama-70B decode step, 64 sequences, KV cache of 4096, tp 8", "llama", DECODE, 1, 8, 1, 1, 64, -1, \
+    LLAMA70) \
+  X("6d445128e06c61ed955e2b9731445dd87e9200812ddab3f0beb781dd7c6d4ae5", "47c0fb3b8bcd87af382d41c2a9e85577ef862b1c2b50129b40014454c9f1e87a", "gpt3-175b-prefill-tp8", \
+    "inference", "GPT-3 175B prefill of 8 prompts of 2048 tokens, tp 8", "gpt", PREFILL, 1, 8, 1, 1, 8, -1, \
+    GPT3) \
+  X("724d5583ac48547d94c1c9b73e4ccc8d5154556598810de7bd8e1addc930a73c", "b537f11313e05546037d88a0b55e13145acf8aed21cc1b0ee7660a872948d087", "gpt3-175b-decode-tp8", \
+    "inference", "GPT-3 175B decode step, 64 sequences, KV cache of 2048, tp 8", "gpt", DECODE, 1, 8, 1, 1, 64, -1, \
+    GPT3) \
+
+#define V1_0(s10, s11, n, c, w, m, ph, dp_, tp_, pp_, ep_, b, mb, ...) \
+  LLM_IN(CHAKRA_SYNTH_RANKS_DP_FIRST, n, c, w, m, ph, dp_, tp_, pp_, ep_, b, mb, s10, __VA_ARGS__),
+#define V1_1(s10, s11, n, c, w, m, ph, dp_, tp_, pp_, ep_, b, mb, ...) \
+  LLM_IN(CHAKRA_SYNTH_RANKS_TP_FIRST, n, c, w, m, ph, dp_, tp_, pp_, ep_, b, mb, s11, __VA_ARGS__),
+
+static const chakra_suite_workload v1[] = {V1_LLMS(V1_0)
+#include "rest_v1.inc"
+};
+
+static const chakra_suite_workload v1_1[] = {V1_LLMS(V1_1)
+#include "rest_v1.inc"
 };
 
 /* The same classes at a few ranks each: what the tests run. */
@@ -116,9 +134,12 @@ static const chakra_suite_workload tiny[] = {
 };
 
 static const chakra_suite_version versions[] = {
+    {"1.1", "the suite: dense LLM training to 32,768 GPUs (tp groups in a node), MoE, inference, DLRM, collectives and algorithms", v1_1,
+     sizeof v1_1 / sizeof *v1_1, CHAKRA_NET_UNAWARE},
     {"1.0", "the suite: dense LLM training to 32,768 GPUs, MoE, inference, DLRM, collectives and algorithms", v1,
-     sizeof v1 / sizeof *v1},
-    {"tiny-1.0", "every class at 8 or 16 ranks, for tests and trying the tools", tiny, sizeof tiny / sizeof *tiny},
+     sizeof v1 / sizeof *v1, CHAKRA_NET_AWARE},
+    {"tiny-1.0", "every class at 8 or 16 ranks, for tests and trying the tools", tiny, sizeof tiny / sizeof *tiny,
+     CHAKRA_NET_AWARE},
 };
 
 const chakra_suite_version *chakra_suite_versions(size_t *n) {
@@ -167,7 +188,8 @@ static void synth_command(const chakra_suite_workload *w, char *out, size_t size
     n += snprintf(out + n, size - (size_t)n, " --ep %u --experts %llu --kexperts %llu", w->ep,
                   (unsigned long long)w->experts, (unsigned long long)w->kexperts);
   if (n >= 0 && (size_t)n < size)
-    snprintf(out + n, size - (size_t)n, " --schedule 1f1b --shared -o %s", w->name);
+    snprintf(out + n, size - (size_t)n, " --schedule 1f1b%s --shared -o %s",
+             w->rank_order == CHAKRA_SYNTH_RANKS_TP_FIRST ? " --rank-order tp-first" : "", w->name);
 }
 
 void chakra_suite_command(const chakra_suite_workload *w, char *out, size_t size) {

@@ -43,6 +43,7 @@ static int gen_synth(const chakra_suite_workload *w, const char *prefix, unsigne
   c.seq = w->seq, c.dvocal = w->vocab, c.batch = w->batch, c.micro_batch = (int64_t)w->micro_batch;
   if (w->experts) c.experts = w->experts, c.kexperts = w->kexperts;
   c.schedule = CHAKRA_SYNTH_SCHEDULE_1F1B;
+  c.rank_order = (chakra_synth_rank_order)w->rank_order;
   c.threads = threads;
   return chakra_synth_write_shared(&c, prefix, NULL, err);
 }

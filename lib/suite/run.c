@@ -98,10 +98,11 @@ static int open_set(const char *prefix, uint32_t ranks, chakra_set **set, chakra
   return chakra_set_open(set, prefix, &so, err);
 }
 
-static int simulate(const chakra_suite_workload *w, const chakra_set *set, const chakra_suite_run_options *o,
-                    chakra_suite_metrics *m, chakra_error *err) {
+static int simulate(const chakra_suite_version *v, const chakra_suite_workload *w, const chakra_set *set,
+                    const chakra_suite_run_options *o, chakra_suite_metrics *m, chakra_error *err) {
   chakra_sim_config *cfg = NULL;
   int rc = chakra_suite_config(&cfg, o->system, o->network, w->ranks, err);
+  if (!rc) chakra_sim_config_params(cfg)->network_model = v->network_model; /* the version's methodology */
   chakra_run_record res;
   memset(&res, 0, sizeof res);
   first_error fe = {o, m->error, sizeof m->error};
@@ -119,8 +120,8 @@ static int simulate(const chakra_suite_workload *w, const chakra_set *set, const
   return rc;
 }
 
-void run_workload(const chakra_suite_workload *w, const char *dir, const chakra_suite_run_options *o,
-                  chakra_suite_metrics *m) {
+void run_workload(const chakra_suite_version *v, const chakra_suite_workload *w, const char *dir,
+                  const chakra_suite_run_options *o, chakra_suite_metrics *m) {
   chakra_error err = {0};
   char *prefix = make_path(dir, w->name), *expanded = NULL;
   chakra_set *set = NULL, *ex = NULL;
@@ -129,7 +130,7 @@ void run_workload(const chakra_suite_workload *w, const char *dir, const chakra_
     rc = expand(set, w, o, &expanded, &err);
     if (!rc) rc = open_set(expanded, w->ranks, &ex, &err);
   }
-  if (!rc) rc = simulate(w, ex ? ex : set, o, m, &err);
+  if (!rc) rc = simulate(v, w, ex ? ex : set, o, m, &err);
   if (rc) snprintf(m->error, sizeof m->error, "%.470s", err.msg);
   chakra_set_close(ex);
   chakra_set_close(set);
@@ -156,7 +157,7 @@ static int run_job(void *ctx, size_t i) {
   int canceled = c->canceled;
   pthread_mutex_unlock(&c->lock);
   if (canceled) return 0;
-  run_workload(&c->d->version->workloads[m->workload], c->d->path, c->o, m);
+  run_workload(c->d->version, &c->d->version->workloads[m->workload], c->d->path, c->o, m);
   pthread_mutex_lock(&c->lock);
   c->done++;
   if (c->o->progress && c->o->progress(c->o->progress_ctx, "run", c->done, c->n)) c->canceled = 1;

@@ -8,7 +8,7 @@
 /* Validates and simulates workload w (files dir/w->name) on the system and
  * network (NULL: the reference's), after expanding its collectives by the
  * rules into scratch when there are any; fills m (m->ok, or m->error). */
-void run_workload(const chakra_suite_workload *w, const char *dir, const chakra_suite_run_options *o,
-                  chakra_suite_metrics *m);
+void run_workload(const chakra_suite_version *v, const chakra_suite_workload *w, const char *dir,
+                  const chakra_suite_run_options *o, chakra_suite_metrics *m);
 
 #endif

@@ -11,6 +11,7 @@ void layout_init(synth_layout *l, uint32_t dp, uint32_t tp, uint32_t cp, uint32_
   l->pp = pp;
   l->ndims = moe ? 4 : 3;
   l->ranks = dp * tp * cp * l->deg[RK_EP] * pp;
+  for (int d = 0; d < RK_NDIM; d++) l->radix[d] = d;
   uint32_t gid = 1;
   for (int d = 0; d < l->ndims; d++) {
     l->first_gid[d] = gid;
@@ -18,17 +19,23 @@ void layout_init(synth_layout *l, uint32_t dp, uint32_t tp, uint32_t cp, uint32_
   }
 }
 
+void layout_tp_first(synth_layout *l) {
+  static const int megatron[RK_NDIM] = {RK_TP, RK_CP, RK_EP, RK_DP};
+  for (int d = 0; d < RK_NDIM; d++) l->radix[d] = megatron[d];
+}
+
 void layout_coords(const synth_layout *l, uint32_t rank, uint32_t c[RK_NDIM], uint32_t *stage) {
-  c[RK_DP] = rank % l->deg[RK_DP], rank /= l->deg[RK_DP];
-  c[RK_TP] = rank % l->deg[RK_TP], rank /= l->deg[RK_TP];
-  c[RK_CP] = rank % l->deg[RK_CP], rank /= l->deg[RK_CP];
-  c[RK_EP] = rank % l->deg[RK_EP], rank /= l->deg[RK_EP];
+  for (int k = 0; k < RK_NDIM; k++) {
+    int d = l->radix[k];
+    c[d] = rank % l->deg[d], rank /= l->deg[d];
+  }
   *stage = rank;
 }
 
 uint32_t layout_rank(const synth_layout *l, const uint32_t c[RK_NDIM], uint32_t stage) {
-  return (((stage * l->deg[RK_EP] + c[RK_EP]) * l->deg[RK_CP] + c[RK_CP]) * l->deg[RK_TP] + c[RK_TP]) *
-             l->deg[RK_DP] + c[RK_DP];
+  uint32_t rank = stage;
+  for (int k = RK_NDIM - 1; k >= 0; k--) rank = rank * l->deg[l->radix[k]] + c[l->radix[k]];
+  return rank;
 }
 
 uint32_t layout_group(const synth_layout *l, uint32_t rank, int dim) {

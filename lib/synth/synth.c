@@ -483,7 +483,8 @@ static int write_manifest(const char *prefix, const synth_layout *l, int singlet
   chakra_manifest *m;
   int rc = chakra_manifest_new(&m, CHAKRA_MANIFEST_GRID, l->ranks, err);
   if (rc) return rc;
-  for (int d = 0; !rc && d < l->ndims; d++) rc = chakra_manifest_add_axis(m, names[d], l->deg[d], 0, err);
+  for (int k = 0; !rc && k < RK_NDIM; k++) /* in the rank's radix order: the grid's mixed radix is the rank */
+    if (l->radix[k] < l->ndims) rc = chakra_manifest_add_axis(m, names[l->radix[k]], l->deg[l->radix[k]], 0, err);
   if (!rc) rc = chakra_manifest_add_axis(m, "pp", l->pp, 1, err);
   for (int d = 0; !rc && d < l->ndims; d++) {
     if (l->deg[d] == 1 && !singletons) continue;
@@ -586,6 +587,10 @@ static int synth_write(const chakra_synth_config *c, const char *prefix, int sha
   if (rc0) return rc0;
   if (shared && c->ranks)
     return BAD("--ranks: the shared form describes every rank (and writes one per pipeline stage), not a subset");
+  if (c->rank_order != CHAKRA_SYNTH_RANKS_DP_FIRST && c->rank_order != CHAKRA_SYNTH_RANKS_TP_FIRST)
+    return BAD("rank order %d: dp-first or tp-first", (int)c->rank_order);
+  if (c->stage_compat && c->rank_order != CHAKRA_SYNTH_RANKS_DP_FIRST)
+    return BAD("--rank-order tp-first: --stage-compat numbers the ranks as STAGE does (dp first)");
   if (stage_applies(c)) return write_stage_compat(c, prefix, shared, st, err);
   sg_config sc;
   const synth_template *tpl;
@@ -603,6 +608,7 @@ static int synth_write(const chakra_synth_config *c, const char *prefix, int sha
   }
   synth_layout l;
   layout_init(&l, c->dp, c->tp, c->sp, c->ep, c->pp, is_moe(c));
+  if (c->rank_order == CHAKRA_SYNTH_RANKS_TP_FIRST) layout_tp_first(&l);
   emit_stage **stages = calloc(c->pp, sizeof *stages);
   int32_t *local = malloc((g.nn + 1) * sizeof *local);
   if (!stages || !local) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");

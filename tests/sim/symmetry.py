@@ -311,6 +311,15 @@ QUICK = [
     micro_case("microbenchmark all-reduce 64 NPUs, 3-D localBWAware", "every rank is a class of its own",
                "all_reduce", 64, ["Ring", "Ring", "Ring"], [4, 4, 4]),
     dlrm_case("dlrm 8 ranks: global all-to-all over two classes", "different classes", 8, ["Switch"], [8]),
+    # tp-first placement (Megatron's) on 4-GPU switch nodes, the suite's kind
+    # of system (localBWAware, 4 splits, 2 chunks active, roofline)
+    synth_case("tp-first dp4 tp4 pp2 on switch nodes, 4 splits x 2 chunks", "reduced",
+               job(4, 4, 2, "--rank-order", "tp-first"), ["Switch", "Switch"], [4, 8], bw=[400.0, 50.0],
+               lat=[936.25, 3000.0], **{"active-chunks-per-dimension": 2, "preferred-dataset-splits": 4,
+                                       "roofline-enabled": 1, "peak-perf": 989}),
+    shared_case("shared form, tp-first moe dp2 tp2 ep2 pp2", "reduced",
+                job(2, 2, 2, "--model-type", "moe", "--ep", "2", "--experts", "4", "--kexperts", "2",
+                    "--rank-order", "tp-first"), ["Switch", "Switch"], [4, 4]),
     # must fall back, still exact
     synth_case("dp ring crossing a slower dimension", "do not all take the same time", job(4, 1, 2),
                ["Ring", "Ring"], [2, 4], bw=[100.0, 10.0], lat=[100.0, 1000.0]),
@@ -371,9 +380,12 @@ LARGE_CASES = [
                 ["Switch", "FullyConnected", "Ring"], [64, 8, 16], per_rank=False),
     shared_case("coll expand ring, tp8 pp16 (128 ranks): falls back", "competed for a hardware slot", job(1, 8, 16),
                 ["FullyConnected", "Ring"], [8, 16], expand=["ring"], per_rank=False),
+    shared_case("shared form: tp-first dp32 tp8 pp16 (4,096 ranks) on 8-GPU switch nodes", "reduced",
+                job(32, 8, 16, "--rank-order", "tp-first", batch=128), ["Switch", "Switch"], [8, 512], per_rank=False,
+                **{"active-chunks-per-dimension": 2, "preferred-dataset-splits": 4}),
 ]
 # ranks of each large case, for the sanitizer build's limit
-LARGE_RANKS = [8192, 2048, 4096, 8192, 8192, 128]
+LARGE_RANKS = [8192, 2048, 4096, 8192, 8192, 128, 4096]
 
 
 def commands_take_symmetry():

@@ -48,7 +48,7 @@ def test_list_shows_versions_classes_and_pins(work):
     check(p.returncode == 0, "list ran: " + p.stderr)
     for cls in ("dense", "moe", "inference", "recommendation", "microbench", "collalgo"):
         check("class " + cls in p.stdout, "class %s listed" % cls)
-    check("versions: 1.0 tiny-1.0" in p.stdout, "versions listed: " + p.stdout[-80:])
+    check("versions: 1.1 1.0 tiny-1.0" in p.stdout, "versions listed: " + p.stdout[-80:])
     full = run("suite", "list").stdout
     for n in ("gpt3-175b-n32768", "llama70b-n4096", "mixtral-8x7b-n512", "llama70b-decode-tp8", "dlrm-n512",
               "a2a-1g-n512", "ar-1g-n4096", "ar-tacos-mesh8x8"):

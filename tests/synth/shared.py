@@ -45,6 +45,9 @@ SHAPES = {
     "stage_compat_debug_ep2": ["--model-type", "debug", "--dp", "2", "--tp", "2", "--ep", "2", "--stage-compat"],
     "prefill_dp2_tp2_pp2": SMALL + ["--phase", "prefill", "--dp", "2", "--tp", "2", "--pp", "2"],
     "decode_dp2_tp2_pp2": SMALL + ["--phase", "decode", "--dp", "2", "--tp", "2", "--pp", "2"],
+    "tp_first_dp2_tp4_pp2": SMALL + ["--dp", "2", "--tp", "4", "--pp", "2", "--rank-order", "tp-first"],
+    "tp_first_moe_dp2_tp2_ep2_pp2": SMALL + ["--model-type", "moe", "--experts", "4", "--kexperts", "2", "--dp", "2",
+                                             "--tp", "2", "--ep", "2", "--pp", "2", "--rank-order", "tp-first"],
     "recompute_dp2_pp2_dtype4": SMALL + ["--dp", "2", "--pp", "2", "--activation-recompute", "1", "--dtype-bytes",
                                          "4", "--peak-tflops", "900", "--mem-bw", "3000"],
 }
@@ -98,9 +101,27 @@ def main():
             check(name + ": unshare of share gives the files back, byte for byte", ok, why)
         refusals(tmp)
         odd_rank(tmp)
+        tp_first(tmp)
     finally:
         shutil.rmtree(tmp)
     return summary()
+
+
+def tp_first(tmp):
+    """--rank-order tp-first numbers tp fastest (a tp group on consecutive
+    ranks), then sp, ep, dp, the stage slowest; the group ids stay STAGE's."""
+    d = os.path.join(tmp, "tpfirst")
+    os.mkdir(d)
+    base = SMALL + ["--dp", "2", "--tp", "4", "--pp", "2"]
+    run([CHAKRA, "synth", "-q", "-o", d + "/tp", "--rank-order", "tp-first"] + base)
+    run([CHAKRA, "synth", "-q", "-o", d + "/dp"] + base)
+    tp, dp = json.load(open(d + "/tp.json")), json.load(open(d + "/dp.json"))
+    check("tp-first: tp groups are consecutive ranks, dp groups 4 apart, ids as dp-first's",
+          tp["9"] == [0, 1, 2, 3] and tp["12"] == [12, 13, 14, 15] and tp["1"] == [0, 4] and tp["8"] == [11, 15]
+          and dp["9"] == [0, 2, 4, 6] and dp["1"] == [0, 1] and sorted(tp) == sorted(dp), (tp, dp))
+    p = run([CHAKRA, "synth", "-o", d + "/x", "--rank-order", "tp-first", "--stage-compat"] + base, ok=2)
+    check("tp-first with --stage-compat refused in one line",
+          p.stderr.count("\n") == 1 and "STAGE does (dp first)" in p.stderr, p.stderr)
 
 
 def refusals(tmp):
