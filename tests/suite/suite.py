@@ -238,6 +238,41 @@ def test_every_subcommand_has_help_and_bad_input_is_one_line(work):
     check(p.returncode == 1, "a network no workload fits: the workloads fail, exit 1: %r" % p.stderr[-200:])
 
 
+def test_v11_dense_is_simulated_by_class_and_exactly(work):
+    """Version 1.1's dense class (ranks tp first, the unaware model): every
+    workload runs; the 32,768-GPU GPT is simulated one NPU per pipeline stage
+    and a 512-GPU one NPU by NPU gives the run's numbers exactly."""
+    d, res = os.path.join(work, "d11"), os.path.join(work, "d11.json")
+    p = run("suite", "make", "--suite-version", "1.1", "--class", "dense", "-q", "-o", d)
+    check(p.returncode == 0, "1.1 dense made: " + p.stderr)
+    p = run("suite", "run", d, "--threads", "1", "-q", "-o", res)
+    r = json.load(open(res))
+    check(p.returncode == 0 and len(r["workloads"]) == 6 and all(w["ok"] for w in r["workloads"]),
+          "1.1 dense: 6 workloads ran: %r" % p.stderr[-300:])
+    by = {w["name"]: w for w in r["workloads"]}
+    for k in ("system", "network"):
+        with open(os.path.join(work, "ref." + k), "w") as f:
+            f.write(r[k]["text"])
+    for name, ranks, mode in (("gpt3-175b-n512", 512, "off"), ("gpt3-175b-n32768", 32768, "auto")):
+        net = os.path.join(work, "net%d.yml" % ranks)
+        with open(net, "w") as f:
+            f.write(r["network"]["text"].replace("npus_count: [ 8, 64 ]", "npus_count: [ 8, %d ]" % (ranks // 8)))
+        rep = os.path.join(work, name + ".report.json")
+        p = run("sim", "--workload-configuration=" + os.path.join(d, name),
+                "--system-configuration=" + os.path.join(work, "ref.system"), "--network-configuration=" + net,
+                "--network-model=unaware", "--symmetry=" + mode, "-q", "--report=" + rep)
+        check(p.returncode == 0, "%s simulated with --symmetry=%s: %s" % (name, mode, p.stderr[-300:]))
+        if p.returncode:
+            continue
+        sim = json.load(open(rep))
+        check(sim["max_finish_ns"] == by[name]["time_ns"],
+              "%s: the suite's %d ns is chakra sim --symmetry=%s's %d" % (name, by[name]["time_ns"], mode,
+                                                                       sim["max_finish_ns"]))
+        if mode == "auto":
+            check(sim["simulated_npus"] == 16, "%s: one NPU per stage simulated: %r" % (name, sim["symmetry"]))
+    shutil.rmtree(d)
+
+
 def setup(work):
     os.chdir(work)
     p = run("suite", "make", "--suite-version", TINY, "-q", "-o", "tiny")
