@@ -56,49 +56,60 @@
 /* The transformer workloads of versions 1.0 and 1.1: the same parameters,
  * ranks numbered dp first in 1.0 (STAGE's: a tp group of 8 spans nodes)
  * and tp first in 1.1 (Megatron's: a tp group is one node), so two pins:
- * X(sha 1.0, sha 1.1, name, class, what, model, phase, dp, tp, pp, ep,
- * batch, micro-batch, dimensions). */
-#define V1_LLMS(X) \
-  /* dense pre-training, 1F1B */ \
-  X("b604a361bf258b18d5654d7c9c94a33613aa1fefac94e6d67f7e6c18f7257e92", "2f1b414c00a4ef3069c888cbbc6f2f28d2980e31793602089b48b46f51cedeb8", "gpt3-175b-n512", \
-    "dense", "GPT-3 175B training, dp 4 tp 8 pp 16, 16 micro-batches", "gpt", TRAIN, 4, 8, 16, 1, 64, 4, \
-    GPT3) \
-  X("2ddcbdb309bbdb91945b80aabac9036678d95fdc9abd16534b1bacd071b8cd6c", "47f61197d0f0ddd4a6a3131a6d108329484ad8125bf8ef5021663ddc4a6a00a8", "gpt3-175b-n4096", \
-    "dense", "GPT-3 175B training, dp 32 tp 8 pp 16, 16 micro-batches", "gpt", TRAIN, 32, 8, 16, 1, 512, 32, \
-    GPT3) \
-  X("4b8d8f4e7be9a1479f73bbebd8f41ac7f53759c89dbcf497d8e2512aec3eb025", "c6456c135c031252ae35971a08a87ce772d6773e1b8c01f57470ef42a1898b4c", "gpt3-175b-n32768", \
-    "dense", "GPT-3 175B training, dp 256 tp 8 pp 16, 16 micro-batches", "gpt", TRAIN, 256, 8, 16, 1, 4096, 256, \
-    GPT3) \
-  X("2cadadaaa24b7b886893dc72d141ea93fb20dcd4c861de653f2e7c411ba05560", "16c616c1f80e389024108cff086ae935e75addc388cd983711ab9026b12060d0", "llama70b-n512", \
-    "dense", "Llama-70B training, dp 16 tp 8 pp 4, 8 micro-batches", "llama", TRAIN, 16, 8, 4, 1, 128, 16, \
-    LLAMA70) \
-  X("4f031eedbecfc61def82b15d01dcab613312585b7f20482195e9cfa8311e2711", "fcaf93533f554e8588486b11df888315b96c4f7df9cd723260b4bd9789acca23", "llama70b-n4096", \
-    "dense", "Llama-70B training, dp 128 tp 8 pp 4, 8 micro-batches", "llama", TRAIN, 128, 8, 4, 1, 1024, 128, \
-    LLAMA70) \
-  X("a2ba65bb6cf2c5d80504d5a8ec2fa21a9963448cd9dd871c18b94a70d2308450", "e02c24c2d9eca1b6202ca2092e1e0f07bc0727dbdfc2d5fa3448cde649e6778a", "llama70b-n32768", \
-    "dense", "Llama-70B training, dp 1024 tp 8 pp 4, 8 micro-batches", "llama", TRAIN, 1024, 8, 4, 1, 8192, 1024, \
-    LLAMA70) \
-  /* mixture of experts: experts over ep, attention over tp */ \
-  X("c9262377581efcbfa3593f1643bc3af0efc7c60c5aa9b6bb992884058a6e691b", "ab5c251f77c4652e8b949427c1da8fdd61194cc74f08a019779344bf825056e7", "mixtral-8x7b-n512", \
-    "moe", "Mixtral-8x7B training, dp 8 tp 2 pp 4 ep 8, 8 micro-batches", "moe", TRAIN, 8, 2, 4, 8, 64, 8, \
-    MIXTRAL) \
-  /* inference on one node under tensor parallelism */ \
-  X("6a3db4cdee6c6f544260d6c4e407d6799212467192bdb316fa9835e9cb01205f", "7bf0bfd0d4fc01068de8f4ec861cb036ea442d2bb6deaadcf7fe3d87418b7de1", "llama70b-prefill-tp8", \
-    "inference", "Llama-70B prefill of 8 prompts of 4096 tokens, tp 8", "llama", PREFILL, 1, 8, 1, 1, 8, -1, \
-    LLAMA70) \
-  X("0610bfb2e016734273f7cdaa07e7b6da691b45b7f6ebfdb7844f060d3ee929c7", "dc37ccb0af791082a89a208ff7df20c23a58fb7a0afbc415193c51173ae62a17", "llama70b-decode-tp8", \
-    "inference", "Llama-70B decode step, 64 sequences, KV cache of 4096, tp 8", "llama", DECODE, 1, 8, 1, 1, 64, -1, \
-    LLAMA70) \
-  X("6d445128e06c61ed955e2b9731445dd87e9200812ddab3f0beb781dd7c6d4ae5", "47c0fb3b8bcd87af382d41c2a9e85577ef862b1c2b50129b40014454c9f1e87a", "gpt3-175b-prefill-tp8", \
-    "inference", "GPT-3 175B prefill of 8 prompts of 2048 tokens, tp 8", "gpt", PREFILL, 1, 8, 1, 1, 8, -1, \
-    GPT3) \
-  X("724d5583ac48547d94c1c9b73e4ccc8d5154556598810de7bd8e1addc930a73c", "b537f11313e05546037d88a0b55e13145acf8aed21cc1b0ee7660a872948d087", "gpt3-175b-decode-tp8", \
-    "inference", "GPT-3 175B decode step, 64 sequences, KV cache of 2048, tp 8", "gpt", DECODE, 1, 8, 1, 1, 64, -1, \
-    GPT3) \
+ * X(name, class, what, model, phase, dp, tp, pp, ep, batch, micro-batch,
+ *   sha256 in 1.0, sha256 in 1.1, the model's dimensions). */
+#define V1_LLMS(X)                                                                                                    \
+  /* dense pre-training, 1F1B */                                                                                      \
+  X("gpt3-175b-n512", "dense", "GPT-3 175B training, dp 4 tp 8 pp 16, 16 micro-batches",                              \
+    "gpt", TRAIN, 4, 8, 16, 1, 64, 4,                                                                                 \
+    "b604a361bf258b18d5654d7c9c94a33613aa1fefac94e6d67f7e6c18f7257e92",                                               \
+    "2f1b414c00a4ef3069c888cbbc6f2f28d2980e31793602089b48b46f51cedeb8", GPT3)                                         \
+  X("gpt3-175b-n4096", "dense", "GPT-3 175B training, dp 32 tp 8 pp 16, 16 micro-batches",                            \
+    "gpt", TRAIN, 32, 8, 16, 1, 512, 32,                                                                              \
+    "2ddcbdb309bbdb91945b80aabac9036678d95fdc9abd16534b1bacd071b8cd6c",                                               \
+    "47f61197d0f0ddd4a6a3131a6d108329484ad8125bf8ef5021663ddc4a6a00a8", GPT3)                                         \
+  X("gpt3-175b-n32768", "dense", "GPT-3 175B training, dp 256 tp 8 pp 16, 16 micro-batches",                          \
+    "gpt", TRAIN, 256, 8, 16, 1, 4096, 256,                                                                           \
+    "4b8d8f4e7be9a1479f73bbebd8f41ac7f53759c89dbcf497d8e2512aec3eb025",                                               \
+    "c6456c135c031252ae35971a08a87ce772d6773e1b8c01f57470ef42a1898b4c", GPT3)                                         \
+  X("llama70b-n512", "dense", "Llama-70B training, dp 16 tp 8 pp 4, 8 micro-batches",                                 \
+    "llama", TRAIN, 16, 8, 4, 1, 128, 16,                                                                             \
+    "2cadadaaa24b7b886893dc72d141ea93fb20dcd4c861de653f2e7c411ba05560",                                               \
+    "16c616c1f80e389024108cff086ae935e75addc388cd983711ab9026b12060d0", LLAMA70)                                      \
+  X("llama70b-n4096", "dense", "Llama-70B training, dp 128 tp 8 pp 4, 8 micro-batches",                               \
+    "llama", TRAIN, 128, 8, 4, 1, 1024, 128,                                                                          \
+    "4f031eedbecfc61def82b15d01dcab613312585b7f20482195e9cfa8311e2711",                                               \
+    "fcaf93533f554e8588486b11df888315b96c4f7df9cd723260b4bd9789acca23", LLAMA70)                                      \
+  X("llama70b-n32768", "dense", "Llama-70B training, dp 1024 tp 8 pp 4, 8 micro-batches",                             \
+    "llama", TRAIN, 1024, 8, 4, 1, 8192, 1024,                                                                        \
+    "a2ba65bb6cf2c5d80504d5a8ec2fa21a9963448cd9dd871c18b94a70d2308450",                                               \
+    "e02c24c2d9eca1b6202ca2092e1e0f07bc0727dbdfc2d5fa3448cde649e6778a", LLAMA70)                                      \
+  /* mixture of experts: experts over ep, attention over tp */                                                        \
+  X("mixtral-8x7b-n512", "moe", "Mixtral-8x7B training, dp 8 tp 2 pp 4 ep 8, 8 micro-batches",                        \
+    "moe", TRAIN, 8, 2, 4, 8, 64, 8,                                                                                  \
+    "c9262377581efcbfa3593f1643bc3af0efc7c60c5aa9b6bb992884058a6e691b",                                               \
+    "ab5c251f77c4652e8b949427c1da8fdd61194cc74f08a019779344bf825056e7", MIXTRAL)                                      \
+  /* inference on one node under tensor parallelism */                                                                \
+  X("llama70b-prefill-tp8", "inference", "Llama-70B prefill of 8 prompts of 4096 tokens, tp 8",                       \
+    "llama", PREFILL, 1, 8, 1, 1, 8, -1,                                                                              \
+    "6a3db4cdee6c6f544260d6c4e407d6799212467192bdb316fa9835e9cb01205f",                                               \
+    "7bf0bfd0d4fc01068de8f4ec861cb036ea442d2bb6deaadcf7fe3d87418b7de1", LLAMA70)                                      \
+  X("llama70b-decode-tp8", "inference", "Llama-70B decode step, 64 sequences, KV cache of 4096, tp 8",                \
+    "llama", DECODE, 1, 8, 1, 1, 64, -1,                                                                              \
+    "0610bfb2e016734273f7cdaa07e7b6da691b45b7f6ebfdb7844f060d3ee929c7",                                               \
+    "dc37ccb0af791082a89a208ff7df20c23a58fb7a0afbc415193c51173ae62a17", LLAMA70)                                      \
+  X("gpt3-175b-prefill-tp8", "inference", "GPT-3 175B prefill of 8 prompts of 2048 tokens, tp 8",                     \
+    "gpt", PREFILL, 1, 8, 1, 1, 8, -1,                                                                                \
+    "6d445128e06c61ed955e2b9731445dd87e9200812ddab3f0beb781dd7c6d4ae5",                                               \
+    "47c0fb3b8bcd87af382d41c2a9e85577ef862b1c2b50129b40014454c9f1e87a", GPT3)                                         \
+  X("gpt3-175b-decode-tp8", "inference", "GPT-3 175B decode step, 64 sequences, KV cache of 2048, tp 8",              \
+    "gpt", DECODE, 1, 8, 1, 1, 64, -1,                                                                                \
+    "724d5583ac48547d94c1c9b73e4ccc8d5154556598810de7bd8e1addc930a73c",                                               \
+    "b537f11313e05546037d88a0b55e13145acf8aed21cc1b0ee7660a872948d087", GPT3)
 
-#define V1_0(s10, s11, n, c, w, m, ph, dp_, tp_, pp_, ep_, b, mb, ...) \
+#define V1_0(n, c, w, m, ph, dp_, tp_, pp_, ep_, b, mb, s10, s11, ...) \
   LLM_IN(CHAKRA_SYNTH_RANKS_DP_FIRST, n, c, w, m, ph, dp_, tp_, pp_, ep_, b, mb, s10, __VA_ARGS__),
-#define V1_1(s10, s11, n, c, w, m, ph, dp_, tp_, pp_, ep_, b, mb, ...) \
+#define V1_1(n, c, w, m, ph, dp_, tp_, pp_, ep_, b, mb, s10, s11, ...) \
   LLM_IN(CHAKRA_SYNTH_RANKS_TP_FIRST, n, c, w, m, ph, dp_, tp_, pp_, ep_, b, mb, s11, __VA_ARGS__),
 
 static const chakra_suite_workload v1[] = {V1_LLMS(V1_0)
