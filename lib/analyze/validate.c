@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../trace/setfile.h"
 #include "../trace/setint.h"
 #include "../util/cmp.h"
 #include "../util/commgroups.h"
@@ -189,7 +190,7 @@ static void note_p2p(vstate *s, const chakra_gnode *n, const chakra_node_class *
    * sends are (one message of each orbit has it). */
   if (s->by_class && !is_send && !(c->problems & CHAKRA_NP_PEER_RANGE)) {
     int src_rep = rep_of(s, class_of(s, m.src));
-    m.dst = (int32_t)vc_move(s->man, (uint32_t)m.dst, (uint32_t)m.src, (uint32_t)src_rep);
+    m.dst = (int32_t)setfile_grid_move(s->man, (uint32_t)m.dst, (uint32_t)m.src, (uint32_t)src_rep);
     m.src = src_rep;
   }
   p2p *slot = is_send ? VEC_PUSH(s->sends, s->n_sends, s->cap_sends) : VEC_PUSH(s->recvs, s->n_recvs, s->cap_recvs);
@@ -584,7 +585,7 @@ static uint32_t moved_group(vstate *s, uint32_t gi, int m, const char **name) {
   int mr = rep_of(s, class_of(s, m));
   *name = s->groups[gi];
   if (mr == m || s->all[gi]) return gi;
-  uint32_t y = vc_move(s->man, (uint32_t)mr, (uint32_t)m, (uint32_t)mr);
+  uint32_t y = setfile_grid_move(s->man, (uint32_t)mr, (uint32_t)m, (uint32_t)mr);
   *name = chakra_set_bind_group(s->set, y, s->groups[gi]);
   uint64_t h;
   uint32_t gj = *name ? group_find(s, *name, &h) : HMAP_NONE;
@@ -671,7 +672,7 @@ static int dl_rank_of(const vstate *s, int i) { return s->by_class ? rep_of(s, (
  * back by i's offset. */
 static int recv_source(const vstate *s, const p2p *k, int i) {
   if (!s->by_class) return k->src;
-  return (int)vc_move(s->man, (uint32_t)k->src, (uint32_t)k->dst, (uint32_t)dl_rank_of(s, i));
+  return (int)setfile_grid_move(s->man, (uint32_t)k->src, (uint32_t)k->dst, (uint32_t)dl_rank_of(s, i));
 }
 
 /* What the stuck node waits for, as "..." after "never completes: ". */

@@ -31,15 +31,3 @@ int vc_metadata(const chakra_set *set) {
   }
   return 0;
 }
-
-uint32_t vc_move(const chakra_manifest *m, uint32_t x, uint32_t from, uint32_t to) {
-  uint64_t out = 0, stride = 1;
-  for (uint32_t a = 0; a < chakra_manifest_axes(m); a++) {
-    uint64_t size = chakra_manifest_axis_size(m, a);
-    uint64_t c = x / stride % size;
-    if (!chakra_manifest_axis_is_class(m, a)) c = (c + size - from / stride % size + to / stride % size) % size;
-    out += c * stride;
-    stride *= size;
-  }
-  return (uint32_t)out;
-}

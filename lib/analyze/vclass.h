@@ -29,8 +29,4 @@ int vc_grid(const chakra_set *set);
  * template that cannot be loaded counts as none (the checks report it). */
 int vc_metadata(const chakra_set *set);
 
-/* x moved by the vector from `from` to `to` (two ranks of one class) on
- * the non-class axes, modulo each axis size. */
-uint32_t vc_move(const chakra_manifest *m, uint32_t x, uint32_t from, uint32_t to);
-
 #endif

@@ -161,23 +161,26 @@ static uint32_t grid_class(const chakra_manifest *m, uint32_t rank) {
   return (uint32_t)k;
 }
 
-/* Moves coordinate c of axis a by rank's offset from its representative. */
-static uint32_t translate(const chakra_manifest *m, uint32_t a, uint32_t c, uint32_t rank, uint32_t rep) {
+/* Moves coordinate c of axis a by the offset from rank `from` to rank `to`. */
+static uint32_t translate(const chakra_manifest *m, uint32_t a, uint32_t c, uint32_t to, uint32_t from) {
   uint64_t size = m->axes[a].size;
-  return (uint32_t)((c + size - coord(m, rep, a) + coord(m, rank, a)) % size);
+  return (uint32_t)((c + size - coord(m, from, a) + coord(m, to, a)) % size);
+}
+
+uint32_t setfile_grid_move(const chakra_manifest *m, uint32_t x, uint32_t from, uint32_t to) {
+  uint64_t r = 0;
+  for (uint32_t a = 0; a < m->naxes; a++) {
+    uint32_t c = coord(m, x, a);
+    if (!m->axes[a].is_class) c = translate(m, a, c, to, from);
+    r += c * m->axes[a].stride;
+  }
+  return (uint32_t)r;
 }
 
 static int32_t grid_peer(const chakra_manifest *m, uint32_t rank, int32_t p) {
   if (p < 0 || (uint32_t)p >= m->ranks) return p;
   uint32_t rep = m->cls[grid_class(m, rank)].rep;
-  if (rep == rank) return p;
-  uint64_t r = 0;
-  for (uint32_t a = 0; a < m->naxes; a++) {
-    uint32_t c = coord(m, (uint32_t)p, a);
-    if (!m->axes[a].is_class) c = translate(m, a, c, rank, rep);
-    r += c * m->axes[a].stride;
-  }
-  return (int32_t)r;
+  return rep == rank ? p : (int32_t)setfile_grid_move(m, (uint32_t)p, rep, rank);
 }
 
 /* A group number as written: decimal digits, no sign or leading zero. */

@@ -31,6 +31,11 @@ int setfile_write_grid_groups(const chakra_manifest *m, setfile_write_fn fn, voi
 typedef int (*setfile_group_fn)(void *ctx, const char *name, const uint32_t *members, uint32_t n);
 int setfile_each_grid_group(const chakra_manifest *m, setfile_group_fn fn, void *ctx);
 
+/* Grid layout: rank x moved on the non-class axes by the offset from rank
+ * `from` to rank `to` (modulo each axis size), class axes kept: how a
+ * binding moves a peer (from = the representative, to = the rank). */
+uint32_t setfile_grid_move(const chakra_manifest *m, uint32_t x, uint32_t from, uint32_t to);
+
 /* Whether rank's binding is the identity (it is its class's representative). */
 int setfile_is_rep(const chakra_manifest *m, uint32_t rank);
 
