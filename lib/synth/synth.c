@@ -231,8 +231,17 @@ static int check_ranks_list(const chakra_synth_config *c, uint64_t ranks, chakra
 
 /* What every path checks first: the phase, then each option against its
  * limit. */
+static int check_rank_order(const chakra_synth_config *c, chakra_error *err) {
+  if (c->rank_order != CHAKRA_SYNTH_RANKS_DP_FIRST && c->rank_order != CHAKRA_SYNTH_RANKS_TP_FIRST)
+    return BAD("rank order %d: dp-first or tp-first", (int)c->rank_order);
+  if (c->stage_compat && c->rank_order != CHAKRA_SYNTH_RANKS_DP_FIRST)
+    return BAD("--rank-order tp-first: --stage-compat numbers the ranks as STAGE does (dp first)");
+  return CHAKRA_OK;
+}
+
 static int check_options(const chakra_synth_config *c, chakra_error *err) {
   int rc = check_phase(c, err);
+  if (!rc) rc = check_rank_order(c, err);
   return rc ? rc : check_limits(c, err);
 }
 
@@ -587,10 +596,6 @@ static int synth_write(const chakra_synth_config *c, const char *prefix, int sha
   if (rc0) return rc0;
   if (shared && c->ranks)
     return BAD("--ranks: the shared form describes every rank (and writes one per pipeline stage), not a subset");
-  if (c->rank_order != CHAKRA_SYNTH_RANKS_DP_FIRST && c->rank_order != CHAKRA_SYNTH_RANKS_TP_FIRST)
-    return BAD("rank order %d: dp-first or tp-first", (int)c->rank_order);
-  if (c->stage_compat && c->rank_order != CHAKRA_SYNTH_RANKS_DP_FIRST)
-    return BAD("--rank-order tp-first: --stage-compat numbers the ranks as STAGE does (dp first)");
   if (stage_applies(c)) return write_stage_compat(c, prefix, shared, st, err);
   sg_config sc;
   const synth_template *tpl;
