@@ -935,7 +935,7 @@ int chakra_validate_set(const chakra_set *set, const chakra_validate_options *op
   vstate s = {.set = set, .n_files = n, .fn = fn, .ctx = ctx, .sum = sum};
   s.groups_path = chakra_set_groups_path(set);
   s.rendezvous = opt ? opt->rendezvous : 0;
-  s.by_class = !(opt && opt->per_rank) && vc_grid(set) && !vc_metadata(set);
+  s.by_class = !(opt && opt->per_rank) && vc_grid(set) && !vc_metadata(set) && vc_bindings_hold(set);
   int rc = copy_definitions(&s, err);
   if (rc) {
     cg_set_free(&s.defs);

@@ -1,7 +1,10 @@
 /* vclass.c - the symmetry of a grid trace set; see vclass.h. */
 #include "vclass.h"
 
+#include <stdint.h>
+
 #include "chakra/node.h"
+#include "chakra/trace.h"
 
 int vc_grid(const chakra_set *set) {
   const chakra_manifest *m = chakra_set_manifest(set);
@@ -30,4 +33,31 @@ int vc_metadata(const chakra_set *set) {
     if (found) return 1;
   }
   return 0;
+}
+
+/* Some member of class c other than its representative; UINT32_MAX when
+ * the class has none. */
+static uint32_t other_member(const chakra_set *set, uint32_t c) {
+  uint32_t rep = chakra_set_class_rep(set, c);
+  for (uint32_t r = 0; r < chakra_set_ranks(set); r++)
+    if (r != rep && chakra_set_class_of(set, r) == c) return r;
+  return UINT32_MAX;
+}
+
+int vc_bindings_hold(const chakra_set *set) {
+  for (uint32_t c = 0; c < chakra_set_classes(set); c++) {
+    uint32_t r = other_member(set, c);
+    if (r == UINT32_MAX) continue;
+    chakra_reader *rd;
+    chakra_error e = {0};
+    if (chakra_set_reader(set, r, NULL, &rd, &e)) return 0;
+    const uint8_t *msg;
+    size_t len;
+    int got;
+    do got = chakra_reader_next_raw(rd, &msg, &len, &e); /* binds each message */
+    while (got > 0);
+    chakra_reader_close(rd);
+    if (got < 0) return 0;
+  }
+  return 1;
 }

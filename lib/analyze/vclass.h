@@ -29,4 +29,11 @@ int vc_grid(const chakra_set *set);
  * template that cannot be loaded counts as none (the checks report it). */
 int vc_metadata(const chakra_set *set);
 
+/* Whether binding the templates to ranks other than the representatives
+ * succeeds. A member's binding moves every peer in range, so one member
+ * per class stands for all of them: a peer its kind cannot hold bound (a
+ * comm_dst written as a double_val) fails there, and the per-rank path
+ * reports it rank by rank. */
+int vc_bindings_hold(const chakra_set *set);
+
 #endif

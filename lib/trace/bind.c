@@ -5,6 +5,7 @@
  * sfixed64_val 25, string_val 29 (3..32 are the value's oneof). */
 #include "bind.h"
 
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +113,32 @@ static int peer_read(const uint8_t *p, const field *f, int64_t *v) {
   }
 }
 
+/* The peer a double_val, float_val or bool_val holds as the readers take
+ * it (chakra_attr_as_int: a whole number, a bool as 0 or 1); -1 when it
+ * holds none. No binding is written back into such a kind. */
+static int peer_read_other(const uint8_t *p, const field *f, int64_t *v) {
+  size_t at = f->vstart;
+  uint64_t u;
+  double d;
+  if (f->num == 27) {
+    if (f->wt != 0 || get_varint(p, f->end, &at, &u)) return -1;
+    return *v = u != 0, 0;
+  }
+  if (f->num == 3 && f->wt == 1) {
+    u = (uint64_t)le(p + at, 8);
+    memcpy(&d, &u, sizeof d);
+  } else if (f->num == 5 && f->wt == 5) {
+    uint32_t w = (uint32_t)le(p + at, 4);
+    float x;
+    memcpy(&x, &w, sizeof x);
+    d = x;
+  } else {
+    return -1;
+  }
+  if (!(d == floor(d)) || d < -9.2e18 || d > 9.2e18) return -1;
+  return *v = (int64_t)d, 0;
+}
+
 /* The value bytes of v in f's kind into o (at most 10); 0 when the kind
  * cannot hold v. */
 static size_t peer_write(const field *f, int64_t v, uint8_t *o) {
@@ -199,8 +226,11 @@ static int bind_attr(const uint8_t *p, size_t n, const bind_map *m, enc_buf *out
         return chakra_error_set(err, CHAKRA_EFORMAT, "%s in a %s cannot hold the bound peer %lld", name,
                                 kind_name(v.num), (long long)nv);
       val = tmp;
-    } else if (v.num >= 3 && v.num <= 32 && v.num != 29) {
-      return 0; /* not an integer kind: not a peer for the readers either */
+    } else if (peer_read_other(p, &v, &old) == 0 && old >= INT32_MIN && old <= INT32_MAX &&
+               m->peer(m->ctx, (int32_t)old) != old) {
+      /* the readers take it as a peer, and the rank's peer is another */
+      return chakra_error_set(err, CHAKRA_EFORMAT, "%s in a %s cannot hold the bound peer %d (write it as an integer)",
+                              name, kind_name(v.num), m->peer(m->ctx, (int32_t)old));
     }
   }
   if (same || !val) return 0;

@@ -103,6 +103,7 @@ def main():
         odd_rank(tmp)
         tp_first(tmp)
         world_group(tmp)
+        double_peer(tmp)
     finally:
         shutil.rmtree(tmp)
     return summary()
@@ -212,6 +213,32 @@ def world_group(tmp):
     run([CHAKRA, "unshare", "-q", d + "/sh", "-o", d + "/back"])
     ok, why = same_files(d + "/per", d + "/back")
     check("and unsharing gives the files back, byte for byte", ok, why)
+
+
+def double_peer(tmp):
+    """A template whose peers are written as double_val (the readers take
+    an integral double as a peer): the binding cannot write another rank's
+    peer there, so reading such a rank is an error naming it, by validate
+    (even where it would check by class) and unshare, instead of that rank
+    silently keeping its representative's peers."""
+    d = os.path.join(tmp, "double")
+    os.mkdir(d)
+    run([CHAKRA, "synth", "-q", "--shared", "-o", d + "/s"] + SMALL + ["--dp", "2", "--pp", "2"])
+    text = run([CHAKRA, "jsonize", d + "/s.class1.et"]).stdout
+    doubled = text.replace('"comm_src","int32_val":0', '"comm_src","double_val":0')
+    assert doubled != text, text[:400]
+    with open(d + "/c1.jsonl", "w") as f:
+        f.write(doubled)
+    run([CHAKRA, "pack", "-q", "-o", d + "/s.class1.et", d + "/c1.jsonl"])
+    want = "s.class1.et (rank 3): error: offset 44: message 1: binding the class template to the rank: comm_src in a " \
+        "double_val cannot hold the bound peer 1"
+    p = subprocess.run([CHAKRA, "validate", d + "/s"], capture_output=True, text=True)
+    check("validate names the rank whose peer a double cannot hold, exit 2", p.returncode == 2 and want in p.stdout,
+          (p.returncode, p.stdout[-600:], p.stderr))
+    p = subprocess.run([CHAKRA, "unshare", d + "/s", "-o", d + "/u"], capture_output=True, text=True)
+    check("unshare refuses it in one line and writes nothing", p.returncode == 2 and p.stderr.count("\n") == 1
+          and "comm_src in a double_val cannot hold the bound peer 1" in p.stderr
+          and not os.path.exists(d + "/u.0.et"), (p.returncode, p.stderr))
 
 
 if __name__ == "__main__":
