@@ -10,8 +10,8 @@
  * values or a list value (those go through protobuf-c). It accepts a
  * message only where protobuf-c reads it the same way (varints of up to
  * ten bytes, the last value of a scalar field, repeated fields packed or
- * not and concatenated); tests/python/flat_paths.py holds its columns
- * against the protobuf-c path's on every shared trace. */
+ * not and concatenated); tests/python/read_write.py (flat_paths_agree)
+ * holds its columns against the protobuf-c path's on every shared trace. */
 #ifndef CHAKRA_FLATSCAN_H
 #define CHAKRA_FLATSCAN_H
 

@@ -16,14 +16,8 @@
 
 static nameidx_recs recs(const cg_set *s) { return (nameidx_recs){s->v, sizeof *s->v, offsetof(cg_group, name)}; }
 
-long cg_find(const cg_set *s, const char *name) {
-  long i = nameidx_find(&s->idx, recs(s), name);
-  if (i >= 0) return i;
-  /* groups the index does not cover yet (none, unless it ran out of memory) */
-  for (size_t k = s->idx.n; k < s->n; k++)
-    if (strcmp(s->v[k].name, name) == 0) return (long)k;
-  return -1;
-}
+/* set_push keeps the index over every group (or takes the group back). */
+long cg_find(const cg_set *s, const char *name) { return nameidx_find(&s->idx, recs(s), name); }
 
 int cg_is_all(const char *name) { return !name || !*name || strcmp(name, "0") == 0; }
 

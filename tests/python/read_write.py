@@ -148,11 +148,10 @@ def flat_paths_agree(path):
                 if [text(f, a[i]) for i in range(n)] != [text(s, b[i]) for i in range(n)]:
                     return False
             elif [a[i] for i in range(count)] != [b[i] for i in range(count)]:
-                print("differs:", col)
                 return False
         pg = ([text(f, f.std_pg_name[i]) for i in range(n)], [text(s, s.std_pg_name[i]) for i in range(n)])
-        deps = all([x.data_deps[i] for i in range(x.data_dep_off[n])] == [y.data_deps[i] for i in range(
-            y.data_dep_off[n])] for x, y in ((f, s),))
+        deps = all([getattr(f, v)[i] for i in range(getattr(f, o)[n])] == [getattr(s, v)[i] for i in range(
+            getattr(s, o)[n])] for v, o in (("data_deps", "data_dep_off"), ("ctrl_deps", "ctrl_dep_off")))
         return pg[0] == pg[1] and deps
     finally:
         _lib.lib.chakra_flat_free(fast)
