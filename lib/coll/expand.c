@@ -27,6 +27,7 @@
 #include "gen.h"
 #include "groups.h"
 #include "madefor.h"
+#include "../trace/setfile.h"
 #include "../util/cmp.h"
 #include "../util/diag.h"
 #include "../util/hmap.h"
@@ -857,23 +858,6 @@ typedef struct xout {     /* the output's classes */
   uint32_t *rank;         /* which (NULL: 0..n-1) */
 } xout;
 
-/* Which grid rule group name pg belongs to, or -1. */
-static long grid_rule_of(const chakra_manifest *m, const char *pg, uint32_t ranks) {
-  char *end;
-  if (!*pg || *pg == '0') return -1;
-  unsigned long long id = strtoull(pg, &end, 10);
-  if (*end) return -1;
-  for (size_t i = 0; i < chakra_manifest_group_rules(m); i++) {
-    uint32_t na;
-    const uint32_t *ax = chakra_manifest_rule_axes(m, i, &na);
-    uint64_t per = 1;
-    for (uint32_t k = 0; k < na; k++) per *= chakra_manifest_axis_size(m, ax[k]);
-    uint64_t first = chakra_manifest_rule_first(m, i);
-    if (id >= first && id - first < ranks / per) return (long)i;
-  }
-  return -1;
-}
-
 /* Whether instance c's algorithm (rule, ETs) runs the same DAG rotated at
  * every place of a group of n; -1 out of memory. */
 static int rotates(xstate *x, const xcoll *c, uint32_t n) {
@@ -900,7 +884,7 @@ static int promote_for(xstate *x, const chakra_manifest *m, uint32_t cls, uint32
   int expanded = 0;
   for (uint32_t k = 0; k < G->count; k++) expanded |= G->rule[k] >= 0;
   if (!expanded) return 0;
-  long ri = grid_rule_of(m, t->pg[lg].name, x->npus);
+  long ri = setfile_grid_rule_of(m, t->pg[lg].name, NULL);
   if (ri < 0) {
     note(x, "group '%s' is none of the grid's rules: every rank is expanded as a class of its own%s", t->pg[lg].name, "");
     memset(promote, 1, na_all);

@@ -215,27 +215,34 @@ static const char *rule_name(const chakra_manifest *cm, size_t i, uint64_t idx) 
   return expected;
 }
 
-static const char *grid_group(const chakra_manifest *m, uint32_t rank, const char *pg) {
+long setfile_grid_rule_of(const chakra_manifest *m, const char *pg, uint64_t *idx) {
   uint64_t id;
-  if (parse_number(pg, &id)) return pg;
-  for (size_t i = 0; i < m->nrules; i++) {
-    const mrule *r = &m->rules[i];
-    if (id < r->first || id - r->first >= r->count) continue;
-    uint32_t rep = m->cls[grid_class(m, rank)].rep;
-    if (rep == rank) return pg;
-    uint64_t idx = id - r->first, out = 0, scale = 1;
-    for (uint32_t k = r->n_order; k-- > 0;) { /* fastest last */
-      uint32_t a = r->order[k], size = m->axes[a].size;
-      uint32_t c = (uint32_t)(idx % size);
-      idx /= size;
-      if (!m->axes[a].is_class) c = translate(m, a, c, rank, rep);
-      out += c * scale;
-      scale *= size;
+  if (m->kind != CHAKRA_MANIFEST_GRID || parse_number(pg, &id)) return -1;
+  for (size_t i = 0; i < m->nrules; i++)
+    if (id >= m->rules[i].first && id - m->rules[i].first < m->rules[i].count) {
+      if (idx) *idx = id - m->rules[i].first;
+      return (long)i;
     }
-    const char *name = rule_name(m, i, out);
-    return name ? name : pg;
+  return -1;
+}
+
+static const char *grid_group(const chakra_manifest *m, uint32_t rank, const char *pg) {
+  uint64_t idx;
+  long i = setfile_grid_rule_of(m, pg, &idx);
+  uint32_t rep = m->cls[grid_class(m, rank)].rep;
+  if (i < 0 || rep == rank) return pg;
+  const mrule *r = &m->rules[i];
+  uint64_t out = 0, scale = 1;
+  for (uint32_t k = r->n_order; k-- > 0;) { /* fastest last */
+    uint32_t a = r->order[k], size = m->axes[a].size;
+    uint32_t c = (uint32_t)(idx % size);
+    idx /= size;
+    if (!m->axes[a].is_class) c = translate(m, a, c, rank, rep);
+    out += c * scale;
+    scale *= size;
   }
-  return pg;
+  const char *name = rule_name(m, (size_t)i, out);
+  return name ? name : pg;
 }
 
 /* ---- the table's lookups --------------------------------------------------------------- */

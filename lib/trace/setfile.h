@@ -36,6 +36,12 @@ int setfile_each_grid_group(const chakra_manifest *m, setfile_group_fn fn, void 
  * binding moves a peer (from = the representative, to = the rank). */
 uint32_t setfile_grid_move(const chakra_manifest *m, uint32_t x, uint32_t from, uint32_t to);
 
+/* Grid layout: the rule (index) whose groups include the group named pg
+ * (a decimal number as the rules write them, no sign, space or leading
+ * zero), its index within the rule in *idx (may be NULL); -1 for any other
+ * name or layout. */
+long setfile_grid_rule_of(const chakra_manifest *m, const char *pg, uint64_t *idx);
+
 /* Whether rank's binding is the identity (it is its class's representative). */
 int setfile_is_rep(const chakra_manifest *m, uint32_t rank);
 
