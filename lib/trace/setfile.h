@@ -20,14 +20,10 @@ chakra_manifest *setfile_ref(const chakra_manifest *m);
  * memory. */
 char *setfile_resolve(const char *manifest_path, const char *name);
 
-/* The comm-group text of a grid's rules, {"1": [0, 1], ...} with the
- * spacing STAGE's files have, rule by rule and group by group, members
- * ascending; through fn (as outfile_write). */
-typedef int (*setfile_write_fn)(void *ctx, const void *data, size_t len, chakra_error *err);
-int setfile_write_grid_groups(const chakra_manifest *m, setfile_write_fn fn, void *ctx, chakra_error *err);
-
-/* The groups of a grid's rules, one by one, for a set's group table:
- * fn(ctx, name, members, n) in the order of setfile_write_grid_groups. */
+/* The groups of a grid's rules, one by one (a set's group table, the
+ * groups file unshare writes):
+ * fn(ctx, name, members, n) rule by rule, group by group, members
+ * ascending; fn's non-zero return stops and is returned. */
 typedef int (*setfile_group_fn)(void *ctx, const char *name, const uint32_t *members, uint32_t n);
 int setfile_each_grid_group(const chakra_manifest *m, setfile_group_fn fn, void *ctx);
 

@@ -35,35 +35,49 @@ int setwrite_rank_bytes(const chakra_set *s, uint32_t rank, enc_buf *out, chakra
 
 int setwrite_has_groups(const chakra_set *s) { return chakra_set_groups_origin(s) != CHAKRA_GROUPS_NONE; }
 
-static int to_outfile(void *ctx, const void *data, size_t len, chakra_error *err) {
-  return outfile_write(ctx, data, len, err);
+/* One group of a comm-group file, "NAME": [a, b], after the first ", ". */
+typedef struct group_out {
+  jsonw w;
+  int first;
+} group_out;
+
+static int put_group(void *ctx, const char *name, const uint32_t *members, uint32_t n) {
+  group_out *g = ctx;
+  if (!g->first) jsonw_lit(&g->w, ", ");
+  g->first = 0;
+  jsonw_string(&g->w, name, strlen(name));
+  jsonw_lit(&g->w, ": [");
+  for (uint32_t k = 0; k < n; k++) {
+    if (k) jsonw_lit(&g->w, ", ");
+    jsonw_u64(&g->w, members[k]);
+  }
+  jsonw_char(&g->w, ']');
+  return g->w.failed ? CHAKRA_EIO : 0;
 }
 
-/* The groups as read (a file, a source's), in their order. */
-static int write_read_groups(const chakra_set *s, outfile *f, chakra_error *err) {
-  int rc = chakra_set_load_groups(s, err);
+/* The groups as the set has them, in their order: a grid's by its rules
+ * (streamed, never all held), others as read (a file, a source's). */
+static int write_groups(const chakra_set *s, const chakra_manifest *grid, outfile *f, chakra_error *err) {
+  int rc = grid ? 0 : chakra_set_load_groups(s, err);
   if (rc) return rc;
-  jsonw w;
-  if (jsonw_init(&w, f)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  jsonw_char(&w, '{');
-  for (size_t i = 0; i < chakra_set_group_count(s); i++) {
-    const char *name = chakra_set_group_name(s, i);
-    uint32_t n;
-    const uint32_t *m = chakra_set_group_members(s, i, &n);
-    if (i) jsonw_lit(&w, ", ");
-    jsonw_string(&w, name, strlen(name));
-    jsonw_lit(&w, ": [");
-    for (uint32_t k = 0; k < n; k++) {
-      if (k) jsonw_lit(&w, ", ");
-      jsonw_u64(&w, m[k]);
+  group_out g = {.first = 1};
+  if (jsonw_init(&g.w, f)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  jsonw_char(&g.w, '{');
+  if (grid) {
+    rc = setfile_each_grid_group(grid, put_group, &g);
+  } else {
+    for (size_t i = 0; !rc && i < chakra_set_group_count(s); i++) {
+      uint32_t n;
+      const uint32_t *m = chakra_set_group_members(s, i, &n);
+      rc = put_group(&g, chakra_set_group_name(s, i), m, n);
     }
-    jsonw_char(&w, ']');
   }
-  jsonw_char(&w, '}');
-  rc = jsonw_flush(&w);
-  if (rc) *err = w.err;
-  jsonw_free(&w);
-  return rc;
+  jsonw_char(&g.w, '}');
+  int flushed = jsonw_flush(&g.w);
+  if (flushed) *err = g.w.err;
+  else if (rc == CHAKRA_ENOMEM) chakra_error_set(err, rc, "out of memory");
+  jsonw_free(&g.w);
+  return flushed ? flushed : rc;
 }
 
 /* A groups file copied as it is: its bytes are the set's groups (what it
@@ -86,10 +100,8 @@ int setwrite_groups(const chakra_set *s, const char *path, chakra_error *err) {
   const chakra_manifest *m = chakra_set_manifest(s);
   if (chakra_set_groups_path(s))
     rc = copy_groups(chakra_set_groups_path(s), f, err);
-  else if (m && chakra_set_groups_origin(s) == CHAKRA_GROUPS_MANIFEST)
-    rc = setfile_write_grid_groups(m, to_outfile, f, err);
   else
-    rc = write_read_groups(s, f, err);
+    rc = write_groups(s, m && chakra_set_groups_origin(s) == CHAKRA_GROUPS_MANIFEST ? m : NULL, f, err);
   if (rc) {
     outfile_discard(f);
     return rc;
