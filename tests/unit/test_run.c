@@ -277,6 +277,32 @@ static void test_reader_gives_back_what_the_writer_wrote(void **state) {
   chakra_run_record_free(&r);
 }
 
+/* Groups are numbered in the order instances first name them, however
+ * often and in whatever order they come back; "" (all ranks) is -1. */
+static void test_reader_numbers_groups_by_first_appearance(void **state) {
+  (void)state;
+  static const char *const names[] = {"tp", "dp", "pp"};
+  static const int64_t named[] = {0, 1, 0, -1, 2, 1, 2, 0};
+  const size_t n = sizeof named / sizeof named[0];
+  chakra_run_record r;
+  replay_record(&r);
+  char **g = realloc(r.groups, 3 * sizeof *g);
+  chakra_run_instance *x = realloc(r.instances, n * sizeof *x);
+  assert_non_null(g);
+  r.groups = g;
+  assert_non_null(x);
+  r.instances = x;
+  for (size_t i = 1; i < 3; i++) assert_non_null(g[i] = strdup(names[i]));
+  r.n_groups = 3;
+  for (size_t i = 0; i < n; i++) {
+    x[i] = x[0];
+    x[i].node_id = i, x[i].group = named[i];
+  }
+  r.n_instances = n;
+  roundtrip(&r);
+  chakra_run_record_free(&r);
+}
+
 static void test_reader_takes_whole_numbers_however_written(void **state) {
   (void)state;
   static const char doc[] = "{\"ranks\":[{\"rank\":0.0,\"finish_ns\":1000.0,\"gpu_ns\":1e3,\"cpu_ns\":-0,"
@@ -501,6 +527,7 @@ int main(void) {
       cmocka_unit_test(test_report_json_of_a_replay),
       cmocka_unit_test(test_makespan_spread_in_whole_nanoseconds),
       cmocka_unit_test(test_reader_gives_back_what_the_writer_wrote),
+      cmocka_unit_test(test_reader_numbers_groups_by_first_appearance),
       cmocka_unit_test(test_reader_takes_whole_numbers_however_written),
       cmocka_unit_test(test_reader_refuses_with_one_line_naming_the_field),
       cmocka_unit_test_setup_teardown(test_report_files_and_formats, tu_dir_setup, tu_dir_teardown),
