@@ -96,13 +96,17 @@ static const uint8_t coll_order[CHAKRA_RUN_COLLS] = {
 
 const uint8_t *chakra_run_coll_order(void) { return coll_order; }
 
+/* a + b, or UINT64_MAX when that overflows: a total is then never 0 (or
+ * small) while some rank has collectives of its type. */
+static uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
 void chakra_run_coll_totals(const chakra_run_record *r, chakra_run_coll out[CHAKRA_RUN_COLLS]) {
   memset(out, 0, CHAKRA_RUN_COLLS * sizeof *out);
   for (uint32_t k = 0; k < r->npus; k++)
     for (int c = 0; c < CHAKRA_RUN_COLLS; c++) {
-      out[c].count += r->ranks[k].coll[c].count;
-      out[c].bytes += r->ranks[k].coll[c].bytes;
-      out[c].time_ns += r->ranks[k].coll[c].time_ns;
+      out[c].count = add_sat(out[c].count, r->ranks[k].coll[c].count);
+      out[c].bytes = add_sat(out[c].bytes, r->ranks[k].coll[c].bytes);
+      out[c].time_ns = add_sat(out[c].time_ns, r->ranks[k].coll[c].time_ns);
     }
 }
 

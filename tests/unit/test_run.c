@@ -110,6 +110,12 @@ static void test_derived_figures_summary_and_finish_order(void **state) {
   assert_int_equal(t[CHAKRA_ALL_REDUCE].bytes, 1034);
   assert_int_equal(t[CHAKRA_ALL_REDUCE].time_ns, 75);
   assert_int_equal(t[CHAKRA_BROADCAST].count, 0);
+  r.ranks[0].coll[CHAKRA_BARRIER] = r.ranks[1].coll[CHAKRA_BARRIER] = (chakra_run_coll){1ull << 63, 1, UINT64_MAX};
+  chakra_run_coll_totals(&r, t);
+  assert_true(t[CHAKRA_BARRIER].count == UINT64_MAX); /* not 0: 2^63 + 2^63 wraps */
+  assert_true(t[CHAKRA_BARRIER].time_ns == UINT64_MAX);
+  assert_int_equal(t[CHAKRA_BARRIER].bytes, 2);
+  r.ranks[0].coll[CHAKRA_BARRIER] = r.ranks[1].coll[CHAKRA_BARRIER] = (chakra_run_coll){0, 0, 0};
   const uint8_t *order = chakra_run_coll_order();
   assert_int_equal(order[0], CHAKRA_ALL_REDUCE);
   assert_int_equal(order[2], CHAKRA_REDUCE_SCATTER);
