@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/vec.h"
 #include "svgplot.h"
 
 typedef struct tl_name {
@@ -51,12 +52,7 @@ static tl_name *find(tl_names *t, uint32_t pid, uint32_t tid) {
 }
 
 static tl_name *add(tlsvg *v, tl_names *t, uint32_t pid, uint32_t tid, const char *name) {
-  if (t->n == t->cap) {
-    size_t cap = t->cap ? 2 * t->cap : 64;
-    tl_name *g = realloc(t->v, cap * sizeof *g);
-    if (!g) return v->oom = 1, NULL;
-    t->v = g, t->cap = cap;
-  }
+  if (VEC_ROOM(t->v, t->n, t->cap, 1)) return v->oom = 1, NULL;
   char *copy = strdup(name);
   if (!copy) return v->oom = 1, NULL;
   t->v[t->n] = (tl_name){pid, tid, copy};
