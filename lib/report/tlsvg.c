@@ -118,12 +118,13 @@ static int order_lanes(tlsvg *v) {
 
 int tlsvg_write(tlsvg *v, const char *path, chakra_error *err) {
   int rc = 0;
-  if (v->oom || order_lanes(v)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  else if (v->lanes.n > TLSVG_MAX_LANES)
+  if (v->oom) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  else if (v->lanes.n > TLSVG_MAX_LANES) /* refused before the lanes are sorted and labelled */
     rc = chakra_error_set(err, CHAKRA_EINVAL,
                           "%s: an SVG timeline draws at most %d tracks and this one has %zu: name fewer ranks, or "
                           "write the JSON timeline and open it in ui.perfetto.dev", path, TLSVG_MAX_LANES,
                           v->lanes.n);
+  else if (order_lanes(v)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   else rc = svgplot_write(path, "chakra timeline", &v->chart, 1, err);
   tlsvg_free(v);
   return rc;

@@ -476,6 +476,30 @@ static void test_timeline_writer_text(void **state) {
   free(path);
 }
 
+/* An SVG timeline of more tracks than it draws is refused at close, with
+ * the count, and leaves nothing. */
+static void test_timeline_svg_refuses_too_many_tracks(void **state) {
+  (void)state;
+  char *path = tu_join(tu_dir, "t.svg");
+  chakra_timeline *t;
+  chakra_error err = {0};
+  assert_int_equal(chakra_timeline_open_svg(&t, path, &err), 0);
+  chakra_timeline_process(t, 0, "rank 0");
+  for (uint32_t tid = 0; tid <= 2000; tid++) {
+    chakra_timeline_track(t, 0, tid, "GPU compute");
+    chakra_timeline_slice(t, 0, tid, "n", 1, "COMP_NODE", tid, 10, tid);
+  }
+  assert_int_equal(chakra_timeline_close(t, &err), CHAKRA_EINVAL);
+  char want[512];
+  snprintf(want, sizeof want,
+           "%s: an SVG timeline draws at most 2000 tracks and this one has 2001: name fewer ranks, or write the "
+           "JSON timeline and open it in ui.perfetto.dev",
+           path);
+  assert_string_equal(err.msg, want);
+  assert_false(tu_exists(path));
+  free(path);
+}
+
 /* Node 1 never ran; node 0 on the GPU compute track, node 2 a receive. */
 static int spans(void *ctx, uint32_t i, const chakra_node *n, timeline_span *out) {
   (*(int *)ctx)++;
@@ -540,6 +564,7 @@ int main(void) {
       cmocka_unit_test(test_csv_rows_per_rank),
       cmocka_unit_test_setup_teardown(test_csv_fields_are_quoted_only_when_they_must_be, tu_dir_setup, tu_dir_teardown),
       cmocka_unit_test_setup_teardown(test_timeline_writer_text, tu_dir_setup, tu_dir_teardown),
+      cmocka_unit_test_setup_teardown(test_timeline_svg_refuses_too_many_tracks, tu_dir_setup, tu_dir_teardown),
       cmocka_unit_test_setup_teardown(test_timeline_slot_layout_of_sim_and_replay, tu_dir_setup, tu_dir_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
