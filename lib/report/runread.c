@@ -100,14 +100,12 @@ static int whole32(rd *c, yajl_val v, const at *a, uint32_t *out) {
   return rc;
 }
 
-/* A finite number >= 0 (the roofline figures, seconds, scales). */
+/* A finite number >= 0 (the roofline figures, seconds, scales): the
+ * statistics' rule (reportjson_amount), with this reader's message, which
+ * also refuses what is not a number. */
 static int amount(rd *c, yajl_val v, const at *a, double *out) {
   *out = 0;
-  if (!v) return 0;
-  if (YAJL_IS_NUMBER(v)) {
-    double d = strtod(v->u.number.r, NULL);
-    if (isfinite(d) && d >= 0) return *out = d + 0.0, 0; /* -0 kept as 0 */
-  }
+  if (!v || (YAJL_IS_NUMBER(v) && reportjson_amount(v, c->name, "", out, NULL) == 0)) return 0;
   return bad(c, a, "a finite number >= 0", v);
 }
 

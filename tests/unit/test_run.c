@@ -343,6 +343,8 @@ static void test_reader_refuses_with_one_line_naming_the_field(void **state) {
       {"{\"ranks\":[{\"finished\":1}]}", "ranks[0].finished: expected true or false, not 1"},
       {"{\"ranks\":[{\"rank\":1}]}", "ranks[0].rank: expected 0 (ranks are listed in order), not 1"},
       {"{\"ranks\":[{\"compute_bound_pct\":-1}]}", "ranks[0].compute_bound_pct: expected a finite number >= 0, not -1"},
+      {"{\"ranks\":[{}],\"wall_clock_s\":\"1\"}", "b.json: wall_clock_s: expected a finite number >= 0, not \"1\""},
+      {"{\"ranks\":[{}],\"wall_clock_s\":1e999}", "b.json: wall_clock_s: expected a finite number >= 0, not 1e999"},
       {"{\"ranks\":[{\"collectives\":{\"ALL_REDUCE\":{\"count\":1},\"all_reduce\":{\"count\":2}}}]}",
        "ranks[0].collectives.all_reduce: ALL_REDUCE is listed twice"},
       {"{\"ranks\":[{\"collectives\":{\"SPLAT\":{}}}]}", "ranks[0].collectives.SPLAT: not a collective type"},
