@@ -8,10 +8,16 @@
 # time on a shared machine also counts waiting for a core). The ring's
 # own output grows with dp (2 (dp - 1) messages per all-reduce), so the
 # expansion's bytes per rank grow too: compare its CPU per byte.
+# Step byclass (docs/validate.md "Numbers"): a Llama-70B shared set, dp
+# ranks/32 x tp 8 x pp 4 (global batch 8 dp, micro-batch dp), checked by
+# `chakra validate -q` by class and, up to PER_RANK_MAX ranks, --per-rank.
 #
 # usage: bench/ranks_scale.sh [BUILD_DIR=build]
 #   SIZES="1024 2048 4096 8192 16384 32768"  rank counts (multiples of 128)
-#   STEPS="synth expand validate stats"       which steps (synth always runs)
+#   STEPS="synth expand validate stats byclass"  which steps (synth runs with any
+#                                             of the first four: they read its files)
+#   PER_RANK_MAX=4096                         byclass: largest set also checked --per-rank
+#                                             (2.7 GB at 4,096; 32,768 does not fit in 23 GB)
 #   WORK=/path                                scratch (default: a fresh /tmp dir; 32k needs ~25 GB)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,10 +25,11 @@ build=${1:-build}
 chakra=$(realpath "$build/bin/chakra")
 [ -x "$chakra" ] || { echo "build first: cmake --build $build" >&2; exit 2; }
 sizes=${SIZES:-"1024 2048 4096 8192 16384 32768"}
-steps=${STEPS:-"synth expand validate stats"}
+steps=${STEPS:-"synth expand validate stats byclass"}
+per_rank_max=${PER_RANK_MAX:-4096}
 work=${WORK:-$(mktemp -d /tmp/chakra-ranks-scale.XXXXXX)}
 mkdir -p "$work"
-trap 'rm -rf "$work"/p.* "$work"/s.* "$work"/xp.* "$work"/xs.* "$work"/time "$work"/log' EXIT
+trap 'rm -rf "$work"/p.* "$work"/s.* "$work"/l.* "$work"/xp.* "$work"/xs.* "$work"/time "$work"/log' EXIT
 
 printf '%-22s %6s %8s %8s %9s %9s %11s %10s\n' step ranks wall_s cpu_s rss_MB written_MB cpu_us/rank rss_KB/rank
 # step ranks files...: runs the rest of the line, then sizes the files named by the glob in $out
@@ -42,8 +49,10 @@ for n in $sizes; do
   dp=$((n / 128))
   job="--num-stacks 32 --dp $dp --tp 8 --pp 16 --batch $((8 * dp)) --micro-batch $dp"
   cd "$work"
-  step "synth" "$n" "p.*" "$chakra" synth $job -o p
-  step "synth --shared" "$n" "s.*" "$chakra" synth --shared $job -o s
+  if has synth || has expand || has validate || has stats; then
+    step "synth" "$n" "p.*" "$chakra" synth $job -o p
+    step "synth --shared" "$n" "s.*" "$chakra" synth --shared $job -o s
+  fi
   if has expand; then
     step "coll expand ring" "$n" "xp.*" "$chakra" coll expand --algo ring -o xp p
     rm -f xp.*
@@ -52,6 +61,14 @@ for n in $sizes; do
   fi
   if has validate; then step "validate" "$n" "" "$chakra" validate p; fi
   if has stats; then step "stats --no-checks" "$n" "" "$chakra" stats --no-checks p; fi
+  if has byclass; then
+    ldp=$((n / 32))
+    step "synth --shared llama" "$n" "l.*" "$chakra" synth --shared --model-type llama --dp $ldp --tp 8 --pp 4 \
+      --batch $((8 * ldp)) --micro-batch $ldp -o l
+    step "validate by class" "$n" "" "$chakra" validate -q l
+    if [ "$n" -le "$per_rank_max" ]; then step "validate --per-rank" "$n" "" "$chakra" validate -q --per-rank l; fi
+    rm -f l.*
+  fi
   rm -f p.* s.*
   cd - > /dev/null
 done

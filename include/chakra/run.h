@@ -148,7 +148,8 @@ CHAKRA_API uint64_t chakra_run_exposed_coll_ns(const chakra_run_rank *k);
  * by CollectiveCommType. */
 CHAKRA_API const uint8_t *chakra_run_coll_order(void);
 
-/* Collectives of each type summed over the ranks. */
+/* Collectives of each type summed over the ranks; a sum beyond 2^64-1 is
+ * 2^64-1, so a type some rank ran never totals 0. */
 CHAKRA_API void chakra_run_coll_totals(const chakra_run_record *r, chakra_run_coll out[CHAKRA_RUN_COLLS]);
 
 /* Figures over all ranks (chakra sim --summary, chakra sweep's rows).

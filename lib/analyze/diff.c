@@ -62,10 +62,8 @@ static int keep_fp(void *ctx, uint32_t i, const nodescan *n, const uint8_t *raw,
   return 0;
 }
 
-static int hash_metadata(side *s) {
-  chakra_reader *r;
-  int rc = chakra_set_reader(s->set, s->rank, NULL, &r, &s->err);
-  if (rc) return rc;
+/* The hash of the GlobalMetadata r read (r stays open, at the first node). */
+static int hash_metadata(side *s, chakra_reader *r) {
   const chakra_metadata *m = chakra_reader_metadata(r);
   size_t len = protobuf_c_message_get_packed_size(&m->base);
   uint8_t *buf = malloc(len ? len : 1);
@@ -74,7 +72,6 @@ static int hash_metadata(side *s) {
     s->h_meta = keyhash_fast(buf, len, 1);
   }
   free(buf);
-  chakra_reader_close(r);
   return buf ? 0 : chakra_error_set(&s->err, CHAKRA_ENOMEM, "out of memory");
 }
 
@@ -121,10 +118,11 @@ static int name_keys(side *s) {
 
 static void *read_side(void *arg) {
   side *s = arg;
-  s->rc = hash_metadata(s);
   chakra_reader *r;
-  if (!s->rc && (s->rc = chakra_set_reader(s->set, s->rank, NULL, &r, &s->err)) == 0)
-    s->rc = nodescan_reader(r, 1, keep_fp, s, &s->err);
+  if ((s->rc = chakra_set_reader(s->set, s->rank, NULL, &r, &s->err)) == 0) { /* opened once: metadata, then nodes */
+    if ((s->rc = hash_metadata(s, r)) != 0) chakra_reader_close(r);
+    else s->rc = nodescan_reader(r, 1, keep_fp, s, &s->err);
+  }
   if (s->rc == CHAKRA_ENOMEM) chakra_error_set(&s->err, CHAKRA_ENOMEM, "%s: out of memory", s->path);
   if (!s->rc && s->opt->by_name) s->rc = name_keys(s);
   return NULL;

@@ -28,10 +28,7 @@ static int oom(chakra_error *err) { return chakra_error_set(err, CHAKRA_ENOMEM, 
 
 /* One rank's bars: its four times, and its collectives' time added to the
  * by-type chart (types in the order they first appear, as listed). */
-static int run_rank(const chakra_run_record *r, uint32_t i, svgplot_chart *c, chakra_error *err) {
-  const chakra_run_rank *k = &r->ranks[i];
-  char label[64];
-  snprintf(label, sizeof label, "rank %u", i);
+static int run_rank(const chakra_run_rank *k, const char *label, svgplot_chart *c, chakra_error *err) {
   double *v = svgplot_add(&c[0], label);
   if (!v) return oom(err);
   v[0] = (double)chakra_run_compute_ns(k);
@@ -81,7 +78,7 @@ static int run_charts(const chakra_run_record *r, svgplot_chart *c, chakra_error
     char label[64];
     snprintf(label, sizeof label, "rank %u", i);
     rc = split_bar(&r->ranks[i], label, &c[0], err);
-    if (!rc) rc = run_rank(r, i, c + 1, err);
+    if (!rc) rc = run_rank(&r->ranks[i], label, c + 1, err);
   }
   return rc;
 }

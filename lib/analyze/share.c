@@ -26,6 +26,7 @@
 #include "../util/outfile.h"
 #include "../util/tasks.h"
 #include "chakra/build.h"
+#include "chakra/node.h"
 #include "../util/nameidx.h"
 #include "../util/vec.h"
 #include "keyhash.h"
@@ -132,10 +133,10 @@ static int rank_read(share *sh, uint32_t rank) {
 
 static const char *canon_group(const void *ctx, const char *name) {
   worker *w = (worker *)ctx;
-  /* "" names the world (every rank's, the same everywhere): not a role, so
-   * it stays as written, and the manifest, whose group roles are names,
-   * never holds it */
-  if (!*name) return name;
+  /* "" and "0" name the world (every rank's, the same everywhere): not a
+   * role, so it stays as written, and the manifest, whose group roles are
+   * names, never holds it */
+  if (chakra_pg_is_world(name)) return name;
   long r = group_role(&w->canon, name, 1);
   if (r < 0) return w->oom = 1, name;
   snprintf(w->token, sizeof w->token, "%ld", r);

@@ -2,7 +2,9 @@
  * include/chakra/validate.h): a workload that passes the checks is run on a
  * simulator configuration, and each rank the simulator cannot finish is a
  * problem like the checks' own. */
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "chakra/validate.h"
@@ -26,17 +28,42 @@ static int load_config(const chakra_validate_sim *sim, int rendezvous, chakra_si
   return CHAKRA_OK;
 }
 
+/* The rank a stuck line is about: R of its "rank R " head, written as %u
+ * writes it (no sign, no leading zero); -1 for any other line. */
+static int64_t stuck_rank(const char *line) {
+  if (strncmp(line, "rank ", 5) != 0) return -1;
+  const char *d = line + 5;
+  size_t k = strspn(d, "0123456789");
+  if (!k || k > 10 || d[k] != ' ' || (d[0] == '0' && k > 1)) return -1;
+  uint64_t r = 0;
+  for (size_t i = 0; i < k; i++) r = r * 10 + (uint64_t)(d[i] - '0');
+  return r > UINT32_MAX ? -1 : (int64_t)r;
+}
+
+/* For each rank below n, its first stuck line's index in res->stuck or
+ * UINT32_MAX: one walk over the lines, not one per unfinished rank (all of
+ * them when the whole job deadlocks). NULL when out of memory. */
+static uint32_t *stuck_index(const chakra_run_record *res, uint32_t n) {
+  uint32_t *first = malloc((n ? n : 1) * sizeof *first);
+  if (!first) return NULL;
+  memset(first, 0xff, (n ? n : 1) * sizeof *first);
+  for (uint32_t i = res->n_stuck; i-- > 0;) { /* backwards: the first line of a rank is kept */
+    int64_t r = stuck_rank(res->stuck[i]);
+    if (r >= 0 && r < n) first[r] = i;
+  }
+  return first;
+}
+
 /* The simulator's line on rank r (the nodes in flight) without its
- * "rank R ...: " head, or "". */
-static const char *stuck_detail(const chakra_run_record *res, uint32_t r) {
-  char head[32];
-  int hl = snprintf(head, sizeof head, "rank %u ", r);
-  for (uint32_t i = 0; i < res->n_stuck; i++)
-    if (strncmp(res->stuck[i], head, (size_t)hl) == 0) {
-      const char *colon = strstr(res->stuck[i], ": ");
-      return colon ? colon + 2 : res->stuck[i];
-    }
-  return "";
+ * "rank R ...: " head, or "" (first: stuck_index's, or NULL to scan). */
+static const char *stuck_detail(const chakra_run_record *res, const uint32_t *first, uint32_t r) {
+  uint32_t i = 0;
+  if (first) i = first[r];
+  else
+    while (i < res->n_stuck && stuck_rank(res->stuck[i]) != r) i++;
+  if (i >= res->n_stuck) return "";
+  const char *colon = strstr(res->stuck[i], ": ");
+  return colon ? colon + 2 : res->stuck[i];
 }
 
 /* One ERROR per unfinished rank of res; returns how many. */
@@ -44,9 +71,11 @@ static uint64_t report_unfinished(const chakra_validate_sim *sim, const chakra_s
                                   chakra_diag_fn fn, void *ctx) {
   uint64_t stuck = 0;
   uint32_t n = chakra_set_ranks(set);
-  for (uint32_t r = 0; r < res->npus && r < n; r++) {
+  if (res->npus < n) n = res->npus;
+  uint32_t *first = stuck_index(res, n);
+  for (uint32_t r = 0; r < n; r++) {
     if (res->ranks[r].finished) continue;
-    const char *detail = stuck_detail(res, r);
+    const char *detail = stuck_detail(res, first, r);
     char what[700];
     snprintf(what, sizeof what, "deadlock: simulated on %s and %s, this rank does not finish%s%s",
              sim->files.system ? sim->files.system : "the system", sim->files.network ? sim->files.network : "the network",
@@ -56,6 +85,7 @@ static uint64_t report_unfinished(const chakra_validate_sim *sim, const chakra_s
     if (fn) fn(ctx, &p);
     stuck++;
   }
+  free(first);
   return stuck;
 }
 

@@ -38,12 +38,11 @@ static void values(jsonw *w, const void *base, const runrec_fields *fs) {
 /* The collective types some rank has, in the report's order. */
 static int present_colls(const chakra_run_record *r, uint8_t *types) {
   const uint8_t *order = chakra_run_coll_order();
+  chakra_run_coll total[CHAKRA_RUN_COLLS];
+  chakra_run_coll_totals(r, total);
   int n = 0;
-  for (int i = 0; i < CHAKRA_RUN_COLLS; i++) {
-    uint32_t k = 0;
-    while (k < r->npus && !r->ranks[k].coll[order[i]].count) k++;
-    if (k < r->npus) types[n++] = order[i];
-  }
+  for (int i = 0; i < CHAKRA_RUN_COLLS; i++)
+    if (total[order[i]].count) types[n++] = order[i];
   return n;
 }
 

@@ -15,13 +15,10 @@ static yajl_val fail_oom(chakra_error *err) {
   return NULL;
 }
 
-yajl_val reportjson_parse(const char *text, size_t len, const char *name, chakra_error *err) {
-  char *copy = malloc(len + 1), why[512] = "";
-  if (!copy) return fail_oom(err);
-  memcpy(copy, text, len);
-  copy[len] = 0;
-  yajl_val doc = yajl_tree_parse(copy, why, sizeof why);
-  free(copy);
+/* Parses text up to its NUL (yajl reads no further). */
+static yajl_val parse_cstr(const char *text, const char *name, chakra_error *err) {
+  char why[512] = "";
+  yajl_val doc = yajl_tree_parse(text, why, sizeof why);
   if (doc) return doc;
   for (char *p = why; *p; p++)
     if (*p == '\n' || *p == '\r') *p = ' ';
@@ -29,8 +26,19 @@ yajl_val reportjson_parse(const char *text, size_t len, const char *name, chakra
   return NULL;
 }
 
-/* The whole of f (at most REPORTJSON_MAX_BYTES) in *text, its length in *len. */
-static int read_all(FILE *f, const char *path, char **text, size_t *len, chakra_error *err) {
+yajl_val reportjson_parse(const char *text, size_t len, const char *name, chakra_error *err) {
+  char *copy = malloc(len + 1);
+  if (!copy) return fail_oom(err);
+  memcpy(copy, text, len);
+  copy[len] = 0;
+  yajl_val doc = parse_cstr(copy, name, err);
+  free(copy);
+  return doc;
+}
+
+/* The whole of f (at most REPORTJSON_MAX_BYTES) in *text, NUL-terminated
+ * (what the parser takes as it is). */
+static int read_all(FILE *f, const char *path, char **text, chakra_error *err) {
   strbuf b = {0};
   int got = strbuf_read_stream(&b, f, REPORTJSON_MAX_BYTES - 1);
   if (got) strbuf_free(&b);
@@ -41,7 +49,7 @@ static int read_all(FILE *f, const char *path, char **text, size_t *len, chakra_
     strbuf_free(&b);
     return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   }
-  *text = b.s, *len = b.n;
+  *text = b.s;
   return 0;
 }
 
@@ -52,11 +60,10 @@ yajl_val reportjson_load(const char *path, chakra_error *err) {
     return NULL;
   }
   char *text = NULL;
-  size_t len = 0;
-  int rc = read_all(f, path, &text, &len, err);
+  int rc = read_all(f, path, &text, err);
   if (f != stdin) fclose(f);
   if (rc) return NULL;
-  yajl_val doc = reportjson_parse(text, len, path, err);
+  yajl_val doc = parse_cstr(text, path, err); /* no second copy of up to 256 MiB */
   free(text);
   return doc;
 }

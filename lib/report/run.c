@@ -1,6 +1,6 @@
 /* run.c - the run record: its memory, metadata and the figures derived
  * from it; see include/chakra/run.h. The writers are runjson.c and
- * runcsv.c, the reader runread.c. */
+ * csv.c, the reader runread.c. */
 #include "chakra/run.h"
 
 #include <math.h>
@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/cmp.h"
 #include "chakra/attr.h"
 #include "runint.h"
 
@@ -96,13 +97,17 @@ static const uint8_t coll_order[CHAKRA_RUN_COLLS] = {
 
 const uint8_t *chakra_run_coll_order(void) { return coll_order; }
 
+/* a + b, or UINT64_MAX when that overflows: a total is then never 0 (or
+ * small) while some rank has collectives of its type. */
+static uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
 void chakra_run_coll_totals(const chakra_run_record *r, chakra_run_coll out[CHAKRA_RUN_COLLS]) {
   memset(out, 0, CHAKRA_RUN_COLLS * sizeof *out);
   for (uint32_t k = 0; k < r->npus; k++)
     for (int c = 0; c < CHAKRA_RUN_COLLS; c++) {
-      out[c].count += r->ranks[k].coll[c].count;
-      out[c].bytes += r->ranks[k].coll[c].bytes;
-      out[c].time_ns += r->ranks[k].coll[c].time_ns;
+      out[c].count = add_sat(out[c].count, r->ranks[k].coll[c].count);
+      out[c].bytes = add_sat(out[c].bytes, r->ranks[k].coll[c].bytes);
+      out[c].time_ns = add_sat(out[c].time_ns, r->ranks[k].coll[c].time_ns);
     }
 }
 
@@ -187,24 +192,6 @@ uint64_t runrec_replayer_ns(const chakra_run_rank *k) {
   return k->loop_ns > waited ? k->loop_ns - waited : 0;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
-/* The mean of v[0..n) as a whole part and the remainder over n, exact for
- * any uint64 values (their sum would overflow). */
-static uint64_t mean_u64(const uint64_t *v, uint32_t n, uint64_t *rem) {
-  uint64_t q = 0;
-  *rem = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    q += v[i] / n;
-    *rem += v[i] % n;
-    if (*rem >= n) q++, *rem -= n;
-  }
-  return q;
-}
-
 int runrec_makespan_spread(const chakra_run_record *r, runrec_spread *out) {
   memset(out, 0, sizeof *out);
   uint32_t n = r->makespan_ns ? r->iterations : 0;
@@ -213,9 +200,10 @@ int runrec_makespan_spread(const chakra_run_record *r, runrec_spread *out) {
   if (!v) return CHAKRA_ENOMEM;
   memcpy(v, r->makespan_ns, n * sizeof *v);
   qsort(v, n, sizeof *v, cmp_u64);
-  uint64_t rem, whole = mean_u64(v, n, &rem);
-  out->mean = whole + (rem >= n - rem); /* rounded half up */
-  double sq = 0, mean = (double)whole + (double)rem / n;
+  sum128 sum = 0;
+  for (uint32_t i = 0; i < n; i++) sum += v[i];
+  out->mean = mean_of(sum, n);
+  double sq = 0, mean = (double)(uint64_t)(sum / n) + (double)(uint64_t)(sum % n) / n;
   for (uint32_t i = 0; i < n; i++) sq += ((double)v[i] - mean) * ((double)v[i] - mean);
   out->min = v[0], out->median = v[(n - 1) / 2], out->max = v[n - 1];
   out->stddev = n > 1 ? (uint64_t)llround(sqrt(sq / (n - 1))) : 0;

@@ -22,8 +22,8 @@ typedef struct runrec_fields {
   size_t n;
 } runrec_fields;
 
-/* uint64_t members of chakra_run_rank: finish, exposed, wall, then the
- * busy time of each category (gpu_ns ... invalid_ns) */
+/* uint64_t members of chakra_run_rank: finish, exposed, bubble, wall,
+ * then the busy time of each category (gpu_ns ... invalid_ns) */
 extern const runrec_fields runrec_rank_times;
 extern const runrec_fields runrec_rank_nodes;    /* nodes, nodes_done */
 extern const runrec_fields runrec_rank_p2p;      /* p2p_sends, p2p_bytes */

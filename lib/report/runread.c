@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../util/commgroups.h"
+#include "../util/nameidx.h"
 #include "chakra/attr.h"
 #include "reportjson.h"
 #include "runint.h"
@@ -24,6 +25,7 @@ typedef struct rd {
   chakra_error *err;
   chakra_run_record *r;
   int64_t last_group; /* the group the previous instance named */
+  nameidx groups;     /* r->groups by name: a replay report names thousands */
   size_t cursor;      /* where the previous member was found in its table */
 } rd;
 
@@ -98,14 +100,12 @@ static int whole32(rd *c, yajl_val v, const at *a, uint32_t *out) {
   return rc;
 }
 
-/* A finite number >= 0 (the roofline figures, seconds, scales). */
+/* A finite number >= 0 (the roofline figures, seconds, scales): the
+ * statistics' rule (reportjson_amount), with this reader's message, which
+ * also refuses what is not a number. */
 static int amount(rd *c, yajl_val v, const at *a, double *out) {
   *out = 0;
-  if (!v) return 0;
-  if (YAJL_IS_NUMBER(v)) {
-    double d = strtod(v->u.number.r, NULL);
-    if (isfinite(d) && d >= 0) return *out = d + 0.0, 0; /* -0 kept as 0 */
-  }
+  if (!v || (YAJL_IS_NUMBER(v) && reportjson_amount(v, c->name, "", out, NULL) == 0)) return 0;
   return bad(c, a, "a finite number >= 0", v);
 }
 
@@ -313,14 +313,15 @@ static int group_of(rd *c, const char *name, int64_t *out) {
   *out = -1;
   if (!*name) return 0;
   if (c->last_group >= 0 && strcmp(r->groups[c->last_group], name) == 0) return *out = c->last_group, 0;
-  for (uint32_t g = 0; g < r->n_groups; g++)
-    if (strcmp(r->groups[g], name) == 0) return *out = c->last_group = g, 0;
+  const nameidx_recs recs = {r->groups, sizeof *r->groups, 0};
+  long g = nameidx_find(&c->groups, recs, name);
+  if (g >= 0) return *out = c->last_group = g, 0;
   char **v = realloc(r->groups, ((size_t)r->n_groups + 1) * sizeof *v);
   if (!v) return oom(c);
   r->groups = v;
   if (!(v[r->n_groups] = strdup(name))) return oom(c);
   *out = c->last_group = r->n_groups++;
-  return 0;
+  return nameidx_sync(&c->groups, (nameidx_recs){v, sizeof *v, 0}, r->n_groups) ? oom(c) : 0;
 }
 
 static int inst_member(rd *c, const member *m, yajl_val v, const at *a, chakra_run_instance *x) {
@@ -445,6 +446,7 @@ int runread_doc(yajl_val doc, const char *name, chakra_run_record *out, chakra_e
   pthread_once(&tables_once, make_tables);
   rd c = {.name = name, .err = err, .r = out, .last_group = -1};
   int rc = read_doc(&c, doc);
+  nameidx_free(&c.groups);
   if (rc) chakra_run_record_free(out);
   return rc;
 }

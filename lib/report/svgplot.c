@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../util/textout.h"
+#include "../util/vec.h"
 #include "../util/xmltext.h"
 
 enum { BAR_AREA = 560, BAR_H = 14, GAP = 8, TITLE_H = 30, AXIS_H = 40, LEGEND_H = 22, MARGIN = 10, MIN_WIDTH = 900 };
@@ -18,12 +19,7 @@ static const char *const colours[SVGPLOT_MAX_SERIES] = {"#4477aa", "#ee6677", "#
                                                         "#aa3377"};
 
 double *svgplot_add(svgplot_chart *c, const char *label) {
-  if (c->n_groups == c->cap) {
-    size_t cap = c->cap ? 2 * c->cap : 16;
-    svgplot_group *g = realloc(c->groups, cap * sizeof *g);
-    if (!g) return NULL;
-    c->groups = g, c->cap = cap;
-  }
+  if (VEC_ROOM(c->groups, c->n_groups, c->cap, 1)) return NULL;
   svgplot_group *g = &c->groups[c->n_groups];
   memset(g, 0, sizeof *g);
   if (!(g->label = strdup(label))) return NULL;
@@ -61,13 +57,9 @@ void svgplot_sort_groups(svgplot_chart *c) {
 }
 
 int svgplot_slice_add(svgplot_chart *c, uint32_t lane, uint32_t colour, double start, double end) {
-  if (c->n_slices == c->slices_cap) {
-    size_t cap = c->slices_cap ? 2 * c->slices_cap : 256;
-    svgplot_slice *v = realloc(c->slices, cap * sizeof *v);
-    if (!v) return -1;
-    c->slices = v, c->slices_cap = cap;
-  }
-  c->slices[c->n_slices++] = (svgplot_slice){lane, colour, start, end};
+  svgplot_slice *v = VEC_PUSH(c->slices, c->n_slices, c->slices_cap);
+  if (!v) return -1;
+  *v = (svgplot_slice){lane, colour, start, end};
   return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/vec.h"
 #include "svgplot.h"
 
 typedef struct tl_name {
@@ -51,12 +52,7 @@ static tl_name *find(tl_names *t, uint32_t pid, uint32_t tid) {
 }
 
 static tl_name *add(tlsvg *v, tl_names *t, uint32_t pid, uint32_t tid, const char *name) {
-  if (t->n == t->cap) {
-    size_t cap = t->cap ? 2 * t->cap : 64;
-    tl_name *g = realloc(t->v, cap * sizeof *g);
-    if (!g) return v->oom = 1, NULL;
-    t->v = g, t->cap = cap;
-  }
+  if (VEC_ROOM(t->v, t->n, t->cap, 1)) return v->oom = 1, NULL;
   char *copy = strdup(name);
   if (!copy) return v->oom = 1, NULL;
   t->v[t->n] = (tl_name){pid, tid, copy};
@@ -122,12 +118,13 @@ static int order_lanes(tlsvg *v) {
 
 int tlsvg_write(tlsvg *v, const char *path, chakra_error *err) {
   int rc = 0;
-  if (v->oom || order_lanes(v)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  else if (v->lanes.n > TLSVG_MAX_LANES)
+  if (v->oom) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  else if (v->lanes.n > TLSVG_MAX_LANES) /* refused before the lanes are sorted and labelled */
     rc = chakra_error_set(err, CHAKRA_EINVAL,
                           "%s: an SVG timeline draws at most %d tracks and this one has %zu: name fewer ranks, or "
                           "write the JSON timeline and open it in ui.perfetto.dev", path, TLSVG_MAX_LANES,
                           v->lanes.n);
+  else if (order_lanes(v)) rc = chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   else rc = svgplot_write(path, "chakra timeline", &v->chart, 1, err);
   tlsvg_free(v);
   return rc;

@@ -191,28 +191,32 @@ def odd_rank(tmp):
 
 
 def world_group(tmp):
-    """A collective on the world group (pg_name "") on every rank: share
-    keeps "" as written (not a role, so the manifest never holds an empty
-    name, which its reader refuses), and the shared set reads back."""
+    """A collective on the world group (pg_name "", and "0", its other
+    name) on every rank: share keeps it as written (not a role, so the
+    manifest never holds an empty name, which its reader refuses), and the
+    shared set reads back."""
     d = os.path.join(tmp, "world")
     os.mkdir(d)
     run([CHAKRA, "gen", "microbench", "-q", "--coll", "all_reduce", "--npus", "4", "--size", "1M", "-o", d + "/m"])
     text = run([CHAKRA, "jsonize", d + "/m.0.et"]).stdout
     size = '{"name":"comm_size","int64_val":"1048576"}'
     assert size in text, text
-    with open(d + "/w.jsonl", "w") as f:
-        f.write(text.replace(size, size + ',{"name":"pg_name","string_val":""}'))
-    for r in range(4):
-        run([CHAKRA, "pack", "-q", "-o", "%s/per.%d.et" % (d, r), d + "/w.jsonl"])
-    run([CHAKRA, "share", "-q", d + "/per", "-o", d + "/sh"])
-    man = json.load(open(d + "/sh.set.json"))
-    p = subprocess.run([CHAKRA, "validate", d + "/sh"], capture_output=True, text=True)
-    check("the world group is not a role: one class, no group roles, the set reads back",
-          len(man["classes"]) == 1 and man["classes"][0]["groups"] == [] and p.returncode == 0,
-          (man["classes"], p.stderr))
-    run([CHAKRA, "unshare", "-q", d + "/sh", "-o", d + "/back"])
-    ok, why = same_files(d + "/per", d + "/back")
-    check("and unsharing gives the files back, byte for byte", ok, why)
+    for pg, tag in (("", ""), ("0", " (pg_name \"0\")")):
+        w = os.path.join(d, "zero" if pg else "empty")
+        os.mkdir(w)
+        with open(w + "/w.jsonl", "w") as f:
+            f.write(text.replace(size, size + ',{"name":"pg_name","string_val":"%s"}' % pg))
+        for r in range(4):
+            run([CHAKRA, "pack", "-q", "-o", "%s/per.%d.et" % (w, r), w + "/w.jsonl"])
+        run([CHAKRA, "share", "-q", w + "/per", "-o", w + "/sh"])
+        man = json.load(open(w + "/sh.set.json"))
+        p = subprocess.run([CHAKRA, "validate", w + "/sh"], capture_output=True, text=True)
+        check("the world group is not a role: one class, no group roles, the set reads back" + tag,
+              len(man["classes"]) == 1 and man["classes"][0]["groups"] == [] and p.returncode == 0,
+              (man["classes"], p.stderr))
+        run([CHAKRA, "unshare", "-q", w + "/sh", "-o", w + "/back"])
+        ok, why = same_files(w + "/per", w + "/back")
+        check("and unsharing gives the files back, byte for byte" + tag, ok, why)
 
 
 def double_peer(tmp):

@@ -110,6 +110,12 @@ static void test_derived_figures_summary_and_finish_order(void **state) {
   assert_int_equal(t[CHAKRA_ALL_REDUCE].bytes, 1034);
   assert_int_equal(t[CHAKRA_ALL_REDUCE].time_ns, 75);
   assert_int_equal(t[CHAKRA_BROADCAST].count, 0);
+  r.ranks[0].coll[CHAKRA_BARRIER] = r.ranks[1].coll[CHAKRA_BARRIER] = (chakra_run_coll){1ull << 63, 1, UINT64_MAX};
+  chakra_run_coll_totals(&r, t);
+  assert_true(t[CHAKRA_BARRIER].count == UINT64_MAX); /* not 0: 2^63 + 2^63 wraps */
+  assert_true(t[CHAKRA_BARRIER].time_ns == UINT64_MAX);
+  assert_int_equal(t[CHAKRA_BARRIER].bytes, 2);
+  r.ranks[0].coll[CHAKRA_BARRIER] = r.ranks[1].coll[CHAKRA_BARRIER] = (chakra_run_coll){0, 0, 0};
   const uint8_t *order = chakra_run_coll_order();
   assert_int_equal(order[0], CHAKRA_ALL_REDUCE);
   assert_int_equal(order[2], CHAKRA_REDUCE_SCATTER);
@@ -277,6 +283,32 @@ static void test_reader_gives_back_what_the_writer_wrote(void **state) {
   chakra_run_record_free(&r);
 }
 
+/* Groups are numbered in the order instances first name them, however
+ * often and in whatever order they come back; "" (all ranks) is -1. */
+static void test_reader_numbers_groups_by_first_appearance(void **state) {
+  (void)state;
+  static const char *const names[] = {"tp", "dp", "pp"};
+  static const int64_t named[] = {0, 1, 0, -1, 2, 1, 2, 0};
+  const size_t n = sizeof named / sizeof named[0];
+  chakra_run_record r;
+  replay_record(&r);
+  char **g = realloc(r.groups, 3 * sizeof *g);
+  chakra_run_instance *x = realloc(r.instances, n * sizeof *x);
+  assert_non_null(g);
+  r.groups = g;
+  assert_non_null(x);
+  r.instances = x;
+  for (size_t i = 1; i < 3; i++) assert_non_null(g[i] = strdup(names[i]));
+  r.n_groups = 3;
+  for (size_t i = 0; i < n; i++) {
+    x[i] = x[0];
+    x[i].node_id = i, x[i].group = named[i];
+  }
+  r.n_instances = n;
+  roundtrip(&r);
+  chakra_run_record_free(&r);
+}
+
 static void test_reader_takes_whole_numbers_however_written(void **state) {
   (void)state;
   static const char doc[] = "{\"ranks\":[{\"rank\":0.0,\"finish_ns\":1000.0,\"gpu_ns\":1e3,\"cpu_ns\":-0,"
@@ -311,6 +343,8 @@ static void test_reader_refuses_with_one_line_naming_the_field(void **state) {
       {"{\"ranks\":[{\"finished\":1}]}", "ranks[0].finished: expected true or false, not 1"},
       {"{\"ranks\":[{\"rank\":1}]}", "ranks[0].rank: expected 0 (ranks are listed in order), not 1"},
       {"{\"ranks\":[{\"compute_bound_pct\":-1}]}", "ranks[0].compute_bound_pct: expected a finite number >= 0, not -1"},
+      {"{\"ranks\":[{}],\"wall_clock_s\":\"1\"}", "b.json: wall_clock_s: expected a finite number >= 0, not \"1\""},
+      {"{\"ranks\":[{}],\"wall_clock_s\":1e999}", "b.json: wall_clock_s: expected a finite number >= 0, not 1e999"},
       {"{\"ranks\":[{\"collectives\":{\"ALL_REDUCE\":{\"count\":1},\"all_reduce\":{\"count\":2}}}]}",
        "ranks[0].collectives.all_reduce: ALL_REDUCE is listed twice"},
       {"{\"ranks\":[{\"collectives\":{\"SPLAT\":{}}}]}", "ranks[0].collectives.SPLAT: not a collective type"},
@@ -444,6 +478,30 @@ static void test_timeline_writer_text(void **state) {
   free(path);
 }
 
+/* An SVG timeline of more tracks than it draws is refused at close, with
+ * the count, and leaves nothing. */
+static void test_timeline_svg_refuses_too_many_tracks(void **state) {
+  (void)state;
+  char *path = tu_join(tu_dir, "t.svg");
+  chakra_timeline *t;
+  chakra_error err = {0};
+  assert_int_equal(chakra_timeline_open_svg(&t, path, &err), 0);
+  chakra_timeline_process(t, 0, "rank 0");
+  for (uint32_t tid = 0; tid <= 2000; tid++) {
+    chakra_timeline_track(t, 0, tid, "GPU compute");
+    chakra_timeline_slice(t, 0, tid, "n", 1, "COMP_NODE", tid, 10, tid);
+  }
+  assert_int_equal(chakra_timeline_close(t, &err), CHAKRA_EINVAL);
+  char want[512];
+  snprintf(want, sizeof want,
+           "%s: an SVG timeline draws at most 2000 tracks and this one has 2001: name fewer ranks, or write the "
+           "JSON timeline and open it in ui.perfetto.dev",
+           path);
+  assert_string_equal(err.msg, want);
+  assert_false(tu_exists(path));
+  free(path);
+}
+
 /* Node 1 never ran; node 0 on the GPU compute track, node 2 a receive. */
 static int spans(void *ctx, uint32_t i, const chakra_node *n, timeline_span *out) {
   (*(int *)ctx)++;
@@ -501,12 +559,14 @@ int main(void) {
       cmocka_unit_test(test_report_json_of_a_replay),
       cmocka_unit_test(test_makespan_spread_in_whole_nanoseconds),
       cmocka_unit_test(test_reader_gives_back_what_the_writer_wrote),
+      cmocka_unit_test(test_reader_numbers_groups_by_first_appearance),
       cmocka_unit_test(test_reader_takes_whole_numbers_however_written),
       cmocka_unit_test(test_reader_refuses_with_one_line_naming_the_field),
       cmocka_unit_test_setup_teardown(test_report_files_and_formats, tu_dir_setup, tu_dir_teardown),
       cmocka_unit_test(test_csv_rows_per_rank),
       cmocka_unit_test_setup_teardown(test_csv_fields_are_quoted_only_when_they_must_be, tu_dir_setup, tu_dir_teardown),
       cmocka_unit_test_setup_teardown(test_timeline_writer_text, tu_dir_setup, tu_dir_teardown),
+      cmocka_unit_test_setup_teardown(test_timeline_svg_refuses_too_many_tracks, tu_dir_setup, tu_dir_teardown),
       cmocka_unit_test_setup_teardown(test_timeline_slot_layout_of_sim_and_replay, tu_dir_setup, tu_dir_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

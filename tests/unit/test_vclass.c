@@ -237,6 +237,20 @@ static void per_rank_path_kept(void **state) {
   free(flat), free(table), free(nw), free(groups), free(p);
 }
 
+/* A METADATA node in a template keeps the per-rank path too (its checks
+ * are per rank); found by reading the template, no graph built. */
+static void metadata_node_keeps_per_rank_path(void **state) {
+  (void)state;
+  tu_wnode t0[N0];
+  memcpy(t0, stage0, sizeof t0);
+  t0[0].type = CHAKRA_METADATA_NODE;
+  char *p = write_set("meta", t0, stage1);
+  run r = validate(p, 0, NULL);
+  assert_int_equal(r.sum.classes, 0);
+  assert_int_equal(r.loads, 8);
+  free(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(sound_set_agrees),
@@ -248,6 +262,7 @@ int main(void) {
       cmocka_unit_test(crossed_messages_deadlock),
       cmocka_unit_test(crossed_collectives_deadlock),
       cmocka_unit_test(per_rank_path_kept),
+      cmocka_unit_test(metadata_node_keeps_per_rank_path),
   };
   return cmocka_run_group_tests(tests, tu_dir_setup, tu_dir_teardown);
 }
