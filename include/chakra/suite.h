@@ -119,6 +119,16 @@ CHAKRA_API const char *chakra_suite_reference_network(void);
 CHAKRA_API int chakra_suite_config(chakra_sim_config **out, const char *system, const char *network, uint32_t ranks,
                                    chakra_error *err);
 
+/* The system under test read once: the system and network files (NULL:
+ * the reference's) read and hashed, their texts kept, the system's keys
+ * and the network's dimensions parsed from them. A run given it simulates,
+ * and a result described from it records, those texts, however the files
+ * change meanwhile. */
+typedef struct chakra_suite_sut chakra_suite_sut;
+CHAKRA_API int chakra_suite_sut_open(chakra_suite_sut **out, const char *system, const char *network,
+                                     chakra_error *err);
+CHAKRA_API void chakra_suite_sut_free(chakra_suite_sut *s); /* NULL is fine */
+
 /* The closed division's rules for a system and network: each problem to
  * diag (file, key, what). *problems counts them. */
 CHAKRA_API int chakra_suite_rules_closed(const char *system, const char *network, chakra_diag_fn diag, void *ctx,
@@ -171,6 +181,11 @@ CHAKRA_API void chakra_suite_take_metrics(const chakra_suite_workload *w, const 
 CHAKRA_API int chakra_suite_run(const chakra_suite_dir *d, const chakra_suite_run_options *o, const size_t *jobs,
                                 size_t n, chakra_suite_metrics *out, chakra_error *err);
 
+/* chakra_suite_run on s (o's system and network are not read). */
+CHAKRA_API int chakra_suite_run_sut(const chakra_suite_dir *d, const chakra_suite_sut *s,
+                                    const chakra_suite_run_options *o, const size_t *jobs, size_t n,
+                                    chakra_suite_metrics *out, chakra_error *err);
+
 /* ---- result files ---- */
 
 typedef struct chakra_suite_result {
@@ -200,6 +215,10 @@ CHAKRA_API void chakra_suite_result_free(chakra_suite_result *r);
 CHAKRA_API int chakra_suite_result_describe(chakra_suite_result *r, const chakra_suite_version *v, const char *dir,
                                             const char *name, const char *system, const char *network,
                                             const char *const *rules, size_t n_rules, chakra_error *err);
+/* The same for the system under test s: its texts, hashes and paths. */
+CHAKRA_API int chakra_suite_result_describe_sut(chakra_suite_result *r, const chakra_suite_version *v,
+                                                const char *dir, const char *name, const chakra_suite_sut *s,
+                                                const char *const *rules, size_t n_rules, chakra_error *err);
 
 /* ---- scores ---- */
 

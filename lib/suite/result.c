@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <yajl/yajl_tree.h>
 
 #include "chakra/version.h"
@@ -16,60 +15,41 @@
 #include "../util/commgroups.h"
 #include "../util/textout.h"
 
-/* path, sha and text of a configuration file, or of the reference's text. */
-static int describe_file(const char *path, const char *builtin, char **p, char **sha, char **text, chakra_error *err) {
-  char hex[65];
-  size_t len = 0;
-  char *t = NULL;
-  struct stat st;
-  if (path && builtin == chakra_suite_reference_network() && stat(path, &st) != 0) {
-    /* an inline topology (mesh:4x4@50,500): the text is the description */
-    if (!(t = strdup(path)) || !(*p = strdup(path))) return free(t), chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-    suitesys_hash(t, strlen(t), hex);
-    *text = t;
-    *sha = strdup(hex);
-    return *sha ? CHAKRA_OK : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  }
-  if (path) {
-    int rc = suitesys_read(path, &t, &len, err);
-    if (rc) return rc;
-  } else if (!(t = strdup(builtin)))
-    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  else
-    len = strlen(t);
-  suitesys_hash(t, len, hex);
-  *text = t;
-  *p = path ? realpath(path, NULL) : strdup(RESULT_REFERENCE);
-  if (path && !*p) *p = strdup(path);
-  *sha = strdup(hex);
-  return *p && *sha ? CHAKRA_OK : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-}
-
-int chakra_suite_result_describe(chakra_suite_result *r, const chakra_suite_version *v, const char *dir,
-                                 const char *name, const char *system, const char *network,
-                                 const char *const *rules, size_t n_rules, chakra_error *err) {
+int chakra_suite_result_describe_sut(chakra_suite_result *r, const chakra_suite_version *v, const char *dir,
+                                     const char *name, const chakra_suite_sut *s, const char *const *rules,
+                                     size_t n_rules, chakra_error *err) {
   r->suite_version = strdup(v->name);
   r->tool_version = strdup("chakra-c " CHAKRA_VERSION_STRING);
-  r->name = strdup(name ? name : system || network || n_rules ? "unnamed" : RESULT_REFERENCE);
+  r->name = strdup(name ? name : s->given || n_rules ? "unnamed" : RESULT_REFERENCE);
   r->mode = strdup("sim");
   if (!(r->dir = realpath(dir, NULL))) r->dir = strdup(dir);
-  if (!r->suite_version || !r->tool_version || !r->name || !r->mode || !r->dir)
-    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  int rc = describe_file(system, chakra_suite_reference_system(), &r->system_path, &r->system_sha256,
-                         &r->system_text, err);
-  if (!rc)
-    rc = describe_file(network, chakra_suite_reference_network(), &r->network_path, &r->network_sha256,
-                       &r->network_text, err);
-  if (!rc) rc = suitesys_peak(system, &r->peak_tflops, err);
-  if (!rc) rc = suitesys_network_text(network, &r->declared_network, err);
+  char **copy[] = {&r->system_path, &r->system_sha256, &r->system_text,
+                   &r->network_path, &r->network_sha256, &r->network_text};
+  const char *from[] = {s->system_path, s->system_sha256, s->system_text,
+                        s->network_path, s->network_sha256, s->network_text};
+  int missing = !r->suite_version || !r->tool_version || !r->name || !r->mode || !r->dir;
+  for (size_t i = 0; i < sizeof copy / sizeof *copy; i++) missing |= !(*copy[i] = strdup(from[i]));
+  if (missing) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  r->peak_tflops = suitesys_peak(s);
+  int rc = suitesys_network_text(s, &r->declared_network, err);
   uint64_t broken = 0;
-  if (!rc) rc = chakra_suite_rules_closed(system, network, NULL, NULL, &broken, err);
+  if (!rc) rc = suitesys_rules_closed(s, NULL, NULL, &broken, err);
   if (rc) return rc;
   if (n_rules && !(r->rules = calloc(n_rules, sizeof *r->rules))) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   for (size_t i = 0; i < n_rules; i++)
     if (!(r->rules[r->n_rules++] = strdup(rules[i]))) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   r->division = strdup(n_rules || broken ? "open" : "closed");
   return r->division ? CHAKRA_OK : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+}
+
+int chakra_suite_result_describe(chakra_suite_result *r, const chakra_suite_version *v, const char *dir,
+                                 const char *name, const char *system, const char *network,
+                                 const char *const *rules, size_t n_rules, chakra_error *err) {
+  chakra_suite_sut *s = NULL;
+  int rc = chakra_suite_sut_open(&s, system, network, err);
+  if (!rc) rc = chakra_suite_result_describe_sut(r, v, dir, name, s, rules, n_rules, err);
+  chakra_suite_sut_free(s);
+  return rc;
 }
 
 /* ---- writing ---- */

@@ -13,11 +13,12 @@ import json
 import math
 import os
 import shutil
+import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from mpitest import check, have_mpi, run, run_tests  # noqa: E402
+from mpitest import CHAKRA, ENV, check, have_mpi, run, run_tests  # noqa: E402
 
 TINY = "tiny-1.0"
 METRICS = ("ok", "time_ns", "exposed_ns", "compute_ns", "comm_bytes", "events", "exposed_share", "bus_bw_gbps",
@@ -187,6 +188,17 @@ def test_tampering_is_caught(work):
     json.dump(dict(SYSTEM_B, **{"peak-perf": 5000}), open(sysb, "w"))
     p = run("suite", "check", res)
     check(p.returncode == 1 and "system.sha256" in p.stderr, "changed system file: exit 1: " + p.stderr)
+    # the system read once: from a pipe, which a second read finds empty, the
+    # result still records (and every workload simulated) the text sent
+    text = json.dumps(dict(SYSTEM_B, **{"peak-perf": 3000}))
+    res = os.path.join(work, "piped.json")
+    p = subprocess.run([CHAKRA, "suite", "run", "tiny", "-q", "--class", "microbench", "--system", "/dev/stdin",
+                        "--name", "piped", "-o", res], input=text, capture_output=True, text=True, env=ENV,
+                       timeout=600)
+    r = json.load(open(res)) if p.returncode == 0 else {}
+    check(p.returncode == 0 and r["system"]["text"] == text and r["declared"]["peak_tflops"] == 3000
+          and r["system"]["sha256"] == hashlib.sha256(text.encode()).hexdigest()
+          and all(w["ok"] for w in r["workloads"]), "a system read once, from a pipe: " + p.stderr[-300:])
     # a rule-breaking system claimed closed
     sysc = os.path.join(work, "sysC.json")
     json.dump(dict(SYSTEM_B, **{"all-reduce-implementation": ["direct", "ring"]}), open(sysc, "w"))
