@@ -301,7 +301,7 @@ static void check_file(checker *c, const char *key, const char *path, const char
   snprintf(field, sizeof field, "%s.sha256", key);
   chakra_suite_sha256(text, strlen(text), hex);
   if (strcmp(hex, sha) != 0) problem(c, field, "%s, but the recorded text hashes to %s", sha, hex);
-  if (strcmp(path, "reference") == 0) {
+  if (strcmp(path, CHAKRA_SUITE_REFERENCE) == 0) {
     if (strcmp(text, builtin) != 0) problem(c, field, "named the reference, but the text is not the reference's");
     return;
   }
@@ -311,7 +311,7 @@ static void check_file(checker *c, const char *key, const char *path, const char
   else if (strcmp(hex, sha) != 0) problem(c, field, "%s, but %s now hashes to %s: changed since the run", sha, path, hex);
 }
 
-static const char *config_path(const char *path) { return strcmp(path, "reference") == 0 ? NULL : path; }
+static const char *config_path(const char *path) { return strcmp(path, CHAKRA_SUITE_REFERENCE) == 0 ? NULL : path; }
 
 static void check_rules(checker *c) {
   const chakra_suite_result *r = c->r;

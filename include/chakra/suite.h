@@ -79,6 +79,9 @@ CHAKRA_API int chakra_suite_sha256_file(const char *path, char hex[65], chakra_e
 /* ---- make: the workloads and their manifest ---- */
 
 #define CHAKRA_SUITE_MANIFEST "suite.json"
+/* The name a result records the reference system and network by (their
+ * "path"), and the name of a run on them (the default baseline). */
+#define CHAKRA_SUITE_REFERENCE "reference"
 
 /* Writes the workloads of v (of class cls, or all when NULL) into dir
  * (created when missing) and, last, dir/suite.json listing each one's files

@@ -13,7 +13,6 @@
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
-#include "catalog.h"
 #include "chakra/coll.h"
 #include "chakra/gen.h"
 #include "chakra/set.h"
@@ -187,7 +186,7 @@ static int hash_files(wfiles *f, const char *dir, chakra_diag_fn diag, void *ctx
     if (!p) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
     struct stat st;
     chakra_error e = {0}, *to = problems ? &e : err;
-    int rc = stat(p, &st) ? chakra_error_set(to, CHAKRA_EIO, "%s: missing", p) : suitesys_hash_file(p, f->v[i].sha, to);
+    int rc = stat(p, &st) ? chakra_error_set(to, CHAKRA_EIO, "%s: missing", p) : chakra_suite_sha256_file(p, f->v[i].sha, to);
     if (rc && problems) {
       dir_problem(diag, ctx, p, "missing or unreadable", problems);
       memset(f->v[i].sha, '0', 64);

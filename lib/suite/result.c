@@ -2,7 +2,7 @@
  * the hashes and texts of its system and network, the declared physical
  * quantities, the division and the rules), written through jsonw, and read
  * back with every member checked, a bad one named by file and member. */
-#include "result.h"
+#include "chakra/suite.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -20,7 +20,7 @@ int chakra_suite_result_describe_sut(chakra_suite_result *r, const chakra_suite_
                                      size_t n_rules, chakra_error *err) {
   r->suite_version = strdup(v->name);
   r->tool_version = strdup("chakra-c " CHAKRA_VERSION_STRING);
-  r->name = strdup(name ? name : s->given || n_rules ? "unnamed" : RESULT_REFERENCE);
+  r->name = strdup(name ? name : s->given || n_rules ? "unnamed" : CHAKRA_SUITE_REFERENCE);
   r->mode = strdup("sim");
   if (!(r->dir = realpath(dir, NULL))) r->dir = strdup(dir);
   char **copy[] = {&r->system_path, &r->system_sha256, &r->system_text,

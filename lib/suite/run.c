@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog.h"
 #include "chakra/coll.h"
 #include "chakra/set.h"
 #include "chakra/validate.h"

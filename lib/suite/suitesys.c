@@ -14,7 +14,6 @@
 
 #include "chakra/suite.h"
 #include "chakra/topo.h"
-#include "result.h"
 #include "../util/sha256.h"
 #include "../util/jsonw.h"
 #include "../util/strbuf.h"
@@ -68,14 +67,14 @@ int suitesys_read(const char *path, char **text, size_t *len, chakra_error *err)
   return CHAKRA_OK;
 }
 
-void suitesys_hash(const void *data, size_t len, char hex[65]) {
+void chakra_suite_sha256(const void *data, size_t len, char hex[65]) {
   sha256 s;
   sha256_init(&s);
   sha256_update(&s, data, len);
   sha256_hex(&s, hex);
 }
 
-int suitesys_hash_file(const char *path, char hex[65], chakra_error *err) {
+int chakra_suite_sha256_file(const char *path, char hex[65], chakra_error *err) {
   FILE *f = fopen(path, "rb");
   if (!f) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot open: %s", path, strerror(errno));
   sha256 s;
@@ -364,8 +363,8 @@ static int read_kept(const char *path, const char *builtin, char **rec, char **s
   else
     len = strlen(*text);
   char hex[65];
-  suitesys_hash(*text, len, hex);
-  *rec = path ? realpath(path, NULL) : strdup(RESULT_REFERENCE);
+  chakra_suite_sha256(*text, len, hex);
+  *rec = path ? realpath(path, NULL) : strdup(CHAKRA_SUITE_REFERENCE);
   if (path && !*rec) *rec = strdup(path);
   *sha = strdup(hex);
   return *rec && *sha ? CHAKRA_OK : nomem(err);
@@ -379,7 +378,7 @@ static int network_kept(chakra_suite_sut *s, const char *path, chakra_error *err
   struct stat st;
   if (!rc && path && stat(path, &st) != 0) {
     char hex[65];
-    suitesys_hash(path, strlen(path), hex);
+    chakra_suite_sha256(path, strlen(path), hex);
     s->network_text = strdup(path), s->network_path = strdup(path), s->network_sha256 = strdup(hex);
     return s->network_text && s->network_path && s->network_sha256 ? CHAKRA_OK : nomem(err);
   }
@@ -417,8 +416,3 @@ void chakra_suite_sut_free(chakra_suite_sut *s) {
   free(s);
 }
 
-void chakra_suite_sha256(const void *data, size_t len, char hex[65]) { suitesys_hash(data, len, hex); }
-
-int chakra_suite_sha256_file(const char *path, char hex[65], chakra_error *err) {
-  return suitesys_hash_file(path, hex, err);
-}

@@ -15,10 +15,6 @@
 /* The whole file as a NUL-terminated malloc'd text (at most 16 MiB), its
  * length in *len (may be NULL). */
 int suitesys_read(const char *path, char **text, size_t *len, chakra_error *err);
-/* The SHA-256 of a file's bytes as 64 hex digits. */
-int suitesys_hash_file(const char *path, char hex[65], chakra_error *err);
-/* The SHA-256 of a buffer. */
-void suitesys_hash(const void *data, size_t len, char hex[65]);
 /* The system under test read once (chakra_suite_sut_open): each file's
  * text, SHA-256 and recorded path, the system's keys parsed from its text,
  * the network's dimensions before scaling. */
