@@ -100,10 +100,10 @@ static int suite_make(int argc, char **argv) {
   const cli_command cmd = {
       .name = "suite make", .max_args = 0, .opts = opts, .check_later = 1,
       .about = "Writes the suite's workloads (or one class's) into DIR, each by its\n"
-               "generator's library call (synth --shared, gen dlrm, gen microbench then\n"
-               "share, coll gen, coll synth), hashes every file, holds each workload's hash\n"
-               "to the version's pinned one, and writes DIR/suite.json, the manifest, last:\n"
-               "a folder without it is an unfinished make.",
+               "generator's library call (synth --shared, gen dlrm, gen microbench in the\n"
+               "shared form, coll gen, coll synth), hashes every file, holds each workload's\n"
+               "hash to the version's pinned one, and writes DIR/suite.json, the manifest,\n"
+               "last: a folder without it is an unfinished make.",
       .footer = "Exit status: 0 done; 2 bad options, a file that cannot be written, or\n"
                 "workloads whose bytes are not the version's."};
   cli_args pos;

@@ -25,7 +25,7 @@ extern "C" {
 typedef enum chakra_suite_gen {
   CHAKRA_SUITE_SYNTH,      /* chakra_synth_write_shared: LLM training or inference, the shared form */
   CHAKRA_SUITE_DLRM,       /* chakra_gen_dlrm */
-  CHAKRA_SUITE_MICRO,      /* chakra_gen_microbench, then chakra_set_share: one collective per rank */
+  CHAKRA_SUITE_MICRO,      /* chakra_gen_microbench_shared: one collective per rank, the shared form */
   CHAKRA_SUITE_COLL_GEN,   /* chakra_coll_gen: an algorithm (ring, hd) as point-to-point ETs */
   CHAKRA_SUITE_COLL_SYNTH  /* chakra_coll_synth: a topology-synthesised algorithm */
 } chakra_suite_gen;
@@ -101,8 +101,9 @@ typedef struct chakra_suite_dir {
 } chakra_suite_dir;
 
 /* Reads dir/suite.json and checks every workload's files against it and
- * the version's pinned hashes: a missing, extra-named or changed file is
- * one problem each through diag (file, what). Returns CHAKRA_OK with
+ * the version's pinned hashes: a missing or changed file is one problem
+ * each through diag (file, what), and so is a workload whose files do not
+ * hash to its pin (other files in dir are not looked at). Returns CHAKRA_OK with
  * *problems counted, or an error for an unreadable or invalid manifest. */
 CHAKRA_API int chakra_suite_dir_open(chakra_suite_dir *d, const char *dir, chakra_diag_fn diag, void *ctx,
                                      uint64_t *problems, chakra_error *err);
@@ -237,7 +238,8 @@ typedef struct chakra_suite_score {
 } chakra_suite_score;
 
 /* Scores results (all of one suite version) against results[baseline].
- * A workload the baseline lacks is refused. */
+ * A workload the baseline or a result lacks (or that failed) is left out
+ * of that result's means. */
 CHAKRA_API int chakra_suite_score_compute(chakra_suite_score *s, const chakra_suite_result *results, size_t n,
                                           size_t baseline, chakra_error *err);
 CHAKRA_API void chakra_suite_score_free(chakra_suite_score *s);
