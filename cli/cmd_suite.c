@@ -103,7 +103,8 @@ static int suite_make(int argc, char **argv) {
                "generator's library call (synth --shared, gen dlrm, gen microbench in the\n"
                "shared form, coll gen, coll synth), hashes every file, holds each workload's\n"
                "hash to the version's pinned one, and writes DIR/suite.json, the manifest,\n"
-               "last: a folder without it is an unfinished make.",
+               "last: a folder without it is an unfinished make. An existing DIR/suite.json\n"
+               "is removed before anything is written, so a make that fails leaves none.",
       .footer = "Exit status: 0 done; 2 bad options, a file that cannot be written, or\n"
                 "workloads whose bytes are not the version's."};
   cli_args pos;

@@ -84,7 +84,8 @@ CHAKRA_API int chakra_suite_sha256_file(const char *path, char hex[65], chakra_e
 #define CHAKRA_SUITE_REFERENCE "reference"
 
 /* Writes the workloads of v (of class cls, or all when NULL) into dir
- * (created when missing) and, last, dir/suite.json listing each one's files
+ * (created when missing; its suite.json removed first, so that a make that
+ * fails leaves no manifest) and, last, dir/suite.json listing each one's files
  * with their SHA-256 and the workload's hash, which must be the version's
  * pinned one (CHAKRA_EINVAL otherwise: the generators no longer give this
  * version's bytes). progress(ctx, "make", done, total) after each. */

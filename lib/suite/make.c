@@ -6,6 +6,7 @@
  * pins. */
 #include "make.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +266,19 @@ static int make_dir(const char *dir, chakra_error *err) {
   return CHAKRA_OK;
 }
 
+/* The manifest an earlier make left goes before anything is written, so
+ * that a make that fails leaves a folder that reads as unfinished. */
+static int drop_manifest(const char *dir, chakra_error *err) {
+  char *path = make_path(dir, CHAKRA_SUITE_MANIFEST);
+  if (!path) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  int rc = unlink(path) == 0 || errno == ENOENT
+               ? CHAKRA_OK
+               : chakra_error_set(err, CHAKRA_EIO, "%s: cannot remove the earlier make's manifest: %s", path,
+                                  strerror(errno));
+  free(path);
+  return rc;
+}
+
 /* Generates and hashes workload w, held to its pin. */
 static int make_one(const chakra_suite_workload *w, const char *dir, unsigned threads, wfiles *f, chakra_error *err) {
   int rc = generate(w, dir, threads, err);
@@ -286,6 +300,7 @@ int chakra_suite_make(const chakra_suite_version *v, const char *cls, const char
   for (size_t i = 0; !rc && i < v->n; i++)
     if (!cls || strcmp(v->workloads[i].cls, cls) == 0) which[n++] = i;
   if (!rc && n == 0) rc = chakra_error_set(err, CHAKRA_EINVAL, "suite %s has no class \"%s\"", v->name, cls);
+  if (!rc) rc = drop_manifest(dir, err);
   for (size_t i = 0; !rc && i < n; i++) {
     rc = make_one(&v->workloads[which[i]], dir, threads, &files[i], err);
     if (!rc && progress && progress(ctx, "make", i + 1, n)) rc = chakra_error_set(err, CHAKRA_ECANCELED, "stopped");

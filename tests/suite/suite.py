@@ -82,6 +82,14 @@ def test_make_writes_the_pinned_bytes_twice(work):
     p = run("suite", "make", "--suite-version", TINY, "--class", "collalgo", "-q", "-o", os.path.join(work, "mk-c"))
     m = json.load(open(os.path.join(work, "mk-c", "suite.json")))
     check(p.returncode == 0 and {w["class"] for w in m["workloads"]} == {"collalgo"}, "--class makes one class")
+    # a make over an earlier one that fails part way (a workload file is a
+    # folder, which its rename cannot replace) leaves no manifest
+    victim = os.path.join(b, ma["workloads"][-1]["files"][0]["name"])
+    os.remove(victim)
+    os.mkdir(victim)
+    p = run("suite", "make", "--suite-version", TINY, "-q", "-o", b)
+    check(p.returncode == 2 and not os.path.exists(os.path.join(b, "suite.json")),
+          "a failed make leaves no suite.json: %d %r" % (p.returncode, p.stderr[-200:]))
 
 
 def test_make_of_the_whole_suite_is_fast_and_pinned(work):
