@@ -360,34 +360,6 @@ static size_t pick_sample(const chakra_suite_result *r, const chakra_suite_dir *
   return n;
 }
 
-#define SAME_U64(f) \
-  if (a->f != b->f) problem(c, field(where, #f, buf), "%llu, re-simulated %llu", (unsigned long long)a->f, (unsigned long long)b->f)
-#define SAME_DBL(f) \
-  if (a->f != b->f) problem(c, field(where, #f, buf), "%.17g, re-simulated %.17g", a->f, b->f)
-
-static const char *field(const char *where, const char *name, char *buf) {
-  snprintf(buf, 96, "%s.%s", where, name);
-  return buf;
-}
-
-static void compare(checker *c, size_t at, const chakra_suite_metrics *a, const chakra_suite_metrics *b) {
-  char where[48], buf[96];
-  snprintf(where, sizeof where, "workloads[%zu]", at);
-  if (a->ok != b->ok) {
-    problem(c, field(where, "ok", buf), "%s, re-simulated %s%s%s", a->ok ? "true" : "false", b->ok ? "true" : "false",
-            b->ok ? "" : ": ", b->ok ? "" : b->error);
-    return;
-  }
-  SAME_U64(time_ns);
-  SAME_U64(exposed_ns);
-  SAME_U64(compute_ns);
-  SAME_U64(comm_bytes);
-  SAME_U64(events);
-  SAME_DBL(exposed_share);
-  SAME_DBL(bus_bw_gbps);
-  SAME_DBL(compute_util);
-}
-
 static int resimulate(checker *c, const chakra_suite_dir *d, size_t sample, uint32_t threads, int quiet) {
   const chakra_suite_result *r = c->r;
   size_t *jobs = calloc(r->n ? r->n : 1, sizeof *jobs);
@@ -403,7 +375,11 @@ static int resimulate(checker *c, const chakra_suite_dir *d, size_t sample, uint
   if (!rc) rc = chakra_suite_run(d, &o, jobs, n, m, &err);
   for (size_t i = 0; !rc && i < n; i++)
     for (size_t k = 0; k < r->n; k++)
-      if (r->m[k].workload == m[i].workload) compare(c, k, &r->m[k], &m[i]);
+      if (r->m[k].workload == m[i].workload) {
+        char where[48];
+        snprintf(where, sizeof where, "workloads[%zu]", k);
+        chakra_suite_metrics_compare(&r->m[k], &m[i], r->path, where, count_problem, c);
+      }
   if (!rc && !quiet) cli_summary("%zu workload(s) re-simulated", n);
   remove_scratch(scratch);
   free(scratch);

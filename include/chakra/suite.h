@@ -214,6 +214,13 @@ CHAKRA_API int chakra_suite_result_write(const chakra_suite_result *r, const cha
 /* Reads a result; errors name the file and the member. */
 CHAKRA_API int chakra_suite_result_read(chakra_suite_result *r, const char *path, chakra_error *err);
 CHAKRA_API void chakra_suite_result_free(chakra_suite_result *r);
+/* A recorded workload's metrics against a re-simulation's: ok, then every
+ * number but sim_seconds must be equal. Each difference is one problem
+ * through diag (file; field WHERE.NAME, e.g. "workloads[3].time_ns"; what:
+ * both values). Returns the number of problems. */
+CHAKRA_API uint64_t chakra_suite_metrics_compare(const chakra_suite_metrics *recorded,
+                                                 const chakra_suite_metrics *again, const char *file,
+                                                 const char *where, chakra_diag_fn diag, void *ctx);
 /* Fills the header of r for a run: versions, hashes and texts of the
  * files, declared quantities, division (open when rules are given or the
  * closed rules are broken). */

@@ -5,6 +5,7 @@
 #include "chakra/suite.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,67 @@ int chakra_suite_result_describe(chakra_suite_result *r, const chakra_suite_vers
   return rc;
 }
 
+/* The numbers of a workload's entry, in the order written: integers or
+ * doubles, and whether a re-simulation must reproduce them (all but the
+ * wall time). */
+typedef struct metric_field {
+  const char *name;
+  size_t offset;
+  int is_double, reproduced;
+} metric_field;
+
+#define FIELD(name, dbl, same) {#name, offsetof(chakra_suite_metrics, name), dbl, same}
+static const metric_field metric_fields[] = {
+    FIELD(time_ns, 0, 1),       FIELD(exposed_ns, 0, 1),    FIELD(compute_ns, 0, 1),
+    FIELD(comm_bytes, 0, 1),    FIELD(events, 0, 1),        FIELD(exposed_share, 1, 1),
+    FIELD(bus_bw_gbps, 1, 1),   FIELD(compute_util, 1, 1),  FIELD(sim_seconds, 1, 0)};
+#undef FIELD
+#define N_METRIC_FIELDS (sizeof metric_fields / sizeof *metric_fields)
+
+static uint64_t *u64_at(const metric_field *f, const chakra_suite_metrics *m) {
+  return (uint64_t *)((char *)m + f->offset);
+}
+
+static double *dbl_at(const metric_field *f, const chakra_suite_metrics *m) {
+  return (double *)((char *)m + f->offset);
+}
+
+static void metrics_problem(chakra_diag_fn diag, void *ctx, const char *file, const char *where, const char *name,
+                            const char *what) {
+  char field[96];
+  snprintf(field, sizeof field, "%s.%s", where, name);
+  chakra_problem p = chakra_problem_make(CHAKRA_SEV_ERROR, what);
+  p.file = file;
+  p.field = field;
+  if (diag) diag(ctx, &p);
+}
+
+uint64_t chakra_suite_metrics_compare(const chakra_suite_metrics *recorded, const chakra_suite_metrics *again,
+                                      const char *file, const char *where, chakra_diag_fn diag, void *ctx) {
+  char what[1024];
+  if (recorded->ok != again->ok) {
+    snprintf(what, sizeof what, "%s, re-simulated %s%s%s", recorded->ok ? "true" : "false",
+             again->ok ? "true" : "false", again->ok ? "" : ": ", again->ok ? "" : again->error);
+    metrics_problem(diag, ctx, file, where, "ok", what);
+    return 1;
+  }
+  uint64_t problems = 0;
+  for (size_t i = 0; i < N_METRIC_FIELDS; i++) {
+    const metric_field *f = &metric_fields[i];
+    if (!f->reproduced) continue;
+    if (f->is_double && *dbl_at(f, recorded) != *dbl_at(f, again))
+      snprintf(what, sizeof what, "%.17g, re-simulated %.17g", *dbl_at(f, recorded), *dbl_at(f, again));
+    else if (!f->is_double && *u64_at(f, recorded) != *u64_at(f, again))
+      snprintf(what, sizeof what, "%llu, re-simulated %llu", (unsigned long long)*u64_at(f, recorded),
+               (unsigned long long)*u64_at(f, again));
+    else
+      continue;
+    metrics_problem(diag, ctx, file, where, f->name, what);
+    problems++;
+  }
+  return problems;
+}
+
 /* ---- writing ---- */
 
 static void key_str(jsonw *j, const char *key, const char *v, const char *sep) {
@@ -91,15 +153,11 @@ static void put_metrics(jsonw *j, const chakra_suite_workload *w, const chakra_s
   key_u64(j, "ranks", w->ranks);
   key_str(j, "sha256", w->sha256, ", ");
   jsonw_lit(j, m->ok ? ", \"ok\": true" : ", \"ok\": false");
-  key_u64(j, "time_ns", m->time_ns);
-  key_u64(j, "exposed_ns", m->exposed_ns);
-  key_u64(j, "compute_ns", m->compute_ns);
-  key_u64(j, "comm_bytes", m->comm_bytes);
-  key_u64(j, "events", m->events);
-  key_dbl(j, "exposed_share", m->exposed_share);
-  key_dbl(j, "bus_bw_gbps", m->bus_bw_gbps);
-  key_dbl(j, "compute_util", m->compute_util);
-  key_dbl(j, "sim_seconds", m->sim_seconds);
+  for (size_t i = 0; i < N_METRIC_FIELDS; i++) {
+    const metric_field *f = &metric_fields[i];
+    if (f->is_double) key_dbl(j, f->name, *dbl_at(f, m));
+    else key_u64(j, f->name, *u64_at(f, m));
+  }
   if (!m->ok) key_str(j, "error", m->error, ", ");
   jsonw_lit(j, "}");
 }
@@ -206,15 +264,10 @@ static int read_workload(const rd *r, yajl_val o, size_t i, const chakra_suite_v
   yajl_val ok = member(o, "ok", yajl_t_any);
   if (!rc && !(ok && (YAJL_IS_TRUE(ok) || YAJL_IS_FALSE(ok)))) rc = bad(r, where, "ok", "true or false");
   if (!rc) m->ok = YAJL_IS_TRUE(ok);
-  if (!rc) rc = get_u64(r, o, where, "time_ns", &m->time_ns);
-  if (!rc) rc = get_u64(r, o, where, "exposed_ns", &m->exposed_ns);
-  if (!rc) rc = get_u64(r, o, where, "compute_ns", &m->compute_ns);
-  if (!rc) rc = get_u64(r, o, where, "comm_bytes", &m->comm_bytes);
-  if (!rc) rc = get_u64(r, o, where, "events", &m->events);
-  if (!rc) rc = get_dbl(r, o, where, "exposed_share", &m->exposed_share);
-  if (!rc) rc = get_dbl(r, o, where, "bus_bw_gbps", &m->bus_bw_gbps);
-  if (!rc) rc = get_dbl(r, o, where, "compute_util", &m->compute_util);
-  if (!rc) rc = get_dbl(r, o, where, "sim_seconds", &m->sim_seconds);
+  for (size_t k = 0; !rc && k < N_METRIC_FIELDS; k++) {
+    const metric_field *f = &metric_fields[k];
+    rc = f->is_double ? get_dbl(r, o, where, f->name, dbl_at(f, m)) : get_u64(r, o, where, f->name, u64_at(f, m));
+  }
   yajl_val e = member(o, "error", yajl_t_string);
   if (!rc && e) snprintf(m->error, sizeof m->error, "%s", YAJL_GET_STRING(e));
   if (!rc && m->ok && !m->time_ns) rc = bad(r, where, "time_ns", "a time above 0 for a workload that ran");
