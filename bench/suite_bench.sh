@@ -4,8 +4,10 @@
 # the 32,768-GPU ones at most 2 minutes, with them at most 5 minutes.
 # Prints wall seconds, CPU seconds and peak RSS of make, of the run without
 # the 32k workloads (a folder whose manifest lists the others), of the run
-# of the 32k workloads alone, and the slowest workloads' simulation seconds.
-# SKIP32K=1 leaves the 32k run out (version 1.0 needs ~15 GB for it; 1.1, the
+# of the 32k workloads alone, of the run of everything in one command and
+# of `check --sample 0` of its result (every workload re-simulated), and the
+# slowest workloads' simulation seconds. SKIP32K=1 leaves the runs with the
+# 32k workloads out (version 1.0 needs ~15 GB for it; 1.1, the
 # default, about 0.1 GB).
 #
 # usage: bench/suite_bench.sh [BUILD_DIR=build]
@@ -44,6 +46,8 @@ PY
 measure "run without 32k" "$chakra" suite run "$work/small" -q -o "$work/small.json"
 if [ "${SKIP32K:-0}" != 1 ]; then
   measure "run of the 32k alone" "$chakra" suite run "$work/big" -q -o "$work/big.json"
+  measure "run of everything" "$chakra" suite run "$work/full" -q -o "$work/full.json"
+  measure "check --sample 0" "$chakra" suite check --sample 0 -q "$work/full.json"
 fi
 /usr/bin/python3 - "$work" <<'PY'
 import json, os, sys

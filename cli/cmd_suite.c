@@ -100,10 +100,11 @@ static int suite_make(int argc, char **argv) {
   const cli_command cmd = {
       .name = "suite make", .max_args = 0, .opts = opts, .check_later = 1,
       .about = "Writes the suite's workloads (or one class's) into DIR, each by its\n"
-               "generator's library call (synth --shared, gen dlrm, gen microbench then\n"
-               "share, coll gen, coll synth), hashes every file, holds each workload's hash\n"
-               "to the version's pinned one, and writes DIR/suite.json, the manifest, last:\n"
-               "a folder without it is an unfinished make.",
+               "generator's library call (synth --shared, gen dlrm, gen microbench in the\n"
+               "shared form, coll gen, coll synth), hashes every file, holds each workload's\n"
+               "hash to the version's pinned one, and writes DIR/suite.json, the manifest,\n"
+               "last: a folder without it is an unfinished make. An existing DIR/suite.json\n"
+               "is removed before anything is written, so a make that fails leaves none.",
       .footer = "Exit status: 0 done; 2 bad options, a file that cannot be written, or\n"
                 "workloads whose bytes are not the version's."};
   cli_args pos;
@@ -146,7 +147,7 @@ static int read_and_score(scored *x, char **paths, int n, const char *baseline) 
   chakra_error err = {0};
   for (int i = 0; i < n; i++, x->n++)
     if (chakra_suite_result_read(&x->r[i], paths[i], &err)) return cli_fail(&err);
-  const char *want = baseline ? baseline : "reference";
+  const char *want = baseline ? baseline : CHAKRA_SUITE_REFERENCE;
   size_t base = x->n;
   for (size_t i = 0; i < x->n; i++) {
     for (size_t k = 0; k < i; k++)
@@ -247,7 +248,7 @@ static int suite_score(int argc, char **argv) {
   int json = 0;
   const cli_opt opts[] = {
       {.name = "baseline", .kind = CLI_OPT_STRING, .dest = &baseline, .metavar = "NAME",
-       .help = "the result (by its name) the others are compared with", .def = "reference"},
+       .help = "the result (by its name) the others are compared with", .def = CHAKRA_SUITE_REFERENCE},
       {.name = "json", .kind = CLI_OPT_FLAG, .dest = &json, .help = "the scores as JSON"},
       {0}};
   const cli_command cmd = {
@@ -275,7 +276,7 @@ static int suite_board(int argc, char **argv) {
   const char *baseline = NULL, *out = NULL;
   const cli_opt opts[] = {
       {.name = "baseline", .kind = CLI_OPT_STRING, .dest = &baseline, .metavar = "NAME",
-       .help = "the result (by its name) the others are compared with", .def = "reference"},
+       .help = "the result (by its name) the others are compared with", .def = CHAKRA_SUITE_REFERENCE},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED, .dest = &out,
        .metavar = "board.html", .help = "the page", .file = CLI_FILE_OUT},
       {0}};

@@ -153,13 +153,14 @@ static int describe_machine(chakra_suite_result *r, chakra_error *err) {
 }
 
 /* Rank 0: the result with every process's metrics in table order. */
-static int write_result(const run_args *a, const chakra_suite_dir *d, chakra_suite_metrics *all, size_t n) {
+static int write_result(const run_args *a, const chakra_suite_dir *d, const chakra_suite_sut *sut,
+                        chakra_suite_metrics *all, size_t n) {
   chakra_error err = {0};
   chakra_suite_result r;
   memset(&r, 0, sizeof r);
   qsort(all, n, sizeof *all, cmp_metrics);
-  int rc = chakra_suite_result_describe(&r, d->version, d->path, a->name, a->system, a->network,
-                                        (const char *const *)a->algo.items, a->algo.n, &err);
+  int rc = chakra_suite_result_describe_sut(&r, d->version, d->path, a->name, sut,
+                                            (const char *const *)a->algo.items, a->algo.n, &err);
   if (!rc && a->replay) rc = describe_machine(&r, &err);
   r.m = all;
   r.n = n;
@@ -176,8 +177,8 @@ static int write_result(const run_args *a, const chakra_suite_dir *d, chakra_sui
   return 1;
 }
 
-static int run_mine(const run_args *a, const cli_job *j, const chakra_suite_dir *d, chakra_suite_metrics **mine,
-                    size_t *n, size_t *total, chakra_error *err) {
+static int run_mine(const run_args *a, const cli_job *j, const chakra_suite_dir *d, const chakra_suite_sut *sut,
+                    chakra_suite_metrics **mine, size_t *n, size_t *total, chakra_error *err) {
   size_t *jobs = calloc(d->n ? d->n : 1, sizeof *jobs);
   *mine = calloc(d->n ? d->n : 1, sizeof **mine);
   if (!jobs || !*mine) return free(jobs), chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
@@ -185,12 +186,11 @@ static int run_mine(const run_args *a, const cli_job *j, const chakra_suite_dir 
   char *scratch = a->algo.n ? make_scratch(d->path) : NULL;
   int rc = a->algo.n && !scratch ? chakra_error_set(err, CHAKRA_EIO, "%s: cannot make a scratch folder", d->path) : 0;
   cli_progress bar; /* rank 0 draws it */
-  chakra_suite_run_options o = {.system = a->system, .network = a->network,
-                                .rules = (const char *const *)a->algo.items, .n_rules = a->algo.n,
+  chakra_suite_run_options o = {.rules = (const char *const *)a->algo.items, .n_rules = a->algo.n,
                                 .scratch = scratch, .threads = a->threads ? a->threads : j->mpi ? 1 : 0,
                                 .diag = print_problem, .diag_ctx = (void *)j};
   o.progress = cli_progress_start(&bar, a->quiet || j->rank != 0, "workloads", &o.progress_ctx);
-  if (!rc) rc = chakra_suite_run(d, &o, jobs, *n, *mine, err);
+  if (!rc) rc = chakra_suite_run_sut(d, sut, &o, jobs, *n, *mine, err);
   cli_progress_end(&bar);
   remove_scratch(scratch);
   free(scratch);
@@ -203,9 +203,10 @@ static int run_job(const run_args *a, const cli_job *j, const char *dirpath) {
   chakra_suite_dir d;
   memset(&d, 0, sizeof d);
   uint64_t problems = 0;
-  /* the configuration read first: a bad file is named before any work */
-  int rc = chakra_suite_rules_closed(a->system, a->network, NULL, NULL, &problems, &err);
-  problems = 0;
+  /* the configuration read once, first: a bad file is named before any
+   * work, and what is simulated is what the result records */
+  chakra_suite_sut *sut = NULL;
+  int rc = chakra_suite_sut_open(&sut, a->system, a->network, &err);
   if (!rc) rc = chakra_suite_dir_open(&d, dirpath, print_problem, (void *)j, &problems, &err);
   if (!rc && problems)
     rc = chakra_error_set(&err, CHAKRA_EINVAL, "%s: %llu file problem(s): the folder is not the suite's workloads",
@@ -219,17 +220,18 @@ static int run_job(const run_args *a, const cli_job *j, const char *dirpath) {
     else if (suitecli_replay(&d, a->cls, j, mine, &n)) rc = CHAKRA_EINVAL; /* its lines are printed */
     if (j->rank != 0) n = 0;
   } else if (!rc)
-    rc = run_mine(a, j, &d, &mine, &n, &total, &err);
+    rc = run_mine(a, j, &d, sut, &mine, &n, &total, &err);
   int rank0_failed = cli_job_rank0(j, rc ? 1 : 0);
   if (rc && err.msg[0] && (j->rank == 0 || !rank0_failed)) cli_error("%s", err.msg);
   int st = cli_job_agree(j, rc ? 1 : 0) ? CLI_EXIT_ERROR : 0;
   void *all = NULL;
   size_t got = 0;
   if (!st && cli_job_gather(j, mine, n, sizeof *mine, &all, &got)) st = (cli_error("out of memory"), 2);
-  if (!st && j->rank == 0) st = write_result(a, &d, all, got);
+  if (!st && j->rank == 0) st = write_result(a, &d, sut, all, got);
   free(all);
   free(mine);
   chakra_suite_dir_free(&d);
+  chakra_suite_sut_free(sut);
   return st;
 }
 
@@ -299,7 +301,7 @@ static void check_file(checker *c, const char *key, const char *path, const char
   snprintf(field, sizeof field, "%s.sha256", key);
   chakra_suite_sha256(text, strlen(text), hex);
   if (strcmp(hex, sha) != 0) problem(c, field, "%s, but the recorded text hashes to %s", sha, hex);
-  if (strcmp(path, "reference") == 0) {
+  if (strcmp(path, CHAKRA_SUITE_REFERENCE) == 0) {
     if (strcmp(text, builtin) != 0) problem(c, field, "named the reference, but the text is not the reference's");
     return;
   }
@@ -309,7 +311,7 @@ static void check_file(checker *c, const char *key, const char *path, const char
   else if (strcmp(hex, sha) != 0) problem(c, field, "%s, but %s now hashes to %s: changed since the run", sha, path, hex);
 }
 
-static const char *config_path(const char *path) { return strcmp(path, "reference") == 0 ? NULL : path; }
+static const char *config_path(const char *path) { return strcmp(path, CHAKRA_SUITE_REFERENCE) == 0 ? NULL : path; }
 
 static void check_rules(checker *c) {
   const chakra_suite_result *r = c->r;
@@ -358,34 +360,6 @@ static size_t pick_sample(const chakra_suite_result *r, const chakra_suite_dir *
   return n;
 }
 
-#define SAME_U64(f) \
-  if (a->f != b->f) problem(c, field(where, #f, buf), "%llu, re-simulated %llu", (unsigned long long)a->f, (unsigned long long)b->f)
-#define SAME_DBL(f) \
-  if (a->f != b->f) problem(c, field(where, #f, buf), "%.17g, re-simulated %.17g", a->f, b->f)
-
-static const char *field(const char *where, const char *name, char *buf) {
-  snprintf(buf, 96, "%s.%s", where, name);
-  return buf;
-}
-
-static void compare(checker *c, size_t at, const chakra_suite_metrics *a, const chakra_suite_metrics *b) {
-  char where[48], buf[96];
-  snprintf(where, sizeof where, "workloads[%zu]", at);
-  if (a->ok != b->ok) {
-    problem(c, field(where, "ok", buf), "%s, re-simulated %s%s%s", a->ok ? "true" : "false", b->ok ? "true" : "false",
-            b->ok ? "" : ": ", b->ok ? "" : b->error);
-    return;
-  }
-  SAME_U64(time_ns);
-  SAME_U64(exposed_ns);
-  SAME_U64(compute_ns);
-  SAME_U64(comm_bytes);
-  SAME_U64(events);
-  SAME_DBL(exposed_share);
-  SAME_DBL(bus_bw_gbps);
-  SAME_DBL(compute_util);
-}
-
 static int resimulate(checker *c, const chakra_suite_dir *d, size_t sample, uint32_t threads, int quiet) {
   const chakra_suite_result *r = c->r;
   size_t *jobs = calloc(r->n ? r->n : 1, sizeof *jobs);
@@ -401,7 +375,11 @@ static int resimulate(checker *c, const chakra_suite_dir *d, size_t sample, uint
   if (!rc) rc = chakra_suite_run(d, &o, jobs, n, m, &err);
   for (size_t i = 0; !rc && i < n; i++)
     for (size_t k = 0; k < r->n; k++)
-      if (r->m[k].workload == m[i].workload) compare(c, k, &r->m[k], &m[i]);
+      if (r->m[k].workload == m[i].workload) {
+        char where[48];
+        snprintf(where, sizeof where, "workloads[%zu]", k);
+        chakra_suite_metrics_compare(&r->m[k], &m[i], r->path, where, count_problem, c);
+      }
   if (!rc && !quiet) cli_summary("%zu workload(s) re-simulated", n);
   remove_scratch(scratch);
   free(scratch);

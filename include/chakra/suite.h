@@ -25,7 +25,7 @@ extern "C" {
 typedef enum chakra_suite_gen {
   CHAKRA_SUITE_SYNTH,      /* chakra_synth_write_shared: LLM training or inference, the shared form */
   CHAKRA_SUITE_DLRM,       /* chakra_gen_dlrm */
-  CHAKRA_SUITE_MICRO,      /* chakra_gen_microbench, then chakra_set_share: one collective per rank */
+  CHAKRA_SUITE_MICRO,      /* chakra_gen_microbench_shared: one collective per rank, the shared form */
   CHAKRA_SUITE_COLL_GEN,   /* chakra_coll_gen: an algorithm (ring, hd) as point-to-point ETs */
   CHAKRA_SUITE_COLL_SYNTH  /* chakra_coll_synth: a topology-synthesised algorithm */
 } chakra_suite_gen;
@@ -79,9 +79,13 @@ CHAKRA_API int chakra_suite_sha256_file(const char *path, char hex[65], chakra_e
 /* ---- make: the workloads and their manifest ---- */
 
 #define CHAKRA_SUITE_MANIFEST "suite.json"
+/* The name a result records the reference system and network by (their
+ * "path"), and the name of a run on them (the default baseline). */
+#define CHAKRA_SUITE_REFERENCE "reference"
 
 /* Writes the workloads of v (of class cls, or all when NULL) into dir
- * (created when missing) and, last, dir/suite.json listing each one's files
+ * (created when missing; its suite.json removed first, so that a make that
+ * fails leaves no manifest) and, last, dir/suite.json listing each one's files
  * with their SHA-256 and the workload's hash, which must be the version's
  * pinned one (CHAKRA_EINVAL otherwise: the generators no longer give this
  * version's bytes). progress(ctx, "make", done, total) after each. */
@@ -98,8 +102,9 @@ typedef struct chakra_suite_dir {
 } chakra_suite_dir;
 
 /* Reads dir/suite.json and checks every workload's files against it and
- * the version's pinned hashes: a missing, extra-named or changed file is
- * one problem each through diag (file, what). Returns CHAKRA_OK with
+ * the version's pinned hashes: a missing or changed file is one problem
+ * each through diag (file, what), and so is a workload whose files do not
+ * hash to its pin (other files in dir are not looked at). Returns CHAKRA_OK with
  * *problems counted, or an error for an unreadable or invalid manifest. */
 CHAKRA_API int chakra_suite_dir_open(chakra_suite_dir *d, const char *dir, chakra_diag_fn diag, void *ctx,
                                      uint64_t *problems, chakra_error *err);
@@ -118,6 +123,16 @@ CHAKRA_API const char *chakra_suite_reference_network(void);
  * per-dimension lists cut to the dimensions kept. */
 CHAKRA_API int chakra_suite_config(chakra_sim_config **out, const char *system, const char *network, uint32_t ranks,
                                    chakra_error *err);
+
+/* The system under test read once: the system and network files (NULL:
+ * the reference's) read and hashed, their texts kept, the system's keys
+ * and the network's dimensions parsed from them. A run given it simulates,
+ * and a result described from it records, those texts, however the files
+ * change meanwhile. */
+typedef struct chakra_suite_sut chakra_suite_sut;
+CHAKRA_API int chakra_suite_sut_open(chakra_suite_sut **out, const char *system, const char *network,
+                                     chakra_error *err);
+CHAKRA_API void chakra_suite_sut_free(chakra_suite_sut *s); /* NULL is fine */
 
 /* The closed division's rules for a system and network: each problem to
  * diag (file, key, what). *problems counts them. */
@@ -171,6 +186,11 @@ CHAKRA_API void chakra_suite_take_metrics(const chakra_suite_workload *w, const 
 CHAKRA_API int chakra_suite_run(const chakra_suite_dir *d, const chakra_suite_run_options *o, const size_t *jobs,
                                 size_t n, chakra_suite_metrics *out, chakra_error *err);
 
+/* chakra_suite_run on s (o's system and network are not read). */
+CHAKRA_API int chakra_suite_run_sut(const chakra_suite_dir *d, const chakra_suite_sut *s,
+                                    const chakra_suite_run_options *o, const size_t *jobs, size_t n,
+                                    chakra_suite_metrics *out, chakra_error *err);
+
 /* ---- result files ---- */
 
 typedef struct chakra_suite_result {
@@ -194,12 +214,23 @@ CHAKRA_API int chakra_suite_result_write(const chakra_suite_result *r, const cha
 /* Reads a result; errors name the file and the member. */
 CHAKRA_API int chakra_suite_result_read(chakra_suite_result *r, const char *path, chakra_error *err);
 CHAKRA_API void chakra_suite_result_free(chakra_suite_result *r);
+/* A recorded workload's metrics against a re-simulation's: ok, then every
+ * number but sim_seconds must be equal. Each difference is one problem
+ * through diag (file; field WHERE.NAME, e.g. "workloads[3].time_ns"; what:
+ * both values). Returns the number of problems. */
+CHAKRA_API uint64_t chakra_suite_metrics_compare(const chakra_suite_metrics *recorded,
+                                                 const chakra_suite_metrics *again, const char *file,
+                                                 const char *where, chakra_diag_fn diag, void *ctx);
 /* Fills the header of r for a run: versions, hashes and texts of the
  * files, declared quantities, division (open when rules are given or the
  * closed rules are broken). */
 CHAKRA_API int chakra_suite_result_describe(chakra_suite_result *r, const chakra_suite_version *v, const char *dir,
                                             const char *name, const char *system, const char *network,
                                             const char *const *rules, size_t n_rules, chakra_error *err);
+/* The same for the system under test s: its texts, hashes and paths. */
+CHAKRA_API int chakra_suite_result_describe_sut(chakra_suite_result *r, const chakra_suite_version *v,
+                                                const char *dir, const char *name, const chakra_suite_sut *s,
+                                                const char *const *rules, size_t n_rules, chakra_error *err);
 
 /* ---- scores ---- */
 
@@ -215,7 +246,8 @@ typedef struct chakra_suite_score {
 } chakra_suite_score;
 
 /* Scores results (all of one suite version) against results[baseline].
- * A workload the baseline lacks is refused. */
+ * A workload the baseline or a result lacks (or that failed) is left out
+ * of that result's means. */
 CHAKRA_API int chakra_suite_score_compute(chakra_suite_score *s, const chakra_suite_result *results, size_t n,
                                           size_t baseline, chakra_error *err);
 CHAKRA_API void chakra_suite_score_free(chakra_suite_score *s);

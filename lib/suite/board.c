@@ -5,14 +5,13 @@
  * quantities, the system and network files) under an anchor the tables
  * link to. Every number a cell shows is also in its data-v attribute,
  * exactly, for sorting and for tests. */
-#include "board.h"
+#include "chakra/suite.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "score.h"
 #include "../util/textout.h"
 #include "../util/xmltext.h"
 
@@ -41,7 +40,7 @@ static const char script[] =
     " rows.forEach(function(r){b.appendChild(r);});});});\n"
     "</script>\n";
 
-double board_axis_max(const double *scores, size_t n) {
+static double board_axis_max(const double *scores, size_t n) {
   double best = 1.5;
   for (size_t i = 0; i < n; i++)
     if (scores[i] > best) best = scores[i];

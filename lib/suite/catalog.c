@@ -3,7 +3,7 @@
  * changed byte of any workload is a new version (docs/suite.md), so the
  * tables only grow by new versions; the pins are what `chakra suite make`
  * holds its output to. */
-#include "catalog.h"
+#include "chakra/suite.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -175,11 +175,6 @@ int chakra_suite_has_class(const chakra_suite_version *v, const char *cls) {
   for (size_t i = 0; i < v->n; i++)
     if (strcmp(v->workloads[i].cls, cls) == 0) return 1;
   return 0;
-}
-
-const char *catalog_coll_label(int coll) {
-  static const char *const names[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"};
-  return coll >= 0 && coll < CHAKRA_COLL_TYPES ? names[coll] : "?";
 }
 
 static const char *phase_word(int phase) {

@@ -6,6 +6,7 @@
  * pins. */
 #include "make.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,6 @@
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
 
-#include "catalog.h"
 #include "chakra/coll.h"
 #include "chakra/gen.h"
 #include "chakra/set.h"
@@ -167,8 +167,18 @@ static void fold(sha256 *all, const wfile *f) {
   sha256_update(all, "\n", 1);
 }
 
-/* Hashes f's files in dir and the workload. */
-static int hash_files(wfiles *f, const char *dir, chakra_error *err) {
+static void dir_problem(chakra_diag_fn diag, void *ctx, const char *file, const char *what, uint64_t *problems) {
+  chakra_problem p = chakra_problem_make(CHAKRA_SEV_ERROR, what);
+  p.file = file;
+  if (diag) diag(ctx, &p);
+  ++*problems;
+}
+
+/* Hashes f's files in dir and the workload. A file that cannot be hashed
+ * fails it (making), or, with problems (checking a folder), is one problem
+ * through diag and hashes as zeros, so the checks after it still run. */
+static int hash_files(wfiles *f, const char *dir, chakra_diag_fn diag, void *ctx, uint64_t *problems,
+                      chakra_error *err) {
   qsort(f->v, f->n, sizeof *f->v, cmp_file);
   sha256 all;
   sha256_init(&all);
@@ -176,10 +186,16 @@ static int hash_files(wfiles *f, const char *dir, chakra_error *err) {
     char *p = make_path(dir, f->v[i].name);
     if (!p) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
     struct stat st;
-    int rc = stat(p, &st) ? chakra_error_set(err, CHAKRA_EIO, "%s: missing", p) : suitesys_hash_file(p, f->v[i].sha, err);
+    chakra_error e = {0}, *to = problems ? &e : err;
+    int rc = stat(p, &st) ? chakra_error_set(to, CHAKRA_EIO, "%s: missing", p) : chakra_suite_sha256_file(p, f->v[i].sha, to);
+    if (rc && problems) {
+      dir_problem(diag, ctx, p, "missing or unreadable", problems);
+      memset(f->v[i].sha, '0', 64);
+    } else if (rc)
+      return free(p), rc;
+    else
+      f->v[i].bytes = (uint64_t)st.st_size;
     free(p);
-    if (rc) return rc;
-    f->v[i].bytes = (uint64_t)st.st_size;
     fold(&all, &f->v[i]);
   }
   sha256_hex(&all, f->sha);
@@ -250,11 +266,24 @@ static int make_dir(const char *dir, chakra_error *err) {
   return CHAKRA_OK;
 }
 
+/* The manifest an earlier make left goes before anything is written, so
+ * that a make that fails leaves a folder that reads as unfinished. */
+static int drop_manifest(const char *dir, chakra_error *err) {
+  char *path = make_path(dir, CHAKRA_SUITE_MANIFEST);
+  if (!path) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  int rc = unlink(path) == 0 || errno == ENOENT
+               ? CHAKRA_OK
+               : chakra_error_set(err, CHAKRA_EIO, "%s: cannot remove the earlier make's manifest: %s", path,
+                                  strerror(errno));
+  free(path);
+  return rc;
+}
+
 /* Generates and hashes workload w, held to its pin. */
 static int make_one(const chakra_suite_workload *w, const char *dir, unsigned threads, wfiles *f, chakra_error *err) {
   int rc = generate(w, dir, threads, err);
   if (!rc) rc = list_names(w, dir, f, err);
-  if (!rc) rc = hash_files(f, dir, err);
+  if (!rc) rc = hash_files(f, dir, NULL, NULL, NULL, err);
   if (!rc && (!w->sha256 || strcmp(w->sha256, f->sha) != 0))
     rc = chakra_error_set(err, CHAKRA_EINVAL,
                           "workload %s: its files hash to %s, not to the suite version's %s: the generators no "
@@ -271,6 +300,7 @@ int chakra_suite_make(const chakra_suite_version *v, const char *cls, const char
   for (size_t i = 0; !rc && i < v->n; i++)
     if (!cls || strcmp(v->workloads[i].cls, cls) == 0) which[n++] = i;
   if (!rc && n == 0) rc = chakra_error_set(err, CHAKRA_EINVAL, "suite %s has no class \"%s\"", v->name, cls);
+  if (!rc) rc = drop_manifest(dir, err);
   for (size_t i = 0; !rc && i < n; i++) {
     rc = make_one(&v->workloads[which[i]], dir, threads, &files[i], err);
     if (!rc && progress && progress(ctx, "make", i + 1, n)) rc = chakra_error_set(err, CHAKRA_ECANCELED, "stopped");
@@ -284,12 +314,6 @@ int chakra_suite_make(const chakra_suite_version *v, const char *cls, const char
 
 /* ---- opening a suite folder ---- */
 
-static void dir_problem(chakra_diag_fn diag, void *ctx, const char *file, const char *what, uint64_t *problems) {
-  chakra_problem p = chakra_problem_make(CHAKRA_SEV_ERROR, what);
-  p.file = file;
-  if (diag) diag(ctx, &p);
-  ++*problems;
-}
 
 static const char *get_str(yajl_val o, const char *key) {
   const char *path[] = {key, NULL};
@@ -315,21 +339,7 @@ static int check_workload(const chakra_suite_workload *w, yajl_val entry, const 
     wfiles_free(&f);
     return CHAKRA_OK;
   }
-  qsort(f.v, f.n, sizeof *f.v, cmp_file);
-  sha256 all;
-  sha256_init(&all);
-  for (size_t i = 0; i < f.n; i++) {
-    char *p = make_path(dir, f.v[i].name);
-    if (!p) return wfiles_free(&f), chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-    chakra_error e = {0};
-    if (suitesys_hash_file(p, f.v[i].sha, &e)) {
-      dir_problem(diag, ctx, p, "missing or unreadable", problems);
-      memset(f.v[i].sha, '0', 64);
-    }
-    free(p);
-    fold(&all, &f.v[i]);
-  }
-  sha256_hex(&all, f.sha);
+  if ((rc = hash_files(&f, dir, diag, ctx, problems, err))) return wfiles_free(&f), rc;
   if (!w->sha256 || strcmp(f.sha, w->sha256) != 0) {
     /* name the files that changed: the manifest's own hashes say which */
     const char *fp[] = {"files", NULL};

@@ -2,13 +2,13 @@
  * the hashes and texts of its system and network, the declared physical
  * quantities, the division and the rules), written through jsonw, and read
  * back with every member checked, a bad one named by file and member. */
-#include "result.h"
+#include "chakra/suite.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <yajl/yajl_tree.h>
 
 #include "chakra/version.h"
@@ -16,60 +16,102 @@
 #include "../util/commgroups.h"
 #include "../util/textout.h"
 
-/* path, sha and text of a configuration file, or of the reference's text. */
-static int describe_file(const char *path, const char *builtin, char **p, char **sha, char **text, chakra_error *err) {
-  char hex[65];
-  size_t len = 0;
-  char *t = NULL;
-  struct stat st;
-  if (path && builtin == chakra_suite_reference_network() && stat(path, &st) != 0) {
-    /* an inline topology (mesh:4x4@50,500): the text is the description */
-    if (!(t = strdup(path)) || !(*p = strdup(path))) return free(t), chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-    suitesys_hash(t, strlen(t), hex);
-    *text = t;
-    *sha = strdup(hex);
-    return *sha ? CHAKRA_OK : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  }
-  if (path) {
-    int rc = suitesys_read(path, &t, &len, err);
-    if (rc) return rc;
-  } else if (!(t = strdup(builtin)))
-    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  else
-    len = strlen(t);
-  suitesys_hash(t, len, hex);
-  *text = t;
-  *p = path ? realpath(path, NULL) : strdup(RESULT_REFERENCE);
-  if (path && !*p) *p = strdup(path);
-  *sha = strdup(hex);
-  return *p && *sha ? CHAKRA_OK : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-}
-
-int chakra_suite_result_describe(chakra_suite_result *r, const chakra_suite_version *v, const char *dir,
-                                 const char *name, const char *system, const char *network,
-                                 const char *const *rules, size_t n_rules, chakra_error *err) {
+int chakra_suite_result_describe_sut(chakra_suite_result *r, const chakra_suite_version *v, const char *dir,
+                                     const char *name, const chakra_suite_sut *s, const char *const *rules,
+                                     size_t n_rules, chakra_error *err) {
   r->suite_version = strdup(v->name);
   r->tool_version = strdup("chakra-c " CHAKRA_VERSION_STRING);
-  r->name = strdup(name ? name : system || network || n_rules ? "unnamed" : RESULT_REFERENCE);
+  r->name = strdup(name ? name : s->given || n_rules ? "unnamed" : CHAKRA_SUITE_REFERENCE);
   r->mode = strdup("sim");
   if (!(r->dir = realpath(dir, NULL))) r->dir = strdup(dir);
-  if (!r->suite_version || !r->tool_version || !r->name || !r->mode || !r->dir)
-    return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  int rc = describe_file(system, chakra_suite_reference_system(), &r->system_path, &r->system_sha256,
-                         &r->system_text, err);
-  if (!rc)
-    rc = describe_file(network, chakra_suite_reference_network(), &r->network_path, &r->network_sha256,
-                       &r->network_text, err);
-  if (!rc) rc = suitesys_peak(system, &r->peak_tflops, err);
-  if (!rc) rc = suitesys_network_text(network, &r->declared_network, err);
+  char **copy[] = {&r->system_path, &r->system_sha256, &r->system_text,
+                   &r->network_path, &r->network_sha256, &r->network_text};
+  const char *from[] = {s->system_path, s->system_sha256, s->system_text,
+                        s->network_path, s->network_sha256, s->network_text};
+  int missing = !r->suite_version || !r->tool_version || !r->name || !r->mode || !r->dir;
+  for (size_t i = 0; i < sizeof copy / sizeof *copy; i++) missing |= !(*copy[i] = strdup(from[i]));
+  if (missing) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  r->peak_tflops = suitesys_peak(s);
+  int rc = suitesys_network_text(s, &r->declared_network, err);
   uint64_t broken = 0;
-  if (!rc) rc = chakra_suite_rules_closed(system, network, NULL, NULL, &broken, err);
+  if (!rc) rc = suitesys_rules_closed(s, NULL, NULL, &broken, err);
   if (rc) return rc;
   if (n_rules && !(r->rules = calloc(n_rules, sizeof *r->rules))) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   for (size_t i = 0; i < n_rules; i++)
     if (!(r->rules[r->n_rules++] = strdup(rules[i]))) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   r->division = strdup(n_rules || broken ? "open" : "closed");
   return r->division ? CHAKRA_OK : chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+}
+
+int chakra_suite_result_describe(chakra_suite_result *r, const chakra_suite_version *v, const char *dir,
+                                 const char *name, const char *system, const char *network,
+                                 const char *const *rules, size_t n_rules, chakra_error *err) {
+  chakra_suite_sut *s = NULL;
+  int rc = chakra_suite_sut_open(&s, system, network, err);
+  if (!rc) rc = chakra_suite_result_describe_sut(r, v, dir, name, s, rules, n_rules, err);
+  chakra_suite_sut_free(s);
+  return rc;
+}
+
+/* The numbers of a workload's entry, in the order written: integers or
+ * doubles, and whether a re-simulation must reproduce them (all but the
+ * wall time). */
+typedef struct metric_field {
+  const char *name;
+  size_t offset;
+  int is_double, reproduced;
+} metric_field;
+
+#define FIELD(name, dbl, same) {#name, offsetof(chakra_suite_metrics, name), dbl, same}
+static const metric_field metric_fields[] = {
+    FIELD(time_ns, 0, 1),       FIELD(exposed_ns, 0, 1),    FIELD(compute_ns, 0, 1),
+    FIELD(comm_bytes, 0, 1),    FIELD(events, 0, 1),        FIELD(exposed_share, 1, 1),
+    FIELD(bus_bw_gbps, 1, 1),   FIELD(compute_util, 1, 1),  FIELD(sim_seconds, 1, 0)};
+#undef FIELD
+#define N_METRIC_FIELDS (sizeof metric_fields / sizeof *metric_fields)
+
+static uint64_t *u64_at(const metric_field *f, const chakra_suite_metrics *m) {
+  return (uint64_t *)((char *)m + f->offset);
+}
+
+static double *dbl_at(const metric_field *f, const chakra_suite_metrics *m) {
+  return (double *)((char *)m + f->offset);
+}
+
+static void metrics_problem(chakra_diag_fn diag, void *ctx, const char *file, const char *where, const char *name,
+                            const char *what) {
+  char field[96];
+  snprintf(field, sizeof field, "%s.%s", where, name);
+  chakra_problem p = chakra_problem_make(CHAKRA_SEV_ERROR, what);
+  p.file = file;
+  p.field = field;
+  if (diag) diag(ctx, &p);
+}
+
+uint64_t chakra_suite_metrics_compare(const chakra_suite_metrics *recorded, const chakra_suite_metrics *again,
+                                      const char *file, const char *where, chakra_diag_fn diag, void *ctx) {
+  char what[1024];
+  if (recorded->ok != again->ok) {
+    snprintf(what, sizeof what, "%s, re-simulated %s%s%s", recorded->ok ? "true" : "false",
+             again->ok ? "true" : "false", again->ok ? "" : ": ", again->ok ? "" : again->error);
+    metrics_problem(diag, ctx, file, where, "ok", what);
+    return 1;
+  }
+  uint64_t problems = 0;
+  for (size_t i = 0; i < N_METRIC_FIELDS; i++) {
+    const metric_field *f = &metric_fields[i];
+    if (!f->reproduced) continue;
+    if (f->is_double && *dbl_at(f, recorded) != *dbl_at(f, again))
+      snprintf(what, sizeof what, "%.17g, re-simulated %.17g", *dbl_at(f, recorded), *dbl_at(f, again));
+    else if (!f->is_double && *u64_at(f, recorded) != *u64_at(f, again))
+      snprintf(what, sizeof what, "%llu, re-simulated %llu", (unsigned long long)*u64_at(f, recorded),
+               (unsigned long long)*u64_at(f, again));
+    else
+      continue;
+    metrics_problem(diag, ctx, file, where, f->name, what);
+    problems++;
+  }
+  return problems;
 }
 
 /* ---- writing ---- */
@@ -111,15 +153,11 @@ static void put_metrics(jsonw *j, const chakra_suite_workload *w, const chakra_s
   key_u64(j, "ranks", w->ranks);
   key_str(j, "sha256", w->sha256, ", ");
   jsonw_lit(j, m->ok ? ", \"ok\": true" : ", \"ok\": false");
-  key_u64(j, "time_ns", m->time_ns);
-  key_u64(j, "exposed_ns", m->exposed_ns);
-  key_u64(j, "compute_ns", m->compute_ns);
-  key_u64(j, "comm_bytes", m->comm_bytes);
-  key_u64(j, "events", m->events);
-  key_dbl(j, "exposed_share", m->exposed_share);
-  key_dbl(j, "bus_bw_gbps", m->bus_bw_gbps);
-  key_dbl(j, "compute_util", m->compute_util);
-  key_dbl(j, "sim_seconds", m->sim_seconds);
+  for (size_t i = 0; i < N_METRIC_FIELDS; i++) {
+    const metric_field *f = &metric_fields[i];
+    if (f->is_double) key_dbl(j, f->name, *dbl_at(f, m));
+    else key_u64(j, f->name, *u64_at(f, m));
+  }
   if (!m->ok) key_str(j, "error", m->error, ", ");
   jsonw_lit(j, "}");
 }
@@ -226,15 +264,10 @@ static int read_workload(const rd *r, yajl_val o, size_t i, const chakra_suite_v
   yajl_val ok = member(o, "ok", yajl_t_any);
   if (!rc && !(ok && (YAJL_IS_TRUE(ok) || YAJL_IS_FALSE(ok)))) rc = bad(r, where, "ok", "true or false");
   if (!rc) m->ok = YAJL_IS_TRUE(ok);
-  if (!rc) rc = get_u64(r, o, where, "time_ns", &m->time_ns);
-  if (!rc) rc = get_u64(r, o, where, "exposed_ns", &m->exposed_ns);
-  if (!rc) rc = get_u64(r, o, where, "compute_ns", &m->compute_ns);
-  if (!rc) rc = get_u64(r, o, where, "comm_bytes", &m->comm_bytes);
-  if (!rc) rc = get_u64(r, o, where, "events", &m->events);
-  if (!rc) rc = get_dbl(r, o, where, "exposed_share", &m->exposed_share);
-  if (!rc) rc = get_dbl(r, o, where, "bus_bw_gbps", &m->bus_bw_gbps);
-  if (!rc) rc = get_dbl(r, o, where, "compute_util", &m->compute_util);
-  if (!rc) rc = get_dbl(r, o, where, "sim_seconds", &m->sim_seconds);
+  for (size_t k = 0; !rc && k < N_METRIC_FIELDS; k++) {
+    const metric_field *f = &metric_fields[k];
+    rc = f->is_double ? get_dbl(r, o, where, f->name, dbl_at(f, m)) : get_u64(r, o, where, f->name, u64_at(f, m));
+  }
   yajl_val e = member(o, "error", yajl_t_string);
   if (!rc && e) snprintf(m->error, sizeof m->error, "%s", YAJL_GET_STRING(e));
   if (!rc && m->ok && !m->time_ns) rc = bad(r, where, "time_ns", "a time above 0 for a workload that ran");

@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog.h"
 #include "chakra/coll.h"
 #include "chakra/set.h"
 #include "chakra/validate.h"
 #include "make.h"
+#include "suitesys.h"
 #include "../util/outset.h"
 #include "../util/tasks.h"
 
@@ -99,9 +99,10 @@ static int open_set(const char *prefix, uint32_t ranks, chakra_set **set, chakra
 }
 
 static int simulate(const chakra_suite_version *v, const chakra_suite_workload *w, const chakra_set *set,
-                    const chakra_suite_run_options *o, chakra_suite_metrics *m, chakra_error *err) {
+                    const chakra_suite_sut *s, const chakra_suite_run_options *o, chakra_suite_metrics *m,
+                    chakra_error *err) {
   chakra_sim_config *cfg = NULL;
-  int rc = chakra_suite_config(&cfg, o->system, o->network, w->ranks, err);
+  int rc = suitesys_config(&cfg, s, w->ranks, err);
   if (!rc) chakra_sim_config_params(cfg)->network_model = v->network_model; /* the version's methodology */
   chakra_run_record res;
   memset(&res, 0, sizeof res);
@@ -121,7 +122,7 @@ static int simulate(const chakra_suite_version *v, const chakra_suite_workload *
 }
 
 void run_workload(const chakra_suite_version *v, const chakra_suite_workload *w, const char *dir,
-                  const chakra_suite_run_options *o, chakra_suite_metrics *m) {
+                  const chakra_suite_sut *s, const chakra_suite_run_options *o, chakra_suite_metrics *m) {
   chakra_error err = {0};
   char *prefix = make_path(dir, w->name), *expanded = NULL;
   chakra_set *set = NULL, *ex = NULL;
@@ -130,7 +131,7 @@ void run_workload(const chakra_suite_version *v, const chakra_suite_workload *w,
     rc = expand(set, w, o, &expanded, &err);
     if (!rc) rc = open_set(expanded, w->ranks, &ex, &err);
   }
-  if (!rc) rc = simulate(v, w, ex ? ex : set, o, m, &err);
+  if (!rc) rc = simulate(v, w, ex ? ex : set, s, o, m, &err);
   if (rc) snprintf(m->error, sizeof m->error, "%.470s", err.msg);
   chakra_set_close(ex);
   chakra_set_close(set);
@@ -140,6 +141,7 @@ void run_workload(const chakra_suite_version *v, const chakra_suite_workload *w,
 
 typedef struct run_ctx {
   const chakra_suite_dir *d;
+  const chakra_suite_sut *s;
   const chakra_suite_run_options *o;
   const size_t *jobs;
   chakra_suite_metrics *out;
@@ -157,7 +159,7 @@ static int run_job(void *ctx, size_t i) {
   int canceled = c->canceled;
   pthread_mutex_unlock(&c->lock);
   if (canceled) return 0;
-  run_workload(c->d->version, &c->d->version->workloads[m->workload], c->d->path, c->o, m);
+  run_workload(c->d->version, &c->d->version->workloads[m->workload], c->d->path, c->s, c->o, m);
   pthread_mutex_lock(&c->lock);
   c->done++;
   if (c->o->progress && c->o->progress(c->o->progress_ctx, "run", c->done, c->n)) c->canceled = 1;
@@ -165,13 +167,22 @@ static int run_job(void *ctx, size_t i) {
   return 0;
 }
 
-int chakra_suite_run(const chakra_suite_dir *d, const chakra_suite_run_options *o, const size_t *jobs, size_t n,
-                     chakra_suite_metrics *out, chakra_error *err) {
+int chakra_suite_run_sut(const chakra_suite_dir *d, const chakra_suite_sut *s, const chakra_suite_run_options *o,
+                         const size_t *jobs, size_t n, chakra_suite_metrics *out, chakra_error *err) {
   for (size_t i = 0; i < n; i++)
     if (jobs[i] >= d->n) return chakra_error_set(err, CHAKRA_EINVAL, "workload %zu: the folder has %zu", jobs[i], d->n);
   if (o->n_rules && !o->scratch)
     return chakra_error_set(err, CHAKRA_EINVAL, "collective rules need a scratch folder for the expanded workloads");
-  run_ctx c = {.d = d, .o = o, .jobs = jobs, .out = out, .lock = PTHREAD_MUTEX_INITIALIZER, .n = n};
+  run_ctx c = {.d = d, .s = s, .o = o, .jobs = jobs, .out = out, .lock = PTHREAD_MUTEX_INITIALIZER, .n = n};
   if (tasks_run(n, o->threads, run_job, &c, 0)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   return c.canceled ? chakra_error_set(err, CHAKRA_ECANCELED, "stopped after %zu of %zu workloads", c.done, n) : 0;
+}
+
+int chakra_suite_run(const chakra_suite_dir *d, const chakra_suite_run_options *o, const size_t *jobs, size_t n,
+                     chakra_suite_metrics *out, chakra_error *err) {
+  chakra_suite_sut *s = NULL;
+  int rc = chakra_suite_sut_open(&s, o->system, o->network, err);
+  if (!rc) rc = chakra_suite_run_sut(d, s, o, jobs, n, out, err);
+  chakra_suite_sut_free(s);
+  return rc;
 }

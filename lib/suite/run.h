@@ -5,10 +5,10 @@
 
 #include "chakra/suite.h"
 
-/* Validates and simulates workload w (files dir/w->name) on the system and
- * network (NULL: the reference's), after expanding its collectives by the
+/* Validates and simulates workload w (files dir/w->name) on the system
+ * under test s, after expanding its collectives by the
  * rules into scratch when there are any; fills m (m->ok, or m->error). */
 void run_workload(const chakra_suite_version *v, const chakra_suite_workload *w, const char *dir,
-                  const chakra_suite_run_options *o, chakra_suite_metrics *m);
+                  const chakra_suite_sut *s, const chakra_suite_run_options *o, chakra_suite_metrics *m);
 
 #endif

@@ -4,33 +4,31 @@
  * overall the geometric mean of the class scores, so that every class
  * weighs the same however many workloads it has. The baseline scores 1 by
  * definition. */
-#include "score.h"
+#include "chakra/suite.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-const chakra_suite_metrics *score_find(const chakra_suite_result *r, size_t w) {
+static const chakra_suite_metrics *score_find(const chakra_suite_result *r, size_t w) {
   for (size_t i = 0; i < r->n; i++)
     if (r->m[i].workload == w) return &r->m[i];
   return NULL;
 }
 
-static int collect_classes(chakra_suite_score *s, chakra_error *err) {
-  const chakra_suite_version *v = s->version;
-  if (!(s->classes = calloc(v->n, sizeof *s->classes))) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  for (size_t i = 0; i < v->n; i++) {
-    size_t c = 0;
-    while (c < s->n_classes && strcmp(s->classes[c], v->workloads[i].cls) != 0) c++;
-    if (c == s->n_classes) s->classes[s->n_classes++] = v->workloads[i].cls;
-  }
-  return CHAKRA_OK;
-}
-
+/* The position of cls in s->classes; s->n_classes when it is not there. */
 static size_t class_index(const chakra_suite_score *s, const char *cls) {
   size_t c = 0;
   while (c < s->n_classes && strcmp(s->classes[c], cls) != 0) c++;
   return c;
+}
+
+static int collect_classes(chakra_suite_score *s, chakra_error *err) {
+  const chakra_suite_version *v = s->version;
+  if (!(s->classes = calloc(v->n, sizeof *s->classes))) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  for (size_t i = 0; i < v->n; i++)
+    if (class_index(s, v->workloads[i].cls) == s->n_classes) s->classes[s->n_classes++] = v->workloads[i].cls;
+  return CHAKRA_OK;
 }
 
 /* Result k's speedups, class scores and overall score. */

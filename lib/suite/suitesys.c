@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yajl/yajl_tree.h>
 
 #include "chakra/suite.h"
@@ -66,14 +67,14 @@ int suitesys_read(const char *path, char **text, size_t *len, chakra_error *err)
   return CHAKRA_OK;
 }
 
-void suitesys_hash(const void *data, size_t len, char hex[65]) {
+void chakra_suite_sha256(const void *data, size_t len, char hex[65]) {
   sha256 s;
   sha256_init(&s);
   sha256_update(&s, data, len);
   sha256_hex(&s, hex);
 }
 
-int suitesys_hash_file(const char *path, char hex[65], chakra_error *err) {
+int chakra_suite_sha256_file(const char *path, char hex[65], chakra_error *err) {
   FILE *f = fopen(path, "rb");
   if (!f) return chakra_error_set(err, CHAKRA_EIO, "%s: cannot open: %s", path, strerror(errno));
   sha256 s;
@@ -122,17 +123,10 @@ static void put_json(strbuf *b, yajl_val v, size_t cut) {
   } else strbuf_put(b, "null", 4);
 }
 
-/* The system file (or the reference's text when path is NULL) as a tree. */
-static int system_tree(const char *path, yajl_val *out, chakra_error *err) {
-  char *text = NULL;
-  const char *name = path ? path : "the reference system";
-  if (path) {
-    int rc = suitesys_read(path, &text, NULL, err);
-    if (rc) return rc;
-  }
+/* A system text (the reference's when NULL) as a tree; name for messages. */
+static int system_tree(const char *text, const char *name, yajl_val *out, chakra_error *err) {
   char why[256] = "";
   *out = yajl_tree_parse(text ? text : reference_system, why, sizeof why);
-  free(text);
   if (!*out) {
     for (char *p = why; *p; p++)
       if (*p == '\n' || *p == '\r') *p = ' ';
@@ -140,6 +134,7 @@ static int system_tree(const char *path, yajl_val *out, chakra_error *err) {
   }
   if (!YAJL_IS_OBJECT(*out)) {
     yajl_tree_free(*out);
+    *out = NULL;
     return chakra_error_set(err, CHAKRA_EINVAL, "%s: expected a JSON object of system keys", name);
   }
   return CHAKRA_OK;
@@ -217,24 +212,30 @@ static int scale_dims(chakra_topo_dim *dims, int *n, uint32_t ranks, const char 
   return CHAKRA_OK;
 }
 
+int suitesys_config(chakra_sim_config **out, const chakra_suite_sut *s, uint32_t ranks, chakra_error *err) {
+  *out = NULL;
+  chakra_topo_dim dims[CHAKRA_TOPO_MAX_DIMS];
+  int n = s->n_dims;
+  memcpy(dims, s->dims, sizeof dims);
+  int rc = scale_dims(dims, &n, ranks, s->network_name, err);
+  chakra_topo *t = NULL;
+  if (!rc) rc = chakra_topo_new(&t, dims, n, err);
+  chakra_sim_config *c = NULL;
+  if (!rc) rc = chakra_sim_config_new(&c, t, err);
+  if (!rc) rc = apply_system(c, s->system, s->system_name, n, err);
+  chakra_topo_free(t);
+  if (rc) chakra_sim_config_free(c);
+  else *out = c;
+  return rc;
+}
+
 int chakra_suite_config(chakra_sim_config **out, const char *system, const char *network, uint32_t ranks,
                         chakra_error *err) {
   *out = NULL;
-  chakra_topo_dim dims[CHAKRA_TOPO_MAX_DIMS];
-  int n = 0;
-  int rc = network_dims(network, dims, &n, err);
-  if (!rc) rc = scale_dims(dims, &n, ranks, network ? network : "the reference network", err);
-  chakra_topo *t = NULL;
-  if (!rc) rc = chakra_topo_new(&t, dims, n, err);
-  yajl_val sys = NULL;
-  if (!rc) rc = system_tree(system, &sys, err);
-  chakra_sim_config *c = NULL;
-  if (!rc) rc = chakra_sim_config_new(&c, t, err);
-  if (!rc) rc = apply_system(c, sys, system ? system : "the reference system", n, err);
-  chakra_topo_free(t);
-  if (sys) yajl_tree_free(sys);
-  if (rc) chakra_sim_config_free(c);
-  else *out = c;
+  chakra_suite_sut *s = NULL;
+  int rc = chakra_suite_sut_open(&s, system, network, err);
+  if (!rc) rc = suitesys_config(out, s, ranks, err);
+  chakra_suite_sut_free(s);
   return rc;
 }
 
@@ -276,13 +277,12 @@ static int same_value(yajl_val a, yajl_val ref, const char *key) {
   return same;
 }
 
-int chakra_suite_rules_closed(const char *system, const char *network, chakra_diag_fn diag, void *ctx,
-                              uint64_t *problems, chakra_error *err) {
+int suitesys_rules_closed(const chakra_suite_sut *s, chakra_diag_fn diag, void *ctx, uint64_t *problems,
+                          chakra_error *err) {
   *problems = 0;
-  yajl_val sys = NULL, ref = NULL;
-  int rc = system_tree(system, &sys, err);
-  if (!rc) rc = system_tree(NULL, &ref, err);
-  const char *name = system ? system : "the reference system";
+  yajl_val sys = s->system, ref = NULL;
+  int rc = system_tree(NULL, "the reference system", &ref, err);
+  const char *name = s->system_name;
   for (size_t i = 0; !rc && i < sys->u.object.len; i++) {
     const char *key = sys->u.object.keys[i];
     if (is_physical(key)) continue;
@@ -310,30 +310,29 @@ int chakra_suite_rules_closed(const char *system, const char *network, chakra_di
       rule_problem(diag, ctx, name, key, "missing: the closed division keeps the reference system's value",
                    problems);
   }
-  chakra_topo_dim dims[CHAKRA_TOPO_MAX_DIMS];
-  int n = 0;
-  if (!rc) rc = network_dims(network, dims, &n, err);
-  if (sys) yajl_tree_free(sys);
   if (ref) yajl_tree_free(ref);
   return rc;
 }
 
-int suitesys_peak(const char *system, double *tflops, chakra_error *err) {
-  yajl_val sys = NULL;
-  int rc = system_tree(system, &sys, err);
-  if (rc) return rc;
-  const char *path[] = {"peak-perf", NULL};
-  yajl_val v = yajl_tree_get(sys, path, yajl_t_number);
-  *tflops = v ? YAJL_GET_DOUBLE(v) : 0;
-  yajl_tree_free(sys);
-  return CHAKRA_OK;
+int chakra_suite_rules_closed(const char *system, const char *network, chakra_diag_fn diag, void *ctx,
+                              uint64_t *problems, chakra_error *err) {
+  *problems = 0;
+  chakra_suite_sut *s = NULL;
+  int rc = chakra_suite_sut_open(&s, system, network, err);
+  if (!rc) rc = suitesys_rules_closed(s, diag, ctx, problems, err);
+  chakra_suite_sut_free(s);
+  return rc;
 }
 
-int suitesys_network_text(const char *network, char **out, chakra_error *err) {
-  chakra_topo_dim dims[CHAKRA_TOPO_MAX_DIMS];
-  int n = 0;
-  int rc = network_dims(network, dims, &n, err);
-  if (rc) return rc;
+double suitesys_peak(const chakra_suite_sut *s) {
+  const char *path[] = {"peak-perf", NULL};
+  yajl_val v = yajl_tree_get(s->system, path, yajl_t_number);
+  return v ? YAJL_GET_DOUBLE(v) : 0;
+}
+
+int suitesys_network_text(const chakra_suite_sut *s, char **out, chakra_error *err) {
+  const chakra_topo_dim *dims = s->dims;
+  int n = s->n_dims;
   strbuf b = {0};
   for (int d = 0; d < n; d++) {
     char part[160], count[16];
@@ -348,8 +347,72 @@ int suitesys_network_text(const char *network, char **out, chakra_error *err) {
   return CHAKRA_OK;
 }
 
-void chakra_suite_sha256(const void *data, size_t len, char hex[65]) { suitesys_hash(data, len, hex); }
+/* ---- the system under test, read once ---- */
 
-int chakra_suite_sha256_file(const char *path, char hex[65], chakra_error *err) {
-  return suitesys_hash_file(path, hex, err);
+static int nomem(chakra_error *err) { return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory"); }
+
+/* A file's text and SHA-256, and the path a result records (its real
+ * path; the reference's name when path is NULL). */
+static int read_kept(const char *path, const char *builtin, char **rec, char **sha, char **text, chakra_error *err) {
+  size_t len = 0;
+  if (path) {
+    int rc = suitesys_read(path, text, &len, err);
+    if (rc) return rc;
+  } else if (!(*text = strdup(builtin)))
+    return nomem(err);
+  else
+    len = strlen(*text);
+  char hex[65];
+  chakra_suite_sha256(*text, len, hex);
+  *rec = path ? realpath(path, NULL) : strdup(CHAKRA_SUITE_REFERENCE);
+  if (path && !*rec) *rec = strdup(path);
+  *sha = strdup(hex);
+  return *rec && *sha ? CHAKRA_OK : nomem(err);
 }
+
+/* The network: an inline topology (no such file) is its own text; a file
+ * is parsed by the topology reader (which takes a path; its messages come
+ * first), read, and parsed again, so the dimensions kept are the text's. */
+static int network_kept(chakra_suite_sut *s, const char *path, chakra_error *err) {
+  int rc = network_dims(path, s->dims, &s->n_dims, err);
+  struct stat st;
+  if (!rc && path && stat(path, &st) != 0) {
+    char hex[65];
+    chakra_suite_sha256(path, strlen(path), hex);
+    s->network_text = strdup(path), s->network_path = strdup(path), s->network_sha256 = strdup(hex);
+    return s->network_text && s->network_path && s->network_sha256 ? CHAKRA_OK : nomem(err);
+  }
+  if (!rc) rc = read_kept(path, reference_network, &s->network_path, &s->network_sha256, &s->network_text, err);
+  chakra_topo_dim again[CHAKRA_TOPO_MAX_DIMS];
+  int n = 0;
+  if (!rc && path) rc = network_dims(path, again, &n, err);
+  if (!rc && path && (n != s->n_dims || memcmp(again, s->dims, (size_t)n * sizeof *again) != 0))
+    rc = chakra_error_set(err, CHAKRA_EIO, "%s: changed while it was read", path);
+  return rc;
+}
+
+int chakra_suite_sut_open(chakra_suite_sut **out, const char *system, const char *network, chakra_error *err) {
+  *out = NULL;
+  chakra_suite_sut *s = calloc(1, sizeof *s);
+  if (!s) return nomem(err);
+  s->given = system || network;
+  s->system_name = strdup(system ? system : "the reference system");
+  s->network_name = strdup(network ? network : "the reference network");
+  int rc = s->system_name && s->network_name ? CHAKRA_OK : nomem(err);
+  if (!rc) rc = read_kept(system, reference_system, &s->system_path, &s->system_sha256, &s->system_text, err);
+  if (!rc) rc = system_tree(s->system_text, s->system_name, &s->system, err);
+  if (!rc) rc = network_kept(s, network, err);
+  if (rc) chakra_suite_sut_free(s);
+  else *out = s;
+  return rc;
+}
+
+void chakra_suite_sut_free(chakra_suite_sut *s) {
+  if (!s) return;
+  char *strs[] = {s->system_name, s->system_path, s->system_sha256, s->system_text,
+                  s->network_name, s->network_path, s->network_sha256, s->network_text};
+  for (size_t i = 0; i < sizeof strs / sizeof *strs; i++) free(strs[i]);
+  if (s->system) yajl_tree_free(s->system);
+  free(s);
+}
+

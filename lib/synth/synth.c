@@ -229,8 +229,6 @@ static int check_ranks_list(const chakra_synth_config *c, uint64_t ranks, chakra
   return 0;
 }
 
-/* What every path checks first: the phase, then each option against its
- * limit. */
 static int check_rank_order(const chakra_synth_config *c, chakra_error *err) {
   if (c->rank_order != CHAKRA_SYNTH_RANKS_DP_FIRST && c->rank_order != CHAKRA_SYNTH_RANKS_TP_FIRST)
     return BAD("rank order %d: dp-first or tp-first", (int)c->rank_order);
@@ -239,6 +237,8 @@ static int check_rank_order(const chakra_synth_config *c, chakra_error *err) {
   return CHAKRA_OK;
 }
 
+/* What every path checks first: the phase, then each option against its
+ * limit. */
 static int check_options(const chakra_synth_config *c, chakra_error *err) {
   int rc = check_phase(c, err);
   if (!rc) rc = check_rank_order(c, err);

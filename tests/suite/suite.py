@@ -13,11 +13,12 @@ import json
 import math
 import os
 import shutil
+import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from mpitest import check, have_mpi, run, run_tests  # noqa: E402
+from mpitest import CHAKRA, ENV, check, have_mpi, run, run_tests  # noqa: E402
 
 TINY = "tiny-1.0"
 METRICS = ("ok", "time_ns", "exposed_ns", "compute_ns", "comm_bytes", "events", "exposed_share", "bus_bw_gbps",
@@ -81,6 +82,14 @@ def test_make_writes_the_pinned_bytes_twice(work):
     p = run("suite", "make", "--suite-version", TINY, "--class", "collalgo", "-q", "-o", os.path.join(work, "mk-c"))
     m = json.load(open(os.path.join(work, "mk-c", "suite.json")))
     check(p.returncode == 0 and {w["class"] for w in m["workloads"]} == {"collalgo"}, "--class makes one class")
+    # a make over an earlier one that fails part way (a workload file is a
+    # folder, which its rename cannot replace) leaves no manifest
+    victim = os.path.join(b, ma["workloads"][-1]["files"][0]["name"])
+    os.remove(victim)
+    os.mkdir(victim)
+    p = run("suite", "make", "--suite-version", TINY, "-q", "-o", b)
+    check(p.returncode == 2 and not os.path.exists(os.path.join(b, "suite.json")),
+          "a failed make leaves no suite.json: %d %r" % (p.returncode, p.stderr[-200:]))
 
 
 def test_make_of_the_whole_suite_is_fast_and_pinned(work):
@@ -187,6 +196,17 @@ def test_tampering_is_caught(work):
     json.dump(dict(SYSTEM_B, **{"peak-perf": 5000}), open(sysb, "w"))
     p = run("suite", "check", res)
     check(p.returncode == 1 and "system.sha256" in p.stderr, "changed system file: exit 1: " + p.stderr)
+    # the system read once: from a pipe, which a second read finds empty, the
+    # result still records (and every workload simulated) the text sent
+    text = json.dumps(dict(SYSTEM_B, **{"peak-perf": 3000}))
+    res = os.path.join(work, "piped.json")
+    p = subprocess.run([CHAKRA, "suite", "run", "tiny", "-q", "--class", "microbench", "--system", "/dev/stdin",
+                        "--name", "piped", "-o", res], input=text, capture_output=True, text=True, env=ENV,
+                       timeout=600)
+    r = json.load(open(res)) if p.returncode == 0 else {}
+    check(p.returncode == 0 and r["system"]["text"] == text and r["declared"]["peak_tflops"] == 3000
+          and r["system"]["sha256"] == hashlib.sha256(text.encode()).hexdigest()
+          and all(w["ok"] for w in r["workloads"]), "a system read once, from a pipe: " + p.stderr[-300:])
     # a rule-breaking system claimed closed
     sysc = os.path.join(work, "sysC.json")
     json.dump(dict(SYSTEM_B, **{"all-reduce-implementation": ["direct", "ring"]}), open(sysc, "w"))
