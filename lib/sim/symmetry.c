@@ -54,8 +54,7 @@ typedef struct role_index {
 static size_t ri_slot(uint64_t k, size_t mask) { return (size_t)((k * 0x9e3779b97f4a7c15ull) >> 17) & mask; }
 
 static int ri_build(role_index *x, const chakra_sim_workload *wk) {
-  uint64_t total = 0;
-  for (uint32_t r = 0; r < wk->npus; r++) total += wk_class(wk, r)->n_peer;
+  uint64_t total = wk->peer_off[wk->npus];
   size_t cap = 64;
   while (cap < 2 * total) cap *= 2;
   x->key = malloc(cap * sizeof *x->key);

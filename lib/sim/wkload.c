@@ -380,6 +380,8 @@ static int binding_arrays(chakra_sim_workload *w) {
     ng += k->n_pg ? k->n_pg - 1 : 0;
     if (np > UINT32_MAX || ng > UINT32_MAX) return -1;
   }
+  w->peer_off[w->npus] = (uint32_t)np;
+  w->pg_off[w->npus] = (uint32_t)ng;
   w->bind_peer = malloc((np ? np : 1) * sizeof *w->bind_peer);
   w->bind_pg = malloc((ng ? ng : 1) * sizeof *w->bind_pg);
   return w->bind_peer && w->bind_pg ? 0 : -1;

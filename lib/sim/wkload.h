@@ -66,7 +66,7 @@ struct chakra_sim_workload {
   uint32_t npus, n_cls;
   wl_class *cls;
   uint32_t *cls_of;                        /* per rank */
-  uint32_t *peer_off, *pg_off;             /* per rank: where its bindings start */
+  uint32_t *peer_off, *pg_off;             /* per rank: where its bindings start; [npus]: their total */
   int32_t *bind_peer;
   const char **bind_pg;                    /* in names */
   const char **name;                       /* per rank: what messages call its trace */
