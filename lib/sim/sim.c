@@ -16,6 +16,7 @@
 #include "symmetry.h"
 #include "wkload.h"
 #include "workload.h"
+#include "../trace/nodekind.h"
 #include "../util/vec.h"
 
 /* Called every 2^20 events: hands the simulated time ("run", no total)
@@ -112,11 +113,6 @@ static int unmatched_line(void *ctx, int is_send, uint32_t src, uint32_t dst, ui
   return 0;
 }
 
-/* The simulator's collective types as the record numbers them
- * (CollectiveCommType). */
-static const uint8_t comm_type_of[SIM_NCOLL] = {[SIM_AR] = CHAKRA_ALL_REDUCE, [SIM_AG] = CHAKRA_ALL_GATHER,
-                                               [SIM_RS] = CHAKRA_REDUCE_SCATTER, [SIM_A2A] = CHAKRA_ALL_TO_ALL};
-
 static void collect_rank(const sim *s, uint32_t k, chakra_run_rank *o) {
   wl_rank_result w;
   wl_result(s, k, &w);
@@ -125,8 +121,8 @@ static void collect_rank(const sim *s, uint32_t k, chakra_run_rank *o) {
   o->exposed_comm_ns = w.finish - w.gpu_time;
   for (int c = 0; c < CAT_N; c++) o->busy_ns[c] = w.busy[c];
   o->bubble_ns = spans_bubble(o->exposed_comm_ns, w.busy[CAT_GPU], w.gpu_or_comm);
-  for (int c = 0; c < SIM_NCOLL; c++)
-    o->coll[comm_type_of[c]] = (chakra_run_coll){w.coll_ops[c], w.coll_bytes[c], w.coll_ns[c]};
+  for (int c = 0; c < SIM_NCOLL; c++) /* the report numbers them as the record does (CollectiveCommType) */
+    o->coll[nodekind_comm_type(c)] = (chakra_run_coll){w.coll_ops[c], w.coll_bytes[c], w.coll_ns[c]};
   o->send_ops = w.send_ops;
   o->send_bytes = w.send_bytes;
   o->wall_ns = w.finish;
