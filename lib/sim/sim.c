@@ -17,7 +17,6 @@
 #include "wkload.h"
 #include "workload.h"
 #include "../trace/nodekind.h"
-#include "../util/vec.h"
 
 /* Called every 2^20 events: hands the simulated time ("run", no total)
  * and the nodes completed of all ranks' nodes ("nodes") to the caller's
@@ -160,30 +159,20 @@ static int collect(sim *s, chakra_run_record *r) {
 typedef struct held {
   chakra_diag_fn fn;
   void *ctx;
-  char **line;
-  size_t n;
+  sim_lines lines;
 } held;
 
 static void hold(void *ctx, const chakra_problem *p) {
   held *h = ctx;
   char msg[2048];
   chakra_problem_format(p, msg, sizeof msg);
-  char **v = VEC_APPEND(h->line, h->n);
-  if (v && !(*v = strdup(msg))) h->n--;
+  (void)sim_lines_add(&h->lines, msg); /* out of memory: the warning is lost, not the run */
 }
 
 /* Passes the held warnings on (pass) or drops them. */
 static void release(held *h, int pass) {
-  for (size_t i = 0; i < h->n; i++) {
-    if (pass && h->fn) {
-      chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, h->line[i]);
-      h->fn(h->ctx, &p);
-    }
-    free(h->line[i]);
-  }
-  free(h->line);
-  h->line = NULL;
-  h->n = 0;
+  if (pass) sim_lines_pass(&h->lines, h->fn, h->ctx);
+  sim_lines_free(&h->lines);
 }
 
 /* The loop's end: what stopped it, as the run's result code. */
@@ -225,7 +214,7 @@ static int run_once(const chakra_sim_config *c, const chakra_sim_workload *w, co
   memset(r, 0, sizeof *r);
   sim *s = calloc(1, sizeof *s);
   if (!s) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  held h = {o->diag, o->diag_ctx, NULL, 0};
+  held h = {o->diag, o->diag_ctx, {0}};
   s->err = err;
   /* a run that may be redone holds its warnings until it is kept */
   int may_redo = at->mode == SYM_AUTO;

@@ -30,9 +30,8 @@ typedef struct load_ctx {
   char *path;
   int rc;
   chakra_error err;
-  char **warns, **groups; /* warnings; group lists (JSON) from METADATA nodes */
-  size_t n_warns, n_groups;
-  int oom;                /* a warning or group list could not be kept */
+  sim_lines warns, groups; /* warnings; group lists (JSON) from METADATA nodes */
+  int oom;                /* a warning, group list or peer role could not be kept */
   int comm_rc;            /* the first communication node that cannot run, kept for */
   chakra_error comm_err;  /* runs that are not replay-only */
   int32_t *peer;          /* peer roles so far */
@@ -40,19 +39,9 @@ typedef struct load_ctx {
   hmap pidx;              /* value -> role */
 } load_ctx;
 
-static void keep_string(load_ctx *L, char ***v, size_t *n, char *str) {
-  char **p = str ? VEC_APPEND(*v, *n) : NULL;
-  if (!p) {
-    free(str);
-    L->oom = 1;
-    return;
-  }
-  *p = str;
-}
-
 static void load_warn(void *ctx, const char *msg) {
   load_ctx *L = ctx;
-  keep_string(L, &L->warns, &L->n_warns, strdup(msg));
+  if (sim_lines_add(&L->warns, msg)) L->oom = 1;
 }
 
 /* The graph loader's warnings, kept as lines like the others. */
@@ -128,7 +117,7 @@ static int read_metadata_groups(load_ctx *L, const chakra_graph *g, uint32_t i) 
   chakra_error e;
   if (chakra_graph_read_node(g, i, &full, &e)) return chakra_error_set(&L->err, e.code, "%s", e.msg);
   const char *v = chakra_node_process_groups(full);
-  if (v) keep_string(L, &L->groups, &L->n_groups, strdup(v));
+  if (v && sim_lines_add(&L->groups, v)) L->oom = 1;
   chakra_node_free(full);
   return 0;
 }
@@ -239,10 +228,8 @@ static int load_template(load_ctx *L, const chakra_set *set, wl_class *k) {
 }
 
 static void free_ctx(load_ctx *L) {
-  for (size_t i = 0; i < L->n_warns; i++) free(L->warns[i]);
-  for (size_t i = 0; i < L->n_groups; i++) free(L->groups[i]);
-  free(L->warns);
-  free(L->groups);
+  sim_lines_free(&L->warns);
+  sim_lines_free(&L->groups);
   free(L->path);
   free(L->peer);
   hmap_free(&L->pidx);
@@ -288,20 +275,12 @@ static int load_classes(chakra_sim_workload *w, const chakra_set *set, const uin
   for (uint32_t c = 0; c < w->n_cls; c++) {
     wl_class *k = &w->cls[c];
     load_ctx *L = &ctx[c];
-    k->warns = L->warns, L->warns = NULL;
-    k->n_warns = L->n_warns, L->n_warns = 0;
-    k->groups = L->groups, L->groups = NULL;
-    k->n_groups = L->n_groups, L->n_groups = 0;
+    k->warns = L->warns, L->warns = (sim_lines){0};
+    k->groups = L->groups, L->groups = (sim_lines){0};
     k->comm_rc = L->comm_rc;
     k->comm_err = L->comm_err;
   }
   return 0;
-}
-
-static void warn_line(chakra_diag_fn diag, void *ctx, const char *msg) {
-  if (!diag) return;
-  chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, msg);
-  diag(ctx, &p);
 }
 
 /* What a one-thread load of the rank files in order would have said:
@@ -313,17 +292,17 @@ static int report_in_rank_order(const chakra_sim_workload *w, const load_ctx *ct
     const wl_class *k = &w->cls[w->cls_of[r]];
     const load_ctx *L = &ctx[w->cls_of[r]];
     size_t plen = strlen(L->path);
-    for (size_t i = 0; diag && i < k->n_warns; i++) {
-      const char *msg = k->warns[i];
+    for (size_t i = 0; diag && i < k->warns.n; i++) {
+      const char *msg = k->warns.v[i];
       if (r == k->rep || strncmp(msg, L->path, plen) != 0) {
-        warn_line(diag, dctx, msg);
+        sim_warn_line(diag, dctx, msg);
         continue;
       }
       char *line = malloc(strlen(w->name[r]) + strlen(msg + plen) + 1);
       if (!line) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
       strcpy(line, w->name[r]);
       strcat(line, msg + plen);
-      warn_line(diag, dctx, line);
+      sim_warn_line(diag, dctx, line);
       free(line);
     }
     if (L->rc) {
@@ -736,10 +715,8 @@ void chakra_sim_workload_free(chakra_sim_workload *w) {
     bigmem_free(k->nodes);
     for (uint32_t i = 1; k->pg_names && i < k->n_pg; i++) free(k->pg_names[i]);
     free(k->pg_names);
-    for (size_t i = 0; i < k->n_groups; i++) free(k->groups[i]);
-    free(k->groups);
-    for (size_t i = 0; i < k->n_warns; i++) free(k->warns[i]);
-    free(k->warns);
+    sim_lines_free(&k->groups);
+    sim_lines_free(&k->warns);
     free(k->peer);
     free(k->replay_wide);
   }

@@ -111,8 +111,8 @@ static int wl_check_class(const sim *s, const wl_class *k, uint32_t rank, uint64
  * rank names is known. */
 static int wl_rank_groups(sim *s, const wl_class *k, uint32_t rank) {
   const chakra_sim_workload *wk = s->wk;
-  for (size_t i = 0; rank == k->rep && i < k->n_groups; i++) {
-    int rc = groups_add_pytorch(s, k->groups[i], wk->name[rank], rank, s->err);
+  for (size_t i = 0; rank == k->rep && i < k->groups.n; i++) {
+    int rc = groups_add_pytorch(s, k->groups.v[i], wk->name[rank], rank, s->err);
     if (rc) return rc;
   }
   for (uint32_t i = 1; i < k->n_pg; i++)
