@@ -60,10 +60,12 @@ step() {
 total() {
   awk -v n="$1" -v r="$2" -v w="$tot_wall" -v c="$tot_cpu" -v k="$tot_rss" -v b="$tot_bytes" \
     'BEGIN { printf "%-26s %8d %8.2f %8.2f %9.1f %11.1f  (peak RSS: the largest step)\n", n, r, w, c, k / 1024, b / 1e6 }'
-  tot_wall=0 tot_cpu=0 tot_rss=0 tot_bytes=0
 }
 
 for n in $sizes; do
+  # Every size's total starts from zero: steps after total() (the shared
+  # simulation, the per-rank runs) must not leak into the next size's.
+  tot_wall=0 tot_cpu=0 tot_rss=0 tot_bytes=0
   if [ "$n" -eq 1048576 ]; then dp=32768 pp=4; else dp=$((n / 128)) pp=16; fi
   job="--num-stacks 32 --dp $dp --tp 8 --pp $pp --batch $((8 * dp)) --micro-batch $dp"
   printf 'topology: [ Switch, FullyConnected, Ring ]\nnpus_count: [ %d, 8, %d ]\nbandwidth: [ 50, 300, 25 ]\nlatency: [ 1000, 100, 2000 ]\n' \
@@ -86,7 +88,6 @@ for n in $sizes; do
     step "sim --symmetry=auto" "$n" "" "${sim[@]}" --symmetry=auto --workload-configuration=p
     step "sim --symmetry=off" "$n" "" "${sim[@]}" --symmetry=off --workload-configuration=p
     rm -f p.*
-    tot_wall=0 tot_cpu=0 tot_rss=0 tot_bytes=0
   fi
   cd - > /dev/null
 done

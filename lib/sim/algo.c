@@ -134,13 +134,10 @@ static void try_send(sim *s, algo_run *r) {
     /* Every member sends this packet as this NPU does: in a reduced run
      * (symmetry.h) the NPU's own packet stands for the one it gets from
      * p.src, and its invitation for the one p.dst sends it. */
-    if (s->sym) {
-      net_send(s, r->me, p.dst, p.src, r->me, p.bytes, r->tag, NULL, NULL, 0);
-      net_recv(s, r->me, p.src, p.dst, r->me, p.bytes, r->tag, on_receive, r, 0);
-    } else {
-      net_send(s, r->me, p.dst, r->me, p.dst, p.bytes, r->tag, NULL, NULL, 0);
-      net_recv(s, r->me, p.src, r->me, p.src, p.bytes, r->tag, on_receive, r, 0);
-    }
+    uint32_t send_ksrc = s->sym ? p.src : r->me, send_kdst = s->sym ? r->me : p.dst;
+    uint32_t recv_ksrc = s->sym ? p.dst : r->me, recv_kdst = s->sym ? r->me : p.src;
+    net_send(s, r->me, p.dst, send_ksrc, send_kdst, p.bytes, r->tag, NULL, NULL, 0);
+    net_recv(s, r->me, p.src, recv_ksrc, recv_kdst, p.bytes, r->tag, on_receive, r, 0);
     r->sends_left--;
     r->free_--;
   }

@@ -244,105 +244,85 @@ static uint32_t hops_in(const sim *s, int d, uint32_t a, uint32_t b) { return to
 
 static inline uint32_t coord(const sim *s, uint32_t id, int d) { return s->net->coord[(size_t)id * (unsigned)s->dims + (unsigned)d]; }
 
-static int differs_above(const sim *s, uint32_t src, uint32_t dst, int d) {
-  for (int e = d + 1; e < s->dims; e++)
-    if (coord(s, src, e) != coord(s, dst, e)) return 1;
-  return 0;
+/* Where a product topology charges a message: the lowest dimension its
+ * NPUs differ in (the last one when they are the same NPU), the hops
+ * there, and whether a higher dimension differs too. */
+typedef struct net_place {
+  int d, multi;
+  uint32_t hops;
+} net_place;
+
+static net_place locate(const sim *s, uint32_t src, uint32_t dst) {
+  net_place p = {0, 0, 0};
+  uint32_t a = src, b = dst; /* 1-D: the coordinate is the id */
+  if (s->dims > 1) {
+    const uint32_t *cs = &s->net->coord[(size_t)src * (unsigned)s->dims], *cd = &s->net->coord[(size_t)dst * (unsigned)s->dims];
+    while (p.d < s->dims - 1 && cs[p.d] == cd[p.d]) p.d++;
+    a = cs[p.d];
+    b = cd[p.d];
+    for (int e = p.d + 1; e < s->dims && !p.multi; e++) p.multi = cs[e] != cd[e];
+  }
+  p.hops = src == dst ? 0 : hops_in(s, p.d, a, b);
+  return p;
 }
 
 /* NPUs differing in several dimensions: ASTRA-sim charges only the lowest
  * one (kept by default for agreement); multidim_full charges every
  * differing dimension's hops and the slowest bandwidth. */
-static uint64_t multidim_delay(sim *s, uint32_t src, uint32_t dst, uint64_t bytes, int d) {
-  if (!s->net->warned_multidim) {
-    s->net->warned_multidim = 1;
-    if (!s->opt.multidim_full)
-      sim_warn(s, "messages between NPUs that differ in several dimensions are charged only the lowest one, as ASTRA-sim does (multidim_full charges them all)");
+static net_sig product_sig(const sim *s, uint32_t src, uint32_t dst, net_place p) {
+  if (p.multi && s->opt.multidim_full) {
+    net_sig g = {0, 0, 1};
+    for (int e = 0; e < s->dims; e++) {
+      uint32_t x = coord(s, src, e), y = coord(s, dst, e);
+      if (x == y) continue;
+      g.lat += (double)hops_in(s, e, x, y) * topo_latency(s->topo, e);
+      if (g.bw == 0 || s->net->bw[e] < g.bw) g.bw = s->net->bw[e];
+    }
+    return g;
   }
-  if (!s->opt.multidim_full) {
-    uint32_t h = hops_in(s, d, coord(s, src, d), coord(s, dst, d));
-    return eventq_ns((double)h * topo_latency(s->topo, d) + (double)bytes / s->net->bw[d]);
-  }
-  double lat = 0, bw = 0;
-  for (int e = 0; e < s->dims; e++) {
-    uint32_t a = coord(s, src, e), b = coord(s, dst, e);
-    if (a == b) continue;
-    lat += (double)hops_in(s, e, a, b) * topo_latency(s->topo, e);
-    if (bw == 0 || s->net->bw[e] < bw) bw = s->net->bw[e];
-  }
-  return eventq_ns(lat + (double)bytes / bw);
+  return (net_sig){(double)p.hops * topo_latency(s->topo, p.d), s->net->bw[p.d], p.multi};
 }
 
 /* A link list has no dimensions: a message pays every link latency on its
  * route and the serialisation of its slowest link, once (docs/topology.md);
  * a message to itself only the serialisation at the slowest link in the
  * topology, as a product topology charges 0 hops. */
-static uint64_t route_delay(sim *s, uint32_t src, uint32_t dst, uint64_t bytes) {
+static net_sig route_sig(const sim *s, uint32_t src, uint32_t dst) {
   const chakra_topo *t = s->topo;
-  double lat = 0, bw = src == dst ? s->net->bw[0] : 0;
+  net_sig g = {0, src == dst ? s->net->bw[0] : 0, 0};
   for (uint32_t at = src; at != dst;) {
     const chakra_topo_link *l = &t->lk[topo_list_next(t, at, dst)];
-    lat += l->latency_ns;
-    if (bw == 0 || l->bytes_per_ns < bw) bw = l->bytes_per_ns;
+    g.lat += l->latency_ns;
+    if (g.bw == 0 || l->bytes_per_ns < g.bw) g.bw = l->bytes_per_ns;
     at = l->dst;
   }
-  return eventq_ns(lat + (double)bytes / bw);
+  return g;
 }
+
+/* What unaware_delay() charges a message between two NPUs. */
+net_sig net_signature(sim *s, uint32_t src, uint32_t dst) {
+  if (s->topo->lk) return route_sig(s, src, dst);
+  return product_sig(s, src, dst, locate(s, src, dst));
+}
+
+static uint64_t sig_delay(net_sig g, uint64_t bytes) { return eventq_ns(g.lat + (double)bytes / g.bw); }
 
 static uint64_t unaware_delay(sim *s, uint32_t src, uint32_t dst, uint64_t bytes) {
-  if (s->topo->lk) return route_delay(s, src, dst, bytes);
-  int d = 0;
-  uint32_t a = src, b = dst; /* 1-D: the coordinate is the id */
-  if (s->dims > 1) {
-    const uint32_t *cs = &s->net->coord[(size_t)src * (unsigned)s->dims], *cd = &s->net->coord[(size_t)dst * (unsigned)s->dims];
-    while (d < s->dims - 1 && cs[d] == cd[d]) d++;
-    a = cs[d];
-    b = cd[d];
-    for (int e = d + 1; e < s->dims; e++)
-      if (cs[e] != cd[e]) return multidim_delay(s, src, dst, bytes, d);
+  if (s->topo->lk) return sig_delay(route_sig(s, src, dst), bytes);
+  net_place p = locate(s, src, dst);
+  if (p.multi) {
+    if (!s->net->warned_multidim) {
+      s->net->warned_multidim = 1;
+      if (!s->opt.multidim_full)
+        sim_warn(s, "messages between NPUs that differ in several dimensions are charged only the lowest one, as ASTRA-sim does (multidim_full charges them all)");
+    }
+    return sig_delay(product_sig(s, src, dst, p), bytes);
   }
-  uint32_t hops = src == dst ? 0 : hops_in(s, d, a, b);
-  delay_memo *m = &s->net->memo[(bytes * 31 + hops * 7 + (uint64_t)d) % DELAY_MEMO];
-  if (m->dim == d && m->hops == hops && m->bytes == bytes) return m->delay;
-  uint64_t delay = eventq_ns((double)hops * topo_latency(s->topo, d) + (double)bytes / s->net->bw[d]);
-  *m = (delay_memo){bytes, delay, hops, d};
+  delay_memo *m = &s->net->memo[(bytes * 31 + p.hops * 7 + (uint64_t)p.d) % DELAY_MEMO];
+  if (m->dim == p.d && m->hops == p.hops && m->bytes == bytes) return m->delay;
+  uint64_t delay = sig_delay(product_sig(s, src, dst, p), bytes);
+  *m = (delay_memo){bytes, delay, p.hops, p.d};
   return delay;
-}
-
-/* What unaware_delay() computes from, branch for branch. */
-net_sig net_signature(sim *s, uint32_t src, uint32_t dst) {
-  const chakra_topo *t = s->topo;
-  if (t->lk) {
-    net_sig g = {0, src == dst ? s->net->bw[0] : 0, 0};
-    for (uint32_t at = src; at != dst;) {
-      const chakra_topo_link *l = &t->lk[topo_list_next(t, at, dst)];
-      g.lat += l->latency_ns;
-      if (g.bw == 0 || l->bytes_per_ns < g.bw) g.bw = l->bytes_per_ns;
-      at = l->dst;
-    }
-    return g;
-  }
-  int d = 0;
-  uint32_t a = src, b = dst;
-  if (s->dims > 1) {
-    while (d < s->dims - 1 && coord(s, src, d) == coord(s, dst, d)) d++;
-    a = coord(s, src, d);
-    b = coord(s, dst, d);
-    if (differs_above(s, src, dst, d) && s->opt.multidim_full) {
-      net_sig g = {0, 0, 1};
-      for (int e = 0; e < s->dims; e++) {
-        uint32_t x = coord(s, src, e), y = coord(s, dst, e);
-        if (x == y) continue;
-        g.lat += (double)hops_in(s, e, x, y) * topo_latency(t, e);
-        if (g.bw == 0 || s->net->bw[e] < g.bw) g.bw = s->net->bw[e];
-      }
-      return g;
-    }
-    if (differs_above(s, src, dst, d))
-      return (net_sig){(double)hops_in(s, d, a, b) * topo_latency(t, d), s->net->bw[d], 1};
-  }
-  uint32_t hops = src == dst ? 0 : hops_in(s, d, a, b);
-  return (net_sig){(double)hops * topo_latency(t, d), s->net->bw[d], 0};
 }
 
 /* ---- congestion-aware links ---- */

@@ -79,9 +79,10 @@ static void link_object(jsonw *w, const chakra_topo_link *l, uint64_t i, const n
 
 int report_links(sim *s, const chakra_run_record *r, const char *path) {
   const net_link_stat *stats = net_link_stats(s);
-  uint64_t n = chakra_topo_links(s->topo), span = 0;
-  for (uint32_t k = 0; k < r->npus; k++)
-    if (r->ranks[k].finish_ns > span) span = r->ranks[k].finish_ns;
+  uint64_t n = chakra_topo_links(s->topo);
+  chakra_run_summary sum;
+  chakra_run_summarise(r, &sum);
+  uint64_t span = sum.max_finish_ns;
   textout t;
   int rc = textout_open(&t, path, s->err);
   if (rc) return rc;

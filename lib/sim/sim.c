@@ -16,7 +16,7 @@
 #include "symmetry.h"
 #include "wkload.h"
 #include "workload.h"
-#include "../util/vec.h"
+#include "../trace/nodekind.h"
 
 /* Called every 2^20 events: hands the simulated time ("run", no total)
  * and the nodes completed of all ranks' nodes ("nodes") to the caller's
@@ -112,11 +112,6 @@ static int unmatched_line(void *ctx, int is_send, uint32_t src, uint32_t dst, ui
   return 0;
 }
 
-/* The simulator's collective types as the record numbers them
- * (CollectiveCommType). */
-static const uint8_t comm_type_of[SIM_NCOLL] = {[SIM_AR] = CHAKRA_ALL_REDUCE, [SIM_AG] = CHAKRA_ALL_GATHER,
-                                               [SIM_RS] = CHAKRA_REDUCE_SCATTER, [SIM_A2A] = CHAKRA_ALL_TO_ALL};
-
 static void collect_rank(const sim *s, uint32_t k, chakra_run_rank *o) {
   wl_rank_result w;
   wl_result(s, k, &w);
@@ -125,8 +120,8 @@ static void collect_rank(const sim *s, uint32_t k, chakra_run_rank *o) {
   o->exposed_comm_ns = w.finish - w.gpu_time;
   for (int c = 0; c < CAT_N; c++) o->busy_ns[c] = w.busy[c];
   o->bubble_ns = spans_bubble(o->exposed_comm_ns, w.busy[CAT_GPU], w.gpu_or_comm);
-  for (int c = 0; c < SIM_NCOLL; c++)
-    o->coll[comm_type_of[c]] = (chakra_run_coll){w.coll_ops[c], w.coll_bytes[c], w.coll_ns[c]};
+  for (int c = 0; c < SIM_NCOLL; c++) /* the report numbers them as the record does (CollectiveCommType) */
+    o->coll[nodekind_comm_type(c)] = (chakra_run_coll){w.coll_ops[c], w.coll_bytes[c], w.coll_ns[c]};
   o->send_ops = w.send_ops;
   o->send_bytes = w.send_bytes;
   o->wall_ns = w.finish;
@@ -164,30 +159,20 @@ static int collect(sim *s, chakra_run_record *r) {
 typedef struct held {
   chakra_diag_fn fn;
   void *ctx;
-  char **line;
-  size_t n;
+  sim_lines lines;
 } held;
 
 static void hold(void *ctx, const chakra_problem *p) {
   held *h = ctx;
   char msg[2048];
   chakra_problem_format(p, msg, sizeof msg);
-  char **v = VEC_APPEND(h->line, h->n);
-  if (v && !(*v = strdup(msg))) h->n--;
+  (void)sim_lines_add(&h->lines, msg); /* out of memory: the warning is lost, not the run */
 }
 
 /* Passes the held warnings on (pass) or drops them. */
 static void release(held *h, int pass) {
-  for (size_t i = 0; i < h->n; i++) {
-    if (pass && h->fn) {
-      chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, h->line[i]);
-      h->fn(h->ctx, &p);
-    }
-    free(h->line[i]);
-  }
-  free(h->line);
-  h->line = NULL;
-  h->n = 0;
+  if (pass) sim_lines_pass(&h->lines, h->fn, h->ctx);
+  sim_lines_free(&h->lines);
 }
 
 /* The loop's end: what stopped it, as the run's result code. */
@@ -229,7 +214,7 @@ static int run_once(const chakra_sim_config *c, const chakra_sim_workload *w, co
   memset(r, 0, sizeof *r);
   sim *s = calloc(1, sizeof *s);
   if (!s) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
-  held h = {o->diag, o->diag_ctx, NULL, 0};
+  held h = {o->diag, o->diag_ctx, {0}};
   s->err = err;
   /* a run that may be redone holds its warnings until it is kept */
   int may_redo = at->mode == SYM_AUTO;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/hmap.h"
 #include "coll.h"
 #include "custom.h"
 #include "groups.h"
@@ -45,42 +46,23 @@ static net_sig sig(plan_ctx *P, uint32_t a, uint32_t b) { return net_signature(P
 /* ---- point to point ---- */
 
 /* (rank, peer) -> the rank's role for that peer, over every rank. */
-typedef struct role_index {
-  uint64_t *key;
-  uint32_t *role;
-  size_t mask;
-} role_index;
-
-static size_t ri_slot(uint64_t k, size_t mask) { return (size_t)((k * 0x9e3779b97f4a7c15ull) >> 17) & mask; }
+typedef hmap role_index;
 
 static int ri_build(role_index *x, const chakra_sim_workload *wk) {
-  uint64_t total = 0;
-  for (uint32_t r = 0; r < wk->npus; r++) total += wk_class(wk, r)->n_peer;
-  size_t cap = 64;
-  while (cap < 2 * total) cap *= 2;
-  x->key = malloc(cap * sizeof *x->key);
-  x->role = malloc(cap * sizeof *x->role);
-  x->mask = cap - 1;
-  if (!x->key || !x->role) return -1;
-  memset(x->key, 0xff, cap * sizeof *x->key);
-  for (uint32_t r = 0; r < wk->npus; r++) {
+  int oom = 0;
+  if (hmap_reserve(x, wk->peer_off[wk->npus])) return -1;
+  for (uint32_t r = 0; r < wk->npus && !oom; r++) {
     const int32_t *pv = wk_peers(wk, r);
-    for (uint32_t i = 0; i < wk_class(wk, r)->n_peer; i++) {
-      uint64_t k = (uint64_t)r << 32 | (uint32_t)pv[i];
-      size_t h = ri_slot(k, x->mask);
-      while (x->key[h] != UINT64_MAX && x->key[h] != k) h = (h + 1) & x->mask;
-      if (x->key[h] == UINT64_MAX) x->key[h] = k, x->role[h] = i; /* the first role for a value */
-    }
+    for (uint32_t i = 0; i < wk_class(wk, r)->n_peer && !oom; i++)
+      hmap_put_u64(x, (uint64_t)r << 32 | (uint32_t)pv[i], i, &oom); /* keeps the first role for a value */
   }
-  return 0;
+  return oom ? -1 : 0;
 }
 
 /* Rank r's role for peer p, or -1. */
 static int64_t ri_find(const role_index *x, uint32_t r, uint32_t p) {
-  uint64_t k = (uint64_t)r << 32 | p;
-  for (size_t h = ri_slot(k, x->mask); x->key[h] != UINT64_MAX; h = (h + 1) & x->mask)
-    if (x->key[h] == k) return x->role[h];
-  return -1;
+  uint32_t role = hmap_get_u64(x, (uint64_t)r << 32 | p);
+  return role == HMAP_NONE ? -1 : (int64_t)role;
 }
 
 enum { USE_SEND = 1, USE_RECV = 2 };
@@ -166,8 +148,7 @@ static int p2p_check(plan_ctx *P) {
   for (uint32_t c = 0; uses && c < wk->n_cls; c++) free(uses[c]);
   free(uses);
   free(stamp);
-  free(x.key);
-  free(x.role);
+  hmap_free(&x);
   return ok;
 }
 
@@ -396,28 +377,33 @@ static int kind_eq(const coll_kind *a, const coll_kind *b) {
          a->prefix == b->prefix;
 }
 
+typedef struct kind_key {
+  const coll_kind *v, *ck;
+} kind_key;
+
+static int kind_seen(const void *ctx, uint32_t i) {
+  const kind_key *q = ctx;
+  return kind_eq(&q->v[i], q->ck);
+}
+
 /* The distinct kinds of a template's collectives, in node order; NULL
  * when out of memory. */
 static coll_kind *coll_kinds(plan_ctx *P, const wl_class *k, uint32_t *count) {
   uint32_t colls = 0, n = 0;
   for (uint32_t i = 0; i < k->n; i++) colls += k->nodes[i].kind == WK_COLL;
-  size_t mask = 15;
-  while (mask < 2 * (size_t)colls) mask = mask * 2 + 1;
   coll_kind *v = malloc((colls ? colls : 1) * sizeof *v);
-  uint32_t *seen = calloc(mask + 1, sizeof *seen); /* kind + 1 */
-  for (uint32_t i = 0; v && seen && i < k->n; i++) {
+  hmap seen = {0}; /* hash -> kind */
+  if (v && hmap_reserve(&seen, colls)) free(v), v = NULL;
+  for (uint32_t i = 0; v && i < k->n; i++) {
     const wl_node *x = &k->nodes[i];
     if (x->kind != WK_COLL) continue;
     coll_kind ck = {x->coll, x->u.cl.pg, x->u.cl.involved_dim, x->n_involved, coll_custom_prefix(P->s, x->coll, x->id)};
-    uint64_t h = (((uint64_t)ck.coll * 31 + ck.pg) * 131 + ck.involved) * 0x9e3779b97f4a7c15ull ^ (uintptr_t)ck.prefix ^ ck.n_involved;
-    size_t at = (size_t)(h >> 20) & mask;
-    while (seen[at] && !kind_eq(&v[seen[at] - 1], &ck)) at = (at + 1) & mask;
-    if (seen[at]) continue;
+    uint64_t h = hmap_mix((((uint64_t)ck.coll * 31 + ck.pg) * 131 + ck.involved) ^ (uintptr_t)ck.prefix ^ (uint64_t)ck.n_involved << 48);
+    if (hmap_find(&seen, h, kind_seen, &(kind_key){v, &ck}) != HMAP_NONE) continue;
     v[n] = ck;
-    seen[at] = ++n;
+    if (hmap_add(&seen, h, n++)) free(v), v = NULL; /* reserved: cannot fail */
   }
-  if (!seen) free(v), v = NULL;
-  free(seen);
+  hmap_free(&seen);
   *count = n;
   return v;
 }

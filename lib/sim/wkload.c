@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../trace/canon.h"
+#include "../util/hmap.h"
 #include "../util/vec.h"
 #include "../trace/nodekind.h"
 #include "../util/bigmem.h"
@@ -29,30 +30,18 @@ typedef struct load_ctx {
   char *path;
   int rc;
   chakra_error err;
-  char **warns, **groups; /* warnings; group lists (JSON) from METADATA nodes */
-  size_t n_warns, n_groups;
-  int oom;                /* a warning or group list could not be kept */
+  sim_lines warns, groups; /* warnings; group lists (JSON) from METADATA nodes */
+  int oom;                /* a warning, group list or peer role could not be kept */
   int comm_rc;            /* the first communication node that cannot run, kept for */
   chakra_error comm_err;  /* runs that are not replay-only */
   int32_t *peer;          /* peer roles so far */
   uint32_t n_peer, cap_peer;
-  uint32_t *pidx;         /* value -> role + 1 */
-  size_t pmask;
+  hmap pidx;              /* value -> role */
 } load_ctx;
-
-static void keep_string(load_ctx *L, char ***v, size_t *n, char *str) {
-  char **p = str ? VEC_APPEND(*v, *n) : NULL;
-  if (!p) {
-    free(str);
-    L->oom = 1;
-    return;
-  }
-  *p = str;
-}
 
 static void load_warn(void *ctx, const char *msg) {
   load_ctx *L = ctx;
-  keep_string(L, &L->warns, &L->n_warns, strdup(msg));
+  if (sim_lines_add(&L->warns, msg)) L->oom = 1;
 }
 
 /* The graph loader's warnings, kept as lines like the others. */
@@ -73,36 +62,15 @@ static int node_problem(load_ctx *L, const chakra_gnode *g, uint32_t problems) {
   return node_error(L, g, chakra_node_problem_text(g, L->rank, L->npus, chakra_node_first_problem(problems & CHAKRA_NP_ERRORS), msg, sizeof msg));
 }
 
-static size_t peer_slot(uint32_t v, size_t mask) { return (size_t)((uint64_t)v * 0x9e3779b97f4a7c15ull >> 20) & mask; }
-
 /* The role of peer p in this template (its distinct peers in node order);
  * UINT32_MAX when out of memory. */
 static uint32_t peer_role(load_ctx *L, int32_t p) {
-  if ((L->n_peer + 1) * 2 > L->pmask) {
-    size_t cap = L->pmask ? (L->pmask + 1) * 2 : 16;
-    uint32_t *t = calloc(cap, sizeof *t);
-    if (!t) return UINT32_MAX;
-    for (uint32_t r = 0; r < L->n_peer; r++) {
-      size_t h = peer_slot((uint32_t)L->peer[r], cap - 1);
-      while (t[h]) h = (h + 1) & (cap - 1);
-      t[h] = r + 1;
-    }
-    free(L->pidx);
-    L->pidx = t;
-    L->pmask = cap - 1;
-  }
-  size_t h = peer_slot((uint32_t)p, L->pmask);
-  for (; L->pidx[h]; h = (h + 1) & L->pmask)
-    if (L->peer[L->pidx[h] - 1] == p) return L->pidx[h] - 1;
-  if (L->n_peer == L->cap_peer) {
-    uint32_t nc = L->cap_peer ? L->cap_peer * 2 : 8;
-    int32_t *v = realloc(L->peer, nc * sizeof *v);
-    if (!v) return UINT32_MAX;
-    L->peer = v;
-    L->cap_peer = nc;
-  }
+  int oom = 0;
+  if (VEC_ROOM(L->peer, L->n_peer, L->cap_peer, 1)) return UINT32_MAX; /* before the map names the new role */
+  uint32_t had = hmap_put_u64(&L->pidx, (uint32_t)p, L->n_peer, &oom);
+  if (oom) return UINT32_MAX;
+  if (had != HMAP_NONE) return had;
   L->peer[L->n_peer] = p;
-  L->pidx[h] = L->n_peer + 1;
   return L->n_peer++;
 }
 
@@ -149,7 +117,7 @@ static int read_metadata_groups(load_ctx *L, const chakra_graph *g, uint32_t i) 
   chakra_error e;
   if (chakra_graph_read_node(g, i, &full, &e)) return chakra_error_set(&L->err, e.code, "%s", e.msg);
   const char *v = chakra_node_process_groups(full);
-  if (v) keep_string(L, &L->groups, &L->n_groups, strdup(v));
+  if (v && sim_lines_add(&L->groups, v)) L->oom = 1;
   chakra_node_free(full);
   return 0;
 }
@@ -260,13 +228,11 @@ static int load_template(load_ctx *L, const chakra_set *set, wl_class *k) {
 }
 
 static void free_ctx(load_ctx *L) {
-  for (size_t i = 0; i < L->n_warns; i++) free(L->warns[i]);
-  for (size_t i = 0; i < L->n_groups; i++) free(L->groups[i]);
-  free(L->warns);
-  free(L->groups);
+  sim_lines_free(&L->warns);
+  sim_lines_free(&L->groups);
   free(L->path);
   free(L->peer);
-  free(L->pidx);
+  hmap_free(&L->pidx);
 }
 
 /* Ranks are independent: on T threads the reading and decoding, the
@@ -309,20 +275,12 @@ static int load_classes(chakra_sim_workload *w, const chakra_set *set, const uin
   for (uint32_t c = 0; c < w->n_cls; c++) {
     wl_class *k = &w->cls[c];
     load_ctx *L = &ctx[c];
-    k->warns = L->warns, L->warns = NULL;
-    k->n_warns = L->n_warns, L->n_warns = 0;
-    k->groups = L->groups, L->groups = NULL;
-    k->n_groups = L->n_groups, L->n_groups = 0;
+    k->warns = L->warns, L->warns = (sim_lines){0};
+    k->groups = L->groups, L->groups = (sim_lines){0};
     k->comm_rc = L->comm_rc;
     k->comm_err = L->comm_err;
   }
   return 0;
-}
-
-static void warn_line(chakra_diag_fn diag, void *ctx, const char *msg) {
-  if (!diag) return;
-  chakra_problem p = chakra_problem_make(CHAKRA_SEV_WARNING, msg);
-  diag(ctx, &p);
 }
 
 /* What a one-thread load of the rank files in order would have said:
@@ -334,17 +292,17 @@ static int report_in_rank_order(const chakra_sim_workload *w, const load_ctx *ct
     const wl_class *k = &w->cls[w->cls_of[r]];
     const load_ctx *L = &ctx[w->cls_of[r]];
     size_t plen = strlen(L->path);
-    for (size_t i = 0; diag && i < k->n_warns; i++) {
-      const char *msg = k->warns[i];
+    for (size_t i = 0; diag && i < k->warns.n; i++) {
+      const char *msg = k->warns.v[i];
       if (r == k->rep || strncmp(msg, L->path, plen) != 0) {
-        warn_line(diag, dctx, msg);
+        sim_warn_line(diag, dctx, msg);
         continue;
       }
       char *line = malloc(strlen(w->name[r]) + strlen(msg + plen) + 1);
       if (!line) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
       strcpy(line, w->name[r]);
       strcat(line, msg + plen);
-      warn_line(diag, dctx, line);
+      sim_warn_line(diag, dctx, line);
       free(line);
     }
     if (L->rc) {
@@ -380,6 +338,8 @@ static int binding_arrays(chakra_sim_workload *w) {
     ng += k->n_pg ? k->n_pg - 1 : 0;
     if (np > UINT32_MAX || ng > UINT32_MAX) return -1;
   }
+  w->peer_off[w->npus] = (uint32_t)np;
+  w->pg_off[w->npus] = (uint32_t)ng;
   w->bind_peer = malloc((np ? np : 1) * sizeof *w->bind_peer);
   w->bind_pg = malloc((ng ? ng : 1) * sizeof *w->bind_pg);
   return w->bind_peer && w->bind_pg ? 0 : -1;
@@ -446,11 +406,9 @@ typedef struct scan_rank {
 } scan_rank;
 
 typedef struct scan_class {
-  uint64_t hash;
   uint8_t *form;       /* the canonical form; NULL past the memory budget */
   size_t len;
   uint32_t rep;        /* lowest rank seen */
-  uint32_t next;       /* hash chain, + 1 */
 } scan_class;
 
 typedef struct scan_pool {
@@ -460,8 +418,7 @@ typedef struct scan_pool {
   pthread_mutex_t lock;
   scan_class *cls;
   uint32_t n_cls, cap_cls;
-  uint32_t *head;      /* hash -> class + 1 */
-  size_t mask;
+  hmap by_form;        /* canonical form's hash -> class */
   size_t budget;       /* bytes of canonical forms still allowed */
   int oom;
 } scan_pool;
@@ -485,44 +442,35 @@ static int keep_roles(scan_rank *s, const canon *c) {
   return 0;
 }
 
+typedef struct form_key {
+  const scan_pool *p;
+  const canon *c;
+} form_key;
+
+/* Whether class i kept this form (a class past the budget matches none). */
+static int form_eq(const void *ctx, uint32_t i) {
+  const form_key *f = ctx;
+  const scan_class *k = &f->p->cls[i];
+  return k->len == f->c->n && k->form && memcmp(k->form, f->c->b, f->c->n) == 0;
+}
+
 /* Finds rank r's class by its form, or starts one (under the lock). */
 static int place(scan_pool *p, uint32_t r, const canon *c) {
   uint64_t h = canon_hash(c);
-  for (uint32_t i = p->head[h & p->mask]; i; i = p->cls[i - 1].next) {
-    scan_class *k = &p->cls[i - 1];
-    if (k->hash != h || k->len != c->n || !k->form || memcmp(k->form, c->b, c->n) != 0) continue;
-    if (r < k->rep) k->rep = r;
-    p->sr[r].cls = i - 1;
+  uint32_t i = hmap_find(&p->by_form, h, form_eq, &(form_key){p, c});
+  if (i != HMAP_NONE) {
+    if (r < p->cls[i].rep) p->cls[i].rep = r;
+    p->sr[r].cls = i;
     return 0;
   }
-  if (p->n_cls == p->cap_cls) {
-    uint32_t nc = p->cap_cls ? p->cap_cls * 2 : 64;
-    scan_class *v = realloc(p->cls, nc * sizeof *v);
-    if (!v) return -1;
-    p->cls = v;
-    p->cap_cls = nc;
-  }
-  if (p->n_cls >= p->mask) { /* keep chains short: the table grows with the classes */
-    size_t cap = (p->mask + 1) * 4;
-    uint32_t *t = calloc(cap, sizeof *t);
-    if (!t) return -1;
-    for (uint32_t i = 0; i < p->n_cls; i++) {
-      p->cls[i].next = t[p->cls[i].hash & (cap - 1)];
-      t[p->cls[i].hash & (cap - 1)] = i + 1;
-    }
-    free(p->head);
-    p->head = t;
-    p->mask = cap - 1;
-  }
+  if (VEC_ROOM(p->cls, p->n_cls, p->cap_cls, 1) || hmap_add(&p->by_form, h, p->n_cls)) return -1;
   scan_class *k = &p->cls[p->n_cls];
-  *k = (scan_class){.hash = h, .len = c->n, .rep = r};
+  *k = (scan_class){.len = c->n, .rep = r};
   if (c->n <= p->budget && (k->form = malloc(c->n ? c->n : 1))) {
     if (c->n) memcpy(k->form, c->b, c->n);
     p->budget -= c->n;
   }
-  k->next = p->head[h & p->mask];
-  p->head[h & p->mask] = ++p->n_cls;
-  p->sr[r].cls = p->n_cls - 1;
+  p->sr[r].cls = p->n_cls++;
   return 0;
 }
 
@@ -631,7 +579,7 @@ static void scan_free(scan_pool *p, uint32_t npus, unsigned workers) {
   free(p->cw);
   free(p->sr);
   free(p->cls);
-  free(p->head);
+  hmap_free(&p->by_form);
   pthread_mutex_destroy(&p->lock);
 }
 
@@ -642,11 +590,9 @@ static int scan_ranks(chakra_sim_workload *w, const chakra_set *set, uint32_t th
   *workers = load_threads(threads, w->npus);
   p->set = set;
   p->budget = SCAN_BUDGET;
-  p->mask = 63;
   p->sr = calloc(w->npus, sizeof *p->sr);
   p->cw = calloc(*workers, sizeof *p->cw);
-  p->head = calloc(p->mask + 1, sizeof *p->head);
-  if (!p->sr || !p->cw || !p->head) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
+  if (!p->sr || !p->cw) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
   for (unsigned t = 0; t < *workers; t++) canon_init(&p->cw[t]);
   tasks_run_workers(w->npus, *workers, scan_job, p, TASKS_STOP_ON_ERROR);
   if (p->oom || settle_classes(w, p)) return chakra_error_set(err, CHAKRA_ENOMEM, "out of memory");
@@ -769,10 +715,8 @@ void chakra_sim_workload_free(chakra_sim_workload *w) {
     bigmem_free(k->nodes);
     for (uint32_t i = 1; k->pg_names && i < k->n_pg; i++) free(k->pg_names[i]);
     free(k->pg_names);
-    for (size_t i = 0; i < k->n_groups; i++) free(k->groups[i]);
-    free(k->groups);
-    for (size_t i = 0; i < k->n_warns; i++) free(k->warns[i]);
-    free(k->warns);
+    sim_lines_free(&k->groups);
+    sim_lines_free(&k->warns);
     free(k->peer);
     free(k->replay_wide);
   }

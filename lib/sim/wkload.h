@@ -24,6 +24,7 @@
 #include "../util/arena.h"
 #include "chakra/sim.h"
 #include "config.h"
+#include "diag.h"
 
 /* A node's kind as loaded; WK_COMP (GPU compute) becomes WK_ROOFLINE or
  * WK_DELAY by the configuration, and replay-only makes every node WK_DELAY. */
@@ -54,10 +55,8 @@ typedef struct wl_class {
   int32_t *peer;                           /* peer roles: the representative's peers */
   uint32_t n_peer;
   uint32_t rep, members;
-  char **groups;                           /* METADATA process-group lists (JSON) */
-  size_t n_groups;
-  char **warns;                            /* load warnings, as written for the representative */
-  size_t n_warns;
+  sim_lines groups;                        /* METADATA process-group lists (JSON) */
+  sim_lines warns;                         /* load warnings, as written for the representative */
   int comm_rc;                             /* a communication node could not be read: an error */
   chakra_error comm_err;                   /* for runs that are not replay-only */
 } wl_class;
@@ -66,7 +65,7 @@ struct chakra_sim_workload {
   uint32_t npus, n_cls;
   wl_class *cls;
   uint32_t *cls_of;                        /* per rank */
-  uint32_t *peer_off, *pg_off;             /* per rank: where its bindings start */
+  uint32_t *peer_off, *pg_off;             /* per rank: where its bindings start; [npus]: their total */
   int32_t *bind_peer;
   const char **bind_pg;                    /* in names */
   const char **name;                       /* per rank: what messages call its trace */

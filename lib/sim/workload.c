@@ -111,8 +111,8 @@ static int wl_check_class(const sim *s, const wl_class *k, uint32_t rank, uint64
  * rank names is known. */
 static int wl_rank_groups(sim *s, const wl_class *k, uint32_t rank) {
   const chakra_sim_workload *wk = s->wk;
-  for (size_t i = 0; rank == k->rep && i < k->n_groups; i++) {
-    int rc = groups_add_pytorch(s, k->groups[i], wk->name[rank], rank, s->err);
+  for (size_t i = 0; rank == k->rep && i < k->groups.n; i++) {
+    int rc = groups_add_pytorch(s, k->groups.v[i], wk->name[rank], rank, s->err);
     if (rc) return rc;
   }
   for (uint32_t i = 1; i < k->n_pg; i++)
@@ -135,7 +135,7 @@ static int32_t run_group(sim *s, uint32_t rank, const char *name) {
 static int wl_resolve_groups(sim *s) {
   const chakra_sim_workload *wk = s->wk;
   if (groups_ready(s)) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
-  uint64_t total = wk->npus ? wk->pg_off[wk->npus - 1] + (wk_class(wk, wk->npus - 1)->n_pg ? wk_class(wk, wk->npus - 1)->n_pg - 1 : 0) : 0;
+  uint64_t total = wk->pg_off[wk->npus];
   s->wl->grp = malloc((total ? total : 1) * sizeof *s->wl->grp);
   if (!s->wl->grp) return chakra_error_set(s->err, CHAKRA_ENOMEM, "out of memory");
   for (uint32_t r = 0; r < s->npus; r++) {

@@ -22,6 +22,17 @@ static inline int nodekind_native_coll(int comm_type) {
   }
 }
 
+/* The inverse: chakra_coll_type -> CollectiveCommType, or -1. */
+static inline int nodekind_comm_type(int coll) {
+  switch (coll) {
+    case CHAKRA_COLL_ALLREDUCE: return CHAKRA_ALL_REDUCE;
+    case CHAKRA_COLL_ALLGATHER: return CHAKRA_ALL_GATHER;
+    case CHAKRA_COLL_REDUCESCATTER: return CHAKRA_REDUCE_SCATTER;
+    case CHAKRA_COLL_ALLTOALL: return CHAKRA_ALL_TO_ALL;
+    default: return -1;
+  }
+}
+
 static inline chakra_kind nodekind_kind_of(int32_t type, int is_cpu) {
   switch (type) {
     case CHAKRA_COMP_NODE: return is_cpu ? CHAKRA_KIND_CPU : CHAKRA_KIND_COMPUTE;

@@ -23,6 +23,7 @@ usage: symmetry.py CHAKRA_BINARY [--large] [--only SUBSTRING] [--verbose]
   with CHAKRA_SANITIZED=1 in the environment (the sanitizer build) only
   those of at most 2,048 ranks."""
 import json
+import math
 import os
 import re
 import shutil
@@ -81,8 +82,11 @@ def synth(d, args):
 
 
 class Case:
-    def __init__(self, name, expect, make):
+    """A configuration: ranks is its rank count, the product of its
+    network's dimension sizes (npus_count)."""
+    def __init__(self, name, expect, make, sizes):
         self.name, self.expect, self.make = name, expect, make
+        self.ranks = math.prod(sizes)
 
 
 def sim(prefix, sysf, net, mode, extra, d):
@@ -153,7 +157,7 @@ def synth_case(name, expect, args, kinds, sizes, dims=None, extra=(), bw=None, l
                 json.dump(memory, f)
             more.append("--remote-memory-configuration=" + mem)
         return prefix, system(d, dims or len(sizes), **sysover), network(d, kinds, sizes, bw, lat), more
-    return Case(name, expect, make)
+    return Case(name, expect, make, sizes)
 
 
 def job(dp, tp, pp, *more, schedule="1f1b", batch=None, stacks=None):
@@ -185,7 +189,7 @@ def shared_case(name, expect, args, kinds, sizes, expand=(), per_rank=True, **sy
             run([CHAKRA, "unshare", prefix, "-o", u])
             out.append(u)
         return out
-    c = Case(name, expect, make)
+    c = Case(name, expect, make, sizes)
     c.expanded = bool(expand)
     return c
 
@@ -200,7 +204,7 @@ def custom_case(name, expect, coll, algo, group, npus, args, kinds, sizes):
              "--size", "1M", "-o", alg])
         sysf = system(d, len(sizes), **{coll + "-implementation-custom": [alg]})
         return prefix, sysf, network(d, kinds, sizes), []
-    return Case(name, expect, make)
+    return Case(name, expect, make, sizes)
 
 
 def micro_case(name, expect, coll, npus, kinds, sizes, **sysover):
@@ -208,7 +212,7 @@ def micro_case(name, expect, coll, npus, kinds, sizes, **sysover):
         prefix = os.path.join(d, "m")
         run([CHAKRA, "gen", "microbench", "--coll", coll, "--npus", str(npus), "--size", "1M", "-o", prefix])
         return prefix, system(d, len(sizes), **sysover), network(d, kinds, sizes), []
-    return Case(name, expect, make)
+    return Case(name, expect, make, sizes)
 
 
 def dlrm_case(name, expect, npus, kinds, sizes):
@@ -216,7 +220,7 @@ def dlrm_case(name, expect, npus, kinds, sizes):
         prefix = os.path.join(d, "dlrm")
         run([CHAKRA, "gen", "dlrm", "--npus", str(npus), "--batch", str(4 * npus), "-o", prefix])
         return prefix, system(d, len(sizes)), network(d, kinds, sizes), []
-    return Case(name, expect, make)
+    return Case(name, expect, make, sizes)
 
 
 def pack_case(name, expect, npus, make, kinds, sizes, bw=None, lat=None, extra=(), **sysover):
@@ -230,7 +234,7 @@ def pack_case(name, expect, npus, make, kinds, sizes, bw=None, lat=None, extra=(
                     f.write(json.dumps(n) + "\n")
             run([CHAKRA, "pack", jl, "-o", os.path.join(d, "t.%d.et" % r)])
         return os.path.join(d, "t"), system(d, len(sizes), **sysover), network(d, kinds, sizes, bw, lat), list(extra)
-    return Case(name, expect, build)
+    return Case(name, expect, build, sizes)
 
 
 def comp(i, us, deps=(), cpu=False):
@@ -384,8 +388,6 @@ LARGE_CASES = [
                 job(32, 8, 16, "--rank-order", "tp-first", batch=128), ["Switch", "Switch"], [8, 512], per_rank=False,
                 **{"active-chunks-per-dimension": 2, "preferred-dataset-splits": 4}),
 ]
-# ranks of each large case, for the sanitizer build's limit
-LARGE_RANKS = [8192, 2048, 4096, 8192, 8192, 128, 4096]
 
 
 def commands_take_symmetry():
@@ -432,7 +434,7 @@ def main():
     bad = done = 0
     cases = LARGE_CASES if LARGE else QUICK
     if LARGE and os.environ.get("CHAKRA_SANITIZED") == "1":
-        cases = [c for c, n in zip(LARGE_CASES, LARGE_RANKS) if n <= 2048]
+        cases = [c for c in LARGE_CASES if c.ranks <= 2048]
         print("sanitizer build (CHAKRA_SANITIZED=1): only the %d large cases of at most 2,048 ranks" % len(cases))
     try:
         for c in cases:

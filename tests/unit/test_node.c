@@ -8,6 +8,7 @@
 #include "chakra/build.h"
 #include "chakra/coll.h"
 #include "chakra/node.h"
+#include "nodekind.h"
 #include "testutil.h"
 
 #define T(x) CHAKRA_PROTO_MSG__NODE_TYPE__##x
@@ -86,6 +87,23 @@ static void collectives(void **state) {
   assert_int_equal(c.problems, CHAKRA_NP_CPU_COMM);
   assert_int_equal(c.slot, CHAKRA_SLOT_CPU);
   assert_true(c.problems & CHAKRA_NP_ERRORS);
+}
+
+/* The simulator reports its native collectives under their record numbers
+ * through nodekind_comm_type(): the inverse of nodekind_native_coll(). */
+static void native_coll_numbering(void **state) {
+  (void)state;
+  for (int t = 0; t < CHAKRA_COLL_TYPES; t++) assert_int_equal(nodekind_native_coll(nodekind_comm_type(t)), t);
+  int native = 0;
+  for (int ct = 0; ct < 16; ct++) {
+    int t = nodekind_native_coll(ct);
+    if (t < 0) continue;
+    native++;
+    assert_int_equal(nodekind_comm_type(t), ct);
+  }
+  assert_int_equal(native, CHAKRA_COLL_TYPES);
+  assert_int_equal(nodekind_comm_type(CHAKRA_COLL_TYPES), -1);
+  assert_int_equal(nodekind_comm_type(CHAKRA_COLL_ALLREDUCE), AR);
 }
 
 static void sends_and_receives(void **state) {
@@ -204,6 +222,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(kinds_slots_categories),
       cmocka_unit_test(collectives),
+      cmocka_unit_test(native_coll_numbering),
       cmocka_unit_test(sends_and_receives),
       cmocka_unit_test(other_rules),
       cmocka_unit_test_setup_teardown(groups_and_world, tu_dir_setup, tu_dir_teardown),
