@@ -143,11 +143,24 @@ static int launched_rank(void) {
     const char *v = getenv(vars[i]);
     if (v && *v) return atoi(v);
   }
-  return 0;
+  return -1; /* not started by a launcher */
+}
+
+/* A usage error under mpirun: every rank exits with it, but not before
+ * rank 0 has printed it; a rank leaving at once with a non-zero status
+ * makes mpirun kill the job, rank 0 included, sometimes before its line
+ * is written. */
+static int usage_exit(int st, int *argc, char ***argv) {
+  chakra_error err = {0};
+  if (st == 0 || launched_rank() < 0 || chakra_replay_init(argc, argv, &err)) return st;
+  int shared = st;
+  chakra_replay_share_status(&shared, 60, "rank 0's message on the arguments", &err);
+  chakra_replay_finalize();
+  return st;
 }
 
 static int parse_on_rank(replay_args *a, int argc, char **argv) {
-  if (launched_rank() == 0) return parse_replay_args(a, argc, argv);
+  if (launched_rank() <= 0) return parse_replay_args(a, argc, argv);
   int out = dup(1), err = dup(2), null = open("/dev/null", O_WRONLY);
   if (null >= 0) dup2(null, 1), dup2(null, 2);
   int st = parse_replay_args(a, argc, argv);
@@ -275,7 +288,7 @@ int cmd_replay(int argc, char **argv) {
   replay_args a;
   memset(&a, 0, sizeof a);
   int st = parse_on_rank(&a, argc, argv);
-  if (st != CLI_PROCEED) return st;
+  if (st != CLI_PROCEED) return usage_exit(st, &argc, &argv);
   chakra_error err = {0};
   if (chakra_replay_init(&argc, &argv, &err)) return cli_fail(&err);
   if (check_outputs_once(&a)) {
