@@ -140,6 +140,7 @@ static int system_tree(const char *path, yajl_val *out, chakra_error *err) {
   }
   if (!YAJL_IS_OBJECT(*out)) {
     yajl_tree_free(*out);
+    *out = NULL; /* the callers free what is left */
     return chakra_error_set(err, CHAKRA_EINVAL, "%s: expected a JSON object of system keys", name);
   }
   return CHAKRA_OK;
