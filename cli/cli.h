@@ -67,6 +67,13 @@ FILE *cli_messages(void); /* where they go now (the option parser's too) */
 int cli_stdout_end(int status);
 /* Prints err's message as a one-line error; returns CLI_EXIT_ERROR. */
 int cli_fail(const chakra_error *err);
+
+/* Choice tables several commands' options share (one spelling everywhere):
+ * --custom-collective-scaling scale|as-is, --symmetry auto|off,
+ * --report-format json|csv. */
+extern const cli_choice cli_scaling_choices[];
+extern const cli_choice cli_symmetry_choices[];
+extern const cli_choice cli_report_formats[];
 /* The output check (cli/outputs.c). cli_parse() declares the files the
  * command's table marks (cli_opt.file, cli_command.args_file) and those
  * its `files` hook adds with cli_files_*(), and checks them once, before

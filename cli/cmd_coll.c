@@ -281,7 +281,6 @@ static int coll_expand(int argc, char **argv) {
   const char *out = NULL, *system = NULL;
   int quiet = 0;
   cli_list algos = {0};
-  static const cli_choice scaling[] = {{"scale", 0}, {"as-is", 1}, {NULL, 0}};
   const cli_opt opts[] = {
       {.name = "algo", .kind = CLI_OPT_LIST, .flags = CLI_OPT_REQUIRED, .dest = &algos,
        .metavar = "[COLL][:MIN-MAX][@PG]=ALGO", .help = "a rule; the first match wins"},
@@ -298,7 +297,8 @@ static int coll_expand(int argc, char **argv) {
        .help = "split each compute node that consumes an all-gather or all-reduce into one piece per chunk "
                "received in its final phase, plus the local piece and a join (a reduce-scatter's consumer waits "
                "for its own chunk only)"},
-      {.name = "custom-collective-scaling", .kind = CLI_OPT_CHOICE, .dest = &x.custom_as_is, .choices = scaling,
+      {.name = "custom-collective-scaling", .kind = CLI_OPT_CHOICE,
+       .dest = &x.custom_as_is, .choices = cli_scaling_choices,
        .help = "scale: algorithm ETs (a prefix) have their messages multiplied by the collective's size / the size "
                "they were made for (their \"size\" metadata), rounded down, and reductions re-costed; as-is: "
                "they are copied as made. Either way a size or collective other than the ETs' is warned about",

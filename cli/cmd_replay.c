@@ -55,7 +55,6 @@ static int parse_compute(const char *s, chakra_replay_options *o) {
 
 static int parse_replay_args(replay_args *a, int argc, char **argv) {
   static const cli_choice models[] = {{"aware", CHAKRA_NET_AWARE}, {"unaware", CHAKRA_NET_UNAWARE}, {NULL, 0}};
-  static const cli_choice formats[] = {{"json", CHAKRA_RUN_JSON}, {"csv", CHAKRA_RUN_CSV}, {NULL, 0}};
   static const cli_choice kinds[] = {{"Ring", CHAKRA_TOPO_RING}, {"FullyConnected", CHAKRA_TOPO_FULLY_CONNECTED},
                                      {"Switch", CHAKRA_TOPO_SWITCH}, {NULL, 0}};
   chakra_replay_options *o = &a->o;
@@ -78,7 +77,7 @@ static int parse_replay_args(replay_args *a, int argc, char **argv) {
        .help = "chakra sim's report (per rank, collectives by type, run totals, stuck) with the spread over the "
                "iterations and every collective instance's measured time (docs/report.md)",
        .file = CLI_FILE_OUT},
-      {.name = "report-format", .kind = CLI_OPT_CHOICE, .dest = &a->report_format, .choices = formats,
+      {.name = "report-format", .kind = CLI_OPT_CHOICE, .dest = &a->report_format, .choices = cli_report_formats,
        .help = "json: the report document; csv: one row per rank (the report's per-rank figures, a column per "
                "collective type and figure)",
        .def = "json"},

@@ -67,9 +67,6 @@ static int parse_sim_args(sim_args *a, int argc, char **argv) {
   static const cli_choice models[] = {{"aware", CHAKRA_NET_AWARE}, {"unaware", CHAKRA_NET_UNAWARE}, {NULL, 0}};
   static const cli_choice bools[] = {{"true", 1}, {"false", 0}, {"1", 1}, {"0", 0}, {NULL, 0}};
   static const cli_choice multidim[] = {{"lowest", 0}, {"full", 1}, {NULL, 0}};
-  static const cli_choice scaling[] = {{"scale", 0}, {"as-is", 1}, {NULL, 0}};
-  static const cli_choice symmetry[] = {{"auto", CHAKRA_SIM_SYMMETRY_AUTO}, {"off", CHAKRA_SIM_SYMMETRY_OFF}, {NULL, 0}};
-  static const cli_choice formats[] = {{"json", CHAKRA_RUN_JSON}, {"csv", CHAKRA_RUN_CSV}, {NULL, 0}};
   static const char no_effect[] = "accepted for ASTRA-sim compatibility; no effect";
   sim_options *o = &a->o;
   const cli_opt opts[] = {
@@ -98,12 +95,13 @@ static int parse_sim_args(sim_args *a, int argc, char **argv) {
        .help = "lowest: as ASTRA-sim, a message between NPUs that differ in several dimensions is charged the "
                "lowest one only; full: all of them",
        .def = "lowest"},
-      {.name = "custom-collective-scaling", .kind = CLI_OPT_CHOICE, .dest = &o->custom_as_is, .choices = scaling,
+      {.name = "custom-collective-scaling", .kind = CLI_OPT_CHOICE,
+       .dest = &o->custom_as_is, .choices = cli_scaling_choices,
        .help = "scale: a custom collective's messages and compute times are multiplied by the collective's size / "
                "the size its ETs were made for (their \"size\" metadata), rounded down; as-is: they run as made, "
                "as in ASTRA-sim. Either way a size or collective other than the ETs' is warned about",
        .def = "scale"},
-      {.name = "symmetry", .kind = CLI_OPT_CHOICE, .dest = &o->symmetry, .choices = symmetry,
+      {.name = "symmetry", .kind = CLI_OPT_CHOICE, .dest = &o->symmetry, .choices = cli_symmetry_choices,
        .help = "auto: when ranks of a class (same graph, other groups and peers) are shown to run alike, simulate "
                "one NPU per class and report every rank from it (docs/sim.md says when); off: simulate every NPU",
        .def = "auto"},
@@ -119,7 +117,7 @@ static int parse_sim_args(sim_args *a, int argc, char **argv) {
        .help = "per-rank times (finish, exposed communication, compute, communication, overlap), collectives by "
                "type (count, bytes, time) and run totals (docs/report.md)",
        .file = CLI_FILE_OUT},
-      {.name = "report-format", .kind = CLI_OPT_CHOICE, .dest = &a->report_format, .choices = formats,
+      {.name = "report-format", .kind = CLI_OPT_CHOICE, .dest = &a->report_format, .choices = cli_report_formats,
        .help = "json: the report document; csv: one row per rank (the report's per-rank figures, a column per "
                "collective type and figure)",
        .def = "json"},

@@ -48,8 +48,6 @@ typedef struct sweep_args {
 } sweep_args;
 
 static int parse_sweep_args(sweep_args *a, int argc, char **argv) {
-  static const cli_choice scaling[] = {{"scale", 0}, {"as-is", 1}, {NULL, 0}};
-  static const cli_choice symmetry[] = {{"auto", CHAKRA_SIM_SYMMETRY_AUTO}, {"off", CHAKRA_SIM_SYMMETRY_OFF}, {NULL, 0}};
   a->scaling = a->symmetry = -1;
   const cli_opt opts[] = {
       {.name = "workload", .alias = "workload-configuration", .kind = CLI_OPT_STRING, .flags = CLI_OPT_REQUIRED,
@@ -67,13 +65,13 @@ static int parse_sweep_args(sweep_args *a, int argc, char **argv) {
        .metavar = "GROUPS.json", .help = "communicator groups JSON", .file = CLI_FILE_IN},
       {.name = "vary", .kind = CLI_OPT_LIST, .dest = &a->vary, .metavar = "KEY=V1,V2,...",
        .help = "a key and its values (repeatable; the grid is the product)"},
-      {.name = "symmetry", .kind = CLI_OPT_CHOICE, .dest = &a->symmetry, .choices = symmetry,
+      {.name = "symmetry", .kind = CLI_OPT_CHOICE, .dest = &a->symmetry, .choices = cli_symmetry_choices,
        .help = "as chakra sim's, for every configuration (auto: one NPU per rank class where the classes are a "
                "symmetry of the run; also a --vary key)",
        .def = "auto"},
       {.name = "output", .short_name = 'o', .kind = CLI_OPT_STRING, .dest = &a->output, .metavar = "FILE",
        .help = "the table: FILE.csv or FILE.json (rank 0 writes it)", .def = "stdout (CSV)", .file = CLI_FILE_OUT},
-      {.name = "custom-collective-scaling", .kind = CLI_OPT_CHOICE, .dest = &a->scaling, .choices = scaling,
+      {.name = "custom-collective-scaling", .kind = CLI_OPT_CHOICE, .dest = &a->scaling, .choices = cli_scaling_choices,
        .help = "as chakra sim's, for every configuration (scale: a custom collective's messages and compute "
                "times follow the collective's size; as-is: they run as made; also a --vary key)",
        .def = "scale"},

@@ -1,9 +1,6 @@
 /* cmd_unshare.c - chakra unshare: a trace set as standard per-rank files
  * (for ASTRA-sim and every other reader of PREFIX.<r>.et). */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "progress.h"
@@ -27,22 +24,6 @@ static void unshare_files(void *ctx, const cli_args *pos) {
   cli_files_groups_of(((const unshare_cli *)ctx)->out);
 }
 
-/* OUT.set.json beside the rank files would make OUT a set in both forms. */
-static int shared_form_there(const char *out) {
-  size_t n = strlen(out) + 10;
-  char *man = malloc(n);
-  struct stat st;
-  if (!man) return 0;
-  snprintf(man, n, "%s.set.json", out);
-  int there = stat(man, &st) == 0;
-  if (there)
-    cli_error("%s: a shared trace set is there; writing rank files beside it would leave %s in both forms: remove it "
-              "or choose another prefix",
-              man, out);
-  free(man);
-  return there;
-}
-
 int cmd_unshare(int argc, char **argv) {
   unshare_cli u = {0};
   const cli_opt opts[] = {
@@ -60,7 +41,6 @@ int cmd_unshare(int argc, char **argv) {
   cli_args pos;
   int rc = cli_parse(&cmd, argc, argv, &pos);
   if (rc != CLI_PROCEED) return rc;
-  if (shared_form_there(u.out)) return CLI_EXIT_ERROR;
   chakra_set_options so = {.comm_groups = u.groups};
   cli_progress bar;
   so.progress = cli_progress_start(&bar, u.quiet, "ranks", &so.progress_ctx);

@@ -65,8 +65,6 @@ int cmd_validate(int argc, char **argv) {
   static const cli_choice bools[] = {{"true", 1}, {"false", 0}, {"1", 1}, {"0", 0}, {NULL, 0}};
   static const cli_choice models[] = {{"aware", CHAKRA_NET_AWARE}, {"unaware", CHAKRA_NET_UNAWARE}, {NULL, 0}};
   static const cli_choice multidim[] = {{"lowest", 0}, {"full", 1}, {NULL, 0}};
-  static const cli_choice scaling[] = {{"scale", 0}, {"as-is", 1}, {NULL, 0}};
-  static const cli_choice symmetry[] = {{"auto", CHAKRA_SIM_SYMMETRY_AUTO}, {"off", CHAKRA_SIM_SYMMETRY_OFF}, {NULL, 0}};
   static const char as_sim[] = "for the simulation: as chakra sim's";
   const cli_opt opts[] = {
       {.name = "max-errors", .kind = CLI_OPT_COUNT, .dest = CLI_INT(&o.limit),
@@ -100,9 +98,11 @@ int cmd_validate(int argc, char **argv) {
        .help = as_sim, .def = "1"},
       {.name = "multidim-p2p", .kind = CLI_OPT_CHOICE, .dest = &sp->multidim_full, .choices = multidim,
        .help = as_sim, .def = "lowest"},
-      {.name = "custom-collective-scaling", .kind = CLI_OPT_CHOICE, .dest = &sp->custom_as_is, .choices = scaling,
+      {.name = "custom-collective-scaling", .kind = CLI_OPT_CHOICE,
+       .dest = &sp->custom_as_is, .choices = cli_scaling_choices,
        .help = as_sim, .def = "scale"},
-      {.name = "symmetry", .kind = CLI_OPT_CHOICE, .dest = &sp->symmetry, .choices = symmetry, .help = as_sim,
+      {.name = "symmetry", .kind = CLI_OPT_CHOICE,
+       .dest = &sp->symmetry, .choices = cli_symmetry_choices, .help = as_sim,
        .def = "auto"},
       {0}};
   const cli_command cmd = {.name = "validate", .args = "FILE.et... | PREFIX", .min_args = 1, .max_args = -1,

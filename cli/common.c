@@ -9,6 +9,8 @@
 #include <time.h>
 
 #include "chakra/build.h"
+#include "chakra/run.h"
+#include "chakra/sim.h"
 #include "cli.h"
 #include "progress.h"
 
@@ -114,6 +116,11 @@ int cli_stdout_end(int status) {
   if (status != CLI_EXIT_ERROR) cli_error("standard output: write failed%s%s", e ? ": " : "", e ? strerror(e) : "");
   return CLI_EXIT_ERROR;
 }
+
+const cli_choice cli_scaling_choices[] = {{"scale", 0}, {"as-is", 1}, {NULL, 0}};
+const cli_choice cli_symmetry_choices[] = {
+    {"auto", CHAKRA_SIM_SYMMETRY_AUTO}, {"off", CHAKRA_SIM_SYMMETRY_OFF}, {NULL, 0}};
+const cli_choice cli_report_formats[] = {{"json", CHAKRA_RUN_JSON}, {"csv", CHAKRA_RUN_CSV}, {NULL, 0}};
 
 int cli_fail(const chakra_error *err) {
   cli_error("%s", err->msg);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "chakra/gen.h"
+#include "chakra/output.h"
 #include "chakra/timeline.h"
 #include "cli.h"
 
@@ -174,6 +175,13 @@ static int render_pdf(const char *src, const char *out) {
   return rc ? CLI_EXIT_ERROR : 0;
 }
 
+/* Refuses out when it is in: the reference tools' flags name no output to
+ * the generic check, and a renamed temporary would replace the input. */
+static int not_the_input(const char *out, const char *in) {
+  chakra_error err = {0};
+  return chakra_output_check(out, (const char *[]){in}, 1, &err) ? cli_fail(&err) : 0;
+}
+
 static int visualizer(int argc, char **argv) {
   const char *in = NULL, *out = NULL;
   const cli_opt opts[] = {
@@ -194,6 +202,7 @@ static int visualizer(int argc, char **argv) {
     char *words[] = {"dot", "--max-nodes", "0", (char *)in, "-o", (char *)out, "--graphml", NULL};
     return run(graphml ? 7 : 6, words);
   }
+  if ((st = not_the_input(out, in)) != 0) return st;
   size_t n = strlen(out) + 48;
   char *src = malloc(n);
   if (!src) return cli_error("out of memory"), CLI_EXIT_ERROR;
@@ -244,6 +253,7 @@ static int timeline_visualizer(int argc, char **argv) {
     cli_error("--npu_frequency: expected MHz (1500) or a frequency with its unit (1.5GHz), got '%s'", freq);
     return CLI_EXIT_ERROR;
   }
+  if ((st = not_the_input(out, in)) != 0) return st;
   chakra_error err = {0};
   return chakra_timeline_from_issue_log(in, out, &o, &err) ? cli_fail(&err) : 0;
 }

@@ -24,7 +24,7 @@ fi
 case $minutes in --check) ;; '' | *[!0-9]*) echo "fuzz.sh: MINUTES must be a whole number" >&2; exit 2 ;; esac
 scripts/install-deps.sh
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(reader jsonize encode pack hostet link textwl msccl plot simsys simnet simmem commgroups links synth plan collsynth manifest flat issuelog suiteresult)
+[ ${#targets[@]} -eq 0 ] && targets=(reader jsonize encode pack hostet link textwl msccl plot simsys simnet simmem commgroups links synth plan collsynth manifest flat issuelog suiteresult suitesys suitedir)
 
 build=build-fuzz
 if [ $check -eq 1 ]; then

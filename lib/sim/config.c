@@ -126,10 +126,11 @@ static int sys_impl_list(const char *path, const char *key, yajl_val v, sim_coll
     return chakra_error_set(err, CHAKRA_EINVAL, "%s: \"%s\" must list 1 to %d algorithms", path, key, SIM_MAX_DIMS);
   for (size_t i = 0; i < n; i++) {
     yajl_val e = v->u.array.values[i];
+    char q[96];
     if (!YAJL_IS_STRING(e) || parse_algo(e->u.string, &impl->algo[i]))
       return chakra_error_set(err, CHAKRA_EINVAL,
                               "%s: \"%s\"[%zu]: cannot interpret collective implementation %s%s%s (ring, direct, directN, halvingDoubling, doubleBinaryTree, oneRing, oneDirect, oneHalvingDoubling)",
-                              path, key, i, YAJL_IS_STRING(e) ? "'" : "", YAJL_IS_STRING(e) ? e->u.string : "(not a string)", YAJL_IS_STRING(e) ? "'" : "");
+                              path, key, i, YAJL_IS_STRING(e) ? "'" : "", YAJL_IS_STRING(e) ? cg_quote(e->u.string, q, sizeof q) : "(not a string)", YAJL_IS_STRING(e) ? "'" : "");
   }
   impl->n = (int)n;
   return 0;
@@ -252,7 +253,8 @@ int sim_config_system_key(const char *path, const char *k, yajl_val v, sim_sys_c
     }
     return 0;
   }
-  return chakra_error_set(err, CHAKRA_EINVAL, "%s: unknown key \"%s\"", path, k);
+  char q[96];
+  return chakra_error_set(err, CHAKRA_EINVAL, "%s: unknown key \"%s\"", path, cg_quote(k, q, sizeof q));
 }
 
 int sim_config_system(const char *path, sim_sys_config *c, const sim_diag *d, chakra_error *err) {
@@ -317,7 +319,8 @@ int sim_config_memory_key(const char *path, const char *k, yajl_val v, sim_mem_c
   } else if (strcmp(k, "num-npus-per-node") == 0) {
     rc = sys_count(path, k, v, 1, UINT32_MAX, &c->npus_per_node, err);
   } else {
-    rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: unknown key \"%s\"", path, k);
+    char q[96];
+    rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: unknown key \"%s\"", path, cg_quote(k, q, sizeof q));
   }
   return rc;
 }

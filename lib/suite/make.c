@@ -20,6 +20,7 @@
 #include "chakra/synth.h"
 #include "chakra/version.h"
 #include "suitesys.h"
+#include "../util/commgroups.h"
 #include "../util/jsonw.h"
 #include "../util/sha256.h"
 #include "../util/outfile.h"
@@ -324,11 +325,11 @@ static const char *get_str(yajl_val o, const char *key) {
 /* Re-hashes one workload's files against the manifest's entry and the pin. */
 static int check_workload(const chakra_suite_workload *w, yajl_val entry, const char *dir, const char *mpath,
                           size_t at, chakra_diag_fn diag, void *ctx, uint64_t *problems, chakra_error *err) {
-  char what[1200];
+  char what[1200], q[96];
   const char *sha = get_str(entry, "sha256");
   if (!sha || !w->sha256 || strcmp(sha, w->sha256) != 0) {
     snprintf(what, sizeof what, "workloads[%zu] (%s): sha256 %s is not the suite version's %s", at, w->name,
-             sha ? sha : "(missing)", w->sha256 ? w->sha256 : "(none)");
+             sha ? cg_quote(sha, q, sizeof q) : "(missing)", w->sha256 ? w->sha256 : "(none)");
     dir_problem(diag, ctx, mpath, what, problems);
   }
   wfiles f = {0};
@@ -380,10 +381,11 @@ static int read_manifest(const char *mpath, yajl_val *root, chakra_error *err) {
 static int open_entries(chakra_suite_dir *d, yajl_val root, const char *mpath, chakra_diag_fn diag, void *ctx,
                         uint64_t *problems, chakra_error *err) {
   const char *vname = get_str(root, "suite_version");
+  char q[96];
   if (!vname) return chakra_error_set(err, CHAKRA_EFORMAT, "%s: suite_version: expected a string", mpath);
   if (!(d->version = chakra_suite_version_find(vname)))
     return chakra_error_set(err, CHAKRA_EFORMAT, "%s: suite_version: \"%s\" is not a version this tool knows", mpath,
-                            vname);
+                            cg_quote(vname, q, sizeof q));
   const char *wp[] = {"workloads", NULL};
   yajl_val list = yajl_tree_get(root, wp, yajl_t_array);
   if (!list || !list->u.array.len)
@@ -395,7 +397,8 @@ static int open_entries(chakra_suite_dir *d, yajl_val root, const char *mpath, c
     long at = name ? chakra_suite_workload_find(d->version, name) : -1;
     if (at < 0)
       return chakra_error_set(err, CHAKRA_EFORMAT, "%s: workloads[%zu].name: %s%s%s is not a workload of suite %s",
-                              mpath, i, name ? "\"" : "", name ? name : "(missing)", name ? "\"" : "", vname);
+                              mpath, i, name ? "\"" : "", name ? cg_quote(name, q, sizeof q) : "(missing)",
+                              name ? "\"" : "", vname);
     for (size_t k = 0; k < d->n; k++)
       if (d->index[k] == (size_t)at)
         return chakra_error_set(err, CHAKRA_EFORMAT, "%s: workloads[%zu]: %s listed twice", mpath, i, name);

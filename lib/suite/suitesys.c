@@ -134,7 +134,7 @@ static int system_tree(const char *text, const char *name, yajl_val *out, chakra
   }
   if (!YAJL_IS_OBJECT(*out)) {
     yajl_tree_free(*out);
-    *out = NULL;
+    *out = NULL; /* the callers free what is left */
     return chakra_error_set(err, CHAKRA_EINVAL, "%s: expected a JSON object of system keys", name);
   }
   return CHAKRA_OK;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/commgroups.h"
 #include "../util/ymap.h"
 #include "topo_impl.h"
 
@@ -202,19 +203,20 @@ static int parse_double(const char *s, double *out) {
 /* One list of the YAML into field k of every dimension. */
 static int yaml_list(const char *path, const yentry *e, int k, chakra_topo_dim *dims, chakra_error *err) {
   for (int i = 0; i < e->n; i++) {
-    const char *v = e->vals[i];
+    char q[96];
+    const char *v = e->vals[i], *shown = cg_quote(v, q, sizeof q); /* a value may hold a line break */
     double d = 0;
     if (k == 0) {
       size_t b = 0;
       while (b < N_BLOCKS && strcmp(v, blocks[b].name) != 0) b++;
       if (b == N_BLOCKS)
-        return chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: topology '%s' is not supported (Ring, FullyConnected, Switch, Mesh; a link list is its own file)", path, e->line, v);
+        return chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: topology '%s' is not supported (Ring, FullyConnected, Switch, Mesh; a link list is its own file)", path, e->line, shown);
       dims[i].kind = (chakra_topo_kind)b;
     } else if (parse_double(v, &d)) {
-      return chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: %s: '%s' is not a number", path, e->line, e->key, v);
+      return chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: %s: '%s' is not a number", path, e->line, e->key, shown);
     } else if (k == 1) {
       if (d < 1 || d != floor(d) || d > 1e7)
-        return chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: npus_count: '%s' must be a whole number >= 1", path, e->line, v);
+        return chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: npus_count: '%s' must be a whole number >= 1", path, e->line, shown);
       dims[i].npus = (uint32_t)d;
     } else if (k == 2) {
       if (!(d >= TOPO_MIN_GBPS))
@@ -244,7 +246,8 @@ int chakra_topo_load(chakra_topo **out, const char *path, chakra_error *err) {
     int k = 0;
     while (k < 4 && strcmp(m.e[i].key, keys[k]) != 0) k++;
     if (k == 4) {
-      rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: unknown key '%s' (expected topology, npus_count, bandwidth, latency)", path, m.e[i].line, m.e[i].key);
+      char q[96];
+      rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: unknown key '%s' (expected topology, npus_count, bandwidth, latency)", path, m.e[i].line, cg_quote(m.e[i].key, q, sizeof q));
     } else if (m.e[i].n < 1 || m.e[i].n > CHAKRA_TOPO_MAX_DIMS) {
       rc = chakra_error_set(err, CHAKRA_EINVAL, "%s: line %lu: %s must list 1 to %d dimensions", path, m.e[i].line, keys[k], CHAKRA_TOPO_MAX_DIMS);
     } else {

@@ -403,21 +403,28 @@ static int against_prefixes(const check *c) {
   return 0;
 }
 
-/* A shared set written where rank files are: a reader could not tell
- * which of the two forms is the set (chakra/set.h), so it is refused
- * before anything is written. */
-static int against_rank_files(const check *c) {
+/* A set in both forms at one prefix: a reader could not tell which of the
+ * two is the set (chakra/set.h), so a shared set written where rank files
+ * are, and rank files written where a shared set (its manifest, named as
+ * member() knows it) is, are refused before anything is written. */
+static int against_other_form(const check *c) {
   const decls *d = &c->s->out;
   for (size_t i = 0; i < d->n; i++) {
-    if (d->v[i].kind != DECL_SHARED) continue;
-    char first[PATH_MAX + 32];
+    if (d->v[i].kind != DECL_PREFIX && d->v[i].kind != DECL_SHARED) continue;
+    int shared = d->v[i].kind == DECL_SHARED;
+    char other[PATH_MAX + 32];
     struct stat st;
-    snprintf(first, sizeof first, "%s.0.et", d->v[i].path);
-    if (stat(first, &st) == 0 && !S_ISDIR(st.st_mode))
+    snprintf(other, sizeof other, shared ? "%s.0.et" : "%s.set.json", d->v[i].path);
+    if (stat(other, &st) != 0 || S_ISDIR(st.st_mode)) continue;
+    if (shared)
       return chakra_error_set(c->err, CHAKRA_EINVAL,
                               "%s: rank files are there; writing the shared form of %s (%s) beside them would leave "
                               "a set in both forms: remove them or choose another prefix",
-                              first, d->v[i].path, d->v[i].label ? d->v[i].label : "an output");
+                              other, d->v[i].path, d->v[i].label ? d->v[i].label : "an output");
+    return chakra_error_set(c->err, CHAKRA_EINVAL,
+                            "%s: a shared trace set is there; writing rank files beside it would leave %s in both "
+                            "forms: remove it or choose another prefix",
+                            other, d->v[i].path);
   }
   return 0;
 }
@@ -430,7 +437,7 @@ int chakra_output_set_check(const chakra_output_set *s, chakra_error *err) {
   if (!rc) rc = against_inputs(&c);
   if (!rc) rc = against_each_other(&c);
   if (!rc) rc = against_prefixes(&c);
-  if (!rc) rc = against_rank_files(&c);
+  if (!rc) rc = against_other_form(&c);
   check_free(&c);
   return rc;
 }

@@ -188,6 +188,13 @@ def test_visualizer(tmp, bindir, trace):
               and not [f for f in os.listdir(tmp) if "chakra-dot" in f], p.stderr)
     else:
         print("skipped: chakra_visualizer .pdf (Graphviz's dot is not installed)")
+    for ext in ("pdf", "dot"):  # the trace named like an output: refused before Graphviz runs, input untouched
+        shutil.copy(trace, j("self." + ext))
+        p = run(v, "--input_filename", j("self." + ext), "--output_filename", j("self." + ext))
+        check("chakra_visualizer .%s over its own input: refused, input untouched" % ext, p.returncode == 2
+              and p.stderr.count("\n") == 1 and "would destroy the input" in p.stderr
+              and filecmp.cmp(trace, j("self." + ext), shallow=False)
+              and not [f for f in os.listdir(tmp) if "chakra-dot" in f or "chakra-pdf" in f], p.stderr)
     p = run(v, "--input_filename", trace, "--output_filename", j("g.png"))
     check("chakra_visualizer .png: refused naming the extensions", p.returncode == 2 and ".graphml" in p.stderr
           and not os.path.exists(j("g.png")), p.stderr)
@@ -239,6 +246,13 @@ def test_timeline_visualizer(tmp, bindir):
         check("chakra_timeline_visualizer %s: refused, nothing written" % " ".join(extra),
               p.returncode == 2 and what in p.stderr and (not line or "line %d:" % line in p.stderr)
               and not os.path.exists(j("bad.json")), p.stderr)
+    os.symlink("log.csv", j("link.csv"))
+    for out in ("log.csv", "link.csv"):  # by its name, through a link to it
+        p = run(t, "--input_filename", j("log.csv"), "--output_filename", j(out), "--num_npus", "4",
+                "--npu_frequency", "1500")
+        check("chakra_timeline_visualizer --output_filename %s over its input: refused, input untouched" % out,
+              p.returncode == 2 and p.stderr.count("\n") == 1 and "would destroy the input" in p.stderr
+              and open(j("log.csv"), encoding="utf-8").read() == LOG, p.stderr)
 
 
 def reference_generator(pb, npus, runtime, tensor, comm):

@@ -33,6 +33,15 @@ static inline int fuzz_input_file(const uint8_t *data, size_t size, char *path, 
   return fd;
 }
 
+/* The first occurrence of the separator line sep ("\n%%NAME%%\n") in
+ * data, or NULL: where an input holding two files splits. */
+static inline const uint8_t *fuzz_find_sep(const uint8_t *data, size_t size, const char *sep) {
+  size_t k = strlen(sep);
+  for (size_t i = 0; i + k <= size; i++)
+    if (data[i] == '\n' && memcmp(data + i, sep, k) == 0) return data + i;
+  return NULL;
+}
+
 static char fuzz_dir_[256];
 
 static inline void fuzz_dir_cleanup(void) {

@@ -15,15 +15,8 @@
 
 static const char SEP[] = "\n%%KINETO%%\n";
 
-static const uint8_t *find_sep(const uint8_t *data, size_t size) {
-  size_t k = sizeof SEP - 1;
-  for (size_t i = 0; i + k <= size; i++)
-    if (data[i] == '\n' && memcmp(data + i, SEP, k) == 0) return data + i;
-  return NULL;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  const uint8_t *sep = find_sep(data, size);
+  const uint8_t *sep = fuzz_find_sep(data, size, SEP);
   size_t host_n = sep ? (size_t)(sep - data) : 0;
   const uint8_t *kin = sep ? sep + sizeof SEP - 1 : data;
   size_t kin_n = size - (size_t)(kin - data);

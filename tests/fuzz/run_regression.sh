@@ -4,7 +4,7 @@
 # the bad-input corpus written by badinput/bad_inputs.py, and for the reader
 # the small real traces in ../shared when present (the simulator targets: its
 # configuration files).
-#   run_regression.sh reader|jsonize|encode|pack|hostet|link|textwl|msccl|plot|simsys|simnet|simmem|commgroups|links|synth|plan|collsynth|manifest|flat|issuelog|suiteresult DRIVER SOURCE_DIR [PYTHON]
+#   run_regression.sh reader|jsonize|encode|pack|hostet|link|textwl|msccl|plot|simsys|simnet|simmem|commgroups|links|synth|plan|collsynth|manifest|flat|issuelog|suiteresult|suitesys|suitedir DRIVER SOURCE_DIR [PYTHON]
 # (jsonize, encode and flat take .et input like reader and replay the reader corpus.)
 set -eu
 target=$1 driver=$2 src=$3 python=${4:-}

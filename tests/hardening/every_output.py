@@ -10,7 +10,9 @@ from the option table) set to each of its inputs: by the input's own name
 Each run must exit 2 with one line on stderr, `chakra CMD: FILE: ...`, and
 leave every file of the folder byte for byte as it was, with no file added.
 Every pair of output options of a command set to one file must be refused
-the same way. A command or mode this script has no command line for fails
+the same way, and so must every prefix output that would write rank files
+beside a shared trace set (PREFIX.set.json): the prefix would hold a set
+in both forms. A command or mode this script has no command line for fails
 the test: a new command is covered as soon as it exists.
 
 Inputs are named like rank files (NAME.0.et), whatever they hold, so that a
@@ -223,6 +225,31 @@ def test_every_command(d):
     check(not set(BASES) - set(found), "no stale entries in BASES: %s" % sorted(set(BASES) - set(found)))
 
 
+def test_beside_shared_set(d):
+    """Rank files are not written where a shared set is (the opposite of
+    --shared over rank files): every command with a prefix output."""
+    subprocess.run([CHAKRA, "share", "-q", os.path.join(d, "t"), "-o", os.path.join(d, "sh")], check=True)
+    covered = set()
+    for name, outs in sorted(commands().items()):
+        for args, _ in BASES.get(name, []):
+            if name == "share" or "--shared" in args:  # writes the shared form itself
+                continue
+            for opt, kind in outs:
+                if kind == "either":
+                    kind = "file" if os.path.isfile(os.path.join(d, args[0])) else "prefix"
+                if kind != "prefix":
+                    continue
+                refused(name, with_option(args, opt, "sh"), d, "%s sh beside the shared set sh" % opt,
+                        "sh.set.json: a shared trace set is there; writing rank files beside it")
+                covered.add(name)
+    want = {"gen microbench", "synth", "coll gen", "coll from-msccl", "convert text", "obfuscate", "coll expand",
+            "unshare"}
+    check(want <= covered, "every writer of rank files refused beside a shared set (missed %s)" % sorted(want - covered))
+    for n in os.listdir(d):
+        if n.startswith("sh."):
+            os.remove(os.path.join(d, n))
+
+
 def test_issue_reproductions(d):
     """The reports of issue 20 item 2, as they were typed."""
     for args, expect in ((["obfuscate", "-o", "t", "t"], "same file as the input"),
@@ -254,6 +281,7 @@ def main():
     try:
         prepare(d)
         test_every_command(d)
+        test_beside_shared_set(d)
         test_issue_reproductions(d)
         test_logging_folder(d)
     finally:
